@@ -1,0 +1,108 @@
+"""The ``recall-eval`` command line.
+
+Each command's work lives in the module that owns it; this file only parses
+arguments and imports that module when the command runs, so ``--help``,
+``validate``, ``list`` and ``report`` never pay for importing litellm.
+Every handler takes the parsed arguments and returns the exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from harness import __version__
+
+DEFAULT_SUITE = "scenarios/starter"
+DEFAULT_MODEL = "offline/reference"
+DEFAULT_ARMS = ("history_only", "recall", "full_history")
+
+# command -> "module:function"
+_HANDLERS = {
+    "validate": "harness.scenarios.validation:cli_validate",
+    "list": "harness.scenarios.loading:cli_list",
+    "schema": "harness.scenarios.schema:cli_schema",
+    "run": "harness.runner:cli_run",
+    "report": "harness.report:cli_report",
+    "compare": "harness.compare:cli_compare",
+}
+
+
+def _add_scenario_filters(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--id", action="append", default=[], metavar="ID", help="only this scenario id (glob; repeatable)")
+    parser.add_argument("--category", action="append", default=[], help="only this category (repeatable)")
+    parser.add_argument("--tag", action="append", default=[], help="only scenarios with this tag (repeatable)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="recall-eval",
+        description=(
+            "Does an agent with memory_search/memory_get keep continuity across sessions better than "
+            "the same agent with recent history alone, without more unsupported claims or leakage?"
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"recall-eval {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("validate", help="check scenario files and suites; exit 1 on any error")
+    p.add_argument("paths", nargs="*", default=["scenarios"], metavar="PATH", help="files or folders (default: scenarios)")
+
+    p = sub.add_parser("list", help="list scenarios with category and tags")
+    p.add_argument("paths", nargs="*", default=[DEFAULT_SUITE], metavar="PATH")
+    _add_scenario_filters(p)
+
+    p = sub.add_parser("schema", help="print the scenario JSON Schema")
+    p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
+
+    p = sub.add_parser("run", help="run scenarios in every arm on one or more models and write a report")
+    p.add_argument("--model", action="append", dest="models", metavar="M", help=f"litellm model string (repeatable; default {DEFAULT_MODEL})")
+    p.add_argument("--arms", nargs="+", metavar="ARM", help=f"arms to run (default: {' '.join(DEFAULT_ARMS)})")
+    p.add_argument("--scenarios", nargs="+", metavar="PATH", help=f"scenario files or folders (default: {DEFAULT_SUITE})")
+    p.add_argument("--filter", action="append", default=[], metavar="EXPR", help="id glob, category:NAME or tag:NAME (repeatable)")
+    p.add_argument("--epochs", type=int, default=1, help="repeats of every sample (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    p.add_argument("--max-concurrency", type=int, default=8, metavar="C", help="samples in flight at once (default 8)")
+    p.add_argument("--max-tool-rounds", type=int, default=4, help="tool rounds before the loop stops (default 4)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per model call (default 120)")
+    p.add_argument("--retries", type=int, default=4, help="retries of a transient provider error (default 4)")
+    p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
+    p.add_argument("--out", metavar="DIR", help="run folder (default reports/<timestamp>)")
+    p.add_argument("--resume", metavar="DIR", help="complete an interrupted run in DIR")
+    p.add_argument("--no-cache", action="store_true", help="bypass the on-disk response cache")
+    p.add_argument("--cache-dir", metavar="DIR", help="response cache folder (default .recall-eval-cache)")
+    p.add_argument("--judge-model", metavar="M", help="litellm model for rubric scenarios (optional)")
+    p.add_argument("--gate", action="store_true", help="exit 1 when the verdict is not pass")
+    p.add_argument("--no-progress", action="store_true", help="plain log lines even on a terminal")
+
+    p = sub.add_parser("report", help="rebuild summary.json, metrics.csv, junit.xml and index.html from a run folder")
+    p.add_argument("run_dir", metavar="RUN_DIR")
+    p.add_argument("--judge-model", metavar="M", help="litellm model for rubric scenarios (optional)")
+    p.add_argument("--exclude", action="append", default=[], metavar="ID", help="leave a scenario out (a known-bad answer key)")
+    p.add_argument("--gate", action="store_true", help="exit 1 when the verdict is not pass")
+
+    p = sub.add_parser("compare", help="per-metric and per-scenario differences between two runs")
+    p.add_argument("run_a", metavar="RUN_A", help="baseline run (e.g. the last good nightly)")
+    p.add_argument("run_b", metavar="RUN_B", help="candidate run")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 2
+    module_name, func_name = _HANDLERS[args.command].split(":")
+    handler = getattr(importlib.import_module(module_name), func_name)
+    try:
+        return int(handler(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,169 @@
+"""Result records: what a run writes and what scoring and reporting read.
+
+A run folder holds ``run.json`` (a :class:`RunManifest`) and ``results.jsonl``
+(one :class:`SampleRecord` per line, flushed as each sample finishes). Both
+carry ``schema_version``; readers reject versions they do not know.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RESULTS_SCHEMA_VERSION = 1
+RESULTS_FILE = "results.jsonl"
+MANIFEST_FILE = "run.json"
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelCallLog(_Record):
+    """One completion request to the agent model."""
+
+    round: int = Field(description="0 for the first call of a sample, +1 per tool round")
+    latency_s: float
+    prompt_tokens: int
+    completion_tokens: int
+    usage_source: Literal["response", "counted"] = Field(
+        description="'response' when the provider reported usage, 'counted' when litellm's token counter estimated it"
+    )
+    cost_usd: float | None = Field(None, description="None when litellm knows no price for the model")
+    finish_reason: str | None = None
+    tool_call_count: int = 0
+    cached: bool = Field(False, description="Served from the response cache")
+    attempts: int = Field(1, description="Tries including retries after transient errors")
+
+
+class ToolCallLog(_Record):
+    """One tool call as the Host executed it (the Host's own record plus loop context)."""
+
+    round: int
+    call_id: str
+    name: str
+    arguments: str = Field(description="Arguments exactly as the model produced them")
+    status: str = Field(description="ok, invalid_arguments, unknown_tool, policy_denied or not_found")
+    result_text: str = Field(description="The exact text given back to the model")
+    result_chars: int
+    result_tokens: int
+    disclosed_item_ids: list[str] = Field(default_factory=list)
+    storage_read: bool
+    elapsed_s: float
+
+
+class SampleError(_Record):
+    type: str
+    message: str
+    attempts: int = 1
+
+
+class SampleRecord(_Record):
+    """One scenario x arm x model x epoch, finished (ok) or failed (error).
+
+    An error sample is excluded from accuracy, never scored as a wrong answer.
+    """
+
+    schema_version: Literal[1] = RESULTS_SCHEMA_VERSION
+    sample_id: str = Field(description="'<scenario>|<arm>|<model>|<epoch>', unique within a run")
+    scenario_id: str
+    scenario_hash: str = Field(description="SHA-256 of the scenario's canonical JSON, to spot edited fixtures")
+    category: str
+    arm: str
+    model: str
+    epoch: int
+    seed: int
+    status: Literal["ok", "error"]
+    error: SampleError | None = None
+    final_answer: str | None = None
+    stop_reason: str = Field(description="final_answer, max_tool_rounds, empty_answer or error")
+    tools_offered: list[str] = Field(default_factory=list)
+    messages: list[dict[str, Any]] = Field(default_factory=list, description="Full transcript in OpenAI message format")
+    model_calls: list[ModelCallLog] = Field(default_factory=list)
+    tool_calls: list[ToolCallLog] = Field(default_factory=list)
+    started_at: str = Field(description="ISO 8601 UTC")
+    wall_time_s: float
+
+
+class RunManifest(_Record):
+    """``run.json``: what was run, with what, and whether it finished."""
+
+    schema_version: Literal[1] = RESULTS_SCHEMA_VERSION
+    run_id: str
+    harness_version: str
+    status: Literal["running", "complete", "interrupted"]
+    started_at: str
+    finished_at: str | None = None
+    models: list[str]
+    arms: list[str]
+    epochs: int
+    seed: int
+    scenario_paths: list[str]
+    scenario_ids: list[str]
+    suite_hash: str
+    parameters: dict[str, Any] = Field(default_factory=dict, description="Loop, retry, cache and concurrency settings")
+    sample_count: int = Field(0, description="Samples planned: scenarios x arms x models x epochs")
+
+
+class ResultsError(Exception):
+    """A results file or manifest cannot be read; the message names the file and line."""
+
+
+def sample_id(scenario_id: str, arm: str, model: str, epoch: int) -> str:
+    return f"{scenario_id}|{arm}|{model}|{epoch}"
+
+
+def append_record(handle: Any, record: SampleRecord) -> None:
+    """Write one record as a line and flush it, so a crash loses at most that line."""
+    handle.write(record.model_dump_json() + "\n")
+    handle.flush()
+
+
+def iter_records(path: Path) -> Iterator[SampleRecord]:
+    """Yield the records of a ``results.jsonl``.
+
+    A truncated last line (an interrupted write) is skipped; a broken line
+    anywhere else is an error naming the line.
+    """
+    lines = Path(path).read_text(encoding="utf-8").split("\n")
+    last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if number - 1 == last:
+                return
+            raise ResultsError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+        version = data.get("schema_version")
+        if version != RESULTS_SCHEMA_VERSION:
+            raise ResultsError(
+                f"{path}:{number}: schema_version {version!r} is not supported (expected {RESULTS_SCHEMA_VERSION})"
+            )
+        try:
+            yield SampleRecord.model_validate(data)
+        except Exception as exc:  # pydantic.ValidationError
+            raise ResultsError(f"{path}:{number}: invalid sample record: {exc}") from None
+
+
+def read_manifest(run_dir: Path) -> RunManifest:
+    path = Path(run_dir) / MANIFEST_FILE
+    if not path.is_file():
+        raise ResultsError(f"{path}: no run manifest; is {run_dir} a recall-eval run folder?")
+    try:
+        return RunManifest.model_validate_json(path.read_text(encoding="utf-8"))
+    except Exception as exc:
+        raise ResultsError(f"{path}: invalid run manifest: {exc}") from None
+
+
+def write_manifest(run_dir: Path, manifest: RunManifest) -> None:
+    """Replace ``run.json`` atomically (write a temp file, then rename)."""
+    path = Path(run_dir) / MANIFEST_FILE
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
