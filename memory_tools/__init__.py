@@ -28,8 +28,23 @@ from memory_tools.model import (
     StatementType,
     TemporalType,
 )
+from memory_tools.normalize import (
+    NormalizedItem,
+    normalize_content,
+    normalize_identifier,
+    normalize_search_term,
+    validate_item_input,
+)
+from memory_tools.store import SCHEMA_VERSION, MemoryItemStore
 
 __all__ = [
+    "SCHEMA_VERSION",
+    "MemoryItemStore",
+    "NormalizedItem",
+    "normalize_content",
+    "normalize_identifier",
+    "normalize_search_term",
+    "validate_item_input",
     "ItemInput",
     "KeyInput",
     "KeyOrigin",

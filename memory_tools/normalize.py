@@ -1,0 +1,360 @@
+"""The rules of every value the memory store accepts.
+
+One module holds them so the store, the Host and the scenario validator apply
+the same rules with the same messages (``../shared/design/memory-semantics.md``):
+
+- :func:`normalize_search_term`: the one normalization of stored keys and query terms;
+- :func:`normalize_identifier`: item ids, workspace keys and source ids;
+- :func:`normalize_content`: item content;
+- :func:`validate_item_input`: every create-time rule of an item, pure (no database).
+
+Every failure is a :class:`MemoryValidationError` whose message names the field,
+the value or limit at fault.
+
+Example:
+    >>> normalize_search_term("  Straße\\u3000\\u3000Ａ ")
+    'straße ａ'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TypeVar
+
+from memory_tools.model import (
+    ItemInput,
+    KeyInput,
+    KeyOrigin,
+    KeyType,
+    Kind,
+    MemoryItemKey,
+    MemoryItemSource,
+    MemoryValidationError,
+    Origin,
+    ScopeType,
+    StatementType,
+    TemporalType,
+)
+
+MAX_TERM_CODE_POINTS = 256
+MAX_IDENTIFIER_CODE_POINTS = 512
+MAX_CONTENT_CODE_POINTS = 2000
+MAX_KEYS_PER_ITEM = 32
+MAX_SOURCES_PER_ITEM = 256
+
+# JavaScript's String.prototype.trim set (WhiteSpace + LineTerminator).
+_JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000\ufeff"
+# Inside a term: Cc controls, zero-width characters, BOM and lone surrogates are errors.
+_TERM_FORBIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200d\ufeff\ud800-\udfff]")
+# What is left of the whitespace set once the forbidden characters are gone.
+_WHITESPACE_RUN = re.compile("[ \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_ZERO_WIDTH = re.compile("[\u200b-\u200d\ufeff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+_KEY_ORIGIN_WEIGHT = {KeyOrigin.USER: 3, KeyOrigin.DETERMINISTIC: 2, KeyOrigin.LLM: 1}
+_KEY_TYPE_WEIGHT = {KeyType.CODE: 5, KeyType.EXACT: 4, KeyType.ENTITY: 3, KeyType.CONCEPT: 2, KeyType.ALIAS: 1}
+
+_E = TypeVar("_E", bound=StrEnum)
+
+
+@dataclass(frozen=True, slots=True)
+class NormalizedItem:
+    """The normalized pieces of a valid :class:`ItemInput`, ready to store.
+
+    Attributes:
+        item_id: The checked id, or None when the store should mint one.
+        keys: De-duplicated winners, sorted by normalized key; ``key`` holds the
+            NFC, trimmed original text of the winner.
+        sources: De-duplicated by event id, in first-seen order.
+        observed_at: ``ItemInput.observed_at``, or ``now`` when it was None.
+        now: ``ItemInput.now``, or the wall clock (or the caller's default) when None.
+    """
+
+    item_id: str | None
+    content: str
+    content_hash: str
+    kind: Kind
+    statement_type: StatementType
+    temporal_type: TemporalType
+    scope_type: ScopeType
+    scope_key: str | None
+    event_started_at: int | None
+    event_ended_at: int | None
+    observed_at: int
+    origin: Origin
+    keys: tuple[MemoryItemKey, ...]
+    sources: tuple[MemoryItemSource, ...]
+    now: int
+
+
+def _fail(message: str) -> MemoryValidationError:
+    return MemoryValidationError(message)
+
+
+def _term_parts(text: object, field: str) -> tuple[str, str]:
+    """Return ``(nfc_trimmed_original, normalized)`` for a key or term (design steps 1-5)."""
+    if not isinstance(text, str):
+        raise _fail(f"{field} must be a string (got {type(text).__name__})")
+    if not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+    trimmed = text.strip(_JS_WHITESPACE)
+    if not trimmed:
+        raise _fail(f"{field} must not be empty or only whitespace")
+    bad = _TERM_FORBIDDEN.search(trimmed)
+    if bad is not None:
+        raise _fail(
+            f"{field} must not contain control, zero-width or lone surrogate characters "
+            f"(found U+{ord(bad.group()):04X} at position {bad.start()} of {trimmed!r})"
+        )
+    if len(trimmed) > MAX_TERM_CODE_POINTS:
+        raise _fail(f"{field} must be at most {MAX_TERM_CODE_POINTS} code points after NFC and trimming (got {len(trimmed)})")
+    return trimmed, _WHITESPACE_RUN.sub(" ", trimmed).lower()
+
+
+def normalize_search_term(text: object, field: str = "term") -> str:
+    """Normalize a stored key or a query term; both go through this one function.
+
+    NFC, trim JavaScript whitespace, reject empty text, inner control/zero-width
+    characters and lone surrogates, reject more than 256 code points (counted
+    before collapsing and lowercasing), collapse whitespace runs to one space,
+    then ``str.lower`` (no NFKC, no casefold).
+
+    Args:
+        text: The raw key or term.
+        field: Name used in error messages, e.g. ``"keys[3].key"``.
+
+    Raises:
+        MemoryValidationError: The text breaks a rule; the message names ``field``.
+
+    Example:
+        >>> normalize_search_term(" 偏好 ") == normalize_search_term("偏好")
+        True
+    """
+    return _term_parts(text, field)[1]
+
+
+def normalize_identifier(value: object, field: str) -> str:
+    """Check an identifier (item id, workspace key, source id) and return it unchanged.
+
+    Identifiers are compared case-sensitively, so they are never rewritten:
+    they must already be NFC, have no surrounding whitespace and hold 1..512 code points.
+
+    Raises:
+        MemoryValidationError: Naming ``field`` and the rule broken.
+    """
+    if not isinstance(value, str):
+        raise _fail(f"{field} must be a string (got {type(value).__name__})")
+    if not 1 <= len(value) <= MAX_IDENTIFIER_CODE_POINTS:
+        raise _fail(f"{field} must hold 1..{MAX_IDENTIFIER_CODE_POINTS} code points (got {len(value)})")
+    if value.strip(_JS_WHITESPACE) != value:
+        raise _fail(f"{field} must not start or end with whitespace (got {value!r})")
+    if _SURROGATE.search(value) is not None:
+        raise _fail(f"{field} must not contain lone surrogates (got {value!r})")
+    if not unicodedata.is_normalized("NFC", value):
+        raise _fail(f"{field} must already be NFC-normalized (got {value!r})")
+    return value
+
+
+def normalize_content(text: object, field: str = "content") -> str:
+    """Normalize item content: NFC, controls to spaces, zero-width removed, trimmed.
+
+    The result must be non-empty and at most 2,000 code points, measured after
+    normalization.
+
+    Raises:
+        MemoryValidationError: Naming ``field`` and the rule broken.
+    """
+    if not isinstance(text, str):
+        raise _fail(f"{field} must be a string (got {type(text).__name__})")
+    if _SURROGATE.search(text) is not None:
+        raise _fail(f"{field} must not contain lone surrogates")
+    if not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+    text = _ZERO_WIDTH.sub("", _CONTROL.sub(" ", text)).strip(_JS_WHITESPACE)
+    if not text:
+        raise _fail(f"{field} must not be empty after normalization")
+    if len(text) > MAX_CONTENT_CODE_POINTS:
+        raise _fail(f"{field} must be at most {MAX_CONTENT_CODE_POINTS} code points after normalization (got {len(text)})")
+    return text
+
+
+def content_hash(content: str) -> str:
+    """SHA-256 hex digest of the UTF-8 content."""
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+def _enum_lookup(enum: type[_E]) -> Mapping[object, _E]:
+    return {member.value: member for member in enum}
+
+
+_LOOKUPS: dict[type, Mapping[object, StrEnum]] = {
+    e: _enum_lookup(e) for e in (Kind, StatementType, TemporalType, ScopeType, Origin, KeyType, KeyOrigin)
+}
+
+
+def parse_enum(enum: type[_E], value: object, field: str) -> _E:
+    """Return the ``enum`` member for a member or its string value.
+
+    Raises:
+        MemoryValidationError: Listing the allowed values.
+    """
+    try:
+        member = _LOOKUPS[enum].get(value)
+    except TypeError:  # unhashable value
+        member = None
+    if member is None:
+        allowed = ", ".join(m.value for m in enum)
+        raise _fail(f"{field} must be one of {allowed} (got {value!r})")
+    return member  # type: ignore[return-value]
+
+
+def check_time(value: object, field: str, *, optional: bool) -> int | None:
+    """Check a UTC-millisecond time: a non-negative int (None allowed when ``optional``)."""
+    if value is None and optional:
+        return None
+    if type(value) is not int or value < 0:  # bool is not a time
+        expected = "a non-negative integer (UTC milliseconds)" + (" or null" if optional else "")
+        raise _fail(f"{field} must be {expected} (got {value!r})")
+    return value
+
+
+def wall_clock_ms() -> int:
+    """The current UTC time in milliseconds."""
+    return time.time_ns() // 1_000_000
+
+
+def _check_temporal(temporal: TemporalType, start: int | None, end: int | None) -> None:
+    label = temporal.value.replace("_", "-")
+    article = "an" if label[0] in "aeiou" else "a"
+    if temporal is TemporalType.UNDATED:
+        if start is not None or end is not None:
+            raise _fail("event_started_at and event_ended_at must be null for an undated item")
+        return
+    if start is None:
+        raise _fail(f"event_started_at is required for {article} {label} item")
+    if temporal is TemporalType.OPEN_ENDED:
+        if end is not None:
+            raise _fail("event_ended_at must be null for an open-ended item")
+    elif temporal is TemporalType.INTERVAL and end is None:
+        raise _fail("event_ended_at is required for an interval item")
+    if end is not None and end <= start:
+        raise _fail(f"event_ended_at must be later than event_started_at for {article} {label} item")
+
+
+def _check_scope(scope_type: ScopeType, scope_key: object) -> str | None:
+    if scope_type is ScopeType.GLOBAL:
+        if scope_key is not None:
+            raise _fail(f"scope_key must be null for a global item (got {scope_key!r})")
+        return None
+    if scope_key is None:
+        raise _fail("scope_key is required for a workspace item")
+    return normalize_identifier(scope_key, "scope_key")
+
+
+def normalize_keys(keys: object, field: str = "keys") -> tuple[MemoryItemKey, ...]:
+    """Normalize and de-duplicate an item's keys; return the winners sorted by normalized key.
+
+    The winner among keys with the same normalized text has the highest
+    ``origin weight x 10 + type weight``; ties go to the smaller NFC, trimmed
+    original text. 1..32 keys must remain.
+    """
+    if isinstance(keys, (str, bytes)) or not isinstance(keys, (tuple, list)):
+        raise _fail(f"{field} must be a list of keys (got {type(keys).__name__})")
+    best: dict[str, tuple[int, str, MemoryItemKey]] = {}
+    for index, raw in enumerate(keys):
+        where = f"{field}[{index}]"
+        if not isinstance(raw, (KeyInput, MemoryItemKey)):
+            raise _fail(f"{where} must be a KeyInput (got {type(raw).__name__})")
+        key_type = parse_enum(KeyType, raw.key_type, f"{where}.key_type")
+        key_origin = parse_enum(KeyOrigin, raw.key_origin, f"{where}.key_origin")
+        original, normalized = _term_parts(raw.key, f"{where}.key")
+        priority = _KEY_ORIGIN_WEIGHT[key_origin] * 10 + _KEY_TYPE_WEIGHT[key_type]
+        held = best.get(normalized)
+        if held is None or priority > held[0] or (priority == held[0] and original < held[1]):
+            best[normalized] = (priority, original, MemoryItemKey(original, key_type, key_origin, normalized))
+    if not 1 <= len(best) <= MAX_KEYS_PER_ITEM:
+        raise _fail(f"{field} must hold 1..{MAX_KEYS_PER_ITEM} distinct keys after normalization (got {len(best)})")
+    return tuple(best[k][2] for k in sorted(best))
+
+
+def normalize_sources(sources: object, field: str = "sources") -> tuple[MemoryItemSource, ...]:
+    """Check sources and de-duplicate them by event id (first occurrence kept).
+
+    The same event id with different session/run/turn ids is an error; 1..256 must remain.
+    """
+    if isinstance(sources, (str, bytes)) or not isinstance(sources, (tuple, list)):
+        raise _fail(f"{field} must be a list of sources (got {type(sources).__name__})")
+    seen: dict[str, tuple[int, MemoryItemSource]] = {}
+    for index, source in enumerate(sources):
+        where = f"{field}[{index}]"
+        if not isinstance(source, MemoryItemSource):
+            raise _fail(f"{where} must be a MemoryItemSource (got {type(source).__name__})")
+        event_id = normalize_identifier(source.event_id, f"{where}.event_id")
+        held = seen.get(event_id)
+        if held is not None:
+            if held[1] != source:
+                raise _fail(
+                    f"{where}: event_id {event_id!r} already appears in {field}[{held[0]}] "
+                    "with a different session_id, run_id or turn_id"
+                )
+            continue
+        normalize_identifier(source.session_id, f"{where}.session_id")
+        normalize_identifier(source.run_id, f"{where}.run_id")
+        normalize_identifier(source.turn_id, f"{where}.turn_id")
+        seen[event_id] = (index, source)
+    if not 1 <= len(seen) <= MAX_SOURCES_PER_ITEM:
+        raise _fail(f"{field} must hold 1..{MAX_SOURCES_PER_ITEM} distinct sources (got {len(seen)})")
+    return tuple(entry[1] for entry in seen.values())
+
+
+def validate_item_input(item: ItemInput, *, default_now: int | None = None) -> NormalizedItem:
+    """Apply every create-time rule to ``item`` and return its normalized pieces.
+
+    Pure: it touches no database, so the scenario validator can reuse the
+    store's rules and messages. ``item.now`` None falls back to ``default_now``,
+    then to the wall clock; ``item.observed_at`` None falls back to that ``now``.
+
+    Raises:
+        MemoryValidationError: At the first rule broken, naming the field,
+            e.g. ``"keys[3].key must not be empty or only whitespace"``.
+    """
+    if not isinstance(item, ItemInput):
+        raise _fail(f"item must be an ItemInput (got {type(item).__name__})")
+    item_id = None if item.item_id is None else normalize_identifier(item.item_id, "item_id")
+    now = check_time(item.now, "now", optional=True)
+    if now is None:
+        now = wall_clock_ms() if default_now is None else default_now
+    content = normalize_content(item.content)
+    kind = parse_enum(Kind, item.kind, "kind")
+    statement_type = parse_enum(StatementType, item.statement_type, "statement_type")
+    temporal_type = parse_enum(TemporalType, item.temporal_type, "temporal_type")
+    scope_type = parse_enum(ScopeType, item.scope_type, "scope_type")
+    origin = parse_enum(Origin, item.origin, "origin")
+    start = check_time(item.event_started_at, "event_started_at", optional=True)
+    end = check_time(item.event_ended_at, "event_ended_at", optional=True)
+    _check_temporal(temporal_type, start, end)
+    observed_at = check_time(item.observed_at, "observed_at", optional=True)
+    return NormalizedItem(
+        item_id=item_id,
+        content=content,
+        content_hash=content_hash(content),
+        kind=kind,
+        statement_type=statement_type,
+        temporal_type=temporal_type,
+        scope_type=scope_type,
+        scope_key=_check_scope(scope_type, item.scope_key),
+        event_started_at=start,
+        event_ended_at=end,
+        observed_at=now if observed_at is None else observed_at,
+        origin=origin,
+        keys=normalize_keys(item.keys),
+        sources=normalize_sources(item.sources),
+        now=now,
+    )
