@@ -1,6 +1,16 @@
-"""Scenario fixtures: models, loading and validation."""
+"""Scenario fixtures: models, loading, validation and store seeding.
 
+Public surface (the runner and the report code use these names):
+
+- the format: :class:`Scenario` and its blocks (``models.py``);
+- :func:`discover`, :func:`load_scenarios`, :func:`load_suite`, :func:`scenario_hash` (``loading.py``);
+- :class:`ScenarioError` with :class:`Problem` records (``validation.py``);
+- :func:`seed_store`, :func:`item_input` (``seeding.py``) and :func:`sessions_in_scope`.
+"""
+
+from harness.scenarios.loading import SuiteLoad, discover, load_scenarios, load_suite, scenario_hash, select
 from harness.scenarios.models import (
+    SCENARIO_SCHEMA_VERSION,
     AnswerCheck,
     Canary,
     Category,
@@ -14,9 +24,13 @@ from harness.scenarios.models import (
     Session,
     SourceRef,
     Turn,
+    sessions_in_scope,
 )
+from harness.scenarios.seeding import item_input, seed_store
+from harness.scenarios.validation import Problem, ScenarioError
 
 __all__ = [
+    "SCENARIO_SCHEMA_VERSION",
     "AnswerCheck",
     "Canary",
     "Category",
@@ -25,9 +39,20 @@ __all__ = [
     "KeySpec",
     "Policy",
     "Probe",
+    "Problem",
     "Revision",
     "Scenario",
+    "ScenarioError",
     "Session",
     "SourceRef",
+    "SuiteLoad",
     "Turn",
+    "discover",
+    "item_input",
+    "load_scenarios",
+    "load_suite",
+    "scenario_hash",
+    "seed_store",
+    "select",
+    "sessions_in_scope",
 ]

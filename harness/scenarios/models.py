@@ -17,7 +17,7 @@ import datetime as _dt
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
 from memory_tools.model import KeyOrigin, KeyType, Kind, LifecycleState, Origin, StatementType, TemporalType
 
@@ -26,31 +26,74 @@ SCENARIO_SCHEMA_VERSION = 1
 _ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]*$"
 
 
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_MILLI = _dt.timedelta(milliseconds=1)
+
+
 def _to_millis(value: Any) -> Any:
-    """Accept int milliseconds, a datetime/date, or an ISO 8601 string."""
-    if value is None or isinstance(value, bool):
+    """Accept int milliseconds, a datetime/date, or an ISO 8601 string.
+
+    A naive datetime or a bare date is taken as UTC. Anything else is passed
+    through for pydantic to reject, except booleans and unparseable strings,
+    which get a message saying what a time looks like.
+    """
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
         return value
-    if isinstance(value, int):
-        return value
+    if isinstance(value, bool):
+        raise ValueError("a time must be UTC milliseconds or an ISO 8601 timestamp, not a boolean")
     if isinstance(value, str):
         text = value.strip()
-        if text.endswith("Z"):
+        if text.endswith(("Z", "z")):
             text = text[:-1] + "+00:00"
         try:
             value = _dt.datetime.fromisoformat(text)
         except ValueError:
-            return value  # let pydantic report the bad value
+            raise ValueError(
+                "not a time: use UTC milliseconds or an ISO 8601 timestamp such as 2026-03-02T10:00:00Z"
+            ) from None
     if isinstance(value, _dt.date) and not isinstance(value, _dt.datetime):
         value = _dt.datetime(value.year, value.month, value.day)
     if isinstance(value, _dt.datetime):
         if value.tzinfo is None:
             value = value.replace(tzinfo=_dt.timezone.utc)
-        return int(value.timestamp() * 1000)
+        return (value - _EPOCH) // _MILLI
     return value
 
 
-Millis = Annotated[int, BeforeValidator(_to_millis), Field(ge=0, description="UTC milliseconds or an ISO 8601 timestamp")]
+def _key_shorthand(value: Any) -> Any:
+    return {"key": value} if isinstance(value, str) else value
+
+
+def _number_turns(turns: Any, prefix: str) -> Any:
+    """Give every turn without an id the id ``<prefix><position>`` (1-based)."""
+    if not isinstance(turns, list):
+        return turns
+    numbered = []
+    for position, turn in enumerate(turns, start=1):
+        if isinstance(turn, dict) and turn.get("id") is None:
+            turn = {**turn, "id": f"{prefix}{position}"}
+        elif isinstance(turn, Turn) and turn.id is None:
+            turn = turn.model_copy(update={"id": f"{prefix}{position}"})
+        numbered.append(turn)
+    return numbered
+
+
+_MILLIS_SCHEMA = {
+    "anyOf": [
+        {"type": "integer", "minimum": 0, "description": "UTC milliseconds since the epoch"},
+        {"type": "string", "description": "ISO 8601 timestamp, e.g. 2026-03-02T10:00:00Z (UTC when no offset)"},
+    ]
+}
+
+Millis = Annotated[
+    int,
+    BeforeValidator(_to_millis),
+    Field(ge=0, description="UTC milliseconds or an ISO 8601 timestamp"),
+    WithJsonSchema(_MILLIS_SCHEMA),
+]
 Identifier = Annotated[str, Field(min_length=1, max_length=512, pattern=_ID_PATTERN)]
+SESSION_TURN_PREFIX = "t"
+HISTORY_TURN_PREFIX = "h"
 
 
 class _Model(BaseModel):
@@ -74,9 +117,13 @@ class Category(StrEnum):
 
 
 class Turn(_Model):
-    """One message of a session. ``id`` defaults to ``t1``, ``t2``, ... by position."""
+    """One message of a session.
 
-    id: Identifier | None = None
+    ``id`` defaults to ``t1``, ``t2``, ... by position in a session, and to
+    ``h1``, ``h2``, ... in ``probe.history``; after loading it is always set.
+    """
+
+    id: Identifier | None = Field(None, description="Defaults to t<N> (sessions) or h<N> (probe.history), N from 1")
     role: Literal["user", "assistant"]
     content: str = Field(min_length=1)
 
@@ -84,30 +131,38 @@ class Turn(_Model):
 class Session(_Model):
     """An earlier conversation; the provenance of the items extracted from it."""
 
-    id: Identifier
+    id: Identifier = Field(description="Unique within the scenario; sources name it")
     workspace: Identifier | None = Field(None, description="Workspace key the session ran in; null for none")
-    started_at: Millis
+    started_at: Millis = Field(description="Session start; must be before probe.started_at")
     turns: list[Turn] = Field(min_length=1)
+
+    @field_validator("turns", mode="before")
+    @classmethod
+    def _default_turn_ids(cls, value: Any) -> Any:
+        return _number_turns(value, SESSION_TURN_PREFIX)
 
 
 class KeySpec(_Model):
     """A memory key. In YAML a bare string is shorthand for ``{key: <string>}``."""
 
-    key: str
+    key: str = Field(description="Raw key text; the store normalizes it (NFC, trim, lowercase)")
     type: KeyType = KeyType.CONCEPT
     origin: KeyOrigin = KeyOrigin.LLM
 
     @model_validator(mode="before")
     @classmethod
     def _shorthand(cls, value: Any) -> Any:
-        return {"key": value} if isinstance(value, str) else value
+        return _key_shorthand(value)
+
+
+KeyEntry = Annotated[KeySpec, BeforeValidator(_key_shorthand, json_schema_input_type=str | KeySpec)]
 
 
 class SourceRef(_Model):
     """Points at the session turn a fact came from."""
 
-    session: Identifier
-    turn: Identifier
+    session: Identifier = Field(description="Id of a session in this scenario")
+    turn: Identifier = Field(description="Id of a turn of that session (t1, t2, ... unless set)")
 
 
 class Revision(_Model):
@@ -117,8 +172,12 @@ class Revision(_Model):
     to its final ``content``, so its version counts the history.
     """
 
-    content: str
-    at: Millis
+    content: str = Field(description="The content the item held until the next revision")
+    at: Millis = Field(description="When this content was written; increasing, before the item's observed_at")
+
+
+ItemRole = Literal["answer", "supporting", "distractor", "stale", "canary", "other"]
+DISTRACTOR_ROLES: frozenset[str] = frozenset({"distractor", "stale", "canary"})
 
 
 class ItemSpec(_Model):
@@ -129,22 +188,22 @@ class ItemSpec(_Model):
     a stale value, another workspace's canary) and is never shown to the agent.
     """
 
-    id: Identifier
-    content: str
+    id: Identifier = Field(description="Item id in the store; relevant_items and supersedes name it")
+    content: str = Field(description="Final (current) content")
     kind: Kind
     statement_type: StatementType = StatementType.FACT
     temporal_type: TemporalType = TemporalType.UNDATED
     event_started_at: Millis | None = None
     event_ended_at: Millis | None = None
     observed_at: Millis | None = Field(None, description="Defaults to the start of the first source's session")
-    workspace: Identifier | None = None
-    state: LifecycleState = LifecycleState.ACTIVE
+    workspace: Identifier | None = Field(None, description="Workspace key of a workspace item; null for a global item")
+    state: LifecycleState = Field(LifecycleState.ACTIVE, description="archived items are stored but never readable")
     origin: Origin = Origin.AGENT_EXTRACTED
-    keys: list[KeySpec] = Field(min_length=1, max_length=32)
-    sources: list[SourceRef] = Field(min_length=1, max_length=256)
-    revisions: list[Revision] = Field(default_factory=list)
+    keys: list[KeyEntry] = Field(min_length=1, max_length=32, description="1..32 keys; a bare string is a concept key")
+    sources: list[SourceRef] = Field(min_length=1, max_length=256, description="Session turns the fact came from")
+    revisions: list[Revision] = Field(default_factory=list, description="Earlier contents, oldest first")
     supersedes: list[Identifier] = Field(default_factory=list, description="Items whose fact this one replaces")
-    role: Literal["answer", "supporting", "distractor", "stale", "canary", "other"] = "other"
+    role: ItemRole = Field("other", description="Why the item is there; never shown to the agent")
 
 
 class Policy(_Model):
@@ -158,23 +217,28 @@ class Policy(_Model):
 class Probe(_Model):
     """The later session the agent answers in."""
 
-    workspace: Identifier | None = None
+    workspace: Identifier | None = Field(None, description="Workspace key of the probe run; null for none")
     policy: Policy = Policy()
-    incognito: bool = False
-    started_at: Millis
+    incognito: bool = Field(False, description="Incognito run: memory tools are never offered")
+    started_at: Millis = Field(description="Probe start; after every session")
     history: list[Turn] = Field(default_factory=list, description="The probe session's exact recent history")
-    message: str = Field(min_length=1)
+    message: str = Field(min_length=1, description="The user's new message the agent answers")
+
+    @field_validator("history", mode="before")
+    @classmethod
+    def _default_turn_ids(cls, value: Any) -> Any:
+        return _number_turns(value, HISTORY_TURN_PREFIX)
 
 
 class AnswerCheck(_Model):
     """Deterministic text checks; strings match case-insensitively after
     Unicode (NFKC) and whitespace folding, regexes are Python ``re`` with IGNORECASE."""
 
-    must_contain_any: list[str] = Field(default_factory=list)
-    must_contain_all: list[str] = Field(default_factory=list)
-    must_match: list[str] = Field(default_factory=list)
-    must_not_contain: list[str] = Field(default_factory=list)
-    must_not_match: list[str] = Field(default_factory=list)
+    must_contain_any: list[str] = Field(default_factory=list, description="At least one must appear")
+    must_contain_all: list[str] = Field(default_factory=list, description="Every one must appear")
+    must_match: list[str] = Field(default_factory=list, description="Every regex must match")
+    must_not_contain: list[str] = Field(default_factory=list, description="None may appear")
+    must_not_match: list[str] = Field(default_factory=list, description="No regex may match")
 
 
 class Canary(_Model):
@@ -184,7 +248,7 @@ class Canary(_Model):
     value; ``invented``: a tempting detail nothing supports.
     """
 
-    text: str = Field(min_length=1)
+    text: str = Field(min_length=1, description="Matched like must_not_contain")
     kind: Literal["leakage", "stale", "invented"]
 
 
@@ -195,9 +259,11 @@ class Expect(AnswerCheck):
     stored preference or constraint shaped the output unprompted.
     """
 
-    abstain: bool = False
-    adherence: AnswerCheck | None = None
-    relevant_items: list[Identifier] = Field(default_factory=list)
+    abstain: bool = Field(False, description="True when nothing supports an answer and the agent should say so")
+    adherence: AnswerCheck | None = Field(None, description="Checks that a stored preference shaped the output")
+    relevant_items: list[Identifier] = Field(
+        default_factory=list, description="Items a good retrieval returns (precision/recall by id)"
+    )
     canaries: list[Canary] = Field(default_factory=list)
     rubric: str | None = Field(None, description="Optional instructions for a judge model")
 
@@ -210,11 +276,22 @@ class Scenario(_Model):
     id: Identifier
     title: str = Field(min_length=1)
     category: Category
-    tags: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list, description="Free labels; `--tag` filters on them")
     description: str = Field(min_length=1, description="One sentence on what the scenario tests")
-    sessions: list[Session] = Field(default_factory=list)
-    items: list[ItemSpec] = Field(default_factory=list)
+    sessions: list[Session] = Field(default_factory=list, description="Earlier sessions, the items' provenance")
+    items: list[ItemSpec] = Field(default_factory=list, description="The memory store seen by the probe")
     probe: Probe
     expect: Expect
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+def sessions_in_scope(scenario: Scenario) -> list[Session]:
+    """Earlier sessions the probe's scope may see, oldest first.
+
+    A session counts when it ran in no workspace or in the probe's workspace;
+    the ``full_history`` arm pastes exactly these.
+    """
+    workspace = scenario.probe.workspace
+    chosen = [s for s in scenario.sessions if s.workspace is None or s.workspace == workspace]
+    return sorted(chosen, key=lambda session: session.started_at)

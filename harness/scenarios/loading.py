@@ -1,0 +1,412 @@
+"""Finding, reading and validating scenario files; ``recall-eval list``.
+
+A suite is a folder of ``*.yaml``/``*.yml`` files, one scenario per file,
+searched recursively. A ``_defaults.yaml`` in a folder is deep-merged under
+every scenario in that folder and below: the nearest folder's defaults win
+over outer ones, mappings merge key by key, and a list or scalar in the
+scenario replaces the default. Files whose name starts with ``_`` are never
+scenarios.
+
+Loading collects every problem of every file (YAML syntax, schema, cross-field
+checks, duplicate ids) before raising one :class:`ScenarioError`, each problem
+placed at its file and line: the YAML node tree maps field paths to lines.
+
+Example:
+    >>> scenarios = load_scenarios(["scenarios/smoke"], categories=["preference"])
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import hashlib
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from harness.scenarios.models import Category, Scenario
+from harness.scenarios.validation import (
+    Finding,
+    Loc,
+    Problem,
+    ScenarioError,
+    check_scenario,
+    format_loc,
+    format_value,
+)
+
+SCENARIO_SUFFIXES = (".yaml", ".yml")
+DEFAULTS_FILE = "_defaults.yaml"
+_ROOT_MARKERS = (".git", "pyproject.toml")
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass
+class SuiteLoad:
+    """Everything :func:`load_suite` found: what loaded, and what is wrong.
+
+    Attributes:
+        files: Scenario files read, sorted.
+        scenarios: Scenarios that passed every check, sorted by id.
+        paths: Scenario id -> the file it came from.
+        problems: Errors and warnings, sorted by file and line.
+    """
+
+    files: list[Path] = field(default_factory=list)
+    scenarios: list[Scenario] = field(default_factory=list)
+    paths: dict[str, Path] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+
+@dataclass(frozen=True)
+class _Document:
+    """One parsed YAML file: its data and its node tree (for line numbers)."""
+
+    path: Path
+    data: Any
+    node: yaml.Node | None
+
+
+def _is_scenario_file(path: Path) -> bool:
+    return path.suffix in SCENARIO_SUFFIXES and not path.name.startswith("_")
+
+
+def _discover(paths: Sequence[str | Path]) -> tuple[list[Path], list[Problem]]:
+    found: set[Path] = set()
+    problems: list[Problem] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files = [p for p in path.rglob("*") if p.is_file() and _is_scenario_file(p)]
+            files = [p for p in files if not any(part.startswith(".") for part in p.relative_to(path).parts)]
+            if not files:
+                problems.append(Problem(str(path), None, "", "folder holds no scenario files (*.yaml, *.yml)"))
+            found.update(files)
+        elif path.is_file():
+            if path.suffix not in SCENARIO_SUFFIXES:
+                problems.append(Problem(str(path), None, "", "not a scenario file: expected a .yaml or .yml file"))
+            elif path.name.startswith("_"):
+                problems.append(Problem(str(path), None, "", "files starting with '_' hold defaults, not scenarios"))
+            else:
+                found.add(path)
+        else:
+            problems.append(Problem(str(path), None, "", "no such file or folder"))
+    return sorted(found), problems
+
+
+def discover(paths: Sequence[str | Path]) -> list[Path]:
+    """Scenario files under ``paths`` (files or folders, recursively), sorted.
+
+    Raises:
+        ScenarioError: a path is missing, is not a YAML file, or a folder holds no scenario.
+    """
+    files, problems = _discover(paths)
+    if problems:
+        raise ScenarioError(problems)
+    return files
+
+
+def _display(path: Path) -> Path:
+    """``path`` relative to the working folder when it lies below it, for messages."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
+def _parse(path: Path) -> tuple[_Document | None, list[Problem]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        return None, [Problem(str(path), None, "", f"not UTF-8 text: {exc.reason} at byte {exc.start}")]
+    except OSError as exc:
+        return None, [Problem(str(path), None, "", f"cannot read: {exc.strerror}")]
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        message = exc.problem or "invalid YAML"
+        if exc.context:
+            where = exc.context_mark
+            context_line = f" (line {where.line + 1})" if where and mark and where.line != mark.line else ""
+            message = f"{message}, {exc.context}{context_line}"
+        return None, [Problem(str(path), mark.line + 1 if mark else None, "", f"YAML syntax error: {message}")]
+    except yaml.YAMLError as exc:
+        return None, [Problem(str(path), None, "", f"YAML error: {exc}")]
+    finally:
+        loader.dispose()
+    problems = [Problem(str(path), line, format_loc(loc), "duplicate key: the later value would silently win") for loc, line in _duplicate_keys(node)]
+    return _Document(path, data, node), problems
+
+
+def _duplicate_keys(node: yaml.Node | None, loc: Loc = ()) -> list[tuple[Loc, int]]:
+    found: list[tuple[Loc, int]] = []
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key, value in node.value:
+            name = key.value if isinstance(key, yaml.ScalarNode) else str(key)
+            if name in seen:
+                found.append(((*loc, name), key.start_mark.line + 1))
+            seen.add(name)
+            found.extend(_duplicate_keys(value, (*loc, name)))
+    elif isinstance(node, yaml.SequenceNode):
+        for index, child in enumerate(node.value):
+            found.extend(_duplicate_keys(child, (*loc, index)))
+    return found
+
+
+def _line_of(node: yaml.Node | None, loc: Loc) -> tuple[int | None, bool]:
+    """Line of the node at ``loc`` (1-based) and whether the whole path was found.
+
+    When the path stops early (a missing field) the line of the deepest
+    existing parent is returned, or None for the document root.
+    """
+    line = None
+    for depth, part in enumerate(loc):
+        child = None
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.value == part:
+                    child, line = value, key.start_mark.line + 1
+                    break
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            child = node.value[part]
+            line = child.start_mark.line + 1
+        if child is None:
+            return line, False
+        node = child
+    return line, True
+
+
+@lru_cache(maxsize=None)
+def _defaults_for(folder: Path) -> tuple[tuple[_Document, ...], tuple[Problem, ...]]:
+    """The ``_defaults.yaml`` documents that apply in ``folder``, outermost first.
+
+    Defaults are looked up from the folder upwards to the project root (a
+    folder holding ``.git`` or ``pyproject.toml``), whatever path was given.
+    """
+    parent_docs: tuple[_Document, ...] = ()
+    parent_problems: tuple[Problem, ...] = ()
+    at_root = any((folder / marker).exists() for marker in _ROOT_MARKERS) or folder.parent == folder
+    if not at_root:
+        parent_docs, parent_problems = _defaults_for(folder.parent)
+    path = folder / DEFAULTS_FILE
+    if not path.is_file():
+        return parent_docs, parent_problems
+    path = _display(path)
+    document, problems = _parse(path)
+    if document is not None and document.data is not None and not isinstance(document.data, dict):
+        problems.append(Problem(str(path), 1, "", f"defaults must be a mapping, not a {type(document.data).__name__}"))
+        document = None
+    docs = parent_docs + ((document,) if document is not None and document.data is not None else ())
+    return docs, parent_problems + tuple(problems)
+
+
+def _merge(base: Any, override: Any) -> Any:
+    """Deep merge: mappings merge key by key; anything else in ``override`` replaces ``base``."""
+    if isinstance(base, dict) and isinstance(override, dict):
+        merged = dict(base)
+        for key, value in override.items():
+            merged[key] = _merge(base[key], value) if key in base else value
+        return merged
+    return override
+
+
+def _error_message(error: dict[str, Any]) -> str:
+    kind, message = error["type"], error["msg"]
+    if kind == "missing":
+        return "required field is missing"
+    if kind == "extra_forbidden":
+        known = _known_fields(error["loc"][:-1])
+        hint = _closest(str(error["loc"][-1]), known)
+        return "unknown field" + (f"; did you mean {hint!r}?" if hint else f" (allowed: {', '.join(known)})" if known else "")
+    if kind == "string_pattern_mismatch":
+        return "must be an identifier: ASCII letters, digits, '.', '_', ':' or '-', starting with a letter or digit"
+    if kind == "value_error":
+        return message.removeprefix("Value error, ")
+    return message
+
+
+def _known_fields(loc: Loc) -> list[str]:
+    model: type[BaseModel] | None = Scenario
+    for part in loc:
+        if isinstance(part, int) or model is None:
+            continue
+        info = model.model_fields.get(str(part))
+        model = _model_in(info.annotation) if info else None
+    if model is None:
+        return []
+    return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) + getattr(annotation, "__metadata__", ()):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _closest(word: str, choices: list[str]) -> str | None:
+    import difflib
+
+    matches = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+def _locate(finding: Finding, document: _Document, defaults: Sequence[_Document]) -> Problem:
+    """Turn a finding into a problem with the file and line its value came from."""
+    line, complete = _line_of(document.node, finding.loc)
+    file = document.path
+    if not complete:
+        for default in reversed(defaults):
+            default_line, found = _line_of(default.node, finding.loc)
+            if found:
+                line, file = default_line, default.path
+                break
+    value = format_value(finding.value) if finding.has_value else None
+    return Problem(str(file), line, format_loc(finding.loc), finding.message, value, finding.severity)
+
+
+def _load_file(path: Path) -> tuple[Scenario | None, list[Problem], int | None]:
+    """Read, merge and check one scenario file; returns the scenario, problems, and the id's line."""
+    document, problems = _parse(path)
+    defaults, default_problems = _defaults_for(path.parent.resolve())
+    problems.extend(default_problems)
+    if document is None:
+        return None, problems, None
+    if not isinstance(document.data, dict):
+        kind = "an empty file" if document.data is None else f"a {type(document.data).__name__}"
+        problems.append(Problem(str(path), 1, "", f"a scenario file must hold one mapping, not {kind}"))
+        return None, problems, None
+    data = document.data
+    for default in reversed(defaults):
+        data = _merge(default.data, data)
+    try:
+        scenario = Scenario.model_validate(data)
+    except ValidationError as exc:
+        for error in exc.errors(include_url=False):
+            has_value = error["type"] not in ("missing",) and "input" in error
+            finding = Finding(tuple(error["loc"]), _error_message(error), *((error["input"],) if has_value else ()))
+            problems.append(_locate(finding, document, defaults))
+        return None, problems, None
+    problems.extend(_locate(finding, document, defaults) for finding in check_scenario(scenario))
+    return scenario, problems, _line_of(document.node, ("id",))[0]
+
+
+def load_suite(paths: Sequence[str | Path]) -> SuiteLoad:
+    """Load every scenario under ``paths`` and collect every problem; never raises for bad input."""
+    _defaults_for.cache_clear()
+    files, problems = _discover(paths)
+    suite = SuiteLoad(files=files)
+    seen_problems: set[Problem] = set()
+    first_seen: dict[str, tuple[Path, int | None]] = {}
+    for path in files:
+        scenario, file_problems, id_line = _load_file(path)
+        for problem in file_problems:  # defaults problems repeat for every file below them
+            if problem not in seen_problems:
+                seen_problems.add(problem)
+                problems.append(problem)
+        if scenario is None:
+            continue
+        if scenario.id in first_seen:
+            other, other_line = first_seen[scenario.id]
+            where = f"{other}:{other_line}" if other_line else str(other)
+            problems.append(Problem(str(path), id_line, "id", f"duplicate scenario id: {where} uses it too", format_value(scenario.id)))
+            continue
+        first_seen[scenario.id] = (path, id_line)
+        if not any(p.severity == "error" for p in file_problems):
+            suite.scenarios.append(scenario)
+            suite.paths[scenario.id] = path
+    suite.scenarios.sort(key=lambda s: s.id)
+    suite.problems = sorted(problems, key=Problem.sort_key)
+    return suite
+
+
+def _filter_problems(categories: Iterable[str]) -> list[Problem]:
+    known = {c.value for c in Category}
+    return [
+        Problem("--category", None, "", f"unknown category; choose from {', '.join(sorted(known))}", format_value(c))
+        for c in categories
+        if c not in known
+    ]
+
+
+def select(scenarios: Iterable[Scenario], *, ids: Sequence[str] = (), categories: Sequence[str] = (), tags: Sequence[str] = ()) -> list[Scenario]:
+    """Scenarios matching any id glob, any category and any tag (an empty filter matches all)."""
+    return [
+        s
+        for s in scenarios
+        if (not ids or any(fnmatch.fnmatchcase(s.id, glob) for glob in ids))
+        and (not categories or s.category.value in categories)
+        and (not tags or any(tag in s.tags for tag in tags))
+    ]
+
+
+def load_scenarios(
+    paths: Sequence[str | Path],
+    *,
+    ids: Sequence[str] = (),
+    categories: Sequence[str] = (),
+    tags: Sequence[str] = (),
+) -> list[Scenario]:
+    """Load and check every scenario under ``paths``; return those matching the filters, sorted by id.
+
+    Args:
+        paths: Scenario files or suite folders.
+        ids: fnmatch globs on scenario ids (any may match).
+        categories: Category names (any may match).
+        tags: Tags (a scenario matches when it has any of them).
+
+    Raises:
+        ScenarioError: with every error of every file (warnings alone never raise).
+    """
+    suite = load_suite(paths)
+    errors = suite.errors + _filter_problems(categories)
+    if errors:
+        raise ScenarioError(errors)
+    return select(suite.scenarios, ids=ids, categories=categories, tags=tags)
+
+
+def scenario_hash(scenario: Scenario) -> str:
+    """SHA-256 of the scenario's canonical JSON, to spot edited fixtures.
+
+    The ``$schema`` editor hint is left out, so moving a file does not change its hash.
+    """
+    data = scenario.model_dump(mode="json", by_alias=True, exclude={"schema_"})
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def cli_list(args: argparse.Namespace) -> int:
+    """``recall-eval list``: a table of id, category, tags and title, then a count."""
+    try:
+        scenarios = load_scenarios(args.paths, ids=args.id, categories=args.category, tags=args.tag)
+    except ScenarioError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        print(f"{len(exc.problems)} errors; run `recall-eval validate` for details", file=sys.stderr)
+        return 1
+    rows = [(s.id, s.category.value, ",".join(s.tags), s.title) for s in scenarios]
+    header = ("ID", "CATEGORY", "TAGS", "TITLE")
+    widths = [max([len(header[i])] + [len(row[i]) for row in rows]) for i in range(3)]
+    for row in [header, *rows]:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths)) + "  " + row[3])
+    print(f"{len(rows)} scenario{'s' if len(rows) != 1 else ''}")
+    return 0
