@@ -36,8 +36,17 @@ from memory_tools.normalize import (
     validate_item_input,
 )
 from memory_tools.store import SCHEMA_VERSION, MemoryItemStore
+from memory_tools.policy import TOOL_NAMES, MemoryPolicy, RunContext
+from memory_tools.host import Host, HostConfigurationError, MemoryRun, ToolCallRecord
 
 __all__ = [
+    "TOOL_NAMES",
+    "Host",
+    "HostConfigurationError",
+    "MemoryPolicy",
+    "MemoryRun",
+    "RunContext",
+    "ToolCallRecord",
     "SCHEMA_VERSION",
     "MemoryItemStore",
     "NormalizedItem",
