@@ -1,0 +1,98 @@
+"""On-disk cache of model responses, so a rerun is free and reproducible.
+
+The key is the SHA-256 of the canonical JSON of everything that shapes a
+response (model, messages, tools, sampling parameters) plus the epoch: repeats
+(epochs) stay real repeats, a rerun of the same epoch is served from disk.
+Entries live at ``<dir>/<first 2 hex chars>/<key>.json`` and are written
+atomically (temp file, then rename). A corrupt entry is logged, ignored and
+overwritten by the next fresh response.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+DEFAULT_CACHE_DIR = ".recall-eval-cache"
+CACHE_FORMAT_VERSION = 1
+
+_log = logging.getLogger(__name__)
+
+
+class CachedResponse(BaseModel):
+    """What a cache entry holds: enough to replay one completion."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    format_version: int = CACHE_FORMAT_VERSION
+    message: dict[str, Any]
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    finish_reason: str | None = None
+    latency_s: float = 0.0
+    cost_usd: float | None = None
+
+
+def cache_key(*, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], parameters: dict[str, Any], epoch: int) -> str:
+    """SHA-256 hex of the canonical JSON of one request.
+
+    Example:
+        >>> cache_key(model="m", messages=[], tools=[], parameters={}, epoch=0)[:8]
+        '3b0b9cf8'
+    """
+    payload = {"model": model, "messages": messages, "tools": tools, "parameters": parameters, "epoch": epoch}
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """A folder of cached responses; ``enabled=False`` neither reads nor writes."""
+
+    def __init__(self, directory: Path | str, *, enabled: bool = True) -> None:
+        self.directory = Path(directory)
+        self.enabled = enabled
+
+    def path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> CachedResponse | None:
+        """The entry for ``key``, or None when missing, disabled or unreadable."""
+        if not self.enabled:
+            return None
+        path = self.path(key)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            _log.warning("response cache: cannot read %s (%s); ignoring it", path, exc)
+            return None
+        try:
+            entry = CachedResponse.model_validate_json(text)
+        except ValueError as exc:
+            _log.warning("response cache: corrupt entry %s (%s); ignoring and overwriting it", path, exc.__class__.__name__)
+            return None
+        if entry.format_version != CACHE_FORMAT_VERSION:
+            return None
+        return entry
+
+    def put(self, key: str, entry: CachedResponse) -> None:
+        """Store ``entry`` atomically; a write failure is logged, never raised."""
+        if not self.enabled:
+            return
+        path = self.path(key)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(entry.model_dump_json(), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError as exc:
+            _log.warning("response cache: cannot write %s (%s)", path, exc)
+            tmp.unlink(missing_ok=True)
