@@ -294,7 +294,8 @@ def _check_smells(scenario: Scenario) -> Iterator[Finding]:
                     )
     if scenario.category == Category.RECENT_HISTORY and not probe.history:
         yield Finding(("probe", "history"), "a recent_history scenario needs probe.history", severity="warning")
-    visible = [item for item in scenario.items if _visible(item, scenario) and item.state.value == "active"]
+    readable = not tools_off
+    visible = [item for item in scenario.items if readable and _visible(item, scenario) and item.state.value == "active"]
     for j, canary in enumerate(scenario.expect.canaries):
         if canary.kind != "leakage":
             continue
