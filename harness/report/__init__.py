@@ -1,0 +1,246 @@
+"""Build every report of a run folder from its results, never calling the agent model.
+
+``build_report(run_dir)`` reads ``run.json`` and ``results.jsonl``, loads the
+scenarios the manifest names, scores each sample (optionally with a judge for
+rubric scenarios), aggregates, decides the verdict and writes
+``summary.json``, ``metrics.csv``, ``scores.jsonl``, ``junit.xml`` and
+``index.html``. ``recall-eval report RUN_DIR`` is :func:`cli_report`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import fnmatch
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness import __version__
+from harness.results import RESULTS_FILE, ResultsError, SampleRecord, iter_records, read_manifest
+from harness.scenarios.models import Scenario
+from harness.verdict import VerdictConfig
+
+SUMMARY_SCHEMA_VERSION = 1
+
+__all__ = ["ReportError", "ReportOutcome", "VerdictConfig", "build_report", "cli_report", "build_summary"]
+
+
+class ReportError(Exception):
+    """A run folder cannot be reported on; the message names the file and what to do."""
+
+
+@dataclass
+class ReportOutcome:
+    """What ``build_report`` decided and wrote."""
+
+    verdict: str
+    reasons: list[str]
+    index_html: Path
+    summary_json: Path
+    paths: dict[str, Path] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _load_scenarios(manifest: Any) -> dict[str, Scenario]:
+    from harness.scenarios import ScenarioError, load_scenarios  # C's loader; imported when needed
+
+    try:
+        loaded = load_scenarios(manifest.scenario_paths, ids=manifest.scenario_ids)
+    except ScenarioError as exc:
+        problems = "; ".join(str(p) for p in getattr(exc, "problems", [])[:5])
+        raise ReportError(f"cannot load the run's scenarios {manifest.scenario_paths}: {exc} {problems}") from None
+    return {s.id: s for s in loaded}
+
+
+def _hash_warnings(records: Sequence[SampleRecord], scenarios: Mapping[str, Scenario]) -> list[str]:
+    try:
+        from harness.scenarios import scenario_hash
+    except ImportError:
+        return []
+    seen: dict[str, str] = {}
+    for record in records:
+        seen.setdefault(record.scenario_id, record.scenario_hash)
+    return [
+        f"scenario {sid!r} changed since the run (hash {h[:12]} in results, {scenario_hash(scenarios[sid])[:12]} now)"
+        for sid, h in sorted(seen.items())
+        if sid in scenarios and scenario_hash(scenarios[sid]) != h
+    ]
+
+
+def sample_dict(record: SampleRecord, scenario: Scenario, scores: Any) -> dict[str, Any]:
+    """One entry of the ``samples`` list handed to the HTML renderer (see report_contract.md)."""
+    return {
+        "sample_id": record.sample_id, "scenario_id": record.scenario_id, "title": scenario.title,
+        "category": record.category, "tags": list(scenario.tags), "arm": record.arm, "model": record.model,
+        "epoch": record.epoch, "status": record.status,
+        "error": record.error.model_dump() if record.error else None,
+        "outcome": scores.outcome, "final_answer": record.final_answer, "stop_reason": record.stop_reason,
+        "messages": record.messages, "tool_calls": [c.model_dump() for c in record.tool_calls],
+        "scores": [s.model_dump() for s in scores.scores],
+        "latency_s": record.wall_time_s, "prompt_tokens": scores.prompt_tokens,
+        "completion_tokens": scores.completion_tokens, "tool_result_tokens": scores.tool_result_tokens,
+        "cost_usd": scores.cost_usd,
+        "expected": scenario.expect.model_dump(mode="json", exclude_defaults=True) | {"abstain": scenario.expect.abstain},
+    }
+
+
+def _judge_for(judge_model: str | None, judge_cache_dir: Path | None) -> Any:
+    if not judge_model:
+        return None
+    from harness.judge import DEFAULT_CACHE_DIR, Judge
+
+    return Judge(model=judge_model, cache_dir=judge_cache_dir or DEFAULT_CACHE_DIR)
+
+
+def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Mapping[str, Scenario], *,
+                  config: VerdictConfig, judge: Any = None, excluded: Sequence[str] = (),
+                  warnings: Sequence[str] = ()) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Score, aggregate and decide; returns ``(summary, samples)`` (pure apart from judge calls)."""
+    from harness.aggregate import AggregateConfig, aggregate
+    from harness.scoring import score_sample
+    from harness.verdict import decide
+
+    scored, samples = [], []
+    for record in records:
+        scenario = scenarios[record.scenario_id]
+        verdict = None
+        if judge is not None and scenario.expect.rubric and record.status == "ok":
+            expected = [*scenario.expect.must_contain_all, *scenario.expect.must_contain_any]
+            verdict = judge(scenario.probe.message, scenario.expect.rubric, expected, record.final_answer or "")
+        scores = score_sample(record, scenario, judge=verdict)
+        scored.append(scores)
+        samples.append(sample_dict(record, scenario, scores))
+    agg_cfg = AggregateConfig(treatment_arm=config.treatment_arm, baseline_arm=config.baseline_arm, alpha=config.alpha)
+    tables = aggregate(scored, titles={sid: s.title for sid, s in scenarios.items()}, config=agg_cfg)
+    verdict_block = decide(tables, {s.model for s in scored}, config)
+    judge_block = None
+    if judge is not None:
+        from harness.judge import calibrate
+
+        calibration = calibrate(judge)
+        judge_block = {"model": judge.model, "calls": judge.calls, "cached": judge.cached,
+                       "calibration": calibration.as_dict()}
+    summary = {
+        "schema_version": SUMMARY_SCHEMA_VERSION,
+        "generated_at": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "harness_version": __version__,
+        "verdict": verdict_block,
+        "run": {
+            "run_id": manifest.run_id, "models": list(manifest.models), "arms": list(manifest.arms),
+            "epochs": manifest.epochs, "seed": manifest.seed, "suite_hash": manifest.suite_hash,
+            "samples": len(records), "errors": sum(r.status == "error" for r in records),
+            "excluded_scenarios": sorted(excluded), "started_at": manifest.started_at,
+            "finished_at": manifest.finished_at, "status": manifest.status, "warnings": list(warnings),
+        },
+        **tables,
+        "judge": judge_block,
+    }
+    return summary, samples
+
+
+def _render_html(summary: dict[str, Any], samples: list[dict[str, Any]]) -> str:
+    try:
+        from harness.report.html import render_html
+    except ModuleNotFoundError as exc:
+        if exc.name != "harness.report.html":
+            raise
+        import html
+
+        status = html.escape(str(summary["verdict"]["status"]))
+        reasons = "".join(f"<li>{html.escape(r)}</li>" for r in summary["verdict"]["reasons"])
+        return f"<!doctype html><meta charset=utf-8><title>recall-eval</title><h1>{status}</h1><ul>{reasons}</ul>"
+    return render_html(summary, samples)
+
+
+def build_report(run_dir: Path, *, judge_model: str | None = None, exclude: Sequence[str] = (),
+                 thresholds: VerdictConfig | None = None, scenarios: Mapping[str, Scenario] | None = None,
+                 judge_cache_dir: Path | None = None) -> ReportOutcome:
+    """Rebuild all outputs of ``run_dir`` from its results.
+
+    Args:
+        run_dir: a run folder (``run.json`` + ``results.jsonl``).
+        judge_model: litellm model for rubric scenarios; None scores by patterns only.
+        exclude: scenario ids (globs) to leave out, e.g. a known-bad answer key.
+        thresholds: verdict thresholds; defaults to :class:`VerdictConfig`.
+        scenarios: id -> Scenario, instead of loading the manifest's paths (tests, tools).
+        judge_cache_dir: where judge verdicts are cached (default ``.recall-eval-cache/judge``).
+
+    Raises:
+        ReportError, ResultsError: the folder or its files cannot be read; messages say which and why.
+    """
+    from harness.report import outputs
+
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise ReportError(f"{run_dir}: no such folder; pass a run folder written by `recall-eval run`")
+    manifest = read_manifest(run_dir)
+    results = run_dir / RESULTS_FILE
+    if not results.is_file():
+        raise ReportError(f"{results}: missing; the run wrote no results (run it again or use --resume)")
+    records = list(iter_records(results))
+    scenarios = dict(scenarios) if scenarios is not None else _load_scenarios(manifest)
+    warnings = [f"--exclude {p!r} matches no scenario in the results"
+                for p in exclude if not any(fnmatch.fnmatchcase(r.scenario_id, p) for r in records)]
+    excluded = sorted({r.scenario_id for r in records if any(fnmatch.fnmatchcase(r.scenario_id, p) for p in exclude)})
+    records = [r for r in records if r.scenario_id not in excluded]
+    unknown = sorted({r.scenario_id for r in records} - scenarios.keys())
+    if unknown:
+        warnings.append(f"not scored: scenarios {unknown} are in the results but not in {manifest.scenario_paths}")
+        records = [r for r in records if r.scenario_id in scenarios]
+    warnings += _hash_warnings(records, scenarios)
+    summary, samples = build_summary(manifest, records, scenarios, config=thresholds or VerdictConfig(),
+                                     judge=_judge_for(judge_model, judge_cache_dir), excluded=excluded,
+                                     warnings=warnings)
+    paths = {
+        "summary.json": outputs.write_summary_json(run_dir, summary),
+        "metrics.csv": outputs.write_metrics_csv(run_dir, summary["metrics"]),
+        "scores.jsonl": outputs.write_scores_jsonl(run_dir, samples),
+        "junit.xml": outputs.write_junit_xml(run_dir, summary["verdict"], samples),
+    }
+    paths["index.html"] = outputs._write(run_dir / outputs.HTML_FILE, _render_html(summary, samples))
+    return ReportOutcome(verdict=summary["verdict"]["status"], reasons=list(summary["verdict"]["reasons"]),
+                         index_html=paths["index.html"], summary_json=paths["summary.json"], paths=paths,
+                         warnings=warnings)
+
+
+def thresholds_from_args(args: Any) -> VerdictConfig:
+    """``--min-gain`` / ``--unsupported-tolerance`` (when the parser has them) as a VerdictConfig."""
+    values = {}
+    if getattr(args, "min_gain", None) is not None:
+        values["min_continuity_gain"] = args.min_gain
+    if getattr(args, "unsupported_tolerance", None) is not None:
+        values["unsupported_tolerance"] = args.unsupported_tolerance
+    return VerdictConfig(**values)
+
+
+def cli_report(args: Any) -> int:
+    """``recall-eval report RUN_DIR``: verdict first, then the paths; exit 1 with ``--gate`` unless pass, 2 on bad input."""
+    try:
+        from pydantic import ValidationError
+
+        try:
+            thresholds = thresholds_from_args(args)
+        except ValidationError as exc:
+            raise ReportError(f"bad threshold: {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}") from None
+        outcome = build_report(Path(args.run_dir), judge_model=getattr(args, "judge_model", None),
+                               exclude=getattr(args, "exclude", None) or (), thresholds=thresholds)
+    except (ReportError, ResultsError) as exc:
+        print(f"recall-eval report: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # the judge and scenario loader raise their own classes
+        if type(exc).__name__ not in ("JudgeError", "ScenarioError"):
+            raise
+        print(f"recall-eval report: {exc}", file=sys.stderr)
+        return 2
+    print(f"verdict: {outcome.verdict.upper()}")
+    for reason in outcome.reasons:
+        print(f"  - {reason}")
+    for warning in outcome.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    for name, path in outcome.paths.items():
+        print(f"{name:13} {path}")
+    if getattr(args, "gate", False) and outcome.verdict != "pass":
+        return 1
+    return 0

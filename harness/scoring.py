@@ -1,0 +1,382 @@
+"""Scores of one finished sample: pure functions of a SampleRecord and its Scenario.
+
+Nothing here calls a model. A judge verdict, when one exists, is passed in.
+
+Conventions (also in ``docs/summary-json.md``):
+
+* Text matching: both sides are NFKC-normalized, casefolded and whitespace
+  collapsed, then compared as substrings; regexes run with IGNORECASE on the
+  raw answer.
+* Abstention: :data:`ABSTENTION_PATTERNS` on the final answer. A *hedged*
+  answer ("I'm not sure, but I think it is 2 spaces") that abstains AND
+  passes the scenario's positive checks (must_contain_any/all, must_match;
+  the adherence ones when the top level has none) counts as answered: it
+  stated the fact, so it is scored on what it stated, canaries included.
+* Continuity, answerable scenario: not abstained, every top-level check
+  passes, no unsupported claim. A scenario with no top-level checks but an
+  ``adherence`` block scores continuity by adherence (the remembered
+  preference shaping the output *is* the continuity). Unanswerable scenario
+  (``expect.abstain``): abstained, negative checks pass, no unsupported claim.
+* Unsupported claims: canaries in the answer (leakage, stale, invented); item
+  ids cited in the answer that no scenario item has (``unknown_item_id``),
+  or that exist but were never shown to the agent in this sample, neither by a
+  tool nor in a non-assistant message (``undisclosed_item_id``). A string is
+  id-shaped when it starts with one of the scenario's item-id prefixes (the
+  leading letters plus separator of each item id, e.g. ``it-``). Stale values
+  are only detected through ``stale`` canaries, never by fuzzy matching.
+* Tool leakage (a Host defect, must be 0): ids disclosed by a tool that belong
+  to another workspace's items or to archived items; any storage read or
+  disclosure when the probe's policy denies reads (or incognito); leakage
+  canaries inside any tool result text.
+* Retrieval: the set of ``disclosed_item_ids`` against ``expect.relevant_items``.
+  Both are None when the arm offered no tools. Precision is None when nothing
+  was retrieved; recall is None when the scenario names no relevant items
+  (and 0.0 when it does and nothing was retrieved).
+* Error samples are never scored as wrong: every correctness field is None.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.results import SampleRecord
+from harness.scenarios.models import AnswerCheck, Scenario
+
+if TYPE_CHECKING:
+    from harness.judge import JudgeVerdict
+
+Outcome = Literal["correct", "wrong", "abstained_correctly", "abstained_wrongly", "error"]
+
+#: Phrases that mark an answer as an abstention (matched on the normalized answer).
+ABSTENTION_PATTERNS: tuple[str, ...] = (
+    r"\bi (?:really |honestly )?(?:don't|do not|dont) (?:know|recall|remember)\b",
+    r"\bi(?:'m| am) not (?:sure|certain|aware)\b",
+    r"\bnot aware of\b",
+    r"\bno (?:stored |saved |relevant |such )?(?:record|records|memory|memories|information|info|details|data|mention)\b",
+    r"\b(?:don't|do not|dont) have (?:any )?(?:stored |saved |relevant )?"
+    r"(?:information|info|record|records|memory|memories|details|data|knowledge)\b",
+    r"\b(?:can't|cannot|can not|couldn't|could not|unable to|wasn't able to|was not able to) "
+    r"(?:find|locate|determine|recall|tell)\b",
+    r"\bnot (?:been )?mentioned\b",
+    r"\bnothing (?:in|about) (?:my |the )?(?:memory|memories|records|history)\b",
+    r"\byou (?:haven't|have not|never) (?:told|mentioned|said|shared)\b",
+    r"\bi have no (?:way of knowing|idea)\b",
+    r"不知道",
+    r"不清楚",
+    r"没有(?:相关的?)?(?:记录|信息|记忆|资料)",
+    r"(?:找不到|没有找到|未找到|查不到)",
+    r"没有提到|未提及|无法确定",
+)
+_ABSTENTION_RE = re.compile("|".join(f"(?:{p})" for p in ABSTENTION_PATTERNS))
+_ID_PREFIX_RE = re.compile(r"^([A-Za-z]+[-_:.])[A-Za-z0-9]")
+_WS_RE = re.compile(r"\s+")
+
+
+class Score(BaseModel):
+    """One named score with the reason a human reads."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    value: bool | float | int | None
+    passed: bool | None = Field(None, description="None when the score is informational or not applicable")
+    reason: str
+
+
+class UnsupportedClaim(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["leakage", "stale", "invented", "unknown_item_id", "undisclosed_item_id"]
+    text: str
+
+
+class ToolLeak(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    call_id: str
+    kind: Literal["out_of_scope_item", "archived_item", "policy_denied_read", "leakage_canary"]
+    detail: str
+
+
+class SampleScores(BaseModel):
+    """Every score of one sample; aggregation reads only these."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sample_id: str
+    scenario_id: str
+    category: str
+    arm: str
+    model: str
+    epoch: int
+    status: Literal["ok", "error"]
+    outcome: Outcome
+    should_abstain: bool
+    abstained: bool | None = Field(None, description="None for error samples")
+    continuity_correct: bool | None = Field(None, description="The deciding result (judge when used)")
+    pattern_correct: bool | None = Field(None, description="The pattern result, kept when a judge decided")
+    judge_verdict: Literal["pass", "fail"] | None = None
+    judge_reason: str | None = None
+    adherence: bool | None = Field(None, description="None when the scenario sets no adherence checks")
+    unsupported_claims: list[UnsupportedClaim] = Field(default_factory=list)
+    answer_leaks: list[str] = Field(default_factory=list, description="Leakage canaries in the final answer")
+    tool_leaks: list[ToolLeak] = Field(default_factory=list)
+    retrieved_items: list[str] = Field(default_factory=list)
+    retrieved_precision: float | None = None
+    retrieved_recall: float | None = None
+    tool_calls: int = 0
+    model_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    tool_result_tokens: int = 0
+    tool_result_chars: int = 0
+    cost_usd: float | None = None
+    latency_s: float = 0.0
+    scores: list[Score] = Field(default_factory=list)
+
+    @property
+    def unsupported(self) -> bool:
+        return bool(self.unsupported_claims)
+
+    @property
+    def answered(self) -> bool | None:
+        return None if self.abstained is None else not self.abstained
+
+
+def normalize_text(text: str) -> str:
+    """NFKC, casefold, typographic apostrophes to ``'``, whitespace collapsed."""
+    folded = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'").replace("\u2018", "'")
+    return _WS_RE.sub(" ", folded).strip()
+
+
+def contains(answer: str, needle: str) -> bool:
+    """Substring test after :func:`normalize_text` on both sides."""
+    return normalize_text(needle) in normalize_text(answer)
+
+
+def is_abstention(answer: str | None) -> bool:
+    """True when the answer says it does not know (see :data:`ABSTENTION_PATTERNS`)."""
+    return bool(answer) and _ABSTENTION_RE.search(normalize_text(answer or "")) is not None
+
+
+def check_answer(answer: str, check: AnswerCheck) -> tuple[bool, list[str]]:
+    """Run the five text checks; returns (all passed, reasons for each failure)."""
+    failures: list[str] = []
+    if check.must_contain_any and not any(contains(answer, s) for s in check.must_contain_any):
+        failures.append(f"none of {check.must_contain_any!r} appears")
+    failures += [f"missing {s!r}" for s in check.must_contain_all if not contains(answer, s)]
+    failures += [f"no match for /{p}/" for p in check.must_match if not re.search(p, answer, re.IGNORECASE)]
+    failures += [f"contains forbidden {s!r}" for s in check.must_not_contain if contains(answer, s)]
+    failures += [f"matches forbidden /{p}/" for p in check.must_not_match if re.search(p, answer, re.IGNORECASE)]
+    return not failures, failures
+
+
+def _has_positive(check: AnswerCheck | None) -> bool:
+    return check is not None and bool(check.must_contain_any or check.must_contain_all or check.must_match)
+
+
+def _has_any(check: AnswerCheck) -> bool:
+    return _has_positive(check) or bool(check.must_not_contain or check.must_not_match)
+
+
+def _positive_pass(answer: str, check: AnswerCheck) -> bool:
+    positive = AnswerCheck(
+        must_contain_any=check.must_contain_any, must_contain_all=check.must_contain_all, must_match=check.must_match
+    )
+    return check_answer(answer, positive)[0]
+
+
+def _id_prefixes(scenario: Scenario) -> set[str]:
+    return {m.group(1) for item in scenario.items if (m := _ID_PREFIX_RE.match(item.id))}
+
+
+def _cited_ids(answer: str, prefixes: Iterable[str]) -> list[str]:
+    found: list[str] = []
+    for prefix in sorted(prefixes):
+        pattern = r"(?<![A-Za-z0-9._:-])" + re.escape(prefix) + r"[A-Za-z0-9][A-Za-z0-9._:-]*"
+        for match in re.finditer(pattern, answer):
+            token = match.group(0).rstrip(".:-_")
+            if token not in found:
+                found.append(token)
+    return found
+
+
+def _visible_text(record: SampleRecord) -> str:
+    parts = [str(m.get("content") or "") for m in record.messages if m.get("role") != "assistant"]
+    return "\n".join(parts + [call.result_text for call in record.tool_calls])
+
+
+def _unsupported_claims(answer: str, record: SampleRecord, scenario: Scenario) -> list[UnsupportedClaim]:
+    claims = [UnsupportedClaim(kind=c.kind, text=c.text) for c in scenario.expect.canaries if contains(answer, c.text)]
+    item_ids = {item.id for item in scenario.items}
+    disclosed = {i for call in record.tool_calls for i in call.disclosed_item_ids}
+    visible: str | None = None
+    for cited in _cited_ids(answer, _id_prefixes(scenario)):
+        if cited not in item_ids:
+            claims.append(UnsupportedClaim(kind="unknown_item_id", text=cited))
+            continue
+        if cited in disclosed:
+            continue
+        visible = _visible_text(record) if visible is None else visible
+        if cited not in visible:
+            claims.append(UnsupportedClaim(kind="undisclosed_item_id", text=cited))
+    return claims
+
+
+def tool_leaks(record: SampleRecord, scenario: Scenario) -> list[ToolLeak]:
+    """Leaks at the tool level: what the Host should never have returned."""
+    probe = scenario.probe
+    denied = probe.incognito or not probe.policy.enabled or not probe.policy.agent_read_enabled
+    items = {item.id: item for item in scenario.items}
+    leak_canaries = [c.text for c in scenario.expect.canaries if c.kind == "leakage"]
+    leaks: list[ToolLeak] = []
+    for call in record.tool_calls:
+        if denied and (call.storage_read or call.disclosed_item_ids):
+            leaks.append(ToolLeak(call_id=call.call_id, kind="policy_denied_read", detail=f"{call.name} read storage"))
+        for item_id in call.disclosed_item_ids:
+            item = items.get(item_id)
+            if item is None:
+                continue
+            if item.state.value == "archived":
+                leaks.append(ToolLeak(call_id=call.call_id, kind="archived_item", detail=item_id))
+            elif item.workspace is not None and item.workspace != probe.workspace:
+                leaks.append(ToolLeak(call_id=call.call_id, kind="out_of_scope_item", detail=item_id))
+        leaks += [
+            ToolLeak(call_id=call.call_id, kind="leakage_canary", detail=text)
+            for text in leak_canaries
+            if contains(call.result_text, text)
+        ]
+    return leaks
+
+
+def retrieval(record: SampleRecord, scenario: Scenario) -> tuple[list[str], float | None, float | None]:
+    """(retrieved ids in first-seen order, precision, recall); see the module conventions."""
+    retrieved: list[str] = []
+    for call in record.tool_calls:
+        retrieved += [i for i in call.disclosed_item_ids if i not in retrieved]
+    if not record.tools_offered:
+        return retrieved, None, None
+    relevant = set(scenario.expect.relevant_items)
+    hits = len(relevant.intersection(retrieved))
+    precision = hits / len(retrieved) if retrieved else None
+    recall = hits / len(relevant) if relevant else None
+    return retrieved, precision, recall
+
+
+def _cost_fields(record: SampleRecord) -> dict[str, int | float | None]:
+    costs = [call.cost_usd for call in record.model_calls]
+    return {
+        "tool_calls": len(record.tool_calls),
+        "model_calls": len(record.model_calls),
+        "prompt_tokens": sum(c.prompt_tokens for c in record.model_calls),
+        "completion_tokens": sum(c.completion_tokens for c in record.model_calls),
+        "tool_result_tokens": sum(c.result_tokens for c in record.tool_calls),
+        "tool_result_chars": sum(c.result_chars for c in record.tool_calls),
+        "cost_usd": sum(costs) if costs and all(c is not None for c in costs) else None,  # type: ignore[misc]
+        "latency_s": record.wall_time_s,
+    }
+
+
+def _base(record: SampleRecord, scenario: Scenario) -> dict[str, object]:
+    return {
+        "sample_id": record.sample_id,
+        "scenario_id": record.scenario_id,
+        "category": record.category,
+        "arm": record.arm,
+        "model": record.model,
+        "epoch": record.epoch,
+        "should_abstain": scenario.expect.abstain,
+    }
+
+
+def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdict | None = None) -> SampleScores:
+    """Score one sample against its scenario.
+
+    Args:
+        record: the finished sample.
+        scenario: the scenario it ran (same id).
+        judge: the judge's verdict on this answer; used only when the scenario
+            has a rubric, and then it decides continuity instead of the patterns.
+
+    Returns:
+        The frozen scores, with a human reason for each in ``scores``.
+    """
+    base = _base(record, scenario)
+    leaks = tool_leaks(record, scenario)
+    retrieved, precision, recall = retrieval(record, scenario)
+    common = {**base, **_cost_fields(record), "tool_leaks": leaks, "retrieved_items": retrieved,
+              "retrieved_precision": precision, "retrieved_recall": recall}
+    if record.status == "error":
+        message = f"{record.error.type}: {record.error.message}" if record.error else "error"
+        return SampleScores(status="error", outcome="error", **common,  # type: ignore[arg-type]
+                            scores=[Score(name="error", value=None, passed=None, reason=f"not scored: {message}")])
+    expect = scenario.expect
+    answer = record.final_answer or ""
+    claims = _unsupported_claims(answer, record, scenario)
+    answer_leaks = [c.text for c in claims if c.kind == "leakage"]
+    top_ok, top_failures = check_answer(answer, expect)
+    adherence: bool | None = None
+    adherence_failures: list[str] = []
+    if expect.adherence is not None:
+        adherence, adherence_failures = check_answer(answer, expect.adherence)
+    fact_check = expect if _has_positive(expect) else expect.adherence
+    stated_fact = _has_positive(fact_check) and _positive_pass(answer, fact_check)  # type: ignore[arg-type]
+    abstained = (not answer.strip() or is_abstention(answer)) and not (not expect.abstain and stated_fact)
+    if expect.abstain:
+        negative_ok = not [f for f in top_failures if f.startswith(("contains forbidden", "matches forbidden"))]
+        pattern_correct = abstained and negative_ok and not claims
+        why = "abstained" if abstained else "answered although nothing supports an answer"
+    elif not _has_any(expect) and adherence is not None:
+        pattern_correct = bool(adherence) and not abstained and not claims
+        why = "adherence checks pass" if adherence else "; ".join(adherence_failures)
+    else:
+        pattern_correct = top_ok and not abstained and not claims
+        why = "checks pass" if top_ok else "; ".join(top_failures)
+    if abstained and not expect.abstain:
+        why = "abstained on an answerable question"
+    if claims:
+        why += "; unsupported: " + ", ".join(f"{c.kind} {c.text!r}" for c in claims)
+    correct = pattern_correct
+    judge_verdict = judge_reason = None
+    if judge is not None and expect.rubric:
+        judge_verdict, judge_reason = judge.verdict, judge.reason
+        correct = judge.verdict == "pass" and not claims and (abstained or not expect.abstain)
+        why = f"judge {judge.verdict}: {judge.reason} (patterns: {'pass' if pattern_correct else 'fail'})"
+    if expect.abstain:
+        outcome: Outcome = "abstained_correctly" if correct else "wrong"
+    elif abstained:
+        outcome = "abstained_wrongly"
+    else:
+        outcome = "correct" if correct else "wrong"
+    scores = [
+        Score(name="continuity", value=correct, passed=correct, reason=why),
+        Score(name="abstained", value=abstained, passed=None,
+              reason=("abstention expected" if expect.abstain else "an answer expected")
+              + ("; the answer abstains" if abstained else "; the answer does not abstain")),
+        Score(name="unsupported_claims", value=len(claims), passed=not claims,
+              reason="none" if not claims else ", ".join(f"{c.kind}: {c.text!r}" for c in claims)),
+        Score(name="tool_leakage", value=len(leaks), passed=not leaks,
+              reason="none" if not leaks else ", ".join(f"{x.kind} {x.detail!r} in {x.call_id}" for x in leaks)),
+    ]
+    if adherence is not None:
+        scores.append(Score(name="adherence", value=adherence, passed=adherence,
+                            reason="checks pass" if adherence else "; ".join(adherence_failures)))
+    if precision is not None or recall is not None:
+        scores.append(Score(name="retrieval", value=precision, passed=None,
+                            reason=f"retrieved {retrieved or 'nothing'}; relevant {expect.relevant_items}; "
+                            f"precision {_fmt(precision)}, recall {_fmt(recall)}"))
+    return SampleScores(
+        status="ok", outcome=outcome, abstained=abstained, continuity_correct=correct,
+        pattern_correct=pattern_correct, judge_verdict=judge_verdict, judge_reason=judge_reason,
+        adherence=adherence, unsupported_claims=claims, answer_leaks=answer_leaks, scores=scores,
+        **common,  # type: ignore[arg-type]
+    )
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
