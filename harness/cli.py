@@ -82,6 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge-model", metavar="M", help="litellm model for rubric scenarios (optional)")
     p.add_argument("--exclude", action="append", default=[], metavar="ID", help="leave a scenario out (a known-bad answer key)")
     p.add_argument("--gate", action="store_true", help="exit 1 when the verdict is not pass")
+    p.add_argument("--min-gain", type=float, metavar="X", help="paired CI lower bound of the accuracy gain must exceed X (default 0)")
+    p.add_argument("--unsupported-tolerance", type=float, metavar="X", help="allowed rise of the unsupported-claim rate, CI upper bound (default 0.02)")
 
     p = sub.add_parser("compare", help="per-metric and per-scenario differences between two runs")
     p.add_argument("run_a", metavar="RUN_A", help="baseline run (e.g. the last good nightly)")
