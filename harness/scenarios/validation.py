@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import datetime as _dt
 import re
 import sys
 from collections import Counter
@@ -200,24 +201,30 @@ def effective_observed_at(item: ItemSpec, scenario: Scenario) -> int:
     return next((s.started_at for s in scenario.sessions if s.id == first), 0)
 
 
+def _when(millis: int) -> str:
+    """``1772445600000`` -> ``1772445600000 (2026-03-02T10:00:00Z)``, for messages."""
+    moment = _dt.datetime.fromtimestamp(millis / 1000, tz=_dt.timezone.utc)
+    return f"{millis} ({moment.strftime('%Y-%m-%dT%H:%M:%SZ')})"
+
+
 def _check_times(scenario: Scenario) -> Iterator[Finding]:
     probe_at = scenario.probe.started_at
     for i, session in enumerate(scenario.sessions):
         if session.started_at >= probe_at:
-            yield Finding(("sessions", i, "started_at"), "an earlier session must start before probe.started_at", session.started_at)
+            yield Finding(("sessions", i, "started_at"), "an earlier session must start before probe.started_at", _when(session.started_at))
     for i, item in enumerate(scenario.items):
         observed = effective_observed_at(item, scenario)
         if observed > probe_at:
-            yield Finding(("items", i, "observed_at"), "an item cannot be observed after probe.started_at", observed)
+            yield Finding(("items", i, "observed_at"), "an item cannot be observed after probe.started_at", _when(observed))
         previous = None
         for j, revision in enumerate(item.revisions):
             if previous is not None and revision.at < previous:
-                yield Finding(("items", i, "revisions", j, "at"), "revisions must be in time order, oldest first", revision.at)
+                yield Finding(("items", i, "revisions", j, "at"), "revisions must be in time order, oldest first", _when(revision.at))
             if revision.at > observed:
                 yield Finding(
                     ("items", i, "revisions", j, "at"),
-                    f"a revision must not be later than the item's observed_at ({observed}), which dates the final content",
-                    revision.at,
+                    f"a revision must not be later than the item's observed_at {_when(observed)}, which dates the final content",
+                    _when(revision.at),
                 )
             previous = revision.at
             following = item.revisions[j + 1].content if j + 1 < len(item.revisions) else item.content

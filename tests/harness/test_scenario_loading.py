@@ -1,0 +1,203 @@
+"""Loading scenario suites: discovery, defaults, ids, filters, hashing, ``recall-eval list``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.scenarios import (
+    Scenario,
+    ScenarioError,
+    Session,
+    discover,
+    load_scenarios,
+    load_suite,
+    scenario_hash,
+    sessions_in_scope,
+)
+from harness.scenarios.loading import cli_list
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures" / "scenarios"
+SHIPPED = ROOT / "scenarios"
+
+
+def test_every_shipped_scenario_validates() -> None:
+    suite = load_suite([SHIPPED])
+    assert suite.scenarios, "no shipped scenarios found"
+    assert [str(p) for p in suite.errors] == []
+
+
+def test_smoke_suite_has_five_scenarios_with_distractors() -> None:
+    scenarios = load_scenarios([SHIPPED / "smoke"])
+    assert len(scenarios) == 5
+    for scenario in scenarios:
+        assert any(item.role in ("distractor", "stale", "canary") for item in scenario.items), scenario.id
+
+
+def test_discover_finds_yaml_recursively_and_skips_underscore_files() -> None:
+    files = discover([FIXTURES / "defaults"])
+    assert [f.name for f in files] == ["inner.yaml", "outer.yaml"]
+
+
+def test_discover_missing_path_is_a_clear_error() -> None:
+    with pytest.raises(ScenarioError) as caught:
+        discover([FIXTURES / "nope"])
+    assert "no such file or folder" in str(caught.value)
+    assert caught.value.problems[0].file.endswith("nope")
+
+
+def test_discover_rejects_non_yaml_file_and_empty_folder(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hi")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ScenarioError) as caught:
+        discover([tmp_path / "notes.txt", tmp_path / "empty"])
+    messages = {p.message for p in caught.value.problems}
+    assert any("expected a .yaml or .yml file" in m for m in messages)
+    assert any("holds no scenario files" in m for m in messages)
+
+
+def test_load_scenarios_sorted_by_id() -> None:
+    ids = [s.id for s in load_scenarios([SHIPPED / "smoke"])]
+    assert ids == sorted(ids)
+
+
+def test_load_scenarios_collects_problems_of_all_files_before_raising() -> None:
+    with pytest.raises(ScenarioError) as caught:
+        load_scenarios([FIXTURES / "broken", FIXTURES / "good"])
+    files = {Path(p.file).name for p in caught.value.problems}
+    assert {"syntax.yaml", "field_type.yaml", "missing_session.yaml", "store_rule.yaml"} <= files
+
+
+def test_warnings_alone_do_not_raise() -> None:
+    scenarios = load_scenarios([FIXTURES / "warnings"])
+    assert len(scenarios) == 3
+
+
+def test_defaults_merge_nearest_folder_wins_and_mappings_merge() -> None:
+    by_id = {s.id: s for s in load_scenarios([FIXTURES / "defaults"])}
+    outer, inner = by_id["fx-defaults-outer"], by_id["fx-defaults-inner"]
+    assert outer.category.value == "project_fact"
+    assert inner.category.value == "preference"  # nested _defaults.yaml wins
+    assert outer.probe.policy.agent_read_enabled is False
+    assert inner.probe.policy.agent_read_enabled is True  # nested mapping merged key by key
+    assert inner.probe.policy.enabled is True  # sibling key kept from the outer defaults
+    assert inner.probe.workspace == "ws-a"  # from the outer defaults
+    assert inner.probe.message == "Tabs or spaces?"  # the scenario's own value
+
+
+def test_defaults_lists_and_scalars_in_the_scenario_replace() -> None:
+    by_id = {s.id: s for s in load_scenarios([FIXTURES / "defaults"])}
+    assert by_id["fx-defaults-inner"].tags == ["inner-tag"]
+    assert by_id["fx-defaults-inner"].expect.must_contain_all == ["tabs"]
+    assert by_id["fx-defaults-inner"].expect.must_not_contain == ["never"]
+    assert by_id["fx-defaults-outer"].tags == ["outer-tag"]
+
+
+def test_defaults_apply_when_a_single_file_is_loaded() -> None:
+    [scenario] = load_scenarios([FIXTURES / "defaults" / "nested" / "inner.yaml"])
+    assert scenario.category.value == "preference"
+    assert scenario.probe.started_at == 1769936400000
+
+
+def test_bad_value_from_defaults_points_at_the_defaults_file() -> None:
+    suite = load_suite([FIXTURES / "broken_defaults"])
+    problem = next(p for p in suite.errors if p.field == "category")
+    assert problem.file.endswith("broken_defaults/_defaults.yaml")
+    assert problem.line == 1
+    assert problem.value == "'projectfact'"
+
+
+def test_duplicate_ids_name_both_files() -> None:
+    with pytest.raises(ScenarioError) as caught:
+        load_scenarios([FIXTURES / "duplicates"])
+    [problem] = caught.value.problems
+    assert problem.field == "id"
+    assert "second.yaml" in problem.file
+    assert "first.yaml" in problem.message
+
+
+def test_turn_ids_default_by_position_in_sessions_and_history() -> None:
+    [scenario] = load_scenarios([FIXTURES / "warnings" / "answer_in_history.yaml"])
+    assert [t.id for t in scenario.sessions[0].turns] == ["t1", "t2"]
+    assert [t.id for t in scenario.probe.history] == ["h1"]
+
+
+def test_explicit_turn_ids_are_kept() -> None:
+    session = Session.model_validate(
+        {"id": "s", "started_at": 0, "turns": [{"role": "user", "content": "a"}, {"id": "x", "role": "user", "content": "b"}]}
+    )
+    assert [t.id for t in session.turns] == ["t1", "x"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "millis"),
+    [
+        (0, 0),
+        ("2026-03-02T10:00:00Z", 1772445600000),
+        ("2026-03-02T11:00:00+01:00", 1772445600000),
+        ("2026-03-02T10:00:00", 1772445600000),
+        ("2026-03-02", 1772409600000),
+    ],
+)
+def test_times_accept_millis_and_iso_timestamps(raw: object, millis: int) -> None:
+    [scenario] = load_scenarios([FIXTURES / "good"])
+    data = scenario.model_dump(by_alias=True)
+    data["probe"]["started_at"] = raw
+    data["sessions"] = []
+    data["items"] = []
+    data["expect"]["relevant_items"] = []
+    assert Scenario.model_validate(data).probe.started_at == millis
+
+
+def test_yaml_timestamps_become_utc_millis() -> None:
+    [scenario] = load_scenarios([FIXTURES / "good"])
+    assert scenario.sessions[0].started_at == 1767607200000  # 2026-01-05T10:00:00Z
+
+
+def test_filters_by_id_glob_category_and_tag() -> None:
+    paths = [SHIPPED / "smoke"]
+    assert [s.id for s in load_scenarios(paths, ids=["smoke-0[12]*"])] == ["smoke-01-changelog-format", "smoke-02-ci-provider"]
+    assert [s.id for s in load_scenarios(paths, categories=["abstention"])] == ["smoke-03-abstain-freeze-window"]
+    assert [s.id for s in load_scenarios(paths, tags=["canary"])] == ["smoke-04-leak-pilot-customer"]
+    assert load_scenarios(paths, ids=["nothing-*"]) == []
+
+
+def test_unknown_category_filter_is_an_error() -> None:
+    with pytest.raises(ScenarioError, match="unknown category"):
+        load_scenarios([SHIPPED / "smoke"], categories=["prefs"])
+
+
+def test_scenario_hash_is_stable_and_ignores_schema_hint() -> None:
+    [scenario] = load_scenarios([FIXTURES / "good"])
+    again = Scenario.model_validate(scenario.model_dump(by_alias=True) | {"$schema": "elsewhere.json"})
+    assert scenario_hash(scenario) == scenario_hash(again)
+    assert len(scenario_hash(scenario)) == 64
+
+
+def test_scenario_hash_changes_when_content_changes() -> None:
+    [scenario] = load_scenarios([FIXTURES / "good"])
+    edited = scenario.model_copy(update={"title": "Another title"})
+    assert scenario_hash(scenario) != scenario_hash(edited)
+
+
+def test_sessions_in_scope_keeps_global_and_probe_workspace_sessions() -> None:
+    [scenario] = load_scenarios([SHIPPED / "smoke" / "smoke-01-changelog-format.yaml"])
+    assert [s.id for s in sessions_in_scope(scenario)] == ["s-changelog", "s-readme"]
+
+
+def test_list_prints_table_and_count(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["list", str(SHIPPED / "smoke"), "--category", "leakage"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "smoke-04-leak-pilot-customer" in out and "leakage" in out and "smoke-01" not in out
+    assert out.strip().endswith("1 scenario")
+
+
+def test_list_reports_problems_and_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    args = argparse.Namespace(paths=[str(FIXTURES / "duplicates")], id=[], category=[], tag=[])
+    assert cli_list(args) == 1
+    assert "duplicate scenario id" in capsys.readouterr().err
