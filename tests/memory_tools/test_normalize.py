@@ -1,0 +1,230 @@
+"""Normalization of keys, terms, identifiers and content, and the pure item validation."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from memory_tools import (
+    ItemInput,
+    KeyInput,
+    KeyOrigin,
+    KeyType,
+    Kind,
+    MemoryItemSource,
+    MemoryValidationError,
+    ScopeType,
+    TemporalType,
+    normalize_content,
+    normalize_identifier,
+    normalize_search_term,
+    validate_item_input,
+)
+
+SOURCE = MemoryItemSource("s1", "r1", "t1", "e1")
+
+
+def _item(**changes: object) -> ItemInput:
+    base = ItemInput(content="Prefers tabs", kind=Kind.PREFERENCE, keys=(KeyInput("indent"),), sources=(SOURCE,), now=10)
+    return dataclasses.replace(base, **changes)
+
+
+# -- normalize_search_term --------------------------------------------------------------------------
+def test_surrounding_whitespace_gives_one_key():
+    assert normalize_search_term(" 偏好 ") == normalize_search_term("偏好") == "偏好"
+
+
+def test_lowercase_without_nfkc_or_casefold():
+    assert normalize_search_term("Straße") == "straße"
+    assert normalize_search_term("ＡＢＣ") == "ａｂｃ"  # full-width letters stay full-width
+    assert normalize_search_term("ΟΔΟΣ") == "οδος"  # final sigma
+
+
+def test_nfc_applied_before_lowercase():
+    assert normalize_search_term("Cafe\u0301") == "caf\u00e9"
+
+
+@pytest.mark.parametrize("inner", ["\t", "\n", "\r", "\x00", "\x7f", "\x85", "\u200b", "\u200c", "\u200d", "\ufeff"])
+def test_inner_control_and_zero_width_characters_rejected(inner: str):
+    with pytest.raises(MemoryValidationError, match=r"term must not contain control, zero-width"):
+        normalize_search_term(f"a{inner}b")
+
+
+def test_lone_surrogate_rejected():
+    with pytest.raises(MemoryValidationError, match="lone surrogate"):
+        normalize_search_term("a\ud800b")
+
+
+def test_256_code_points_accepted_and_257_rejected():
+    assert len(normalize_search_term("x" * 256)) == 256
+    with pytest.raises(MemoryValidationError, match=r"at most 256 code points .*\(got 257\)"):
+        normalize_search_term("x" * 257)
+
+
+def test_length_counted_after_trimming_and_before_collapsing():
+    assert normalize_search_term("  " + "x" * 256 + "\u3000") == "x" * 256
+    with pytest.raises(MemoryValidationError, match="got 257"):
+        normalize_search_term("a" + " " * 255 + "b")  # collapses to 3, but 257 before collapsing
+
+
+def test_ideographic_space_trimmed_at_ends_and_collapsed_inside():
+    assert normalize_search_term("\u3000用户\u3000\u3000偏好\u3000") == "用户 偏好"
+
+
+def test_mixed_whitespace_runs_collapse_to_one_space():
+    assert normalize_search_term("a \u00a0\u2003\u202f b") == "a b"
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\t\n", "\u3000\ufeff"])
+def test_empty_term_rejected(blank: str):
+    with pytest.raises(MemoryValidationError, match="term must not be empty"):
+        normalize_search_term(blank)
+
+
+def test_non_string_term_rejected_with_field_name():
+    with pytest.raises(MemoryValidationError, match=r"terms\[2\] must be a string \(got int\)"):
+        normalize_search_term(5, "terms[2]")
+
+
+# -- identifiers and content ------------------------------------------------------------------------
+def test_identifier_returned_unchanged_and_case_kept():
+    assert normalize_identifier("Workspace-A", "workspace_key") == "Workspace-A"
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("", r"workspace_key must hold 1\.\.512 code points \(got 0\)"),
+        ("w" * 513, r"got 513"),
+        (" w", "must not start or end with whitespace"),
+        ("w\u3000", "must not start or end with whitespace"),
+        ("Cafe\u0301", "must already be NFC"),
+        (7, "must be a string"),
+    ],
+)
+def test_identifier_rules(value: object, message: str):
+    with pytest.raises(MemoryValidationError, match=message):
+        normalize_identifier(value, "workspace_key")
+
+
+def test_identifier_of_512_code_points_accepted():
+    assert normalize_identifier("w" * 512, "item_id") == "w" * 512
+
+
+def test_content_controls_become_spaces_and_zero_width_removed():
+    assert normalize_content("\u200b line1\nline2\u200dx\t ") == "line1 line2x"
+
+
+def test_content_length_measured_after_normalization():
+    assert len(normalize_content(" " + "c" * 2000 + "\u200b\u200b")) == 2000
+    with pytest.raises(MemoryValidationError, match=r"content must be at most 2000 code points .*\(got 2001\)"):
+        normalize_content("c" * 2001)
+
+
+def test_content_empty_after_normalization_rejected():
+    with pytest.raises(MemoryValidationError, match="content must not be empty"):
+        normalize_content("\u200b\n\t ")
+
+
+# -- validate_item_input ----------------------------------------------------------------------------
+def test_validate_item_input_is_pure_and_returns_normalized_pieces():
+    n = validate_item_input(_item(content=" Prefers tabs\n", keys=(KeyInput(" Indent "),)))
+    assert n.content == "Prefers tabs"
+    assert n.keys[0].key == "Indent" and n.keys[0].normalized_key == "indent"
+    assert n.observed_at == 10 and n.now == 10 and n.item_id is None
+
+
+def _winner(*keys: KeyInput) -> KeyInput:
+    n = validate_item_input(_item(keys=keys))
+    assert len(n.keys) == 1
+    return KeyInput(n.keys[0].key, n.keys[0].key_type, n.keys[0].key_origin)
+
+
+def test_key_dedup_prefers_user_over_deterministic_over_llm():
+    user = KeyInput("Tabs", KeyType.ALIAS, KeyOrigin.USER)
+    deterministic = KeyInput("TABS", KeyType.CODE, KeyOrigin.DETERMINISTIC)
+    llm = KeyInput("tabs", KeyType.CODE, KeyOrigin.LLM)
+    assert _winner(llm, deterministic, user) == user
+    assert _winner(llm, deterministic) == deterministic
+
+
+def test_key_dedup_then_prefers_type_order():
+    ordered = [KeyType.CODE, KeyType.EXACT, KeyType.ENTITY, KeyType.CONCEPT, KeyType.ALIAS]
+    for better, worse in zip(ordered, ordered[1:]):
+        a, b = KeyInput("Tabs", worse, KeyOrigin.LLM), KeyInput("tabs", better, KeyOrigin.LLM)
+        assert _winner(a, b) == b
+        assert _winner(b, a) == b
+
+
+def test_key_dedup_ties_go_to_smaller_original_text():
+    upper, lower = KeyInput(" Tabs"), KeyInput("tabs ")
+    assert _winner(lower, upper) == KeyInput("Tabs")  # 'T' < 't' in code-point order, compared trimmed
+
+
+def test_keys_sorted_by_normalized_key_and_counted_after_dedup():
+    keys = tuple(KeyInput(f"K{i:02}") for i in range(32)) + (KeyInput("k00"), KeyInput(" K31 "))
+    n = validate_item_input(_item(keys=keys))
+    assert [k.normalized_key for k in n.keys] == [f"k{i:02}" for i in range(32)]
+    with pytest.raises(MemoryValidationError, match=r"keys must hold 1\.\.32 distinct keys .*\(got 33\)"):
+        validate_item_input(_item(keys=keys + (KeyInput("k32"),)))
+
+
+def test_bad_key_error_names_its_index():
+    with pytest.raises(MemoryValidationError, match=r"keys\[1\]\.key must not be empty"):
+        validate_item_input(_item(keys=(KeyInput("ok"), KeyInput("  "))))
+    with pytest.raises(MemoryValidationError, match=r"keys\[0\]\.key_type must be one of exact, entity"):
+        validate_item_input(_item(keys=(KeyInput("ok", "bogus"),)))  # type: ignore[arg-type]
+
+
+def test_sources_dedup_by_event_id_and_conflicting_provenance_rejected():
+    n = validate_item_input(_item(sources=(SOURCE, MemoryItemSource("s2", "r2", "t2", "e2"), SOURCE)))
+    assert [s.event_id for s in n.sources] == ["e1", "e2"]
+    with pytest.raises(MemoryValidationError, match=r"sources\[1\]: event_id 'e1' already appears in sources\[0\]"):
+        validate_item_input(_item(sources=(SOURCE, MemoryItemSource("s9", "r1", "t1", "e1"))))
+
+
+def test_sources_limits():
+    with pytest.raises(MemoryValidationError, match=r"sources must hold 1\.\.256 distinct sources \(got 0\)"):
+        validate_item_input(_item(sources=()))
+    many = tuple(MemoryItemSource("s", "r", "t", f"e{i}") for i in range(257))
+    with pytest.raises(MemoryValidationError, match=r"got 257"):
+        validate_item_input(_item(sources=many))
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"temporal_type": TemporalType.UNDATED, "event_started_at": 5}, "must be null for an undated item"),
+        ({"temporal_type": TemporalType.POINT}, "event_started_at is required for a point item"),
+        ({"temporal_type": TemporalType.POINT, "event_started_at": 5, "event_ended_at": 5}, "later than"),
+        ({"temporal_type": TemporalType.INTERVAL, "event_started_at": 5}, "event_ended_at is required"),
+        (
+            {"temporal_type": TemporalType.INTERVAL, "event_started_at": 5, "event_ended_at": 4},
+            "event_ended_at must be later than event_started_at for an interval item",
+        ),
+        ({"temporal_type": TemporalType.OPEN_ENDED, "event_started_at": 5, "event_ended_at": 9}, "must be null"),
+        ({"scope_type": ScopeType.GLOBAL, "scope_key": "w1"}, "scope_key must be null for a global item"),
+        ({"scope_type": ScopeType.WORKSPACE}, "scope_key is required for a workspace item"),
+        ({"scope_type": ScopeType.WORKSPACE, "scope_key": " w1"}, "scope_key must not start or end"),
+        ({"observed_at": -1}, "observed_at must be a non-negative integer"),
+        ({"observed_at": True}, "observed_at must be a non-negative integer"),
+        ({"kind": "mood"}, "kind must be one of preference, identity"),
+        ({"item_id": ""}, r"item_id must hold 1\.\.512"),
+    ],
+)
+def test_item_rules_name_the_field(changes: dict[str, object], message: str):
+    with pytest.raises(MemoryValidationError, match=message):
+        validate_item_input(_item(**changes))
+
+
+def test_valid_temporal_shapes_accepted():
+    validate_item_input(_item(temporal_type=TemporalType.POINT, event_started_at=5))
+    validate_item_input(_item(temporal_type=TemporalType.POINT, event_started_at=5, event_ended_at=6))
+    validate_item_input(_item(temporal_type=TemporalType.INTERVAL, event_started_at=5, event_ended_at=6))
+    validate_item_input(_item(temporal_type=TemporalType.OPEN_ENDED, event_started_at=0))
+
+
+def test_enum_values_given_as_strings_accepted():
+    n = validate_item_input(_item(kind="note", keys=(KeyInput("x", "code", "user"),)))  # type: ignore[arg-type]
+    assert n.kind is Kind.NOTE and n.keys[0].key_type is KeyType.CODE

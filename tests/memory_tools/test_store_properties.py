@@ -1,0 +1,134 @@
+"""Property test: key search equals a brute-force reference of the matching, scope and ranking rules.
+
+Random stores spread over several workspaces (including two that differ only
+by case) and random exact/prefix queries. The reference is plain Python over
+the generated items, so the test checks that no result belongs to another
+workspace, that every result matches a term, and that nothing ranked within
+the limit is missed. The alphabet holds the awkward code points of a range
+scan: the top of the BMP below the surrogates (U+D7FF), U+E000, U+FFFF,
+U+10000, U+10FFFE and U+10FFFF.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memory_tools import (
+    ItemInput,
+    KeyInput,
+    Kind,
+    MemoryItemSource,
+    MemoryItemStore,
+    ScopeType,
+    normalize_search_term,
+)
+
+ALPHABET = ["a", "b", "A", "ß", "İ", "偏", "好", "_", " ", "\ud7ff", "\ue000", "\uffff", "\U00010000", "\U0010fffe", "\U0010ffff"]
+WORKSPACES = [None, "ws1", "ws2", "WS1"]
+
+texts = st.lists(st.sampled_from(ALPHABET), min_size=1, max_size=4).map("".join).filter(lambda s: s.strip())
+
+
+@dataclass(frozen=True)
+class _Spec:
+    item_id: str
+    keys: tuple[str, ...]
+    workspace: str | None
+    updated_at: int
+    archived: bool
+
+
+@st.composite
+def stores(draw: st.DrawFn) -> list[_Spec]:
+    count = draw(st.integers(0, 14))
+    return [
+        _Spec(
+            item_id=f"i{n:02}",
+            keys=tuple(draw(st.lists(texts, min_size=1, max_size=4))),
+            workspace=draw(st.sampled_from(WORKSPACES)),
+            updated_at=draw(st.integers(0, 3)),  # few values: ties on updated_at are common
+            archived=draw(st.booleans()),
+        )
+        for n in range(count)
+    ]
+
+
+def _reference(
+    specs: list[_Spec], terms: list[str], prefix: bool, workspace: str | None, include_archived: bool, limit: int
+) -> list[tuple[str, tuple[str, ...]]]:
+    wanted = sorted({normalize_search_term(t) for t in terms})
+    ranked = []
+    for spec in specs:
+        if spec.workspace is not None and spec.workspace != workspace:
+            continue
+        if spec.archived and not include_archived:
+            continue
+        keys = sorted({normalize_search_term(k) for k in spec.keys})
+
+        def hit(key: str, term: str) -> bool:
+            return key.startswith(term) if prefix else key == term
+
+        matched_terms = [t for t in wanted if any(hit(k, t) for k in keys)]
+        if matched_terms:
+            matched_keys = tuple(k for k in keys if any(hit(k, t) for t in wanted))
+            ranked.append(((-len(matched_terms), -spec.updated_at, spec.item_id), (spec.item_id, matched_keys)))
+    ranked.sort()
+    return [entry for _, entry in ranked[:limit]]
+
+
+@st.composite
+def queries(draw: st.DrawFn, specs: list[_Spec]) -> list[str]:
+    """1..4 terms, mostly whole keys or cuts of stored keys so that matches are common."""
+    stored = [key for spec in specs for key in spec.keys]
+    if not stored:
+        return draw(st.lists(texts, min_size=1, max_size=4))
+    cut = st.tuples(st.sampled_from(stored), st.integers(1, 4)).map(lambda pair: pair[0][: pair[1]])
+    candidates = st.one_of(cut, st.sampled_from(stored), texts).filter(lambda s: s.strip())
+    return draw(st.lists(candidates, min_size=1, max_size=4))
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[list[_Spec], list[str]]:
+    specs = draw(stores())
+    return specs, draw(queries(specs))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    case=cases(),
+    prefix=st.booleans(),
+    workspace=st.sampled_from(WORKSPACES),
+    include_archived=st.booleans(),
+    limit=st.integers(1, 8),
+)
+def test_search_matches_brute_force_reference(
+    case: tuple[list[_Spec], list[str]], prefix: bool, workspace: str | None, include_archived: bool, limit: int
+) -> None:
+    specs, terms = case
+    with MemoryItemStore() as store:
+        store.bulk_create(
+            ItemInput(
+                content=f"content {spec.item_id}",
+                kind=Kind.NOTE,
+                keys=tuple(KeyInput(k) for k in spec.keys),
+                sources=(MemoryItemSource("s", "r", "t", "e"),),
+                scope_type=ScopeType.GLOBAL if spec.workspace is None else ScopeType.WORKSPACE,
+                scope_key=spec.workspace,
+                item_id=spec.item_id,
+                now=spec.updated_at,
+            )
+            for spec in specs
+        )
+        for spec in specs:
+            if spec.archived:
+                store.archive(spec.item_id, now=0)  # never moves updated_at
+        results = store.search_by_keys_with_matches(
+            terms, "prefix" if prefix else "exact", workspace_key=workspace, include_archived=include_archived, limit=limit
+        )
+    for record, _ in results:
+        assert record.item.scope_key in (None, workspace), "result from another workspace"
+    got = [(record.item.item_id, matched) for record, matched in results]
+    assert got == _reference(specs, terms, prefix, workspace, include_archived, limit)
