@@ -52,6 +52,8 @@ class _Candidate:
     order: int
     item_id: str = ""
     from_user: bool = False
+    salient_keys: frozenset[str] = frozenset()
+    """Matched keys that themselves hit a salient question concept."""
 
 
 def _as_dict(message: Any) -> dict[str, Any] | None:
@@ -149,6 +151,9 @@ def _search_args(schema: dict[str, Any], question: QuestionTerms, error: dict[st
     term_spec = props.get("terms") if isinstance(props.get("terms"), dict) else {}
     max_items = term_spec.get("maxItems", 32)
     max_items = max_items if isinstance(max_items, int) and max_items > 0 else 32
+    item_spec = term_spec.get("items") if isinstance(term_spec.get("items"), dict) else {}
+    max_chars = item_spec.get("maxLength", 256)
+    max_chars = max_chars if isinstance(max_chars, int) and max_chars > 0 else 256
     salient = {c.label for c in question.concepts if c.salient}
     kept = [t for t in question.search_terms if len(t) >= 3 or _HAS_CJK.search(t)]
     match = "prefix"
@@ -156,7 +161,7 @@ def _search_args(schema: dict[str, Any], question: QuestionTerms, error: dict[st
         kept, match = list(question.search_terms), "exact"  # the salient terms are all short: exact keeps them
     if error is not None:
         kept = [t[:_RETRY_TERM_CHARS] for t in kept[:_RETRY_TERMS]]
-    terms = list(dict.fromkeys(t for t in kept[:max_items] if t.strip()))
+    terms = list(dict.fromkeys(t for t in kept if t.strip() and len(t) <= max_chars))[:max_items]
     if not terms:
         return None
     args: dict[str, Any] = {"terms": terms}
@@ -236,6 +241,7 @@ def _item_candidates(question: QuestionTerms, calls: list[_Call]) -> list[_Candi
                 observed if isinstance(observed, int) else 0,
                 len(candidates),
                 item_id=item_id,
+                salient_keys=frozenset(k.lower() for k in keys if overlap(question, k).salient_hits),
             )
     return list(candidates.values())
 
@@ -257,8 +263,12 @@ def _history_candidates(question: QuestionTerms, messages: list[dict[str, Any]])
 
 
 def _pick(candidates: list[_Candidate], recency: bool) -> list[_Candidate]:
-    """The best convincing candidate (newest among same-topic near-ties), plus a
-    second one that covers other question concepts on other keys."""
+    """The best convincing candidate, plus a second one covering other question concepts on other keys.
+
+    Candidates that hit a salient concept the top one hits and either share a
+    salient matched key with it or score nearly as well are the same fact
+    told twice; the newest (``observedAt``, or conversation order) wins.
+    """
     convincing = [c for c in candidates if c.fit.convincing]
     if recency:  # conversation: user statements first, then later ones
         convincing.sort(key=lambda c: (-c.fit.score, not c.from_user, -c.order))
@@ -269,9 +279,13 @@ def _pick(candidates: list[_Candidate], recency: bool) -> list[_Candidate]:
     top = convincing[0]
 
     def same_topic(a: _Candidate, b: _Candidate) -> bool:
-        return bool(a.keys & b.keys) or bool(a.fit.salient_hits & b.fit.salient_hits)
+        return bool(a.fit.salient_hits & b.fit.salient_hits)
 
-    group = [c for c in convincing if c.fit.score >= _NEARLY_AS_GOOD * top.fit.score and same_topic(c, top)]
+    group = [
+        c
+        for c in convincing
+        if same_topic(c, top) and (c.salient_keys & top.salient_keys or c.fit.score >= _NEARLY_AS_GOOD * top.fit.score)
+    ]
     if recency and any(c.from_user for c in group):
         group = [c for c in group if c.from_user]
     chosen = max(group, key=lambda c: (c.order if recency else c.observed_at, -c.order))
@@ -279,7 +293,7 @@ def _pick(candidates: list[_Candidate], recency: bool) -> list[_Candidate]:
     for other in convincing:
         if other is chosen or other in group or other.fit.score < _NEARLY_AS_GOOD * chosen.fit.score:
             continue
-        if not same_topic(other, chosen) and not other.keys & top.keys:
+        if not same_topic(other, chosen) and not other.keys & chosen.keys:
             picked.append(other)
             break
     return picked

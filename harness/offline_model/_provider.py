@@ -87,7 +87,8 @@ class OfflineLLM(CustomLLM):
         policy = POLICIES.get(name)
         if policy is None:
             known = ", ".join(f"{PROVIDER}/{n}" for n in sorted(POLICIES))
-            raise CustomLLMError(status_code=400, message=f"unknown offline model {PROVIDER + '/' + name!r}; known models: {known}")
+            message = f"unknown offline model {PROVIDER + '/' + name!r}; known models: {known}"
+            raise CustomLLMError(status_code=400, message=message)
         params = optional_params or {}
         if params.get("stream"):
             raise CustomLLMError(status_code=400, message="offline models do not stream; call without stream=True")
