@@ -227,7 +227,9 @@ class Host:
         get_result_budget_chars: int = 16000,
     ) -> None:
         self._store = store
-        self._search_budget = _check_budget("search_result_budget_chars", search_result_budget_chars, MIN_SEARCH_BUDGET_CHARS)
+        self._search_budget = _check_budget(
+            "search_result_budget_chars", search_result_budget_chars, MIN_SEARCH_BUDGET_CHARS
+        )
         self._get_budget = _check_budget("get_result_budget_chars", get_result_budget_chars, MIN_GET_BUDGET_CHARS)
         self._lock = threading.Lock()
         self._policy = policy
@@ -301,7 +303,8 @@ class MemoryRun:
         if self._denial is not None:
             outcome = _error(STATUS_POLICY_DENIED, _POLICY_DENIED_MESSAGE)
         elif name not in TOOL_NAMES:
-            outcome = _error(STATUS_UNKNOWN_TOOL, f"unknown tool {_safe_repr(name)}; available: {', '.join(TOOL_NAMES)}")
+            message = f"unknown tool {_safe_repr(name)}; available: {', '.join(TOOL_NAMES)}"
+            outcome = _error(STATUS_UNKNOWN_TOOL, message)
         else:
             try:
                 decoded = decode_arguments(arguments, name)
@@ -330,7 +333,11 @@ class MemoryRun:
 
     def _search(self, args: SearchArguments) -> _Outcome:
         records = self._store.search_by_keys(
-            list(args.terms), args.match.value, workspace_key=self._workspace_key, include_archived=False, limit=args.limit
+            list(args.terms),
+            args.match.value,
+            workspace_key=self._workspace_key,
+            include_archived=False,
+            limit=args.limit,
         )
         terms = frozenset(args.normalized_terms)
         results: list[tuple[str, dict[str, Any]]] = []

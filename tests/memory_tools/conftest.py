@@ -66,7 +66,7 @@ CORPUS: tuple[ItemInput, ...] = (
          kind=Kind.CONTEXT),
     item("g-cjk", "用户喜欢燕麦拿铁。", ["偏好", "咖啡"], now=1_500),
     item("g-cjk-long", "用户的编辑器是 VSCode。", ["编辑器偏好"], now=1_600),
-    item("a-mixed", "Project A front end is written in TypeScript with VSCode.", ["TypeScript 偏好", "编辑器 VSCode"],
+    item("a-mixed", "Project A front end is TypeScript, edited in VSCode.", ["TypeScript 偏好", "编辑器 VSCode"],
          workspace="ws-a", now=2_500, kind=Kind.KNOWLEDGE),
     item("a-code", "parseConfig in src/config.ts retries MAX_RETRIES=3 times.",
          [KeyInput("parseConfig", KeyType.CODE), KeyInput("src/config.ts", KeyType.CODE),

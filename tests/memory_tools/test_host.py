@@ -139,7 +139,7 @@ def test_incognito_and_policy_gates_prevent_storage_reads(
 
 @pytest.mark.parametrize("value", ["true", 1, None, "yes", [True]])
 def test_non_boolean_policy_values_fail_closed(counting_store: CountingStore, value: Any) -> None:
-    for policy in (MemoryPolicy(enabled=True, agent_read_enabled=value), MemoryPolicy(enabled=value, agent_read_enabled=True)):
+    for policy in (MemoryPolicy(agent_read_enabled=value), MemoryPolicy(enabled=value, agent_read_enabled=True)):
         run = Host(counting_store, policy).open_run(RunContext("ws-a"))
         assert not run.admitted
         assert run.call("memory_search", '{"terms": ["coffee"]}').status == "policy_denied"
@@ -238,7 +238,7 @@ def test_unknown_properties_name_the_accepted_ones(counting_store: CountingStore
 @pytest.fixture
 def many_store() -> CountingStore:
     with MemoryItemStore(":memory:") as raw:
-        raw.bulk_create([item(f"n-{i:02d}", f"Note number {i} about the build.", ["build"], now=1_000 + i) for i in range(15)])
+        raw.bulk_create([item(f"n-{i:02d}", f"Note {i} about the build.", ["build"], now=1_000 + i) for i in range(15)])
         yield CountingStore(raw)
 
 
@@ -279,7 +279,8 @@ def test_aggregate_budget_drops_whole_results_from_the_end(many_store: CountingS
 
 
 def test_budget_never_widens_scope(counting_store: CountingStore) -> None:
-    record, result = search(open_run(counting_store, "ws-a", search_result_budget_chars=256), terms=["deploy target", "coffee"])
+    run = open_run(counting_store, "ws-a", search_result_budget_chars=256)
+    record, result = search(run, terms=["deploy target", "coffee"])
     assert set(record.disclosed_item_ids) <= {"a-deploy", "g-coffee"}
     assert "CANARY" not in record.result_text and result["truncated"] is True
 
@@ -292,7 +293,7 @@ def test_budget_below_minimum_is_a_configuration_error(counting_store: CountingS
 
 
 def test_get_budget_drops_whole_sources_then_keys() -> None:
-    sources = [MemoryItemSource(f"session-{i:03d}" * 8, f"run-{i}" * 20, f"turn-{i}" * 20, f"event-{i:03d}") for i in range(256)]
+    sources = [MemoryItemSource(f"s-{i:03d}" * 20, f"r-{i}" * 20, f"t-{i}" * 20, f"e-{i:03d}") for i in range(256)]
     with MemoryItemStore(":memory:") as raw:
         raw.create(item("big", "A well-sourced fact.", [f"key {i}" for i in range(32)], sources=sources))
         record = open_run(raw, get_result_budget_chars=9000).call("memory_get", {"itemId": "big"})
@@ -301,7 +302,7 @@ def test_get_budget_drops_whole_sources_then_keys() -> None:
     assert body["truncated"] is True and body["omittedSourceCount"] > 0 and body["omittedKeyCount"] == 0
     assert body["item"]["sourceCount"] == 256
     assert len(body["item"]["sources"]) == 256 - body["omittedSourceCount"]
-    assert body["item"]["sources"][0]["eventId"] == "event-000"
+    assert body["item"]["sources"][0]["eventId"] == "e-000"
 
 
 # --- projection --------------------------------------------------------------------------------------------------
@@ -320,7 +321,8 @@ def test_version_temporal_state_matched_keys_and_provenance_survive_projection(s
     hit = result["results"][0]
     assert hit["itemId"] == "g-trip" and hit["version"] == 2
     assert hit["content"].startswith("User flies to Lisbon from 2024-05-02")
-    assert (hit["temporalType"], hit["eventStartedAt"], hit["eventEndedAt"]) == ("interval", 1_714_521_600_000, 1_715_126_400_000)
+    assert hit["temporalType"] == "interval"
+    assert (hit["eventStartedAt"], hit["eventEndedAt"]) == (1_714_521_600_000, 1_715_126_400_000)
     assert hit["observedAt"] == 5_000 and hit["kind"] == "context" and hit["statementType"] == "fact"
     assert hit["matchedKeys"] == ["lisbon"] and hit["sourceCount"] == 3
 
@@ -480,7 +482,8 @@ class LeakyStore(CountingStore):
 
     def search_by_keys(self, terms: Any, match: Any = "exact", **kwargs: Any) -> list[Any]:
         self.reads += 1
-        everything = [self.store.read_item(i) for i in ("g-coffee", "g-coffee-old", "a-deploy", "b-deploy", "a-deploy-old")]
+        leaked = ("g-coffee", "g-coffee-old", "a-deploy", "b-deploy", "a-deploy-old")
+        everything = [self.store.read_item(i) for i in leaked]
         return [r for r in everything if r is not None]
 
     def read_item(self, item_id: str) -> Any:

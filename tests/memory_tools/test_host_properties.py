@@ -39,7 +39,10 @@ _terms = st.sampled_from([True, True, True, False]).flatmap(
 _well_formed = {
     "memory_search": st.fixed_dictionaries(
         {"terms": _terms},
-        optional={"match": st.sampled_from(["exact", "prefix", "fuzzy", None]), "limit": st.integers(-2, 20) | st.none()},
+        optional={
+            "match": st.sampled_from(["exact", "prefix", "fuzzy", None]),
+            "limit": st.integers(-2, 20) | st.none(),
+        },
     ),
     "memory_get": st.fixed_dictionaries({"itemId": st.sampled_from(ITEM_IDS) | st.text(max_size=10)}),
 }
@@ -86,8 +89,12 @@ def _visible_ids(records: dict[str, MemoryItemRecord], workspace: str | None) ->
         item_id
         for item_id, record in records.items()
         if record.item.lifecycle_state == LifecycleState.ACTIVE
-        and (record.item.scope_type == ScopeType.GLOBAL or (workspace is not None and record.item.scope_key == workspace))
+        and (record.item.scope_type == ScopeType.GLOBAL or (workspace and record.item.scope_key == workspace))
     }
+
+
+def _matches(key: str, term: str, match: str) -> bool:
+    return key == term if match == "exact" else key.startswith(term)
 
 
 def _assert_well_formed(record: ToolCallRecord) -> Any:
@@ -151,7 +158,10 @@ def test_random_calls_never_raise_and_never_disclose_out_of_scope_items(
     workspace=st.sampled_from(WORKSPACES),
 )
 def test_search_returns_exactly_the_visible_matching_items_in_rank_order(
-    ground_truth: tuple[MemoryItemStore, dict[str, MemoryItemRecord]], terms: list[str], match: str, workspace: str | None
+    ground_truth: tuple[MemoryItemStore, dict[str, MemoryItemRecord]],
+    terms: list[str],
+    match: str,
+    workspace: str | None,
 ) -> None:
     store, records = ground_truth
     run = Host(store, READ_POLICY).open_run(RunContext(workspace_key=workspace))
@@ -162,10 +172,9 @@ def test_search_returns_exactly_the_visible_matching_items_in_rank_order(
     hits = []
     for item_id in _visible_ids(records, workspace):
         stored = records[item_id]
-        keys = [k for k in stored.keys if any(
-            k.normalized_key == t if match == "exact" else k.normalized_key.startswith(t) for t in wanted
-        )]  # fmt: skip
-        matched_terms = {t for t in wanted for k in keys if (k.normalized_key == t or (match == "prefix" and k.normalized_key.startswith(t)))}
+        pairs = [(t, k) for t in wanted for k in stored.keys if _matches(k.normalized_key, t, match)]
+        matched_terms = {t for t, _ in pairs}
+        keys = [k for k in stored.keys if any(k is hit for _, hit in pairs)]
         if keys:
             hits.append((-len(matched_terms), -stored.item.updated_at, item_id, [k.key for k in keys]))
     hits.sort()
