@@ -159,6 +159,9 @@ _TOOL_SPECS: tuple[dict[str, Any], ...] = (
     },
 )
 
+_TOOL_SPECS_JSON = json.dumps(list(_TOOL_SPECS), ensure_ascii=False)
+"""Frozen text of the specs: each admitted run hands out fresh copies of exactly this."""
+
 
 class MemoryReader(Protocol):
     """The two store reads the Host uses (``MemoryItemStore`` satisfies it)."""
@@ -269,7 +272,7 @@ class MemoryRun:
         self._workspace_key = context.workspace_key if denial is None else None
         self._search_budget = search_budget
         self._get_budget = get_budget
-        self._specs_json = json.dumps(list(_TOOL_SPECS) if denial is None else [])
+        self._specs_json = _TOOL_SPECS_JSON if denial is None else "[]"
 
     @property
     def context(self) -> RunContext:
