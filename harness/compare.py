@@ -143,6 +143,8 @@ def _print(result: dict[str, Any], run_a: str, run_b: str) -> None:
     from rich.table import Table
 
     console = Console(highlight=False)
+    if not console.is_terminal:  # CI logs: wide enough that nothing is cut
+        console = Console(highlight=False, width=200)
     console.print(f"verdict: A {result['verdict_a']} -> B {result['verdict_b']}")
     table = Table(title=f"metrics (category all): B={run_b} - A={run_a}")
     for column in ("model", "arm", "metric", "A", "B", "B - A", ""):

@@ -1,0 +1,117 @@
+"""build_report and its machine-readable outputs; the report command."""
+
+from __future__ import annotations
+
+import csv
+import json
+import xml.etree.ElementTree as ET
+from types import SimpleNamespace
+
+import pytest
+
+from harness.report import ReportError, build_report, cli_report
+from harness.results import ResultsError
+from tests.harness.scoring_factories import make_record, paired_run, write_run
+
+
+@pytest.fixture()
+def scenarios_patch(monkeypatch):
+    """Let build_report find the hand-built scenarios instead of loading the manifest's paths."""
+    def install(scenarios):
+        monkeypatch.setattr("harness.report._load_scenarios", lambda manifest: scenarios)
+    return install
+
+
+def _run(tmp_path, **kwargs):
+    records, scenarios = paired_run(8, recall_right=7, history_right=2, **kwargs)
+    records.append(make_record(scenarios["fact-00"], arm="recall", epoch=9, error=True))
+    return write_run(tmp_path / "run", records), scenarios
+
+
+def test_summary_json_has_verdict_first_and_contract_keys(tmp_path):
+    run_dir, scenarios = _run(tmp_path)
+    outcome = build_report(run_dir, scenarios=scenarios)
+    summary = json.loads(outcome.summary_json.read_text())
+    assert list(summary)[:4] == ["schema_version", "generated_at", "harness_version", "verdict"]
+    assert {"run", "metrics", "paired", "mcnemar", "flips", "latency", "added_latency", "min_detectable_effect",
+            "judge"} <= set(summary)
+    assert summary["verdict"]["status"] == outcome.verdict == "pass"
+    assert summary["run"]["errors"] == 1 and summary["run"]["samples"] == 17
+
+
+def test_metrics_csv_has_one_row_per_metric(tmp_path):
+    run_dir, scenarios = _run(tmp_path)
+    build_report(run_dir, scenarios=scenarios)
+    rows = list(csv.DictReader((run_dir / "metrics.csv").open()))
+    assert list(rows[0]) == ["model", "arm", "category", "metric", "value", "ci_low", "ci_high", "n"]
+    acc = [r for r in rows if r["arm"] == "recall" and r["metric"] == "continuity_accuracy" and r["category"] == "all"]
+    assert len(acc) == 1 and float(acc[0]["value"]) == pytest.approx(7 / 8)
+
+
+def test_junit_xml_parses_with_gates_cases_and_error_samples(tmp_path):
+    run_dir, scenarios = _run(tmp_path)
+    build_report(run_dir, scenarios=scenarios)
+    root = ET.parse(run_dir / "junit.xml").getroot()
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    assert [c.get("name") for c in suites["gates"]] == [
+        "continuity_improves", "unsupported_claims_within_tolerance", "no_tool_leakage", "no_answer_leakage"]
+    recall = suites["offline/reference / recall"]
+    assert recall.get("tests") == "9" and recall.get("errors") == "1" and recall.get("failures") == "1"
+    failure = next(c for c in recall if c.find("failure") is not None).find("failure")
+    assert "continuity" in failure.get("message")
+
+
+def test_junit_xml_survives_control_characters_in_answers(tmp_path):
+    records, scenarios = paired_run(3)
+    records.append(make_record(scenarios["fact-00"], "bad \x00\x07 answer", epoch=3))
+    run_dir = write_run(tmp_path / "run", records)
+    build_report(run_dir, scenarios=scenarios)
+    ET.parse(run_dir / "junit.xml")
+
+
+def test_index_html_and_scores_written(tmp_path):
+    run_dir, scenarios = _run(tmp_path)
+    outcome = build_report(run_dir, scenarios=scenarios)
+    assert outcome.index_html.read_text().lstrip().lower().startswith("<!doctype html")
+    assert len((run_dir / "scores.jsonl").read_text().splitlines()) == 17
+
+
+def test_exclude_leaves_a_scenario_out(tmp_path):
+    run_dir, scenarios = _run(tmp_path)
+    build_report(run_dir, scenarios=scenarios, exclude=["fact-0[01]"])
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["run"]["excluded_scenarios"] == ["fact-00", "fact-01"]
+    assert summary["run"]["samples"] == 12
+
+
+def test_report_on_a_folder_without_manifest_is_a_clear_error(tmp_path, capsys):
+    with pytest.raises(ResultsError, match="run manifest"):
+        build_report(tmp_path)
+    assert cli_report(SimpleNamespace(run_dir=str(tmp_path), judge_model=None, exclude=[], gate=False)) == 2
+    assert "run manifest" in capsys.readouterr().err
+
+
+def test_report_on_missing_folder_is_a_clear_error(tmp_path):
+    with pytest.raises(ReportError, match="no such folder"):
+        build_report(tmp_path / "nope")
+
+
+def test_broken_results_line_is_a_clear_error(tmp_path, scenarios_patch, capsys):
+    run_dir, scenarios = _run(tmp_path)
+    scenarios_patch(scenarios)
+    text = (run_dir / "results.jsonl").read_text().splitlines()
+    (run_dir / "results.jsonl").write_text("\n".join(text[:2] + ["{broken"] + text[2:]) + "\n")
+    assert cli_report(SimpleNamespace(run_dir=str(run_dir), judge_model=None, exclude=[], gate=False)) == 2
+    assert "results.jsonl:3" in capsys.readouterr().err
+
+
+def test_cli_report_prints_verdict_first_and_gates(tmp_path, scenarios_patch, capsys):
+    run_dir, scenarios = _run(tmp_path)
+    scenarios_patch(scenarios)
+    args = SimpleNamespace(run_dir=str(run_dir), judge_model=None, exclude=[], gate=True, min_gain=None,
+                           unsupported_tolerance=None)
+    assert cli_report(args) == 0
+    assert capsys.readouterr().out.startswith("verdict: PASS")
+    args.min_gain = 0.9
+    assert cli_report(args) == 1
+    assert capsys.readouterr().out.startswith("verdict: FAIL")
