@@ -287,7 +287,7 @@ def _check_smells(scenario: Scenario) -> Iterator[Finding]:
             "the probe's policy keeps memory tools away, so no item can be retrieved",
             severity="warning",
         )
-    if scenario.category != Category.RECENT_HISTORY and probe.history:
+    if scenario.category != Category.RECENT_HISTORY and probe.history and not tools_off:
         history = _fold(" ".join(turn.content for turn in probe.history))
         for name in ("must_contain_any", "must_contain_all"):
             for j, text in enumerate(getattr(scenario.expect, name)):
