@@ -45,7 +45,7 @@ def cache_key(*, model: str, messages: list[dict[str, Any]], tools: list[dict[st
 
     Example:
         >>> cache_key(model="m", messages=[], tools=[], parameters={}, epoch=0)[:8]
-        '3b0b9cf8'
+        '5e9e3222'
     """
     payload = {"model": model, "messages": messages, "tools": tools, "parameters": parameters, "epoch": epoch}
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)

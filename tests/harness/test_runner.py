@@ -1,0 +1,209 @@
+"""``recall-eval run``: records, manifest, resume, cache, secrets, early stop, interrupts, gate."""
+
+from __future__ import annotations
+
+import io
+import json
+import signal
+import sys
+import types
+from pathlib import Path
+
+import litellm
+import pytest
+
+from harness.cli import main
+from harness.progress import RunProgress
+from harness.results import RESULTS_FILE, iter_records, read_manifest, write_manifest
+from harness.runner import redact, sample_seed
+from tests.harness.test_agent import install_scripted
+from tests.harness.test_arms import make_scenario
+
+ARMS = ["history_only", "recall", "full_history"]
+
+
+@pytest.fixture()
+def suite(tmp_path: Path) -> Path:
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    for sid in ("alpha", "beta"):
+        data = make_scenario().model_dump(mode="json", exclude_none=True)
+        data["id"] = sid
+        (folder / f"{sid}.yaml").write_text(json.dumps(data), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(autouse=True)
+def _no_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep these tests about running; the report is faked (see the gate tests)."""
+    fake = types.ModuleType("harness.report")
+    fake.build_report = lambda run_dir, judge_model=None, exclude=(): types.SimpleNamespace(verdict="pass", reasons=["fine"], index_html=Path(run_dir) / "index.html")
+    monkeypatch.setitem(sys.modules, "harness.report", fake)
+
+
+def _run(tmp_path: Path, suite: Path, *extra: str, out: str = "run", model: str = "scripted/x") -> int:
+    return main(
+        ["run", "--scenarios", str(suite), "--model", model, "--out", str(tmp_path / out), "--cache-dir", str(tmp_path / "cache"), "--no-progress", "--retries", "0", *extra]
+    )
+
+
+def _records(run_dir: Path):
+    return list(iter_records(run_dir / RESULTS_FILE))
+
+
+def test_run_writes_every_sample_once_and_completes_the_manifest(tmp_path: Path, suite: Path) -> None:
+    assert _run(tmp_path, suite, model="offline/reference") == 0
+    records = _records(tmp_path / "run")
+    assert sorted(r.sample_id for r in records) == sorted(f"{s}|{a}|offline/reference|0" for s in ("alpha", "beta") for a in ARMS)
+    manifest = read_manifest(tmp_path / "run")
+    assert manifest.status == "complete" and manifest.sample_count == 6 and manifest.finished_at
+    assert manifest.scenario_ids == ["alpha", "beta"] and manifest.arms == ARMS
+    recall = next(r for r in records if r.arm == "recall")
+    assert recall.tools_offered == ["memory_search", "memory_get"] and "5174" in (recall.final_answer or "")
+
+
+def test_sample_seed_is_deterministic_and_shared_by_arms(tmp_path: Path, suite: Path) -> None:
+    install_scripted(lambda m, t: {"content": "ok"})
+    assert _run(tmp_path, suite, "--epochs", "2") == 0
+    records = _records(tmp_path / "run")
+    seeds: dict[tuple[str, int], set[int]] = {}
+    for record in records:
+        seeds.setdefault((record.scenario_id, record.epoch), set()).add(record.seed)
+    assert all(len(s) == 1 for s in seeds.values())
+    assert seeds[("alpha", 0)] == {sample_seed(0, "alpha", 0)} != seeds[("alpha", 1)]
+
+
+def test_resume_after_a_crash_completes_without_duplicates(tmp_path: Path, suite: Path) -> None:
+    install_scripted(lambda m, t: {"content": "ok"})
+    assert _run(tmp_path, suite) == 0
+    run_dir = tmp_path / "run"
+    lines = (run_dir / RESULTS_FILE).read_text(encoding="utf-8").splitlines()
+    (run_dir / RESULTS_FILE).write_text("\n".join(lines[:2]) + "\n" + lines[2][:40], encoding="utf-8")
+    write_manifest(run_dir, read_manifest(run_dir).model_copy(update={"status": "interrupted"}))
+    assert main(["run", "--resume", str(run_dir), "--cache-dir", str(tmp_path / "cache"), "--no-progress"]) == 0
+    records = _records(run_dir)
+    assert len(records) == 6 and len({r.sample_id for r in records}) == 6
+    assert read_manifest(run_dir).status == "complete"
+
+
+def test_resume_reruns_error_samples(tmp_path: Path, suite: Path) -> None:
+    install_scripted(lambda m, t: litellm.RateLimitError("busy", "scripted", "x"))
+    assert _run(tmp_path, suite) == 0
+    assert {r.status for r in _records(tmp_path / "run")} == {"error"}
+    install_scripted(lambda m, t: {"content": "ok"})
+    assert main(["run", "--resume", str(tmp_path / "run"), "--cache-dir", str(tmp_path / "cache"), "--no-progress"]) == 0
+    records = _records(tmp_path / "run")
+    assert len(records) == 6 and {r.status for r in records} == {"ok"}
+
+
+def test_resume_refuses_conflicting_flags(tmp_path: Path, suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    install_scripted(lambda m, t: {"content": "ok"})
+    assert _run(tmp_path, suite) == 0
+    assert main(["run", "--resume", str(tmp_path / "run"), "--epochs", "3"]) == 2
+    assert "--epochs 3 (the run has 1)" in capsys.readouterr().err
+
+
+def test_resume_refuses_changed_scenarios(tmp_path: Path, suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    install_scripted(lambda m, t: {"content": "ok"})
+    assert _run(tmp_path, suite) == 0
+    data = json.loads((suite / "alpha.yaml").read_text(encoding="utf-8"))
+    data["title"] = "Edited"
+    (suite / "alpha.yaml").write_text(json.dumps(data), encoding="utf-8")
+    assert main(["run", "--resume", str(tmp_path / "run")]) == 2
+    assert "scenarios changed" in capsys.readouterr().err
+
+
+def test_second_run_is_served_from_the_cache(tmp_path: Path, suite: Path) -> None:
+    model = install_scripted(lambda m, t: {"content": "ok"})
+    assert _run(tmp_path, suite, out="first") == 0
+    calls = model.calls
+    assert _run(tmp_path, suite, out="second") == 0
+    assert model.calls == calls
+    assert all(c.cached for r in _records(tmp_path / "second") for c in r.model_calls)
+
+
+def test_no_cache_neither_reads_nor_writes(tmp_path: Path, suite: Path) -> None:
+    model = install_scripted(lambda m, t: {"content": "ok"})
+    assert _run(tmp_path, suite, "--no-cache", out="first") == 0
+    assert _run(tmp_path, suite, "--no-cache", out="second") == 0
+    assert model.calls == 12 and not (tmp_path / "cache").exists()
+
+
+def test_api_keys_are_never_written(tmp_path: Path, suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-SECRET123")
+    install_scripted(lambda m, t: {"content": "ok"})
+    assert _run(tmp_path, suite, out="good") == 0
+    install_scripted(lambda m, t: litellm.AuthenticationError("Incorrect API key provided: sk-test-SECRET123", "scripted", "x"))
+    _run(tmp_path, suite, "--no-cache", out="bad")
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".yaml"]
+    assert any("[REDACTED]" in p.read_text(encoding="utf-8") for p in written)
+    assert not [p for p in written if "SECRET123" in p.read_text(encoding="utf-8")]
+
+
+def test_run_stops_a_model_whose_every_sample_fails_with_one_config_error(tmp_path: Path, suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = install_scripted(lambda m, t: litellm.AuthenticationError("no key", "scripted", "x"))
+    assert _run(tmp_path, suite, "--epochs", "4", "--max-concurrency", "1") == 2
+    assert model.calls == 3 and len(_records(tmp_path / "run")) == 3
+    assert read_manifest(tmp_path / "run").status == "interrupted"
+    err = capsys.readouterr().err
+    assert "AuthenticationError" in err and "--resume" in err
+
+
+def test_interrupt_keeps_finished_lines_and_marks_the_manifest(tmp_path: Path, suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = install_scripted(lambda m, t: {"content": "ok"})
+
+    def script(messages, tools):
+        if model.calls == 3:
+            signal.raise_signal(signal.SIGINT)
+        return {"content": "ok"}
+
+    install_scripted(script)
+    assert _run(tmp_path, suite, "--max-concurrency", "1") == 130
+    run_dir = tmp_path / "run"
+    assert read_manifest(run_dir).status == "interrupted"
+    assert 0 < len(_records(run_dir)) < 6
+    assert f"recall-eval run --resume {run_dir}" in capsys.readouterr().err
+    install_scripted(lambda m, t: {"content": "ok"})
+    assert main(["run", "--resume", str(run_dir), "--cache-dir", str(tmp_path / "cache"), "--no-progress"]) == 0
+    assert len({r.sample_id for r in _records(run_dir)}) == len(_records(run_dir)) == 6
+
+
+def test_gate_fails_when_the_verdict_is_not_pass(tmp_path: Path, suite: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    fake = types.ModuleType("harness.report")
+    fake.build_report = lambda run_dir, judge_model=None, exclude=(): types.SimpleNamespace(verdict="inconclusive", reasons=["too few"], index_html=Path(run_dir) / "index.html")
+    monkeypatch.setitem(sys.modules, "harness.report", fake)
+    install_scripted(lambda m, t: {"content": "ok"})
+    assert _run(tmp_path, suite, out="a") == 0
+    assert _run(tmp_path, suite, "--gate", out="b") == 1
+    out = capsys.readouterr().out
+    assert "verdict: inconclusive" in out and "too few" in out and "index.html" in out
+
+
+def test_missing_scenarios_folder_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--scenarios", str(tmp_path / "nope"), "--out", str(tmp_path / "r"), "--no-progress"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_unknown_arm_is_a_clear_error(tmp_path: Path, suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(tmp_path, suite, "--arms", "recall", "bogus") == 2
+    assert "known arms" in capsys.readouterr().err
+
+
+def test_existing_run_folder_is_not_overwritten(tmp_path: Path, suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    install_scripted(lambda m, t: {"content": "ok"})
+    assert _run(tmp_path, suite) == 0
+    assert _run(tmp_path, suite) == 2
+    assert "--resume" in capsys.readouterr().err
+
+
+def test_redact_replaces_secret_values() -> None:
+    assert redact("key sk-abc123456 bad", ["sk-abc123456"]) == "key [REDACTED] bad"
+
+
+def test_plain_progress_prints_lines_without_a_terminal() -> None:
+    stream = io.StringIO()
+    progress = RunProgress(4, live=True, stream=stream, every_n=2)
+    for ok in (True, False, True, True):
+        progress.advance(ok)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 2 and lines[-1].startswith("[recall-eval] 4/4 samples, 1 errors")
