@@ -201,3 +201,13 @@ def test_list_reports_problems_and_exits_1(capsys: pytest.CaptureFixture[str]) -
     args = argparse.Namespace(paths=[str(FIXTURES / "duplicates")], id=[], category=[], tag=[])
     assert cli_list(args) == 1
     assert "duplicate scenario id" in capsys.readouterr().err
+
+
+def test_readme_worked_example_is_a_valid_scenario(tmp_path: Path) -> None:
+    import re
+
+    readme = (SHIPPED / "README.md").read_text(encoding="utf-8")
+    [example] = [b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if "\nid: " in b]
+    (tmp_path / "example.yaml").write_text(example, encoding="utf-8")
+    [scenario] = load_scenarios([tmp_path])
+    assert scenario.items[0].revisions and scenario.expect.canaries
