@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from harness.cli import main
 from harness.scenarios import Problem, load_suite
@@ -165,3 +167,16 @@ def test_validate_never_imports_litellm() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().endswith("clean")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cut=st.integers(min_value=0, max_value=2000), junk=st.text(max_size=12))
+def test_any_mangled_file_gives_problems_never_a_traceback(tmp_path: Path, cut: int, junk: str) -> None:
+    text = (FIXTURES / "good" / "valid.yaml").read_text(encoding="utf-8")
+    cut = min(cut, len(text))
+    target = tmp_path / "mangled.yaml"
+    target.write_text(text[:cut] + junk + text[cut + len(junk) :], encoding="utf-8")
+    suite = load_suite([target])
+    assert len(suite.scenarios) + len(suite.errors) >= 1
+    for problem in suite.problems:
+        assert problem.file.endswith("mangled.yaml") and str(problem)
