@@ -10,6 +10,7 @@ the question's concepts it contains.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -226,12 +227,19 @@ def analyze_question(text: str) -> QuestionTerms:
     return QuestionTerms(tuple(terms[:MAX_TERMS]), tuple(merged.values()), tuple(dict.fromkeys(pairs)))
 
 
+@functools.lru_cache(maxsize=8192)
+def _word_pattern(form: str) -> re.Pattern[str]:
+    """A word starting with ``form`` (four or more characters) or equal to it (shorter)."""
+    tail = "" if len(form) >= 4 else r"(?![a-z0-9])"
+    return re.compile(r"(?<![a-z0-9])" + re.escape(form) + tail)
+
+
 def _form_hits(form: str, haystack: str, cjk: bool) -> bool:
+    if form not in haystack:
+        return False
     if cjk or not form.isalnum():
-        return form in haystack
-    if len(form) >= 4:
-        return re.search(r"(?<![a-z0-9])" + re.escape(form), haystack) is not None
-    return re.search(r"(?<![a-z0-9])" + re.escape(form) + r"(?![a-z0-9])", haystack) is not None
+        return True
+    return _word_pattern(form).search(haystack) is not None
 
 
 def overlap(question: QuestionTerms, text: str) -> Overlap:
