@@ -151,7 +151,7 @@ def analyze_question(text: str) -> QuestionTerms:
 
     Example:
         >>> analyze_question("Which editor theme do I prefer?").search_terms[:3]
-        ('editor', 'theme', 'prefer')
+        ('editor', 'theme', 'editor theme')
     """
     text = _POSSESSIVE.sub("", text)
     identifiers: list[str] = []
