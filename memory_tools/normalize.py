@@ -98,23 +98,29 @@ def _fail(message: str) -> MemoryValidationError:
     return MemoryValidationError(message)
 
 
-def _term_parts(text: object, field: str) -> tuple[str, str]:
+class _Invalid(Exception):
+    """A rule broken by a value; the caller prefixes the field name (built only on failure)."""
+
+
+def _term_parts(text: object) -> tuple[str, str]:
     """Return ``(nfc_trimmed_original, normalized)`` for a key or term (design steps 1-5)."""
-    if not isinstance(text, str):
-        raise _fail(f"{field} must be a string (got {type(text).__name__})")
-    if not unicodedata.is_normalized("NFC", text):
+    if type(text) is not str:
+        if not isinstance(text, str):
+            raise _Invalid(f"must be a string (got {type(text).__name__})")
+        text = str(text)
+    if not text.isascii() and not unicodedata.is_normalized("NFC", text):
         text = unicodedata.normalize("NFC", text)
     trimmed = text.strip(_JS_WHITESPACE)
     if not trimmed:
-        raise _fail(f"{field} must not be empty or only whitespace")
+        raise _Invalid("must not be empty or only whitespace")
     bad = _TERM_FORBIDDEN.search(trimmed)
     if bad is not None:
-        raise _fail(
-            f"{field} must not contain control, zero-width or lone surrogate characters "
+        raise _Invalid(
+            "must not contain control, zero-width or lone surrogate characters "
             f"(found U+{ord(bad.group()):04X} at position {bad.start()} of {trimmed!r})"
         )
     if len(trimmed) > MAX_TERM_CODE_POINTS:
-        raise _fail(f"{field} must be at most {MAX_TERM_CODE_POINTS} code points after NFC and trimming (got {len(trimmed)})")
+        raise _Invalid(f"must be at most {MAX_TERM_CODE_POINTS} code points after NFC and trimming (got {len(trimmed)})")
     return trimmed, _WHITESPACE_RUN.sub(" ", trimmed).lower()
 
 
@@ -137,7 +143,27 @@ def normalize_search_term(text: object, field: str = "term") -> str:
         >>> normalize_search_term(" 偏好 ") == normalize_search_term("偏好")
         True
     """
-    return _term_parts(text, field)[1]
+    try:
+        return _term_parts(text)[1]
+    except _Invalid as problem:
+        raise _fail(f"{field} {problem}") from None
+
+
+def _check_identifier(value: object) -> str:
+    if type(value) is str and 0 < len(value) <= MAX_IDENTIFIER_CODE_POINTS and value.isascii():
+        if value.strip(_JS_WHITESPACE) == value:  # ASCII: already NFC, no surrogates
+            return value
+    if not isinstance(value, str):
+        raise _Invalid(f"must be a string (got {type(value).__name__})")
+    if not 1 <= len(value) <= MAX_IDENTIFIER_CODE_POINTS:
+        raise _Invalid(f"must hold 1..{MAX_IDENTIFIER_CODE_POINTS} code points (got {len(value)})")
+    if value.strip(_JS_WHITESPACE) != value:
+        raise _Invalid(f"must not start or end with whitespace (got {value!r})")
+    if _SURROGATE.search(value) is not None:
+        raise _Invalid(f"must not contain lone surrogates (got {value!r})")
+    if not unicodedata.is_normalized("NFC", value):
+        raise _Invalid(f"must already be NFC-normalized (got {value!r})")
+    return str(value)
 
 
 def normalize_identifier(value: object, field: str) -> str:
@@ -149,17 +175,10 @@ def normalize_identifier(value: object, field: str) -> str:
     Raises:
         MemoryValidationError: Naming ``field`` and the rule broken.
     """
-    if not isinstance(value, str):
-        raise _fail(f"{field} must be a string (got {type(value).__name__})")
-    if not 1 <= len(value) <= MAX_IDENTIFIER_CODE_POINTS:
-        raise _fail(f"{field} must hold 1..{MAX_IDENTIFIER_CODE_POINTS} code points (got {len(value)})")
-    if value.strip(_JS_WHITESPACE) != value:
-        raise _fail(f"{field} must not start or end with whitespace (got {value!r})")
-    if _SURROGATE.search(value) is not None:
-        raise _fail(f"{field} must not contain lone surrogates (got {value!r})")
-    if not unicodedata.is_normalized("NFC", value):
-        raise _fail(f"{field} must already be NFC-normalized (got {value!r})")
-    return value
+    try:
+        return _check_identifier(value)
+    except _Invalid as problem:
+        raise _fail(f"{field} {problem}") from None
 
 
 def normalize_content(text: object, field: str = "content") -> str:
@@ -173,11 +192,13 @@ def normalize_content(text: object, field: str = "content") -> str:
     """
     if not isinstance(text, str):
         raise _fail(f"{field} must be a string (got {type(text).__name__})")
-    if _SURROGATE.search(text) is not None:
-        raise _fail(f"{field} must not contain lone surrogates")
-    if not unicodedata.is_normalized("NFC", text):
-        text = unicodedata.normalize("NFC", text)
-    text = _ZERO_WIDTH.sub("", _CONTROL.sub(" ", text)).strip(_JS_WHITESPACE)
+    if not text.isascii():
+        if _SURROGATE.search(text) is not None:
+            raise _fail(f"{field} must not contain lone surrogates")
+        if not unicodedata.is_normalized("NFC", text):
+            text = unicodedata.normalize("NFC", text)
+        text = _ZERO_WIDTH.sub("", text)
+    text = _CONTROL.sub(" ", text).strip(_JS_WHITESPACE)
     if not text:
         raise _fail(f"{field} must not be empty after normalization")
     if len(text) > MAX_CONTENT_CODE_POINTS:
@@ -258,6 +279,15 @@ def _check_scope(scope_type: ScopeType, scope_key: object) -> str | None:
     return normalize_identifier(scope_key, "scope_key")
 
 
+_KEY_TYPES = {m.value: m for m in KeyType}  # StrEnum members hash like their values
+_KEY_ORIGINS = {m.value: m for m in KeyOrigin}
+_PRIORITY = {
+    (key_type, key_origin): _KEY_ORIGIN_WEIGHT[key_origin] * 10 + _KEY_TYPE_WEIGHT[key_type]
+    for key_type in KeyType
+    for key_origin in KeyOrigin
+}
+
+
 def normalize_keys(keys: object, field: str = "keys") -> tuple[MemoryItemKey, ...]:
     """Normalize and de-duplicate an item's keys; return the winners sorted by normalized key.
 
@@ -267,21 +297,29 @@ def normalize_keys(keys: object, field: str = "keys") -> tuple[MemoryItemKey, ..
     """
     if isinstance(keys, (str, bytes)) or not isinstance(keys, (tuple, list)):
         raise _fail(f"{field} must be a list of keys (got {type(keys).__name__})")
-    best: dict[str, tuple[int, str, MemoryItemKey]] = {}
+    best: dict[str, tuple[int, str, KeyType, KeyOrigin]] = {}
     for index, raw in enumerate(keys):
-        where = f"{field}[{index}]"
         if not isinstance(raw, (KeyInput, MemoryItemKey)):
-            raise _fail(f"{where} must be a KeyInput (got {type(raw).__name__})")
-        key_type = parse_enum(KeyType, raw.key_type, f"{where}.key_type")
-        key_origin = parse_enum(KeyOrigin, raw.key_origin, f"{where}.key_origin")
-        original, normalized = _term_parts(raw.key, f"{where}.key")
-        priority = _KEY_ORIGIN_WEIGHT[key_origin] * 10 + _KEY_TYPE_WEIGHT[key_type]
+            raise _fail(f"{field}[{index}] must be a KeyInput (got {type(raw).__name__})")
+        try:
+            key_type, key_origin = _KEY_TYPES[raw.key_type], _KEY_ORIGINS[raw.key_origin]
+        except (KeyError, TypeError):  # name the field only on failure
+            key_type = parse_enum(KeyType, raw.key_type, f"{field}[{index}].key_type")
+            key_origin = parse_enum(KeyOrigin, raw.key_origin, f"{field}[{index}].key_origin")
+        try:
+            original, normalized = _term_parts(raw.key)
+        except _Invalid as problem:
+            raise _fail(f"{field}[{index}].key {problem}") from None
+        priority = _PRIORITY[key_type, key_origin]
         held = best.get(normalized)
         if held is None or priority > held[0] or (priority == held[0] and original < held[1]):
-            best[normalized] = (priority, original, MemoryItemKey(original, key_type, key_origin, normalized))
+            best[normalized] = (priority, original, key_type, key_origin)
     if not 1 <= len(best) <= MAX_KEYS_PER_ITEM:
         raise _fail(f"{field} must hold 1..{MAX_KEYS_PER_ITEM} distinct keys after normalization (got {len(best)})")
-    return tuple(best[k][2] for k in sorted(best))
+    return tuple(
+        MemoryItemKey(original, key_type, key_origin, normalized)
+        for normalized, (_, original, key_type, key_origin) in sorted(best.items())
+    )
 
 
 def normalize_sources(sources: object, field: str = "sources") -> tuple[MemoryItemSource, ...]:
@@ -293,22 +331,22 @@ def normalize_sources(sources: object, field: str = "sources") -> tuple[MemoryIt
         raise _fail(f"{field} must be a list of sources (got {type(sources).__name__})")
     seen: dict[str, tuple[int, MemoryItemSource]] = {}
     for index, source in enumerate(sources):
-        where = f"{field}[{index}]"
         if not isinstance(source, MemoryItemSource):
-            raise _fail(f"{where} must be a MemoryItemSource (got {type(source).__name__})")
-        event_id = normalize_identifier(source.event_id, f"{where}.event_id")
-        held = seen.get(event_id)
+            raise _fail(f"{field}[{index}] must be a MemoryItemSource (got {type(source).__name__})")
+        for name in ("event_id", "session_id", "run_id", "turn_id"):
+            try:
+                _check_identifier(getattr(source, name))
+            except _Invalid as problem:
+                raise _fail(f"{field}[{index}].{name} {problem}") from None
+        held = seen.get(source.event_id)
         if held is not None:
             if held[1] != source:
                 raise _fail(
-                    f"{where}: event_id {event_id!r} already appears in {field}[{held[0]}] "
+                    f"{field}[{index}]: event_id {source.event_id!r} already appears in {field}[{held[0]}] "
                     "with a different session_id, run_id or turn_id"
                 )
             continue
-        normalize_identifier(source.session_id, f"{where}.session_id")
-        normalize_identifier(source.run_id, f"{where}.run_id")
-        normalize_identifier(source.turn_id, f"{where}.turn_id")
-        seen[event_id] = (index, source)
+        seen[source.event_id] = (index, source)
     if not 1 <= len(seen) <= MAX_SOURCES_PER_ITEM:
         raise _fail(f"{field} must hold 1..{MAX_SOURCES_PER_ITEM} distinct sources (got {len(seen)})")
     return tuple(entry[1] for entry in seen.values())

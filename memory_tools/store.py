@@ -54,6 +54,7 @@ from memory_tools.model import (
     TemporalType,
 )
 from memory_tools.normalize import (
+    MAX_KEYS_PER_ITEM,
     NormalizedItem,
     check_time,
     normalize_identifier,
@@ -141,6 +142,10 @@ _ORIGINS = {m.value: m for m in Origin}
 _KEY_TYPES = {m.value: m for m in KeyType}
 _KEY_ORIGINS = {m.value: m for m in KeyOrigin}
 
+# Page cache of a file store: the key index of 100,000 items is ~60 MB; SQLite's
+# default 2 MB cache makes seeding thrash once the B-trees outgrow it.
+_FILE_CACHE_KIB = 65536
+
 _SURROGATE_GAP_START = 0xD800
 _SURROGATE_GAP_END = 0xE000
 _MAX_CODE_POINT = 0x10FFFF
@@ -172,10 +177,11 @@ def _row_to_item(row: Sequence[Any]) -> MemoryItem:
 
 
 def _item_row(item: MemoryItem) -> tuple[Any, ...]:
+    # StrEnum members bind as TEXT: no ``.value`` lookups on the seeding hot path.
     return (
-        item.item_id, item.version, item.content, item.kind.value, item.statement_type.value,
-        item.temporal_type.value, item.scope_type.value, item.scope_key, item.event_started_at,
-        item.event_ended_at, item.observed_at, item.lifecycle_state.value, item.origin.value,
+        item.item_id, item.version, item.content, item.kind, item.statement_type,
+        item.temporal_type, item.scope_type, item.scope_key, item.event_started_at,
+        item.event_ended_at, item.observed_at, item.lifecycle_state, item.origin,
         item.content_hash, item.created_at, item.updated_at,
     )  # fmt: skip
 
@@ -183,7 +189,7 @@ def _item_row(item: MemoryItem) -> tuple[Any, ...]:
 def _key_rows(item: MemoryItem, keys: Iterable[MemoryItemKey]) -> Iterator[tuple[Any, ...]]:
     archived = int(item.lifecycle_state is LifecycleState.ARCHIVED)
     for k in keys:
-        yield (item.item_id, k.normalized_key, k.key, k.key_type.value, k.key_origin.value,
+        yield (item.item_id, k.normalized_key, k.key, k.key_type, k.key_origin,
                item.scope_key, archived, item.updated_at)  # fmt: skip
 
 
@@ -243,6 +249,7 @@ class MemoryItemStore:
         if not self._in_memory:
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
+            db.execute(f"PRAGMA cache_size = -{_FILE_CACHE_KIB}")
         version = db.execute("PRAGMA user_version").fetchone()[0]
         if version == SCHEMA_VERSION:
             return
@@ -575,7 +582,7 @@ class MemoryItemStore:
             raise MemoryValidationError(f"Memory key search limit must be between 1 and {MAX_SEARCH_RESULTS}")
         sql, params = _search_query(unique, match == "prefix", workspace_key, include_archived, limit)
         with self._read() as db:
-            ids = [row[0] for row in db.execute(sql, params)]
+            ids = list(dict.fromkeys(row[0] for row in db.execute(sql, params)))[:limit]
             records = self._records(db, ids)
         if match == "prefix":
             prefixes = tuple(unique)
@@ -635,15 +642,17 @@ def _search_query(
     filters += " AND scope_key IS NULL" if workspace_key is None else " AND (scope_key IS NULL OR scope_key = ?)"
     scope_params: list[Any] = [] if workspace_key is None else [workspace_key]
     if len(terms) == 1:
-        # One term: every matching item matched it once, so rank by recency; a prefix
-        # may match several keys of one item, hence DISTINCT.
+        # One term: every matching item matched it once, so rank by recency straight
+        # from the index range. A prefix may match several keys of one item; instead
+        # of a DISTINCT pass (a temporary B-tree over every match) take enough rows
+        # for ``limit`` distinct items (an item has at most 32 keys, and its rows are
+        # adjacent in this order) and let the caller drop repeats.
         condition, bounds = _term_condition(terms[0], prefix)
-        distinct = "DISTINCT " if prefix else ""
         sql = (
-            f"SELECT {distinct}item_id, updated_at FROM memory_item_key WHERE {condition}{filters} "
+            f"SELECT item_id, updated_at FROM memory_item_key WHERE {condition}{filters} "
             "ORDER BY updated_at DESC, item_id LIMIT ?"
         )
-        return sql, [*bounds, *scope_params, limit]
+        return sql, [*bounds, *scope_params, limit * MAX_KEYS_PER_ITEM if prefix else limit]
     selects: list[str] = []
     params: list[Any] = []
     for index, term in enumerate(terms):
