@@ -156,8 +156,10 @@ class ModelClient:
 
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], settings: ModelSettings, *, epoch: int) -> Completion:
         """One completion. Raises :class:`RetryExhaustedError` when it finally fails."""
-        key = cache_key(model=settings.model, messages=messages, tools=tools, parameters=settings.cache_parameters(), epoch=epoch)
-        hit = self.cache.get(key)
+        key = ""
+        if self.cache.enabled:
+            key = cache_key(model=settings.model, messages=messages, tools=tools, parameters=settings.cache_parameters(), epoch=epoch)
+        hit = self.cache.get(key) if key else None
         if hit is not None:
             return Completion(hit.message, hit.prompt_tokens, hit.completion_tokens, hit.finish_reason, hit.latency_s, hit.cost_usd, True, 0)
         litellm = _litellm()
@@ -193,6 +195,8 @@ class ModelClient:
         if not prompt and not completion:
             prompt = completion = None
         result = Completion(message, prompt, completion, finish_reason, latency, _cost(litellm, settings.model, response), False, attempts)
+        if not key:
+            return result
         self.cache.put(
             key,
             CachedResponse(

@@ -33,12 +33,17 @@ class ScriptedLLM(CustomLLM):
 
     script: Script = staticmethod(lambda messages, tools: {"content": "ok"})
     calls = 0
+    last_kwargs: dict[str, Any] = {}
 
     async def acompletion(self, model, messages, *args: Any, **kwargs: Any) -> ModelResponse:  # type: ignore[override]
         type(self).calls += 1
+        type(self).last_kwargs = kwargs
         reply = type(self).script(messages, kwargs.get("optional_params", {}).get("tools"))
         if isinstance(reply, BaseException):
             raise reply
+        if isinstance(reply, float):  # a delay in seconds, then a plain answer
+            await asyncio.sleep(reply)
+            reply = {"content": "late"}
         message = {"role": "assistant", "content": reply.get("content"), "tool_calls": reply.get("tool_calls")}
         usage = reply.get("usage", {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14})
         return ModelResponse(choices=[{"message": message, "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop"}], usage=usage)
@@ -58,7 +63,7 @@ def tool_call(name: str, arguments: str, call_id: str | None = "c1") -> dict[str
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
-def _run(arm: str, model: str = "scripted/x", scenario=None, client: ModelClient | None = None, **kwargs: Any):
+def _run(arm: str, model: str = "scripted/x", scenario=None, client: ModelClient | None = None, settings: ModelSettings | None = None, settings_timeout: float = 120.0, **kwargs: Any):
     scenario = scenario or make_scenario()
     store = MemoryItemStore(":memory:")
     try:
@@ -68,7 +73,8 @@ def _run(arm: str, model: str = "scripted/x", scenario=None, client: ModelClient
             host_run = Host(store, MemoryPolicy(enabled=True, agent_read_enabled=True)).open_run(RunContext(workspace_key="ws-a"))
         setup = get_arm(arm).build(scenario, host_run)
         client = client or ModelClient(retry=RetryPolicy(retries=0))
-        return asyncio.run(run_agent(setup, host_run, client=client, settings=ModelSettings(model), **kwargs))
+        settings = settings or ModelSettings(model, timeout_s=settings_timeout)
+        return asyncio.run(run_agent(setup, host_run, client=client, settings=settings, **kwargs))
     finally:
         store.close()
 
@@ -190,3 +196,20 @@ def test_arms_without_memory_offer_no_tools(arm: str) -> None:
     install_scripted(lambda m, t: seen.append(t) or {"content": "ok"})
     _run(arm)
     assert seen == [None]
+
+
+def test_slow_call_times_out_and_is_retried_as_transient() -> None:
+    delays = iter([5.0])
+    install_scripted(lambda m, t: next(delays, {"content": "quick"}))
+
+    async def no_sleep(seconds: float) -> None:
+        return None
+
+    outcome = _run("history_only", client=ModelClient(retry=RetryPolicy(retries=1, sleep=no_sleep)), settings_timeout=0.05)
+    assert outcome.final_answer == "quick" and outcome.model_calls[0].attempts == 2
+
+
+def test_api_base_reaches_the_provider() -> None:
+    model = install_scripted(lambda m, t: {"content": "ok"})
+    _run("history_only", settings=ModelSettings("scripted/x", api_base="http://127.0.0.1:9/v1", seed=7))
+    assert model.last_kwargs.get("api_base") == "http://127.0.0.1:9/v1"

@@ -1,0 +1,170 @@
+"""Runner overhead and concurrency efficiency, printed as figures.
+
+Usage: ``python benchmarks/runner_bench.py [--suite scenarios/starter] [--calls 2000] [--concurrency 64]``
+
+1. Per-sample overhead with a zero-latency model (a custom litellm provider
+   that answers at once; in the recall arm it makes one memory_search first),
+   run one sample at a time so the shares add up: total per sample, litellm's
+   share (time inside ``litellm.acompletion`` minus the provider's own time)
+   and ours (seeding, Host, token counting, records, writing), with the parts
+   of ours that are measured separately.
+2. Concurrency efficiency: a provider that sleeps 100 ms per call, N calls
+   (one per sample, history_only arm) at concurrency C, against the ideal
+   ``N x 0.1 / C`` seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import litellm  # noqa: E402
+from litellm import CustomLLM, ModelResponse  # noqa: E402
+
+import harness.agent as agent_mod  # noqa: E402
+import harness.runner as runner_mod  # noqa: E402
+import harness.scenarios as scenarios_mod  # noqa: E402
+from harness.agent import ModelClient  # noqa: E402
+from harness.cache import ResponseCache  # noqa: E402
+from harness.cli import build_parser  # noqa: E402
+from harness.progress import RunProgress  # noqa: E402
+from harness.retry import RetryPolicy  # noqa: E402
+
+TIMERS: dict[str, float] = {}
+
+
+def _add(name: str, seconds: float) -> None:
+    TIMERS[name] = TIMERS.get(name, 0.0) + seconds
+
+
+class BenchLLM(CustomLLM):
+    """``bench/instant`` answers at once; ``bench/sleep`` sleeps 100 ms first."""
+
+    async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:  # type: ignore[override]
+        started = time.perf_counter()
+        if model == "sleep":
+            await asyncio.sleep(0.1)
+        tools = kwargs.get("optional_params", {}).get("tools")
+        if tools and messages[-1]["role"] != "tool":
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "memory_search", "arguments": '{"terms": ["port", "version"]}'}}],
+            }
+        else:
+            message = {"role": "assistant", "content": "The answer is 42."}
+        response = ModelResponse(choices=[{"message": message, "finish_reason": "stop"}], usage={"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110})
+        _add("provider", time.perf_counter() - (started + (0.1 if model == "sleep" else 0.0)))
+        return response
+
+
+def _instrument() -> None:
+    """Wrap the functions whose time we report."""
+    original_acompletion = litellm.acompletion
+
+    async def timed_acompletion(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return await original_acompletion(*args, **kwargs)
+        finally:
+            _add("inside_acompletion", time.perf_counter() - started)
+
+    litellm.acompletion = timed_acompletion
+
+    def wrap(module: Any, name: str, label: str) -> None:
+        original = getattr(module, name)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                _add(label, time.perf_counter() - started)
+
+        setattr(module, name, timed)
+
+    wrap(scenarios_mod, "seed_store", "seeding")
+    wrap(agent_mod, "count_tokens", "token_counting")
+    wrap(agent_mod, "_execute_call", "host_calls")
+    wrap(runner_mod, "append_record", "record_writing")
+
+
+def _context(suite: str, model: str, arms: list[str], epochs: int, concurrency: int, out: Path) -> tuple[list[Any], Any]:
+    args = build_parser().parse_args(
+        ["run", "--scenarios", suite, "--model", model, "--arms", *arms, "--epochs", str(epochs), "--max-concurrency", str(concurrency), "--no-cache", "--retries", "0", "--out", str(out), "--no-progress"]
+    )
+    options, scenarios, hashes, _ = runner_mod.resolve_options(args)
+    specs = runner_mod.plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed)
+    ctx = runner_mod.SampleContext(options, {s.id: s for s in scenarios}, hashes, ModelClient(ResponseCache(out, enabled=False), RetryPolicy(retries=0)))
+    return specs, ctx
+
+
+def _execute(specs: list[Any], ctx: Any, out: Path) -> float:
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "results.jsonl").open("a", encoding="utf-8") as handle:
+        started = time.perf_counter()
+        status, _ = asyncio.run(runner_mod.execute(specs, ctx, handle, RunProgress(len(specs), live=False, stream=io.StringIO())))
+        elapsed = time.perf_counter() - started
+    assert status == "complete", status
+    return elapsed
+
+
+def overhead(suite: str, epochs: int, tmp: Path) -> None:
+    specs, ctx = _context(suite, "bench/instant", ["history_only", "recall", "full_history"], 1, 1, tmp / "warm")
+    _execute(specs[:6], ctx, tmp / "warm")  # warm imports and litellm's first-call setup
+    specs, ctx = _context(suite, "bench/instant", ["history_only", "recall", "full_history"], epochs, 1, tmp / "overhead")
+    TIMERS.clear()
+    elapsed = _execute(specs, ctx, tmp / "overhead")
+    n = len(specs)
+    ms = lambda seconds: f"{seconds / n * 1000:7.3f} ms"  # noqa: E731
+    litellm_share = TIMERS["inside_acompletion"] - TIMERS.get("provider", 0.0)
+    ours = elapsed - TIMERS["inside_acompletion"]
+    print(f"(1) per-sample overhead, zero-latency model, {n} samples (3 arms), concurrency 1")
+    print(f"    total per sample              {ms(elapsed)}")
+    print(f"    litellm share                 {ms(litellm_share)}   (inside acompletion minus provider)")
+    print(f"    provider's own time           {ms(TIMERS.get('provider', 0.0))}")
+    print(f"    ours                          {ms(ours)}")
+    for label in ("seeding", "host_calls", "token_counting", "record_writing"):
+        print(f"      of which {label:<18}{ms(TIMERS.get(label, 0.0))}")
+
+
+def concurrency(suite: str, calls: int, limit: int, tmp: Path) -> None:
+    specs, ctx = _context(suite, "bench/sleep", ["history_only"], 1, limit, tmp / "warm2")
+    epochs = -(-calls // len(specs))
+    specs, ctx = _context(suite, "bench/sleep", ["history_only"], epochs, limit, tmp / "conc")
+    specs = specs[:calls]
+    cpu_started = time.process_time()
+    elapsed = _execute(specs, ctx, tmp / "conc")
+    cpu = time.process_time() - cpu_started
+    ideal = calls * 0.1 / limit
+    print(f"(2) concurrency: {calls} calls of 100 ms at concurrency {limit}")
+    print(f"    measured {elapsed:.3f} s, ideal {ideal:.3f} s, ratio {elapsed / ideal:.2f} (target <= 1.20)")
+    print(f"    process CPU {cpu:.2f} s = {cpu / calls * 1000:.2f} ms per call (the event loop's budget is {ideal / calls * 1000:.2f} ms per call)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--suite", default="scenarios/starter")
+    parser.add_argument("--epochs", type=int, default=4, help="epochs for the overhead part")
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--concurrency", type=int, default=64)
+    args = parser.parse_args()
+    litellm.custom_provider_map = [*litellm.custom_provider_map, {"provider": "bench", "custom_handler": BenchLLM()}]
+    _instrument()
+    with tempfile.TemporaryDirectory() as tmp:
+        overhead(args.suite, args.epochs, Path(tmp))
+        concurrency(args.suite, args.calls, args.concurrency, Path(tmp))
+
+
+if __name__ == "__main__":
+    main()
