@@ -451,10 +451,16 @@ def _build_report(options: RunOptions) -> int:
     except ImportError as exc:
         print(f"report not built: {exc}. Build it later with: recall-eval report {options.run_dir}", file=sys.stderr)
         return 1 if options.gate else 0
-    outcome = build_report(options.run_dir, judge_model=options.judge_model)
+    try:
+        outcome = build_report(options.run_dir, judge_model=options.judge_model)
+    except Exception as exc:  # noqa: BLE001 - the results are safe; the report can be rebuilt
+        print(f"error: report not built ({type(exc).__name__}: {exc}). Retry with: recall-eval report {options.run_dir}", file=sys.stderr)
+        return 2
     print(f"verdict: {outcome.verdict}")
     for reason in outcome.reasons:
         print(f"  - {reason}")
+    for warning in getattr(outcome, "warnings", None) or []:
+        print(f"warning: {warning}", file=sys.stderr)
     print(f"report: {outcome.index_html}")
     return 1 if options.gate and outcome.verdict != "pass" else 0
 

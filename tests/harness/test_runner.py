@@ -207,3 +207,11 @@ def test_plain_progress_prints_lines_without_a_terminal() -> None:
         progress.advance(ok)
     lines = stream.getvalue().splitlines()
     assert len(lines) == 2 and lines[-1].startswith("[recall-eval] 4/4 samples, 1 errors")
+
+
+def test_run_builds_the_real_report_and_prints_the_verdict(tmp_path: Path, suite: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delitem(sys.modules, "harness.report")
+    assert _run(tmp_path, suite, model="offline/reference") == 0
+    out = capsys.readouterr().out
+    assert "verdict: " in out and (tmp_path / "run" / "index.html").is_file()
+    assert f"report: {tmp_path / 'run' / 'index.html'}" in out
