@@ -40,6 +40,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -148,6 +149,7 @@ class SampleScores(BaseModel):
         return None if self.abstained is None else not self.abstained
 
 
+@lru_cache(maxsize=8192)
 def normalize_text(text: str) -> str:
     """NFKC, casefold, typographic apostrophes to ``'``, whitespace collapsed."""
     folded = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'").replace("\u2018", "'")
@@ -191,15 +193,24 @@ def _positive_pass(answer: str, check: AnswerCheck) -> bool:
     return check_answer(answer, positive)[0]
 
 
-def _id_prefixes(scenario: Scenario) -> set[str]:
-    return {m.group(1) for item in scenario.items if (m := _ID_PREFIX_RE.match(item.id))}
+def _id_prefixes(scenario: Scenario) -> frozenset[str]:
+    return _prefixes_of(tuple(item.id for item in scenario.items))
+
+
+@lru_cache(maxsize=1024)
+def _prefixes_of(item_ids: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(m.group(1) for item_id in item_ids if (m := _ID_PREFIX_RE.match(item_id)))
+
+
+@lru_cache(maxsize=1024)
+def _id_pattern(prefix: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![A-Za-z0-9._:-])" + re.escape(prefix) + r"[A-Za-z0-9][A-Za-z0-9._:-]*")
 
 
 def _cited_ids(answer: str, prefixes: Iterable[str]) -> list[str]:
     found: list[str] = []
     for prefix in sorted(prefixes):
-        pattern = r"(?<![A-Za-z0-9._:-])" + re.escape(prefix) + r"[A-Za-z0-9][A-Za-z0-9._:-]*"
-        for match in re.finditer(pattern, answer):
+        for match in _id_pattern(prefix).finditer(answer):
             token = match.group(0).rstrip(".:-_")
             if token not in found:
                 found.append(token)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 from statistics import NormalDist
 
@@ -105,8 +106,8 @@ def cluster_quantile_ci(
     """The q-quantile (lower, no interpolation in resamples) with a clustered bootstrap interval.
 
     Each resample weights every sample by its scenario's draw count; the
-    weighted quantile is found on the values sorted once, so the whole
-    bootstrap is a cumulative sum over a (resamples x samples) matrix.
+    weighted quantile is found on the values sorted once, by a binary search
+    run for all resamples at once (memory: scenarios x samples floats).
     """
     vals = np.asarray(values, dtype=np.float64)
     codes, k = _codes(clusters)
@@ -116,14 +117,21 @@ def cluster_quantile_ci(
     order = np.argsort(vals, kind="stable")
     sorted_vals, sorted_codes = vals[order], codes[order]
     counts = _counts(k, resamples, seed)
-    stats = np.empty(resamples)
-    chunk = max(1, 4_000_000 // max(1, len(vals)))
-    for start in range(0, resamples, chunk):
-        weights = counts[start : start + chunk][:, sorted_codes]
-        cum = np.cumsum(weights, axis=1)
-        target = q * cum[:, -1:]
-        index = np.argmax(cum >= target, axis=1)
-        stats[start : start + chunk] = sorted_vals[index]
+    n = len(vals)
+    # below[k, j]: samples of scenario k at sorted positions <= j. A resample's cumulative weight at j is
+    # counts[b] @ below[:, j]; it grows with j, so each resample's quantile is found by binary search.
+    below = np.zeros((k, n))
+    below[sorted_codes, np.arange(n)] = 1.0
+    np.cumsum(below, axis=1, out=below)
+    target = q * (counts @ below[:, -1])
+    lo = np.zeros(resamples, dtype=np.int64)
+    hi = np.full(resamples, n - 1, dtype=np.int64)
+    while np.any(lo < hi):
+        mid = (lo + hi) // 2
+        reached = np.einsum("bk,kb->b", counts, below[:, mid]) >= target
+        hi = np.where(reached, mid, hi)
+        lo = np.where(reached, lo, mid + 1)
+    stats = sorted_vals[lo]
     low, high = _percentiles(stats, level)
     return Interval(value, low, high, k)
 
@@ -163,7 +171,7 @@ def mcnemar_exact(fixed: int, broken: int) -> float:
     if n == 0:
         return 1.0
     tail = sum(math.comb(n, i) for i in range(min(fixed, broken) + 1))
-    return min(1.0, 2.0 * tail / 2**n)
+    return min(1.0, float(Fraction(2 * tail, 2**n)))  # exact: floats overflow past ~1000 pairs
 
 
 def min_detectable_effect(n_scenarios: int, discordance: float, *, alpha: float = 0.05, power: float = 0.8) -> float:

@@ -73,3 +73,20 @@ def test_min_detectable_effect_shrinks_with_more_scenarios():
 
 def test_min_detectable_effect_without_discordance_is_not_zero():
     assert stats.min_detectable_effect(10, 0.0) > 0
+
+
+def test_mcnemar_exact_handles_thousands_of_pairs():
+    assert 0.0 <= stats.mcnemar_exact(900, 1300) < 1e-10
+    assert stats.mcnemar_exact(1500, 1500) == 1.0
+
+
+def test_cluster_quantile_ci_matches_brute_force_resampling():
+    rng = np.random.default_rng(3)
+    values, clusters = rng.lognormal(size=60), np.repeat([f"s{k:02d}" for k in range(12)], 5)
+    iv = stats.cluster_quantile_ci(values, clusters, 0.5, resamples=300, seed=11)
+    counts = stats._counts(12, 300, 11)
+    brute = []
+    for row in counts:
+        resampled = np.sort(np.concatenate([np.repeat(values[clusters == f"s{k:02d}"], int(c)) for k, c in enumerate(row)]))
+        brute.append(resampled[int(np.ceil(0.5 * len(resampled))) - 1])
+    assert (iv.ci_low, iv.ci_high) == pytest.approx(tuple(np.percentile(brute, [2.5, 97.5])))

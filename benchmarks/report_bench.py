@@ -1,0 +1,124 @@
+"""Time build_report on 10,000 synthetic samples with realistic transcripts; print the figures.
+
+Usage: python benchmarks/report_bench.py [--scenarios 50] [--epochs 67] [--keep DIR]
+Targets: build_report < 5 s, index.html < 15 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from harness.results import ToolCallLog  # noqa: E402
+from tests.harness.scoring_factories import make_record, make_scenario, write_run  # noqa: E402
+
+ARMS = ("history_only", "recall", "full_history")
+CATEGORIES = ("project_fact", "preference", "decision", "knowledge_update", "abstention", "leakage", "temporal")
+
+
+def _transcript(rng: random.Random, question: str, answer: str, calls: list[ToolCallLog]) -> list[dict]:
+    history = [{"role": "system", "content": "You are a coding assistant. " * 40}]
+    for turn in range(4):
+        history.append({"role": "user" if turn % 2 == 0 else "assistant",
+                        "content": " ".join(rng.choice(("deploy", "config", "port", "review", "schema", "merge"))
+                                            for _ in range(60))})
+    history.append({"role": "user", "content": question})
+    for call in calls:
+        history.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": call.call_id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}]})
+        history.append({"role": "tool", "tool_call_id": call.call_id, "content": call.result_text})
+    history.append({"role": "assistant", "content": answer})
+    return history
+
+
+def synthesize(n_scenarios: int, epochs: int, seed: int = 0):
+    rng = random.Random(seed)
+    scenarios = {}
+    for i in range(n_scenarios):
+        category = CATEGORIES[i % len(CATEGORIES)]
+        scenarios[f"sc-{i:03d}"] = make_scenario(f"sc-{i:03d}", abstain=category == "abstention", category=category)
+    records = []
+    for sid, sc in scenarios.items():
+        skill = rng.random()
+        for arm in ARMS:
+            for epoch in range(epochs):
+                p = {"history_only": 0.3, "recall": 0.75, "full_history": 0.85}[arm] * (0.5 + skill)
+                if sc.expect.abstain:
+                    answer = "I don't have any record of that." if rng.random() < p else "Probably Postgres 16."
+                else:
+                    answer = "Billing runs Postgres 15." if rng.random() < p else "I'm not sure, maybe MySQL."
+                calls = []
+                if arm == "recall":
+                    for k in range(rng.randint(1, 2)):
+                        payload = json.dumps({"results": [{"itemId": "it-pg-version", "content": "Billing runs Postgres 15 " * 8,
+                                                           "kind": "knowledge", "matchedKeys": ["postgres"]}] * 3})
+                        calls.append(ToolCallLog(round=k, call_id=f"c{k}", name="memory_search",
+                                                 arguments='{"query":"postgres version"}', status="ok",
+                                                 result_text=payload, result_chars=len(payload),
+                                                 result_tokens=len(payload) // 4, disclosed_item_ids=["it-pg-version"],
+                                                 storage_read=True, elapsed_s=0.002))
+                rec = make_record(sc, answer, arm=arm, epoch=epoch, calls=calls, error=rng.random() < 0.01,
+                                  latency=rng.lognormvariate(0.3 if arm == "recall" else 0.0, 0.4),
+                                  tokens=(rng.randint(800, 3000), rng.randint(20, 200)))
+                if rec.status == "ok":
+                    rec = rec.model_copy(update={"messages": _transcript(rng, sc.probe.message, answer, calls)})
+                records.append(rec)
+    return records, scenarios
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--scenarios", type=int, default=50)
+    parser.add_argument("--epochs", type=int, default=67)
+    parser.add_argument("--keep", metavar="DIR")
+    args = parser.parse_args()
+    from harness.report import build_report
+
+    t0 = time.perf_counter()
+    records, scenarios = synthesize(args.scenarios, args.epochs)
+    run_dir = Path(args.keep) if args.keep else Path(tempfile.mkdtemp()) / "bench-run"
+    write_run(run_dir, records, arms=ARMS)
+    t1 = time.perf_counter()
+    outcome = build_report(run_dir, scenarios=scenarios)
+    t2 = time.perf_counter()
+    sizes = {name: path.stat().st_size for name, path in outcome.paths.items()}
+    print(f"samples: {len(records)} ({args.scenarios} scenarios x {len(ARMS)} arms x {args.epochs} epochs)")
+    print(f"results.jsonl: {(run_dir / 'results.jsonl').stat().st_size / 1e6:.1f} MB (synthesized in {t1 - t0:.1f} s)")
+    print(f"build_report (read, score, aggregate, verdict, all outputs): {t2 - t1:.2f} s  [target < 5 s]")
+    for name, size in sizes.items():
+        print(f"  {name:13} {size / 1e6:8.2f} MB")
+    print(f"index.html: {sizes['index.html'] / 1e6:.2f} MB  [target < 15 MB]")
+    print(f"verdict: {outcome.verdict}: {outcome.reasons[0]}")
+    _phases(run_dir, scenarios)
+
+
+def _phases(run_dir: Path, scenarios: dict) -> None:
+    """Where the time goes (second pass: imports already paid)."""
+    from harness.report import VerdictConfig, _render_html, build_summary, outputs
+    from harness.results import iter_records, read_manifest
+
+    t0 = time.perf_counter()
+    records = list(iter_records(run_dir / "results.jsonl"))
+    t1 = time.perf_counter()
+    summary, samples = build_summary(read_manifest(run_dir), records, scenarios, config=VerdictConfig())
+    t2 = time.perf_counter()
+    outputs.write_summary_json(run_dir, summary)
+    outputs.write_metrics_csv(run_dir, summary["metrics"])
+    outputs.write_scores_jsonl(run_dir, samples)
+    outputs.write_junit_xml(run_dir, summary["verdict"], samples)
+    t3 = time.perf_counter()
+    _render_html(summary, samples)
+    t4 = time.perf_counter()
+    print(f"phases: read+validate {t1 - t0:.2f} s, score+aggregate+verdict {t2 - t1:.2f} s, "
+          f"json/csv/jsonl/xml {t3 - t2:.2f} s, render_html {t4 - t3:.2f} s")
+
+
+if __name__ == "__main__":
+    main()
