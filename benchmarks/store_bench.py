@@ -190,11 +190,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=1000, help="queries per search row")
     args = parser.parse_args(argv)
+    scratch = tempfile.TemporaryDirectory(prefix="store_bench_")  # removed at exit
 
     def fresh_path(tag: str) -> str:
         if args.path != "file":
             return args.path if args.path == ":memory:" else f"{args.path}.{tag}"
-        return os.path.join(tempfile.mkdtemp(prefix="store_bench_"), f"{tag}.db")
+        return os.path.join(scratch.name, f"{tag}.db")
 
     build = time.perf_counter()
     items = _make_items(args.items)
@@ -215,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     for label, *figures in _search_rows(store, items, args.queries):
         print(f"{label:<30}" + "".join(f"{value:>10.3f}" for value in figures))
     store.close()
+    scratch.cleanup()
     return 0
 
 
