@@ -150,6 +150,29 @@ def concurrency(suite: str, calls: int, limit: int, tmp: Path) -> None:
     print(f"(2) concurrency: {calls} calls of 100 ms at concurrency {limit}")
     print(f"    measured {elapsed:.3f} s, ideal {ideal:.3f} s, ratio {elapsed / ideal:.2f} (target <= 1.20)")
     print(f"    process CPU {cpu:.2f} s = {cpu / calls * 1000:.2f} ms per call (the event loop's budget is {ideal / calls * 1000:.2f} ms per call)")
+    bare, bare_cpu = _bare_litellm(ctx, calls, limit)
+    print(f"    floor: bare litellm.acompletion, same calls, no harness: {bare:.3f} s, ratio {bare / ideal:.2f}, CPU {bare_cpu / calls * 1000:.2f} ms per call")
+
+
+def _bare_litellm(ctx: Any, calls: int, limit: int) -> tuple[float, float]:
+    """The same calls straight through litellm (no arms, Host, records): the floor we cannot beat."""
+    scenario = next(iter(ctx.scenarios.values()))
+    from harness.arms import get_arm
+
+    messages = get_arm("history_only").build(scenario, None).messages
+
+    async def run() -> None:
+        semaphore = asyncio.Semaphore(limit)
+
+        async def one() -> None:
+            async with semaphore:
+                await litellm.acompletion(model="bench/sleep", messages=messages, temperature=0.0, timeout=120.0, drop_params=True, seed=1)
+
+        await asyncio.gather(*(one() for _ in range(calls)))
+
+    cpu_started, started = time.process_time(), time.perf_counter()
+    asyncio.run(run())
+    return time.perf_counter() - started, time.process_time() - cpu_started
 
 
 def main() -> None:

@@ -169,6 +169,7 @@ class ModelClient:
             "temperature": settings.temperature,
             "timeout": settings.timeout_s,
             "drop_params": True,
+            "max_retries": 0,  # the provider SDK must not retry behind our back: attempts stay honest
             **settings.extra,
         }
         if tools:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -28,10 +29,10 @@ _TRANSIENT_NAMES = frozenset(
     }
 )
 
-# Non-transient errors that mean the model or credentials are misconfigured:
-# when every sample of a model fails with one of these, the run stops early.
+# Errors that mean the model, credentials or endpoint are misconfigured.
 CONFIG_ERROR_NAMES = frozenset(
     {
+        "APIConnectionError",
         "AuthenticationError",
         "PermissionDeniedError",
         "NotFoundError",
@@ -42,9 +43,24 @@ CONFIG_ERROR_NAMES = frozenset(
 )
 
 
+# litellm reports some configuration mistakes as 5xx errors (e.g. a missing
+# OpenAI key surfaces as InternalServerError "Missing credentials"): these
+# messages are never worth retrying.
+_CONFIG_MESSAGE = re.compile(r"missing credentials|api[_ ]key|unauthori[sz]ed|llm provider not provided", re.IGNORECASE)
+
+
+def is_provider_error(type_name: str) -> bool:
+    """True for an error class a provider (not the harness) raises, by name."""
+    return type_name in _TRANSIENT_NAMES or type_name in CONFIG_ERROR_NAMES
+
+
 def is_transient(exc: BaseException) -> bool:
-    """True for errors worth retrying (by class name along the MRO, or an HTTP 5xx/429 status)."""
-    if any(cls.__name__ in _TRANSIENT_NAMES for cls in type(exc).__mro__):
+    """True for errors worth retrying (by class name along the MRO, or an HTTP 5xx/429 status),
+    except configuration mistakes dressed as server errors."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if "RateLimitError" not in names and _CONFIG_MESSAGE.search(str(exc)):
+        return False
+    if names & _TRANSIENT_NAMES:
         return True
     status = getattr(exc, "status_code", None)
     return isinstance(status, int) and (status == 429 or status >= 500)

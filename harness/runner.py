@@ -38,12 +38,12 @@ from harness.results import (
     sample_id,
     write_manifest,
 )
-from harness.retry import CONFIG_ERROR_NAMES, RetryPolicy
+from harness.retry import RetryPolicy, is_provider_error
 from harness.scenarios.models import Scenario
 
 _log = logging.getLogger(__name__)
 
-# A model whose first samples all fail with one configuration error is skipped.
+# A model whose first samples all fail with one provider error is skipped.
 CONFIG_FAILURE_THRESHOLD = 3
 
 
@@ -367,7 +367,12 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
 
 @dataclass
 class _ConfigWatch:
-    """Spots a model whose every sample so far failed with one configuration error."""
+    """Spots a model whose first samples all failed with one provider error (after retries).
+
+    Such a model is misconfigured (no key, wrong name, no server at --api-base)
+    far more often than unlucky; its other samples are skipped and the run
+    can be resumed once it is fixed.
+    """
 
     planned: dict[str, int]
     ok: set[str] = field(default_factory=set)
@@ -377,7 +382,7 @@ class _ConfigWatch:
     def observe(self, record: SampleRecord) -> bool:
         """Count ``record``; True when its model should be stopped now."""
         model = record.model
-        if record.status == "ok" or record.error is None or record.error.type not in CONFIG_ERROR_NAMES:
+        if record.status == "ok" or record.error is None or not is_provider_error(record.error.type):
             self.ok.add(model)
             return False
         if model in self.ok or model in self.stopped:

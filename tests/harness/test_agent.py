@@ -213,3 +213,9 @@ def test_api_base_reaches_the_provider() -> None:
     model = install_scripted(lambda m, t: {"content": "ok"})
     _run("history_only", settings=ModelSettings("scripted/x", api_base="http://127.0.0.1:9/v1", seed=7))
     assert model.last_kwargs.get("api_base") == "http://127.0.0.1:9/v1"
+
+
+def test_missing_credentials_reported_as_server_error_are_not_retried() -> None:
+    install_scripted(lambda m, t: litellm.InternalServerError("OpenAIException - Missing credentials. Please pass an `api_key`", "scripted", "x"))
+    outcome = _run("history_only", client=ModelClient(retry=RetryPolicy(retries=4, sleep=_never)))
+    assert outcome.error is not None and outcome.error.attempts == 1 and ScriptedLLM.calls == 1

@@ -87,9 +87,9 @@ def test_resume_after_a_crash_completes_without_duplicates(tmp_path: Path, suite
 
 
 def test_resume_reruns_error_samples(tmp_path: Path, suite: Path) -> None:
-    install_scripted(lambda m, t: litellm.RateLimitError("busy", "scripted", "x"))
-    assert _run(tmp_path, suite) == 0
-    assert {r.status for r in _records(tmp_path / "run")} == {"error"}
+    install_scripted(lambda m, t: litellm.RateLimitError("busy", "scripted", "x") if t else {"content": "ok"})
+    assert _run(tmp_path, suite, "--max-concurrency", "1") == 0
+    assert sorted((r.arm, r.status) for r in _records(tmp_path / "run") if r.status == "error") == [("recall", "error")] * 2
     install_scripted(lambda m, t: {"content": "ok"})
     assert main(["run", "--resume", str(tmp_path / "run"), "--cache-dir", str(tmp_path / "cache"), "--no-progress"]) == 0
     records = _records(tmp_path / "run")
@@ -215,3 +215,9 @@ def test_run_builds_the_real_report_and_prints_the_verdict(tmp_path: Path, suite
     out = capsys.readouterr().out
     assert "verdict: " in out and (tmp_path / "run" / "index.html").is_file()
     assert f"report: {tmp_path / 'run' / 'index.html'}" in out
+
+
+def test_run_stops_a_model_whose_server_cannot_be_reached(tmp_path: Path, suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = install_scripted(lambda m, t: litellm.APIConnectionError("Connection refused", "scripted", "x"))
+    assert _run(tmp_path, suite, "--epochs", "3", "--max-concurrency", "1") == 2
+    assert model.calls == 3 and "APIConnectionError" in capsys.readouterr().err
