@@ -92,6 +92,7 @@ def _litellm() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
+    litellm.suppress_debug_info = True  # errors are recorded per sample; no help banner per failure
     return litellm
 
 

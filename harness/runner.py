@@ -18,6 +18,7 @@ import os
 import re
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -496,6 +497,8 @@ def cli_run(args: Any) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     _register_offline()
+    # Cancelling in-flight litellm calls (Ctrl-C, a stopped model) leaves its inner coroutines unawaited; harmless.
+    warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
     done_ids = {r.sample_id for r in done}
     specs = [s for s in plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed) if s.sample_id not in done_ids]
     retry = RetryPolicy(retries=options.retries)
@@ -516,7 +519,7 @@ def cli_run(args: Any) -> int:
         write_manifest(options.run_dir, manifest.model_copy(update={"status": status, "finished_at": _now_iso()}))
     if stopped:
         for model, reason in stopped.items():
-            print(f"error: stopped model {model}: every sample failed with {reason}", file=sys.stderr)
+            print(f"error: stopped model {model}: its first samples all failed with {reason}", file=sys.stderr)
         print("Fix the model name, API key or --api-base (keys come from the environment, e.g. OPENAI_API_KEY), then: " + resume_hint, file=sys.stderr)
         return 2
     if status == "interrupted":
