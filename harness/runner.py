@@ -153,11 +153,21 @@ class RunOptions:
             "timeout_s": self.timeout_s,
             "retries": self.retries,
             "max_concurrency": self.max_concurrency,
-            "api_base": self.api_base,
+            "api_base": _without_userinfo(self.api_base),
             "cache": self.use_cache,
             "cache_dir": str(self.cache_dir),
             "judge_model": self.judge_model,
         }
+
+
+def _without_userinfo(url: str | None) -> str | None:
+    """``http://user:pass@host/v1`` -> ``http://host/v1``: credentials never reach the manifest."""
+    if not url or "@" not in url:
+        return url
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else ""))) if parts.hostname else url
 
 
 def _given(args: Any) -> dict[str, Any]:

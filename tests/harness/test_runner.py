@@ -221,3 +221,11 @@ def test_run_stops_a_model_whose_server_cannot_be_reached(tmp_path: Path, suite:
     model = install_scripted(lambda m, t: litellm.APIConnectionError("Connection refused", "scripted", "x"))
     assert _run(tmp_path, suite, "--epochs", "3", "--max-concurrency", "1") == 2
     assert model.calls == 3 and "APIConnectionError" in capsys.readouterr().err
+
+
+def test_api_base_credentials_never_reach_the_manifest(tmp_path: Path, suite: Path) -> None:
+    install_scripted(lambda m, t: {"content": "ok"})
+    assert _run(tmp_path, suite, "--api-base", "http://me:hunter22@127.0.0.1:8000/v1") == 0
+    manifest = read_manifest(tmp_path / "run")
+    assert manifest.parameters["api_base"] == "http://127.0.0.1:8000/v1"
+    assert "hunter22" not in (tmp_path / "run" / "run.json").read_text(encoding="utf-8")
