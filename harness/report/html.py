@@ -100,7 +100,7 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
         undefined=jinja2.ChainableUndefined,
     )
-    env.filters.update(metric=format_metric, num=_num, signed=_signed, pvalue=_pvalue, score=_score_value)
+    env.filters.update(metric=format_metric, num=_num, signed=_signed, pvalue=_pvalue, paired=_paired_diff)
     env.globals.update(arm_class=_arm_class, label=_label)
     return env
 
@@ -139,9 +139,31 @@ def _signed(value: Any, digits: int = 2) -> str:
 
 
 def _pvalue(value: Any) -> str:
+    """``p < 0.001`` or ``p = 0.064``."""
     if not _is_number(value):
-        return "—"
-    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+        return "p unknown"
+    return "p < 0.001" if value < 0.001 else f"p = {value:.3f}"
+
+
+def _paired_diff(row: dict[str, Any]) -> str:
+    """A signed difference with its interval, in the metric's unit: ``+0.180 [+0.090, +0.270]``."""
+    kind = _metric_kind(str(row.get("metric", "")))
+
+    def one(value: Any) -> str:
+        if not _is_number(value):
+            return "—"
+        if kind == "int":
+            return f"{value:+,.0f}"
+        if kind == "s":
+            return f"{value:+.2f} s"
+        if kind == "usd":
+            return f"{'+' if value >= 0 else '-'}${abs(value):.4g}"
+        return f"{value:+.3f}"
+
+    text = one(row.get("diff"))
+    if _is_number(row.get("ci_low")) and _is_number(row.get("ci_high")):
+        text += f" [{one(row['ci_low'])}, {one(row['ci_high'])}]"
+    return text
 
 
 def _metric_kind(metric: str) -> str:
@@ -254,19 +276,29 @@ def _paired_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
     return [blocks[key] for key in sorted(blocks, key=order)]
 
 
+_CORRECT = frozenset({"correct", "abstained_correctly"})
+_FLIP_LINKS = 6  # per arm; with many epochs the rest are counted, not listed
+
+
 def _flip_rows(summary: dict[str, Any], samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Flips with links to the panels of both arms' samples of that scenario and model."""
-    panels: dict[tuple[str, str, str], list[tuple[Any, str]]] = {}
+    """Flips with links to the panels of both arms' samples of that scenario and model.
+
+    Per arm the samples that show the flip come first (for "fixed": the baseline's
+    wrong answers and the treatment's right ones), at most ``_FLIP_LINKS`` of them.
+    """
+    panels: dict[tuple[str, str, str], list[tuple[Any, str, bool]]] = {}
     for sample in samples:
         key = (str(sample.get("scenario_id")), str(sample.get("model")), str(sample.get("arm")))
-        panels.setdefault(key, []).append((sample.get("epoch"), sample["_pid"]))
+        panels.setdefault(key, []).append((sample.get("epoch"), sample["_pid"], sample["_outcome"] in _CORRECT))
     rows = []
     for flip in summary.get("flips") or []:
         scenario, model = str(flip.get("scenario_id")), str(flip.get("model"))
-        links = [
-            (str(flip.get(side)), panels.get((scenario, model, str(flip.get(side))), []))
-            for side in ("arm_a", "arm_b")
-        ]
+        links = []
+        for side in ("arm_a", "arm_b"):
+            wanted = (side == "arm_b") == (flip.get("kind") == "fixed")  # the correctness that shows the flip
+            found = sorted(panels.get((scenario, model, str(flip.get(side))), []), key=lambda p: p[2] != wanted)
+            shown = [(epoch, pid, "✓" if correct else "✗") for epoch, pid, correct in found[:_FLIP_LINKS]]
+            links.append((str(flip.get(side)), shown, len(found) - len(shown)))
         rows.append({**flip, "links": links})
     rows.sort(key=lambda r: (str(r.get("model")), str(r.get("kind")) != "fixed", str(r.get("scenario_id"))))
     return rows
@@ -507,7 +539,12 @@ def _latency_chart(summary: dict[str, Any]) -> dict[str, Any] | None:
     """Horizontal box plots: box 25th-75th percentile, line at the median, whiskers 5th-95th."""
     rows = []
     arms = _run_arms(summary, summary.get("latency") or [])
-    for row in summary.get("latency") or []:
+
+    def order(row: dict[str, Any]) -> tuple[str, int, str]:
+        arm = str(row.get("arm"))
+        return (str(row.get("model")), arms.index(arm) if arm in arms else len(arms), arm)
+
+    for row in sorted(summary.get("latency") or [], key=order):
         values = sorted(float(v) for v in row.get("values_s") or [] if _is_number(v))
         if values:
             rows.append((row, values))

@@ -179,7 +179,15 @@ def test_format_metric_writes_value_and_interval() -> None:
 def test_paired_section_shows_difference_mcnemar_and_detectable_effect(parsed: _Page) -> None:
     text = " ".join(parsed.text)
     assert re.search(r"[+-]\d\.\d{3} \[[+-]\d\.\d{3}, [+-]\d\.\d{3}\]", text)
-    assert "p = " in text and "Minimum detectable effect" in text
+    assert re.search(r"p [=<] 0\.\d{3}", text) and "Minimum detectable effect" in text
+
+
+def test_paired_differences_use_the_metric_unit() -> None:
+    row = {"metric": "prompt_tokens", "diff": 30.4, "ci_low": 3.4, "ci_high": 60.1}
+    assert report_html._paired_diff(row) == "+30 [+3, +60]"
+    row = {"metric": "continuity_accuracy", "diff": 0.18, "ci_low": -0.02, "ci_high": 0.3}
+    assert report_html._paired_diff(row) == "+0.180 [-0.020, +0.300]"
+    assert report_html._paired_diff({"metric": "latency_s", "diff": 0.37}) == "+0.37 s"
 
 
 def test_charts_are_inline_svg(parsed: _Page) -> None:
@@ -337,3 +345,20 @@ def test_any_model_text_renders_as_the_same_text(text: str) -> None:
     assert text in parsed.panels["s0"]
     assert {a.get("id") for a, _ in parsed.scripts} == OWN_SCRIPTS and len(parsed.scripts) == 3
     assert text + "!" in _transcripts(parsed)["s"]
+
+
+def test_flip_links_are_capped_and_show_the_flip_first() -> None:
+    summary, samples = make_report_data(n_scenarios=3, epochs=10, seed=5)
+    flip = next(f for f in summary["flips"] if f["kind"] == "fixed")
+    treatment = [s for s in samples if s["scenario_id"] == flip["scenario_id"] and s["arm"] == flip["arm_b"]]
+    assert any(s["outcome"] in ("correct", "abstained_correctly") for s in treatment)
+    page = render_html(summary, samples)
+    parsed = _parse(page)
+    row = page[page.index(f"<code>{flip['scenario_id']}</code>"):]
+    row = row[: row.index("</tr>")]
+    treatment_links = row[row.index(f"{flip['arm_b']}:"):]
+    assert treatment_links.count('class="fl"') == 6
+    assert "(+4 more)" in row
+    first = re.search(r'href="#(s\d+)"[^>]*>e\d+ (.)</a>', treatment_links)
+    assert first and first.group(2) == "✓"
+    assert flip["arm_b"] in parsed.panels[first.group(1)]
