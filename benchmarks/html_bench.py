@@ -10,11 +10,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "harness"))
-
-from report_fixtures import make_report_data  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness.report.html import render_html  # noqa: E402
+from tests.harness.report_fixtures import make_report_data  # noqa: E402
 
 
 def main() -> None:
