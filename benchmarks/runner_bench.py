@@ -39,6 +39,7 @@ from harness.cache import ResponseCache  # noqa: E402
 from harness.cli import build_parser  # noqa: E402
 from harness.progress import RunProgress  # noqa: E402
 from harness.retry import RetryPolicy  # noqa: E402
+from harness.run_options import resolve_options  # noqa: E402
 
 TIMERS: dict[str, float] = {}
 
@@ -103,7 +104,7 @@ def _context(suite: str, model: str, arms: list[str], epochs: int, concurrency: 
     args = build_parser().parse_args(
         ["run", "--scenarios", suite, "--model", model, "--arms", *arms, "--epochs", str(epochs), "--max-concurrency", str(concurrency), "--no-cache", "--retries", "0", "--out", str(out), "--no-progress"]
     )
-    options, scenarios, hashes, _ = runner_mod.resolve_options(args)
+    options, scenarios, hashes, _ = resolve_options(args)
     specs = runner_mod.plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed)
     ctx = runner_mod.SampleContext(options, {s.id: s for s in scenarios}, hashes, ModelClient(ResponseCache(out, enabled=False), RetryPolicy(retries=0)))
     return specs, ctx

@@ -240,8 +240,11 @@ def _execute_call(host_run: MemoryRunLike | None, call: dict[str, Any], round_: 
     if host_run is None:
         text = f"Error: no tool named {name!r} is available in this conversation."
         status, disclosed, storage_read, elapsed = "unknown_tool", [], False, 0.0
+        arguments = _arguments_text(arguments)
     else:
         record = host_run.call(name, arguments)
+        # The Host's record holds the arguments as a string whatever the provider sent (a dict is JSON-dumped).
+        arguments = record.arguments
         text, status = record.result_text, str(record.status)
         disclosed, storage_read, elapsed = list(record.disclosed_item_ids), bool(record.storage_read), float(record.elapsed_s)
     return ToolCallLog(
@@ -285,6 +288,8 @@ async def run_agent(
             for index, call in enumerate(calls):
                 if not call["id"]:
                     call["id"] = f"call_r{rounds}_{index}"  # the transcript must pair calls with results
+                if not isinstance(call["function"].get("arguments"), str):  # the transcript replays to providers as text
+                    call["function"]["arguments"] = _arguments_text(call["function"].get("arguments"))
             messages.append(message)
             content = message.get("content")
             if not calls:

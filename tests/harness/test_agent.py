@@ -14,7 +14,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import litellm  # noqa: E402
 from litellm import CustomLLM, ModelResponse  # noqa: E402
 
-from harness.agent import ModelClient, ModelSettings, run_agent  # noqa: E402
+from harness.agent import Completion, ModelClient, ModelSettings, run_agent  # noqa: E402
 from harness.arms import get_arm  # noqa: E402
 from harness.cache import ResponseCache  # noqa: E402
 from harness.offline_model import register  # noqa: E402
@@ -127,6 +127,40 @@ def test_malformed_tool_calls_are_recorded_not_raised() -> None:
     assistant = next(m for m in outcome.messages if m.get("tool_calls"))
     tool_ids = [m["tool_call_id"] for m in outcome.messages if m["role"] == "tool"]
     assert outcome.tool_calls[2].call_id and [c["id"] for c in assistant["tool_calls"]] == tool_ids
+
+
+def test_dict_tool_arguments_from_a_scripted_model_are_logged_as_text() -> None:
+    def script(messages, tools):
+        if messages[-1]["role"] == "tool":
+            return {"content": "done"}
+        return {"tool_calls": [{"id": "d", "type": "function", "function": {"name": "memory_get", "arguments": {"itemId": "it-port"}}}]}
+
+    install_scripted(script)
+    outcome = _run("recall")
+    assert outcome.error is None and outcome.tool_calls[0].status == "ok"
+    assert json.loads(outcome.tool_calls[0].arguments) == {"itemId": "it-port"}
+
+
+class _DictArgumentsClient(ModelClient):
+    """A client whose replies skip litellm's normalisation: tool arguments arrive as a dict."""
+
+    async def complete(self, messages, tools, settings, *, epoch):  # type: ignore[override]
+        if messages[-1]["role"] == "tool":
+            message = {"role": "assistant", "content": "done"}
+        else:
+            message = {"role": "assistant", "content": None, "tool_calls": [tool_call("memory_get", {"itemId": "it-port"}, "d")]}  # type: ignore[arg-type]
+        return Completion(message, 10, 2, "stop", 0.0, None, False, 1)
+
+
+@pytest.mark.parametrize("arm", ["recall", "history_only"])
+def test_dict_tool_arguments_never_fail_record_validation(arm: str) -> None:
+    outcome = _run(arm, client=_DictArgumentsClient())
+    assert outcome.error is None and outcome.stop_reason == "final_answer"
+    logged = outcome.tool_calls[0]
+    assert isinstance(logged.arguments, str) and json.loads(logged.arguments) == {"itemId": "it-port"}
+    assert logged.status == ("ok" if arm == "recall" else "unknown_tool")
+    assistant = next(m for m in outcome.messages if m.get("tool_calls"))
+    assert isinstance(assistant["tool_calls"][0]["function"]["arguments"], str)
 
 
 def test_tool_call_in_an_arm_without_tools_never_reads_storage() -> None:

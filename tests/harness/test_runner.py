@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import signal
 import sys
 import types
 from pathlib import Path
 
-import litellm
 import pytest
 
-from harness.cli import main
-from harness.progress import RunProgress
-from harness.results import RESULTS_FILE, iter_records, read_manifest, write_manifest
-from harness.runner import redact, sample_seed
-from tests.harness.test_agent import install_scripted
-from tests.harness.test_arms import make_scenario
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+import litellm  # noqa: E402
+
+from harness.cli import main  # noqa: E402
+from harness.progress import RunProgress  # noqa: E402
+from harness.results import RESULTS_FILE, iter_records, read_manifest, write_manifest  # noqa: E402
+from harness.runner import redact, sample_seed  # noqa: E402
+from tests.harness.test_agent import install_scripted  # noqa: E402
+from tests.harness.test_arms import make_scenario  # noqa: E402
 
 ARMS = ["history_only", "recall", "full_history"]
 
@@ -84,6 +87,33 @@ def test_resume_after_a_crash_completes_without_duplicates(tmp_path: Path, suite
     records = _records(run_dir)
     assert len(records) == 6 and len({r.sample_id for r in records}) == 6
     assert read_manifest(run_dir).status == "complete"
+
+
+def test_resume_works_from_another_working_directory(tmp_path: Path, suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    install_scripted(lambda m, t: {"content": "ok"})
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--scenarios", "suite", "--model", "scripted/x", "--out", "run", "--no-progress", "--retries", "0", "--no-cache"]) == 0
+    assert read_manifest(tmp_path / "run").scenario_paths == [str(suite.resolve())]
+    run_dir = tmp_path / "run"
+    lines = (run_dir / RESULTS_FILE).read_text(encoding="utf-8").splitlines()
+    (run_dir / RESULTS_FILE).write_text("\n".join(lines[:3]) + "\n", encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert main(["run", "--resume", str(run_dir), "--no-progress", "--no-cache"]) == 0
+    assert len({r.sample_id for r in _records(run_dir)}) == len(_records(run_dir)) == 6
+
+
+def test_resume_finds_relative_scenario_paths_of_older_runs_from_the_run_folder(tmp_path: Path, suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    install_scripted(lambda m, t: {"content": "ok"})
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--scenarios", "suite", "--model", "scripted/x", "--out", "reports/r1", "--no-progress", "--no-cache"]) == 0
+    run_dir = tmp_path / "reports" / "r1"
+    write_manifest(run_dir, read_manifest(run_dir).model_copy(update={"scenario_paths": ["suite"], "status": "interrupted"}))
+    (run_dir / RESULTS_FILE).write_text("", encoding="utf-8")
+    monkeypatch.chdir(run_dir)
+    assert main(["run", "--resume", ".", "--no-progress", "--no-cache"]) == 0
+    assert len(_records(run_dir)) == 6
 
 
 def test_resume_reruns_error_samples(tmp_path: Path, suite: Path) -> None:

@@ -1,0 +1,286 @@
+"""Options of ``recall-eval run``: flags (and, on ``--resume``, the stored manifest) -> :class:`RunOptions`.
+
+Everything here happens before the first model call: defaults, flag checks,
+scenario loading, the conflict checks of a resumed run and the manifest that
+will be written. :mod:`harness.runner` only executes what this resolves.
+
+Scenario paths are stored absolute in ``run.json``, so ``--resume`` works from
+any working directory; a relative path stored by an older run is looked up
+from the working directory first, then from the run folder and its parents.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness import __version__
+from harness.arms import UnknownArmError, get_arm
+from harness.cache import DEFAULT_CACHE_DIR
+from harness.results import RESULTS_FILE, RunManifest, read_manifest
+from harness.scenarios.models import Scenario
+
+DEFAULTS: dict[str, Any] = {
+    "epochs": 1,
+    "seed": 0,
+    "max_tool_rounds": 4,
+    "temperature": 0.0,
+    "timeout_s": 120.0,
+    "retries": 4,
+    "max_concurrency": 8,
+    "workers": 1,
+}
+# Parameters that define the samples: a resumed run must keep them.
+_FIXED = ("models", "arms", "scenario_paths", "filters", "epochs", "seed", "max_tool_rounds", "temperature")
+# Execution settings a resumed run inherits unless given again.
+_INHERITED = ("max_tool_rounds", "temperature", "timeout_s", "retries", "max_concurrency", "workers")
+_FLAG = {"models": "--model", "arms": "--arms", "scenario_paths": "--scenarios", "filters": "--filter", "timeout_s": "--timeout"}
+
+
+class RunOptionsError(Exception):
+    """Run flags that cannot be used; the message names the flag or file and the fix."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The resolved settings of one ``run`` invocation (fresh or resumed).
+
+    Attributes:
+        scenario_paths: Absolute paths of the scenario files or folders.
+        max_concurrency: Samples in flight at once, over all workers.
+        workers: Processes that run samples (1: everything in this process).
+    """
+
+    run_dir: Path
+    models: list[str]
+    arms: list[str]
+    scenario_paths: list[str]
+    filters: list[str]
+    epochs: int
+    seed: int
+    max_tool_rounds: int
+    temperature: float
+    timeout_s: float
+    retries: int
+    max_concurrency: int
+    workers: int = 1
+    api_base: str | None = None
+    use_cache: bool = True
+    cache_dir: Path = Path(DEFAULT_CACHE_DIR)
+    judge_model: str | None = None
+    gate: bool = False
+    progress: bool = True
+    resume: bool = False
+
+    def parameters(self) -> dict[str, Any]:
+        """What the manifest records beside its own fields (never environment values)."""
+        return {
+            "filters": self.filters,
+            "max_tool_rounds": self.max_tool_rounds,
+            "temperature": self.temperature,
+            "timeout_s": self.timeout_s,
+            "retries": self.retries,
+            "max_concurrency": self.max_concurrency,
+            "workers": self.workers,
+            "api_base": _without_userinfo(self.api_base),
+            "cache": self.use_cache,
+            "cache_dir": str(self.cache_dir),
+            "judge_model": self.judge_model,
+        }
+
+
+def now_iso() -> str:
+    """UTC now as ``2026-01-31T12:00:00Z``."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def suite_hash(hashes: dict[str, str]) -> str:
+    """SHA-256 over the sorted ``id:scenario_hash`` lines of a suite."""
+    text = "\n".join(f"{sid}:{hashes[sid]}" for sid in sorted(hashes))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _without_userinfo(url: str | None) -> str | None:
+    """``http://user:pass@host/v1`` -> ``http://host/v1``: credentials never reach the manifest."""
+    if not url or "@" not in url:
+        return url
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else ""))) if parts.hostname else url
+
+
+def _given(args: Any) -> dict[str, Any]:
+    """Flags the user actually passed (None: not given); scenario paths made absolute."""
+    return {
+        "models": list(dict.fromkeys(args.models)) if args.models else None,
+        "arms": list(dict.fromkeys(args.arms)) if args.arms else None,
+        "scenario_paths": [_absolute(p) for p in args.scenarios] if args.scenarios else None,
+        "filters": list(args.filter) if args.filter else None,
+        "epochs": args.epochs,
+        "seed": args.seed,
+        "max_tool_rounds": args.max_tool_rounds,
+        "temperature": args.temperature,
+        "timeout_s": args.timeout,
+        "retries": args.retries,
+        "max_concurrency": args.max_concurrency,
+        "workers": getattr(args, "workers", None),
+    }
+
+
+def _absolute(path: str) -> str:
+    return str(Path(path).expanduser().resolve())
+
+
+def _stored_path(path: str, run_dir: Path) -> str:
+    """A scenario path from ``run.json`` as an absolute path that exists, when one can be found.
+
+    Absolute paths are kept. A relative one (written by an older harness)
+    is tried from the working directory, then from the run folder and each
+    of its parents (the default run folder is ``reports/<stamp>`` under the
+    directory the run was started from).
+    """
+    if Path(path).is_absolute():
+        return path
+    for base in (Path.cwd(), run_dir.resolve(), *run_dir.resolve().parents):
+        candidate = base / path
+        if candidate.exists():
+            return str(candidate.resolve())
+    return path
+
+
+def _flag(name: str) -> str:
+    return _FLAG.get(name, "--" + name.replace("_", "-"))
+
+
+def _check_values(values: dict[str, Any]) -> None:
+    for name, minimum in (("epochs", 1), ("max_concurrency", 1), ("max_tool_rounds", 0), ("retries", 0), ("workers", 1)):
+        if values[name] < minimum:
+            raise RunOptionsError(f"{_flag(name)} {values[name]}: must be at least {minimum}")
+    if values["workers"] > values["max_concurrency"]:
+        raise RunOptionsError(
+            f"--workers {values['workers']} exceeds --max-concurrency {values['max_concurrency']}: "
+            "the concurrency is split among the workers; raise --max-concurrency or lower --workers"
+        )
+    if values["timeout_s"] <= 0:
+        raise RunOptionsError(f"--timeout {values['timeout_s']}: must be positive")
+    for arm in values["arms"]:
+        try:
+            get_arm(arm)
+        except UnknownArmError as exc:
+            raise RunOptionsError(f"--arms: {exc}") from None
+
+
+def _load(values: dict[str, Any]) -> tuple[list[Scenario], dict[str, str]]:
+    from harness.scenarios import load_scenarios, scenario_hash
+
+    for path in values["scenario_paths"]:
+        if not Path(path).exists():
+            raise RunOptionsError(f"scenario path {path!r} does not exist (working directory {Path.cwd()}); pass --scenarios PATH")
+    ids, categories, tags = [], [], []
+    for expr in values["filters"]:
+        kind, _, name = expr.partition(":")
+        if kind == "category" and name:
+            categories.append(name)
+        elif kind == "tag" and name:
+            tags.append(name)
+        else:
+            ids.append(expr)
+    scenarios = load_scenarios([Path(p) for p in values["scenario_paths"]], ids=ids, categories=categories, tags=tags)
+    if not scenarios:
+        raise RunOptionsError(f"no scenario in {', '.join(values['scenario_paths'])} matches --filter {values['filters']}")
+    return scenarios, {s.id: scenario_hash(s) for s in scenarios}
+
+
+def _resumed_values(args: Any, given: dict[str, Any]) -> tuple[Path, RunManifest, dict[str, Any]]:
+    run_dir = Path(args.resume)
+    previous = read_manifest(run_dir)
+    if args.out and Path(args.out).resolve() != run_dir.resolve():
+        raise RunOptionsError(f"--out {args.out} conflicts with --resume {args.resume}; drop --out")
+    stored = {
+        "models": previous.models,
+        "arms": previous.arms,
+        "scenario_paths": [_stored_path(p, run_dir) for p in previous.scenario_paths],
+        "filters": previous.parameters.get("filters", []),
+        "epochs": previous.epochs,
+        "seed": previous.seed,
+        **{k: previous.parameters.get(k, DEFAULTS[k]) for k in _INHERITED},
+    }
+    conflicts = [f"{_flag(k)} {given[k]} (the run has {stored[k]})" for k in _FIXED if given[k] is not None and given[k] != stored[k]]
+    if conflicts:
+        raise RunOptionsError(
+            f"{run_dir / 'run.json'}: flags conflict with the run being resumed: {'; '.join(conflicts)}. "
+            "Drop them to resume, or start a new run with --out."
+        )
+    return run_dir, previous, {**stored, **{k: v for k, v in given.items() if v is not None}}
+
+
+def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, str], RunManifest]:
+    """Turn parsed ``run`` flags (and, with ``--resume``, the stored manifest) into options.
+
+    Raises:
+        RunOptionsError: bad or conflicting flags, or scenarios changed since a resumed run began.
+        harness.results.ResultsError: the run folder being resumed is unreadable.
+        harness.scenarios.ScenarioError: the scenarios do not load.
+    """
+    from harness.cli import DEFAULT_ARMS, DEFAULT_MODEL, DEFAULT_SUITE
+
+    given = _given(args)
+    previous: RunManifest | None = None
+    if args.resume:
+        run_dir, previous, values = _resumed_values(args, given)
+        api_base = args.api_base or previous.parameters.get("api_base")
+    else:
+        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        run_dir = Path(args.out) if args.out else Path("reports") / stamp
+        if (run_dir / RESULTS_FILE).exists() or (run_dir / "run.json").exists():
+            raise RunOptionsError(f"{run_dir} already holds a run; continue it with --resume {run_dir} or choose another --out")
+        defaults = {"models": [DEFAULT_MODEL], "arms": list(DEFAULT_ARMS), "scenario_paths": [_absolute(DEFAULT_SUITE)], "filters": [], **DEFAULTS}
+        values = {k: given[k] if given[k] is not None else defaults[k] for k in defaults}
+        api_base = args.api_base
+    _check_values(values)
+    scenarios, hashes = _load(values)
+    options = RunOptions(
+        run_dir=run_dir,
+        api_base=api_base,
+        use_cache=not args.no_cache,
+        cache_dir=Path(args.cache_dir or DEFAULT_CACHE_DIR),
+        judge_model=args.judge_model or (previous.parameters.get("judge_model") if previous else None),
+        gate=bool(args.gate),
+        progress=not args.no_progress,
+        resume=previous is not None,
+        **values,
+    )
+    return options, scenarios, hashes, _manifest(options, hashes, previous, total=len(scenarios) * len(options.arms) * len(options.models) * options.epochs)
+
+
+def _manifest(options: RunOptions, hashes: dict[str, str], previous: RunManifest | None, *, total: int) -> RunManifest:
+    digest = suite_hash(hashes)
+    if previous is not None:
+        if digest != previous.suite_hash or sorted(hashes) != sorted(previous.scenario_ids):
+            raise RunOptionsError(
+                f"{options.run_dir / 'run.json'}: the scenarios changed since this run started (suite hash "
+                f"{previous.suite_hash[:12]} then, {digest[:12]} now); resuming would mix versions. Start a new run."
+            )
+        return previous.model_copy(
+            update={"status": "running", "finished_at": None, "parameters": options.parameters(), "scenario_paths": options.scenario_paths}
+        )
+    options.run_dir.mkdir(parents=True, exist_ok=True)
+    return RunManifest(
+        run_id=options.run_dir.name,
+        harness_version=__version__,
+        status="running",
+        started_at=now_iso(),
+        models=options.models,
+        arms=options.arms,
+        epochs=options.epochs,
+        seed=options.seed,
+        scenario_paths=options.scenario_paths,
+        scenario_ids=sorted(hashes),
+        suite_hash=digest,
+        parameters=options.parameters(),
+        sample_count=total,
+    )
