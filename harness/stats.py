@@ -43,7 +43,10 @@ def _counts(n_clusters: int, resamples: int, seed: int) -> np.ndarray:
 
 
 def _codes(clusters: Sequence[object]) -> tuple[np.ndarray, int]:
-    _, codes = np.unique(np.asarray(clusters, dtype=object).astype(str), return_inverse=True)
+    """Clusters as codes 0..k-1 in sorted label order; integer arrays (pre-coded scenarios) skip the str pass."""
+    labels = clusters if isinstance(clusters, np.ndarray) and clusters.dtype.kind in "iu" else (
+        np.asarray(clusters, dtype=object).astype(str))
+    _, codes = np.unique(labels, return_inverse=True)
     return codes, int(codes.max()) + 1 if len(codes) else 0
 
 
