@@ -184,8 +184,11 @@ class ModelClient:
         async def attempt() -> Any:
             nonlocal latency
             started = time.perf_counter()
-            async with asyncio.timeout(settings.timeout_s):
-                response = await litellm.acompletion(**kwargs)
+            try:
+                async with asyncio.timeout(settings.timeout_s):
+                    response = await litellm.acompletion(**kwargs)
+            except TimeoutError:  # asyncio's own carries no message
+                raise TimeoutError(f"no response from {settings.model} within {settings.timeout_s:g} s (--timeout)") from None
             latency = time.perf_counter() - started
             return response
 

@@ -7,6 +7,7 @@ local llama.cpp / vLLM / Ollama server would be reached.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -112,5 +113,6 @@ def test_a_slow_server_times_out_per_call_and_is_recorded(run_cli, server: FakeO
 
     record = result.record("recall")
     assert record.status == "error" and "Timeout" in record.error.type and record.error.attempts == 2
+    assert re.search(r"(?i)timed out|within 0.3 s", record.error.message)  # says what happened, not ""
     assert len(server.requests) == 2
     assert result.code != 0 and "Traceback" not in result.err
