@@ -10,6 +10,9 @@ registering an :class:`Arm` in :data:`ARMS`; the agent loop does not change.
   scenario's policy (none admitted: exactly like ``history_only``).
 - ``full_history``: every earlier in-scope session pasted in before the recent
   history, in time order: the accuracy and cost ceiling.
+- ``memory_document`` (opt-in): the earlier design, the probe scope's items
+  rendered as one Markdown memory file and injected whole into the system
+  prompt (:mod:`harness.memory_document`); no tools.
 """
 
 from __future__ import annotations
@@ -145,12 +148,21 @@ def build_full_history(scenario: Scenario, host_run: MemoryRunLike | None = None
     return ArmSetup(messages=_conversation(scenario, with_tools=False, earlier=earlier))
 
 
+def build_memory_document(scenario: Scenario, host_run: MemoryRunLike | None = None) -> ArmSetup:
+    """The ``history_only`` prompt plus the probe scope's memory file as one section (``harness.memory_document``)."""
+    from harness.memory_document import build_memory_document as build
+
+    return build(scenario, host_run)
+
+
 ARMS: dict[str, Arm] = {
     arm.name: arm
     for arm in (
         Arm("history_only", "recent history only, no tools", False, build_history_only),
         Arm("recall", "recent history plus the Host-admitted memory tools", True, build_recall),
         Arm("full_history", "every earlier in-scope session pasted in (ceiling)", False, build_full_history),
+        # Opt-in reference arm; seeds its own store from the scenario, so it needs no Host run.
+        Arm("memory_document", "the scope's memory file injected whole into the system prompt", False, build_memory_document),
     )
 }
 

@@ -28,7 +28,9 @@ What it does (one turn = everything after the last user message):
    ``memory_get`` on it once if offered, then answers ``"From my notes:
    <content>"``. Among same-topic near-ties it takes the newest
    ``observedAt`` (later facts supersede); a second item is added only when
-   it covers other question terms on other keys.
+   it covers other question terms on other keys. The ``## `` entries of a
+   ``<memory_document>`` section in the system prompt (the
+   ``memory_document`` arm) count as items the same way.
 4. Otherwise it answers from the visible conversation before the question
    (system prompt excluded): the best-overlapping statement, preferring the
    user's and the latest. A user statement that overlaps strictly more than

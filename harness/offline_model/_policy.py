@@ -30,6 +30,7 @@ _NEARLY_AS_GOOD = 0.6
 _NO_RETRY_CODES = frozenset({"policy_denied", "unknown_tool", "not_found", "unreadable"})
 _HAS_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])\s+|(?<=[\u3002\uff01\uff1f])|\n+")
+_DOCUMENT_BLOCK = re.compile(r"<memory_document>\n(.*?)\n</memory_document>", re.DOTALL)
 _ROLE_LABEL = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?(?:user|assistant|you|me)\s*:\s*", re.IGNORECASE)
 
 
@@ -246,6 +247,43 @@ def _item_candidates(question: QuestionTerms, calls: list[_Call]) -> list[_Candi
     return list(candidates.values())
 
 
+def _document_candidates(question: QuestionTerms, messages: list[dict[str, Any]]) -> list[_Candidate]:
+    """Entries of a ``<memory_document>`` section of the system prompt, scored like search results.
+
+    Each ``## `` entry is a note; an optional ``_... tags: a, b_`` line gives
+    its keys. Like a key search, a tagged entry counts only when a tag
+    overlaps the question, and its overlapping tags act as matched keys; an
+    untagged entry is scored on its title and text. Entries are listed
+    newest first, so file order stands in for ``observedAt``.
+    """
+    notes: list[tuple[str, Overlap, list[str]]] = []
+    for message in messages:
+        if message.get("role") != "system":
+            continue
+        for block in _DOCUMENT_BLOCK.findall(_text(message.get("content"))):
+            for section in re.split(r"(?m)^## ", block)[1:]:
+                title, _, body = section.partition("\n")
+                lines = [line for line in body.splitlines() if not line.startswith("[memory document truncated")]
+                meta = lines.pop(0) if lines and len(lines[0]) > 1 and lines[0][0] == lines[0][-1] == "_" else ""
+                tags = [t.strip() for t in meta.partition("tags: ")[2].rstrip("_").split(",") if t.strip()]
+                matched = [t for t in tags if overlap(question, t).score > 0]
+                content = "\n".join(lines).strip()
+                if content and (matched or not tags):
+                    fit = overlap(question, "\n".join([content, *matched] if tags else [content, title]))
+                    notes.append((content, fit, matched))
+    return [
+        _Candidate(
+            content,
+            fit,
+            frozenset(k.lower() for k in matched),
+            len(notes) - order,
+            order,
+            salient_keys=frozenset(k.lower() for k in matched if overlap(question, k).salient_hits),
+        )
+        for order, (content, fit, matched) in enumerate(notes)
+    ]
+
+
 def _history_candidates(question: QuestionTerms, messages: list[dict[str, Any]]) -> list[_Candidate]:
     """Statements (not questions, not abstentions) of the conversation before the question."""
     out: list[_Candidate] = []
@@ -300,7 +338,7 @@ def _pick(candidates: list[_Candidate], recency: bool) -> list[_Candidate]:
 
 
 def _final(question: QuestionTerms, history: list[dict[str, Any]], calls: list[_Call]) -> dict[str, Any]:
-    items = _pick(_item_candidates(question, calls), recency=False)
+    items = _pick(_item_candidates(question, calls) + _document_candidates(question, history), recency=False)
     said = _pick(_history_candidates(question, history), recency=True)
     if said and said[0].from_user and (not items or said[0].fit.score > items[0].fit.score):
         return _answer(f'Earlier you said: "{said[0].text}"')

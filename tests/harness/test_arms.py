@@ -128,6 +128,6 @@ def test_full_history_keeps_roles_alternating() -> None:
 
 
 def test_unknown_arm_lists_the_known_arms() -> None:
-    with pytest.raises(UnknownArmError, match="known arms: history_only, recall, full_history"):
+    with pytest.raises(UnknownArmError, match="known arms: history_only, recall, full_history, memory_document"):
         get_arm("nope")
-    assert set(ARMS) == {"history_only", "recall", "full_history"}
+    assert set(ARMS) == {"history_only", "recall", "full_history", "memory_document"}
