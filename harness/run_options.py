@@ -87,7 +87,7 @@ class RunOptions:
             "workers": self.workers,
             "api_base": _without_userinfo(self.api_base),
             "cache": self.use_cache,
-            "cache_dir": str(self.cache_dir),
+            "cache_dir": str(Path(self.cache_dir).absolute()),  # --resume may run from another directory
             "judge_model": self.judge_model,
         }
 
@@ -246,8 +246,9 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
     options = RunOptions(
         run_dir=run_dir,
         api_base=api_base,
-        use_cache=not args.no_cache,
-        cache_dir=Path(args.cache_dir or DEFAULT_CACHE_DIR),
+        # a resumed run keeps its cache choice unless the flags say otherwise
+        use_cache=not args.no_cache and bool(previous.parameters.get("cache", True) if previous else True),
+        cache_dir=Path(args.cache_dir or (previous.parameters.get("cache_dir") if previous else None) or DEFAULT_CACHE_DIR),
         judge_model=args.judge_model or (previous.parameters.get("judge_model") if previous else None),
         gate=bool(args.gate),
         progress=not args.no_progress,

@@ -109,10 +109,10 @@ def test_an_empty_answer_is_recorded_not_raised(run_cli, server: FakeOpenAIServe
 def test_a_slow_server_times_out_per_call_and_is_recorded(run_cli, server: FakeOpenAIServer, fast_backoff: None) -> None:
     server.script.delay_s = 20.0
 
-    result = run_cli("--no-cache", "--timeout", "0.3", "--retries", "1")
+    result = run_cli("--no-cache", "--timeout", "1", "--retries", "1")
 
     record = result.record("recall")
     assert record.status == "error" and "Timeout" in record.error.type and record.error.attempts == 2
-    assert re.search(r"(?i)timed out|within 0.3 s", record.error.message)  # says what happened, not ""
-    assert len(server.requests) == 2
+    assert re.search(r"(?i)timed out|within 1 s", record.error.message)  # says what happened, not ""
+    assert 1 <= len(server.requests) <= 2  # a try can time out in litellm's own setup, before sending
     assert result.code != 0 and "Traceback" not in result.err
