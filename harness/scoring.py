@@ -17,9 +17,16 @@ Conventions (also in ``docs/summary-json.md``):
   ``adherence`` block scores continuity by adherence (the remembered
   preference shaping the output *is* the continuity). Unanswerable scenario
   (``expect.abstain``): abstained, negative checks pass, no unsupported claim.
-* Unsupported claims: canaries in the answer (leakage, stale, invented); item
-  ids cited in the answer that no scenario item has (``unknown_item_id``),
-  or that exist but were never shown to the agent in this sample, neither by a
+* Unsupported claims: canaries in the answer (leakage, stale, invented), except
+  a ``stale`` canary mentioned *as superseded* ("moved from eu-west-1 to
+  eu-central-1", "not 5433 anymore"): every occurrence has a supersession cue
+  bound to it in its sentence and the answer passes the scenario's positive
+  checks (it states the current value). The rule is in
+  :mod:`harness.superseded`; such mentions are not counted but named in the
+  reasons ("stale value mentioned as superseded: ..."). Leakage and invented
+  canaries are always counted, however phrased. Also unsupported: item ids
+  cited in the answer that no scenario item has (``unknown_item_id``), or
+  that exist but were never shown to the agent in this sample, neither by a
   tool nor in a non-assistant message (``undisclosed_item_id``). A string is
   id-shaped when it starts with one of the scenario's item-id prefixes (the
   leading letters plus separator of each item id, e.g. ``it-``). Stale values
@@ -47,6 +54,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.results import SampleRecord
 from harness.scenarios.models import AnswerCheck, Scenario
+from harness.superseded import is_superseded_mention, occurrences
 
 if TYPE_CHECKING:
     from harness.judge import JudgeVerdict
@@ -222,8 +230,44 @@ def _visible_text(record: SampleRecord) -> str:
     return "\n".join(parts + [call.result_text for call in record.tool_calls])
 
 
-def _unsupported_claims(answer: str, record: SampleRecord, scenario: Scenario) -> list[UnsupportedClaim]:
-    claims = [UnsupportedClaim(kind=c.kind, text=c.text) for c in scenario.expect.canaries if contains(answer, c.text)]
+def _lines_normalized(answer: str) -> str:
+    """:func:`normalize_text` line by line, so line breaks still end sentences."""
+    return "\n".join(normalize_text(line) for line in answer.split("\n"))
+
+
+def _stale_as_superseded(answer: str, text: str, scenario: Scenario) -> bool:
+    """True when every occurrence of stale ``text`` is mentioned as superseded (see :mod:`harness.superseded`).
+
+    Requires the answer to state the current value: the scenario's positive
+    checks (top level, else adherence) pass. Without positive checks (an
+    abstention scenario) a stale value is never excused.
+    """
+    expect = scenario.expect
+    fact_check = expect if _has_positive(expect) else expect.adherence
+    if not _has_positive(fact_check) or not _positive_pass(answer, fact_check):  # type: ignore[arg-type]
+        return False
+    folded = _lines_normalized(answer)
+    spans = occurrences(folded, normalize_text(text))
+    return bool(spans) and all(is_superseded_mention(folded, start, end) for start, end in spans)
+
+
+def _canary_findings(answer: str, scenario: Scenario) -> tuple[list[UnsupportedClaim], list[str]]:
+    """(canaries claimed, stale canaries mentioned only as superseded)."""
+    claims: list[UnsupportedClaim] = []
+    superseded: list[str] = []
+    for canary in scenario.expect.canaries:
+        if not contains(answer, canary.text):
+            continue
+        if canary.kind == "stale" and _stale_as_superseded(answer, canary.text, scenario):
+            superseded.append(canary.text)
+        else:
+            claims.append(UnsupportedClaim(kind=canary.kind, text=canary.text))
+    return claims, superseded
+
+
+def _unsupported_claims(answer: str, record: SampleRecord, scenario: Scenario,
+                        canary_claims: list[UnsupportedClaim] | None = None) -> list[UnsupportedClaim]:
+    claims = list(canary_claims) if canary_claims is not None else _canary_findings(answer, scenario)[0]
     item_ids = {item.id for item in scenario.items}
     disclosed = {i for call in record.tool_calls for i in call.disclosed_item_ids}
     visible: str | None = None
@@ -328,7 +372,8 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
                             scores=[Score(name="error", value=None, passed=None, reason=f"not scored: {message}")])
     expect = scenario.expect
     answer = record.final_answer or ""
-    claims = _unsupported_claims(answer, record, scenario)
+    canary_claims, superseded = _canary_findings(answer, scenario)
+    claims = _unsupported_claims(answer, record, scenario, canary_claims)
     answer_leaks = [c.text for c in claims if c.kind == "leakage"]
     top_ok, top_failures = check_answer(answer, expect)
     adherence: bool | None = None
@@ -352,6 +397,9 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
         why = "abstained on an answerable question"
     if claims:
         why += "; unsupported: " + ", ".join(f"{c.kind} {c.text!r}" for c in claims)
+    superseded_note = "stale value mentioned as superseded: " + ", ".join(repr(t) for t in superseded)
+    if superseded:
+        why += "; " + superseded_note
     correct = pattern_correct
     judge_verdict = judge_reason = None
     if judge is not None and expect.rubric:
@@ -370,7 +418,8 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
               reason=("abstention expected" if expect.abstain else "an answer expected")
               + ("; the answer abstains" if abstained else "; the answer does not abstain")),
         Score(name="unsupported_claims", value=len(claims), passed=not claims,
-              reason="none" if not claims else ", ".join(f"{c.kind}: {c.text!r}" for c in claims)),
+              reason=(", ".join(f"{c.kind}: {c.text!r}" for c in claims) if claims else "none")
+              + (f" ({superseded_note}, not counted)" if superseded else "")),
         Score(name="tool_leakage", value=len(leaks), passed=not leaks,
               reason="none" if not leaks else ", ".join(f"{x.kind} {x.detail!r} in {x.call_id}" for x in leaks)),
     ]

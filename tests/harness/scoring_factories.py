@@ -109,7 +109,7 @@ def paired_run(n: int = 10, *, recall_right: int = 10, history_right: int = 2, e
         for epoch in range(epochs):
             rec_answer = "Billing runs Postgres 15." if i < recall_right else "Billing runs MySQL."
             if i < unsupported_in_recall:
-                rec_answer = "Billing runs Postgres 15, upgraded from Postgres 13."
+                rec_answer = "Billing runs Postgres 15; the replica runs Postgres 13."  # stale asserted
             hist_answer = "Billing runs Postgres 15." if i < history_right else "I don't know."
             records.append(make_record(sc, rec_answer, arm="recall", epoch=epoch, latency=2.0 + i * 0.01,
                                        calls=[tool_call(["it-pg-version"])]))

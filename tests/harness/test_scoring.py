@@ -61,9 +61,81 @@ def test_abstaining_with_an_invented_detail_is_not_a_correct_abstention():
 
 
 def test_stale_canary_counted_as_unsupported():
-    s = score_sample(make_record(make_scenario(), "Postgres 15, it used to be Postgres 13."), make_scenario())
+    s = score_sample(make_record(make_scenario(), "Postgres 15 on the primary, Postgres 13 on the replica."),
+                     make_scenario())
     assert [c.kind for c in s.unsupported_claims] == ["stale"]
     assert s.continuity_correct is False
+
+
+@pytest.mark.parametrize("answer", [
+    "Postgres 15, it used to be Postgres 13.",
+    "Billing moved from Postgres 13 to Postgres 15 in January.",
+    "It's Postgres 15 now, not Postgres 13 anymore.",
+    "Postgres 15. Previously it was Postgres 13.",
+    "Postgres 13 was replaced by Postgres 15.",
+    "Use Postgres 15 instead of the old Postgres 13.",
+    "Postgres 15 (Postgres 13 is no longer used).",
+    "Postgres 13 -> Postgres 15",
+    "账单数据库之前是 Postgres 13，现在改为 Postgres 15。",
+])
+def test_stale_value_mentioned_as_superseded_is_not_a_claim(answer):
+    s = score_sample(make_record(make_scenario(), answer), make_scenario())
+    assert s.unsupported_claims == [] and s.continuity_correct is True
+    assert "stale value mentioned as superseded: 'Postgres 13'" in s.scores[0].reason
+    assert "superseded" in next(x for x in s.scores if x.name == "unsupported_claims").reason
+
+
+@pytest.mark.parametrize("answer", [
+    "Deploy from Postgres 13.",                                    # unrelated "from", no current value
+    "Deploy from Postgres 13, the Postgres 15 box is the replica.",  # "from" without a change verb
+    "It's not Postgres 15, it's Postgres 13.",                     # the cue binds to the other value
+    "Postgres 15 on the new box. psql -h old-db Postgres 13",       # "old" not right before the value
+])
+def test_stale_value_asserted_is_still_a_claim(answer):
+    s = score_sample(make_record(make_scenario(), answer), make_scenario())
+    assert [c.kind for c in s.unsupported_claims] == ["stale"] and s.continuity_correct is False
+
+
+_REGION = {"must_contain_any": ["eu-central-1"], "canaries": [{"text": "eu-west-1", "kind": "stale"}]}
+
+
+@pytest.mark.parametrize(("answer", "counted"), [
+    ("aws logs tail /aws/lambda/x --region eu-central-1 (payments moved from eu-west-1 to eu-central-1)", False),
+    ("Use eu-central-1; it's not eu-west-1 anymore.", False),
+    ("Deploy from eu-west-1.", True),                            # the trap: unrelated "from", no current value
+    ("aws logs tail /aws/lambda/x --region eu-west-1", True),
+    ("Run it from eu-west-1; eu-central-1 is the DR region.", True),  # "from" with no change verb
+])
+def test_region_supersession_rule(answer, counted):
+    sc = make_scenario(expect=_REGION)
+    s = score_sample(make_record(sc, answer), sc)
+    assert bool(s.unsupported_claims) is counted
+
+
+def test_superseded_cue_without_current_value_is_still_a_claim():
+    s = score_sample(make_record(make_scenario(), "It used to be Postgres 13."), make_scenario())
+    assert [c.kind for c in s.unsupported_claims] == ["stale"]
+
+
+def test_stale_value_in_abstention_scenario_is_never_excused():
+    sc = make_scenario(abstain=True, category="abstention")
+    s = score_sample(make_record(sc, "I don't know; it used to be Postgres 13."), sc)
+    assert [c.kind for c in s.unsupported_claims] == ["stale"] and s.continuity_correct is False
+
+
+def test_one_asserted_occurrence_among_superseded_ones_counts():
+    answer = "It moved from Postgres 13 to Postgres 15.\nConnect with: psql --server Postgres 13"
+    s = score_sample(make_record(make_scenario(), answer), make_scenario())
+    assert [c.kind for c in s.unsupported_claims] == ["stale"]
+
+
+@pytest.mark.parametrize("answer", [
+    "Postgres 15; the Falcon-7 launch code used to be elsewhere.",
+    "Postgres 15, previously Postgres 16.",
+])
+def test_leakage_and_invented_canaries_stay_strict_whatever_the_phrasing(answer):
+    s = score_sample(make_record(make_scenario(), answer), make_scenario())
+    assert len(s.unsupported_claims) == 1 and s.unsupported_claims[0].kind in ("leakage", "invented")
 
 
 def test_leakage_canary_in_answer_is_answer_leakage():
