@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.report import html as report_html
+from harness.report.formatting import paired_diff
 from harness.report.html import format_metric, render_html
 from tests.harness.report_fixtures import make_report_data, make_summary
 
@@ -184,10 +185,10 @@ def test_paired_section_shows_difference_mcnemar_and_detectable_effect(parsed: _
 
 def test_paired_differences_use_the_metric_unit() -> None:
     row = {"metric": "prompt_tokens", "diff": 30.4, "ci_low": 3.4, "ci_high": 60.1}
-    assert report_html._paired_diff(row) == "+30 [+3, +60]"
+    assert paired_diff(row) == "+30 [+3, +60]"
     row = {"metric": "continuity_accuracy", "diff": 0.18, "ci_low": -0.02, "ci_high": 0.3}
-    assert report_html._paired_diff(row) == "+0.180 [-0.020, +0.300]"
-    assert report_html._paired_diff({"metric": "latency_s", "diff": 0.37}) == "+0.37 s"
+    assert paired_diff(row) == "+0.180 [-0.020, +0.300]"
+    assert paired_diff({"metric": "latency_s", "diff": 0.37}) == "+370 ms"
 
 
 def test_charts_are_inline_svg(parsed: _Page) -> None:

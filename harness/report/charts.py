@@ -1,0 +1,132 @@
+"""Layout of the report's inline SVG charts: every coordinate, tick and tooltip text.
+
+Each function turns the ``summary`` dict into plain data (numbers and texts)
+that ``templates/_charts.html.j2`` draws as SVG; the template autoescapes
+every text, so nothing here builds markup. ``None`` means "no chart".
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from harness.report.formatting import arm_class, format_metric, is_number, label, run_arms, seconds
+
+_LEFT, _WIDTH, _ROW_H = 260, 560, 30  # horizontal charts: label column, plot width, row height
+
+
+def _ticks(top: float, count: int = 4) -> list[float]:
+    """Round tick values from 0 past ``top`` (steps of 1, 2, 2.5 or 5 times a power of ten)."""
+    if top <= 0:
+        return [0.0, 1.0]
+    raw = top / count
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    return [round(step * i, 10) for i in range(count + 2) if step * (i - 1) < top]
+
+
+def _seconds_ticks(ticks: list[float]) -> list[str]:
+    """Axis labels in one unit for the whole axis: ms when the axis ends below a second."""
+    if ticks[-1] < 1.0:
+        return [f"{round(t * 1000.0, 6):g} ms" if t else "0" for t in ticks]
+    return [f"{t:g} s" for t in ticks]
+
+
+def accuracy_charts(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """Grouped bars of continuity accuracy per category (plus "all"), one chart per model."""
+    rows = [r for r in summary.get("metrics") or [] if r.get("metric") == "continuity_accuracy"]
+    arms = run_arms(summary, rows)
+    charts = []
+    for model in sorted({str(r.get("model")) for r in rows}):
+        mine = {(str(r.get("category")), str(r.get("arm"))): r for r in rows if str(r.get("model")) == model}
+        categories = sorted({c for c, _ in mine}, key=lambda c: (c != "all", c))
+        chart_arms = [a for a in arms if any((c, a) in mine for c in categories)]
+        bar, gap, left, top, height = 18, 16, 40, 10, 180
+        group = bar * len(chart_arms) + gap
+        bars = []
+        for ci, category in enumerate(categories):
+            for ai, arm in enumerate(chart_arms):
+                row = mine.get((category, arm))
+                if row is None or not is_number(row.get("value")):
+                    continue
+                value = min(max(float(row["value"]), 0.0), 1.0)
+                bar_data = {"x": left + ci * group + ai * bar + gap / 2, "y": top + height * (1 - value),
+                            "h": height * value, "w": bar - 2, "cls": arm_class(arm, arms),
+                            "title": f"{category} · {arm}: {format_metric(row, 'continuity_accuracy')} (n={row.get('n')})"}
+                if is_number(row.get("ci_low")) and is_number(row.get("ci_high")):
+                    bar_data["lo"] = top + height * (1 - min(max(row["ci_low"], 0.0), 1.0))
+                    bar_data["hi"] = top + height * (1 - min(max(row["ci_high"], 0.0), 1.0))
+                bars.append(bar_data)
+        labels = [{"x": left + ci * group + group / 2, "text": label(c)} for ci, c in enumerate(categories)]
+        ticks = [{"y": top + height * (1 - t), "text": f"{t:.2f}"} for t in (0, 0.25, 0.5, 0.75, 1.0)]
+        charts.append({"model": model, "bars": bars, "labels": labels, "ticks": ticks, "left": left,
+                       "base": top + height, "width": left + len(categories) * group + 10, "height": top + height + 75,
+                       "legend": [(a, arm_class(a, arms)) for a in chart_arms]})
+    return charts
+
+
+def _quantile(ordered: list[float], q: float) -> float:
+    position = (len(ordered) - 1) * q
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def latency_chart(summary: dict[str, Any]) -> dict[str, Any] | None:
+    """Horizontal box plots: box 25th-75th percentile, line at the median, whiskers 5th-95th."""
+    rows = []
+    arms = run_arms(summary, summary.get("latency") or [])
+
+    def order(row: dict[str, Any]) -> tuple[str, int, str]:
+        arm = str(row.get("arm"))
+        return (str(row.get("model")), arms.index(arm) if arm in arms else len(arms), arm)
+
+    for row in sorted(summary.get("latency") or [], key=order):
+        values = sorted(float(v) for v in row.get("values_s") or [] if is_number(v))
+        if values:
+            rows.append((row, values))
+    if not rows:
+        return None
+    ticks = _ticks(max(_quantile(values, 0.95) for _, values in rows) * 1.05 or 1.0)
+    scale_top = ticks[-1]
+    boxes = []
+    for index, (row, values) in enumerate(rows):
+        q = [_quantile(values, p) for p in (0.05, 0.25, 0.5, 0.75, 0.95)]
+        xs = [_LEFT + _WIDTH * min(v, scale_top) / scale_top for v in q]
+        boxes.append({"y": 10 + index * _ROW_H, "xs": xs, "cls": arm_class(str(row.get("arm")), arms),
+                      "label": f"{row.get('model')} · {row.get('arm')}",
+                      "title": f"n={len(values)}, p50 {seconds(q[2])}, p95 {seconds(q[4])}"})
+    axis_y = 10 + len(rows) * _ROW_H
+    return {"boxes": boxes, "left": _LEFT, "right": _LEFT + _WIDTH, "axis_y": axis_y, "height": axis_y + 40,
+            "width": _LEFT + _WIDTH + 30,
+            "ticks": [{"x": _LEFT + _WIDTH * t / scale_top, "text": text}
+                      for t, text in zip(ticks, _seconds_ticks(ticks))]}
+
+
+def tokens_chart(summary: dict[str, Any]) -> dict[str, Any] | None:
+    """Stacked horizontal bars of mean prompt, completion and tool-result tokens per model x arm."""
+    parts = ("prompt_tokens", "completion_tokens", "tool_result_tokens")
+    cells: dict[tuple[str, str], dict[str, float]] = {}
+    for row in summary.get("metrics") or []:
+        if row.get("category", "all") == "all" and row.get("metric") in parts and is_number(row.get("value")):
+            cells.setdefault((str(row.get("model")), str(row.get("arm"))), {})[row["metric"]] = float(row["value"])
+    if not cells:
+        return None
+    arms = run_arms(summary)
+    keys = sorted(cells, key=lambda k: (k[0], arms.index(k[1]) if k[1] in arms else len(arms), k[1]))
+    ticks = _ticks(max(sum(c.values()) for c in cells.values()))
+    scale_top = ticks[-1] or 1.0
+    bars = []
+    for index, key in enumerate(keys):
+        x, segments = float(_LEFT), []
+        for part_index, part in enumerate(parts):
+            value = cells[key].get(part, 0.0)
+            w = _WIDTH * value / scale_top
+            segments.append({"x": x, "w": w, "cls": f"t{part_index}", "title": f"{label(part)}: {value:,.0f}"})
+            x += w
+        bars.append({"y": 10 + index * _ROW_H, "label": f"{key[0]} · {key[1]}", "segments": segments,
+                     "total": f"{sum(cells[key].values()):,.0f}", "end": x})
+    axis_y = 10 + len(keys) * _ROW_H
+    return {"bars": bars, "left": _LEFT, "right": _LEFT + _WIDTH, "axis_y": axis_y, "height": axis_y + 40,
+            "width": _LEFT + _WIDTH + 90, "legend": [(label(p), f"t{i}") for i, p in enumerate(parts)],
+            "ticks": [{"x": _LEFT + _WIDTH * t / scale_top, "text": f"{t:,.0f}"} for t in ticks]}

@@ -1,0 +1,135 @@
+"""The data embedded in ``index.html``: filter fields and transcripts as compact JSON.
+
+Transcripts, tool calls, score reasons and answer keys travel in one blob in
+which each distinct string is stored once (rows refer to it by index), with
+``<``, ``>`` and ``&`` escaped, deflated and base64-encoded when large. The
+page's script (``templates/script.js``) decodes a row only when its panel is
+opened and builds DOM nodes with ``textContent``.
+
+Row layout (``r[i]`` of the transcript blob, ``s`` the string table):
+``[messages, tool_logs, expected, scores]`` where a message is
+``[role code, content, tool calls or 0, tool_call_id]``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+from collections.abc import Callable
+from typing import Any
+
+from markupsafe import Markup
+
+ROLE_CODES = {"system": "s", "user": "u", "assistant": "a", "tool": "t"}
+NULL, SAME_AS_ANSWER = -1, -2
+
+
+def _string_table() -> tuple[dict[str, int], Callable[[Any], int]]:
+    """A string table and its ``intern`` function: each distinct text is stored once in the blob.
+
+    A non-string (a dict such as an answer key) is stored as its sorted JSON; the
+    same object met again (samples of one scenario share their answer key) is
+    encoded once.
+    """
+    table: dict[str, int] = {}
+    setdefault = table.setdefault
+    encoded: dict[int, tuple[Any, int]] = {}
+
+    def intern(text: Any) -> int:
+        if text is None:
+            return NULL
+        if text.__class__ is not str:
+            known = encoded.get(id(text))
+            if known is not None and known[0] is text:
+                return known[1]
+            index = setdefault(json.dumps(text, ensure_ascii=False, sort_keys=True, default=str), len(table))
+            encoded[id(text)] = (text, index)  # keeps the object alive, so its id is not reused
+            return index
+        return setdefault(text, len(table))
+
+    return table, intern
+
+
+def _messages(sample: dict[str, Any], intern: Callable[[Any], int]) -> list[list[Any]]:
+    answer = sample.get("final_answer")
+    out = []
+    for message in sample.get("messages") or []:
+        if not isinstance(message, dict):
+            out.append(["?", intern(message), 0, NULL])
+            continue
+        role = str(message.get("role"))
+        content = message.get("content")
+        ref = SAME_AS_ANSWER if (content == answer and answer and role == "assistant") else intern(content)
+        calls = []
+        for call in message.get("tool_calls") or ():
+            function = (call.get("function") or {}) if isinstance(call, dict) else {}
+            call_id = call.get("id") if isinstance(call, dict) else None
+            calls.append([intern(call_id), intern(function.get("name")), intern(function.get("arguments"))])
+        out.append([ROLE_CODES.get(role, role), ref, calls or 0, intern(message.get("tool_call_id"))])
+    return out
+
+
+def _tool_logs(sample: dict[str, Any], intern: Callable[[Any], int]) -> list[list[Any]]:
+    out = []
+    for log in sample.get("tool_calls") or ():
+        if not isinstance(log, dict):
+            continue
+        ids = ", ".join(str(i) for i in log.get("disclosed_item_ids") or ())
+        out.append([
+            intern(log.get("call_id")), intern(log.get("name")), intern(log.get("status")), intern(ids or None),
+            log.get("result_tokens"), log.get("elapsed_s"), bool(log.get("storage_read")),
+            intern(log.get("arguments")), intern(log.get("result_text")),
+        ])  # fmt: skip
+    return out
+
+
+def _scores(sample: dict[str, Any], intern: Callable[[Any], int]) -> list[list[Any]]:
+    return [
+        [intern(str(s.get("name"))), s.get("value"), s.get("passed"), intern(s.get("reason"))]
+        for s in sample.get("scores") or ()
+        if isinstance(s, dict)
+    ]
+
+
+def script_json(data: Any) -> str:
+    """JSON for a ``<script type="application/json">``: ``<``, ``>``, ``&`` escaped, so ``</script>`` cannot occur."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def data_blobs(samples: list[dict[str, Any]], compress_above: int) -> tuple[Markup, Markup, str]:
+    """The embedded data: filter fields (always plain JSON) and transcripts (plain, or deflate+base64 when large).
+
+    Args:
+        samples: the samples in page order, each with its ``_outcome``.
+        compress_above: transcript JSON longer than this many characters is deflated.
+
+    Returns:
+        ``(filters_json, transcripts, encoding)`` with encoding ``"json"`` or ``"deflate-base64"``. Both texts
+        are free of ``<``, ``>`` and ``&``, which is what makes the ``Markup`` safe inside a script element;
+        the page parses them with ``JSON.parse``, never evaluates them.
+    """
+    strings, intern = _string_table()
+    id_table, ids = _string_table()
+    fields: dict[str, dict[str, int]] = {"arm": {}, "category": {}, "model": {}, "outcome": {}}
+
+    def code(field: str, value: Any) -> int:
+        table = fields[field]
+        return table.setdefault(str(value), len(table))
+
+    filters, rows = [], []
+    for sample in samples:
+        filters.append([code("arm", sample.get("arm")), code("category", sample.get("category")),
+                        code("model", sample.get("model")), code("outcome", sample["_outcome"]),
+                        ids(str(sample.get("scenario_id")))])
+        rows.append([_messages(sample, intern), _tool_logs(sample, intern), intern(sample.get("expected")),
+                     _scores(sample, intern)])
+    filter_text = script_json({"f": {name: list(table) for name, table in fields.items()}, "ids": list(id_table),
+                               "r": filters})
+    text = script_json({"s": list(strings), "r": rows})
+    encoding = "json"
+    if len(text) > compress_above:
+        text = base64.b64encode(zlib.compress(text.encode("utf-8"), 1)).decode("ascii")
+        encoding = "deflate-base64"
+    return Markup(filter_text), Markup(text), encoding  # noqa: S704 - see docstring
