@@ -12,10 +12,12 @@ U+10000, U+10FFFE and U+10FFFF.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from unittest.mock import patch
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memory_tools import _search
 from memory_tools import (
     ItemInput,
     KeyInput,
@@ -105,6 +107,27 @@ def cases(draw: st.DrawFn) -> tuple[list[_Spec], list[str]]:
     limit=st.integers(1, 8),
 )
 def test_search_matches_brute_force_reference(
+    case: tuple[list[_Spec], list[str]], prefix: bool, workspace: str | None, include_archived: bool, limit: int
+) -> None:
+    _check_against_reference(case, prefix, workspace, include_archived, limit)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    case=cases(),
+    workspace=st.sampled_from(WORKSPACES),
+    include_archived=st.booleans(),
+    limit=st.integers(1, 8),
+)
+def test_wide_prefix_search_by_recency_matches_brute_force_reference(
+    case: tuple[list[_Spec], list[str]], workspace: str | None, include_archived: bool, limit: int
+) -> None:
+    """A one-term prefix matching many keys walks the recency index; every range counts as wide here."""
+    with patch.object(_search, "_RANGE_ROWS_MAX", 1):
+        _check_against_reference(case, True, workspace, include_archived, limit)
+
+
+def _check_against_reference(
     case: tuple[list[_Spec], list[str]], prefix: bool, workspace: str | None, include_archived: bool, limit: int
 ) -> None:
     specs, terms = case

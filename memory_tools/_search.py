@@ -1,0 +1,215 @@
+"""Key search: request checks and the SQL that ranks item ids.
+
+Rank: number of distinct terms matched (desc), ``updated_at`` (desc), item id.
+Query plans, chosen per request (figures from ``benchmarks/store_bench.py``
+at 100,000 items, ~500,000 keys):
+
+- exact, one term: one stream per (archived, scope) pair over
+  ``memory_item_key_search``; each is already in rank order, so SQLite stops
+  after ``limit`` rows, however many items carry the key.
+- prefix, one term: the range ``term <= key < successor(term)``. Its rows
+  are counted first, up to :data:`_RANGE_ROWS_MAX`; a narrower range is
+  ranked whole (~0.35 µs a row), a wider one is answered by walking
+  ``memory_item_key_recent`` newest first and stopping at ``limit`` distinct
+  items (~0.1 µs a row walked, and the wider the range the sooner it stops).
+- several terms: one range or equality per term, ``UNION ALL``, grouped by
+  item. Every match must be counted, so the cost grows with the matched
+  rows; short prefixes of common words (thousands of keys) are the slow case.
+
+SQLite compares TEXT with ``memcmp`` on UTF-8, which is code-point order. The
+successor skips the surrogate gap (U+D7FF -> U+E000) and drops trailing
+U+10FFFF, which has no successor; a term made only of U+10FFFF has no upper bound.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from memory_tools.model import MemoryItemRecord, MemoryValidationError
+from memory_tools.normalize import MAX_KEYS_PER_ITEM, normalize_identifier, normalize_search_term
+
+MAX_SEARCH_TERMS: Final = 32
+MAX_SEARCH_RESULTS: Final = 100
+DEFAULT_SEARCH_LIMIT: Final = 20
+
+_RANGE_ROWS_MAX: Final = 2000
+"""Above this many matching key rows a one-term prefix search walks by recency instead (measured crossover)."""
+
+_SURROGATE_GAP_START = 0xD800
+_SURROGATE_GAP_END = 0xE000
+_MAX_CODE_POINT = 0x10FFFF
+
+
+def prefix_upper_bound(term: str) -> str | None:
+    """The smallest string greater than every string that starts with ``term``.
+
+    Returns None when no such string exists (``term`` is only U+10FFFF).
+
+    Example:
+        >>> prefix_upper_bound("ab"), prefix_upper_bound("a\\ud7ff") == "a\\ue000"
+        ('ac', True)
+    """
+    stem = term.rstrip(chr(_MAX_CODE_POINT))
+    if not stem:
+        return None
+    last = ord(stem[-1]) + 1
+    if last == _SURROGATE_GAP_START:
+        last = _SURROGATE_GAP_END
+    return stem[:-1] + chr(last)
+
+
+@dataclass(frozen=True, slots=True)
+class KeySearch:
+    """A checked key search request.
+
+    Attributes:
+        terms: normalized, de-duplicated and sorted.
+    """
+
+    terms: tuple[str, ...]
+    prefix: bool
+    workspace_key: str | None
+    include_archived: bool
+    limit: int
+
+    def matched_keys(self, record: MemoryItemRecord) -> tuple[str, ...]:
+        """The record's normalized keys that match a term, in stored (sorted) order."""
+        if self.prefix:
+            return tuple(k.normalized_key for k in record.keys if k.normalized_key.startswith(self.terms))
+        return tuple(k.normalized_key for k in record.keys if k.normalized_key in self.terms)
+
+
+def check_key_search(
+    terms: object, match: object, workspace_key: object, include_archived: object, limit: object
+) -> KeySearch:
+    """Apply the request rules in the product's order and with its messages.
+
+    Raises:
+        MemoryValidationError: e.g. ``"Memory key search accepts at most 32 terms"``.
+    """
+    if match not in ("exact", "prefix"):
+        raise MemoryValidationError("Memory key match must be exact or prefix")
+    if isinstance(terms, (str, bytes)) or not isinstance(terms, Sequence) or len(terms) == 0:
+        raise MemoryValidationError("Memory key search requires at least one term")
+    if len(terms) > MAX_SEARCH_TERMS:
+        raise MemoryValidationError(f"Memory key search accepts at most {MAX_SEARCH_TERMS} terms")
+    if type(include_archived) is not bool:
+        raise MemoryValidationError("Memory key include_archived must be a boolean")
+    unique = tuple(sorted({normalize_search_term(t, f"terms[{i}]") for i, t in enumerate(terms)}))
+    if workspace_key is not None:
+        workspace_key = normalize_identifier(workspace_key, "workspace_key")
+    limit = DEFAULT_SEARCH_LIMIT if limit is None else limit
+    if type(limit) is not int or not 1 <= limit <= MAX_SEARCH_RESULTS:
+        raise MemoryValidationError(f"Memory key search limit must be between 1 and {MAX_SEARCH_RESULTS}")
+    return KeySearch(unique, match == "prefix", workspace_key, include_archived, limit)
+
+
+def ranked_item_ids(db: sqlite3.Connection, search: KeySearch) -> list[str]:
+    """The ids of the best ``search.limit`` matching items, best first."""
+    if len(search.terms) > 1:
+        sql, params = _grouped_query(search)
+    elif not search.prefix:
+        sql, params = _exact_streams_query(search)
+    else:
+        condition, bounds = _term_condition(search.terms[0], True)
+        count = db.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM memory_item_key INDEXED BY memory_item_key_search "
+            f"WHERE {condition} LIMIT {_RANGE_ROWS_MAX})",
+            bounds,
+        ).fetchone()[0]
+        if count < _RANGE_ROWS_MAX:
+            sql, params = _range_query(search, condition, bounds)
+        else:
+            sql, params = _recent_streams_query(search, condition, bounds)
+    # A prefix may match several keys of one item: keep the first (best) row of each.
+    return list(dict.fromkeys(row[0] for row in db.execute(sql, params)))[: search.limit]
+
+
+def _term_condition(term: str, prefix: bool) -> tuple[str, list[str]]:
+    if not prefix:
+        return "normalized_key = ?", [term]
+    upper = prefix_upper_bound(term)
+    if upper is None:
+        return "normalized_key >= ?", [term]
+    return "normalized_key >= ? AND normalized_key < ?", [term, upper]
+
+
+def _filters(search: KeySearch) -> tuple[str, list[Any]]:
+    """The scope and lifecycle filter as one SQL condition (for the whole-range plans)."""
+    sql = "" if search.include_archived else " AND archived = 0"
+    if search.workspace_key is None:
+        return sql + " AND scope_key IS NULL", []
+    return sql + " AND (scope_key IS NULL OR scope_key = ?)", [search.workspace_key]
+
+
+def _streams(search: KeySearch) -> list[tuple[str, list[Any]]]:
+    """The same filter split into equality streams, each in index (rank) order."""
+    archived = (0, 1) if search.include_archived else (0,)
+    scopes: list[tuple[str, list[Any]]] = [("scope_key IS NULL", [])]
+    if search.workspace_key is not None:
+        scopes.append(("scope_key = ?", [search.workspace_key]))
+    return [(f"archived = {flag} AND {scope}", params) for flag in archived for scope, params in scopes]
+
+
+def _merged(selects: list[str], params: list[Any], limit: int) -> tuple[str, list[Any]]:
+    if len(selects) == 1:
+        return selects[0], params
+    union = " UNION ALL ".join(f"SELECT * FROM ({select})" for select in selects)
+    return f"SELECT item_id, updated_at FROM ({union}) ORDER BY updated_at DESC, item_id LIMIT {limit}", params
+
+
+def _exact_streams_query(search: KeySearch) -> tuple[str, list[Any]]:
+    selects, params = [], []
+    for stream, stream_params in _streams(search):
+        selects.append(
+            "SELECT item_id, updated_at FROM memory_item_key INDEXED BY memory_item_key_search "
+            f"WHERE normalized_key = ? AND {stream} ORDER BY updated_at DESC, item_id LIMIT {search.limit}"
+        )
+        params += [search.terms[0], *stream_params]
+    return _merged(selects, params, search.limit)
+
+
+def _recent_streams_query(search: KeySearch, condition: str, bounds: list[str]) -> tuple[str, list[Any]]:
+    selects, params = [], []
+    for stream, stream_params in _streams(search):
+        selects.append(
+            "SELECT DISTINCT item_id, updated_at FROM memory_item_key INDEXED BY memory_item_key_recent "
+            f"WHERE {stream} AND {condition} ORDER BY updated_at DESC, item_id LIMIT {search.limit}"
+        )
+        params += [*stream_params, *bounds]
+    return _merged(selects, params, search.limit)
+
+
+def _range_query(search: KeySearch, condition: str, bounds: list[str]) -> tuple[str, list[Any]]:
+    # One term: every matching item matched it once, so rank by recency. Instead of a
+    # DISTINCT pass take enough rows for ``limit`` distinct items (an item has at most
+    # 32 keys, and its rows are adjacent in this order); the caller drops repeats.
+    filters, scope_params = _filters(search)
+    sql = (
+        f"SELECT item_id, updated_at FROM memory_item_key INDEXED BY memory_item_key_search "
+        f"WHERE {condition}{filters} ORDER BY updated_at DESC, item_id LIMIT ?"
+    )
+    return sql, [*bounds, *scope_params, search.limit * MAX_KEYS_PER_ITEM]
+
+
+def _grouped_query(search: KeySearch) -> tuple[str, list[Any]]:
+    """Every term is one range of the covering key index; matches are counted per item."""
+    filters, scope_params = _filters(search)
+    selects: list[str] = []
+    params: list[Any] = []
+    for index, term in enumerate(search.terms):
+        condition, bounds = _term_condition(term, search.prefix)
+        selects.append(
+            f"SELECT item_id, {index} AS term, updated_at FROM memory_item_key INDEXED BY memory_item_key_search "
+            f"WHERE {condition}{filters}"
+        )
+        params += bounds + scope_params
+    sql = (
+        f"SELECT item_id, COUNT(DISTINCT term) AS matched, MAX(updated_at) AS updated "
+        f"FROM ({' UNION ALL '.join(selects)}) "
+        "GROUP BY item_id ORDER BY matched DESC, updated DESC, item_id LIMIT ?"
+    )
+    return sql, [*params, search.limit]
