@@ -66,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--epochs", type=int, default=None, help="repeats of every sample (default 1)")
     p.add_argument("--seed", type=int, default=None, help="base seed (default 0)")
     p.add_argument("--max-concurrency", type=int, default=None, metavar="C", help="samples in flight at once (default 8)")
+    p.add_argument("--workers", type=int, default=None, metavar="N", help="processes running samples, sharing --max-concurrency (default 1)")
     p.add_argument("--max-tool-rounds", type=int, default=None, help="tool rounds before the loop stops (default 4)")
     p.add_argument("--timeout", type=float, default=None, help="seconds per model call (default 120)")
     p.add_argument("--retries", type=int, default=None, help="retries of a transient provider error (default 4)")

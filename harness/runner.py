@@ -18,6 +18,7 @@ import re
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -186,8 +187,8 @@ class _ConfigWatch:
         return False
 
 
-async def execute(specs: list[SampleSpec], ctx: SampleContext, handle: Any, progress: RunProgress) -> tuple[str, dict[str, str]]:
-    """Run ``specs`` with bounded concurrency, appending each record as it finishes.
+async def execute(specs: list[SampleSpec], ctx: SampleContext, emit: Callable[[SampleRecord], None]) -> tuple[str, dict[str, str]]:
+    """Run ``specs`` with bounded concurrency, handing each record to ``emit`` as it finishes.
 
     Returns:
         ``("complete" | "interrupted", {model: reason})`` where the dict names
@@ -205,8 +206,7 @@ async def execute(specs: list[SampleSpec], ctx: SampleContext, handle: Any, prog
             if spec.model in watch.stopped:
                 return
             record = await run_sample(spec, ctx)
-        append_record(handle, record)
-        progress.advance(record.status == "ok")
+        emit(record)
         if watch.observe(record):
             for task in tasks[spec.model]:
                 if task is not asyncio.current_task():
@@ -223,6 +223,45 @@ async def execute(specs: list[SampleSpec], ctx: SampleContext, handle: Any, prog
         await asyncio.gather(*everything, return_exceptions=True)
         return "interrupted", watch.stopped
     return ("interrupted" if watch.stopped else "complete"), watch.stopped
+
+
+def run_specs(
+    specs: list[SampleSpec],
+    options: RunOptions,
+    scenarios: list[Scenario],
+    hashes: dict[str, str],
+    handle: Any,
+    progress: RunProgress,
+    *,
+    worker_setup: Callable[[], None] | None = None,
+) -> tuple[str, dict[str, str]]:
+    """Run ``specs`` in this process (``options.workers == 1``) or in worker processes.
+
+    Either way this process alone appends to ``handle`` (one flushed line per
+    record) and advances ``progress``. ``worker_setup`` runs first in every
+    worker (a module-level function, e.g. one registering a custom provider).
+
+    Returns:
+        As :func:`execute`.
+    """
+
+    def emit(record: SampleRecord) -> None:
+        append_record(handle, record)
+        progress.advance(record.status == "ok")
+
+    if options.workers > 1 and len(specs) > 1:
+        from harness.workers import run_in_workers
+
+        return run_in_workers(specs, options, scenarios, hashes, emit, worker_setup=worker_setup)
+    if worker_setup is not None:
+        worker_setup()
+    return asyncio.run(execute(specs, ctx_for(options, scenarios, hashes), emit))
+
+
+def ctx_for(options: RunOptions, scenarios: list[Scenario], hashes: dict[str, str]) -> SampleContext:
+    """A fresh :class:`SampleContext` (model client with the run's cache and retry policy)."""
+    client = ModelClient(ResponseCache(options.cache_dir, enabled=options.use_cache), RetryPolicy(retries=options.retries))
+    return SampleContext(options, {s.id: s for s in scenarios}, hashes, client)
 
 
 def _previous_ok(results: Path) -> list[SampleRecord]:
@@ -261,19 +300,23 @@ def _build_report(options: RunOptions) -> int:
     return 1 if options.gate and outcome.verdict != "pass" else 0
 
 
-def _register_offline() -> None:
+def register_offline() -> None:
+    """Make ``offline/*`` callable and priced at 0 in litellm (idempotent; also run in every worker)."""
     try:
-        from harness.offline_model import register
+        from harness.offline_model import MODEL_NAMES, register
+        from harness.offline_model._provider import register_prices
     except ImportError as exc:  # pragma: no cover - the offline model ships with the harness
         _log.warning("offline model unavailable: %s", exc)
         return
     register()
+    register_prices(MODEL_NAMES)
 
 
 def cli_run(args: Any) -> int:
     """Handler of ``recall-eval run``; returns the exit code."""
     from harness.results import ResultsError
     from harness.scenarios import ScenarioError
+    from harness.workers import WorkerError
 
     try:
         options, scenarios, hashes, manifest = resolve_options(args)
@@ -286,14 +329,11 @@ def cli_run(args: Any) -> int:
     except (RunOptionsError, ResultsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    _register_offline()
+    register_offline()
     # Cancelling in-flight litellm calls (Ctrl-C, a stopped model) leaves its inner coroutines unawaited; harmless.
     warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
     done_ids = {r.sample_id for r in done}
     specs = [s for s in plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed) if s.sample_id not in done_ids]
-    retry = RetryPolicy(retries=options.retries)
-    client = ModelClient(ResponseCache(options.cache_dir, enabled=options.use_cache), retry)
-    ctx = SampleContext(options, {s.id: s for s in scenarios}, hashes, client)
     write_manifest(options.run_dir, manifest)
     resume_hint = f"recall-eval run --resume {options.run_dir}"
     print(f"run {options.run_dir}: {len(specs)} samples to run ({len(done_ids)} already done)", file=sys.stderr)
@@ -301,16 +341,20 @@ def cli_run(args: Any) -> int:
     status, stopped = "interrupted", {}
     try:
         with (options.run_dir / RESULTS_FILE).open("a", encoding="utf-8") as handle:
-            status, stopped = asyncio.run(execute(specs, ctx, handle, progress))
+            status, stopped = run_specs(specs, options, scenarios, hashes, handle, progress)
     except KeyboardInterrupt:
         status = "interrupted"
+    except WorkerError as exc:
+        print(f"error: {redact(str(exc), _secret_values())}", file=sys.stderr)
+        return 2
     finally:
         progress.close()
         write_manifest(options.run_dir, manifest.model_copy(update={"status": status, "finished_at": now_iso()}))
     if stopped:
         for model, reason in stopped.items():
             print(f"error: stopped model {model}: its first samples all failed with {reason}", file=sys.stderr)
-        print("Fix the model name, API key or --api-base (keys come from the environment, e.g. OPENAI_API_KEY), then: " + resume_hint, file=sys.stderr)
+        slow = any("Timeout" in reason.partition(":")[0] for reason in stopped.values())
+        print("Fix the model name, API key or --api-base (keys come from the environment, e.g. OPENAI_API_KEY)" + (", or raise --timeout for a slow server" if slow else "") + ", then: " + resume_hint, file=sys.stderr)
         return 2
     if status == "interrupted":
         print(f"interrupted: finished samples are saved. Continue with: {resume_hint}", file=sys.stderr)

@@ -64,6 +64,21 @@ def build_response(model: str, reply: dict[str, Any], prompt_tokens: int, respon
     )
 
 
+def register_prices(model_names: tuple[str, ...]) -> None:
+    """Put the offline models in litellm's cost map at price 0.
+
+    Without an entry litellm, after every call, fails a price lookup for the
+    unknown model and walks its generalisation fallbacks before giving up; an
+    entry makes the cost a true 0.0 (the models are free) and skips that
+    search. Only these ``offline/*`` keys are added: prices of real models
+    are untouched.
+    """
+    import litellm
+
+    free = {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0, "litellm_provider": PROVIDER, "mode": "chat"}
+    litellm.register_model({name: dict(free) for name in model_names if name not in litellm.model_cost})
+
+
 class OfflineLLM(CustomLLM):
     """litellm handler for ``offline/reference`` (the lexical baseline) and ``offline/abstain``."""
 

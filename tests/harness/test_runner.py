@@ -259,3 +259,24 @@ def test_api_base_credentials_never_reach_the_manifest(tmp_path: Path, suite: Pa
     manifest = read_manifest(tmp_path / "run")
     assert manifest.parameters["api_base"] == "http://127.0.0.1:8000/v1"
     assert "hunter22" not in (tmp_path / "run" / "run.json").read_text(encoding="utf-8")
+
+
+SMOKE = Path(__file__).resolve().parents[2] / "scenarios" / "smoke"
+
+
+def test_two_workers_give_the_same_samples_and_answers_as_one(tmp_path: Path) -> None:
+    answers = {}
+    for workers in ("1", "2"):
+        out = tmp_path / f"w{workers}"
+        code = main(["run", "--scenarios", str(SMOKE), "--out", str(out), "--workers", workers, "--max-concurrency", "4", "--no-cache", "--no-progress"])
+        assert code == 0
+        records = _records(out)
+        assert len({r.sample_id for r in records}) == len(records) > 0
+        answers[workers] = {r.sample_id: (r.status, r.final_answer) for r in records}
+    assert answers["1"] == answers["2"]
+    assert read_manifest(tmp_path / "w2").parameters["workers"] == 2
+
+
+def test_workers_above_the_concurrency_are_a_clear_error(tmp_path: Path, suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(tmp_path, suite, "--workers", "4", "--max-concurrency", "2") == 2
+    assert "--workers 4 exceeds --max-concurrency 2" in capsys.readouterr().err
