@@ -115,4 +115,4 @@ def test_a_slow_server_times_out_per_call_and_is_recorded(run_cli, server: FakeO
     assert record.status == "error" and "Timeout" in record.error.type and record.error.attempts == 2
     assert re.search(r"(?i)timed out|within 1 s", record.error.message)  # says what happened, not ""
     assert 1 <= len(server.requests) <= 2  # a try can time out in litellm's own setup, before sending
-    assert result.code != 0 and "Traceback" not in result.err
+    assert result.code != 0 and "Traceback" not in result.err and "--timeout" in result.err
