@@ -2,6 +2,10 @@
 
 Usage: python benchmarks/report_bench.py [--scenarios 50] [--epochs 67] [--keep DIR]
 Targets: build_report < 5 s, index.html < 15 MB.
+
+Wall time and CPU time (``time.process_time``) are both printed: on a machine
+shared with other jobs the wall time measures the neighbours as much as the
+report, while the CPU time is what the report itself costs.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.results import ToolCallLog  # noqa: E402
+from harness.results import ToolCallLog, read_manifest, write_manifest  # noqa: E402
 from tests.harness.scoring_factories import make_record, make_scenario, write_run  # noqa: E402
 
 ARMS = ("history_only", "recall", "full_history")
@@ -85,13 +89,16 @@ def main() -> None:
     records, scenarios = synthesize(args.scenarios, args.epochs)
     run_dir = Path(args.keep) if args.keep else Path(tempfile.mkdtemp()) / "bench-run"
     write_run(run_dir, records, arms=ARMS)
+    write_manifest(run_dir, read_manifest(run_dir).model_copy(update={"epochs": args.epochs}))
     t1 = time.perf_counter()
+    c1 = time.process_time()
     outcome = build_report(run_dir, scenarios=scenarios)
-    t2 = time.perf_counter()
+    t2, c2 = time.perf_counter(), time.process_time()
     sizes = {name: path.stat().st_size for name, path in outcome.paths.items()}
     print(f"samples: {len(records)} ({args.scenarios} scenarios x {len(ARMS)} arms x {args.epochs} epochs)")
     print(f"results.jsonl: {(run_dir / 'results.jsonl').stat().st_size / 1e6:.1f} MB (synthesized in {t1 - t0:.1f} s)")
-    print(f"build_report (read, score, aggregate, verdict, all outputs): {t2 - t1:.2f} s  [target < 5 s]")
+    print(f"build_report (read, score, aggregate, verdict, all outputs; first call, lazy imports included): "
+          f"wall {t2 - t1:.2f} s, CPU {c2 - c1:.2f} s  [target < 5 s]")
     for name, size in sizes.items():
         print(f"  {name:13} {size / 1e6:8.2f} MB")
     print(f"index.html: {sizes['index.html'] / 1e6:.2f} MB  [target < 15 MB]")
@@ -100,24 +107,36 @@ def main() -> None:
 
 
 def _phases(run_dir: Path, scenarios: dict) -> None:
-    """Where the time goes (second pass: imports already paid)."""
-    from harness.report import VerdictConfig, _render_html, build_summary, outputs
-    from harness.results import iter_records, read_manifest
+    """Where the time goes (second pass: imports already paid; the GC paused as build_report does)."""
+    from harness.aggregate import AggregateConfig, aggregate
+    from harness.report import VerdictConfig, _gc_paused, _render_html, build_summary, outputs
+    from harness.results import iter_records
+    from harness.scoring import score_sample
 
-    t0 = time.perf_counter()
-    records = list(iter_records(run_dir / "results.jsonl"))
-    t1 = time.perf_counter()
-    summary, samples = build_summary(read_manifest(run_dir), records, scenarios, config=VerdictConfig())
-    t2 = time.perf_counter()
-    outputs.write_summary_json(run_dir, summary)
-    outputs.write_metrics_csv(run_dir, summary["metrics"])
-    outputs.write_scores_jsonl(run_dir, samples)
-    outputs.write_junit_xml(run_dir, summary["verdict"], samples)
-    t3 = time.perf_counter()
-    _render_html(summary, samples)
-    t4 = time.perf_counter()
-    print(f"phases: read+validate {t1 - t0:.2f} s, score+aggregate+verdict {t2 - t1:.2f} s, "
-          f"json/csv/jsonl/xml {t3 - t2:.2f} s, render_html {t4 - t3:.2f} s")
+    marks = [("start", time.perf_counter(), time.process_time())]
+
+    def mark(name: str) -> None:
+        marks.append((name, time.perf_counter(), time.process_time()))
+
+    with _gc_paused():
+        records = list(iter_records(run_dir / "results.jsonl"))
+        mark("read+validate")
+        scored = [score_sample(r, scenarios[r.scenario_id]) for r in records]
+        mark("  of which scoring alone")
+        aggregate(scored, config=AggregateConfig())
+        mark("  of which aggregate alone")
+        summary, samples = build_summary(read_manifest(run_dir), records, scenarios, config=VerdictConfig())
+        mark("score+aggregate+verdict")
+        outputs.write_summary_json(run_dir, summary)
+        outputs.write_metrics_csv(run_dir, summary["metrics"])
+        outputs.write_scores_jsonl(run_dir, samples)
+        outputs.write_junit_xml(run_dir, summary["verdict"], samples)
+        mark("json/csv/jsonl/xml")
+        _render_html(summary, samples)
+        mark("render_html")
+    print("phases (second pass), wall / CPU:")
+    for (_, w0, c0), (name, w1, c1) in zip(marks, marks[1:]):
+        print(f"  {name:26} {w1 - w0:5.2f} s / {c1 - c0:5.2f} s")
 
 
 if __name__ == "__main__":

@@ -132,10 +132,23 @@ def compare_runs(run_a: Path, run_b: Path) -> dict[str, Any]:
 
 
 def _fmt(row: Mapping[str, Any]) -> str:
+    """``0.82 [0.74, 0.89]``; durations as in the HTML report (``3.2 ms [3.0 ms, 3.5 ms]``)."""
+    from harness.report.formatting import metric_kind, seconds_interval
+
     if row.get("value") is None:
         return "n/a"
+    if metric_kind(str(row.get("metric", ""))) == "s":
+        return seconds_interval(row["value"], row.get("ci_low"), row.get("ci_high"))
     ci = "" if row.get("ci_low") is None else f" [{row['ci_low']:.3g}, {row['ci_high']:.3g}]"
     return f"{row['value']:.3g}{ci}"
+
+
+def _fmt_diff(change: MetricChange) -> str:
+    from harness.report.formatting import metric_kind, seconds
+
+    if change.diff is None:
+        return "n/a"
+    return seconds(change.diff, sign=True) if metric_kind(change.metric) == "s" else f"{change.diff:+.3g}"
 
 
 def _print(result: dict[str, Any], run_a: str, run_b: str) -> None:
@@ -152,7 +165,7 @@ def _print(result: dict[str, Any], run_a: str, run_b: str) -> None:
     for c in result["metrics"]:
         if c.category != "all" and not c.regression:
             continue
-        diff = "n/a" if c.diff is None else f"{c.diff:+.3g}"
+        diff = _fmt_diff(c)
         metric = c.metric if c.category == "all" else f"{c.metric} ({c.category})"
         table.add_row(c.model, c.arm, metric, _fmt(c.a), _fmt(c.b), diff, "REGRESSION" if c.regression else "")
     console.print(table)

@@ -57,3 +57,14 @@ def test_missing_run_dir_is_a_clear_error(tmp_path, capsys):
 def test_is_regression_respects_metric_direction(metric, a, b, expected):
     row = lambda v: {"value": v[0], "ci_low": v[1], "ci_high": v[2]}  # noqa: E731
     assert is_regression(metric, row(a), row(b)) is expected
+
+
+def test_latency_under_a_second_prints_in_milliseconds():
+    from harness.compare import MetricChange, _fmt, _fmt_diff
+
+    a = {"metric": "latency_p50_s", "value": 0.0032, "ci_low": 0.003, "ci_high": 0.0035}
+    b = {"metric": "latency_p50_s", "value": 0.0041, "ci_low": 0.0038, "ci_high": 0.0045}
+    assert _fmt(a) == "3.2 ms [3.0 ms, 3.5 ms]"
+    change = MetricChange("m", "recall", "all", "latency_p50_s", a=a, b=b, regression=True)
+    assert _fmt_diff(change) == "+0.90 ms"
+    assert _fmt({"metric": "coverage", "value": 0.82, "ci_low": 0.74, "ci_high": 0.891}) == "0.82 [0.74, 0.891]"
