@@ -50,10 +50,6 @@ from typing import Any, Protocol
 
 from memory_tools.model import MatchMode, MemoryItemRecord, MemoryValidationError
 from memory_tools.policy import (
-    DEFAULT_SEARCH_LIMIT,
-    GET_TOOL,
-    MAX_SEARCH_LIMIT,
-    MAX_SEARCH_TERMS,
     SEARCH_TOOL,
     TOOL_NAMES,
     DenialReason,
@@ -67,6 +63,7 @@ from memory_tools.policy import (
     parse_get_arguments,
     parse_search_arguments,
 )
+from memory_tools.tool_specs import TOOL_SPECS_JSON
 
 _log = logging.getLogger(__name__)
 
@@ -82,86 +79,6 @@ MIN_GET_BUDGET_CHARS = 8192
 
 _POLICY_DENIED_MESSAGE = "memory tools are not available in this conversation"
 _NOT_FOUND_MESSAGE = "no memory item with this itemId is available; use an itemId returned by memory_search"
-
-_SEARCH_DESCRIPTION = (
-    "Search the user's long-term memory: durable preferences, facts about the user and their projects, and "
-    "decisions saved from earlier conversations. Items are found only through their keys: short labels such as "
-    "'coffee', 'deploy target', 'preferred language', '偏好', 'parseConfig'. A term matches a key only as a whole: "
-    "matching ignores case and extra spaces, but there is no fuzzy, synonym or substring matching. "
-    "match 'exact' (the default) needs the key to equal the term; match 'prefix' needs the key to start with the "
-    "term ('deploy' finds 'deploy target'). Chinese and Japanese text is not split into words, so use short whole "
-    "words, typically two characters ('咖啡', '偏好'), each as its own term. Send several candidate terms in one "
-    "call (synonyms, singular and plural, English and the user's language, code identifiers as written); items "
-    "matching more terms rank first. Returns at most `limit` items (default 5, at most 10), each with itemId, "
-    "content, kind, statementType, temporalType, event and observation times (UTC milliseconds), the keys that "
-    "matched (matchedKeys) and sourceCount. When truncated is true, omittedCount results did not fit the size "
-    "budget: search with narrower terms or a smaller limit. No results means nothing is stored under those keys; "
-    "do not invent an answer from it."
-)
-_GET_DESCRIPTION = (
-    "Read one long-term memory item by the itemId a memory_search result gave: its current content, version, "
-    "kind, statement and temporal type with event times (UTC milliseconds), all its keys, lifecycle state and "
-    "the identities of the conversation events it was taken from. Returns a not_found error when the item does "
-    "not exist or is not available in this conversation."
-)
-_TOOL_SPECS: tuple[dict[str, Any], ...] = (
-    {
-        "type": "function",
-        "function": {
-            "name": SEARCH_TOOL,
-            "description": _SEARCH_DESCRIPTION,
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "terms": {
-                        "type": "array",
-                        "items": {"type": "string", "minLength": 1, "maxLength": 256},
-                        "minItems": 1,
-                        "maxItems": MAX_SEARCH_TERMS,
-                        "description": "1 to 32 key terms; an item matches when one of its keys matches any term.",
-                    },
-                    "match": {
-                        "type": "string",
-                        "enum": [MatchMode.EXACT.value, MatchMode.PREFIX.value],
-                        "description": "'exact' (default): key equals a term; 'prefix': key starts with a term.",
-                    },
-                    "limit": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "description": f"Most results to return; default {DEFAULT_SEARCH_LIMIT}, "
-                        f"values above {MAX_SEARCH_LIMIT} are reduced to {MAX_SEARCH_LIMIT}.",
-                    },
-                },
-                "required": ["terms"],
-                "additionalProperties": False,
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": GET_TOOL,
-            "description": _GET_DESCRIPTION,
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "itemId": {
-                        "type": "string",
-                        "minLength": 1,
-                        "maxLength": 512,
-                        "description": "The itemId exactly as memory_search returned it.",
-                    }
-                },
-                "required": ["itemId"],
-                "additionalProperties": False,
-            },
-        },
-    },
-)
-
-_TOOL_SPECS_JSON = json.dumps(list(_TOOL_SPECS), ensure_ascii=False)
-"""Frozen text of the specs: each admitted run hands out fresh copies of exactly this."""
-
 
 class MemoryReader(Protocol):
     """The two store reads the Host uses (``MemoryItemStore`` satisfies it)."""
@@ -272,7 +189,7 @@ class MemoryRun:
         self._workspace_key = context.workspace_key if denial is None else None
         self._search_budget = search_budget
         self._get_budget = get_budget
-        self._specs_json = _TOOL_SPECS_JSON if denial is None else "[]"
+        self._specs_json = TOOL_SPECS_JSON if denial is None else "[]"
 
     @property
     def context(self) -> RunContext:
@@ -411,17 +328,9 @@ def _key_matches(normalized_key: str, terms: frozenset[str], match: MatchMode) -
 
 
 def _item_fields(record: MemoryItemRecord) -> dict[str, Any]:
+    """``memory_get``'s item: the search fields plus lifecycle, scope, origin and times."""
     item = record.item
-    return {
-        "itemId": item.item_id,
-        "version": item.version,
-        "content": item.content,
-        "kind": str(item.kind),
-        "statementType": str(item.statement_type),
-        "temporalType": str(item.temporal_type),
-        "eventStartedAt": item.event_started_at,
-        "eventEndedAt": item.event_ended_at,
-        "observedAt": item.observed_at,
+    return _common_fields(record) | {
         "lifecycleState": str(item.lifecycle_state),
         "scopeType": str(item.scope_type),
         "origin": str(item.origin),
@@ -431,6 +340,11 @@ def _item_fields(record: MemoryItemRecord) -> dict[str, Any]:
 
 
 def _search_result(record: MemoryItemRecord, matched_keys: list[str]) -> dict[str, Any]:
+    """Exactly the proposal's fields of one ``memory_search`` result."""
+    return _common_fields(record) | {"matchedKeys": matched_keys, "sourceCount": len(record.sources)}
+
+
+def _common_fields(record: MemoryItemRecord) -> dict[str, Any]:
     item = record.item
     return {
         "itemId": item.item_id,
@@ -442,8 +356,6 @@ def _search_result(record: MemoryItemRecord, matched_keys: list[str]) -> dict[st
         "eventStartedAt": item.event_started_at,
         "eventEndedAt": item.event_ended_at,
         "observedAt": item.observed_at,
-        "matchedKeys": matched_keys,
-        "sourceCount": len(record.sources),
     }
 
 

@@ -251,14 +251,9 @@ class MemoryItemStore:
             MemoryValidationError: A value breaks a rule.
             MemoryNotFoundError: No item has this id.
         """
-        item_id = normalize_identifier(item_id, "item_id")
-        now = check_time(now, "now", optional=True)
-        now = wall_clock_ms() if now is None else now
-        with self._write() as db:
-            current = self._records(db, [item_id]).get(item_id)
-            if current is None:
-                raise MemoryNotFoundError(f"memory item {item_id!r} not found")
+        with self._change(item_id, now) as (db, current, now):
             old = current.item
+            item_id = old.item_id
 
             def pick(value: Any, stored: Any) -> Any:
                 return stored if value is _UNSET else value
@@ -319,14 +314,9 @@ class MemoryItemStore:
         return self._transition(item_id, LifecycleState.ACTIVE, now)
 
     def _transition(self, item_id: str, target: LifecycleState, now: int | None) -> MemoryItemRecord:
-        item_id = normalize_identifier(item_id, "item_id")
-        now = check_time(now, "now", optional=True)
-        now = wall_clock_ms() if now is None else now
-        with self._write() as db:
-            current = self._records(db, [item_id]).get(item_id)
-            if current is None:
-                raise MemoryNotFoundError(f"memory item {item_id!r} not found")
+        with self._change(item_id, now) as (db, current, now):
             old = current.item
+            item_id = old.item_id
             if old.lifecycle_state is target:
                 verb = "archive" if target is LifecycleState.ARCHIVED else "restore"
                 raise MemoryConflictError(
@@ -343,6 +333,23 @@ class MemoryItemStore:
                 (int(target is LifecycleState.ARCHIVED), new.updated_at, item_id),
             )
             return MemoryItemRecord(new, current.keys, current.sources)
+
+    @contextmanager
+    def _change(self, item_id: str, now: int | None) -> Iterator[tuple[sqlite3.Connection, MemoryItemRecord, int]]:
+        """A write transaction on one stored item: yields the connection, its current record and ``now``.
+
+        Raises:
+            MemoryValidationError: ``item_id`` or ``now`` breaks a rule.
+            MemoryNotFoundError: No item has this id.
+        """
+        item_id = normalize_identifier(item_id, "item_id")
+        checked = check_time(now, "now", optional=True)
+        at = wall_clock_ms() if checked is None else checked
+        with self._write() as db:
+            current = self._records(db, [item_id]).get(item_id)
+            if current is None:
+                raise MemoryNotFoundError(f"memory item {item_id!r} not found")
+            yield db, current, at
 
     # -- reads -------------------------------------------------------------------------------------
     def read_item(self, item_id: str) -> MemoryItemRecord | None:
