@@ -1,6 +1,6 @@
 """Runner overhead and concurrency efficiency, printed as figures.
 
-Usage: ``python benchmarks/runner_bench.py [--suite scenarios/starter] [--calls 2000] [--concurrency 64]``
+Usage: ``python benchmarks/runner_bench.py [--suite scenarios/starter] [--calls 2000] [--concurrency 64] [--workers 2]``
 
 1. Per-sample overhead with a zero-latency model (a custom litellm provider
    that answers at once; in the recall arm it makes one memory_search first),
@@ -10,7 +10,10 @@ Usage: ``python benchmarks/runner_bench.py [--suite scenarios/starter] [--calls 
    of ours that are measured separately.
 2. Concurrency efficiency: a provider that sleeps 100 ms per call, N calls
    (one per sample, history_only arm) at concurrency C, against the ideal
-   ``N x 0.1 / C`` seconds.
+   ``N x 0.1 / C`` seconds: in one process, then with ``--workers W`` worker
+   processes (cold: starting the forkserver that imports litellm; warm: it
+   is running), then bare litellm in one loop (the single-loop floor), with
+   the load average (the machine may be shared).
 """
 
 from __future__ import annotations
@@ -34,11 +37,8 @@ from litellm import CustomLLM, ModelResponse  # noqa: E402
 import harness.agent as agent_mod  # noqa: E402
 import harness.runner as runner_mod  # noqa: E402
 import harness.scenarios as scenarios_mod  # noqa: E402
-from harness.agent import ModelClient  # noqa: E402
-from harness.cache import ResponseCache  # noqa: E402
 from harness.cli import build_parser  # noqa: E402
 from harness.progress import RunProgress  # noqa: E402
-from harness.retry import RetryPolicy  # noqa: E402
 from harness.run_options import resolve_options  # noqa: E402
 
 TIMERS: dict[str, float] = {}
@@ -100,23 +100,31 @@ def _instrument() -> None:
     wrap(runner_mod, "append_record", "record_writing")
 
 
-def _context(suite: str, model: str, arms: list[str], epochs: int, concurrency: int, out: Path) -> tuple[list[Any], Any]:
+def _install_bench() -> None:
+    """Register the ``bench/*`` provider (here and, as ``worker_setup``, in every worker process)."""
+    if not any(entry.get("provider") == "bench" for entry in litellm.custom_provider_map):
+        litellm.custom_provider_map = [*litellm.custom_provider_map, {"provider": "bench", "custom_handler": BenchLLM()}]
+
+
+def _context(suite: str, model: str, arms: list[str], epochs: int, concurrency: int, out: Path, workers: int = 1) -> tuple[list[Any], Any]:
     args = build_parser().parse_args(
-        ["run", "--scenarios", suite, "--model", model, "--arms", *arms, "--epochs", str(epochs), "--max-concurrency", str(concurrency), "--no-cache", "--retries", "0", "--out", str(out), "--no-progress"]
+        ["run", "--scenarios", suite, "--model", model, "--arms", *arms, "--epochs", str(epochs), "--max-concurrency", str(concurrency), "--no-cache", "--retries", "0", "--out", str(out), "--no-progress", "--workers", str(workers)]
     )
     options, scenarios, hashes, _ = resolve_options(args)
     specs = runner_mod.plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed)
-    ctx = runner_mod.SampleContext(options, {s.id: s for s in scenarios}, hashes, ModelClient(ResponseCache(out, enabled=False), RetryPolicy(retries=0)))
-    return specs, ctx
+    return specs, (options, scenarios, hashes)
 
 
 def _execute(specs: list[Any], ctx: Any, out: Path) -> float:
+    options, scenarios, hashes = ctx
     out.mkdir(parents=True, exist_ok=True)
     with (out / "results.jsonl").open("a", encoding="utf-8") as handle:
         started = time.perf_counter()
-        status, _ = asyncio.run(runner_mod.execute(specs, ctx, handle, RunProgress(len(specs), live=False, stream=io.StringIO())))
+        progress = RunProgress(len(specs), live=False, stream=io.StringIO())
+        status, _ = runner_mod.run_specs(specs, options, scenarios, hashes, handle, progress, worker_setup=_install_bench)
         elapsed = time.perf_counter() - started
     assert status == "complete", status
+    assert sum(1 for _ in (out / "results.jsonl").open(encoding="utf-8")) >= len(specs)
     return elapsed
 
 
@@ -139,25 +147,31 @@ def overhead(suite: str, epochs: int, tmp: Path) -> None:
         print(f"      of which {label:<18}{ms(TIMERS.get(label, 0.0))}")
 
 
-def concurrency(suite: str, calls: int, limit: int, tmp: Path) -> None:
+def concurrency(suite: str, calls: int, limit: int, workers: int, tmp: Path) -> None:
     specs, ctx = _context(suite, "bench/sleep", ["history_only"], 1, limit, tmp / "warm2")
     epochs = -(-calls // len(specs))
+    ideal = calls * 0.1 / limit
+    print(f"(2) concurrency: {calls} calls of 100 ms at concurrency {limit}; ideal {ideal:.3f} s (target ratio <= 1.20)")
     specs, ctx = _context(suite, "bench/sleep", ["history_only"], epochs, limit, tmp / "conc")
     specs = specs[:calls]
     cpu_started = time.process_time()
     elapsed = _execute(specs, ctx, tmp / "conc")
     cpu = time.process_time() - cpu_started
-    ideal = calls * 0.1 / limit
-    print(f"(2) concurrency: {calls} calls of 100 ms at concurrency {limit}")
-    print(f"    measured {elapsed:.3f} s, ideal {ideal:.3f} s, ratio {elapsed / ideal:.2f} (target <= 1.20)")
-    print(f"    process CPU {cpu:.2f} s = {cpu / calls * 1000:.2f} ms per call (the event loop's budget is {ideal / calls * 1000:.2f} ms per call)")
+    print(f"    1 process:  {elapsed:.3f} s, ratio {elapsed / ideal:.2f}; CPU {cpu / calls * 1000:.2f} ms per call (one loop's budget {ideal / calls * 1000:.2f} ms)")
+    if workers > 1:
+        for label in ("cold", "warm"):  # cold: includes starting the forkserver (one litellm import)
+            specs, ctx = _context(suite, "bench/sleep", ["history_only"], epochs, limit, tmp / f"conc-{label}", workers)
+            specs = specs[:calls]
+            elapsed = _execute(specs, ctx, tmp / f"conc-{label}")
+            print(f"    {workers} workers ({label} start): {elapsed:.3f} s, ratio {elapsed / ideal:.2f}")
     bare, bare_cpu = _bare_litellm(ctx, calls, limit)
-    print(f"    floor: bare litellm.acompletion, same calls, no harness: {bare:.3f} s, ratio {bare / ideal:.2f}, CPU {bare_cpu / calls * 1000:.2f} ms per call")
+    print(f"    floor: bare litellm.acompletion in one loop, no harness: {bare:.3f} s, ratio {bare / ideal:.2f}, CPU {bare_cpu / calls * 1000:.2f} ms per call")
+    print(f"    load average (1, 5, 15 min) on {os.cpu_count()} cores: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 def _bare_litellm(ctx: Any, calls: int, limit: int) -> tuple[float, float]:
     """The same calls straight through litellm (no arms, Host, records): the floor we cannot beat."""
-    scenario = next(iter(ctx.scenarios.values()))
+    scenario = ctx[1][0]
     from harness.arms import get_arm
 
     messages = get_arm("history_only").build(scenario, None).messages
@@ -182,12 +196,13 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=4, help="epochs for the overhead part")
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--workers", type=int, default=2, help="worker processes for the second measurement of part 2")
     args = parser.parse_args()
-    litellm.custom_provider_map = [*litellm.custom_provider_map, {"provider": "bench", "custom_handler": BenchLLM()}]
+    _install_bench()
     _instrument()
     with tempfile.TemporaryDirectory() as tmp:
         overhead(args.suite, args.epochs, Path(tmp))
-        concurrency(args.suite, args.calls, args.concurrency, Path(tmp))
+        concurrency(args.suite, args.calls, args.concurrency, args.workers, Path(tmp))
 
 
 if __name__ == "__main__":
