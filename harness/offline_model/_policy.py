@@ -250,13 +250,14 @@ def _item_candidates(question: QuestionTerms, calls: list[_Call]) -> list[_Candi
 def _document_candidates(question: QuestionTerms, messages: list[dict[str, Any]]) -> list[_Candidate]:
     """Entries of a ``<memory_document>`` section of the system prompt, scored like search results.
 
-    Each ``## `` entry is a note; an optional ``_... tags: a, b_`` line gives
-    its keys. Like a key search, a tagged entry counts only when a tag
-    overlaps the question, and its overlapping tags act as matched keys; an
-    untagged entry is scored on its title and text. Entries are listed
-    newest first, so file order stands in for ``observedAt``.
+    Each ``## `` entry is a note; an optional ``_updated <time>; tags: a, b_``
+    line gives its keys. Like a key search, a tagged entry counts only when a
+    tag overlaps the question, and its overlapping tags act as matched keys
+    (an untagged entry is scored on its title and text); candidates are
+    ranked by fit as search results are. Entries are listed newest first, so
+    the rank of their distinct ``updated`` times stands in for ``observedAt``.
     """
-    notes: list[tuple[str, Overlap, list[str]]] = []
+    notes: list[tuple[str, Overlap, list[str], str]] = []
     for message in messages:
         if message.get("role") != "system":
             continue
@@ -265,22 +266,25 @@ def _document_candidates(question: QuestionTerms, messages: list[dict[str, Any]]
                 title, _, body = section.partition("\n")
                 lines = [line for line in body.splitlines() if not line.startswith("[memory document truncated")]
                 meta = lines.pop(0) if lines and len(lines[0]) > 1 and lines[0][0] == lines[0][-1] == "_" else ""
-                tags = [t.strip() for t in meta.partition("tags: ")[2].rstrip("_").split(",") if t.strip()]
+                updated, _, tag_text = meta.strip("_").partition("tags: ")
+                tags = [t.strip() for t in tag_text.split(",") if t.strip()]
                 matched = [t for t in tags if overlap(question, t).score > 0]
                 content = "\n".join(lines).strip()
                 if content and (matched or not tags):
                     fit = overlap(question, "\n".join([content, *matched] if tags else [content, title]))
-                    notes.append((content, fit, matched))
+                    notes.append((content, fit, matched, updated.strip(" ;")))
+    times = list(dict.fromkeys(updated for *_, updated in notes if updated))
+    notes.sort(key=lambda note: (-note[1].score, -len(note[2])))
     return [
         _Candidate(
             content,
             fit,
             frozenset(k.lower() for k in matched),
-            len(notes) - order,
+            len(times) - times.index(updated) if updated else 0,
             order,
             salient_keys=frozenset(k.lower() for k in matched if overlap(question, k).salient_hits),
         )
-        for order, (content, fit, matched) in enumerate(notes)
+        for order, (content, fit, matched, updated) in enumerate(notes)
     ]
 
 
