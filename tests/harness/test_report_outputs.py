@@ -115,3 +115,22 @@ def test_cli_report_prints_verdict_first_and_gates(tmp_path, scenarios_patch, ca
     args.min_gain = 0.9
     assert cli_report(args) == 1
     assert capsys.readouterr().out.startswith("verdict: FAIL")
+
+
+def test_build_report_restores_the_garbage_collector_state(tmp_path):
+    import gc
+
+    records, scenarios = paired_run(3)
+    write_run(tmp_path / "run", records)
+    assert gc.isenabled()
+    try:
+        build_report(tmp_path / "run", scenarios=scenarios)
+        assert gc.isenabled()
+        with pytest.raises(ReportError):
+            build_report(tmp_path / "missing")
+        assert gc.isenabled()
+        gc.disable()
+        build_report(tmp_path / "run", scenarios=scenarios)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
