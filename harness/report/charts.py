@@ -50,9 +50,10 @@ def accuracy_charts(summary: dict[str, Any]) -> list[dict[str, Any]]:
                 if row is None or not is_number(row.get("value")):
                     continue
                 value = min(max(float(row["value"]), 0.0), 1.0)
+                shown = format_metric(row, "continuity_accuracy")
                 bar_data = {"x": left + ci * group + ai * bar + gap / 2, "y": top + height * (1 - value),
                             "h": height * value, "w": bar - 2, "cls": arm_class(arm, arms),
-                            "title": f"{category} · {arm}: {format_metric(row, 'continuity_accuracy')} (n={row.get('n')})"}
+                            "title": f"{category} · {arm}: {shown} (n={row.get('n')})"}
                 if is_number(row.get("ci_low")) and is_number(row.get("ci_high")):
                     bar_data["lo"] = top + height * (1 - min(max(row["ci_low"], 0.0), 1.0))
                     bar_data["hi"] = top + height * (1 - min(max(row["ci_high"], 0.0), 1.0))

@@ -227,7 +227,8 @@ def _panel(sample: dict[str, Any]) -> _Panel:
     )
     cost = sample.get("cost_usd")
     costs = (
-        f"tokens {fmt.num(sample.get('prompt_tokens'))} prompt · {fmt.num(sample.get('completion_tokens'))} completion · "
+        f"tokens {fmt.num(sample.get('prompt_tokens'))} prompt · "
+        f"{fmt.num(sample.get('completion_tokens'))} completion · "
         f"{fmt.num(sample.get('tool_result_tokens'))} tool result · cost "
         f"{f'${cost:.4g}' if fmt.is_number(cost) else 'unknown'} · {fmt.seconds(sample.get('latency_s'))} · "
         f"stop {sample.get('stop_reason')}"
