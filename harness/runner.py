@@ -302,6 +302,7 @@ def _build_report(options: RunOptions) -> int:
 
 def register_offline() -> None:
     """Make ``offline/*`` callable and priced at 0 in litellm (idempotent; also run in every worker)."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # _provider imports litellm: no remote cost-map fetch
     try:
         from harness.offline_model import MODEL_NAMES, register
         from harness.offline_model._provider import register_prices

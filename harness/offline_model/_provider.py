@@ -75,7 +75,8 @@ def register_prices(model_names: tuple[str, ...]) -> None:
     """
     import litellm
 
-    free = {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0, "litellm_provider": PROVIDER, "mode": "chat"}
+    free = {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0, "cache_creation_input_token_cost": 0.0,
+            "cache_read_input_token_cost": 0.0, "litellm_provider": PROVIDER, "mode": "chat"}  # all priced: no warning
     litellm.register_model({name: dict(free) for name in model_names if name not in litellm.model_cost})
 
 

@@ -34,7 +34,7 @@ def _wait_for_lines(path: Path, count: int, proc: subprocess.Popen[str], limit_s
 def test_sigint_keeps_complete_lines_and_the_printed_resume_command_finishes_the_run(tmp_path: Path, server: FakeOpenAIServer) -> None:
     server.script.delay_s = 0.3
     run_dir, cache_dir = tmp_path / "run", tmp_path / "cache"
-    env = {**os.environ, "OPENAI_API_KEY": DUMMY_KEY}
+    env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"} | {"OPENAI_API_KEY": DUMMY_KEY}
     argv = [
         str(RECALL_EVAL), "run", "--model", "openai/fake", "--api-base", server.base_url, "--scenarios", str(SMOKE),
         "--filter", "smoke-0[123]*", "--max-concurrency", "1", "--out", str(run_dir), "--cache-dir", str(cache_dir), "--no-progress",
@@ -65,6 +65,8 @@ def test_sigint_keeps_complete_lines_and_the_printed_resume_command_finishes_the
 
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and "report:" in done.stdout
+    for text in (err, done.stderr):  # litellm must not try to fetch its remote cost map, nor warn about offline prices
+        assert "cost map" not in text and "WARNING" not in text
     final = [json.loads(line)["sample_id"] for line in _lines(run_dir / RESULTS_FILE)]
     assert len(final) == len(set(final)) == 9 and set(ids) <= set(final)
     assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
