@@ -9,7 +9,8 @@ registering an :class:`Arm` in :data:`ARMS`; the agent loop does not change.
 - ``recall``: the same plus the memory tools the Host admits under the
   scenario's policy (none admitted: exactly like ``history_only``).
 - ``full_history``: every earlier in-scope session pasted in before the recent
-  history, in time order: the accuracy and cost ceiling.
+  history, in time order: the accuracy and cost ceiling (under the same policy
+  gate as the tools: a denied probe gets ``history_only``'s prompt).
 - ``memory_document`` (opt-in): the earlier design, the probe scope's items
   rendered as one Markdown memory file and injected whole into the system
   prompt (:mod:`harness.memory_document`); no tools.
@@ -140,9 +141,17 @@ def build_recall(scenario: Scenario, host_run: MemoryRunLike | None) -> ArmSetup
 
 
 def build_full_history(scenario: Scenario, host_run: MemoryRunLike | None = None) -> ArmSetup:
-    """Every earlier in-scope session, oldest first, each opened by a marker, then the probe."""
-    from harness.scenarios import sessions_in_scope
+    """Every earlier in-scope session, oldest first, each opened by a marker, then the probe.
 
+    The same policy gate as the memory tools applies: under incognito, memory
+    disabled or agent reads off, no earlier session is pasted and the arm is
+    exactly ``history_only``. A ceiling that ignored the user's privacy
+    settings would not be a ceiling of the product.
+    """
+    from harness.scenarios import probe_denial, sessions_in_scope
+
+    if probe_denial(scenario) is not None:
+        return build_history_only(scenario)
     sessions = sorted(sessions_in_scope(scenario), key=lambda s: (s.started_at, s.id))
     earlier = [message for session in sessions for message in _session_messages(session)]
     return ArmSetup(messages=_conversation(scenario, with_tools=False, earlier=earlier))

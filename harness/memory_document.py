@@ -55,7 +55,6 @@ from typing import Literal
 from urllib.parse import quote, unquote
 
 from memory_tools.model import LifecycleState, MemoryItem, MemoryItemRecord, Origin, ScopeType
-from memory_tools.policy import MemoryPolicy, RunContext, admission
 
 from harness.arms import ArmSetup, MemoryRunLike, build_history_only, format_now
 from harness.scenarios.models import Scenario
@@ -332,12 +331,10 @@ def scenario_document(scenario: Scenario) -> str | None:
     """The probe's memory file for ``scenario``; None when the policy denies agent reads (no storage read)."""
     from memory_tools.store import MemoryItemStore
 
-    from harness.scenarios import seed_store
+    from harness.scenarios import probe_denial, seed_store
 
     probe = scenario.probe
-    policy = MemoryPolicy(enabled=probe.policy.enabled, agent_read_enabled=probe.policy.agent_read_enabled)
-    context = RunContext(workspace_key=probe.workspace, incognito=probe.incognito)
-    if admission(policy, context) is not None:
+    if probe_denial(scenario) is not None:
         return None
     with MemoryItemStore(":memory:") as store:
         seed_store(store, scenario)

@@ -26,7 +26,7 @@ from harness.scenarios.models import (
     Turn,
     sessions_in_scope,
 )
-from harness.scenarios.seeding import item_input, seed_store
+from harness.scenarios.seeding import item_input, probe_denial, probe_policy, seed_store
 from harness.scenarios.validation import Problem, ScenarioError
 
 __all__ = [
@@ -49,6 +49,8 @@ __all__ = [
     "Turn",
     "discover",
     "item_input",
+    "probe_denial",
+    "probe_policy",
     "load_scenarios",
     "load_suite",
     "scenario_hash",

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 
 from memory_tools import ItemInput, KeyInput, LifecycleState, MemoryItemSource, MemoryItemStore, ScopeType
+from memory_tools.policy import DenialReason, MemoryPolicy, RunContext, admission
 
 from harness.scenarios.models import ItemSpec, Scenario
 
@@ -92,3 +93,19 @@ def seed_store(store: MemoryItemStore, scenario: Scenario) -> None:
             store.create(final)
         if spec.state is LifecycleState.ARCHIVED:
             store.archive(spec.id, now=final.now)
+
+
+def probe_policy(scenario: Scenario) -> tuple[MemoryPolicy, RunContext]:
+    """The Host inputs of the probe run: its memory policy and its run context."""
+    probe = scenario.probe
+    policy = MemoryPolicy(enabled=probe.policy.enabled, agent_read_enabled=probe.policy.agent_read_enabled)
+    return policy, RunContext(workspace_key=probe.workspace, incognito=probe.incognito)
+
+
+def probe_denial(scenario: Scenario) -> DenialReason | None:
+    """Why the probe run may not read memory (incognito, disabled, reads off), or None when it may.
+
+    Every arm that brings earlier conversations into the prompt, by tools, by a
+    memory file or by pasted transcripts, applies this same gate.
+    """
+    return admission(*probe_policy(scenario))

@@ -121,6 +121,18 @@ def test_full_history_leaves_out_other_workspace_sessions() -> None:
     assert "CANARY" not in text and "s-other" not in text
 
 
+@pytest.mark.parametrize(
+    "overrides",
+    [{"incognito": True}, {"policy": {"enabled": False}}, {"policy": {"agent_read_enabled": False}}],
+    ids=["incognito", "memory_disabled", "agent_reads_disabled"],
+)
+def test_full_history_respects_the_memory_policy_gates(overrides: dict) -> None:
+    scenario = make_scenario(**overrides)
+    pasted = get_arm("full_history").build(scenario, None)
+    assert pasted.messages == get_arm("history_only").build(scenario, None).messages
+    assert "5174" not in "\n".join(m["content"] for m in pasted.messages)
+
+
 def test_full_history_keeps_roles_alternating() -> None:
     roles = [m["role"] for m in get_arm("full_history").build(make_scenario(), None).messages[1:]]
     assert all(a != b for a, b in zip(roles, roles[1:], strict=False)), roles
