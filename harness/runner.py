@@ -103,7 +103,7 @@ class SampleContext:
 
 async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
     """Run one sample from a fresh store to a record; never raises for model or provider failures."""
-    from harness.scenarios import seed_store
+    from harness.scenarios import probe_policy, seed_store
 
     scenario = ctx.scenarios[spec.scenario_id]
     arm = get_arm(spec.arm)
@@ -114,14 +114,12 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
         host_run = None
         if arm.uses_memory:
             from memory_tools.host import Host
-            from memory_tools.policy import MemoryPolicy, RunContext
             from memory_tools.store import MemoryItemStore
 
-            probe = scenario.probe
             store = MemoryItemStore(":memory:")
             seed_store(store, scenario)
-            policy = MemoryPolicy(enabled=probe.policy.enabled, agent_read_enabled=probe.policy.agent_read_enabled)
-            host_run = Host(store, policy).open_run(RunContext(workspace_key=probe.workspace, incognito=probe.incognito))
+            policy, context = probe_policy(scenario)
+            host_run = Host(store, policy).open_run(context)
         setup = arm.build(scenario, host_run)
         tools = setup.tools
         opts = ctx.options
