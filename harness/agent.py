@@ -59,7 +59,13 @@ class ModelSettings:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def cache_parameters(self) -> dict[str, Any]:
-        return {"temperature": self.temperature, "seed": self.seed, "api_base": self.api_base, **self.extra}
+        parameters = {"temperature": self.temperature, "seed": self.seed, "api_base": self.api_base, **self.extra}
+        if self.model.startswith("offline/"):
+            from harness.offline_model import code_revision
+
+            # The built-in model's code is its weights: a new revision must not hit old answers.
+            parameters["offline_revision"] = code_revision()
+        return parameters
 
 
 @dataclass

@@ -65,14 +65,31 @@ Example:
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
+from pathlib import Path
 
 from harness.offline_model._policy import ABSTAIN_ANSWER, MAX_TOOL_ROUNDS, respond
 
 PROVIDER = "offline"
 MODEL_NAMES = ("offline/reference", "offline/abstain")
 
-__all__ = ["ABSTAIN_ANSWER", "MAX_TOOL_ROUNDS", "MODEL_NAMES", "PROVIDER", "register", "respond"]
+__all__ = ["ABSTAIN_ANSWER", "MAX_TOOL_ROUNDS", "MODEL_NAMES", "PROVIDER", "code_revision", "register", "respond"]
+
+
+@functools.cache
+def code_revision() -> str:
+    """A short hash of this package's source: the offline model's "weights".
+
+    The response cache keys offline answers by it, so a changed agent policy
+    never serves answers the old code gave.
+    """
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def register() -> None:

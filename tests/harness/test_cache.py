@@ -62,3 +62,16 @@ def test_disabled_cache_neither_reads_nor_writes(tmp_path: Path) -> None:
 
 def test_missing_entry_is_a_miss(tmp_path: Path) -> None:
     assert ResponseCache(tmp_path).get(_key()) is None
+
+
+def test_offline_model_cache_key_follows_its_code_revision(monkeypatch) -> None:
+    from harness import offline_model
+    from harness.agent import ModelSettings
+
+    before = ModelSettings("offline/reference").cache_parameters()
+    assert before["offline_revision"] == offline_model.code_revision()
+    monkeypatch.setattr(offline_model, "code_revision", lambda: "another-revision")
+    after = ModelSettings("offline/reference").cache_parameters()
+    key = lambda params: cache_key(model="offline/reference", messages=[], tools=[], parameters=params, epoch=0)  # noqa: E731
+    assert key(before) != key(after)
+    assert "offline_revision" not in ModelSettings("openai/gpt-4o-mini").cache_parameters()
