@@ -70,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-tool-rounds", type=int, default=None, help="tool rounds before the loop stops (default 4)")
     p.add_argument("--timeout", type=float, default=None, help="seconds per model call (default 120)")
     p.add_argument("--retries", type=int, default=None, help="retries of a transient provider error (default 4)")
+    p.add_argument("--retry-delay", type=float, default=None, metavar="S", help="backoff scale in seconds: retry n waits up to S*2^n, or the server's Retry-After when longer (default 1)")
     p.add_argument("--temperature", type=float, default=None, help="sampling temperature (default 0)")
     p.add_argument("--api-base", metavar="URL", help="endpoint of an OpenAI-compatible server, forwarded to litellm")
     p.add_argument("--out", metavar="DIR", help="run folder (default reports/<timestamp>)")

@@ -8,6 +8,8 @@ only burns time and quota.
 from __future__ import annotations
 
 import asyncio
+import datetime
+import email.utils
 import random
 import re
 from collections.abc import Awaitable, Callable
@@ -84,9 +86,44 @@ class RetryPolicy:
     sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
     rng: random.Random = field(default_factory=random.Random)
 
-    def delay(self, attempt: int) -> float:
-        """Full-jitter wait after failed try number ``attempt`` (0-based)."""
-        return self.rng.uniform(0.0, min(self.max_delay_s, self.base_delay_s * (2**attempt)))
+    def delay(self, attempt: int, error: BaseException | None = None) -> float:
+        """Wait after failed try number ``attempt`` (0-based): full jitter, or the
+        server's ``Retry-After`` when that is longer (capped at ``max_delay_s``)."""
+        jitter = self.rng.uniform(0.0, min(self.max_delay_s, self.base_delay_s * (2**attempt)))
+        asked = retry_after_s(error) if error is not None else None
+        return max(jitter, min(asked, self.max_delay_s)) if asked is not None else jitter
+
+
+def _header_sources(error: BaseException) -> list[Any]:
+    """Where litellm and the provider SDKs keep response headers on an exception."""
+    sources = [getattr(error, "litellm_response_headers", None), getattr(error, "headers", None)]
+    response = getattr(error, "response", None)
+    sources.append(getattr(response, "headers", None))
+    return [s for s in sources if s is not None]
+
+
+def retry_after_s(error: BaseException) -> float | None:
+    """Seconds the server asked us to wait (``Retry-After``: seconds or an HTTP date), if any."""
+    for headers in _header_sources(error):
+        try:
+            value = headers.get("retry-after") or headers.get("Retry-After")
+        except Exception:  # noqa: BLE001 - not a mapping: look elsewhere
+            continue
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value))
+        except (TypeError, ValueError):
+            pass
+        try:
+            when = email.utils.parsedate_to_datetime(str(value))
+        except (TypeError, ValueError):
+            continue
+        if when is not None:
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=datetime.timezone.utc)
+            return max(0.0, (when - datetime.datetime.now(datetime.timezone.utc)).total_seconds())
+    return None
 
 
 class RetryExhaustedError(Exception):
@@ -114,5 +151,5 @@ async def call_with_retries(fn: Callable[[], Awaitable[T]], policy: RetryPolicy)
         except Exception as exc:  # noqa: BLE001 - classified below
             if not is_transient(exc) or attempt >= policy.retries:
                 raise RetryExhaustedError(exc, attempt + 1) from exc
-            await policy.sleep(policy.delay(attempt))
+            await policy.sleep(policy.delay(attempt, exc))
             attempt += 1

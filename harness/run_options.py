@@ -30,14 +30,22 @@ DEFAULTS: dict[str, Any] = {
     "temperature": 0.0,
     "timeout_s": 120.0,
     "retries": 4,
+    "retry_delay_s": 1.0,
     "max_concurrency": 8,
     "workers": 1,
 }
 # Parameters that define the samples: a resumed run must keep them.
 _FIXED = ("models", "arms", "scenario_paths", "filters", "epochs", "seed", "max_tool_rounds", "temperature")
 # Execution settings a resumed run inherits unless given again.
-_INHERITED = ("max_tool_rounds", "temperature", "timeout_s", "retries", "max_concurrency", "workers")
-_FLAG = {"models": "--model", "arms": "--arms", "scenario_paths": "--scenarios", "filters": "--filter", "timeout_s": "--timeout"}
+_INHERITED = ("max_tool_rounds", "temperature", "timeout_s", "retries", "retry_delay_s", "max_concurrency", "workers")
+_FLAG = {
+    "models": "--model",
+    "arms": "--arms",
+    "scenario_paths": "--scenarios",
+    "filters": "--filter",
+    "timeout_s": "--timeout",
+    "retry_delay_s": "--retry-delay",
+}
 
 
 class RunOptionsError(Exception):
@@ -66,6 +74,7 @@ class RunOptions:
     timeout_s: float
     retries: int
     max_concurrency: int
+    retry_delay_s: float = 1.0
     workers: int = 1
     api_base: str | None = None
     use_cache: bool = True
@@ -83,6 +92,7 @@ class RunOptions:
             "temperature": self.temperature,
             "timeout_s": self.timeout_s,
             "retries": self.retries,
+            "retry_delay_s": self.retry_delay_s,
             "max_concurrency": self.max_concurrency,
             "workers": self.workers,
             "api_base": _without_userinfo(self.api_base),
@@ -126,6 +136,7 @@ def _given(args: Any) -> dict[str, Any]:
         "temperature": args.temperature,
         "timeout_s": args.timeout,
         "retries": args.retries,
+        "retry_delay_s": getattr(args, "retry_delay", None),
         "max_concurrency": args.max_concurrency,
         "workers": getattr(args, "workers", None),
     }
@@ -165,6 +176,8 @@ def _check_values(values: dict[str, Any]) -> None:
             f"--workers {values['workers']} exceeds --max-concurrency {values['max_concurrency']}: "
             "the concurrency is split among the workers; raise --max-concurrency or lower --workers"
         )
+    if values["retry_delay_s"] < 0:
+        raise RunOptionsError(f"--retry-delay {values['retry_delay_s']}: must not be negative")
     if values["timeout_s"] <= 0:
         raise RunOptionsError(f"--timeout {values['timeout_s']}: must be positive")
     for arm in values["arms"]:

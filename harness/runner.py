@@ -258,7 +258,7 @@ def run_specs(
 
 def ctx_for(options: RunOptions, scenarios: list[Scenario], hashes: dict[str, str]) -> SampleContext:
     """A fresh :class:`SampleContext` (model client with the run's cache and retry policy)."""
-    client = ModelClient(ResponseCache(options.cache_dir, enabled=options.use_cache), RetryPolicy(retries=options.retries))
+    client = ModelClient(ResponseCache(options.cache_dir, enabled=options.use_cache), RetryPolicy(retries=options.retries, base_delay_s=options.retry_delay_s))
     return SampleContext(options, {s.id: s for s in scenarios}, hashes, client)
 
 

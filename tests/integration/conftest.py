@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,15 +21,6 @@ def server() -> Iterator[FakeOpenAIServer]:
     """A fake server in ``recall`` mode; tests change ``server.script`` fields as needed."""
     with FakeOpenAIServer(Script()) as fake:
         yield fake
-
-
-@pytest.fixture()
-def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Retry waits of milliseconds: the runner has no option for the backoff scale."""
-    import harness.runner
-    from harness.retry import RetryPolicy
-
-    monkeypatch.setattr(harness.runner, "RetryPolicy", functools.partial(RetryPolicy, base_delay_s=0.01, max_delay_s=0.05))
 
 
 @pytest.fixture(autouse=True)

@@ -43,10 +43,10 @@ def test_run_against_an_openai_compatible_server_records_host_tool_calls_usage_a
 
 
 @pytest.mark.parametrize("status", [500, 429])
-def test_transient_server_errors_are_retried_and_the_sample_succeeds(run_cli, server: FakeOpenAIServer, fast_backoff: None, status: int) -> None:
+def test_transient_server_errors_are_retried_and_the_sample_succeeds(run_cli, server: FakeOpenAIServer, status: int) -> None:
     server.script.fail_status, server.script.fail_times, server.script.retry_after_s = status, 2, 0
 
-    result = run_cli("--no-cache")
+    result = run_cli("--no-cache", "--retry-delay", "0.01")
 
     assert result.code == 0, result.err
     record = result.record("recall")
@@ -55,10 +55,10 @@ def test_transient_server_errors_are_retried_and_the_sample_succeeds(run_cli, se
     assert [seen.status for seen in server.requests] == [status, status, 200, 200]
 
 
-def test_bad_credentials_fail_samples_once_each_with_a_clear_message(run_cli, server: FakeOpenAIServer, fast_backoff: None) -> None:
+def test_bad_credentials_fail_samples_once_each_with_a_clear_message(run_cli, server: FakeOpenAIServer) -> None:
     server.script.fail_status, server.script.fail_times = 401, None
 
-    result = run_cli("--no-cache", arms=("history_only", "recall", "full_history"))
+    result = run_cli("--no-cache", "--retry-delay", "0.01", arms=("history_only", "recall", "full_history"))
 
     assert result.code != 0
     records = result.records()
@@ -106,10 +106,10 @@ def test_an_empty_answer_is_recorded_not_raised(run_cli, server: FakeOpenAIServe
     assert record.status == "ok" and record.stop_reason == "empty_answer" and record.final_answer is None
 
 
-def test_a_slow_server_times_out_per_call_and_is_recorded(run_cli, server: FakeOpenAIServer, fast_backoff: None) -> None:
+def test_a_slow_server_times_out_per_call_and_is_recorded(run_cli, server: FakeOpenAIServer) -> None:
     server.script.delay_s = 20.0
 
-    result = run_cli("--no-cache", "--timeout", "1", "--retries", "1")
+    result = run_cli("--no-cache", "--timeout", "1", "--retries", "1", "--retry-delay", "0.01")
 
     record = result.record("recall")
     assert record.status == "error" and "Timeout" in record.error.type and record.error.attempts == 2
