@@ -122,8 +122,8 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
             expected[record.scenario_id] = expected_dict(scenario)
         verdict = None
         if judge is not None and scenario.expect.rubric and record.status == "ok":
-            expected = [*scenario.expect.must_contain_all, *scenario.expect.must_contain_any]
-            verdict = judge(scenario.probe.message, scenario.expect.rubric, expected, record.final_answer or "")
+            facts = [*scenario.expect.must_contain_all, *scenario.expect.must_contain_any]
+            verdict = judge(scenario.probe.message, scenario.expect.rubric, facts, record.final_answer or "")
         scores = score_sample(record, scenario, judge=verdict)
         scored.append(scores)
         samples.append(sample_dict(record, scenario, scores, expected[record.scenario_id]))

@@ -134,3 +134,33 @@ def test_build_report_restores_the_garbage_collector_state(tmp_path):
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_judge_verdicts_decide_rubric_scenarios_through_build_report(tmp_path) -> None:
+    from harness.judge import Judge
+    from tests.harness.scoring_factories import make_record, make_scenario, write_run
+
+    scenarios = {
+        sid: make_scenario(sid, expect={"rubric": "Pass only if it names Postgres 15 as what billing runs now."})
+        for sid in ("fact-01", "fact-02")
+    }
+    records = [make_record(sc, "Billing runs Postgres 15.", arm=arm) for sc in scenarios.values() for arm in ("recall", "history_only")]
+    run_dir = write_run(tmp_path / "run", records)
+    asked: list[str] = []
+
+    def complete(model, messages):
+        asked.append(messages[-1]["content"])
+        return '{"verdict": "fail", "reason": "scripted strict judge"}'
+
+    judge = Judge(model="test/judge", cache_dir=tmp_path / "judge", complete=complete)
+    import harness.report as report
+
+    original = report._judge_for
+    report._judge_for = lambda model, cache: judge
+    try:
+        outcome = report.build_report(run_dir, judge_model="test/judge", scenarios=scenarios)
+    finally:
+        report._judge_for = original
+    scores = [json.loads(line) for line in (run_dir / "scores.jsonl").read_text().splitlines()]
+    assert asked and all(s["outcome"] == "wrong" for s in scores)  # the judge, not the patterns, decided
+    assert outcome.summary_json.is_file()
