@@ -1,0 +1,76 @@
+"""pandas views of a run, for notebooks and ad-hoc analysis.
+
+The report itself aggregates with numpy (it must stay fast on 10,000 samples
+and not pay pandas' import); researchers who want to slice a run their own way
+get tidy DataFrames here, built from the same scoring functions the report uses.
+
+Example:
+    >>> from harness.report.frames import scores_frame          # doctest: +SKIP
+    >>> df = scores_frame("reports/20261130T062553Z")           # doctest: +SKIP
+    >>> df.groupby(["arm", "category"]).continuity_correct.mean()  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.results import RESULTS_FILE, iter_records, read_manifest
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas
+
+# SampleScores fields that are lists: the frame holds their length (and the ids, joined).
+_COUNTED = ("unsupported_claims", "answer_leaks", "tool_leaks")
+
+
+def _row(scores: Any) -> dict[str, Any]:
+    data = scores.model_dump(exclude={"scores", *_COUNTED, "retrieved_items"})
+    for name in _COUNTED:
+        data[name] = len(getattr(scores, name))
+    data["retrieved_items"] = " ".join(scores.retrieved_items)
+    data["unsupported"] = scores.unsupported
+    return data
+
+
+def scores_frame(run_dir: str | Path, *, exclude: Sequence[str] = ()) -> pandas.DataFrame:
+    """One row per sample: identity (scenario, arm, model, epoch), outcome and every score.
+
+    Args:
+        run_dir: a run folder written by ``recall-eval run``.
+        exclude: scenario ids to leave out (exact ids).
+
+    Columns include ``continuity_correct``, ``adherence``, ``abstained``,
+    ``should_abstain``, ``unsupported`` and ``unsupported_claims`` (a count),
+    ``answer_leaks``/``tool_leaks`` (counts), ``retrieved_precision``,
+    ``retrieved_recall``, tokens, ``cost_usd`` and ``latency_s``. Error samples
+    are rows with ``status == "error"``; filter them out before computing rates,
+    as the report does.
+    """
+    import pandas as pd
+
+    from harness.report import _load_scenarios
+    from harness.scoring import score_sample
+
+    run_dir = Path(run_dir)
+    scenarios = _load_scenarios(read_manifest(run_dir))
+    rows = [
+        _row(score_sample(record, scenarios[record.scenario_id]))
+        for record in iter_records(run_dir / RESULTS_FILE)
+        if record.scenario_id in scenarios and record.scenario_id not in exclude
+    ]
+    return pd.DataFrame(rows)
+
+
+def metrics_frame(run_dir: str | Path) -> pandas.DataFrame:
+    """``metrics.csv`` as a DataFrame (model, arm, category, metric, value, ci_low, ci_high, n),
+    building the report first when the run has none yet."""
+    import pandas as pd
+
+    path = Path(run_dir) / "metrics.csv"
+    if not path.is_file():
+        from harness.report import build_report
+
+        build_report(Path(run_dir))
+    return pd.read_csv(path)

@@ -1,0 +1,40 @@
+"""pandas views of a run: the same scores the report uses, one row per sample."""
+
+from __future__ import annotations
+
+from harness.report import build_report
+from harness.report.frames import metrics_frame, scores_frame
+from tests.harness.scoring_factories import make_record, make_scenario, write_run
+
+
+def _run(tmp_path, monkeypatch):
+    scenario = make_scenario("fact-01")
+    records = [
+        make_record(scenario, "Billing runs Postgres 15.", arm="recall"),
+        make_record(scenario, "I don't know.", arm="history_only"),
+        make_record(scenario, None, arm="recall", epoch=1, error=True),
+    ]
+    run_dir = write_run(tmp_path / "run", records)
+    import harness.report as report
+
+    monkeypatch.setattr(report, "_load_scenarios", lambda manifest: {scenario.id: scenario})
+    return run_dir
+
+
+def test_scores_frame_has_one_row_per_sample_with_the_report_scores(tmp_path, monkeypatch) -> None:
+    frame = scores_frame(_run(tmp_path, monkeypatch))
+    assert len(frame) == 3
+    ok = frame[frame.status == "ok"].set_index("arm")
+    assert bool(ok.loc["recall", "continuity_correct"]) is True
+    assert bool(ok.loc["history_only", "abstained"]) is True
+    assert frame[frame.status == "error"].continuity_correct.isna().all()
+    assert {"unsupported_claims", "tool_leaks", "retrieved_precision", "latency_s"} <= set(frame.columns)
+
+
+def test_metrics_frame_builds_the_report_when_missing(tmp_path, monkeypatch) -> None:
+    run_dir = _run(tmp_path, monkeypatch)
+    frame = metrics_frame(run_dir)
+    assert (run_dir / "metrics.csv").is_file()
+    row = frame[(frame.arm == "recall") & (frame.category == "all") & (frame.metric == "continuity_accuracy")]
+    assert float(row.value.iloc[0]) == 1.0
+    assert build_report(run_dir).summary_json.is_file()
