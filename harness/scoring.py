@@ -7,9 +7,12 @@ Conventions (also in ``docs/summary-json.md``):
 * Text matching: both sides are NFKC-normalized, casefolded and whitespace
   collapsed, then compared as substrings; regexes run with IGNORECASE on the
   raw answer.
-* Abstention: :data:`ABSTENTION_PATTERNS` on the final answer. A *hedged*
-  answer ("I'm not sure, but I think it is 2 spaces") that abstains AND
-  passes the scenario's positive checks (must_contain_any/all, must_match;
+* Abstention: :func:`harness.abstention.is_abstention` on the final answer
+  (sentence-level cues: a strong "I don't know / no record / you haven't told
+  me" anywhere outside quotes, a hedge only in the lead sentence; traps and
+  partial hedges excluded; see that module). An empty answer abstains. A
+  *hedged* answer ("I'm not sure, but I think it is 2 spaces") that abstains
+  AND passes the scenario's positive checks (must_contain_any/all, must_match;
   the adherence ones when the top level has none) counts as answered: it
   stated the fact, so it is scored on what it stated, canaries included.
 * Continuity, answerable scenario: not abstained, every top-level check
@@ -52,6 +55,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.abstention import find_abstention
+from harness.abstention import is_abstention as is_abstention  # re-exported: callers score with harness.scoring
 from harness.results import SampleRecord
 from harness.scenarios.models import AnswerCheck, Scenario
 from harness.superseded import is_superseded_mention, occurrences
@@ -61,27 +66,6 @@ if TYPE_CHECKING:
 
 Outcome = Literal["correct", "wrong", "abstained_correctly", "abstained_wrongly", "error"]
 
-#: Phrases that mark an answer as an abstention (matched on the normalized answer).
-ABSTENTION_PATTERNS: tuple[str, ...] = (
-    r"\bi (?:really |honestly )?(?:don't|do not|dont) (?:know|recall|remember)\b",
-    r"\bi(?:'m| am) not (?:sure|certain|aware)\b",
-    r"\bnot aware of\b",
-    r"\bno (?:stored |saved |relevant |such )?(?:record|records|memory|memories|information|info|details|data|mention)\b",
-    r"\b(?:don't|do not|dont) have (?:any )?(?:stored |saved |relevant )?"
-    r"(?:information|info|record|records|memory|memories|details|data|knowledge)\b",
-    r"\b(?:can't|cannot|can not|couldn't|could not|unable to|wasn't able to|was not able to) "
-    r"(?:find|locate|determine|recall|tell)\b",
-    r"\bnot (?:been )?mentioned\b",
-    r"\bnothing (?:in|about) (?:my |the )?(?:memory|memories|records|history)\b",
-    r"\byou (?:haven't|have not|never) (?:told|mentioned|said|shared)\b",
-    r"\bi have no (?:way of knowing|idea)\b",
-    r"不知道",
-    r"不清楚",
-    r"没有(?:相关的?)?(?:记录|信息|记忆|资料)",
-    r"(?:找不到|没有找到|未找到|查不到)",
-    r"没有提到|未提及|无法确定",
-)
-_ABSTENTION_RE = re.compile("|".join(f"(?:{p})" for p in ABSTENTION_PATTERNS))
 _ID_PREFIX_RE = re.compile(r"^([A-Za-z]+[-_:.])[A-Za-z0-9]")
 _WS_RE = re.compile(r"\s+")
 
@@ -167,11 +151,6 @@ def normalize_text(text: str) -> str:
 def contains(answer: str, needle: str) -> bool:
     """Substring test after :func:`normalize_text` on both sides."""
     return normalize_text(needle) in normalize_text(answer)
-
-
-def is_abstention(answer: str | None) -> bool:
-    """True when the answer says it does not know (see :data:`ABSTENTION_PATTERNS`)."""
-    return bool(answer) and _ABSTENTION_RE.search(normalize_text(answer or "")) is not None
 
 
 def check_answer(answer: str, check: AnswerCheck) -> tuple[bool, list[str]]:
@@ -382,7 +361,8 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
         adherence, adherence_failures = check_answer(answer, expect.adherence)
     fact_check = expect if _has_positive(expect) else expect.adherence
     stated_fact = _has_positive(fact_check) and _positive_pass(answer, fact_check)  # type: ignore[arg-type]
-    abstained = (not answer.strip() or is_abstention(answer)) and not (not expect.abstain and stated_fact)
+    cue = find_abstention(answer)
+    abstained = (not answer.strip() or cue is not None) and not (not expect.abstain and stated_fact)
     if expect.abstain:
         negative_ok = not [f for f in top_failures if f.startswith(("contains forbidden", "matches forbidden"))]
         pattern_correct = abstained and negative_ok and not claims
@@ -416,7 +396,8 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
         Score(name="continuity", value=correct, passed=correct, reason=why),
         Score(name="abstained", value=abstained, passed=None,
               reason=("abstention expected" if expect.abstain else "an answer expected")
-              + ("; the answer abstains" if abstained else "; the answer does not abstain")),
+              + ("; the answer abstains" if abstained else "; the answer does not abstain")
+              + (f" ({cue.describe()})" if cue is not None else "")),
         Score(name="unsupported_claims", value=len(claims), passed=not claims,
               reason=(", ".join(f"{c.kind}: {c.text!r}" for c in claims) if claims else "none")
               + (f" ({superseded_note}, not counted)" if superseded else "")),
