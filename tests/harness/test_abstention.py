@@ -1,0 +1,102 @@
+"""Abstention detection on labelled final answers (tests/harness/abstention_cases.yaml)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from tests.harness.scoring_factories import make_record, make_scenario
+
+from harness.abstention import abstention_reason, find_abstention, is_abstention
+from harness.offline_model._policy import ABSTAIN_ANSWER
+from harness.scoring import score_sample
+
+_CASES = yaml.safe_load((Path(__file__).parent / "abstention_cases.yaml").read_text(encoding="utf-8"))["cases"]
+
+
+def test_labelled_set_is_large_and_balanced():
+    abstaining = sum(1 for case in _CASES if case["abstain"])
+    assert len(_CASES) >= 80 and abstaining >= 40 and len(_CASES) - abstaining >= 40
+    assert len({case["id"] for case in _CASES}) == len(_CASES)
+
+
+@pytest.mark.parametrize("case", _CASES, ids=[case["id"] for case in _CASES])
+def test_labelled_answer_is_classified_as_labelled(case):
+    assert is_abstention(case["text"]) is case["abstain"], abstention_reason(case["text"])
+
+
+def test_offline_model_abstention_phrase_is_detected():
+    assert is_abstention(ABSTAIN_ANSWER)
+
+
+def test_empty_or_missing_answer_is_not_an_abstention_cue():
+    assert not is_abstention("") and not is_abstention(None) and abstention_reason(None) is None
+
+
+def test_reason_names_the_sentence_and_the_cue():
+    assert abstention_reason("Let me check. I couldn't find it.") == 'sentence 2: "i couldn\'t find" (unable)'
+
+
+def test_hedge_counts_only_in_the_lead_sentence():
+    assert find_abstention("I'm not sure. It might be 8081.").hedge is True  # type: ignore[union-attr]
+    assert not is_abstention("It's 8081. I'm not sure whether staging uses the same port.")
+
+
+def test_preamble_question_does_not_become_the_lead_sentence():
+    assert is_abstention("Which font? Not sure, it never came up.")
+
+
+def test_quoted_text_is_not_the_agents_claim():
+    assert not is_abstention('You said: "I don\'t know the port yet." Then you set PORT=8081.')
+    assert is_abstention('I searched for "staging host" and found nothing.')
+
+
+def test_conditional_clause_negation_is_not_an_abstention():
+    assert not is_abstention("If no record exists, the webhook is processed once.")
+    assert is_abstention("If you mean billing staging, I don't have its host.")
+
+
+def test_partial_hedge_after_a_full_answer_counts_as_answered():
+    assert not is_abstention("It's Postgres 15. I'm not sure about the second part.")
+    assert is_abstention("I'm not sure about the second part.")  # the lead sentence itself abstains
+
+
+def test_world_claim_that_a_value_is_undecided_is_not_an_abstention():
+    assert not is_abstention("Hosting for the dashboard is undecided; IT has to approve it first.")
+
+
+def test_scored_reason_names_the_abstention_cue():
+    sc = make_scenario(abstain=True, category="abstention")
+    s = score_sample(make_record(sc, "Nothing in my notes covers it."), sc)
+    reason = next(x.reason for x in s.scores if x.name == "abstained")
+    assert s.outcome == "abstained_correctly" and '"nothing in my notes"' in reason
+
+
+def test_new_phrasing_abstention_on_unanswerable_is_correct():
+    sc = make_scenario(abstain=True, category="abstention")
+    s = score_sample(make_record(sc, "I don't have the billing staging hostname."), sc)
+    assert s.abstained is True and s.continuity_correct is True
+
+
+def test_trap_answer_on_unanswerable_is_still_scored_as_answering():
+    sc = make_scenario(abstain=True, category="abstention")
+    s = score_sample(make_record(sc, "No record is kept of retries, so the job retries 8 times."), sc)
+    assert s.abstained is False and s.outcome == "wrong"
+
+
+def test_always_abstaining_in_new_phrasings_cannot_win_on_answerable():
+    sc = make_scenario()
+    for text in ("That isn't recorded anywhere I can see.", "没有找到相关记录。", "You haven't told me."):
+        s = score_sample(make_record(sc, text), sc)
+        assert s.outcome == "abstained_wrongly" and s.continuity_correct is False
+
+
+def test_cue_start_lookahead_changes_no_result():
+    from harness import abstention
+
+    plain = abstention._named(abstention.STRONG_CUES, start="")
+    for case in _CASES:
+        for sentence in abstention._sentences(abstention._normalize(case["text"])):
+            fast, slow = abstention._STRONG_RE.search(sentence), plain.search(sentence)
+            assert (fast and fast.span()) == (slow and slow.span()), sentence
