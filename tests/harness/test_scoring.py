@@ -207,7 +207,8 @@ def test_cost_fields_count_tool_results_on_their_own():
     sc = make_scenario()
     s = score_sample(make_record(sc, calls=[tool_call(["it-pg-version"], "x" * 400)], tokens=(300, 40)), sc)
     assert (s.tool_calls, s.model_calls, s.prompt_tokens, s.completion_tokens) == (1, 1, 300, 40)
-    assert (s.tool_result_chars, s.tool_result_tokens, s.cost_usd, s.latency_s) == (400, 100, 0.001, 1.0)
+    assert (s.tool_result_chars, s.tool_result_tokens, s.cost_usd) == (400, 100, 0.001)
+    assert s.latency_s == pytest.approx(1.0 + 0.001)  # model call + tool call
 
 
 def test_unknown_cost_is_none():
@@ -239,3 +240,17 @@ def test_judge_ignored_without_rubric():
 def test_every_score_has_a_reason():
     s = score_sample(make_record(make_scenario(), "It was Postgres 13"), make_scenario())
     assert s.scores and all(score.reason for score in s.scores)
+
+
+def test_latency_is_model_plus_tool_time_and_survives_the_cache():
+    from harness.results import ModelCallLog
+
+    scenario = make_scenario()
+    record = make_record(scenario, calls=[tool_call(["it-pg-version"])], latency=1.5)
+    cached = record.model_copy(update={
+        "wall_time_s": 0.0002,  # a rerun served from the cache finishes at once
+        "model_calls": [ModelCallLog(round=0, latency_s=1.5, prompt_tokens=100, completion_tokens=20,
+                                     usage_source="response", cached=True, attempts=0)],
+    })
+    fresh, again = score_sample(record, scenario), score_sample(cached, scenario)
+    assert fresh.latency_s == again.latency_s == 1.5 + 0.001
