@@ -56,12 +56,18 @@ def build_response(model: str, reply: dict[str, Any], prompt_tokens: int, respon
         completion = _count_tokens(reply.get("content") or "")
     message = Message(role="assistant", content=reply.get("content"), tool_calls=tool_calls)
     kwargs: dict[str, Any] = {"id": response_id} if response_id else {}
-    return ModelResponse(
+    response = ModelResponse(
         model=model,
         choices=[Choices(index=0, finish_reason="tool_calls" if tool_calls else "stop", message=message)],
         usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=completion, total_tokens=prompt_tokens + completion),
         **kwargs,
     )
+    # The offline models are free: stating the cost lets litellm's logging skip
+    # its own price calculation ("use cost if already calculated" in
+    # Logging.response_cost_calculator): 2.3 -> 1.9 ms CPU per offline call
+    # (2,000 acompletion calls, concurrency 64). Real providers are untouched.
+    response._hidden_params["response_cost"] = 0.0
+    return response
 
 
 def register_prices(model_names: tuple[str, ...]) -> None:

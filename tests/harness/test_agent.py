@@ -90,6 +90,25 @@ def test_offline_model_searches_reads_and_answers() -> None:
     json.dumps(outcome.messages)  # the transcript is plain JSON
 
 
+def test_offline_model_calls_cost_zero_as_stated_by_the_provider() -> None:
+    install_scripted(lambda m, t: {"content": "unused"})
+    outcome = _run("recall", model="offline/reference")
+    assert outcome.model_calls and all(call.cost_usd == 0.0 for call in outcome.model_calls)
+
+
+def test_a_provider_stated_cost_is_recorded_as_is() -> None:
+    class PricedLLM(ScriptedLLM):
+        async def acompletion(self, model, messages, *args: Any, **kwargs: Any) -> ModelResponse:  # type: ignore[override]
+            response = await super().acompletion(model, messages, *args, **kwargs)
+            response._hidden_params["response_cost"] = 0.25
+            return response
+
+    install_scripted(lambda m, t: {"content": "ok"})
+    if not any(entry["provider"] == "priced" for entry in litellm.custom_provider_map):
+        litellm.custom_provider_map = [*litellm.custom_provider_map, {"provider": "priced", "custom_handler": PricedLLM()}]
+    outcome = _run("history_only", model="priced/x")
+    assert [call.cost_usd for call in outcome.model_calls] == [0.25]
+
 def test_tool_results_go_back_verbatim_with_the_call_id() -> None:
     def script(messages, tools):
         if messages[-1]["role"] == "tool":
