@@ -247,10 +247,15 @@ def run_specs(
         append_record(handle, record)
         progress.advance(record.status == "ok")
 
+    def emit_line(line: str, ok: bool) -> None:  # a worker's record, already dumped by append_record's code path
+        handle.write(line + "\n")
+        handle.flush()
+        progress.advance(ok)
+
     if options.workers > 1 and len(specs) > 1:
         from harness.workers import run_in_workers
 
-        return run_in_workers(specs, options, scenarios, hashes, emit, worker_setup=worker_setup)
+        return run_in_workers(specs, options, scenarios, hashes, emit_line, worker_setup=worker_setup)
     if worker_setup is not None:
         worker_setup()
     return asyncio.run(execute(specs, ctx_for(options, scenarios, hashes), emit))
