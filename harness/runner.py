@@ -333,6 +333,10 @@ def cli_run(args: Any) -> int:
     except (RunOptionsError, ResultsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if options.workers > 1:
+        from harness.workers import start_server
+
+        start_server()  # its litellm import overlaps ours (register_offline)
     register_offline()
     # Cancelling in-flight litellm calls (Ctrl-C, a stopped model) leaves its inner coroutines unawaited; harmless.
     warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
