@@ -11,6 +11,8 @@ error messages are scrubbed of secret-looking environment values.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import hashlib
 import logging
 import os
@@ -18,7 +20,7 @@ import re
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -258,7 +260,25 @@ def run_specs(
         return run_in_workers(specs, options, scenarios, hashes, emit_line, worker_setup=worker_setup)
     if worker_setup is not None:
         worker_setup()
-    return asyncio.run(execute(specs, ctx_for(options, scenarios, hashes), emit))
+    with frozen_heap():
+        return asyncio.run(execute(specs, ctx_for(options, scenarios, hashes), emit))
+
+
+@contextlib.contextmanager
+def frozen_heap() -> Iterator[None]:
+    """Keep the objects alive now (litellm's ~380k module objects) out of the garbage collector's scans during a run.
+
+    litellm allocates enough per call to trigger frequent collections, and
+    each full one walked all of litellm's module state: 0.39 s of collections
+    in 2,000 calls, 0.12 s when frozen (CPU 2.3 -> 2.2 ms per call). Nothing
+    is collected first (that would cost 0.17 s); the objects are unfrozen
+    afterwards, so a long-lived caller leaks nothing.
+    """
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def ctx_for(options: RunOptions, scenarios: list[Scenario], hashes: dict[str, str]) -> SampleContext:

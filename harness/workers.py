@@ -143,7 +143,7 @@ def _worker_main(
     try:
         import warnings
 
-        from harness.runner import ctx_for, execute, register_offline
+        from harness.runner import ctx_for, execute, frozen_heap, register_offline
 
         warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
         register_offline()
@@ -161,7 +161,8 @@ def _worker_main(
                 watchdog.cancel()
                 sender.flush()
 
-        status, stopped = asyncio.run(main())
+        with frozen_heap():
+            status, stopped = asyncio.run(main())
         conn.send(("done", status, stopped))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which decides
         conn.send(("failed", f"{type(exc).__name__}: {exc}"))

@@ -280,3 +280,14 @@ def test_two_workers_give_the_same_samples_and_answers_as_one(tmp_path: Path) ->
 def test_workers_above_the_concurrency_are_a_clear_error(tmp_path: Path, suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert _run(tmp_path, suite, "--workers", "4", "--max-concurrency", "2") == 2
     assert "--workers 4 exceeds --max-concurrency 2" in capsys.readouterr().err
+
+
+def test_frozen_heap_keeps_objects_out_of_collections_only_during_the_run() -> None:
+    import gc
+
+    from harness.runner import frozen_heap
+
+    before = gc.get_freeze_count()
+    with frozen_heap():
+        assert gc.get_freeze_count() > before
+    assert gc.get_freeze_count() == 0
