@@ -13,7 +13,14 @@ Usage: ``python benchmarks/runner_bench.py [--suite scenarios/starter] [--calls 
    ``N x 0.1 / C`` seconds: in one process, then with ``--workers W`` worker
    processes (cold: starting the forkserver that imports litellm; warm: it
    is running), then bare litellm in one loop (the single-loop floor), with
-   the load average (the machine may be shared).
+   the load average (the machine may be shared). CPU per call counts the
+   workers' CPU too; "first record" is when the first sample was written
+   (start-up: forkserver, worker setup, litellm's first calls).
+
+The bench provider states its cost (0.0) on each response, as the offline
+provider does, so litellm skips its own price calculation; ``--unpriced``
+measures a custom provider that does not (litellm then searches its cost map
+for ``bench/sleep`` after every call and fails).
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import io
+import multiprocessing
+import multiprocessing.util
 import os
 import sys
 import tempfile
@@ -42,6 +51,7 @@ from harness.progress import RunProgress  # noqa: E402
 from harness.run_options import resolve_options  # noqa: E402
 
 TIMERS: dict[str, float] = {}
+STATE_COST = os.environ.get("RUNNER_BENCH_UNPRICED") != "1"  # an environment variable: the workers read it too
 
 
 def _add(name: str, seconds: float) -> None:
@@ -65,6 +75,8 @@ class BenchLLM(CustomLLM):
         else:
             message = {"role": "assistant", "content": "The answer is 42."}
         response = ModelResponse(choices=[{"message": message, "finish_reason": "stop"}], usage={"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110})
+        if STATE_COST:
+            response._hidden_params["response_cost"] = 0.0
         _add("provider", time.perf_counter() - (started + (0.1 if model == "sleep" else 0.0)))
         return response
 
@@ -100,10 +112,42 @@ def _instrument() -> None:
     wrap(runner_mod, "append_record", "record_writing")
 
 
+def _cpu_file(parent_pid: int) -> Path:
+    return Path(tempfile.gettempdir()) / f"runner_bench_cpu_{parent_pid}.txt"
+
+
 def _install_bench() -> None:
-    """Register the ``bench/*`` provider (here and, as ``worker_setup``, in every worker process)."""
+    """Register the ``bench/*`` provider (here and, as ``worker_setup``, in every worker process).
+
+    In a worker it also arranges for the worker's CPU time to be appended to
+    a file the parent reads (the workers are not the parent's children).
+    """
     if not any(entry.get("provider") == "bench" for entry in litellm.custom_provider_map):
         litellm.custom_provider_map = [*litellm.custom_provider_map, {"provider": "bench", "custom_handler": BenchLLM()}]
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        started = time.process_time()
+
+        def report() -> None:
+            with _cpu_file(parent.pid).open("a", encoding="utf-8") as out:
+                out.write(f"{time.process_time() - started}\n")
+
+        multiprocessing.util.Finalize(None, report, exitpriority=100)
+
+
+class _FirstWrite:
+    """A results handle that remembers when the first record was written."""
+
+    def __init__(self, handle: Any) -> None:
+        self._handle, self.first = handle, None
+
+    def write(self, text: str) -> int:
+        if self.first is None:
+            self.first = time.perf_counter()
+        return self._handle.write(text)
+
+    def flush(self) -> None:
+        self._handle.flush()
 
 
 def _context(suite: str, model: str, arms: list[str], epochs: int, concurrency: int, out: Path, workers: int = 1) -> tuple[list[Any], Any]:
@@ -116,16 +160,27 @@ def _context(suite: str, model: str, arms: list[str], epochs: int, concurrency: 
 
 
 def _execute(specs: list[Any], ctx: Any, out: Path) -> float:
+    return _execute_timed(specs, ctx, out)[0]
+
+
+def _execute_timed(specs: list[Any], ctx: Any, out: Path) -> tuple[float, float, float]:
+    """Run ``specs``; returns wall seconds, CPU seconds (this process and any workers) and seconds to the first record."""
     options, scenarios, hashes = ctx
     out.mkdir(parents=True, exist_ok=True)
-    with (out / "results.jsonl").open("a", encoding="utf-8") as handle:
-        started = time.perf_counter()
+    _cpu_file(os.getpid()).unlink(missing_ok=True)
+    with (out / "results.jsonl").open("a", encoding="utf-8") as raw:
+        handle = _FirstWrite(raw)
+        cpu_started, started = time.process_time(), time.perf_counter()
         progress = RunProgress(len(specs), live=False, stream=io.StringIO())
         status, _ = runner_mod.run_specs(specs, options, scenarios, hashes, handle, progress, worker_setup=_install_bench)
-        elapsed = time.perf_counter() - started
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    cpu_file = _cpu_file(os.getpid())
+    if cpu_file.exists():
+        cpu += sum(float(line) for line in cpu_file.read_text(encoding="utf-8").split())
+        cpu_file.unlink()
     assert status == "complete", status
     assert sum(1 for _ in (out / "results.jsonl").open(encoding="utf-8")) >= len(specs)
-    return elapsed
+    return elapsed, cpu, (handle.first or started) - started
 
 
 def overhead(suite: str, epochs: int, tmp: Path) -> None:
@@ -154,16 +209,14 @@ def concurrency(suite: str, calls: int, limit: int, workers: int, tmp: Path) -> 
     print(f"(2) concurrency: {calls} calls of 100 ms at concurrency {limit}; ideal {ideal:.3f} s (target ratio <= 1.20)")
     specs, ctx = _context(suite, "bench/sleep", ["history_only"], epochs, limit, tmp / "conc")
     specs = specs[:calls]
-    cpu_started = time.process_time()
-    elapsed = _execute(specs, ctx, tmp / "conc")
-    cpu = time.process_time() - cpu_started
-    print(f"    1 process:  {elapsed:.3f} s, ratio {elapsed / ideal:.2f}; CPU {cpu / calls * 1000:.2f} ms per call (one loop's budget {ideal / calls * 1000:.2f} ms)")
+    elapsed, cpu, first = _execute_timed(specs, ctx, tmp / "conc")
+    print(f"    1 process:  {elapsed:.3f} s, ratio {elapsed / ideal:.2f}; CPU {cpu / calls * 1000:.2f} ms per call (one loop's budget {ideal / calls * 1000:.2f} ms); first record {first:.2f} s")
     if workers > 1:
         for label in ("cold", "warm"):  # cold: includes starting the forkserver (one litellm import)
             specs, ctx = _context(suite, "bench/sleep", ["history_only"], epochs, limit, tmp / f"conc-{label}", workers)
             specs = specs[:calls]
-            elapsed = _execute(specs, ctx, tmp / f"conc-{label}")
-            print(f"    {workers} workers ({label} start): {elapsed:.3f} s, ratio {elapsed / ideal:.2f}")
+            elapsed, cpu, first = _execute_timed(specs, ctx, tmp / f"conc-{label}")
+            print(f"    {workers} workers ({label} start): {elapsed:.3f} s, ratio {elapsed / ideal:.2f}; CPU {cpu / calls * 1000:.2f} ms per call (all processes); first record {first:.2f} s")
     bare, bare_cpu = _bare_litellm(ctx, calls, limit)
     print(f"    floor: bare litellm.acompletion in one loop, no harness: {bare:.3f} s, ratio {bare / ideal:.2f}, CPU {bare_cpu / calls * 1000:.2f} ms per call")
     print(f"    load average (1, 5, 15 min) on {os.cpu_count()} cores: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -197,7 +250,13 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--workers", type=int, default=2, help="worker processes for the second measurement of part 2")
+    parser.add_argument("--unpriced", action="store_true", help="the bench provider does not state its cost (litellm prices each call itself)")
     args = parser.parse_args()
+    if args.unpriced:
+        os.environ["RUNNER_BENCH_UNPRICED"] = "1"  # before the forkserver starts: its workers inherit it
+        global STATE_COST
+        STATE_COST = False
+    print(f"bench provider {'does not state' if args.unpriced else 'states'} its cost (see --unpriced)")
     _install_bench()
     _instrument()
     with tempfile.TemporaryDirectory() as tmp:

@@ -47,6 +47,7 @@ from harness.run_options import RunOptions
 from harness.scenarios.models import Scenario
 
 _POLL_S = 0.2
+_EXIT_GRACE_S = 2.0  # a worker that sent "done" only has to exit
 
 # Imported once by the forkserver, so that no worker pays for them. Besides
 # litellm itself, the modules litellm imports lazily on its first call (its
@@ -226,13 +227,16 @@ def run_in_workers(
         _drain(list(conns), emit_line)
         raise
     finally:
-        _stop(processes)
+        _stop(processes, grace_s=0.0 if conns else _EXIT_GRACE_S)
     if failures:
         raise WorkerError("; ".join(failures) + ". Finished samples are saved; continue with --resume.")
     return status, stopped
 
 
-def _stop(processes: list[Any]) -> None:
+def _stop(processes: list[Any], grace_s: float = 0.0) -> None:
+    """Terminate the workers still alive after ``grace_s`` (those that said "done" exit on their own, cleanly)."""
+    for process in processes:
+        process.join(timeout=grace_s)
     for process in processes:
         if process.is_alive():
             process.terminate()
