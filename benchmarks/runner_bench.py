@@ -219,6 +219,9 @@ def concurrency(suite: str, calls: int, limit: int, workers: int, tmp: Path) -> 
             print(f"    {workers} workers ({label} start): {elapsed:.3f} s, ratio {elapsed / ideal:.2f}; CPU {cpu / calls * 1000:.2f} ms per call (all processes); first record {first:.2f} s")
     bare, bare_cpu = _bare_litellm(ctx, calls, limit)
     print(f"    floor: bare litellm.acompletion in one loop, no harness: {bare:.3f} s, ratio {bare / ideal:.2f}, CPU {bare_cpu / calls * 1000:.2f} ms per call")
+    if workers > 1:
+        bare, bare_cpu = _bare_in_processes(ctx, calls, limit, workers)
+        print(f"    floor: bare litellm in {workers} warm processes ({limit // workers} each), no harness: {bare:.3f} s, ratio {bare / ideal:.2f}, CPU {bare_cpu / calls * 1000:.2f} ms per call")
     print(f"    load average (1, 5, 15 min) on {os.cpu_count()} cores: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
@@ -241,6 +244,47 @@ def _bare_litellm(ctx: Any, calls: int, limit: int) -> tuple[float, float]:
     cpu_started, started = time.process_time(), time.perf_counter()
     asyncio.run(run())
     return time.perf_counter() - started, time.process_time() - cpu_started
+
+
+async def _bare_loop(messages: list[dict[str, Any]], calls: int, limit: int) -> None:
+    semaphore = asyncio.Semaphore(limit)
+
+    async def one() -> None:
+        async with semaphore:
+            await litellm.acompletion(model="bench/sleep", messages=messages, temperature=0.0, timeout=120.0, drop_params=True, seed=1)
+
+    await asyncio.gather(*(one() for _ in range(calls)))
+
+
+def _bare_process(messages: list[dict[str, Any]], calls: int, limit: int, go: Any, out: Any) -> None:
+    """One process of the multi-process floor: warm up, wait for ``go``, run, report its CPU."""
+    _install_bench()
+    asyncio.run(_bare_loop(messages, limit, limit))  # litellm's first calls
+    go.wait()
+    cpu_started = time.process_time()
+    asyncio.run(_bare_loop(messages, calls, limit))
+    out.put(time.process_time() - cpu_started)
+
+
+def _bare_in_processes(ctx: Any, calls: int, limit: int, workers: int) -> tuple[float, float]:
+    """The same calls straight through litellm in ``workers`` warm processes at once: the floor of ``--workers``."""
+    from harness.arms import get_arm
+    from harness.workers import _context as worker_context
+
+    messages = get_arm("history_only").build(ctx[1][0], None).messages
+    mp = worker_context()
+    go, out = mp.Event(), mp.Queue()
+    processes = [mp.Process(target=_bare_process, args=(messages, calls // workers, limit // workers, go, out)) for _ in range(workers)]
+    for process in processes:
+        process.start()
+    time.sleep(3.0)  # warm-up done (a few hundred ms) well before this
+    started = time.perf_counter()
+    go.set()
+    cpu = sum(out.get() for _ in processes)
+    elapsed = time.perf_counter() - started
+    for process in processes:
+        process.join()
+    return elapsed, cpu
 
 
 def main() -> None:
