@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import gc
 import hashlib
-import logging
 import os
 import re
 import sys
@@ -41,8 +40,6 @@ from harness.results import (
 from harness.retry import RetryPolicy, is_provider_error
 from harness.run_options import RunOptions, RunOptionsError, now_iso, resolve_options
 from harness.scenarios.models import Scenario
-
-_log = logging.getLogger(__name__)
 
 # A model whose first samples all fail with one provider error is skipped.
 CONFIG_FAILURE_THRESHOLD = 3
@@ -139,7 +136,7 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
         sample_id=spec.sample_id,
         scenario_id=spec.scenario_id,
         scenario_hash=ctx.hashes[spec.scenario_id],
-        category=str(scenario.category.value if hasattr(scenario.category, "value") else scenario.category),
+        category=scenario.category.value,
         arm=spec.arm,
         model=spec.model,
         epoch=spec.epoch,
@@ -304,11 +301,8 @@ def _previous_ok(results: Path) -> list[SampleRecord]:
 
 
 def _build_report(options: RunOptions) -> int:
-    try:
-        from harness.report import build_report
-    except ImportError as exc:
-        print(f"report not built: {exc}. Build it later with: recall-eval report {options.run_dir}", file=sys.stderr)
-        return 1 if options.gate else 0
+    from harness.report import build_report
+
     try:
         outcome = build_report(options.run_dir, judge_model=options.judge_model)
     except Exception as exc:  # noqa: BLE001 - the results are safe; the report can be rebuilt
@@ -326,12 +320,9 @@ def _build_report(options: RunOptions) -> int:
 def register_offline() -> None:
     """Make ``offline/*`` callable and priced at 0 in litellm (idempotent; also run in every worker)."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # _provider imports litellm: no remote cost-map fetch
-    try:
-        from harness.offline_model import MODEL_NAMES, register
-        from harness.offline_model._provider import register_prices
-    except ImportError as exc:  # pragma: no cover - the offline model ships with the harness
-        _log.warning("offline model unavailable: %s", exc)
-        return
+    from harness.offline_model import MODEL_NAMES, register
+    from harness.offline_model._provider import register_prices
+
     register()
     register_prices(MODEL_NAMES)
 
@@ -347,7 +338,7 @@ def cli_run(args: Any) -> int:
         done = _previous_ok(options.run_dir / RESULTS_FILE) if options.resume else []
     except ScenarioError as exc:
         print("error: the scenarios do not load:", file=sys.stderr)
-        for problem in getattr(exc, "problems", None) or [str(exc)]:
+        for problem in exc.problems or [str(exc)]:
             print(f"  {problem}", file=sys.stderr)
         return 2
     except (RunOptionsError, ResultsError) as exc:

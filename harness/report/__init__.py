@@ -46,29 +46,27 @@ class ReportOutcome:
 
 
 def _load_scenarios(manifest: Any) -> dict[str, Scenario]:
-    from harness.scenarios import ScenarioError, load_scenarios  # C's loader; imported when needed
+    from harness.scenarios import ScenarioError, load_scenarios
 
     try:
         loaded = load_scenarios(manifest.scenario_paths, ids=manifest.scenario_ids)
     except ScenarioError as exc:
-        problems = "; ".join(str(p) for p in getattr(exc, "problems", [])[:5])
+        problems = "; ".join(str(p) for p in exc.problems[:5])
         raise ReportError(f"cannot load the run's scenarios {manifest.scenario_paths}: {exc} {problems}") from None
     return {s.id: s for s in loaded}
 
 
 def _hash_warnings(records: Sequence[SampleRecord], scenarios: Mapping[str, Scenario]) -> list[str]:
-    try:
-        from harness.scenarios import scenario_hash
-    except ImportError:
-        return []
+    from harness.scenarios import scenario_hash
+
     seen: dict[str, str] = {}
     for record in records:
         seen.setdefault(record.scenario_id, record.scenario_hash)
-    return [
-        f"scenario {sid!r} changed since the run (hash {h[:12]} in results, {scenario_hash(scenarios[sid])[:12]} now)"
-        for sid, h in sorted(seen.items())
-        if sid in scenarios and scenario_hash(scenarios[sid]) != h
-    ]
+    warnings = []
+    for sid, h in sorted(seen.items()):
+        if sid in scenarios and (now := scenario_hash(scenarios[sid])) != h:
+            warnings.append(f"scenario {sid!r} changed since the run (hash {h[:12]} in results, {now[:12]} now)")
+    return warnings
 
 
 def expected_dict(scenario: Scenario) -> dict[str, Any]:
@@ -259,21 +257,19 @@ def thresholds_from_args(args: Any) -> VerdictConfig:
 
 def cli_report(args: Any) -> int:
     """``recall-eval report RUN_DIR``: verdict first, then the paths; exit 1 with ``--gate`` unless pass, 2 on bad input."""
-    try:
-        from pydantic import ValidationError
+    from pydantic import ValidationError
 
+    from harness.judge import JudgeError
+    from harness.scenarios import ScenarioError
+
+    try:
         try:
             thresholds = thresholds_from_args(args)
         except ValidationError as exc:
             raise ReportError(f"bad threshold: {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}") from None
         outcome = build_report(Path(args.run_dir), judge_model=getattr(args, "judge_model", None),
                                exclude=getattr(args, "exclude", None) or (), thresholds=thresholds)
-    except (ReportError, ResultsError) as exc:
-        print(f"recall-eval report: {exc}", file=sys.stderr)
-        return 2
-    except Exception as exc:  # the judge and scenario loader raise their own classes
-        if type(exc).__name__ not in ("JudgeError", "ScenarioError"):
-            raise
+    except (ReportError, ResultsError, JudgeError, ScenarioError) as exc:
         print(f"recall-eval report: {exc}", file=sys.stderr)
         return 2
     print(f"verdict: {outcome.verdict.upper()}")
