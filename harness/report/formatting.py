@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-KNOWN_ARMS = ("history_only", "recall", "full_history")
+from harness.cli import DEFAULT_ARMS
 
 _LABELS = {
     "abstention_rate_unanswerable": "abstention on unanswerable",
@@ -170,7 +170,7 @@ def score_value(value: Any) -> str:
 def arm_order(arms: Iterable[str]) -> list[str]:
     """Known arms in their usual order (baseline first), then the others alphabetically."""
     unique = dict.fromkeys(arms)
-    return sorted(unique, key=lambda arm: (KNOWN_ARMS.index(arm) if arm in KNOWN_ARMS else len(KNOWN_ARMS), arm))
+    return sorted(unique, key=lambda arm: (DEFAULT_ARMS.index(arm) if arm in DEFAULT_ARMS else len(DEFAULT_ARMS), arm))
 
 
 def arm_class(arm: str, arms: Sequence[str]) -> str:
