@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import quote, unquote
 
-from memory_tools.model import LifecycleState, MemoryItem, MemoryItemRecord, Origin, ScopeType
+from memory_tools import LifecycleState, MemoryItem, MemoryItemRecord, Origin, ScopeType
 
 from harness.arms import ArmSetup, MemoryRunLike, build_history_only, format_now
 from harness.scenarios.models import Scenario
@@ -329,7 +329,7 @@ def in_run_scope(item: MemoryItem, workspace_key: str | None) -> bool:
 
 def scenario_document(scenario: Scenario) -> str | None:
     """The probe's memory file for ``scenario``; None when the policy denies agent reads (no storage read)."""
-    from memory_tools.store import MemoryItemStore
+    from memory_tools import MemoryItemStore
 
     from harness.scenarios import probe_denial, seed_store
 

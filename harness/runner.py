@@ -112,8 +112,7 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
     try:
         host_run = None
         if arm.uses_memory:
-            from memory_tools.host import Host
-            from memory_tools.store import MemoryItemStore
+            from memory_tools import Host, MemoryItemStore
 
             store = MemoryItemStore(":memory:")
             seed_store(store, scenario)

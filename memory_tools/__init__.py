@@ -4,7 +4,7 @@ This package knows nothing of the harness. Public surface:
 
 - :class:`MemoryItemStore` and its records (``MemoryItem``, ``MemoryItemRecord``, ...);
 - :func:`normalize_search_term`, the one normalization of keys and query terms;
-- the Host read path (``MemoryPolicy``, ``RunContext``, ``Host``), added by the host module.
+- the Host read path (``MemoryPolicy``, ``RunContext``, ``admission``, ``Host``).
 """
 
 from memory_tools.model import (
@@ -36,11 +36,13 @@ from memory_tools.normalize import (
     validate_item_input,
 )
 from memory_tools.store import SCHEMA_VERSION, MemoryItemStore
-from memory_tools.policy import TOOL_NAMES, MemoryPolicy, RunContext
+from memory_tools.policy import TOOL_NAMES, DenialReason, MemoryPolicy, RunContext, admission
 from memory_tools.host import Host, HostConfigurationError, MemoryRun, ToolCallRecord
 
 __all__ = [
     "TOOL_NAMES",
+    "DenialReason",
+    "admission",
     "Host",
     "HostConfigurationError",
     "MemoryPolicy",

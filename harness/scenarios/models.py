@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
-from memory_tools.model import KeyOrigin, KeyType, Kind, LifecycleState, Origin, StatementType, TemporalType
+from memory_tools import KeyOrigin, KeyType, Kind, LifecycleState, Origin, StatementType, TemporalType
 
 SCENARIO_SCHEMA_VERSION = 1
 

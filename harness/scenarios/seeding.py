@@ -15,8 +15,18 @@ from __future__ import annotations
 
 import dataclasses
 
-from memory_tools import ItemInput, KeyInput, LifecycleState, MemoryItemSource, MemoryItemStore, ScopeType
-from memory_tools.policy import DenialReason, MemoryPolicy, RunContext, admission
+from memory_tools import (
+    DenialReason,
+    ItemInput,
+    KeyInput,
+    LifecycleState,
+    MemoryItemSource,
+    MemoryItemStore,
+    MemoryPolicy,
+    RunContext,
+    ScopeType,
+    admission,
+)
 
 from harness.scenarios.models import ItemSpec, Scenario
 
