@@ -109,7 +109,8 @@ def main() -> None:
 def _phases(run_dir: Path, scenarios: dict) -> None:
     """Where the time goes (second pass: imports already paid; the GC paused as build_report does)."""
     from harness.aggregate import AggregateConfig, aggregate
-    from harness.report import VerdictConfig, _gc_paused, _render_html, build_summary, outputs
+    from harness.report import VerdictConfig, _gc_paused, build_summary, outputs
+    from harness.report.html import render_html
     from harness.results import iter_records
     from harness.scoring import score_sample
 
@@ -132,7 +133,7 @@ def _phases(run_dir: Path, scenarios: dict) -> None:
         outputs.write_scores_jsonl(run_dir, samples)
         outputs.write_junit_xml(run_dir, summary["verdict"], samples)
         mark("json/csv/jsonl/xml")
-        _render_html(summary, samples)
+        render_html(summary, samples)
         mark("render_html")
     print("phases (second pass), wall / CPU:")
     for (_, w0, c0), (name, w1, c1) in zip(marks, marks[1:]):

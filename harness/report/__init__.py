@@ -153,20 +153,6 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
     return summary, samples
 
 
-def _render_html(summary: dict[str, Any], samples: list[dict[str, Any]]) -> str:
-    try:
-        from harness.report.html import render_html
-    except ModuleNotFoundError as exc:
-        if exc.name != "harness.report.html":
-            raise
-        import html
-
-        status = html.escape(str(summary["verdict"]["status"]))
-        reasons = "".join(f"<li>{html.escape(r)}</li>" for r in summary["verdict"]["reasons"])
-        return f"<!doctype html><meta charset=utf-8><title>recall-eval</title><h1>{status}</h1><ul>{reasons}</ul>"
-    return render_html(summary, samples)
-
-
 @contextlib.contextmanager
 def _gc_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector, restoring its previous state afterwards.
@@ -212,6 +198,7 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
                   thresholds: VerdictConfig | None, scenarios: Mapping[str, Scenario] | None,
                   judge_cache_dir: Path | None) -> ReportOutcome:
     from harness.report import outputs
+    from harness.report.html import render_html
 
     if not run_dir.is_dir():
         raise ReportError(f"{run_dir}: no such folder; pass a run folder written by `recall-eval run`")
@@ -239,7 +226,7 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
         "scores.jsonl": outputs.write_scores_jsonl(run_dir, samples),
         "junit.xml": outputs.write_junit_xml(run_dir, summary["verdict"], samples),
     }
-    paths["index.html"] = outputs._write(run_dir / outputs.HTML_FILE, _render_html(summary, samples))
+    paths["index.html"] = outputs.write_index_html(run_dir, render_html(summary, samples))
     return ReportOutcome(verdict=summary["verdict"]["status"], reasons=list(summary["verdict"]["reasons"]),
                          index_html=paths["index.html"], summary_json=paths["summary.json"], paths=paths,
                          warnings=warnings)

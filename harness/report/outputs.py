@@ -35,6 +35,11 @@ def write_summary_json(run_dir: Path, summary: Mapping[str, Any]) -> Path:
     return _write(Path(run_dir) / SUMMARY_FILE, json.dumps(summary, indent=1, ensure_ascii=False) + "\n")
 
 
+def write_index_html(run_dir: Path, page: str) -> Path:
+    """``index.html``: the rendered page (see :func:`harness.report.html.render_html`)."""
+    return _write(Path(run_dir) / HTML_FILE, page)
+
+
 def write_metrics_csv(run_dir: Path, metrics: Iterable[Mapping[str, Any]]) -> Path:
     """``metrics.csv``: one row per model/arm/category/metric; empty cells for unknown values."""
     buffer = io.StringIO()
