@@ -319,10 +319,8 @@ def _check_smells(scenario: Scenario) -> Iterator[Finding]:
 
 def _check_store_rules(scenario: Scenario) -> Iterator[Finding]:
     """Ask the store whether it accepts every content state of every item."""
-    try:
-        from memory_tools import MemoryValidationError, validate_item_input
-    except ImportError:  # the store's validator is not available in this checkout
-        return
+    from memory_tools import MemoryValidationError, validate_item_input
+
     from harness.scenarios.seeding import item_input
 
     for i, spec in enumerate(scenario.items):
