@@ -64,7 +64,7 @@ def is_regression(metric: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> bo
 
 
 def _load(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    from harness.report import build_report
+    from harness.report import SUMMARY_SCHEMA_VERSION, build_report
     from harness.report.outputs import SCORES_FILE, SUMMARY_FILE
 
     if not run_dir.is_dir():
@@ -77,7 +77,7 @@ def _load(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         samples = [json.loads(line) for line in scores_path.read_text(encoding="utf-8").splitlines() if line.strip()]
     except (OSError, json.JSONDecodeError) as exc:
         raise CompareError(f"{run_dir}: cannot read its summary or scores ({exc}); run `recall-eval report` on it") from None
-    if summary.get("schema_version") != 1:
+    if summary.get("schema_version") != SUMMARY_SCHEMA_VERSION:
         raise CompareError(f"{summary_path}: schema_version {summary.get('schema_version')!r} is not supported")
     return summary, samples
 
@@ -98,12 +98,14 @@ def metric_changes(summary_a: Mapping[str, Any], summary_b: Mapping[str, Any]) -
 
 def scenario_changes(samples_a: list[Mapping[str, Any]], samples_b: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Scenarios whose correct rate changed, per model and arm (error samples left out)."""
+    from harness.scoring import CORRECT_OUTCOMES
+
     def rates(samples: list[Mapping[str, Any]]) -> dict[tuple[str, str, str], float]:
         tally: dict[tuple[str, str, str], list[int]] = {}
         for s in samples:
             if s.get("status") != "ok":
                 continue
-            good = s.get("outcome") in ("correct", "abstained_correctly")
+            good = s.get("outcome") in CORRECT_OUTCOMES
             tally.setdefault((s["model"], s["arm"], s["scenario_id"]), []).append(int(good))
         return {k: sum(v) / len(v) for k, v in tally.items()}
 

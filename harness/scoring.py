@@ -65,6 +65,8 @@ if TYPE_CHECKING:
     from harness.judge import JudgeVerdict
 
 Outcome = Literal["correct", "wrong", "abstained_correctly", "abstained_wrongly", "error"]
+# Outcomes that count as right: an answer that passed, or an abstention where abstaining was expected.
+CORRECT_OUTCOMES: frozenset[str] = frozenset({"correct", "abstained_correctly"})
 
 _ID_PREFIX_RE = re.compile(r"^([A-Za-z]+[-_:.])[A-Za-z0-9]")
 _WS_RE = re.compile(r"\s+")

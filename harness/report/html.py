@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, get_args
 
 import jinja2
 
@@ -27,11 +27,12 @@ from harness.report import charts
 from harness.report import formatting as fmt
 from harness.report.formatting import format_metric
 from harness.report.page_data import data_blobs
+from harness.scoring import CORRECT_OUTCOMES, Outcome
 
 __all__ = ["METRIC_ORDER", "format_metric", "render_html"]
 
 _TEMPLATES = Path(__file__).parent / "templates"
-_OUTCOMES = ("correct", "wrong", "abstained_correctly", "abstained_wrongly", "error")
+_OUTCOMES: tuple[str, ...] = get_args(Outcome)
 METRIC_ORDER = (
     "continuity_accuracy", "adherence_rate", "unsupported_claim_rate", "abstention_rate_unanswerable",
     "over_abstention_rate", "coverage", "selective_accuracy", "answer_leakage_rate", "tool_leakage_count",
@@ -150,7 +151,6 @@ def _paired_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
     return [blocks[key] for key in sorted(blocks, key=order)]
 
 
-_CORRECT = frozenset({"correct", "abstained_correctly"})
 _FLIP_LINKS = 6  # per arm; with many epochs the rest are counted, not listed
 
 
@@ -163,7 +163,7 @@ def _flip_rows(summary: dict[str, Any], samples: list[dict[str, Any]]) -> list[d
     panels: dict[tuple[str, str, str], list[tuple[Any, str, bool]]] = {}
     for sample in samples:
         key = (str(sample.get("scenario_id")), str(sample.get("model")), str(sample.get("arm")))
-        panels.setdefault(key, []).append((sample.get("epoch"), sample["_pid"], sample["_outcome"] in _CORRECT))
+        panels.setdefault(key, []).append((sample.get("epoch"), sample["_pid"], sample["_outcome"] in CORRECT_OUTCOMES))
     rows = []
     for flip in summary.get("flips") or []:
         scenario, model = str(flip.get("scenario_id")), str(flip.get("model"))

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.scoring import CORRECT_OUTCOMES
+
 SUMMARY_FILE = "summary.json"
 METRICS_FILE = "metrics.csv"
 JUNIT_FILE = "junit.xml"
@@ -103,7 +105,7 @@ def write_junit_xml(run_dir: Path, verdict: Mapping[str, Any], samples: Sequence
                 err = sample.get("error") or {}
                 message = _clean(str(err.get("message", "")))
                 ET.SubElement(case, "error", type=_clean(str(err.get("type", "error"))), message=message).text = message
-            elif sample["outcome"] not in ("correct", "abstained_correctly"):
+            elif sample["outcome"] not in CORRECT_OUTCOMES:
                 failures += 1
                 text = _clean(_failure_text(sample))
                 ET.SubElement(case, "failure", type=sample["outcome"], message=text).text = text
