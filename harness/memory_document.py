@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import quote, unquote
 
-from memory_tools import LifecycleState, MemoryItem, MemoryItemRecord, Origin, ScopeType
+from memory_tools import LifecycleState, MemoryItem, MemoryItemRecord, Origin
 
 from harness.arms import ArmSetup, MemoryRunLike, build_history_only, format_now
 from harness.scenarios.models import Scenario
@@ -320,16 +320,9 @@ def memory_prompt_section(state: DocumentState, *, cap_chars: int = PROMPT_CAP_C
 # --- the arm ---------------------------------------------------------------------------------------------------
 
 
-def in_run_scope(item: MemoryItem, workspace_key: str | None) -> bool:
-    """Whether the probe's memory file holds ``item``: global items and the workspace's own, any lifecycle."""
-    if item.scope_type == ScopeType.GLOBAL:
-        return item.scope_key is None
-    return item.scope_type == ScopeType.WORKSPACE and workspace_key is not None and item.scope_key == workspace_key
-
-
 def scenario_document(scenario: Scenario) -> str | None:
     """The probe's memory file for ``scenario``; None when the policy denies agent reads (no storage read)."""
-    from memory_tools import MemoryItemStore
+    from memory_tools import MemoryItemStore, item_in_scope
 
     from harness.scenarios import probe_denial, seed_store
 
@@ -339,7 +332,8 @@ def scenario_document(scenario: Scenario) -> str | None:
     with MemoryItemStore(":memory:") as store:
         seed_store(store, scenario)
         records = [store.read_item(spec.id) for spec in scenario.items]
-    visible = [r for r in records if r is not None and in_run_scope(r.item, probe.workspace)]
+    # The file holds the scope's items of every lifecycle state; the renderer marks them.
+    visible = [r for r in records if r is not None and item_in_scope(r.item, probe.workspace)]
     return render_memory_document(visible, now_ms=probe.started_at)
 
 

@@ -36,13 +36,14 @@ from memory_tools.normalize import (
     validate_item_input,
 )
 from memory_tools.store import SCHEMA_VERSION, MemoryItemStore
-from memory_tools.policy import TOOL_NAMES, DenialReason, MemoryPolicy, RunContext, admission
+from memory_tools.policy import TOOL_NAMES, DenialReason, MemoryPolicy, RunContext, admission, item_in_scope
 from memory_tools.host import Host, HostConfigurationError, MemoryRun, ToolCallRecord
 
 __all__ = [
     "TOOL_NAMES",
     "DenialReason",
     "admission",
+    "item_in_scope",
     "Host",
     "HostConfigurationError",
     "MemoryPolicy",

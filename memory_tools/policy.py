@@ -115,14 +115,16 @@ def admission(policy: object, context: object) -> DenialReason | None:
     return None
 
 
-def item_visible(item: MemoryItem, workspace_key: str | None) -> bool:
-    """True when a run in ``workspace_key`` may see ``item``: active, and global
-    or of exactly that workspace (case-sensitive)."""
-    if item.lifecycle_state != LifecycleState.ACTIVE:
-        return False
+def item_in_scope(item: MemoryItem, workspace_key: str | None) -> bool:
+    """True when ``item`` is global or of exactly ``workspace_key`` (case-sensitive), whatever its lifecycle."""
     if item.scope_type == ScopeType.GLOBAL:
         return item.scope_key is None
     return item.scope_type == ScopeType.WORKSPACE and workspace_key is not None and item.scope_key == workspace_key
+
+
+def item_visible(item: MemoryItem, workspace_key: str | None) -> bool:
+    """True when a run in ``workspace_key`` may see ``item``: active and :func:`item_in_scope`."""
+    return item.lifecycle_state == LifecycleState.ACTIVE and item_in_scope(item, workspace_key)
 
 
 # --- arguments -------------------------------------------------------------------------------------------------
