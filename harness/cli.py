@@ -19,6 +19,18 @@ from harness import __version__
 DEFAULT_SUITE = "scenarios/starter"
 DEFAULT_MODEL = "offline/reference"
 DEFAULT_ARMS = ("history_only", "recall", "full_history")
+# `run` settings when neither a flag nor a resumed run's manifest gives them (flags default to None to tell).
+RUN_DEFAULTS: dict[str, int | float] = {
+    "epochs": 1,
+    "seed": 0,
+    "max_tool_rounds": 4,
+    "temperature": 0.0,
+    "timeout_s": 120.0,
+    "retries": 4,
+    "retry_delay_s": 1.0,
+    "max_concurrency": 8,
+    "workers": 1,
+}
 
 # command -> "module:function"
 _HANDLERS = {
@@ -59,19 +71,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
 
     p = sub.add_parser("run", help="run scenarios in every arm on one or more models and write a report")
+    _d = RUN_DEFAULTS
     p.add_argument("--model", action="append", dest="models", metavar="M", help=f"litellm model string (repeatable; default {DEFAULT_MODEL})")
     p.add_argument("--arms", nargs="+", metavar="ARM", help=f"arms to run (default: {' '.join(DEFAULT_ARMS)})")
     p.add_argument("--scenarios", nargs="+", metavar="PATH", help=f"scenario files or folders (default: {DEFAULT_SUITE})")
     p.add_argument("--filter", action="append", default=[], metavar="EXPR", help="id glob, category:NAME or tag:NAME (repeatable)")
-    p.add_argument("--epochs", type=int, default=None, help="repeats of every sample (default 1)")
-    p.add_argument("--seed", type=int, default=None, help="base seed (default 0)")
-    p.add_argument("--max-concurrency", type=int, default=None, metavar="C", help="samples in flight at once (default 8)")
-    p.add_argument("--workers", type=int, default=None, metavar="N", help="processes running samples, sharing --max-concurrency (default 1)")
-    p.add_argument("--max-tool-rounds", type=int, default=None, help="tool rounds before the loop stops (default 4)")
-    p.add_argument("--timeout", type=float, default=None, help="seconds per model call (default 120)")
-    p.add_argument("--retries", type=int, default=None, help="retries of a transient provider error (default 4)")
-    p.add_argument("--retry-delay", type=float, default=None, metavar="S", help="backoff scale in seconds: retry n waits up to S*2^n, or the server's Retry-After when longer (default 1)")
-    p.add_argument("--temperature", type=float, default=None, help="sampling temperature (default 0)")
+    p.add_argument("--epochs", type=int, default=None, help=f"repeats of every sample (default {_d['epochs']})")
+    p.add_argument("--seed", type=int, default=None, help=f"base seed (default {_d['seed']})")
+    p.add_argument("--max-concurrency", type=int, default=None, metavar="C", help=f"samples in flight at once (default {_d['max_concurrency']})")
+    p.add_argument("--workers", type=int, default=None, metavar="N", help=f"processes running samples, sharing --max-concurrency (default {_d['workers']})")
+    p.add_argument("--max-tool-rounds", type=int, default=None, help=f"tool rounds before the loop stops (default {_d['max_tool_rounds']})")
+    p.add_argument("--timeout", type=float, default=None, help=f"seconds per model call (default {_d['timeout_s']:g})")
+    p.add_argument("--retries", type=int, default=None, help=f"retries of a transient provider error (default {_d['retries']})")
+    p.add_argument("--retry-delay", type=float, default=None, metavar="S", help=f"backoff scale in seconds: retry n waits up to S*2^n, or the server's Retry-After when longer (default {_d['retry_delay_s']:g})")
+    p.add_argument("--temperature", type=float, default=None, help=f"sampling temperature (default {_d['temperature']:g})")
     p.add_argument("--api-base", metavar="URL", help="endpoint of an OpenAI-compatible server, forwarded to litellm")
     p.add_argument("--out", metavar="DIR", help="run folder (default reports/<timestamp>)")
     p.add_argument("--resume", metavar="DIR", help="complete an interrupted run in DIR")

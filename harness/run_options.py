@@ -20,20 +20,10 @@ from typing import Any
 from harness import __version__
 from harness.arms import UnknownArmError, get_arm
 from harness.cache import DEFAULT_CACHE_DIR
+from harness.cli import DEFAULT_ARMS, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
 from harness.results import RESULTS_FILE, RunManifest, read_manifest
 from harness.scenarios.models import Scenario
 
-DEFAULTS: dict[str, Any] = {
-    "epochs": 1,
-    "seed": 0,
-    "max_tool_rounds": 4,
-    "temperature": 0.0,
-    "timeout_s": 120.0,
-    "retries": 4,
-    "retry_delay_s": 1.0,
-    "max_concurrency": 8,
-    "workers": 1,
-}
 # Parameters that define the samples: a resumed run must keep them.
 _FIXED = ("models", "arms", "scenario_paths", "filters", "epochs", "seed", "max_tool_rounds", "temperature")
 # Execution settings a resumed run inherits unless given again.
@@ -220,7 +210,7 @@ def _resumed_values(args: Any, given: dict[str, Any]) -> tuple[Path, RunManifest
         "filters": previous.parameters.get("filters", []),
         "epochs": previous.epochs,
         "seed": previous.seed,
-        **{k: previous.parameters.get(k, DEFAULTS[k]) for k in _INHERITED},
+        **{k: previous.parameters.get(k, RUN_DEFAULTS[k]) for k in _INHERITED},
     }
     conflicts = [f"{_flag(k)} {given[k]} (the run has {stored[k]})" for k in _FIXED if given[k] is not None and given[k] != stored[k]]
     if conflicts:
@@ -239,8 +229,6 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         harness.results.ResultsError: the run folder being resumed is unreadable.
         harness.scenarios.ScenarioError: the scenarios do not load.
     """
-    from harness.cli import DEFAULT_ARMS, DEFAULT_MODEL, DEFAULT_SUITE
-
     given = _given(args)
     previous: RunManifest | None = None
     if args.resume:
@@ -251,7 +239,7 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         run_dir = Path(args.out) if args.out else Path("reports") / stamp
         if (run_dir / RESULTS_FILE).exists() or (run_dir / "run.json").exists():
             raise RunOptionsError(f"{run_dir} already holds a run; continue it with --resume {run_dir} or choose another --out")
-        defaults = {"models": [DEFAULT_MODEL], "arms": list(DEFAULT_ARMS), "scenario_paths": [_absolute(DEFAULT_SUITE)], "filters": [], **DEFAULTS}
+        defaults = {"models": [DEFAULT_MODEL], "arms": list(DEFAULT_ARMS), "scenario_paths": [_absolute(DEFAULT_SUITE)], "filters": [], **RUN_DEFAULTS}
         values = {k: given[k] if given[k] is not None else defaults[k] for k in defaults}
         api_base = args.api_base
     _check_values(values)
