@@ -119,7 +119,12 @@ def sample_id(scenario_id: str, arm: str, model: str, epoch: int) -> str:
 
 def append_record(handle: Any, record: SampleRecord) -> None:
     """Write one record as a line and flush it, so a crash loses at most that line."""
-    handle.write(record.model_dump_json() + "\n")
+    append_line(handle, record.model_dump_json())
+
+
+def append_line(handle: Any, line: str) -> None:
+    """Write one record already dumped as JSON (by a worker process) and flush it, like :func:`append_record`."""
+    handle.write(line + "\n")
     handle.flush()
 
 

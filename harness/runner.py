@@ -32,6 +32,7 @@ from harness.results import (
     RESULTS_FILE,
     SampleError,
     SampleRecord,
+    append_line,
     append_record,
     iter_records,
     sample_id,
@@ -245,9 +246,8 @@ def run_specs(
         append_record(handle, record)
         progress.advance(record.status == "ok")
 
-    def emit_line(line: str, ok: bool) -> None:  # a worker's record, already dumped by append_record's code path
-        handle.write(line + "\n")
-        handle.flush()
+    def emit_line(line: str, ok: bool) -> None:  # a worker's record, already dumped as JSON
+        append_line(handle, line)
         progress.advance(ok)
 
     if options.workers > 1 and len(specs) > 1:
