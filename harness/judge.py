@@ -77,10 +77,12 @@ class Judge:
         messages = build_messages(question, rubric, expected, answer)
         key = _cache_key(self.model, messages)
         path = Path(self.cache_dir) / f"{key}.json"
-        if key in self._memory or path.is_file():
+        if key not in self._memory:
+            cached = _read_cached(path)
+            if cached is not None:
+                self._memory[key] = cached
+        if key in self._memory:
             self.cached += 1
-            if key not in self._memory:
-                self._memory[key] = JudgeVerdict.model_validate_json(path.read_text(encoding="utf-8"))
             return self._memory[key].model_copy(update={"cached": True})
         raw = (self.complete or _litellm_complete)(self.model, messages)
         self.calls += 1
@@ -107,6 +109,14 @@ def build_messages(question: str, rubric: str, expected: Sequence[str], answer: 
 def _cache_key(model: str, messages: list[dict[str, str]]) -> str:
     blob = json.dumps({"model": model, "prompt_version": PROMPT_VERSION, "messages": messages}, sort_keys=True)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _read_cached(path: Path) -> JudgeVerdict | None:
+    """The verdict cached at ``path``; None when missing or unreadable (a truncated write is asked again)."""
+    try:
+        return JudgeVerdict.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 def parse_verdict(raw: str) -> tuple[Literal["pass", "fail"], str]:

@@ -55,6 +55,15 @@ def test_verdicts_are_cached_on_disk(tmp_path):
     assert len(completer.prompts) == 2
 
 
+def test_corrupt_cached_verdict_is_asked_again_and_rewritten(tmp_path):
+    completer = _Scripted("5173")
+    Judge(model="test/m", cache_dir=tmp_path, complete=completer)("Which port?", "R", ["5173"], "It is 5173.")
+    (cached,) = tmp_path.glob("*.json")
+    cached.write_text('{"verdict": "pa', encoding="utf-8")
+    again = Judge(model="test/m", cache_dir=tmp_path, complete=completer)("Which port?", "R", ["5173"], "It is 5173.")
+    assert again.verdict == "pass" and not again.cached and len(completer.prompts) == 2
+    assert json.loads(cached.read_text(encoding="utf-8"))["verdict"] == "pass"
+
 def test_calibration_reports_false_positive_and_negative_rates(tmp_path):
     items = load_calibration()
     assert len(items) >= 12 and sum(i["label"] == "fail" for i in items) >= 6
