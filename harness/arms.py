@@ -118,14 +118,14 @@ def _conversation(scenario: Scenario, *, with_tools: bool, earlier: list[dict[st
     return [{"role": "system", "content": system_prompt(scenario, with_tools=with_tools)}, *_merge_same_role(body)]
 
 
-def session_marker(session: Session) -> str:
+def _session_marker(session: Session) -> str:
     """The line that opens a pasted earlier session, e.g. ``[Earlier conversation s1, Monday, ...]``."""
     return f"[Earlier conversation {session.id}, {format_now(session.started_at)}]"
 
 
 def _session_messages(session: Session) -> list[dict[str, Any]]:
     messages = _turn_messages(session.turns)
-    messages[0]["content"] = f"{session_marker(session)}\n{messages[0]['content']}"
+    messages[0]["content"] = f"{_session_marker(session)}\n{messages[0]['content']}"
     return messages
 
 

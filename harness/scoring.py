@@ -314,11 +314,11 @@ def _cost_fields(record: SampleRecord) -> dict[str, int | float | None]:
         "tool_result_tokens": sum(c.result_tokens for c in record.tool_calls),
         "tool_result_chars": sum(c.result_chars for c in record.tool_calls),
         "cost_usd": sum(costs) if costs and all(c is not None for c in costs) else None,  # type: ignore[misc]
-        "latency_s": sample_latency_s(record),
+        "latency_s": _sample_latency_s(record),
     }
 
 
-def sample_latency_s(record: SampleRecord) -> float:
+def _sample_latency_s(record: SampleRecord) -> float:
     """The latency a user of the agent would feel: model calls plus tool calls.
 
     Cached model calls carry the latency measured when they were made, so a

@@ -220,7 +220,7 @@ _LOOKUPS: dict[type, Mapping[object, StrEnum]] = {
 }
 
 
-def parse_enum(enum: type[_E], value: object, field: str) -> _E:
+def _parse_enum(enum: type[_E], value: object, field: str) -> _E:
     """Return the ``enum`` member for a member or its string value.
 
     Raises:
@@ -288,7 +288,7 @@ _PRIORITY = {
 }
 
 
-def normalize_keys(keys: object, field: str = "keys") -> tuple[MemoryItemKey, ...]:
+def _normalize_keys(keys: object, field: str = "keys") -> tuple[MemoryItemKey, ...]:
     """Normalize and de-duplicate an item's keys; return the winners sorted by normalized key.
 
     The winner among keys with the same normalized text has the highest
@@ -304,8 +304,8 @@ def normalize_keys(keys: object, field: str = "keys") -> tuple[MemoryItemKey, ..
         try:
             key_type, key_origin = _KEY_TYPES[raw.key_type], _KEY_ORIGINS[raw.key_origin]
         except (KeyError, TypeError):  # name the field only on failure
-            key_type = parse_enum(KeyType, raw.key_type, f"{field}[{index}].key_type")
-            key_origin = parse_enum(KeyOrigin, raw.key_origin, f"{field}[{index}].key_origin")
+            key_type = _parse_enum(KeyType, raw.key_type, f"{field}[{index}].key_type")
+            key_origin = _parse_enum(KeyOrigin, raw.key_origin, f"{field}[{index}].key_origin")
         try:
             original, normalized = _term_parts(raw.key)
         except _Invalid as problem:
@@ -322,7 +322,7 @@ def normalize_keys(keys: object, field: str = "keys") -> tuple[MemoryItemKey, ..
     )
 
 
-def normalize_sources(sources: object, field: str = "sources") -> tuple[MemoryItemSource, ...]:
+def _normalize_sources(sources: object, field: str = "sources") -> tuple[MemoryItemSource, ...]:
     """Check sources and de-duplicate them by event id (first occurrence kept).
 
     The same event id with different session/run/turn ids is an error; 1..256 must remain.
@@ -370,11 +370,11 @@ def validate_item_input(item: ItemInput, *, default_now: int | None = None) -> N
     if now is None:
         now = wall_clock_ms() if default_now is None else default_now
     content = normalize_content(item.content)
-    kind = parse_enum(Kind, item.kind, "kind")
-    statement_type = parse_enum(StatementType, item.statement_type, "statement_type")
-    temporal_type = parse_enum(TemporalType, item.temporal_type, "temporal_type")
-    scope_type = parse_enum(ScopeType, item.scope_type, "scope_type")
-    origin = parse_enum(Origin, item.origin, "origin")
+    kind = _parse_enum(Kind, item.kind, "kind")
+    statement_type = _parse_enum(StatementType, item.statement_type, "statement_type")
+    temporal_type = _parse_enum(TemporalType, item.temporal_type, "temporal_type")
+    scope_type = _parse_enum(ScopeType, item.scope_type, "scope_type")
+    origin = _parse_enum(Origin, item.origin, "origin")
     start = check_time(item.event_started_at, "event_started_at", optional=True)
     end = check_time(item.event_ended_at, "event_ended_at", optional=True)
     _check_temporal(temporal_type, start, end)
@@ -392,7 +392,7 @@ def validate_item_input(item: ItemInput, *, default_now: int | None = None) -> N
         event_ended_at=end,
         observed_at=now if observed_at is None else observed_at,
         origin=origin,
-        keys=normalize_keys(item.keys),
-        sources=normalize_sources(item.sources),
+        keys=_normalize_keys(item.keys),
+        sources=_normalize_sources(item.sources),
         now=now,
     )

@@ -69,16 +69,16 @@ def _hash_warnings(records: Sequence[SampleRecord], scenarios: Mapping[str, Scen
     return warnings
 
 
-def expected_dict(scenario: Scenario) -> dict[str, Any]:
+def _expected_dict(scenario: Scenario) -> dict[str, Any]:
     """The answer key shown in a sample's panel: the non-default ``expect`` fields plus ``abstain``."""
     return scenario.expect.model_dump(mode="json", exclude_defaults=True) | {"abstain": scenario.expect.abstain}
 
 
-def sample_dict(record: SampleRecord, scenario: Scenario, scores: Any,
+def _sample_dict(record: SampleRecord, scenario: Scenario, scores: Any,
                 expected: dict[str, Any] | None = None) -> dict[str, Any]:
     """One entry of the ``samples`` list handed to the HTML renderer (see report_contract.md).
 
-    ``expected`` is :func:`expected_dict` of the scenario, passed in when the
+    ``expected`` is :func:`_expected_dict` of the scenario, passed in when the
     caller shares one dict between the samples of a scenario (read-only).
     """
     dumped = record.model_dump(include={"error", "tool_calls"})  # one serializer call for both
@@ -92,7 +92,7 @@ def sample_dict(record: SampleRecord, scenario: Scenario, scores: Any,
         "latency_s": record.wall_time_s, "prompt_tokens": scores.prompt_tokens,
         "completion_tokens": scores.completion_tokens, "tool_result_tokens": scores.tool_result_tokens,
         "cost_usd": scores.cost_usd,
-        "expected": expected if expected is not None else expected_dict(scenario),
+        "expected": expected if expected is not None else _expected_dict(scenario),
     }
 
 
@@ -117,14 +117,14 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
     for record in records:
         scenario = scenarios[record.scenario_id]
         if record.scenario_id not in expected:
-            expected[record.scenario_id] = expected_dict(scenario)
+            expected[record.scenario_id] = _expected_dict(scenario)
         verdict = None
         if judge is not None and scenario.expect.rubric and record.status == "ok":
             facts = [*scenario.expect.must_contain_all, *scenario.expect.must_contain_any]
             verdict = judge(scenario.probe.message, scenario.expect.rubric, facts, record.final_answer or "")
         scores = score_sample(record, scenario, judge=verdict)
         scored.append(scores)
-        samples.append(sample_dict(record, scenario, scores, expected[record.scenario_id]))
+        samples.append(_sample_dict(record, scenario, scores, expected[record.scenario_id]))
     agg_cfg = AggregateConfig(treatment_arm=config.treatment_arm, baseline_arm=config.baseline_arm, alpha=config.alpha)
     tables = aggregate(scored, titles={sid: s.title for sid, s in scenarios.items()}, config=agg_cfg)
     verdict_block = decide(tables, {s.model for s in scored}, config)
@@ -232,7 +232,7 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
                          warnings=warnings)
 
 
-def thresholds_from_args(args: Any) -> VerdictConfig:
+def _thresholds_from_args(args: Any) -> VerdictConfig:
     """``--min-gain`` / ``--unsupported-tolerance`` (when the parser has them) as a VerdictConfig."""
     values = {}
     if getattr(args, "min_gain", None) is not None:
@@ -251,7 +251,7 @@ def cli_report(args: Any) -> int:
 
     try:
         try:
-            thresholds = thresholds_from_args(args)
+            thresholds = _thresholds_from_args(args)
         except ValidationError as exc:
             raise ReportError(f"bad threshold: {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}") from None
         outcome = build_report(Path(args.run_dir), judge_model=getattr(args, "judge_model", None),

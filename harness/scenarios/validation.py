@@ -193,7 +193,7 @@ def _check_references(scenario: Scenario) -> Iterator[Finding]:
             )
 
 
-def effective_observed_at(item: ItemSpec, scenario: Scenario) -> int:
+def _effective_observed_at(item: ItemSpec, scenario: Scenario) -> int:
     """``observed_at``, or the start of the first source's session (0 if that session is missing)."""
     if item.observed_at is not None:
         return item.observed_at
@@ -213,7 +213,7 @@ def _check_times(scenario: Scenario) -> Iterator[Finding]:
         if session.started_at >= probe_at:
             yield Finding(("sessions", i, "started_at"), "an earlier session must start before probe.started_at", _when(session.started_at))
     for i, item in enumerate(scenario.items):
-        observed = effective_observed_at(item, scenario)
+        observed = _effective_observed_at(item, scenario)
         if observed > probe_at:
             yield Finding(("items", i, "observed_at"), "an item cannot be observed after probe.started_at", _when(observed))
         previous = None
