@@ -179,7 +179,12 @@ def test_run_stops_a_model_whose_every_sample_fails_with_one_config_error(tmp_pa
     assert "AuthenticationError" in err and "--resume" in err
 
 
-def test_interrupt_keeps_finished_lines_and_marks_the_manifest(tmp_path: Path, suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_interrupt_keeps_finished_lines_and_marks_the_manifest(
+    tmp_path: Path, suite: Path, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+) -> None:
+    # pytest started as a background job of a non-interactive shell inherits SIGINT ignored: give Ctrl-C back.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
     model = install_scripted(lambda m, t: {"content": "ok"})
 
     def script(messages, tools):

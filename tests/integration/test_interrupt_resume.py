@@ -39,7 +39,9 @@ def test_sigint_keeps_complete_lines_and_the_printed_resume_command_finishes_the
         str(RECALL_EVAL), "run", "--model", "openai/fake", "--api-base", server.base_url, "--scenarios", str(SMOKE),
         "--filter", "smoke-0[123]*", "--max-concurrency", "1", "--out", str(run_dir), "--cache-dir", str(cache_dir), "--no-progress",
     ]
-    proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # A background pytest (non-interactive shell, `&`) passes SIGINT on ignored; the child gets Ctrl-C back.
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         _wait_for_lines(run_dir / RESULTS_FILE, 2, proc)
         proc.send_signal(signal.SIGINT)
