@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from collections.abc import Iterator
+from unittest.mock import patch
 
 import pytest
 
@@ -25,6 +26,7 @@ from memory_tools import (
     ScopeType,
     TemporalType,
 )
+from memory_tools import _search
 from memory_tools.store import prefix_upper_bound
 
 SOURCE = MemoryItemSource("s1", "r1", "t1", "e1")
@@ -297,6 +299,30 @@ def test_duplicate_terms_count_once(store: MemoryItemStore):
 def test_prefix_term_matching_two_keys_counts_once(store: MemoryItemStore):
     store.bulk_create([_item("two-keys", "mem1", "mem2", now=1), _item("both-terms", "mem", "x", now=0)])
     assert _ids(store.search_by_keys(["mem", "x"], "prefix")) == ["both-terms", "two-keys"]
+
+
+def test_prefix_search_with_one_wide_term_ranks_narrow_candidates_exactly(store: MemoryItemStore):
+    """The wide term "mem" is walked by recency; items of the narrow terms are counted on all terms."""
+    store.bulk_create([
+        *(_item(f"wide-{n}", f"mem{n}", now=1000 + n) for n in range(6)),
+        _item("all-three", "memo", "tabs", "zz", now=1),
+        _item("narrow-and-wide", "memory", "tabs", now=2),
+        _item("narrow-only", "tabs", now=3),
+        _item("archived", "mem", "tabs", "zz", now=4),
+        _item("other-ws", "mem", "tabs", "zz", workspace="ws", now=5),
+    ])  # fmt: skip
+    store.archive("archived", now=0)
+    plans = []
+    original = _search._one_wide_term_query
+
+    def spy(db: sqlite3.Connection, search: _search.KeySearch) -> object:
+        plans.append(original(db, search))
+        return plans[-1]
+
+    with patch.object(_search, "_RANGE_ROWS_MAX", 6), patch.object(_search, "_one_wide_term_query", spy):
+        got = _ids(store.search_by_keys(["mem", "tab", "zz"], "prefix", limit=6))
+    assert len(plans) == 1 and plans[0] is not None, "the one-wide-term plan was not taken"
+    assert got == ["all-three", "narrow-and-wide", "wide-5", "wide-4", "wide-3", "wide-2"]
 
 
 def test_default_limit_is_20(store: MemoryItemStore):

@@ -155,3 +155,19 @@ def _check_against_reference(
         assert record.item.scope_key in (None, workspace), "result from another workspace"
     got = [(record.item.item_id, matched) for record, matched in results]
     assert got == _reference(specs, terms, prefix, workspace, include_archived, limit)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    case=cases(),
+    workspace=st.sampled_from(WORKSPACES),
+    include_archived=st.booleans(),
+    limit=st.integers(1, 8),
+    wide_rows=st.integers(1, 4),
+)
+def test_prefix_search_with_one_wide_term_matches_brute_force_reference(
+    case: tuple[list[_Spec], list[str]], workspace: str | None, include_archived: bool, limit: int, wide_rows: int
+) -> None:
+    """Several prefix terms, the widest walked by recency and the others ranked exactly (any counts: the plan is exact)."""
+    with patch.object(_search, "_RANGE_ROWS_MAX", wide_rows), patch.object(_search, "_NARROW_ROWS_MAX", 1000):
+        _check_against_reference(case, True, workspace, include_archived, limit)
