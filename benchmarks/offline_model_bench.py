@@ -28,33 +28,10 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.offline_model import register, respond
+from memory_tools.tool_specs import TOOL_SPECS_JSON
 
-_SPECS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "memory_search",
-            "description": "Search long-term memory by keys. " * 20,
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "terms": {"type": "array", "items": {"type": "string", "maxLength": 256}, "maxItems": 32},
-                    "match": {"type": "string", "enum": ["exact", "prefix"]},
-                    "limit": {"type": "integer", "minimum": 1},
-                },
-                "required": ["terms"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "memory_get",
-            "description": "Read one item.",
-            "parameters": {"type": "object", "properties": {"itemId": {"type": "string"}}, "required": ["itemId"]},
-        },
-    },
-]
+# The specs a real Host run hands out, so the benchmark measures what the harness sends.
+_SPECS = json.loads(TOOL_SPECS_JSON)
 _QUESTION = "Remind me: which deploy command and 部署偏好 did we settle on for MemoryItemStore.searchByKeys changes?"
 
 
