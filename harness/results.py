@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 RESULTS_SCHEMA_VERSION = 1
 RESULTS_FILE = "results.jsonl"
@@ -128,32 +129,106 @@ def append_line(handle: Any, line: str) -> None:
     handle.flush()
 
 
-def iter_records(path: Path) -> Iterator[SampleRecord]:
-    """Yield the records of a ``results.jsonl``.
+@dataclass
+class ResultsScan:
+    """What a ``results.jsonl`` holds, read without trusting it.
 
-    A truncated last line (an interrupted write) is skipped; a broken line
-    anywhere else is an error naming the line.
+    ``records`` keeps one record per sample id: the last complete one in the
+    file (a resumed or re-run sample appends a newer record). Every line that
+    could not be used is in ``problems`` as ``file:line: what was wrong``;
+    nothing is ever deleted from the file by reading it.
     """
-    lines = Path(path).read_text(encoding="utf-8").split("\n")
-    last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
+
+    records: list[SampleRecord] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    #: Records dropped because a later record had the same sample id.
+    duplicates: int = 0
+    #: The last line was cut off (an interrupted write); it is also in ``problems``.
+    torn_last_line: bool = False
+    #: Lines read, blank lines excluded.
+    lines: int = 0
+
+
+def _parse_line(raw: bytes, where: str) -> tuple[SampleRecord | None, str | None]:
+    """One results line as a record, or the problem with it (never raises)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"{where}: not UTF-8 text (byte {exc.start}: {raw[exc.start:exc.start + 1]!r})"
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, f"{where}: not valid JSON ({exc.msg} at column {exc.colno})"
+    if not isinstance(data, dict):
+        return None, f"{where}: a JSON {type(data).__name__}, not a sample record object"
+    version = data.get("schema_version")
+    if version != RESULTS_SCHEMA_VERSION:
+        return None, f"{where}: schema_version {version!r} is not supported (expected {RESULTS_SCHEMA_VERSION})"
+    try:
+        return SampleRecord.model_validate(data), None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(part) for part in first["loc"]) or "(record)"
+        more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        return None, f"{where}: invalid sample record: {loc}: {first['msg']}{more}"
+
+
+def scan_results(path: Path) -> ResultsScan:
+    """Read a ``results.jsonl`` leniently: every usable record, and every problem by file and line.
+
+    Use this wherever results feed numbers (report, compare, resume): callers
+    decide whether problems are fatal, and must say how many duplicates were
+    dropped. A missing file reads as empty.
+    """
+    path = Path(path)
+    scan = ResultsScan()
+    if not path.is_file():
+        return scan
+    data = path.read_bytes()
+    raw_lines = data.split(b"\n")
+    ends_cleanly = data.endswith(b"\n") or not data
+    kept: dict[str, SampleRecord] = {}
+    last_index = max((i for i, line in enumerate(raw_lines) if line.strip()), default=-1)
+    for index, raw in enumerate(raw_lines):
+        if not raw.strip():
             continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            if number - 1 == last:
+        scan.lines += 1
+        record, problem = _parse_line(raw, f"{path}:{index + 1}")
+        if problem is not None:
+            if index == last_index and not ends_cleanly:
+                scan.torn_last_line = True
+                problem += " [the last line is incomplete: an interrupted write]"
+            scan.problems.append(problem)
+            continue
+        assert record is not None
+        if record.sample_id in kept:
+            scan.duplicates += 1
+            del kept[record.sample_id]  # re-insert: order follows the newest record
+        kept[record.sample_id] = record
+    scan.records = list(kept.values())
+    return scan
+
+
+def iter_records(path: Path) -> Iterator[SampleRecord]:
+    """Yield the records of a ``results.jsonl`` strictly (tests and tools that expect a clean file).
+
+    A truncated last line (an interrupted write) is skipped; any other
+    unusable line raises :class:`ResultsError` naming the file and line.
+    Duplicates are yielded as they are; use :func:`scan_results` to read
+    leniently and de-duplicated.
+    """
+    data = Path(path).read_bytes()
+    raw_lines = data.split(b"\n")
+    last_index = max((i for i, line in enumerate(raw_lines) if line.strip()), default=-1)
+    for index, raw in enumerate(raw_lines):
+        if not raw.strip():
+            continue
+        record, problem = _parse_line(raw, f"{path}:{index + 1}")
+        if problem is not None:
+            if index == last_index:
                 return
-            raise ResultsError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
-        version = data.get("schema_version")
-        if version != RESULTS_SCHEMA_VERSION:
-            raise ResultsError(
-                f"{path}:{number}: schema_version {version!r} is not supported (expected {RESULTS_SCHEMA_VERSION})"
-            )
-        try:
-            yield SampleRecord.model_validate(data)
-        except Exception as exc:  # pydantic.ValidationError
-            raise ResultsError(f"{path}:{number}: invalid sample record: {exc}") from None
+            raise ResultsError(problem)
+        yield record  # type: ignore[misc]
 
 
 def read_manifest(run_dir: Path) -> RunManifest:
