@@ -132,6 +132,8 @@ class SampleScores(BaseModel):
     tool_result_chars: int = 0
     cost_usd: float | None = None
     latency_s: float = 0.0
+    cached: bool = Field(False, description="Every model call was served from the response cache (latency is a replay)")
+    tools_offered: int = Field(0, description="How many tools the arm offered the model at the probe")
     scores: list[Score] = Field(default_factory=list)
 
     @property
@@ -315,6 +317,8 @@ def _cost_fields(record: SampleRecord) -> dict[str, int | float | None]:
         "tool_result_chars": sum(c.result_chars for c in record.tool_calls),
         "cost_usd": sum(costs) if costs and all(c is not None for c in costs) else None,  # type: ignore[misc]
         "latency_s": _sample_latency_s(record),
+        "cached": bool(record.model_calls) and all(call.cached for call in record.model_calls),
+        "tools_offered": len(record.tools_offered),
     }
 
 
