@@ -5,22 +5,34 @@ Nothing here calls a model. A judge verdict, when one exists, is passed in.
 Conventions (also in ``docs/summary-json.md``):
 
 * Text matching: both sides are NFKC-normalized, casefolded and whitespace
-  collapsed, then compared as substrings; regexes run with IGNORECASE on the
-  raw answer.
+  collapsed, then compared as substrings, except short strings (3 characters
+  or fewer, e.g. "no", "yes", "2") and lone numbers ("55432", "1,240"), which
+  match word-bounded (:func:`contains`): "no" is not in "know", "2" is not in
+  "12" or "2.5". Regexes run with IGNORECASE on the raw answer.
 * Abstention: :func:`harness.abstention.is_abstention` on the final answer
   (sentence-level cues: a strong "I don't know / no record / you haven't told
   me" anywhere outside quotes, a hedge only in the lead sentence; traps and
-  partial hedges excluded; see that module). An empty answer abstains. A
-  *hedged* answer ("I'm not sure, but I think it is 2 spaces") that abstains
-  AND passes the scenario's positive checks (must_contain_any/all, must_match;
-  the adherence ones when the top level has none) counts as answered: it
-  stated the fact, so it is scored on what it stated, canaries included.
+  partial hedges excluded; see that module). An empty answer abstains. An
+  answer with a cue still counts as *answered* on an answerable scenario when
+  it states the expected fact outside its abstention clauses
+  (:func:`states_expected_fact`: the positive checks, or the adherence ones
+  when the top level has none, pass on
+  :func:`harness.abstention.outside_abstention`): "I'm not sure, but I think
+  it is 2 spaces" (a hedge keeps what it states) and "No, you never mentioned
+  that" (gold "No") are answered; "I don't know — I have no record of that"
+  (gold "No") and "I have 2 notes but no record of the date" (gold "2") are
+  abstentions. An answered answer is scored on what it stated, canaries
+  included.
 * Continuity, answerable scenario: not abstained, every top-level check
   passes, no unsupported claim. A scenario with no top-level checks but an
   ``adherence`` block scores continuity by adherence (the remembered
   preference shaping the output *is* the continuity). Unanswerable scenario
   (``expect.abstain``): abstained, negative checks pass, no unsupported claim.
-* Unsupported claims: canaries in the answer (leakage, stale, invented), except
+* Unsupported claims (each has a ``kind``, :data:`CLAIM_KINDS`): every answer
+  to an unanswerable scenario that does not abstain (``answered_unanswerable``:
+  nothing supports any answer, whatever it says); each specific the grounding
+  judge lists when one ran (``ungrounded``, :mod:`harness.grounding`; only
+  for answers that do not abstain); canaries in the answer (leakage, stale, invented), except
   a ``stale`` canary mentioned *as superseded* ("moved from eu-west-1 to
   eu-central-1", "not 5433 anymore"): every occurrence has a supersession cue
   bound to it in its sentence and the answer passes the scenario's positive
