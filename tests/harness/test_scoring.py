@@ -394,3 +394,14 @@ def test_grounding_is_ignored_when_the_answer_abstains():
     sc = make_scenario(abstain=True, category="abstention")
     s = score_sample(make_record(sc, "I don't know."), sc, grounding=_grounding("anything"))
     assert s.unsupported_claims == [] and s.grounding is None
+
+
+@pytest.mark.parametrize(("answer", "gold"), [
+    ("I know you did: you mentioned it on Monday.", "No"),  # "no" inside "know"
+    ("It took 12 days.", "2"),                             # "2" inside "12"
+    ("Indentation is 2.5 spaces.", "2"),
+])
+def test_short_gold_inside_a_longer_word_or_number_is_not_stated(answer, gold):
+    sc = make_scenario(expect={"must_contain_any": [gold]})
+    s = score_sample(make_record(sc, answer), sc)
+    assert s.abstained is False and s.outcome == "wrong"
