@@ -438,7 +438,9 @@ def states_expected_fact(answer: str, scenario: Scenario) -> bool:
     """
     expect = scenario.expect
     fact_check = expect if _has_positive(expect) else expect.adherence
-    return _has_positive(fact_check) and _positive_pass(outside_abstention(answer), fact_check)  # type: ignore[arg-type]
+    if not _has_positive(fact_check):
+        return False
+    return _positive_pass(outside_abstention(answer), fact_check)  # type: ignore[arg-type]
 
 
 def _excerpt(answer: str) -> str:

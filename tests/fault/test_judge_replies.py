@@ -17,7 +17,8 @@ def _setup(tmp_path, monkeypatch):
 
 
 def test_judge_replying_prose_instead_of_json_is_recorded_as_malformed(tmp_path, capsys):
-    """A judge that answers "I don't know." instead of JSON: the report still builds, each grounding reply is counted malformed and adds no claim."""
+    """A judge answering "I don't know." instead of JSON: the report still builds, and each grounding
+    reply is counted malformed and adds no claim."""
     from harness.cli import main
 
     run_dir = offline_run(tmp_path)
@@ -33,7 +34,8 @@ def test_judge_replying_prose_instead_of_json_is_recorded_as_malformed(tmp_path,
 
 
 def test_judge_server_rejecting_every_request_exits_2_naming_the_model(tmp_path, capsys):
-    """A judge endpoint answering 401 to every request: `report` exits 2 with one line naming the judge model, no traceback."""
+    """A judge endpoint answering 401 to every request: `report` exits 2 with one line naming the
+    judge model, no traceback."""
     from harness.cli import main
 
     run_dir = offline_run(tmp_path)

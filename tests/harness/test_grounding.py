@@ -65,7 +65,8 @@ def test_malformed_reply_is_recorded_never_raised(raw, tmp_path):
 
 def test_visible_context_is_everything_but_the_final_answer():
     sc = make_scenario()
-    record = make_record(sc, "Billing runs Postgres 15.", calls=[tool_call(["it-pg-version"], "Billing runs Postgres 15")])
+    record = make_record(sc, "Billing runs Postgres 15.",
+                         calls=[tool_call(["it-pg-version"], "Billing runs Postgres 15")])
     record = record.model_copy(update={"messages": [
         {"role": "system", "content": "You are careful.\n[Earlier conversation s1]\nwe use Postgres 15"},
         {"role": "user", "content": "Which Postgres does billing run?"},

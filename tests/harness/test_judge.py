@@ -112,7 +112,8 @@ def test_rubric_judge_receives_every_positive_check(tmp_path):
     prompt = completer.prompts[0][-1]["content"]
     assert 'states all of: "sqlc"' in prompt and 'states at least one of: "n+1" | "preload"' in prompt
     assert r"matches the regular expression /gorm\s+preload/ (case-insensitive)" in prompt
-    assert r"its output matches the regular expression /^- /" in prompt and 'its output states all of: "bullet"' in prompt
+    assert r"its output matches the regular expression /^- /" in prompt
+    assert 'its output states all of: "bullet"' in prompt
 
 
 def test_expected_facts_show_regexes_as_regexes():
