@@ -87,11 +87,13 @@ def visible_context(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, str
     """What a sample could see, from its recorded messages: all but the final answer, tool calls spelled out.
 
     The final answer is the last message when it is an assistant message
-    without tool calls. Each returned message is ``{"role", "content"}``;
-    an assistant's tool calls become ``called NAME(ARGUMENTS)`` lines.
+    (also when the loop stopped at its tool-round limit: that message's tool
+    calls never ran, so nothing of it was seen). Each returned message is
+    ``{"role", "content"}``; an assistant's tool calls become
+    ``called NAME(ARGUMENTS)`` lines.
     """
     items = list(messages)
-    if items and items[-1].get("role") == "assistant" and not items[-1].get("tool_calls"):
+    if items and items[-1].get("role") == "assistant":
         items = items[:-1]
     context: list[dict[str, str]] = []
     for message in items:

@@ -81,6 +81,13 @@ def test_visible_context_is_everything_but_the_final_answer():
     assert "we use Postgres 15" in context[0]["content"] and context[3]["content"] == "Billing runs Postgres 15"
 
 
+def test_answer_cut_off_at_the_tool_round_limit_is_not_its_own_context():
+    call = {"id": "c2", "type": "function", "function": {"name": "memory_search", "arguments": "{}"}}
+    messages = [{"role": "user", "content": "Which CI?"},
+                {"role": "assistant", "content": "You use CircleCI.", "tool_calls": [call]}]
+    assert visible_context(messages) == [{"role": "user", "content": "Which CI?"}]
+
+
 def test_prompt_holds_context_and_answer_and_is_blind_to_arm_and_answer_key():
     sc = make_scenario()
     record = make_record(sc, "Billing runs Postgres 15.", arm="history_only")
