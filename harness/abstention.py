@@ -38,7 +38,11 @@ sentence-based and conservative:
 What the detector does not decide: a hedged answer that still states the
 expected fact ("I'm not sure, but I think it's Postgres 15") is reported as an
 abstention here and counted as *answered* by :func:`harness.scoring.score_sample`,
-which knows the expected fact. A claim that a value does not exist yet in the
+which knows the expected fact. For that it looks for the fact in
+:func:`outside_abstention`, the answer without its abstention clauses (a
+clause holding a strong cue; hedges are kept), so the words of an abstention
+never state a fact: "I don't know — I have no record of that" does not say
+"no", while "No, you never mentioned that" does. A claim that a value does not exist yet in the
 world ("hosting is undecided", "Globex has not given a budget yet") is a claim,
 not an abstention: only the rubric can tell whether it concerns the asked
 subject. Labelled examples: ``tests/harness/abstention_cases.yaml``.
