@@ -38,7 +38,11 @@ sentence-based and conservative:
 What the detector does not decide: a hedged answer that still states the
 expected fact ("I'm not sure, but I think it's Postgres 15") is reported as an
 abstention here and counted as *answered* by :func:`harness.scoring.score_sample`,
-which knows the expected fact. A claim that a value does not exist yet in the
+which knows the expected fact. For that it looks for the fact in
+:func:`outside_abstention`, the answer without its abstention clauses (a
+clause holding a strong cue; hedges are kept), so the words of an abstention
+never state a fact: "I don't know — I have no record of that" does not say
+"no", while "No, you never mentioned that" does. A claim that a value does not exist yet in the
 world ("hosting is undecided", "Globex has not given a budget yet") is a claim,
 not an abstention: only the rubric can tell whether it concerns the asked
 subject. Labelled examples: ``tests/harness/abstention_cases.yaml``.
@@ -96,7 +100,7 @@ STRONG_CUES: dict[str, str] = {
     rf"|\bwe {_NOT} have (?:any |a |the )?(?:stored |saved |recorded )?{_RECORD_NOUN}{_AFTER_NOUN}",
     "have no": r"\bi(?:'ve| have| had|'ve got| have got) (?:no|nothing)\b(?! doubt\b| objection| problem| issue"
     r"| concern| preference| strong| opinion| reason to| access\b)|\bi haven't got\b",
-    "no record": r"(?:^|[,:\u2014\u2013-] |\bthere(?:'s| is| are| was| were|'re) |\bthere's still "
+    "no record": r"(?:^|[,:\u2014\u2013-] |(?<=\bbut |\band )|\bthere(?:'s| is| are| was| were|'re) |\bthere's still "
     r"|\bi (?:found|see|can find|could find|have found|'ve found) |\bwith )(?:no|not any|not a single)\s+"
     r"(?:stored |saved |relevant |such |matching |recorded |prior |existing |explicit |clear |written |specific )?"
     rf"{_RECORD_NOUN}{_AFTER_NOUN}",
@@ -241,18 +245,21 @@ def _cue(pattern: re.Pattern[str], sentence: str, gate: int, index: int, *, hedg
     return AbstentionCue(kind=_NAMES[match.lastgroup], text=match.group(0).strip(" ,:"), sentence=index, hedge=hedge)
 
 
-def _sentence_cue(sentence: str, index: int, *, is_lead: bool) -> AbstentionCue | None:
-    """The cue of one sentence, after its conditional clauses are removed; None for traps and partial hedges."""
+def _sentence_cue(sentence: str, index: int, *, is_lead: bool, hedges: bool = True) -> AbstentionCue | None:
+    """The cue of one sentence, after its conditional clauses are removed; None for traps and partial hedges.
+
+    ``hedges=False`` looks for strong cues only.
+    """
     gate = _GATE_RE.search(sentence)
     if gate is None:
         return None
     found = _cue(_STRONG_RE, sentence, gate.start(), index, hedge=False)
-    if found is None and is_lead:
+    if found is None and is_lead and hedges:
         found = _cue(_HEDGE_RE, sentence, gate.start(), index, hedge=True)
     if found is None:  # the checks below only remove cues, so most sentences stop here
         return None
     if _CONDITION_RE.search(sentence):
-        return _sentence_cue(_CONDITION_RE.sub(" ", sentence), index, is_lead=is_lead)
+        return _sentence_cue(_CONDITION_RE.sub(" ", sentence), index, is_lead=is_lead, hedges=hedges)
     if _TRAP_RE.search(sentence) or (not is_lead and _PARTIAL_RE.search(sentence)):
         return None
     return found
@@ -293,3 +300,72 @@ def abstention_reason(answer: str | None) -> str | None:
     """A one-line reason when the answer abstains (``sentence 1: "i don't know" (not know)``), else None."""
     cue = find_abstention(answer)
     return None if cue is None else cue.describe()
+
+
+#: Where a sentence splits into clauses: ``,``/``;``/``:`` before a space, dashes, CJK commas and colons.
+_CLAUSE_END_RE = re.compile(r"[,;:](?=\s|$)|\s-\s|[\u2014\u2013\uff0c\uff1a\uff1b\u3001]")
+_MASK = "\ue000"  # stands in for quoted text, keeping offsets; never a cue, never a sentence end
+_MASK_RUN_RE = re.compile(_MASK + "+")
+#: Put where an abstention clause was removed, so the words on either side never join into a match.
+ABSTENTION_GAP = " \u00b6 "
+
+
+def _spans(text: str, end_re: re.Pattern[str], start: int = 0, stop: int | None = None) -> list[tuple[int, int]]:
+    """(start, end) of each piece of ``text[start:stop]`` up to and including a match of ``end_re``."""
+    stop = len(text) if stop is None else stop
+    pieces, begin = [], start
+    for match in end_re.finditer(text, start, stop):
+        pieces.append((begin, match.end()))
+        begin = match.end()
+    pieces.append((begin, stop))
+    return [(a, b) for a, b in pieces if text[a:b].strip()]
+
+
+def _view(masked: str, start: int, end: int) -> str:
+    """What :func:`find_abstention` would see of ``masked[start:end]``: quoted text as one space."""
+    return _MASK_RUN_RE.sub(" ", masked[start:end]).strip()
+
+
+@lru_cache(maxsize=8192)
+def outside_abstention(answer: str | None) -> str:
+    """The answer (normalized) without its abstention clauses: what it states besides "I don't know".
+
+    A clause is a piece of a sentence between ``,``/``;``/``:`` (before a
+    space) or dashes. An abstention clause holds a strong cue (by the rules of
+    :func:`find_abstention`, lead-sentence status included); when a sentence's
+    cue spans several clauses, the whole sentence goes. Hedges ("I'm not sure,
+    but I think it's X") are kept: a hedged answer still states X. Quoted text
+    is kept unless it sits inside an abstention clause. Removed clauses leave
+    :data:`ABSTENTION_GAP`.
+
+    Example:
+        >>> outside_abstention("No, you never mentioned that.")
+        'no, \u00b6 '
+        >>> outside_abstention("I don't know \u2014 I have no record of that.")
+        ' \u00b6  \u00b6 '
+    """
+    if not answer:
+        return ""
+    text = _normalize(answer)
+    masked = _QUOTED_RE.sub(lambda m: _MASK * len(m.group(0)), text)
+    if _GATE_RE.search(masked) is None:
+        return text
+    removed: list[tuple[int, int]] = []
+    lead: int | None = None
+    for index, (start, end) in enumerate(_spans(masked, _END_RE), start=1):
+        sentence = _view(masked, start, end)
+        is_lead = lead is None and not (_is_preamble(sentence) and _HEDGE_RE.search(sentence) is None)
+        if is_lead:
+            lead = index
+        if _sentence_cue(sentence, index, is_lead=is_lead, hedges=False) is None:
+            continue
+        clauses = [(a, b) for a, b in _spans(masked, _CLAUSE_END_RE, start, end)
+                   if _sentence_cue(_view(masked, a, b), index, is_lead=is_lead, hedges=False) is not None]
+        removed += clauses or [(start, end)]
+    if not removed:
+        return text
+    kept, last = [], 0
+    for start, end in removed:
+        kept += [text[last:start], ABSTENTION_GAP]
+        last = end
+    return "".join(kept + [text[last:]])

@@ -5,22 +5,34 @@ Nothing here calls a model. A judge verdict, when one exists, is passed in.
 Conventions (also in ``docs/summary-json.md``):
 
 * Text matching: both sides are NFKC-normalized, casefolded and whitespace
-  collapsed, then compared as substrings; regexes run with IGNORECASE on the
-  raw answer.
+  collapsed, then compared as substrings, except short strings (3 characters
+  or fewer, e.g. "no", "yes", "2") and lone numbers ("55432", "1,240"), which
+  match word-bounded (:func:`contains`): "no" is not in "know", "2" is not in
+  "12" or "2.5". Regexes run with IGNORECASE on the raw answer.
 * Abstention: :func:`harness.abstention.is_abstention` on the final answer
   (sentence-level cues: a strong "I don't know / no record / you haven't told
   me" anywhere outside quotes, a hedge only in the lead sentence; traps and
-  partial hedges excluded; see that module). An empty answer abstains. A
-  *hedged* answer ("I'm not sure, but I think it is 2 spaces") that abstains
-  AND passes the scenario's positive checks (must_contain_any/all, must_match;
-  the adherence ones when the top level has none) counts as answered: it
-  stated the fact, so it is scored on what it stated, canaries included.
+  partial hedges excluded; see that module). An empty answer abstains. An
+  answer with a cue still counts as *answered* on an answerable scenario when
+  it states the expected fact outside its abstention clauses
+  (:func:`states_expected_fact`: the positive checks, or the adherence ones
+  when the top level has none, pass on
+  :func:`harness.abstention.outside_abstention`): "I'm not sure, but I think
+  it is 2 spaces" (a hedge keeps what it states) and "No, you never mentioned
+  that" (gold "No") are answered; "I don't know — I have no record of that"
+  (gold "No") and "I have 2 notes but no record of the date" (gold "2") are
+  abstentions. An answered answer is scored on what it stated, canaries
+  included.
 * Continuity, answerable scenario: not abstained, every top-level check
   passes, no unsupported claim. A scenario with no top-level checks but an
   ``adherence`` block scores continuity by adherence (the remembered
   preference shaping the output *is* the continuity). Unanswerable scenario
   (``expect.abstain``): abstained, negative checks pass, no unsupported claim.
-* Unsupported claims: canaries in the answer (leakage, stale, invented), except
+* Unsupported claims (each has a ``kind``, :data:`CLAIM_KINDS`): every answer
+  to an unanswerable scenario that does not abstain (``answered_unanswerable``:
+  nothing supports any answer, whatever it says); each specific the grounding
+  judge lists when one ran (``ungrounded``, :mod:`harness.grounding`; only
+  for answers that do not abstain); canaries in the answer (leakage, stale, invented), except
   a ``stale`` canary mentioned *as superseded* ("moved from eu-west-1 to
   eu-central-1", "not 5433 anymore"): every occurrence has a supersession cue
   bound to it in its sentence and the answer passes the scenario's positive
@@ -55,13 +67,14 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.abstention import find_abstention
+from harness.abstention import find_abstention, outside_abstention
 from harness.abstention import is_abstention as is_abstention  # re-exported: callers score with harness.scoring
 from harness.results import SampleRecord
 from harness.scenarios.models import AnswerCheck, Scenario
 from harness.superseded import is_superseded_mention, occurrences
 
 if TYPE_CHECKING:
+    from harness.grounding import GroundingVerdict
     from harness.judge import JudgeVerdict
 
 Outcome = Literal["correct", "wrong", "abstained_correctly", "abstained_wrongly", "error"]
@@ -83,11 +96,21 @@ class Score(BaseModel):
     reason: str
 
 
+ClaimKind = Literal["leakage", "stale", "invented", "unknown_item_id", "undisclosed_item_id",
+                   "answered_unanswerable", "ungrounded"]
+#: Every kind of unsupported claim, in the order reports list them (see ``docs/summary-json.md``).
+CLAIM_KINDS: tuple[str, ...] = ("leakage", "stale", "invented", "unknown_item_id", "undisclosed_item_id",
+                                "answered_unanswerable", "ungrounded")
+_CLAIM_EXCERPT = 200
+
+
 class UnsupportedClaim(BaseModel):
+    """One assertion nothing visible supports; ``kind`` says how it was found (reports split by it)."""
+
     model_config = ConfigDict(frozen=True)
 
-    kind: Literal["leakage", "stale", "invented", "unknown_item_id", "undisclosed_item_id"]
-    text: str
+    kind: ClaimKind
+    text: str = Field(description="The canary, id or specific claimed; for answered_unanswerable the answer's start")
 
 
 class ToolLeak(BaseModel):
@@ -117,6 +140,8 @@ class SampleScores(BaseModel):
     pattern_correct: bool | None = Field(None, description="The pattern result, kept when a judge decided")
     judge_verdict: Literal["pass", "fail"] | None = None
     judge_reason: str | None = None
+    grounding: Literal["grounded", "ungrounded", "malformed"] | None = Field(
+        None, description="The grounding judge's finding; None when it did not run (no judge, abstained, error)")
     adherence: bool | None = Field(None, description="None when the scenario sets no adherence checks")
     unsupported_claims: list[UnsupportedClaim] = Field(default_factory=list)
     answer_leaks: list[str] = Field(default_factory=list, description="Leakage canaries in the final answer")
@@ -152,9 +177,64 @@ def normalize_text(text: str) -> str:
     return _WS_RE.sub(" ", folded).strip()
 
 
+_NUMBER_RE = re.compile(r"[+-]?\d+(?:[.,:' ]\d+)*%?")
+#: A letter or digit of a script that separates words with spaces (CJK characters are left out: no spaces there).
+_WORDISH = r"[^\W_\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]"
+
+
+def is_short_needle(needle: str) -> bool:
+    """True when ``needle`` (normalized) is matched word-bounded: 3 characters or fewer, or a lone number.
+
+    Such strings occur inside unrelated words ("no" in "know", "2" in "12"),
+    so a substring hit is no evidence that the answer states them.
+    """
+    return len(needle) <= 3 or _NUMBER_RE.fullmatch(needle) is not None
+
+
+@lru_cache(maxsize=4096)
+def _bounded_pattern(needle: str) -> re.Pattern[str]:
+    """``needle`` with a boundary at each edge that is a letter or digit.
+
+    A digit edge may not touch another digit or continue as a decimal ("2" is
+    not in "12", "2.5" or "1,240"; it is in "2nd" and "python3.12" holds
+    "3.12"); a letter edge may not touch a letter or digit ("no" is not in
+    "know" or "not"). CJK neighbours never block a match.
+    """
+    head, tail = needle[0], needle[-1]
+    before = after = ""
+    if head.isdigit():
+        before = r"(?<!\d)(?<!\d[.,])"
+    elif head.isalnum():
+        before = f"(?<!{_WORDISH})"
+    if tail.isdigit():
+        after = r"(?!\d)(?![.,]\d)"
+    elif tail.isalnum():
+        after = f"(?!{_WORDISH})"
+    return re.compile(before + re.escape(needle) + after)
+
+
+def find_spans(text: str, needle: str) -> list[tuple[int, int]]:
+    """Every (start, end) of ``needle`` in ``text`` (both normalized); short needles word-bounded."""
+    if not needle:
+        return []
+    if is_short_needle(needle):
+        return [m.span() for m in _bounded_pattern(needle).finditer(text)]
+    return occurrences(text, needle)
+
+
 def contains(answer: str, needle: str) -> bool:
-    """Substring test after :func:`normalize_text` on both sides."""
-    return normalize_text(needle) in normalize_text(answer)
+    """Does ``answer`` state ``needle``? Both sides :func:`normalize_text`-ed; see :func:`is_short_needle`.
+
+    Example:
+        >>> contains("I don't know.", "No"), contains("No, you never mentioned it.", "no")
+        (False, True)
+    """
+    folded, haystack = normalize_text(needle), normalize_text(answer)
+    if not folded:
+        return True
+    if is_short_needle(folded):
+        return _bounded_pattern(folded).search(haystack) is not None
+    return folded in haystack
 
 
 def check_answer(answer: str, check: AnswerCheck) -> tuple[bool, list[str]]:
@@ -230,7 +310,7 @@ def _stale_as_superseded(answer: str, text: str, scenario: Scenario) -> bool:
     if not _has_positive(fact_check) or not _positive_pass(answer, fact_check):  # type: ignore[arg-type]
         return False
     folded = _lines_normalized(answer)
-    spans = occurrences(folded, normalize_text(text))
+    spans = find_spans(folded, normalize_text(text))
     return bool(spans) and all(is_superseded_mention(folded, start, end) for start, end in spans)
 
 
@@ -348,7 +428,34 @@ def _base(record: SampleRecord, scenario: Scenario) -> dict[str, object]:
     }
 
 
-def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdict | None = None) -> SampleScores:
+def states_expected_fact(answer: str, scenario: Scenario) -> bool:
+    """Does the answer state the expected fact outside its abstention clauses?
+
+    The scenario's positive checks (top level, else adherence) must pass on
+    :func:`harness.abstention.outside_abstention` of the answer: "I don't know
+    — I have no record of that" does not state the gold "No" (the "no" is
+    the abstention's own word); "No, you never mentioned that" does.
+    """
+    expect = scenario.expect
+    fact_check = expect if _has_positive(expect) else expect.adherence
+    if not _has_positive(fact_check):
+        return False
+    return _positive_pass(outside_abstention(answer), fact_check)  # type: ignore[arg-type]
+
+
+def _excerpt(answer: str) -> str:
+    text = " ".join(answer.split())
+    return text if len(text) <= _CLAIM_EXCERPT else text[: _CLAIM_EXCERPT - 1] + "…"
+
+
+def _grounding_claims(grounding: GroundingVerdict | None) -> list[UnsupportedClaim]:
+    if grounding is None or grounding.status != "ok":
+        return []
+    return [UnsupportedClaim(kind="ungrounded", text=_excerpt(claim)) for claim in grounding.unsupported]
+
+
+def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdict | None = None,
+                 grounding: GroundingVerdict | None = None) -> SampleScores:
     """Score one sample against its scenario.
 
     Args:
@@ -356,6 +463,9 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
         scenario: the scenario it ran (same id).
         judge: the judge's verdict on this answer; used only when the scenario
             has a rubric, and then it decides continuity instead of the patterns.
+        grounding: the grounding judge's verdict on this answer (see
+            :mod:`harness.grounding`); each unsupported specific it lists is an
+            ``ungrounded`` claim; ignored when the answer abstains.
 
     Returns:
         The frozen scores, with a human reason for each in ``scores``.
@@ -379,10 +489,16 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
     adherence_failures: list[str] = []
     if expect.adherence is not None:
         adherence, adherence_failures = check_answer(answer, expect.adherence)
-    fact_check = expect if _has_positive(expect) else expect.adherence
-    stated_fact = _has_positive(fact_check) and _positive_pass(answer, fact_check)  # type: ignore[arg-type]
     cue = find_abstention(answer)
-    abstained = (not answer.strip() or cue is not None) and not (not expect.abstain and stated_fact)
+    abstained = not answer.strip() or (
+        cue is not None and (expect.abstain or not states_expected_fact(answer, scenario)))
+    if expect.abstain and not abstained:
+        claims.append(UnsupportedClaim(kind="answered_unanswerable", text=_excerpt(answer)))
+    grounding_finding = None
+    if grounding is not None and not abstained:
+        claims += _grounding_claims(grounding)
+        grounding_finding = ("malformed" if grounding.status != "ok"
+                             else "ungrounded" if grounding.unsupported else "grounded")
     if expect.abstain:
         negative_ok = not [f for f in top_failures if f.startswith(("contains forbidden", "matches forbidden"))]
         pattern_correct = abstained and negative_ok and not claims
@@ -395,8 +511,9 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
         why = "checks pass" if top_ok else "; ".join(top_failures)
     if abstained and not expect.abstain:
         why = "abstained on an answerable question"
-    if claims:
-        why += "; unsupported: " + ", ".join(f"{c.kind} {c.text!r}" for c in claims)
+    named = [c for c in claims if c.kind != "answered_unanswerable"]  # the reason above already says it answered
+    if named:
+        why += "; unsupported: " + ", ".join(f"{c.kind} {c.text!r}" for c in named)
     superseded_note = "stale value mentioned as superseded: " + ", ".join(repr(t) for t in superseded)
     if superseded:
         why += "; " + superseded_note
@@ -424,6 +541,10 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
         Score(name="tool_leakage", value=len(leaks), passed=not leaks,
               reason="none" if not leaks else ", ".join(f"{x.kind} {x.detail!r} in {x.call_id}" for x in leaks)),
     ]
+    if grounding_finding is not None:
+        found = [c.text for c in claims if c.kind == "ungrounded"]
+        scores.append(Score(name="grounding", value=len(found), passed=None if grounding_finding == "malformed"
+                            else not found, reason=_grounding_reason(grounding, found)))  # type: ignore[arg-type]
     if adherence is not None:
         scores.append(Score(name="adherence", value=adherence, passed=adherence,
                             reason="checks pass" if adherence else "; ".join(adherence_failures)))
@@ -434,9 +555,18 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
     return SampleScores(
         status="ok", outcome=outcome, abstained=abstained, continuity_correct=correct,
         pattern_correct=pattern_correct, judge_verdict=judge_verdict, judge_reason=judge_reason,
+        grounding=grounding_finding,
         adherence=adherence, unsupported_claims=claims, answer_leaks=answer_leaks, scores=scores,
         **common,  # type: ignore[arg-type]
     )
+
+
+def _grounding_reason(grounding: GroundingVerdict, found: list[str]) -> str:
+    if grounding.status != "ok":
+        return f"grounding judge reply unreadable, not counted: {grounding.error}"
+    if not found:
+        return "grounding judge: every specific is supported by what the sample saw"
+    return "grounding judge: unsupported " + "; ".join(repr(text) for text in found)
 
 
 def _fmt(value: float | None) -> str:

@@ -104,11 +104,44 @@ def _judge_for(judge_model: str | None, judge_cache_dir: Path | None) -> Any:
     return Judge(model=judge_model, cache_dir=judge_cache_dir or DEFAULT_CACHE_DIR)
 
 
+def _grounding_for(judge: Any) -> Any:
+    """The grounding judge: the rubric judge's model, cache folder, endpoint and completer, its own prompt."""
+    if judge is None:
+        return None
+    from harness.grounding import GroundingJudge
+
+    return GroundingJudge(model=judge.model, cache_dir=judge.cache_dir, complete=judge.complete,
+                          api_base=judge.api_base)
+
+
+def _judge_block(judge: Any, grounding: Any, judged: int, ungrounded: int) -> dict[str, Any] | None:
+    """``summary.json``'s ``judge``: each judge's run counts, then its calibration (whose calls are not counted)."""
+    if judge is None and grounding is None:
+        return None
+    from harness import grounding as grounding_module
+    from harness.judge import calibrate
+
+    block: dict[str, Any] = {}
+    if judge is not None:
+        block = {"model": judge.model, "calls": judge.calls, "cached": judge.cached}
+        block["calibration"] = calibrate(judge).as_dict()
+    if grounding is not None:
+        counts = {**grounding.summary(), "judged": judged, "ungrounded": ungrounded}
+        block["grounding"] = {**counts, "calibration": grounding_module.calibrate(grounding).as_dict()}
+    return block
+
+
 def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Mapping[str, Scenario], *,
                   config: VerdictConfig, judge: Any = None, excluded: Sequence[str] = (),
-                  warnings: Sequence[str] = ()) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Score, aggregate and decide; returns ``(summary, samples)`` (pure apart from judge calls)."""
+                  warnings: Sequence[str] = (), grounding: Any = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Score, aggregate and decide; returns ``(summary, samples)`` (pure apart from judge calls).
+
+    ``judge`` grades rubric scenarios; ``grounding`` (:class:`harness.grounding.GroundingJudge`)
+    looks for unsupported specifics in every answered sample.
+    """
     from harness.aggregate import AggregateConfig, aggregate
+    from harness.grounding import visible_context
+    from harness.judge import expected_facts
     from harness.scoring import score_sample
     from harness.verdict import decide
 
@@ -120,21 +153,19 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
             expected[record.scenario_id] = _expected_dict(scenario)
         verdict = None
         if judge is not None and scenario.expect.rubric and record.status == "ok":
-            facts = [*scenario.expect.must_contain_all, *scenario.expect.must_contain_any]
+            facts = expected_facts(scenario.expect, scenario.expect.adherence)
             verdict = judge(scenario.probe.message, scenario.expect.rubric, facts, record.final_answer or "")
         scores = score_sample(record, scenario, judge=verdict)
+        if grounding is not None and scores.status == "ok" and scores.answered:
+            found = grounding(visible_context(record.messages), record.final_answer or "")
+            scores = score_sample(record, scenario, judge=verdict, grounding=found)
         scored.append(scores)
         samples.append(_sample_dict(record, scenario, scores, expected[record.scenario_id]))
     agg_cfg = AggregateConfig(treatment_arm=config.treatment_arm, baseline_arm=config.baseline_arm, alpha=config.alpha)
     tables = aggregate(scored, titles={sid: s.title for sid, s in scenarios.items()}, config=agg_cfg)
     verdict_block = decide(tables, {s.model for s in scored}, config)
-    judge_block = None
-    if judge is not None:
-        from harness.judge import calibrate
-
-        calibration = calibrate(judge)
-        judge_block = {"model": judge.model, "calls": judge.calls, "cached": judge.cached,
-                       "calibration": calibration.as_dict()}
+    judge_block = _judge_block(judge, grounding, sum(s.grounding is not None for s in scored),
+                               sum(s.grounding == "ungrounded" for s in scored))
     summary = {
         "schema_version": SUMMARY_SCHEMA_VERSION,
         "generated_at": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -175,28 +206,29 @@ def _gc_paused() -> Iterator[None]:
 
 def build_report(run_dir: Path, *, judge_model: str | None = None, exclude: Sequence[str] = (),
                  thresholds: VerdictConfig | None = None, scenarios: Mapping[str, Scenario] | None = None,
-                 judge_cache_dir: Path | None = None) -> ReportOutcome:
+                 judge_cache_dir: Path | None = None, judge_api_base: str | None = None) -> ReportOutcome:
     """Rebuild all outputs of ``run_dir`` from its results.
 
     Args:
         run_dir: a run folder (``run.json`` + ``results.jsonl``).
-        judge_model: litellm model for rubric scenarios; None scores by patterns only.
+        judge_model: litellm model for rubric scenarios and the grounding judge; None scores by patterns only.
         exclude: scenario ids (globs) to leave out, e.g. a known-bad answer key.
         thresholds: verdict thresholds; defaults to :class:`VerdictConfig`.
         scenarios: id -> Scenario, instead of loading the manifest's paths (tests, tools).
         judge_cache_dir: where judge verdicts are cached (default ``.recall-eval-cache/judge``).
+        judge_api_base: endpoint of an OpenAI-compatible server for the judge model.
 
     Raises:
         ReportError, ResultsError: the folder or its files cannot be read; messages say which and why.
     """
     with _gc_paused() if not judge_model else contextlib.nullcontext():
         return _build_report(Path(run_dir), judge_model=judge_model, exclude=exclude, thresholds=thresholds,
-                             scenarios=scenarios, judge_cache_dir=judge_cache_dir)
+                             scenarios=scenarios, judge_cache_dir=judge_cache_dir, judge_api_base=judge_api_base)
 
 
 def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[str],
                   thresholds: VerdictConfig | None, scenarios: Mapping[str, Scenario] | None,
-                  judge_cache_dir: Path | None) -> ReportOutcome:
+                  judge_cache_dir: Path | None, judge_api_base: str | None = None) -> ReportOutcome:
     from harness.report import outputs
     from harness.report.html import render_html
 
@@ -217,9 +249,12 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
         warnings.append(f"not scored: scenarios {unknown} are in the results but not in {manifest.scenario_paths}")
         records = [r for r in records if r.scenario_id in scenarios]
     warnings += _hash_warnings(records, scenarios)
+    judge = _judge_for(judge_model, judge_cache_dir)
+    if judge is not None and judge_api_base:
+        judge.api_base = judge_api_base
+    grounding = _grounding_for(judge)
     summary, samples = build_summary(manifest, records, scenarios, config=thresholds or VerdictConfig(),
-                                     judge=_judge_for(judge_model, judge_cache_dir), excluded=excluded,
-                                     warnings=warnings)
+                                     judge=judge, excluded=excluded, warnings=warnings, grounding=grounding)
     paths = {
         "summary.json": outputs.write_summary_json(run_dir, summary),
         "metrics.csv": outputs.write_metrics_csv(run_dir, summary["metrics"]),
@@ -255,7 +290,8 @@ def cli_report(args: Any) -> int:
         except ValidationError as exc:
             raise ReportError(f"bad threshold: {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}") from None
         outcome = build_report(Path(args.run_dir), judge_model=getattr(args, "judge_model", None),
-                               exclude=getattr(args, "exclude", None) or (), thresholds=thresholds)
+                               exclude=getattr(args, "exclude", None) or (), thresholds=thresholds,
+                               judge_api_base=getattr(args, "judge_api_base", None))
     except (ReportError, ResultsError, JudgeError, ScenarioError) as exc:
         print(f"recall-eval report: {exc}", file=sys.stderr)
         return 2

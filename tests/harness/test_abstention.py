@@ -100,3 +100,34 @@ def test_cue_start_lookahead_changes_no_result():
         for sentence in abstention._sentences(abstention._normalize(case["text"])):
             fast, slow = abstention._STRONG_RE.search(sentence), plain.search(sentence)
             assert (fast and fast.span()) == (slow and slow.span()), sentence
+
+
+def test_but_no_record_of_is_an_abstention_cue():
+    assert abstention_reason("I have 2 notes but no record of the date.") == 'sentence 1: "no record" (no record)'
+    assert not is_abstention("We compress the logs but no information is lost.")
+
+
+@pytest.mark.parametrize(("answer", "kept"), [
+    ("No, you never mentioned that.", "no,"),                       # a leading answer is its own clause
+    ("I don't know \u2014 I have no record of that.", ""),            # every clause abstains
+    ("I have 2 notes but no record of the date.", ""),              # one clause: all of it abstains
+    ("It's Postgres 15, but I don't know the minor version.", "it's postgres 15,"),
+    ("I don't have it saved, but it's Postgres 15.", "but it's postgres 15."),
+    ("I'm not sure, but I think it's Postgres 15.", "i'm not sure, but i think it's postgres 15."),  # hedges stay
+    ("Let me check. I couldn't find it. It may be in the wiki.", "let me check. it may be in the wiki."),
+    ("I, honestly, don't know.", ""),                               # a cue across clauses: the whole sentence
+    ('The file says "I don\'t know" twice.', 'the file says "i don\'t know" twice.'),  # quotes are not cues
+    ("Billing runs Postgres 15.", "billing runs postgres 15."),
+])
+def test_outside_abstention_removes_only_the_abstention_clauses(answer, kept):
+    from harness.abstention import ABSTENTION_GAP, outside_abstention
+
+    remainder = outside_abstention(answer)
+    assert " ".join(remainder.replace(ABSTENTION_GAP.strip(), " ").split()) == kept
+
+
+def test_removed_clause_leaves_a_gap_words_cannot_match_across():
+    from harness.abstention import outside_abstention
+    from harness.scoring import contains
+
+    assert not contains(outside_abstention("Postgres, I don't know which version, 15 maybe"), "postgres 15")

@@ -89,3 +89,75 @@ def test_judge_through_litellm_custom_provider(tmp_path):
     finally:
         litellm.custom_provider_map = before
     assert verdict.verdict == "fail" and verdict.reason == "vague"
+
+
+# ---- the rubric judge sees every positive check ----
+
+def test_rubric_judge_receives_every_positive_check(tmp_path):
+    from tests.harness.scoring_factories import make_record, make_scenario
+
+    from harness.report import build_summary
+    from harness.results import RunManifest
+    from harness.verdict import VerdictConfig
+
+    sc = make_scenario(expect={"rubric": "Pass only if it names sqlc and why.", "must_contain_any": ["n+1", "preload"],
+                               "must_contain_all": ["sqlc"], "must_match": [r"gorm\s+preload"],
+                               "adherence": {"must_match": [r"^- "], "must_contain_all": ["bullet"]}})
+    completer = _Scripted("sqlc")
+    judge = Judge(model="test/m", cache_dir=tmp_path, complete=completer)
+    manifest = RunManifest(run_id="r", harness_version="0", status="complete", started_at="t", models=["m"],
+                           arms=["recall"], epochs=1, seed=0, scenario_paths=[], scenario_ids=[sc.id],
+                           suite_hash="x", sample_count=1)
+    build_summary(manifest, [make_record(sc, "sqlc, because of N+1")], {sc.id: sc}, config=VerdictConfig(), judge=judge)
+    prompt = completer.prompts[0][-1]["content"]
+    assert 'states all of: "sqlc"' in prompt and 'states at least one of: "n+1" | "preload"' in prompt
+    assert r"matches the regular expression /gorm\s+preload/ (case-insensitive)" in prompt
+    assert r"its output matches the regular expression /^- /" in prompt
+    assert 'its output states all of: "bullet"' in prompt
+
+
+def test_expected_facts_show_regexes_as_regexes():
+    from harness.judge import expected_facts
+    from harness.scenarios.models import AnswerCheck
+
+    lines = expected_facts(AnswerCheck(must_match=[r"indent_size\s*=\s*2"]))
+    assert lines == [r"matches the regular expression /indent_size\s*=\s*2/ (case-insensitive)"]
+    assert expected_facts(AnswerCheck(must_not_contain=["tabs"])) == []  # negative checks are not facts
+
+
+# ---- Cohen's kappa ----
+
+@pytest.mark.parametrize(("labels", "predictions", "kappa"), [
+    ([1, 1, 0, 0], [1, 0, 0, 0], 0.5),
+    ([1, 1, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0], 0.0),          # never flags: 67% agreement, no skill
+    ([1, 0, 1, 0], [0, 1, 0, 1], -1.0),
+    ([1, 1, 1, 0, 0, 0, 0, 0, 0, 0], [1, 1, 0, 1, 0, 0, 0, 0, 0, 0], 1 - 0.2 / (1 - 0.58)),
+])
+def test_cohen_kappa_corrects_agreement_for_chance(labels, predictions, kappa):
+    from harness.judge import cohen_kappa
+
+    assert cohen_kappa([bool(x) for x in labels], [bool(x) for x in predictions]) == pytest.approx(kappa)
+
+
+def test_cohen_kappa_is_none_when_undefined():
+    from harness.judge import cohen_kappa
+
+    assert cohen_kappa([], []) is None and cohen_kappa([True, True], [True, True]) is None
+
+
+def test_rubric_calibration_reports_kappa(tmp_path):
+    honest = Judge(model="test/honest", cache_dir=tmp_path, complete=_LabelJudge())
+    result = calibrate(honest)
+    assert result.as_dict() == {"false_positive_rate": 0.0, "false_negative_rate": 0.0, "cohen_kappa": 1.0,
+                                "n": len(load_calibration())}
+
+
+class _LabelJudge:
+    """A rubric completer that returns each calibration item's own label (a perfect judge)."""
+
+    def __init__(self) -> None:
+        self.labels = {item["answer"]: item["label"] for item in load_calibration()}
+
+    def __call__(self, model, messages):
+        answer = messages[-1]["content"].split("<<<\n")[-1].rsplit("\n>>>", 1)[0]
+        return json.dumps({"verdict": self.labels[answer], "reason": "label"})

@@ -254,3 +254,154 @@ def test_latency_is_model_plus_tool_time_and_survives_the_cache():
     })
     fresh, again = score_sample(record, scenario), score_sample(cached, scenario)
     assert fresh.latency_s == again.latency_s == 1.5 + 0.001
+
+
+# ---- short gold strings and abstention clauses (issue 9: "I don't know" scored correct) ----
+
+@pytest.mark.parametrize(("answer", "needle", "found"), [
+    ("I don't know.", "No", False),                 # "no" inside "know"
+    ("That's not something I have.", "no", False),  # inside "not"
+    ("None of them.", "no", False),
+    ("No, you never mentioned it.", "no", True),
+    ("Nope - no.", "No", True),
+    ("Yes.", "yes", True),
+    ("Eyes on the dashboard.", "yes", False),
+    ("It was 12 days.", "2", False),                # a digit of a longer number
+    ("Indent by 2.5 spaces.", "2", False),          # a decimal
+    ("1,240 respondents", "240", False),            # after a thousands separator
+    ("I have 2 notes.", "2", True),
+    ("On the 2nd of June.", "2", True),             # an ordinal suffix is not another digit
+    ("Upgrade to python3.12 today.", "3.12", True),  # a letter before a number does not block it
+    ("Port 554321 is wrong.", "55432", False),      # a lone number of any length is bounded
+    ("localhost:55432", "55432", True),
+    ("我有2个笔记。", "2", True),                      # CJK neighbours never block
+    ("AWS SQS with a DLQ", "sqs", True),
+    ("The pricing was the reason.", "pric", True),  # longer strings stay substrings (stems)
+])
+def test_short_gold_strings_match_word_bounded(answer, needle, found):
+    assert contains(answer, needle) is found
+
+
+_YES_NO = {"must_contain_any": ["No"], "relevant_items": []}
+
+
+@pytest.mark.parametrize(("answer", "outcome"), [
+    ("I don't know \u2014 I have no record of that.", "abstained_wrongly"),  # the LoCoMo case: was "correct"
+    ("I don't know.", "abstained_wrongly"),
+    ("I don't know - there's no record of that in my notes.", "abstained_wrongly"),
+    ("No, you never mentioned that.", "correct"),
+    ("No \u2014 you never mentioned that.", "correct"),
+    ("No.", "correct"),
+    ("I'm not sure, but no, I don't think so.", "correct"),  # a hedge keeps what it states
+])
+def test_gold_no_is_answered_only_outside_the_abstention_clause(answer, outcome):
+    sc = make_scenario(expect=_YES_NO)
+    s = score_sample(make_record(sc, answer), sc)
+    assert s.outcome == outcome, s.scores[0].reason
+    assert s.continuity_correct is (outcome == "correct")
+
+
+@pytest.mark.parametrize(("answer", "gold", "abstained"), [
+    ("I have 2 notes but no record of the date.", "2", True),       # "2" only inside the abstention clause
+    ("I'm not sure, but I think it's 2.", "2", False),               # hedged, states it
+    ("It's Postgres 15, but I don't know the replica's version.", "Postgres 15", False),
+    ("I don't have that saved, but it's Postgres 15.", "Postgres 15", False),
+    ("I don't have any record of Postgres 15 being used.", "Postgres 15", True),
+    ('I have no record of "Postgres 15" being chosen.', "Postgres 15", True),  # quoted, inside the clause
+])
+def test_gold_inside_the_abstention_clause_does_not_make_an_answer(answer, gold, abstained):
+    sc = make_scenario(expect={"must_contain_any": [gold]})
+    s = score_sample(make_record(sc, answer), sc)
+    assert s.abstained is abstained, s.scores[0].reason
+
+
+def test_regex_gold_inside_the_abstention_clause_does_not_make_an_answer():
+    sc = make_scenario(expect={"must_contain_any": [], "must_match": [r"\bno\b"]})
+    assert score_sample(make_record(sc, "I don't know \u2014 I have no record of that."), sc).abstained is True
+    assert score_sample(make_record(sc, "No, you never told me that."), sc).outcome == "correct"
+
+
+# ---- every answer to an unanswerable scenario is an unsupported claim ----
+
+def test_answer_to_unanswerable_is_an_answered_unanswerable_claim():
+    sc = make_scenario(abstain=True, category="abstention")
+    s = score_sample(make_record(sc, "Your CI runs on CircleCI, pipeline payments-ci."), sc)
+    assert [(c.kind, c.text) for c in s.unsupported_claims] == [
+        ("answered_unanswerable", "Your CI runs on CircleCI, pipeline payments-ci.")]
+    assert s.unsupported and s.outcome == "wrong"
+
+
+@pytest.mark.parametrize("answer", ["I don't have any record of that.", "", "No record of a CI system."])
+def test_abstaining_or_empty_answer_to_unanswerable_is_no_claim(answer):
+    sc = make_scenario(abstain=True, category="abstention")
+    assert score_sample(make_record(sc, answer), sc).unsupported_claims == []
+
+
+def test_answered_answerable_scenario_gets_no_answered_unanswerable_claim():
+    s = score_sample(make_record(make_scenario(), "Billing runs MySQL."), make_scenario())
+    assert s.unsupported_claims == []
+
+
+def test_answered_unanswerable_counts_in_the_unsupported_claim_rate():
+    from harness.aggregate import aggregate
+
+    sc = make_scenario("abs-01", abstain=True, category="abstention")
+    scores = [score_sample(make_record(sc, "It's CircleCI.", arm="history_only"), sc),
+              score_sample(make_record(sc, "I don't know.", arm="recall"), sc)]
+    tables = aggregate(scores)
+    rate = {row["arm"]: row["value"] for row in tables["metrics"]
+            if row["metric"] == "unsupported_claim_rate" and row["category"] == "all"}
+    assert rate == {"history_only": 1.0, "recall": 0.0}
+
+
+def test_long_answer_to_unanswerable_is_excerpted_in_the_claim():
+    sc = make_scenario(abstain=True, category="abstention")
+    s = score_sample(make_record(sc, "CircleCI " * 100), sc)
+    assert len(s.unsupported_claims[0].text) == 200 and s.unsupported_claims[0].text.endswith("\u2026")
+
+
+# ---- grounding judge findings ----
+
+def _grounding(*claims: str, status: str = "ok"):
+    from harness.grounding import GroundingVerdict
+
+    return GroundingVerdict(status=status, unsupported=list(claims), raw="{}", model="m",
+                            error=None if status == "ok" else "no JSON list")
+
+
+def test_grounding_findings_are_ungrounded_claims():
+    sc = make_scenario()
+    s = score_sample(make_record(sc, "Postgres 15, on Cloud SQL."), sc, grounding=_grounding("on Cloud SQL"))
+    assert [(c.kind, c.text) for c in s.unsupported_claims] == [("ungrounded", "on Cloud SQL")]
+    assert s.grounding == "ungrounded" and s.continuity_correct is False
+    assert "'on Cloud SQL'" in next(x.reason for x in s.scores if x.name == "grounding")
+
+
+def test_grounded_answer_gets_no_claim():
+    sc = make_scenario()
+    s = score_sample(make_record(sc), sc, grounding=_grounding())
+    assert s.unsupported_claims == [] and s.grounding == "grounded" and s.continuity_correct is True
+
+
+def test_malformed_grounding_reply_is_recorded_not_counted():
+    sc = make_scenario()
+    s = score_sample(make_record(sc), sc, grounding=_grounding(status="malformed"))
+    assert s.unsupported_claims == [] and s.grounding == "malformed"
+    assert "unreadable" in next(x.reason for x in s.scores if x.name == "grounding")
+
+
+def test_grounding_is_ignored_when_the_answer_abstains():
+    sc = make_scenario(abstain=True, category="abstention")
+    s = score_sample(make_record(sc, "I don't know."), sc, grounding=_grounding("anything"))
+    assert s.unsupported_claims == [] and s.grounding is None
+
+
+@pytest.mark.parametrize(("answer", "gold"), [
+    ("I know you did: you mentioned it on Monday.", "No"),  # "no" inside "know"
+    ("It took 12 days.", "2"),                             # "2" inside "12"
+    ("Indentation is 2.5 spaces.", "2"),
+])
+def test_short_gold_inside_a_longer_word_or_number_is_not_stated(answer, gold):
+    sc = make_scenario(expect={"must_contain_any": [gold]})
+    s = score_sample(make_record(sc, answer), sc)
+    assert s.abstained is False and s.outcome == "wrong"
