@@ -258,19 +258,24 @@ def decide(aggregates: Mapping[str, list[Mapping[str, Any]]], models: Iterable[s
     }
 
 
+# Headlines whose full text is already printed as warnings (each bad line, the duplicates, foreign records).
+_WARNED = frozenset({"unusable_lines", "duplicates", "foreign"})
+
+
 def terminal_lines(outcome: Any, *, upper: bool = True) -> tuple[list[str], list[str]]:
     """What ``run`` and ``report`` print of a report: ``(stdout lines, stderr lines)``.
 
     The lead headlines come first (``incomplete: 79 of 180 samples ...``, the
     error count, low tool use), then ``verdict: STATUS`` and the reasons not
-    already said, then the other headlines as notes. Warnings go to stderr.
+    already said, then the other headlines as notes (those about reading the
+    results file print in full as warnings, on stderr).
     Works on any object with ``verdict`` and ``reasons`` (tests fake outcomes).
     """
     headlines = list(getattr(outcome, "headlines", None) or [])
     leads = [h["text"] for h in headlines if h.get("lead")]
     out = [*leads, f"verdict: {outcome.verdict.upper() if upper else outcome.verdict}"]
     out += [f"  - {reason}" for reason in outcome.reasons if reason not in leads]
-    out += [f"note: {h['text']}" for h in headlines if not h.get("lead")]
+    out += [f"note: {h['text']}" for h in headlines if not h.get("lead") and h.get("code") not in _WARNED]
     err = [f"warning: {w}" for w in getattr(outcome, "warnings", None) or []]
     return out, err
 

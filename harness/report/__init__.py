@@ -17,6 +17,7 @@ import datetime as _dt
 import fnmatch
 import gc
 import sys
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,7 +100,8 @@ def _sample_dict(record: SampleRecord, scenario: Scenario, scores: Any,
         "scores": scores.model_dump(include={"scores"})["scores"],
         "latency_s": record.wall_time_s, "prompt_tokens": scores.prompt_tokens,
         "completion_tokens": scores.completion_tokens, "tool_result_tokens": scores.tool_result_tokens,
-        "cost_usd": scores.cost_usd,
+        "cost_usd": scores.cost_usd, "cached": scores.cached,
+        "unsupported_kinds": dict(Counter(c.kind for c in scores.unsupported_claims)),
         "expected": expected if expected is not None else _expected_dict(scenario),
     }
 

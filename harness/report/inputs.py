@@ -57,7 +57,7 @@ class ReportInputs:
         if bad:
             why.append(f"{bad} unusable line(s) in {RESULTS_FILE}")
         if self.torn_last_line:
-            why.append(f"the last line of {RESULTS_FILE} is torn (an interrupted write)")
+            why.append(f"a torn last line in {RESULTS_FILE}, from an interrupted write")
         return why
 
     def warnings(self) -> list[str]:
@@ -118,7 +118,7 @@ def read_inputs(run_dir: Path, manifest: RunManifest, *, include_foreign: bool =
             foreign.update(reasons)
     if foreign and not include_foreign:
         raise ForeignRecordsError(
-            f"{path}: {len(foreign_ids)} record(s) are outside {manifest.run_id}'s run.json: {_describe(dict(foreign))} "
+            f"{path}: {len(foreign_ids)} record(s) are outside the run run.json describes: {_describe(dict(foreign))} "
             f"(run.json lists models {manifest.models}, arms {manifest.arms}, epochs 0-{manifest.epochs - 1} and "
             f"{len(manifest.scenario_ids)} scenario(s)). Lines of another run appended? Remove them, or pass "
             "--include-foreign to score them anyway"

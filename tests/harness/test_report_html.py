@@ -193,7 +193,7 @@ def test_paired_differences_use_the_metric_unit() -> None:
 
 def test_charts_are_inline_svg(parsed: _Page) -> None:
     svgs = [a for tag, a in parsed.tags if tag == "svg"]
-    assert len(svgs) == 2 + 2  # accuracy per model (2 models), latency, tokens
+    assert len(svgs) == 4 + 2 + 2  # paired effect per model x baseline (2 x 2), accuracy per model, latency, tokens
     assert all(a.get("role") == "img" and a.get("aria-label") for a in svgs)
     assert any(tag == "rect" for tag, _ in parsed.tags)
 
