@@ -114,7 +114,9 @@ def test_a_broken_results_line_is_named_and_the_report_still_built(tmp_path, sce
     assert cli_report(_args(run_dir)) == 0  # an extra bad line: every planned sample is still there
     captured = capsys.readouterr()
     assert "results.jsonl:3: not valid JSON" in captured.err and "Traceback" not in captured.err + captured.out
-    assert "note: 1 unusable line(s) in results.jsonl" in captured.out
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["run"]["unusable_lines"] == 1 and summary["run"]["complete"] is True
+    assert [h["code"] for h in summary["headlines"]].count("unusable_lines") == 1
 
 
 def test_cli_report_prints_verdict_first_and_gates(tmp_path, scenarios_patch, capsys):
