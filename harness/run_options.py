@@ -20,7 +20,7 @@ from typing import Any
 from harness import __version__
 from harness.arms import UnknownArmError, get_arm
 from harness.cache import DEFAULT_CACHE_DIR
-from harness.cli import DEFAULT_ARMS, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
+from harness.cli import DEFAULT_ARMS, DEFAULT_MAX_ERROR_RATE, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
 from harness.results import RESULTS_FILE, RunManifest, read_manifest
 from harness.scenarios.models import Scenario
 
@@ -73,7 +73,7 @@ class RunOptions:
     gate: bool = False
     progress: bool = True
     resume: bool = False
-    max_error_rate: float = 0.05
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE
 
     def parameters(self) -> dict[str, Any]:
         """What the manifest records beside its own fields (never environment values)."""

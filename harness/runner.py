@@ -309,7 +309,7 @@ def _build_report(options: RunOptions) -> int:
     from harness.report import build_report
     from harness.verdict import VerdictConfig, exit_code, terminal_lines
 
-    thresholds = VerdictConfig(max_error_rate=getattr(options, "max_error_rate", VerdictConfig().max_error_rate))
+    thresholds = VerdictConfig(max_error_rate=options.max_error_rate)
     try:
         outcome = build_report(options.run_dir, judge_model=options.judge_model, thresholds=thresholds)
     except Exception as exc:  # noqa: BLE001 - the results are safe; the report can be rebuilt

@@ -28,7 +28,8 @@ because no pass or fail can rest on data that are not all there:
 * ``inconclusive``: more than ``max_error_rate`` of the samples ended in error;
   the first reason gives the error count and rate.
 
-The checks' own status is kept as ``checks_status``.
+The checks' own status is kept as ``checks_status``. :func:`terminal_lines`
+and :func:`exit_code` are how ``run`` and ``report`` print a verdict and exit.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from harness.cli import DEFAULT_MAX_ERROR_RATE
 
 Status = Literal["pass", "fail", "inconclusive", "incomplete"]
 
@@ -52,7 +55,7 @@ class VerdictConfig(BaseModel):
     treatment_arm: str = "recall"
     baseline_arm: str = "history_only"
     min_paired_scenarios: int = Field(2, ge=1, description="Fewer paired scenarios than this is inconclusive")
-    max_error_rate: float = Field(0.05, ge=0.0, le=1.0,
+    max_error_rate: float = Field(DEFAULT_MAX_ERROR_RATE, ge=0.0, le=1.0,
                                   description="A larger share of error samples makes the verdict inconclusive")
 
 

@@ -13,6 +13,11 @@ from harness.results import MANIFEST_FILE, RESULTS_FILE, ModelCallLog, read_mani
 from tests.harness.scoring_factories import MODEL, make_record, paired_run, write_run
 
 
+def _use(monkeypatch: pytest.MonkeyPatch, scenarios: dict) -> None:
+    """Let the report find the hand-built scenarios (patched in the report module itself, whatever sys.modules holds)."""
+    monkeypatch.setitem(build_report.__globals__, "_load_scenarios", lambda manifest: scenarios)
+
+
 def _summary(run_dir: Path) -> dict:
     return json.loads((run_dir / "summary.json").read_text())
 
@@ -86,7 +91,7 @@ def test_include_foreign_scores_them_and_says_so(run, capsys, monkeypatch):
     other = [r.model_copy(update={"model": "other/model", "sample_id": r.sample_id.replace(MODEL, "other/model")})
              for r in paired_run(10, recall_right=9, history_right=2)[0]]
     _append(run_dir, *(r.model_dump_json() + "\n" for r in other))
-    monkeypatch.setattr("harness.report._load_scenarios", lambda manifest: scenarios)
+    _use(monkeypatch, scenarios)
     args = SimpleNamespace(run_dir=str(run_dir), judge_model=None, exclude=[], gate=False, include_foreign=False)
     assert cli_report(args) == 2
     assert "20 record(s) are outside" in capsys.readouterr().err
@@ -157,7 +162,7 @@ def test_planned_samples_come_from_the_manifest(run):
 
 def test_report_gate_exits_one_on_an_incomplete_run_and_zero_without_gate(run, monkeypatch, capsys):
     run_dir, scenarios = run
-    monkeypatch.setattr("harness.report._load_scenarios", lambda manifest: scenarios)
+    _use(monkeypatch, scenarios)
     _set_status(run_dir, "interrupted")
     args = SimpleNamespace(run_dir=str(run_dir), judge_model=None, exclude=[], gate=False)
     assert cli_report(args) == 0
@@ -181,7 +186,7 @@ def _with_errors(tmp_path: Path, errors: int, n: int = 10):
 
 def test_an_error_rate_above_the_maximum_is_inconclusive_led_by_the_error_count(tmp_path, monkeypatch, capsys):
     run_dir, scenarios = _with_errors(tmp_path, 3)  # 3 of 20 = 15%
-    monkeypatch.setattr("harness.report._load_scenarios", lambda manifest: scenarios)
+    _use(monkeypatch, scenarios)
     args = SimpleNamespace(run_dir=str(run_dir), judge_model=None, exclude=[], gate=False, max_error_rate=0.05)
     assert cli_report(args) == 1  # without --gate
     out = capsys.readouterr().out
@@ -228,7 +233,7 @@ def test_frames_read_the_last_record_of_each_sample(run, monkeypatch):
     from harness.report.frames import scores_frame
 
     run_dir, scenarios = run
-    monkeypatch.setattr("harness.report._load_scenarios", lambda manifest: scenarios)
+    _use(monkeypatch, scenarios)
     _append(run_dir, *_lines(run_dir)[:3], b"\xff\n")
     assert len(scores_frame(run_dir)) == 20
 
