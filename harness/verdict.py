@@ -216,6 +216,21 @@ def decide_model(aggregates: Mapping[str, list[Mapping[str, Any]]], model: str, 
     return ModelVerdict(status=_status(checks), reasons=reasons, checks=checks)
 
 
+def _run_checks(health: RunHealth, cfg: VerdictConfig) -> list[dict[str, Any]]:
+    """The run's own gates, for ``verdict.run_checks`` and junit.xml: every sample there, errors within bounds."""
+    rate = health.error_rate
+    errors = health.error_reason(cfg.max_error_rate)
+    rate_text = "n/a" if rate is None else f"{rate:.1%}"
+    return [
+        {"name": "run_complete", "passed": health.complete, "value": health.present, "threshold": health.planned,
+         "reason": (f"all {health.planned} planned samples present" if health.complete
+                    else health.incomplete_reason())},
+        {"name": "error_rate_within_max", "passed": errors is None, "value": rate, "threshold": cfg.max_error_rate,
+         "reason": errors or f"errors {health.errors} of {health.samples} samples ({rate_text}) "
+                             f"<= --max-error-rate {cfg.max_error_rate:g}"},
+    ]
+
+
 def decide(aggregates: Mapping[str, list[Mapping[str, Any]]], models: Iterable[str],
            config: VerdictConfig | None = None, *, health: RunHealth | None = None) -> dict[str, Any]:
     """The ``verdict`` block of ``summary.json``.
@@ -227,7 +242,8 @@ def decide(aggregates: Mapping[str, list[Mapping[str, Any]]], models: Iterable[s
         health: completeness and errors of the run; None trusts the data as complete and error-free.
 
     Returns:
-        ``{"status", "reasons", "checks_status", "per_model": {model: {"status", "reasons", "checks"}}, "config"}``.
+        ``{"status", "reasons", "checks_status", "run_checks", "per_model": {model: {"status", "reasons",
+        "checks"}}, "config"}``; ``run_checks`` is empty without ``health``.
     """
     cfg = config or VerdictConfig()
     models = sorted(set(models))
@@ -245,7 +261,9 @@ def decide(aggregates: Mapping[str, list[Mapping[str, Any]]], models: Iterable[s
             reasons += [prefix + r for r in v.reasons]
     checks_status = status
     lead: list[str] = []
+    run_checks: list[dict[str, Any]] = []
     if health is not None:
+        run_checks = _run_checks(health, cfg)
         if (errors := health.error_reason(cfg.max_error_rate)) is not None:
             status = "inconclusive"
             lead.append(errors)
@@ -256,6 +274,7 @@ def decide(aggregates: Mapping[str, list[Mapping[str, Any]]], models: Iterable[s
         "status": status,
         "reasons": lead + reasons,
         "checks_status": checks_status,
+        "run_checks": run_checks,
         "per_model": {m: v.model_dump() for m, v in per_model.items()},
         "config": cfg.model_dump(),
     }

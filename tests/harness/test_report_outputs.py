@@ -64,11 +64,26 @@ def test_junit_xml_parses_with_gates_cases_and_error_samples(tmp_path):
     root = ET.parse(run_dir / "junit.xml").getroot()
     suites = {s.get("name"): s for s in root.iter("testsuite")}
     assert [c.get("name") for c in suites["gates"]] == [
-        "continuity_improves", "unsupported_claims_within_tolerance", "no_tool_leakage", "no_answer_leakage"]
+        "continuity_improves", "unsupported_claims_within_tolerance", "no_tool_leakage", "no_answer_leakage",
+        "run_complete", "error_rate_within_max"]
+    error_gate = suites["gates"][-1].find("failure")  # 1 error in 17 samples is above the default 5%
+    assert error_gate is not None and error_gate.get("message").startswith("errors: 1 of 17 samples (5.9%)")
+    assert suites["gates"].get("failures") == "1" and suites["gates"][-2].find("failure") is None
     recall = suites["offline/reference / recall"]
     assert recall.get("tests") == "9" and recall.get("errors") == "1" and recall.get("failures") == "1"
     failure = next(c for c in recall if c.find("failure") is not None).find("failure")
     assert "continuity" in failure.get("message")
+
+
+def test_junit_xml_fails_the_run_complete_gate_of_an_incomplete_run(tmp_path):
+    run_dir, scenarios = _run(tmp_path)
+    lines = (run_dir / "results.jsonl").read_text().splitlines(keepends=True)
+    (run_dir / "results.jsonl").write_text("".join(lines[:-3]))
+    build_report(run_dir, scenarios=scenarios, thresholds=LENIENT)
+    root = ET.parse(run_dir / "junit.xml").getroot()
+    assert root.get("status") == "incomplete"
+    case = next(c for c in root.iter("testcase") if c.get("name") == "run_complete")
+    assert case.find("failure").get("message").startswith("incomplete: 14 of 17 samples")
 
 
 def test_junit_xml_survives_control_characters_in_answers(tmp_path):
