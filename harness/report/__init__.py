@@ -101,7 +101,7 @@ def _sample_dict(record: SampleRecord, scenario: Scenario, scores: Any,
         "latency_s": record.wall_time_s, "prompt_tokens": scores.prompt_tokens,
         "completion_tokens": scores.completion_tokens, "tool_result_tokens": scores.tool_result_tokens,
         "cost_usd": scores.cost_usd, "cached": scores.cached,
-        "unsupported_kinds": dict(Counter(c.kind for c in scores.unsupported_claims)),
+        "unsupported_kinds": dict(Counter(c.kind for c in claims)) if (claims := scores.unsupported_claims) else {},
         "expected": expected if expected is not None else _expected_dict(scenario),
     }
 
@@ -284,7 +284,7 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
 
 
 def _thresholds_from_args(args: Any) -> VerdictConfig:
-    """``--min-gain``, ``--unsupported-tolerance``, ``--max-error-rate`` (when the parser has them) as a VerdictConfig."""
+    """``--min-gain``, ``--unsupported-tolerance``, ``--max-error-rate`` (when given) as a VerdictConfig."""
     values = {}
     if getattr(args, "min_gain", None) is not None:
         values["min_continuity_gain"] = args.min_gain

@@ -59,7 +59,7 @@ def unsupported_by_kind(scored: Sequence[SampleScores]) -> list[dict[str, Any]]:
     claims: Counter[tuple[str, str, str]] = Counter()
     samples: Counter[tuple[str, str, str]] = Counter()
     for s in scored:
-        if s.status != "ok":
+        if s.status != "ok" or not s.unsupported_claims:
             continue
         kinds = Counter(c.kind for c in s.unsupported_claims)
         for kind, n in kinds.items():
@@ -85,8 +85,8 @@ def _below_mde(summary: Mapping[str, Any], cfg: VerdictConfig) -> list[str]:
             continue
         out.append(f"{mde['model']}: the observed continuity difference {row['diff']:+.2f} ({cfg.treatment_arm} - "
                    f"{cfg.baseline_arm}) is below the suite's minimum detectable effect {mde['mde']:.2f} "
-                   f"({mde.get('n_scenarios')} scenarios, 80% power): the suite is too small to detect an effect of this "
-                   "size reliably")
+                   f"({mde.get('n_scenarios')} scenarios, 80% power): the suite is too small to detect an effect "
+                   "of this size reliably")
     return out
 
 
