@@ -450,3 +450,14 @@ def test_tool_use_per_arm_is_shown_in_the_verdict() -> None:
     summary["tool_use"] = [{"model": "openai/gpt-4o-mini", "arm": "recall", "offered": 5, "used": 0, "rate": 0.0}]
     text = " ".join(_parse(render_html(summary, samples)).text)
     assert "recall 0.00 (0 of 5)" in text.replace("  ", " ")
+
+
+def test_every_chart_is_well_formed_svg() -> None:
+    import xml.etree.ElementTree as ET
+
+    summary, samples = make_report_data(n_scenarios=7)
+    summary["paired"][-1]["diff"] = None  # a row without a difference: drawn as missing
+    svgs = re.findall(r"<svg .*?</svg>", render_html(summary, samples), flags=re.S)
+    assert len(svgs) >= 4
+    for svg in svgs:
+        ET.fromstring(svg.replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1))

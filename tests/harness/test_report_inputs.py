@@ -241,3 +241,16 @@ def test_frames_read_the_last_record_of_each_sample(run, monkeypatch):
 def test_thresholds_reject_an_error_rate_outside_zero_to_one():
     with pytest.raises(ValueError):
         VerdictConfig(max_error_rate=1.5)
+
+
+@pytest.mark.parametrize("command", ["run", "report"])
+def test_max_error_rate_flag_takes_a_share_and_refuses_others(command, capsys):
+    from harness.cli import build_parser
+
+    parser = build_parser()
+    extra = ["RUN"] if command == "report" else []
+    assert parser.parse_args([command, *extra]).max_error_rate == 0.05
+    assert parser.parse_args([command, *extra, "--max-error-rate", "0.2"]).max_error_rate == 0.2
+    with pytest.raises(SystemExit) as caught:
+        parser.parse_args([command, *extra, "--max-error-rate", "5"])
+    assert caught.value.code == 2 and "outside 0..1" in capsys.readouterr().err
