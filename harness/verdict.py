@@ -242,8 +242,9 @@ def decide(aggregates: Mapping[str, list[Mapping[str, Any]]], models: Iterable[s
         health: completeness and errors of the run; None trusts the data as complete and error-free.
 
     Returns:
-        ``{"status", "reasons", "checks_status", "run_checks", "per_model": {model: {"status", "reasons",
-        "checks"}}, "config"}``; ``run_checks`` is empty without ``health``.
+        ``{"status", "reasons", "checks_status", "run_checks", "per_model": {model: {"status",
+        "checks_status", "reasons", "checks"}}, "config"}``; ``run_checks`` is empty without ``health``.
+        An incomplete run or too many errors set every model's ``status`` too.
     """
     cfg = config or VerdictConfig()
     models = sorted(set(models))
@@ -270,12 +271,18 @@ def decide(aggregates: Mapping[str, list[Mapping[str, Any]]], models: Iterable[s
         if not health.complete:
             status = "incomplete"
             lead.insert(0, health.incomplete_reason())
+    models_out = {}
+    for m, v in per_model.items():
+        dumped = v.model_dump() | {"checks_status": v.status}
+        if lead:  # what overrides the run's verdict overrides each model's: no model passes or fails on it
+            dumped["status"] = status
+        models_out[m] = dumped
     return {
         "status": status,
         "reasons": lead + reasons,
         "checks_status": checks_status,
         "run_checks": run_checks,
-        "per_model": {m: v.model_dump() for m, v in per_model.items()},
+        "per_model": models_out,
         "config": cfg.model_dump(),
     }
 

@@ -61,6 +61,7 @@ def render_html(summary: dict[str, Any], samples: list[dict[str, Any]]) -> str:
         "run": summary.get("run") or {},
         "verdict": summary.get("verdict") or {},
         "headlines": [h for h in summary.get("headlines") or [] if isinstance(h, dict)],
+        "reasons": _reasons(summary),
         "tool_use": summary.get("tool_use") or [],
         "unsupported_kinds": _unsupported_kinds(summary),
         "effect_charts": charts.effect_charts(summary),
@@ -154,6 +155,12 @@ def _paired_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
         return (key[0], *(arms.index(a) if a in arms else len(arms) for a in key[1:]), key)
 
     return [blocks[key] for key in sorted(blocks, key=order)]
+
+
+def _reasons(summary: dict[str, Any]) -> list[str]:
+    """The verdict's reasons, less those the lead headlines above them already say."""
+    leads = {h.get("text") for h in summary.get("headlines") or [] if isinstance(h, dict) and h.get("lead")}
+    return [r for r in (summary.get("verdict") or {}).get("reasons") or [] if r not in leads]
 
 
 def _unsupported_kinds(summary: dict[str, Any]) -> list[dict[str, Any]]:

@@ -461,3 +461,11 @@ def test_every_chart_is_well_formed_svg() -> None:
     assert len(svgs) >= 4
     for svg in svgs:
         ET.fromstring(svg.replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1))
+
+
+def test_a_lead_headline_is_not_repeated_as_a_reason() -> None:
+    summary, samples = make_report_data(n_scenarios=2)
+    lead = "incomplete: 5 of 9 samples; every figure covers only these"
+    summary["headlines"] = [{"code": "incomplete", "lead": True, "text": lead}]
+    summary["verdict"]["reasons"].insert(0, lead)
+    assert render_html(summary, samples).count(lead) == 1

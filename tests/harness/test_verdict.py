@@ -154,3 +154,10 @@ def test_terminal_lines_put_leads_before_the_verdict_and_say_them_once():
     out, err = terminal_lines(outcome)
     assert out == [lead, "verdict: INCOMPLETE", "  - continuity +0.10", "note: 4 of 4 samples came from the cache"]
     assert err == ["warning: w"]
+
+
+def test_no_model_passes_or_fails_on_an_incomplete_run():
+    v = _with_health(RunHealth(planned=30, present=20, samples=20))
+    (model,) = v["per_model"].values()
+    assert model["status"] == "incomplete" and model["checks_status"] == "pass"
+    assert _with_health(RunHealth(planned=20, present=20, samples=20))["per_model"][MODEL]["status"] == "pass"
