@@ -43,6 +43,29 @@ _HANDLERS = {
 }
 
 
+# A larger share of error samples makes the verdict inconclusive (and `run`/`report` exit 1).
+DEFAULT_MAX_ERROR_RATE = 0.05
+
+
+def _rate(text: str) -> float:
+    """An argparse type: a share between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give a share such as 0.05") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is outside 0..1; give a share such as 0.05 (5%)")
+    return value
+
+
+def _add_max_error_rate(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-error-rate", type=_rate, default=DEFAULT_MAX_ERROR_RATE, metavar="X",
+        help=f"above this share of error samples the verdict is inconclusive, the error count leads the summary "
+             f"and the command exits 1, with or without --gate (default {DEFAULT_MAX_ERROR_RATE:g})",
+    )
+
+
 def _add_scenario_filters(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--id", action="append", default=[], metavar="ID", help="only this scenario id (glob; repeatable)")
     parser.add_argument("--category", action="append", default=[], help="only this category (repeatable)")
@@ -92,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache-dir", metavar="DIR", help="response cache folder (default .recall-eval-cache)")
     p.add_argument("--judge-model", metavar="M", help="litellm model for rubric scenarios and the grounding judge, which lists unsupported specifics in every answer (optional)")
     p.add_argument("--gate", action="store_true", help="exit 1 when the verdict is not pass")
+    _add_max_error_rate(p)
     p.add_argument("--no-progress", action="store_true", help="plain log lines even on a terminal")
 
     p = sub.add_parser("report", help="rebuild summary.json, metrics.csv, junit.xml and index.html from a run folder")
@@ -99,7 +123,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge-model", metavar="M", help="litellm model for rubric scenarios and the grounding judge, which lists unsupported specifics in every answer (optional)")
     p.add_argument("--judge-api-base", metavar="URL", help="endpoint of an OpenAI-compatible server for --judge-model (e.g. a local llama.cpp server)")
     p.add_argument("--exclude", action="append", default=[], metavar="ID", help="leave a scenario out (a known-bad answer key)")
-    p.add_argument("--gate", action="store_true", help="exit 1 when the verdict is not pass")
+    p.add_argument("--gate", action="store_true", help="exit 1 when the verdict is not pass (incomplete included)")
+    _add_max_error_rate(p)
+    p.add_argument("--include-foreign", action="store_true",
+                   help="score records whose model, arm, scenario or epoch run.json does not list (refused otherwise)")
     p.add_argument("--min-gain", type=float, metavar="X", help="paired CI lower bound of the accuracy gain must exceed X (default 0)")
     p.add_argument("--unsupported-tolerance", type=float, metavar="X", help="allowed rise of the unsupported-claim rate, CI upper bound (default 0.02)")
 

@@ -20,7 +20,7 @@ from typing import Any
 from harness import __version__
 from harness.arms import UnknownArmError, get_arm
 from harness.cache import DEFAULT_CACHE_DIR
-from harness.cli import DEFAULT_ARMS, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
+from harness.cli import DEFAULT_ARMS, DEFAULT_MAX_ERROR_RATE, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
 from harness.results import RESULTS_FILE, RunManifest, read_manifest
 from harness.scenarios.models import Scenario
 
@@ -73,6 +73,7 @@ class RunOptions:
     gate: bool = False
     progress: bool = True
     resume: bool = False
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE
 
     def parameters(self) -> dict[str, Any]:
         """What the manifest records beside its own fields (never environment values)."""
@@ -252,6 +253,7 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         cache_dir=Path(args.cache_dir or (previous.parameters.get("cache_dir") if previous else None) or DEFAULT_CACHE_DIR),
         judge_model=args.judge_model or (previous.parameters.get("judge_model") if previous else None),
         gate=bool(args.gate),
+        max_error_rate=getattr(args, "max_error_rate", RunOptions.max_error_rate),
         progress=not args.no_progress,
         resume=previous is not None,
         **values,

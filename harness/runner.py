@@ -300,20 +300,28 @@ def _previous_ok(results: Path) -> list[SampleRecord]:
 
 
 def _build_report(options: RunOptions) -> int:
-    from harness.report import build_report
+    """Build the run's report and print its verdict, leads first; the exit code of ``run``.
 
+    Non-zero when the report cannot be built (2), and (1) when the run is
+    incomplete, its error rate is above ``--max-error-rate``, or ``--gate``
+    is given and the verdict is not pass.
+    """
+    from harness.report import build_report
+    from harness.verdict import VerdictConfig, exit_code, terminal_lines
+
+    thresholds = VerdictConfig(max_error_rate=options.max_error_rate)
     try:
-        outcome = build_report(options.run_dir, judge_model=options.judge_model)
+        outcome = build_report(options.run_dir, judge_model=options.judge_model, thresholds=thresholds)
     except Exception as exc:  # noqa: BLE001 - the results are safe; the report can be rebuilt
         print(f"error: report not built ({type(exc).__name__}: {exc}). Retry with: recall-eval report {options.run_dir}", file=sys.stderr)
         return 2
-    print(f"verdict: {outcome.verdict}")
-    for reason in outcome.reasons:
-        print(f"  - {reason}")
-    for warning in getattr(outcome, "warnings", None) or []:
-        print(f"warning: {warning}", file=sys.stderr)
+    out, err = terminal_lines(outcome, upper=False)
+    for line in out:
+        print(line)
+    for line in err:
+        print(line, file=sys.stderr)
     print(f"report: {outcome.index_html}")
-    return 1 if options.gate and outcome.verdict != "pass" else 0
+    return exit_code(outcome, gate=options.gate, incomplete_fails=True)
 
 
 def register_offline() -> None:

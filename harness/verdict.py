@@ -17,6 +17,19 @@ cannot decide (arm missing, every sample an error, fewer paired scenarios than
 ``min_paired_scenarios``). A model fails if any check fails, else is
 inconclusive if any is undecided, else passes. Overall: fail if any model
 fails, else inconclusive if any is inconclusive (or there are no models), else pass.
+
+Two facts about the run itself override what the checks say (:class:`RunHealth`),
+because no pass or fail can rest on data that are not all there:
+
+* ``incomplete``: the run did not finish (``run.json`` status is not
+  ``complete``) or fewer usable records than planned were read (a torn or
+  corrupt line, an empty file). The first reason reads ``incomplete: N of M
+  samples (why)``.
+* ``inconclusive``: more than ``max_error_rate`` of the samples ended in error;
+  the first reason gives the error count and rate.
+
+The checks' own status is kept as ``checks_status``. :func:`terminal_lines`
+and :func:`exit_code` are how ``run`` and ``report`` print a verdict and exit.
 """
 
 from __future__ import annotations
@@ -26,11 +39,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Status = Literal["pass", "fail", "inconclusive"]
+from harness.cli import DEFAULT_MAX_ERROR_RATE
+
+Status = Literal["pass", "fail", "inconclusive", "incomplete"]
 
 
 class VerdictConfig(BaseModel):
-    """Thresholds of the verdict (CLI: ``--min-gain``, ``--unsupported-tolerance``)."""
+    """Thresholds of the verdict (CLI: ``--min-gain``, ``--unsupported-tolerance``, ``--max-error-rate``)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -40,6 +55,43 @@ class VerdictConfig(BaseModel):
     treatment_arm: str = "recall"
     baseline_arm: str = "history_only"
     min_paired_scenarios: int = Field(2, ge=1, description="Fewer paired scenarios than this is inconclusive")
+    max_error_rate: float = Field(DEFAULT_MAX_ERROR_RATE, ge=0.0, le=1.0,
+                                  description="A larger share of error samples makes the verdict inconclusive")
+
+
+class RunHealth(BaseModel):
+    """What the verdict must know about the run beyond its scores: is it all there, and did it work?"""
+
+    model_config = ConfigDict(frozen=True)
+
+    planned: int = Field(description="Samples run.json planned (scenarios x arms x models x epochs)")
+    present: int = Field(description="Usable records of those planned samples (one per sample id)")
+    run_status: str = Field("complete", description="run.json status")
+    why: tuple[str, ...] = Field((), description="Other reasons the data are short: unusable lines, a torn line")
+    errors: int = Field(0, description="Error samples among those scored")
+    samples: int = Field(0, description="Samples scored (errors included, excluded scenarios not)")
+
+    @property
+    def complete(self) -> bool:
+        return self.run_status == "complete" and self.present >= self.planned
+
+    @property
+    def error_rate(self) -> float | None:
+        return self.errors / self.samples if self.samples else None
+
+    def incomplete_reason(self) -> str:
+        """``incomplete: 79 of 180 samples (run.json status 'running'); ...`` (only meaningful when not complete)."""
+        why = ([] if self.run_status == "complete" else [f"run.json status {self.run_status!r}"]) + list(self.why)
+        return (f"incomplete: {self.present} of {self.planned} samples" + (f" ({'; '.join(why)})" if why else "")
+                + "; every figure covers only these, so there is no pass or fail")
+
+    def error_reason(self, max_error_rate: float) -> str | None:
+        """The error count and rate, when the rate is above ``max_error_rate``; else None."""
+        rate = self.error_rate
+        if rate is None or rate <= max_error_rate:
+            return None
+        return (f"errors: {self.errors} of {self.samples} samples ({rate:.1%}) ended in error, above "
+                f"--max-error-rate {max_error_rate:g}; the comparison rests on the rest and is not trusted")
 
 
 class Check(BaseModel):
@@ -81,9 +133,15 @@ def _find(rows: Iterable[Mapping[str, Any]], **match: Any) -> Mapping[str, Any] 
     return next((r for r in rows if all(r.get(k) == v for k, v in match.items())), None)
 
 
+def _find_overall(rows: Iterable[Mapping[str, Any]], **match: Any) -> Mapping[str, Any] | None:
+    """Like :func:`_find` among rows over every category (``category`` "all", or no category key)."""
+    return _find((r for r in rows if r.get("category", "all") == "all"), **match)
+
+
 def _continuity(paired: list[Mapping[str, Any]], model: str, cfg: VerdictConfig, missing: str | None) -> Check:
     name, threshold = "continuity_improves", cfg.min_continuity_gain
-    row = _find(paired, model=model, metric="continuity_accuracy", arm_a=cfg.baseline_arm, arm_b=cfg.treatment_arm)
+    row = _find_overall(paired, model=model, metric="continuity_accuracy", arm_a=cfg.baseline_arm,
+                        arm_b=cfg.treatment_arm)
     if missing or row is None or row["ci_low"] is None:
         why = missing or f"no paired {cfg.treatment_arm} vs {cfg.baseline_arm} accuracy"
         return Check(name=name, passed=None, threshold=threshold, reason=f"continuity undecided: {why}")
@@ -100,7 +158,8 @@ def _continuity(paired: list[Mapping[str, Any]], model: str, cfg: VerdictConfig,
 
 def _unsupported(paired: list[Mapping[str, Any]], model: str, cfg: VerdictConfig, missing: str | None) -> Check:
     name, threshold = "unsupported_claims_within_tolerance", cfg.unsupported_tolerance
-    row = _find(paired, model=model, metric="unsupported_claim_rate", arm_a=cfg.baseline_arm, arm_b=cfg.treatment_arm)
+    row = _find_overall(paired, model=model, metric="unsupported_claim_rate", arm_a=cfg.baseline_arm,
+                        arm_b=cfg.treatment_arm)
     if missing or row is None or row["ci_high"] is None:
         why = missing or "no paired unsupported-claim rate"
         return Check(name=name, passed=None, threshold=threshold, reason=f"unsupported claims undecided: {why}")
@@ -157,12 +216,35 @@ def decide_model(aggregates: Mapping[str, list[Mapping[str, Any]]], model: str, 
     return ModelVerdict(status=_status(checks), reasons=reasons, checks=checks)
 
 
+def _run_checks(health: RunHealth, cfg: VerdictConfig) -> list[dict[str, Any]]:
+    """The run's own gates, for ``verdict.run_checks`` and junit.xml: every sample there, errors within bounds."""
+    rate = health.error_rate
+    errors = health.error_reason(cfg.max_error_rate)
+    rate_text = "n/a" if rate is None else f"{rate:.1%}"
+    return [
+        {"name": "run_complete", "passed": health.complete, "value": health.present, "threshold": health.planned,
+         "reason": (f"all {health.planned} planned samples present" if health.complete
+                    else health.incomplete_reason())},
+        {"name": "error_rate_within_max", "passed": errors is None, "value": rate, "threshold": cfg.max_error_rate,
+         "reason": errors or f"errors {health.errors} of {health.samples} samples ({rate_text}) "
+                             f"<= --max-error-rate {cfg.max_error_rate:g}"},
+    ]
+
+
 def decide(aggregates: Mapping[str, list[Mapping[str, Any]]], models: Iterable[str],
-           config: VerdictConfig | None = None) -> dict[str, Any]:
+           config: VerdictConfig | None = None, *, health: RunHealth | None = None) -> dict[str, Any]:
     """The ``verdict`` block of ``summary.json``.
 
+    Args:
+        aggregates: the tables of :func:`harness.aggregate.aggregate`.
+        models: the models scored.
+        config: thresholds; defaults to :class:`VerdictConfig`.
+        health: completeness and errors of the run; None trusts the data as complete and error-free.
+
     Returns:
-        ``{"status", "reasons", "per_model": {model: {"status", "reasons", "checks"}}, "config"}``.
+        ``{"status", "reasons", "checks_status", "run_checks", "per_model": {model: {"status",
+        "checks_status", "reasons", "checks"}}, "config"}``; ``run_checks`` is empty without ``health``.
+        An incomplete run or too many errors set every model's ``status`` too.
     """
     cfg = config or VerdictConfig()
     models = sorted(set(models))
@@ -178,9 +260,64 @@ def decide(aggregates: Mapping[str, list[Mapping[str, Any]]], models: Iterable[s
         for model, v in sorted(per_model.items(), key=lambda kv: (rank[kv[1].status], kv[0])):
             prefix = f"{model}: " if len(per_model) > 1 else ""
             reasons += [prefix + r for r in v.reasons]
+    checks_status = status
+    lead: list[str] = []
+    run_checks: list[dict[str, Any]] = []
+    if health is not None:
+        run_checks = _run_checks(health, cfg)
+        if (errors := health.error_reason(cfg.max_error_rate)) is not None:
+            status = "inconclusive"
+            lead.append(errors)
+        if not health.complete:
+            status = "incomplete"
+            lead.insert(0, health.incomplete_reason())
+    models_out = {}
+    for m, v in per_model.items():
+        dumped = v.model_dump() | {"checks_status": v.status}
+        if lead:  # what overrides the run's verdict overrides each model's: no model passes or fails on it
+            dumped["status"] = status
+        models_out[m] = dumped
     return {
         "status": status,
-        "reasons": reasons,
-        "per_model": {m: v.model_dump() for m, v in per_model.items()},
+        "reasons": lead + reasons,
+        "checks_status": checks_status,
+        "run_checks": run_checks,
+        "per_model": models_out,
         "config": cfg.model_dump(),
     }
+
+
+# Headlines whose full text is already printed as warnings (each bad line, the duplicates, foreign records).
+_WARNED = frozenset({"unusable_lines", "duplicates", "foreign"})
+
+
+def terminal_lines(outcome: Any, *, upper: bool = True) -> tuple[list[str], list[str]]:
+    """What ``run`` and ``report`` print of a report: ``(stdout lines, stderr lines)``.
+
+    The lead headlines come first (``incomplete: 79 of 180 samples ...``, the
+    error count, low tool use), then ``verdict: STATUS`` and the reasons not
+    already said, then the other headlines as notes (those about reading the
+    results file print in full as warnings, on stderr).
+    Works on any object with ``verdict`` and ``reasons`` (tests fake outcomes).
+    """
+    headlines = list(getattr(outcome, "headlines", None) or [])
+    leads = [h["text"] for h in headlines if h.get("lead")]
+    out = [*leads, f"verdict: {outcome.verdict.upper() if upper else outcome.verdict}"]
+    out += [f"  - {reason}" for reason in outcome.reasons if reason not in leads]
+    out += [f"note: {h['text']}" for h in headlines if not h.get("lead") and h.get("code") not in _WARNED]
+    err = [f"warning: {w}" for w in getattr(outcome, "warnings", None) or []]
+    return out, err
+
+
+def exit_code(outcome: Any, *, gate: bool, incomplete_fails: bool = False) -> int:
+    """The exit code a report's verdict asks for: 1 or 0.
+
+    1 when the error rate is above ``--max-error-rate`` (always), when the run
+    is incomplete and ``incomplete_fails`` (``run``) or ``gate``, and with
+    ``gate`` whenever the verdict is not pass.
+    """
+    if getattr(outcome, "too_many_errors", False):
+        return 1
+    if outcome.verdict == "incomplete" and (gate or incomplete_fails):
+        return 1
+    return 1 if gate and outcome.verdict != "pass" else 0

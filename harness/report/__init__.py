@@ -1,10 +1,13 @@
 """Build every report of a run folder from its results, never calling the agent model.
 
-``build_report(run_dir)`` reads ``run.json`` and ``results.jsonl``, loads the
-scenarios the manifest names, scores each sample (optionally with a judge for
-rubric scenarios), aggregates, decides the verdict and writes
-``summary.json``, ``metrics.csv``, ``scores.jsonl``, ``junit.xml`` and
-``index.html``. ``recall-eval report RUN_DIR`` is :func:`cli_report`.
+``build_report(run_dir)`` reads ``run.json`` and ``results.jsonl`` (leniently:
+one record per sample id, bad lines named, records outside ``run.json``
+refused; see :mod:`harness.report.inputs`), loads the scenarios the manifest
+names, scores each sample (optionally with a judge for rubric scenarios),
+aggregates, decides the verdict, finds the headlines a reader must see first
+(:mod:`harness.report.headlines`) and writes ``summary.json``,
+``metrics.csv``, ``scores.jsonl``, ``junit.xml`` and ``index.html``.
+``recall-eval report RUN_DIR`` is :func:`cli_report`.
 """
 
 from __future__ import annotations
@@ -14,19 +17,21 @@ import datetime as _dt
 import fnmatch
 import gc
 import sys
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness import __version__
-from harness.results import RESULTS_FILE, ResultsError, SampleRecord, iter_records, read_manifest
+from harness.results import RESULTS_FILE, ResultsError, SampleRecord, read_manifest
 from harness.scenarios.models import Scenario
-from harness.verdict import VerdictConfig
+from harness.verdict import RunHealth, VerdictConfig, exit_code, terminal_lines
 
 SUMMARY_SCHEMA_VERSION = 1
 
-__all__ = ["ReportError", "ReportOutcome", "VerdictConfig", "build_report", "cli_report", "build_summary"]
+__all__ = ["ReportError", "ReportOutcome", "VerdictConfig", "build_report", "cli_report", "build_summary",
+           "exit_code", "terminal_lines"]
 
 
 class ReportError(Exception):
@@ -43,6 +48,10 @@ class ReportOutcome:
     summary_json: Path
     paths: dict[str, Path] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    #: ``summary.json``'s headlines: ``{"code", "lead", "text"}``, leads first.
+    headlines: list[dict[str, Any]] = field(default_factory=list)
+    #: The error rate was above ``--max-error-rate``.
+    too_many_errors: bool = False
 
 
 def _load_scenarios(manifest: Any) -> dict[str, Scenario]:
@@ -91,7 +100,8 @@ def _sample_dict(record: SampleRecord, scenario: Scenario, scores: Any,
         "scores": scores.model_dump(include={"scores"})["scores"],
         "latency_s": record.wall_time_s, "prompt_tokens": scores.prompt_tokens,
         "completion_tokens": scores.completion_tokens, "tool_result_tokens": scores.tool_result_tokens,
-        "cost_usd": scores.cost_usd,
+        "cost_usd": scores.cost_usd, "cached": scores.cached,
+        "unsupported_kinds": dict(Counter(c.kind for c in claims)) if (claims := scores.unsupported_claims) else {},
         "expected": expected if expected is not None else _expected_dict(scenario),
     }
 
@@ -133,28 +143,39 @@ def _judge_block(judge: Any, grounding: Any, judged: int, ungrounded: int) -> di
 
 def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Mapping[str, Scenario], *,
                   config: VerdictConfig, judge: Any = None, excluded: Sequence[str] = (),
-                  warnings: Sequence[str] = (), grounding: Any = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+                  warnings: Sequence[str] = (), grounding: Any = None,
+                  inputs: Any = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Score, aggregate and decide; returns ``(summary, samples)`` (pure apart from judge calls).
 
     ``judge`` grades rubric scenarios; ``grounding`` (:class:`harness.grounding.GroundingJudge`)
-    looks for unsupported specifics in every answered sample.
+    looks for unsupported specifics in every answered sample. ``inputs`` is the
+    :class:`harness.report.inputs.ReportInputs` the records came from (completeness, bad lines,
+    duplicates); None treats ``records`` as the whole, clean run.
     """
     from harness.aggregate import AggregateConfig, aggregate
     from harness.grounding import visible_context
     from harness.judge import expected_facts
+    from harness.report.headlines import headlines, tool_use, unsupported_by_kind
+    from harness.report.inputs import ReportInputs
     from harness.scoring import score_sample
     from harness.verdict import decide
 
+    if inputs is None:
+        inputs = ReportInputs(records=list(records), planned=len(records), present=len(records), run_status="complete")
     scored, samples = [], []
     expected: dict[str, dict[str, Any]] = {}
+    unjudged: set[str] = set()
     for record in records:
         scenario = scenarios[record.scenario_id]
         if record.scenario_id not in expected:
             expected[record.scenario_id] = _expected_dict(scenario)
         verdict = None
-        if judge is not None and scenario.expect.rubric and record.status == "ok":
-            facts = expected_facts(scenario.expect, scenario.expect.adherence)
-            verdict = judge(scenario.probe.message, scenario.expect.rubric, facts, record.final_answer or "")
+        if scenario.expect.rubric and record.status == "ok":
+            if judge is None:
+                unjudged.add(record.scenario_id)
+            else:
+                facts = expected_facts(scenario.expect, scenario.expect.adherence)
+                verdict = judge(scenario.probe.message, scenario.expect.rubric, facts, record.final_answer or "")
         scores = score_sample(record, scenario, judge=verdict)
         if grounding is not None and scores.status == "ok" and scores.answered:
             found = grounding(visible_context(record.messages), record.final_answer or "")
@@ -163,7 +184,10 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
         samples.append(_sample_dict(record, scenario, scores, expected[record.scenario_id]))
     agg_cfg = AggregateConfig(treatment_arm=config.treatment_arm, baseline_arm=config.baseline_arm, alpha=config.alpha)
     tables = aggregate(scored, titles={sid: s.title for sid, s in scenarios.items()}, config=agg_cfg)
-    verdict_block = decide(tables, {s.model for s in scored}, config)
+    errors = sum(r.status == "error" for r in records)
+    health = RunHealth(planned=inputs.planned, present=inputs.present, run_status=inputs.run_status,
+                       why=tuple(inputs.why_short()), errors=errors, samples=len(records))
+    verdict_block = decide(tables, {s.model for s in scored}, config, health=health)
     judge_block = _judge_block(judge, grounding, sum(s.grounding is not None for s in scored),
                                sum(s.grounding == "ungrounded" for s in scored))
     summary = {
@@ -171,17 +195,30 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
         "generated_at": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "harness_version": __version__,
         "verdict": verdict_block,
+        "headlines": [],
         "run": {
             "run_id": manifest.run_id, "models": list(manifest.models), "arms": list(manifest.arms),
             "epochs": manifest.epochs, "seed": manifest.seed, "suite_hash": manifest.suite_hash,
-            "samples": len(records), "errors": sum(r.status == "error" for r in records),
+            "samples": len(records), "errors": errors, "error_rate": _rate(errors, len(records)),
+            "cached_samples": sum(s.cached for s in scored),
+            "planned_samples": inputs.planned, "present_samples": inputs.present, "complete": health.complete,
+            "unusable_lines": len(inputs.problems), "torn_last_line": inputs.torn_last_line,
+            "duplicates_dropped": inputs.duplicates, "foreign_records": len(inputs.foreign_ids),
             "excluded_scenarios": sorted(excluded), "started_at": manifest.started_at,
             "finished_at": manifest.finished_at, "status": manifest.status, "warnings": list(warnings),
         },
         **tables,
+        "tool_use": tool_use(scored, tables.get("metrics") or []),
+        "unsupported_by_kind": unsupported_by_kind(scored),
         "judge": judge_block,
     }
+    summary["headlines"] = headlines(summary, health=health, inputs=inputs, config=config,
+                                     unjudged_rubric=len(unjudged))
     return summary, samples
+
+
+def _rate(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
 
 
 @contextlib.contextmanager
@@ -206,7 +243,8 @@ def _gc_paused() -> Iterator[None]:
 
 def build_report(run_dir: Path, *, judge_model: str | None = None, exclude: Sequence[str] = (),
                  thresholds: VerdictConfig | None = None, scenarios: Mapping[str, Scenario] | None = None,
-                 judge_cache_dir: Path | None = None, judge_api_base: str | None = None) -> ReportOutcome:
+                 judge_cache_dir: Path | None = None, judge_api_base: str | None = None,
+                 include_foreign: bool = False) -> ReportOutcome:
     """Rebuild all outputs of ``run_dir`` from its results.
 
     Args:
@@ -217,20 +255,26 @@ def build_report(run_dir: Path, *, judge_model: str | None = None, exclude: Sequ
         scenarios: id -> Scenario, instead of loading the manifest's paths (tests, tools).
         judge_cache_dir: where judge verdicts are cached (default ``.recall-eval-cache/judge``).
         judge_api_base: endpoint of an OpenAI-compatible server for the judge model.
+        include_foreign: score records whose model, arm, scenario or epoch ``run.json`` does not
+            list (with a warning) instead of refusing the report.
 
     Raises:
-        ReportError, ResultsError: the folder or its files cannot be read; messages say which and why.
+        ReportError, ResultsError: the folder or its files cannot be read, or records outside
+            ``run.json`` were found; messages say which and why.
     """
     with _gc_paused() if not judge_model else contextlib.nullcontext():
         return _build_report(Path(run_dir), judge_model=judge_model, exclude=exclude, thresholds=thresholds,
-                             scenarios=scenarios, judge_cache_dir=judge_cache_dir, judge_api_base=judge_api_base)
+                             scenarios=scenarios, judge_cache_dir=judge_cache_dir, judge_api_base=judge_api_base,
+                             include_foreign=include_foreign)
 
 
 def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[str],
                   thresholds: VerdictConfig | None, scenarios: Mapping[str, Scenario] | None,
-                  judge_cache_dir: Path | None, judge_api_base: str | None = None) -> ReportOutcome:
+                  judge_cache_dir: Path | None, judge_api_base: str | None = None,
+                  include_foreign: bool = False) -> ReportOutcome:
     from harness.report import outputs
     from harness.report.html import render_html
+    from harness.report.inputs import ForeignRecordsError, read_inputs
 
     if not run_dir.is_dir():
         raise ReportError(f"{run_dir}: no such folder; pass a run folder written by `recall-eval run`")
@@ -238,10 +282,15 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
     results = run_dir / RESULTS_FILE
     if not results.is_file():
         raise ReportError(f"{results}: missing; the run wrote no results (run it again or use --resume)")
-    records = list(iter_records(results))
+    try:
+        inputs = read_inputs(run_dir, manifest, include_foreign=include_foreign)
+    except ForeignRecordsError as exc:
+        raise ReportError(str(exc)) from None
+    records = inputs.records
     scenarios = dict(scenarios) if scenarios is not None else _load_scenarios(manifest)
-    warnings = [f"--exclude {p!r} matches no scenario in the results"
-                for p in exclude if not any(fnmatch.fnmatchcase(r.scenario_id, p) for r in records)]
+    warnings = inputs.warnings()
+    warnings += [f"--exclude {p!r} matches no scenario in the results"
+                 for p in exclude if not any(fnmatch.fnmatchcase(r.scenario_id, p) for r in records)]
     excluded = sorted({r.scenario_id for r in records if any(fnmatch.fnmatchcase(r.scenario_id, p) for p in exclude)})
     records = [r for r in records if r.scenario_id not in excluded]
     unknown = sorted({r.scenario_id for r in records} - scenarios.keys())
@@ -249,12 +298,13 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
         warnings.append(f"not scored: scenarios {unknown} are in the results but not in {manifest.scenario_paths}")
         records = [r for r in records if r.scenario_id in scenarios]
     warnings += _hash_warnings(records, scenarios)
+    config = thresholds or VerdictConfig()
     judge = _judge_for(judge_model, judge_cache_dir)
     if judge is not None and judge_api_base:
         judge.api_base = judge_api_base
     grounding = _grounding_for(judge)
-    summary, samples = build_summary(manifest, records, scenarios, config=thresholds or VerdictConfig(),
-                                     judge=judge, excluded=excluded, warnings=warnings, grounding=grounding)
+    summary, samples = build_summary(manifest, records, scenarios, config=config, judge=judge, excluded=excluded,
+                                     warnings=warnings, grounding=grounding, inputs=inputs)
     paths = {
         "summary.json": outputs.write_summary_json(run_dir, summary),
         "metrics.csv": outputs.write_metrics_csv(run_dir, summary["metrics"]),
@@ -262,23 +312,31 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
         "junit.xml": outputs.write_junit_xml(run_dir, summary["verdict"], samples),
     }
     paths["index.html"] = outputs.write_index_html(run_dir, render_html(summary, samples))
+    error_rate = summary["run"]["error_rate"]
     return ReportOutcome(verdict=summary["verdict"]["status"], reasons=list(summary["verdict"]["reasons"]),
                          index_html=paths["index.html"], summary_json=paths["summary.json"], paths=paths,
-                         warnings=warnings)
+                         warnings=warnings, headlines=list(summary["headlines"]),
+                         too_many_errors=error_rate is not None and error_rate > config.max_error_rate)
 
 
 def _thresholds_from_args(args: Any) -> VerdictConfig:
-    """``--min-gain`` / ``--unsupported-tolerance`` (when the parser has them) as a VerdictConfig."""
+    """``--min-gain``, ``--unsupported-tolerance``, ``--max-error-rate`` (when given) as a VerdictConfig."""
     values = {}
     if getattr(args, "min_gain", None) is not None:
         values["min_continuity_gain"] = args.min_gain
     if getattr(args, "unsupported_tolerance", None) is not None:
         values["unsupported_tolerance"] = args.unsupported_tolerance
+    if getattr(args, "max_error_rate", None) is not None:
+        values["max_error_rate"] = args.max_error_rate
     return VerdictConfig(**values)
 
 
 def cli_report(args: Any) -> int:
-    """``recall-eval report RUN_DIR``: verdict first, then the paths; exit 1 with ``--gate`` unless pass, 2 on bad input."""
+    """``recall-eval report RUN_DIR``: leads and verdict first, then the paths.
+
+    Exit 1 when the error rate is above ``--max-error-rate``, or with ``--gate``
+    unless the verdict is pass (an incomplete run included); 2 on bad input.
+    """
     from pydantic import ValidationError
 
     from harness.judge import JudgeError
@@ -291,17 +349,16 @@ def cli_report(args: Any) -> int:
             raise ReportError(f"bad threshold: {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}") from None
         outcome = build_report(Path(args.run_dir), judge_model=getattr(args, "judge_model", None),
                                exclude=getattr(args, "exclude", None) or (), thresholds=thresholds,
-                               judge_api_base=getattr(args, "judge_api_base", None))
+                               judge_api_base=getattr(args, "judge_api_base", None),
+                               include_foreign=bool(getattr(args, "include_foreign", False)))
     except (ReportError, ResultsError, JudgeError, ScenarioError) as exc:
         print(f"recall-eval report: {exc}", file=sys.stderr)
         return 2
-    print(f"verdict: {outcome.verdict.upper()}")
-    for reason in outcome.reasons:
-        print(f"  - {reason}")
-    for warning in outcome.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+    out, err = terminal_lines(outcome)
+    for line in out:
+        print(line)
+    for line in err:
+        print(line, file=sys.stderr)
     for name, path in outcome.paths.items():
         print(f"{name:13} {path}")
-    if getattr(args, "gate", False) and outcome.verdict != "pass":
-        return 1
-    return 0
+    return exit_code(outcome, gate=bool(getattr(args, "gate", False)))

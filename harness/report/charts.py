@@ -66,6 +66,81 @@ def accuracy_charts(summary: dict[str, Any]) -> list[dict[str, Any]]:
     return charts
 
 
+_EFFECT_LEFT, _EFFECT_WIDTH, _EFFECT_TEXT = 200, 420, 230  # label column, plot width, value column
+
+
+def _effect_scale(values: list[float]) -> tuple[float, float]:
+    """(half-width of the symmetric axis, tick step): at least 0.1, at most 1, on a round step."""
+    top = min(max([abs(v) for v in values] + [0.1]), 1.0)
+    step = next(s for s in (0.05, 0.1, 0.2, 0.25, 0.5) if top / s <= 4)
+    return min(math.ceil(top / step - 1e-9) * step, 1.0), step
+
+
+def effect_charts(summary: dict[str, Any], metric: str = "continuity_accuracy") -> list[dict[str, Any]]:
+    """The paired difference (treatment - baseline) of ``metric`` per category, with its interval and n.
+
+    One chart per model x comparison, from ``paired`` rows (their ``category``:
+    "all" or a category; a row without one counts as "all"). A category the
+    model has samples in but no paired row for is drawn as "no paired data",
+    never as a zero bar; a zero difference is drawn as a dot on the zero line.
+    """
+    rows = [r for r in summary.get("paired") or [] if r.get("metric") == metric]
+    known: dict[str, set[str]] = {}
+    for r in summary.get("metrics") or []:
+        if r.get("metric") == "continuity_accuracy" and r.get("category") not in (None, "all"):
+            known.setdefault(str(r.get("model")), set()).add(str(r.get("category")))
+    arms = run_arms(summary)
+    blocks: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        key = (str(r.get("model")), str(r.get("arm_a")), str(r.get("arm_b")))
+        blocks.setdefault(key, {})[str(r.get("category") or "all")] = r
+
+    def order(key: tuple[str, str, str]) -> tuple[Any, ...]:
+        return (key[0], *(arms.index(a) if a in arms else len(arms) for a in key[1:]), key)
+
+    charts = []
+    for key in sorted(blocks, key=order):
+        mine = blocks[key]
+        # Categories the model ran but the comparison lacks show as missing, once the aggregate breaks
+        # differences down by category at all (older summaries have only the overall row).
+        expected = known.get(key[0], set()) if len(mine) > 1 or "all" not in mine else set()
+        categories = ["all", *sorted((expected | set(mine)) - {"all"})]
+        numbers = [float(r[k]) for r in mine.values() for k in ("diff", "ci_low", "ci_high") if is_number(r.get(k))]
+        half, step = _effect_scale(numbers)
+
+        def x(value: float, half: float = half) -> float:
+            return _EFFECT_LEFT + _EFFECT_WIDTH * (min(max(value, -half), half) + half) / (2 * half)
+
+        items = []
+        for index, category in enumerate(categories):
+            y = 10 + index * _ROW_H
+            row = mine.get(category)
+            n = row.get("n_scenarios") if row else None
+            name = f"{label(category)} (n={n})" if row else label(category)
+            if row is None or not is_number(row.get("diff")):
+                items.append({"y": y, "label": name, "missing": True, "text": "no paired data",
+                              "title": f"{category}: no scenario ran in both arms"})
+                continue
+            diff = float(row["diff"])
+            item = {"y": y, "label": name, "missing": False, "x0": x(0.0), "x": x(diff),
+                    "cls": "pos" if diff > 0 else "neg" if diff < 0 else "zero",
+                    "text": f"{diff:+.2f}", "title": f"{category}: {diff:+.3f}"}
+            if is_number(row.get("ci_low")) and is_number(row.get("ci_high")):
+                item.update(lo=x(float(row["ci_low"])), hi=x(float(row["ci_high"])))
+                item["text"] += f" [{row['ci_low']:+.2f}, {row['ci_high']:+.2f}]"
+                item["title"] += f" [{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]"
+            item["text"] += f" · n={n}"
+            item["title"] += f", {n} paired scenario(s)"
+            items.append(item)
+        ticks = [round(-half + step * i, 10) for i in range(int(round(2 * half / step)) + 1)]
+        axis_y = 10 + len(categories) * _ROW_H
+        charts.append({"model": key[0], "arm_a": key[1], "arm_b": key[2], "metric": metric, "rows": items,
+                       "left": _EFFECT_LEFT, "right": _EFFECT_LEFT + _EFFECT_WIDTH, "zero": x(0.0),
+                       "axis_y": axis_y, "height": axis_y + 40, "width": _EFFECT_LEFT + _EFFECT_WIDTH + _EFFECT_TEXT,
+                       "ticks": [{"x": x(t), "text": f"{t:+.2f}" if t else "0"} for t in ticks]})
+    return charts
+
+
 def _quantile(ordered: list[float], q: float) -> float:
     position = (len(ordered) - 1) * q
     low = math.floor(position)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.results import RESULTS_FILE, iter_records, read_manifest
+from harness.results import RESULTS_FILE, read_manifest, scan_results
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -41,6 +41,9 @@ def scores_frame(run_dir: str | Path, *, exclude: Sequence[str] = ()) -> pandas.
         run_dir: a run folder written by ``recall-eval run``.
         exclude: scenario ids to leave out (exact ids).
 
+    Records are read as the report reads them: one per sample id (the last),
+    unusable lines skipped (the report names them).
+
     Columns include ``continuity_correct``, ``adherence``, ``abstained``,
     ``should_abstain``, ``unsupported`` and ``unsupported_claims`` (a count),
     ``answer_leaks``/``tool_leaks`` (counts), ``retrieved_precision``,
@@ -57,7 +60,7 @@ def scores_frame(run_dir: str | Path, *, exclude: Sequence[str] = ()) -> pandas.
     scenarios = _load_scenarios(read_manifest(run_dir))
     rows = [
         _row(score_sample(record, scenarios[record.scenario_id]))
-        for record in iter_records(run_dir / RESULTS_FILE)
+        for record in scan_results(run_dir / RESULTS_FILE).records
         if record.scenario_id in scenarios and record.scenario_id not in exclude
     ]
     return pd.DataFrame(rows)

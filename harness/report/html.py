@@ -25,7 +25,7 @@ import jinja2
 
 from harness.report import charts
 from harness.report import formatting as fmt
-from harness.report.formatting import format_metric
+from harness.report.formatting import format_metric, label
 from harness.report.page_data import data_blobs
 from harness.scoring import CORRECT_OUTCOMES, Outcome
 
@@ -60,6 +60,11 @@ def render_html(summary: dict[str, Any], samples: list[dict[str, Any]]) -> str:
         "summary": summary,
         "run": summary.get("run") or {},
         "verdict": summary.get("verdict") or {},
+        "headlines": [h for h in summary.get("headlines") or [] if isinstance(h, dict)],
+        "reasons": _reasons(summary),
+        "tool_use": summary.get("tool_use") or [],
+        "unsupported_kinds": _unsupported_kinds(summary),
+        "effect_charts": charts.effect_charts(summary),
         "judge": summary.get("judge"),
         "metric_tables": _metric_tables(summary),
         "paired": _paired_rows(summary),
@@ -138,7 +143,8 @@ def _paired_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
         return blocks.setdefault(_key(row), {"key": _key(row), "diffs": [], "mcnemar": None, "mde": None})
 
     for row in summary.get("paired") or []:
-        block(row)["diffs"].append(row)
+        if row.get("category", "all") == "all":  # per-category rows are drawn in the effect chart
+            block(row)["diffs"].append(row)
     for row in summary.get("mcnemar") or []:
         block(row)["mcnemar"] = row
     for row in summary.get("min_detectable_effect") or []:
@@ -149,6 +155,30 @@ def _paired_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
         return (key[0], *(arms.index(a) if a in arms else len(arms) for a in key[1:]), key)
 
     return [blocks[key] for key in sorted(blocks, key=order)]
+
+
+def _reasons(summary: dict[str, Any]) -> list[str]:
+    """The verdict's reasons, less those the lead headlines above them already say."""
+    leads = {h.get("text") for h in summary.get("headlines") or [] if isinstance(h, dict) and h.get("lead")}
+    return [r for r in (summary.get("verdict") or {}).get("reasons") or [] if r not in leads]
+
+
+def _unsupported_kinds(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per model: a row per claim kind, a cell per arm (``claims in samples``), from ``unsupported_by_kind``."""
+    rows = summary.get("unsupported_by_kind") or []
+    arms = fmt.run_arms(summary, rows)
+    tables: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        table = tables.setdefault(str(row.get("model")), {"model": str(row.get("model")), "cells": {}})
+        table["cells"][(str(row.get("kind")), str(row.get("arm")))] = row
+    out = []
+    for model in sorted(tables):
+        cells = tables[model]["cells"]
+        kinds = sorted({k for k, _ in cells})
+        table_arms = [a for a in arms if any((k, a) in cells for k in kinds)]
+        out.append({"model": model, "arms": table_arms,
+                    "rows": [(kind, [cells.get((kind, a)) for a in table_arms]) for kind in kinds]})
+    return out
 
 
 _FLIP_LINKS = 6  # per arm; with many epochs the rest are counted, not listed
@@ -220,17 +250,23 @@ def _panel(sample: dict[str, Any]) -> _Panel:
         error_text = f"{error.get('type', 'error')}: {error.get('message', '')}"
     else:
         error_text = str(error) if error else ""
+    kinds = sample.get("unsupported_kinds")
+    split = ""
+    if isinstance(kinds, dict) and kinds:  # the unsupported-claim count split by kind
+        split = " (" + ", ".join(f"{label(kind)} {n}" for kind, n in sorted(kinds.items())) + ")"
     scores = " · ".join(
-        f"{score.get('name')} {fmt.score_value(score.get('value'))}{_mark(score.get('passed'))}"
+        f"{score.get('name')} {fmt.score_value(score.get('value'))}"
+        f"{split if score.get('name') == 'unsupported_claims' else ''}{_mark(score.get('passed'))}"
         for score in sample.get("scores") or []
         if isinstance(score, dict)
     )
     cost = sample.get("cost_usd")
+    replay = " (cache replay)" if sample.get("cached") is True else ""
     costs = (
         f"tokens {fmt.num(sample.get('prompt_tokens'))} prompt · "
         f"{fmt.num(sample.get('completion_tokens'))} completion · "
         f"{fmt.num(sample.get('tool_result_tokens'))} tool result · cost "
-        f"{f'${cost:.4g}' if fmt.is_number(cost) else 'unknown'} · {fmt.seconds(sample.get('latency_s'))} · "
+        f"{f'${cost:.4g}' if fmt.is_number(cost) else 'unknown'} · {fmt.seconds(sample.get('latency_s'))}{replay} · "
         f"stop {sample.get('stop_reason')}"
     )
     answer = sample.get("final_answer")

@@ -73,7 +73,8 @@ def _failure_text(sample: Mapping[str, Any]) -> str:
 
 
 def write_junit_xml(run_dir: Path, verdict: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]) -> Path:
-    """``junit.xml``: suite ``gates`` (one case per verdict check and model), then one suite per
+    """``junit.xml``: suite ``gates`` (one case per verdict check and model, then ``run_complete`` and
+    ``error_rate_within_max``), then one suite per
     model+arm with a case per scenario x epoch. Wrong answers are ``<failure>``, error samples ``<error>``.
     """
     root = ET.Element("testsuites", name="recall-eval", status=str(verdict.get("status")))
@@ -88,6 +89,12 @@ def write_junit_xml(run_dir: Path, verdict: Mapping[str, Any], samples: Sequence
                 ET.SubElement(case, "failure", message=_clean(check["reason"])).text = _clean(check["reason"])
             elif check.get("passed") is None:
                 ET.SubElement(case, "skipped", message=_clean(check["reason"]))
+    for check in verdict.get("run_checks") or []:  # the run itself: every sample there, errors within bounds
+        n_gates += 1
+        case = ET.SubElement(gates, "testcase", classname="gates.run", name=check["name"])
+        if check.get("passed") is False:
+            n_gate_fail += 1
+            ET.SubElement(case, "failure", message=_clean(check["reason"])).text = _clean(check["reason"])
     gates.set("tests", str(n_gates))
     gates.set("failures", str(n_gate_fail))
     suites: dict[tuple[str, str], list[Mapping[str, Any]]] = {}

@@ -276,11 +276,18 @@ def make_summary(samples: list[dict[str, Any]], *, seed: int = 0, status: str = 
                 diff = round(rng.uniform(0.05, 0.25) if metric == "continuity_accuracy" else rng.uniform(-0.02, 0.01), 4)
                 paired.append({"model": model, "metric": metric, "arm_a": baseline, "arm_b": "recall", "diff": diff,
                                "ci_low": round(diff - 0.07, 4), "ci_high": round(diff + 0.07, 4),
-                               "n_scenarios": n_scen})
+                               "n_scenarios": n_scen, "category": "all"})
+            for category in categories[:-1]:  # the last category has no paired row: drawn as missing
+                diff = round(rng.uniform(-0.2, 0.4), 4) if category != categories[0] else 0.0
+                n_cat = len({s["scenario_id"] for s in samples if s["category"] == category})
+                paired.append({"model": model, "metric": "continuity_accuracy", "arm_a": baseline, "arm_b": "recall",
+                               "diff": diff, "ci_low": round(diff - 0.3, 4), "ci_high": round(diff + 0.3, 4),
+                               "n_scenarios": n_cat, "category": category})
             fixed, broken = rng.randint(3, 12), rng.randint(0, 4)
             mcnemar.append({"model": model, "arm_a": baseline, "arm_b": "recall", "n_pairs": n_scen,
                             "both_correct": max(0, n_scen - fixed - broken - 2), "fixed": fixed, "broken": broken,
-                            "both_wrong": 2, "p_value": round(rng.uniform(0.0001, 0.2), 5)})
+                            "both_wrong": 2, "p_value": round(rng.uniform(0.0001, 0.2), 5),
+                            "test": "mcnemar_exact"})
             mde.append({"model": model, "arm_a": baseline, "arm_b": "recall", "mde": round(rng.uniform(0.05, 0.2), 3),
                         "n_scenarios": n_scen})
             added.append({"model": model, "arm_a": baseline, "arm_b": "recall", "p50_s": 0.61, "p95_s": 1.4,
@@ -306,6 +313,10 @@ def make_summary(samples: list[dict[str, Any]], *, seed: int = 0, status: str = 
         ]
         per_model[model] = {"status": status, "reasons": [c["reason"] for c in checks], "checks": checks}
     errors = sum(s["status"] == "error" for s in samples)
+    n_used = {m: (sum(bool(s["tool_calls"]) for s in samples if s["model"] == m and s["arm"] == "recall"
+                      and s["status"] == "ok"),
+                  sum(1 for s in samples if s["model"] == m and s["arm"] == "recall" and s["status"] == "ok"))
+              for m in models}
     return {
         "schema_version": 1,
         "generated_at": "2025-11-30T06:00:00Z",
@@ -314,12 +325,18 @@ def make_summary(samples: list[dict[str, Any]], *, seed: int = 0, status: str = 
             "status": status,
             "reasons": [f"{m}: {per_model[m]['reasons'][0]}" for m in models],
             "per_model": per_model,
+            "checks_status": status,
             "config": {"min_continuity_gain": 0.0, "unsupported_tolerance": 0.02, "alpha": 0.05,
-                       "treatment_arm": "recall", "baseline_arm": "history_only"},
+                       "treatment_arm": "recall", "baseline_arm": "history_only", "max_error_rate": 0.05},
         },
+        "headlines": [],
         "run": {"run_id": "20251130-060000-ab12cd", "models": models, "arms": arms,
                 "epochs": max((s["epoch"] for s in samples), default=0) + 1, "seed": seed,
-                "suite_hash": "9f2c1e0a7b", "samples": len(samples), "errors": errors, "excluded_scenarios": [],
+                "suite_hash": "9f2c1e0a7b", "samples": len(samples), "errors": errors,
+                "error_rate": round(errors / len(samples), 4) if samples else None, "cached_samples": 0,
+                "planned_samples": len(samples), "present_samples": len(samples), "complete": True,
+                "unusable_lines": 0, "torn_last_line": False, "duplicates_dropped": 0, "foreign_records": 0,
+                "excluded_scenarios": [],
                 "started_at": "2025-11-30T05:40:00Z", "finished_at": "2025-11-30T05:58:00Z", "status": "complete"},
         "metrics": metrics,
         "paired": paired,
@@ -328,6 +345,11 @@ def make_summary(samples: list[dict[str, Any]], *, seed: int = 0, status: str = 
         "latency": latency,
         "added_latency": added,
         "min_detectable_effect": mde,
+        "tool_use": [{"model": m, "arm": "recall", "offered": n_used[m][1], "used": n_used[m][0],
+                      "rate": round(n_used[m][0] / n_used[m][1], 4) if n_used[m][1] else 0.0}
+                     for m in models if "recall" in arms],
+        "unsupported_by_kind": [{"model": m, "arm": "recall", "kind": "stale", "claims": 2, "samples": 1}
+                                for m in models if "recall" in arms],
         "judge": {"model": "openai/gpt-4o", "calls": 120, "cached": 40,
                   "calibration": {"false_positive_rate": 0.03, "false_negative_rate": 0.05, "n": 60}},
     }

@@ -90,7 +90,8 @@ def write_run(run_dir: Path, records: list[SampleRecord], *, arms: tuple[str, ..
     run_dir.mkdir(parents=True, exist_ok=True)
     manifest = RunManifest(run_id=run_dir.name, harness_version="0.1.0", status="complete",
                            started_at="2026-03-01T00:00:00Z", finished_at="2026-03-01T00:10:00Z",
-                           models=list(models), arms=list(arms), epochs=1, seed=0, scenario_paths=["unused"],
+                           models=list(models), arms=list(arms), epochs=max((r.epoch for r in records), default=0) + 1,
+                           seed=0, scenario_paths=["unused"],
                            scenario_ids=scenario_ids or sorted({r.scenario_id for r in records}), suite_hash="x" * 64,
                            sample_count=len(records))
     (run_dir / MANIFEST_FILE).write_text(manifest.model_dump_json(indent=1), encoding="utf-8")

@@ -193,7 +193,7 @@ def test_paired_differences_use_the_metric_unit() -> None:
 
 def test_charts_are_inline_svg(parsed: _Page) -> None:
     svgs = [a for tag, a in parsed.tags if tag == "svg"]
-    assert len(svgs) == 2 + 2  # accuracy per model (2 models), latency, tokens
+    assert len(svgs) == 4 + 2 + 2  # paired effect per model x baseline (2 x 2), accuracy per model, latency, tokens
     assert all(a.get("role") == "img" and a.get("aria-label") for a in svgs)
     assert any(tag == "rect" for tag, _ in parsed.tags)
 
@@ -363,3 +363,109 @@ def test_flip_links_are_capped_and_show_the_flip_first() -> None:
     first = re.search(r'href="#(s\d+)"[^>]*>e\d+ (.)</a>', treatment_links)
     assert first and first.group(2) == "✓"
     assert flip["arm_b"] in parsed.panels[first.group(1)]
+
+
+# ---------------------------------------------------------------- headlines, the effect chart, the paired test
+
+
+def test_headlines_open_the_verdict_leads_first() -> None:
+    summary, samples = make_report_data(n_scenarios=2)
+    summary["headlines"] = [
+        {"code": "incomplete", "lead": True, "text": "incomplete: 5 of 9 samples"},
+        {"code": "cached", "lead": False, "text": "3 of 5 samples came from the cache"},
+    ]
+    parsed = _parse(render_html(summary, samples))
+    items = [(a.get("class"), a.get("data-code")) for tag, a in parsed.tags if tag == "li" and a.get("data-code")]
+    assert items == [("lead", "incomplete"), ("note", "cached")]
+    first_li = next(i for i, (tag, a) in enumerate(parsed.tags) if tag == "li")
+    assert parsed.tags[first_li][1].get("data-code") == "incomplete"  # before the verdict's reasons
+    assert parsed.ids["verdict"] < first_li + 1 < parsed.ids["effect"]
+
+
+def test_an_incomplete_verdict_has_its_own_badge() -> None:
+    summary, samples = make_report_data(n_scenarios=2, status="pass")
+    summary["verdict"]["status"] = "incomplete"
+    parsed = _parse(render_html(summary, samples))
+    badge = next(a for tag, a in parsed.tags if tag == "span" and "big" in (a.get("class") or ""))
+    assert "v-incomplete" in (badge["class"] or "") and "INCOMPLETE" in "".join(parsed.text)
+    assert "the checks alone say pass" in "".join(parsed.text)
+
+
+def test_an_undecided_check_is_not_shown_as_failed() -> None:
+    summary, samples = make_report_data(n_scenarios=2)
+    check = summary["verdict"]["per_model"]["openai/gpt-4o-mini"]["checks"][0]
+    check.update(passed=None, reason="continuity undecided: arm 'recall' missing")
+    text = "".join(_parse(render_html(summary, samples)).text)
+    assert "? undecided" in text and not re.search("✗ fail(?!ed)", text)
+
+
+def _effect_rows(page: str) -> list[str]:
+    return re.findall(r'<g class="effect-row[^"]*">.*?</g>', page, flags=re.S)
+
+
+def test_the_effect_chart_shows_each_category_with_its_interval_and_n() -> None:
+    summary, samples = make_report_data(n_scenarios=7)
+    page = render_html(summary, samples)
+    assert page.index('id="effect"') < page.index('id="metrics"')
+    rows = _effect_rows(page)
+    categories = sorted({s["category"] for s in samples})
+    assert len(rows) == 2 * (1 + len(categories))  # history_only and full_history vs recall: all + each category
+    overall = rows[0]
+    row = next(r for r in summary["paired"] if r.get("category") == "all" and r["metric"] == "continuity_accuracy")
+    assert f"{row['diff']:+.2f} [{row['ci_low']:+.2f}, {row['ci_high']:+.2f}] · n={row['n_scenarios']}" in overall
+    assert "all (n=7)" in overall
+
+
+def test_a_zero_difference_is_a_dot_on_the_zero_line_and_missing_data_is_said() -> None:
+    summary, samples = make_report_data(n_scenarios=7)
+    page = render_html(summary, samples)
+    zero_line = re.search(r'<line class="axis zero" x1="([\d.]+)"', page).group(1)
+    categories = sorted({s["category"] for s in samples})
+    zero_row = next(r for r in _effect_rows(page) if f">{categories[0].replace('_', ' ')} (n=" in r)
+    assert f'<circle class="dot" cx="{zero_line}"' in zero_row and "+0.00" in zero_row
+    missing = next(r for r in _effect_rows(page) if f">{categories[-1].replace('_', ' ')}<" in r)
+    assert "no paired data" in missing and "<circle" not in missing and "<rect" not in missing
+
+
+def test_a_summary_without_category_rows_draws_only_the_overall_difference() -> None:
+    summary, samples = make_report_data(n_scenarios=7)
+    summary["paired"] = [{k: v for k, v in r.items() if k != "category"} for r in summary["paired"]
+                         if r.get("category") == "all"]
+    rows = _effect_rows(render_html(summary, samples))
+    assert len(rows) == 2 and "no paired data" not in "".join(rows)
+
+
+def test_the_paired_test_that_ran_is_named() -> None:
+    summary, samples = make_report_data(n_scenarios=3)
+    summary["mcnemar"][0]["test"] = "mcnemar_mid_p"
+    text = " ".join(_parse(render_html(summary, samples)).text)
+    assert "mcnemar mid p" in text
+    for row in summary["mcnemar"]:
+        row.pop("test")
+    assert "McNemar exact" in " ".join(_parse(render_html(summary, samples)).text)
+
+
+def test_tool_use_per_arm_is_shown_in_the_verdict() -> None:
+    summary, samples = make_report_data(n_scenarios=3)
+    summary["tool_use"] = [{"model": "openai/gpt-4o-mini", "arm": "recall", "offered": 5, "used": 0, "rate": 0.0}]
+    text = " ".join(_parse(render_html(summary, samples)).text)
+    assert "recall 0.00 (0 of 5)" in text.replace("  ", " ")
+
+
+def test_every_chart_is_well_formed_svg() -> None:
+    import xml.etree.ElementTree as ET
+
+    summary, samples = make_report_data(n_scenarios=7)
+    summary["paired"][-1]["diff"] = None  # a row without a difference: drawn as missing
+    svgs = re.findall(r"<svg .*?</svg>", render_html(summary, samples), flags=re.S)
+    assert len(svgs) >= 4
+    for svg in svgs:
+        ET.fromstring(svg.replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1))
+
+
+def test_a_lead_headline_is_not_repeated_as_a_reason() -> None:
+    summary, samples = make_report_data(n_scenarios=2)
+    lead = "incomplete: 5 of 9 samples; every figure covers only these"
+    summary["headlines"] = [{"code": "incomplete", "lead": True, "text": lead}]
+    summary["verdict"]["reasons"].insert(0, lead)
+    assert render_html(summary, samples).count(lead) == 1

@@ -40,7 +40,7 @@ def suite(tmp_path: Path) -> Path:
 def _no_report(monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep these tests about running; the report is faked (see the gate tests)."""
     fake = types.ModuleType("harness.report")
-    fake.build_report = lambda run_dir, judge_model=None, exclude=(): types.SimpleNamespace(verdict="pass", reasons=["fine"], index_html=Path(run_dir) / "index.html")
+    fake.build_report = lambda run_dir, judge_model=None, exclude=(), **_: types.SimpleNamespace(verdict="pass", reasons=["fine"], index_html=Path(run_dir) / "index.html")
     monkeypatch.setitem(sys.modules, "harness.report", fake)
 
 
@@ -205,7 +205,7 @@ def test_interrupt_keeps_finished_lines_and_marks_the_manifest(
 
 def test_gate_fails_when_the_verdict_is_not_pass(tmp_path: Path, suite: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     fake = types.ModuleType("harness.report")
-    fake.build_report = lambda run_dir, judge_model=None, exclude=(): types.SimpleNamespace(verdict="inconclusive", reasons=["too few"], index_html=Path(run_dir) / "index.html")
+    fake.build_report = lambda run_dir, judge_model=None, exclude=(), **_: types.SimpleNamespace(verdict="inconclusive", reasons=["too few"], index_html=Path(run_dir) / "index.html")
     monkeypatch.setitem(sys.modules, "harness.report", fake)
     install_scripted(lambda m, t: {"content": "ok"})
     assert _run(tmp_path, suite, out="a") == 0

@@ -72,3 +72,92 @@ def test_overall_fails_when_any_model_fails():
     bad = [r.model_copy(update={"model": "other/model"}) for r in bad]
     v = _verdict(good + bad, scenarios)
     assert v["status"] == "fail" and v["per_model"][MODEL]["status"] == "pass"
+
+
+# ---------------------------------------------------------------- the run's health overrides the checks
+
+from types import SimpleNamespace  # noqa: E402
+
+from harness.verdict import RunHealth, exit_code, terminal_lines  # noqa: E402
+
+CLEAR_PASS = paired_run(10, recall_right=9, history_right=2)
+
+
+def _with_health(health: RunHealth, config: VerdictConfig | None = None) -> dict:
+    records, scenarios = CLEAR_PASS
+    scored = [score_sample(r, scenarios[r.scenario_id]) for r in records]
+    return decide(aggregate(scored), {s.model for s in scored}, config, health=health)
+
+
+def test_an_incomplete_run_is_never_pass_or_fail():
+    v = _with_health(RunHealth(planned=180, present=79, run_status="running", samples=79))
+    assert v["status"] == "incomplete" and v["checks_status"] == "pass"
+    assert v["reasons"][0].startswith("incomplete: 79 of 180 samples (run.json status 'running')")
+
+
+def test_one_sample_short_is_incomplete_and_all_present_is_not():
+    assert _with_health(RunHealth(planned=20, present=19, samples=19))["status"] == "incomplete"
+    assert _with_health(RunHealth(planned=20, present=20, samples=20))["status"] == "pass"
+
+
+def test_a_run_not_marked_complete_is_incomplete_with_every_sample():
+    v = _with_health(RunHealth(planned=20, present=20, run_status="interrupted", samples=20))
+    assert v["status"] == "incomplete" and "run.json status 'interrupted'" in v["reasons"][0]
+
+
+def test_an_error_rate_above_the_maximum_makes_a_pass_inconclusive_with_count_and_rate_first():
+    v = _with_health(RunHealth(planned=20, present=20, errors=2, samples=20))  # 10% > 5%
+    assert v["status"] == "inconclusive" and v["checks_status"] == "pass"
+    assert v["reasons"][0].startswith("errors: 2 of 20 samples (10.0%) ended in error, above --max-error-rate 0.05")
+
+
+def test_an_error_rate_at_the_maximum_keeps_the_verdict():
+    assert _with_health(RunHealth(planned=20, present=20, errors=1, samples=20))["status"] == "pass"
+    v = _with_health(RunHealth(planned=20, present=20, errors=2, samples=20), VerdictConfig(max_error_rate=0.1))
+    assert v["status"] == "pass"
+
+
+def test_incomplete_is_said_before_the_errors():
+    v = _with_health(RunHealth(planned=30, present=20, errors=5, samples=20))
+    assert v["status"] == "incomplete"
+    assert v["reasons"][0].startswith("incomplete: 20 of 30") and v["reasons"][1].startswith("errors: 5 of 20")
+
+
+def test_the_checks_read_the_overall_paired_row_not_a_category_row():
+    records, scenarios = CLEAR_PASS
+    scored = [score_sample(r, scenarios[r.scenario_id]) for r in records]
+    tables = aggregate(scored)
+    worse = [{**row, "category": "preference", "diff": -0.5, "ci_low": -0.9, "ci_high": -0.1}
+             for row in tables["paired"]]
+    tables["paired"] = worse + [{**row, "category": "all"} for row in tables["paired"]]
+    assert decide(tables, {MODEL})["status"] == "pass"
+
+
+def test_exit_codes_for_errors_incomplete_and_gate():
+    def outcome(verdict, too_many_errors=False):
+        return SimpleNamespace(verdict=verdict, reasons=[], too_many_errors=too_many_errors)
+
+    assert exit_code(outcome("inconclusive", True), gate=False) == 1
+    assert exit_code(outcome("incomplete"), gate=False) == 0
+    assert exit_code(outcome("incomplete"), gate=True) == 1
+    assert exit_code(outcome("incomplete"), gate=False, incomplete_fails=True) == 1
+    assert exit_code(outcome("fail"), gate=False) == 0 and exit_code(outcome("fail"), gate=True) == 1
+    assert exit_code(outcome("pass"), gate=True) == 0
+
+
+def test_terminal_lines_put_leads_before_the_verdict_and_say_them_once():
+    lead = "incomplete: 3 of 4 samples; every figure covers only these, so there is no pass or fail"
+    outcome = SimpleNamespace(verdict="incomplete", reasons=[lead, "continuity +0.10"], warnings=["w"],
+                              headlines=[{"code": "incomplete", "lead": True, "text": lead},
+                                         {"code": "cached", "lead": False, "text": "4 of 4 samples came from the cache"},
+                                         {"code": "duplicates", "lead": False, "text": "2 duplicates"}])
+    out, err = terminal_lines(outcome)
+    assert out == [lead, "verdict: INCOMPLETE", "  - continuity +0.10", "note: 4 of 4 samples came from the cache"]
+    assert err == ["warning: w"]
+
+
+def test_no_model_passes_or_fails_on_an_incomplete_run():
+    v = _with_health(RunHealth(planned=30, present=20, samples=20))
+    (model,) = v["per_model"].values()
+    assert model["status"] == "incomplete" and model["checks_status"] == "pass"
+    assert _with_health(RunHealth(planned=20, present=20, samples=20))["per_model"][MODEL]["status"] == "pass"

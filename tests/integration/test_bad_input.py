@@ -66,8 +66,10 @@ def test_report_on_a_corrupted_middle_line_names_the_line_and_keeps_the_file(tmp
 
     code, text = _cli(capsys, "report", str(run_dir))
 
-    assert code != 0 and "Traceback" not in text
-    assert f"{RESULTS_FILE}:2" in text
+    # The report is built on what is there, says it is incomplete first, and --gate refuses it.
+    assert code == 0 and "Traceback" not in text
+    assert text.startswith("incomplete: 2 of 3 samples") and f"{RESULTS_FILE}:2: not valid JSON" in text
+    assert _cli(capsys, "report", str(run_dir), "--gate")[0] == 1
     assert results.read_bytes() == before
 
 

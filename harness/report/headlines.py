@@ -1,0 +1,158 @@
+"""Honest headlines: what a reader must know before trusting a run's numbers, only where true.
+
+Each headline has a machine-readable ``code``, a sentence, and ``lead`` (it
+belongs before the verdict: the run is incomplete, it has too many errors, or
+the treatment arm rarely used the tools it was offered, which makes the
+recall-vs-history comparison say nothing about memory). Order: leads first
+(incomplete, errors, low tool use), then the notes.
+
+Codes: ``incomplete``, ``errors``, ``low_tool_use``, ``offline_baseline``,
+``below_mde``, ``unjudged_rubric``, ``cached``, ``unusable_lines``,
+``duplicates``, ``foreign``.
+
+Also here: the per-arm tables the headlines rest on (``tool_use``,
+``unsupported_by_kind``), pure functions of the scored samples.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness.report.inputs import ReportInputs
+from harness.results import RESULTS_FILE
+from harness.scoring import SampleScores
+from harness.verdict import RunHealth, VerdictConfig
+
+#: Below this share of tool-offered samples with a tool call, the treatment arm "rarely" used its tools.
+LOW_TOOL_USE = 0.5
+OFFLINE_PREFIX = "offline/"
+
+
+def tool_use(scored: Sequence[SampleScores], metrics: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+    """Per model x arm that offered tools: ok samples offered tools, how many called one, and the rate.
+
+    The rate is the aggregate's ``tool_use_rate`` metric (category "all") when
+    present, else ``used / offered`` counted here.
+    """
+    offered: Counter[tuple[str, str]] = Counter()
+    used: Counter[tuple[str, str]] = Counter()
+    for s in scored:
+        if s.status == "ok" and s.tools_offered > 0:
+            offered[(s.model, s.arm)] += 1
+            used[(s.model, s.arm)] += s.tool_calls > 0
+    from_metrics = {(str(r.get("model")), str(r.get("arm"))): r for r in metrics
+                    if r.get("metric") == "tool_use_rate" and r.get("category", "all") == "all"
+                    and r.get("value") is not None}
+    rows = []
+    for key in sorted(offered.keys() | from_metrics.keys()):
+        metric = from_metrics.get(key)
+        rate = float(metric["value"]) if metric else used[key] / offered[key]
+        rows.append({"model": key[0], "arm": key[1], "offered": offered[key], "used": used[key],
+                     "rate": round(rate, 4)})
+    return rows
+
+
+def unsupported_by_kind(scored: Sequence[SampleScores]) -> list[dict[str, Any]]:
+    """Per model x arm x claim kind: unsupported claims found and the samples holding at least one."""
+    claims: Counter[tuple[str, str, str]] = Counter()
+    samples: Counter[tuple[str, str, str]] = Counter()
+    for s in scored:
+        if s.status != "ok" or not s.unsupported_claims:
+            continue
+        kinds = Counter(c.kind for c in s.unsupported_claims)
+        for kind, n in kinds.items():
+            claims[(s.model, s.arm, kind)] += n
+            samples[(s.model, s.arm, kind)] += 1
+    return [{"model": m, "arm": a, "kind": k, "claims": claims[(m, a, k)], "samples": samples[(m, a, k)]}
+            for m, a, k in sorted(claims)]
+
+
+def _find_overall(rows: Sequence[Mapping[str, Any]], **match: Any) -> Mapping[str, Any] | None:
+    return next((r for r in rows if r.get("category", "all") == "all"
+                 and all(r.get(k) == v for k, v in match.items())), None)
+
+
+def _below_mde(summary: Mapping[str, Any], cfg: VerdictConfig) -> list[str]:
+    out = []
+    for mde in summary.get("min_detectable_effect") or []:
+        if (mde.get("arm_a"), mde.get("arm_b")) != (cfg.baseline_arm, cfg.treatment_arm) or mde.get("mde") is None:
+            continue
+        row = _find_overall(summary.get("paired") or [], model=mde.get("model"), metric="continuity_accuracy",
+                            arm_a=cfg.baseline_arm, arm_b=cfg.treatment_arm)
+        if row is None or row.get("diff") is None or abs(row["diff"]) >= mde["mde"]:
+            continue
+        out.append(f"{mde['model']}: the observed continuity difference {row['diff']:+.2f} ({cfg.treatment_arm} - "
+                   f"{cfg.baseline_arm}) is below the suite's minimum detectable effect {mde['mde']:.2f} "
+                   f"({mde.get('n_scenarios')} scenarios, 80% power): the suite is too small to detect an effect "
+                   "of this size reliably")
+    return out
+
+
+def _tool_use_notes(rows: Sequence[Mapping[str, Any]], cfg: VerdictConfig) -> tuple[list[str], list[str]]:
+    """(leads, notes): tool use below :data:`LOW_TOOL_USE`, leading in the treatment arm."""
+    leads, notes = [], []
+    for row in rows:
+        if row["rate"] >= LOW_TOOL_USE:
+            continue
+        counted = f" in {row['used']} of {row['offered']} samples" if row["offered"] else ""
+        text = f"low tool use: {row['model']} called the tools it was offered in arm {row['arm']}{counted} " \
+               f"(rate {row['rate']:.2f})"
+        if row["arm"] == cfg.treatment_arm:
+            leads.append(text + f", so the {cfg.treatment_arm}-vs-{cfg.baseline_arm} comparison says little "
+                                "about memory")
+        else:
+            notes.append(text)
+    return leads, notes
+
+
+def headlines(summary: Mapping[str, Any], *, health: RunHealth, inputs: ReportInputs, config: VerdictConfig,
+              unjudged_rubric: int) -> list[dict[str, Any]]:
+    """The true headlines of a run, leads first (see the module docstring).
+
+    Args:
+        summary: the summary built so far (``run``, ``metrics``, ``paired``, ``min_detectable_effect``, ``tool_use``).
+        health: the run's completeness and errors, as the verdict saw them.
+        inputs: what reading the results found (bad lines, duplicates, foreign records).
+        config: the verdict thresholds (arms, ``max_error_rate``).
+        unjudged_rubric: rubric scenarios scored without a judge.
+    """
+    run = summary.get("run") or {}
+    leads: list[tuple[str, str]] = []
+    notes: list[tuple[str, str]] = []
+    if not health.complete:
+        leads.append(("incomplete", health.incomplete_reason()))
+    error_text = health.error_reason(config.max_error_rate)
+    if error_text is not None:
+        leads.append(("errors", error_text))
+    tool_leads, tool_notes = _tool_use_notes(summary.get("tool_use") or [], config)
+    leads += [("low_tool_use", t) for t in tool_leads]
+    offline = [m for m in run.get("models") or [] if str(m).startswith(OFFLINE_PREFIX)]
+    for model in offline:
+        notes.append(("offline_baseline", f"{model} is the offline keyword baseline, a lexical agent and not an "
+                                          "LLM: its figures describe keyword search, not a language model"))
+    notes += [("below_mde", t) for t in _below_mde(summary, config)]
+    if unjudged_rubric:
+        notes.append(("unjudged_rubric", f"{unjudged_rubric} rubric scenario(s) went unjudged (no --judge-model): "
+                                         "scored by their patterns only"))
+    if error_text is None and health.errors:
+        notes.append(("errors", f"{health.errors} of {health.samples} samples ended in error "
+                                f"({health.error_rate:.1%}), within --max-error-rate {config.max_error_rate:g}; "
+                                "error samples are left out of every rate"))
+    notes += [("low_tool_use", t) for t in tool_notes]
+    cached = run.get("cached_samples") or 0
+    if cached:
+        notes.append(("cached", f"{cached} of {run.get('samples')} samples came from the cache; their latency is "
+                                "a replay and is left out of latency figures"))
+    if inputs.problems:
+        notes.append(("unusable_lines", f"{len(inputs.problems)} unusable line(s) in {RESULTS_FILE} were skipped "
+                                        f"(nothing was deleted); first: {inputs.problems[0]}"))
+    if inputs.duplicates:
+        notes.append(("duplicates", f"{inputs.duplicates} duplicate record(s) dropped; the last record of each "
+                                    "sample id was kept"))
+    if inputs.foreign_ids:
+        notes.append(("foreign", f"{len(inputs.foreign_ids)} record(s) outside run.json were scored "
+                                 "(--include-foreign)"))
+    return ([{"code": c, "lead": True, "text": t} for c, t in leads]
+            + [{"code": c, "lead": False, "text": t} for c, t in notes])

@@ -1,0 +1,130 @@
+"""What a report is built from: the usable records of a run folder, and everything wrong with them.
+
+``results.jsonl`` is read without trusting it (:func:`harness.results.scan_results`):
+one record per sample id (the last complete one), every unusable line named
+``file:line: what``, duplicates counted. Records that ``run.json`` does not
+plan (another model, arm, scenario or epoch: lines appended from another run)
+are refused unless the caller includes them on purpose. What is left is
+compared with the plan, so a report can say it covers 79 of 180 samples
+instead of passing or failing on them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.results import RESULTS_FILE, RunManifest, SampleRecord, scan_results
+
+#: Unusable lines listed one by one in warnings; the rest are counted.
+PROBLEMS_LISTED = 20
+
+
+class ForeignRecordsError(Exception):
+    """Records outside ``run.json`` were found and not asked for; the message lists them."""
+
+
+@dataclass(frozen=True)
+class ReportInputs:
+    """The records a report scores and the facts about them it must tell."""
+
+    records: list[SampleRecord]
+    #: Samples run.json planned (scenarios x arms x models x epochs).
+    planned: int
+    #: Usable records of planned samples (foreign ones not counted).
+    present: int
+    #: run.json status.
+    run_status: str
+    #: Unusable lines as ``file:line: what``.
+    problems: list[str] = field(default_factory=list)
+    #: Records dropped because a later line had the same sample id.
+    duplicates: int = 0
+    torn_last_line: bool = False
+    #: Records outside run.json that were kept (``include_foreign``), counted by what made them foreign.
+    foreign: dict[str, int] = field(default_factory=dict)
+    #: Sample ids of those records.
+    foreign_ids: frozenset[str] = frozenset()
+
+    @property
+    def complete(self) -> bool:
+        return self.run_status == "complete" and self.present >= self.planned
+
+    def why_short(self) -> list[str]:
+        """Reasons beyond the run status why records are missing: unusable and torn lines."""
+        why = []
+        bad = len(self.problems) - int(self.torn_last_line)
+        if bad:
+            why.append(f"{bad} unusable line(s) in {RESULTS_FILE}")
+        if self.torn_last_line:
+            why.append(f"a torn last line in {RESULTS_FILE}, from an interrupted write")
+        return why
+
+    def warnings(self) -> list[str]:
+        """What a reader must be told about the reading, for ``run.warnings`` and the terminal."""
+        out = list(self.problems[:PROBLEMS_LISTED])
+        if len(self.problems) > PROBLEMS_LISTED:
+            out.append(f"... and {len(self.problems) - PROBLEMS_LISTED} more unusable line(s) in {RESULTS_FILE}")
+        if self.duplicates:
+            out.append(f"{self.duplicates} duplicate record(s) dropped: a sample id appeared more than once in "
+                       f"{RESULTS_FILE}; the last complete record of each was kept")
+        if self.foreign:
+            out.append(f"{len(self.foreign_ids)} record(s) outside run.json scored on request "
+                       f"(--include-foreign): {_describe(self.foreign)}")
+        return out
+
+
+def planned_samples(manifest: RunManifest) -> int:
+    """``manifest.sample_count``, or scenarios x arms x models x epochs for manifests that lack it."""
+    if manifest.sample_count > 0:
+        return manifest.sample_count
+    return len(manifest.scenario_ids) * len(manifest.arms) * len(manifest.models) * manifest.epochs
+
+
+def foreign_reasons(record: SampleRecord, manifest: RunManifest) -> list[str]:
+    """What puts ``record`` outside the run ``manifest`` describes (empty when it belongs)."""
+    reasons = []
+    if record.model not in manifest.models:
+        reasons.append(f"model {record.model!r}")
+    if record.arm not in manifest.arms:
+        reasons.append(f"arm {record.arm!r}")
+    if record.scenario_id not in manifest.scenario_ids:
+        reasons.append(f"scenario {record.scenario_id!r}")
+    if not 0 <= record.epoch < manifest.epochs:
+        reasons.append(f"epoch {record.epoch}")
+    return reasons
+
+
+def _describe(counts: dict[str, int], limit: int = 8) -> str:
+    items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    text = ", ".join(f"{what} ({n})" for what, n in items[:limit])
+    return text + (f", and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def read_inputs(run_dir: Path, manifest: RunManifest, *, include_foreign: bool = False) -> ReportInputs:
+    """Read ``run_dir``'s results for a report.
+
+    Raises:
+        ForeignRecordsError: records outside ``manifest`` and ``include_foreign`` is False.
+    """
+    path = Path(run_dir) / RESULTS_FILE
+    scan = scan_results(path)
+    foreign: Counter[str] = Counter()
+    foreign_ids = set()
+    for record in scan.records:
+        reasons = foreign_reasons(record, manifest)
+        if reasons:
+            foreign_ids.add(record.sample_id)
+            foreign.update(reasons)
+    if foreign and not include_foreign:
+        raise ForeignRecordsError(
+            f"{path}: {len(foreign_ids)} record(s) are outside the run run.json describes: {_describe(dict(foreign))} "
+            f"(run.json lists models {manifest.models}, arms {manifest.arms}, epochs 0-{manifest.epochs - 1} and "
+            f"{len(manifest.scenario_ids)} scenario(s)). Lines of another run appended? Remove them, or pass "
+            "--include-foreign to score them anyway"
+        )
+    return ReportInputs(
+        records=scan.records, planned=planned_samples(manifest), present=len(scan.records) - len(foreign_ids),
+        run_status=manifest.status, problems=list(scan.problems), duplicates=scan.duplicates,
+        torn_last_line=scan.torn_last_line, foreign=dict(foreign), foreign_ids=frozenset(foreign_ids),
+    )

@@ -1,0 +1,152 @@
+"""Faults in a run folder that ``recall-eval report`` survives, each shown with a real ``recall-eval`` process.
+
+The run folder comes from a real offline run; each test damages a copy the way
+the issue saw it happen (a torn last line, duplicated lines, a binary line, a
+record of another model, a run still marked running, an empty results file)
+and reads what the command prints and exits with. No traceback, nothing deleted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SMOKE = REPO / "scenarios" / "smoke"
+
+
+def _cli(*argv: str | Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    return subprocess.run([sys.executable, "-m", "harness.cli", *map(str, argv)], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished offline run: 5 smoke scenarios x history_only, recall = 10 samples."""
+    base = tmp_path_factory.mktemp("fault-report")
+    done = _cli("run", "--scenarios", SMOKE, "--arms", "history_only", "recall", "--out", base / "run",
+                "--cache-dir", base / "cache", "--no-progress")
+    assert done.returncode == 0, done.stdout + done.stderr
+    return base / "run"
+
+
+@pytest.fixture()
+def run_dir(pristine: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "run"
+    shutil.copytree(pristine, copy)
+    return copy
+
+
+def _results(run_dir: Path) -> Path:
+    return run_dir / "results.jsonl"
+
+
+def _no_traceback(done: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_torn_last_line_makes_an_incomplete_report_and_gate_fails(run_dir: Path) -> None:
+    """A last line cut short by a crash: the report says "incomplete: 9 of 10 samples" first, never pass or fail, and --gate exits 1."""
+    data = _results(run_dir).read_bytes()
+    _results(run_dir).write_bytes(data[:-120])
+    before = _results(run_dir).read_bytes()
+
+    done = _cli("report", run_dir)
+
+    _no_traceback(done)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0].startswith("incomplete: 9 of 10 samples (a torn last line in results.jsonl")
+    assert "verdict: INCOMPLETE" in done.stdout and "verdict: FAIL" not in done.stdout
+    assert f"{_results(run_dir)}:10: not valid JSON" in done.stderr
+    assert _cli("report", run_dir, "--gate").returncode == 1
+    assert _results(run_dir).read_bytes() == before
+
+
+def test_duplicated_lines_are_scored_once_and_counted(run_dir: Path) -> None:
+    """The first lines appended again: each sample is scored once (the last record), figures do not move, and the duplicates are counted."""
+    clean = json.loads((run_dir / "summary.json").read_text())
+    lines = _results(run_dir).read_text().splitlines(keepends=True)
+    with _results(run_dir).open("a") as handle:
+        handle.writelines(lines[:4])
+
+    done = _cli("report", run_dir)
+
+    _no_traceback(done)
+    assert done.returncode == 0, done.stderr
+    assert "4 duplicate record(s) dropped" in done.stderr
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["run"]["samples"] == 10 and summary["run"]["duplicates_dropped"] == 4
+    assert summary["metrics"] == clean["metrics"] and summary["mcnemar"] == clean["mcnemar"]
+    assert summary["verdict"]["status"] == clean["verdict"]["status"]
+
+
+def test_binary_and_non_object_lines_are_named_by_file_and_line(run_dir: Path) -> None:
+    """A line of binary bytes and a JSON line that is not an object: each is named file:line with what is wrong, the report is built, nothing is deleted."""
+    lines = _results(run_dir).read_bytes().splitlines(keepends=True)
+    lines[2] = b"\xff\xfe\x00\x01 binary\n"  # replaces a record: one sample is missing now
+    lines.insert(5, b'["not", "an", "object"]\n')
+    _results(run_dir).write_bytes(b"".join(lines))
+    before = _results(run_dir).read_bytes()
+
+    done = _cli("report", run_dir)
+
+    _no_traceback(done)
+    assert done.returncode == 0, done.stderr
+    assert f"{_results(run_dir)}:3: not UTF-8 text" in done.stderr
+    assert f"{_results(run_dir)}:6: a JSON list, not a sample record object" in done.stderr
+    assert done.stdout.splitlines()[0].startswith("incomplete: 9 of 10 samples (2 unusable line(s) in results.jsonl)")
+    assert _results(run_dir).read_bytes() == before
+
+
+def test_a_record_of_another_model_is_refused_unless_included(run_dir: Path) -> None:
+    """A record whose model run.json does not list (another run's line appended): report refuses with exit 2 naming it, and scores it with --include-foreign."""
+    summary_before = (run_dir / "summary.json").read_bytes()
+    record = json.loads(_results(run_dir).read_text().splitlines()[0])
+    record["sample_id"] = record["sample_id"].replace(record["model"], "openai/other")
+    record["model"] = "openai/other"
+    with _results(run_dir).open("a") as handle:
+        handle.write(json.dumps(record) + "\n")
+
+    refused = _cli("report", run_dir)
+
+    _no_traceback(refused)
+    assert refused.returncode == 2
+    assert "1 record(s) are outside" in refused.stderr and "model 'openai/other' (1)" in refused.stderr
+    assert "--include-foreign" in refused.stderr
+    assert (run_dir / "summary.json").read_bytes() == summary_before
+    included = _cli("report", run_dir, "--include-foreign")
+    assert included.returncode == 0, included.stderr
+    assert json.loads((run_dir / "summary.json").read_text())["run"]["foreign_records"] == 1
+
+
+def test_a_run_still_marked_running_is_incomplete(run_dir: Path) -> None:
+    """run.json still says running (the run was killed): the report says incomplete first and --gate exits 1."""
+    manifest = json.loads((run_dir / "run.json").read_text())
+    manifest["status"] = "running"
+    (run_dir / "run.json").write_text(json.dumps(manifest))
+
+    done = _cli("report", run_dir, "--gate")
+
+    _no_traceback(done)
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[0].startswith("incomplete: 10 of 10 samples (run.json status 'running')")
+    assert json.loads((run_dir / "summary.json").read_text())["verdict"]["status"] == "incomplete"
+
+
+def test_an_empty_results_file_of_a_complete_run_is_incomplete(run_dir: Path) -> None:
+    """An empty results.jsonl under a run.json marked complete: "incomplete: 0 of 10 samples", not inconclusive, and --gate exits 1."""
+    _results(run_dir).write_text("")
+
+    done = _cli("report", run_dir, "--gate")
+
+    _no_traceback(done)
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[0].startswith("incomplete: 0 of 10 samples")
+    assert "verdict: INCOMPLETE" in done.stdout
