@@ -117,6 +117,9 @@ def _read_summary(path: Path) -> dict[str, Any]:
         keys = ("model", "arm", "category", "metric")
         if not isinstance(row, dict) or not all(isinstance(row.get(k), str) for k in keys):
             raise CompareError(f"{path}: metrics[{index}] lacks model, arm, category or metric; {fix}")
+        for key in ("value", "ci_low", "ci_high"):
+            if row.get(key) is not None and (isinstance(row[key], bool) or not isinstance(row[key], int | float)):
+                raise CompareError(f"{path}: metrics[{index}].{key} is {row[key]!r}, not a number or null; {fix}")
     return summary
 
 

@@ -49,6 +49,7 @@ LOWER_IS_BETTER = frozenset({
     "latency_p50_s", "latency_p95_s", "error_rate",
 })
 
+_MANIFEST_FIELD = {"models": "models", "arms": "arms", "scenarios": "scenario_ids"}
 # The metric table; a regression is marked REGRESSION after its difference.
 _METRIC_COLUMNS = ("metric", "A", "B", "B - A")
 
@@ -94,6 +95,12 @@ class Comparison:
     @property
     def comparable(self) -> bool:
         return not self.differences and not self.problems
+
+    @property
+    def nothing_shared(self) -> list[str]:
+        """The kinds (models, arms, scenarios) of which the runs have none in common: then nothing can be compared."""
+        return [kind for kind, (a_only, _) in self.only_in.items()
+                if kind != "categories" and len(a_only) == len(getattr(self.a.manifest, _MANIFEST_FIELD[kind]))]
 
     @property
     def verdict_regression(self) -> bool:
@@ -182,6 +189,7 @@ def _fmt(row: Mapping[str, Any]) -> str:
     kind = metric_kind(str(row.get("metric", "")))
     if kind == "s":
         return seconds_interval(row["value"], row.get("ci_low"), row.get("ci_high"))
+
     def one(v: float) -> str:
         return f"{v:,.0f}" if kind == "int" and abs(v) >= 1000 else f"{v:.3g}"
 
@@ -373,7 +381,13 @@ def cli_compare(args: Any) -> int:
         print(f"recall-eval compare: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"recall-eval compare: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"recall-eval compare: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    if cmp.nothing_shared:
+        print_comparison(cmp, force=False)
+        print(f"recall-eval compare: the runs have no {' and no '.join(cmp.nothing_shared)} in common: "
+              "nothing to compare, even with --force", file=sys.stderr)
         return 2
     print_comparison(cmp, force=force, show_all=bool(getattr(args, "all", False)))
     if not cmp.comparable and not force:

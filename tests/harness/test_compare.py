@@ -122,8 +122,8 @@ def test_runs_on_different_models_are_not_comparable_and_name_both(tmp_path: Pat
     assert code == 2
     assert f"models: {MODEL} -> openai/gpt-4o-mini" in out
     assert f"only in A (1): {MODEL}" in out and "only in B (1): openai/gpt-4o-mini" in out
-    assert "not comparable" in out and "--force" in out
-    assert "regression" not in out.lower().replace("no regression", "")  # nothing compared, no gate verdict
+    assert "NOT COMPARABLE" in out and "nothing to compare" in out
+    assert "regression" not in out.lower()  # nothing compared, no gate verdict
 
 
 def test_different_suites_are_not_comparable_and_the_ids_only_in_one_are_counted_and_listed(
@@ -260,6 +260,15 @@ def test_force_compares_the_overlap_and_lists_what_only_one_run_has(tmp_path: Pa
     assert "arms only in A (1): full_history" in out
     assert "scenarios only in A (2): fact-08, fact-09" in out and "scenarios only in B (1): new-01" in out
     assert "full_history" not in out.split("verdict:")[1]  # no row for an arm B does not have
+
+
+def test_force_cannot_compare_runs_with_nothing_in_common(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = synthetic_run(tmp_path / "a")
+    b = synthetic_run(tmp_path / "b", model="openai/gpt-4o-mini")
+    code, out = _compare(capsys, a, b, force=True)
+    assert code == 2  # a gate never passes on nothing
+    assert "no models in common: nothing to compare, even with --force" in out
+    assert "no changes" not in out and "no regression" not in out
 
 
 def test_summary_warnings_of_each_run_are_printed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
