@@ -104,8 +104,8 @@ def test_a_corrupt_scores_line_is_named_by_file_and_line(pair, capsys, raw: byte
     (b'{"schema_version": 99, "verdict": {"status": "pass"}, "metrics": []}', "schema_version 99 is not supported"),
     (b'{"schema_version": 1,\n "verdict": ', "summary.json:2: not valid JSON"),
     (b'{"schema_version": 1, "verdict": {"status": "pass"}, "metrics": [{"model": "m"}]}', "metrics[0] lacks"),
-    (b'{"schema_version": 1, "verdict": {"status": "pass"}, "metrics": [{"model": "m", "arm": "r", "category": "all", '
-     b'"metric": "coverage", "value": "high"}]}', "metrics[0].value is 'high', not a number"),
+    ((b'{"schema_version": 1, "verdict": {"status": "pass"}, "metrics": [{"model": "m", "arm": "r", '
+      b'"category": "all", "metric": "coverage", "value": "high"}]}'), "metrics[0].value is 'high', not a number"),
 ])
 def test_a_corrupt_summary_is_named(pair, capsys, raw: bytes, said: str) -> None:
     """A damaged summary.json: exit 2 naming the file and what is wrong, no traceback."""
