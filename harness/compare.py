@@ -267,11 +267,11 @@ def _name(change: MetricChange) -> str:
     return change.metric if change.category == "all" else f"{change.metric} ({change.category})"
 
 
-def _widths(total: int, rows: Sequence[Sequence[str]], min_name: int) -> list[int]:
+def _widths(total: int, rows: Sequence[Sequence[str]]) -> list[int]:
     """Widths of the metric table's columns that fit ``total`` columns without cutting a metric name.
 
-    The metric column gets its longest name (wrapping before a "(category)"
-    when room is short), ``B - A`` its longest number (a REGRESSION mark then
+    The metric column gets its longest name (when room is short, its longest
+    word: a name wraps before its "(category)", never inside a word), ``B - A`` its longest number (a REGRESSION mark then
     goes on a second line), and A and B share the rest, wrapping an interval
     under its value on a narrow terminal. No column is narrower than its header.
     """
@@ -281,8 +281,8 @@ def _widths(total: int, rows: Sequence[Sequence[str]], min_name: int) -> list[in
         return longest
     diff = max(len("REGRESSION"), *(len(r[3].split(" REGRESSION")[0]) for r in rows))
     name = longest[0]
-    if name + 2 * max(longest[1], longest[2]) > total - overhead - diff:  # wrap names at their category first
-        name = max(min_name, len(_METRIC_COLUMNS[0]), *(len(r[0].split(" (")[0]) for r in rows))
+    if name + 2 * max(longest[1], longest[2]) > total - overhead - diff:  # wrap names before their category first
+        name = max(len(_METRIC_COLUMNS[0]), *(len(word) for r in rows for word in r[0].split(" ")))
     side = max(len("A"), (total - overhead - diff - name) // 2)
     return [name, min(side, longest[1]), min(side, longest[2]), diff]
 
@@ -310,7 +310,7 @@ def metric_tables(cmp: Comparison, *, show_all: bool = False, width: int = 80) -
         return []
     rows = {id(c): (_name(c), _fmt(c.a), _fmt(c.b), _fmt_diff(c) + (" REGRESSION" if c.regression else ""))
             for c in shown}
-    widths = _widths(width, list(rows.values()), min(len(c.metric) for c in shown))
+    widths = _widths(width, list(rows.values()))
     groups: dict[tuple[str, str], list[MetricChange]] = {}
     for c in shown:
         groups.setdefault((c.model, c.arm), []).append(c)

@@ -340,6 +340,24 @@ def test_metric_names_stay_whole_and_tables_fit_the_width(tmp_path: Path, width:
     assert "REGRESSION" in words
 
 
+def test_a_long_category_is_never_cut_when_only_short_metric_names_show() -> None:
+    from types import SimpleNamespace as NS
+
+    from rich.console import Console
+
+    from harness.compare import MetricChange
+
+    a = {"metric": "latency_p50_s", "value": 0.0789, "ci_low": 0.0573, "ci_high": 0.0851}
+    b = {"metric": "latency_p50_s", "value": 0.196, "ci_low": 0.0978, "ci_high": 0.230}
+    rows = [MetricChange(MODEL, "history_only", category, "latency_p50_s", a=a, b=b, regression=True)
+            for category in ("knowledge_update", "recent_history")]
+    console = Console(width=80, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    for table in metric_tables(NS(metrics=rows), width=80):
+        console.print(table)
+    words = set(console.export_text().split())
+    assert {"latency_p50_s", "(knowledge_update)", "(recent_history)", "REGRESSION"} <= words
+
+
 def test_at_80_columns_the_cli_output_keeps_names_whole(tmp_path: Path, capsys, monkeypatch) -> None:
     monkeypatch.setenv("COLUMNS", "80")
     a, b = _changed_pair(tmp_path)
