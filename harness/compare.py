@@ -56,6 +56,8 @@ _METRIC_COLUMNS = ("metric", "A", "B", "B - A")
 
 @dataclass(frozen=True)
 class MetricChange:
+    """One metric row (model, arm, category, metric) present in both runs: A's and B's summary rows."""
+
     model: str
     arm: str
     category: str
