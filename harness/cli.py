@@ -130,9 +130,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-gain", type=float, metavar="X", help="paired CI lower bound of the accuracy gain must exceed X (default 0)")
     p.add_argument("--unsupported-tolerance", type=float, metavar="X", help="allowed rise of the unsupported-claim rate, CI upper bound (default 0.02)")
 
-    p = sub.add_parser("compare", help="per-metric and per-scenario differences between two runs")
+    p = sub.add_parser(
+        "compare", help="per-metric and per-scenario differences between two runs; exit 1 on a regression",
+        description=(
+            "Check that two runs are comparable (suite hash and scenario ids, models, arms, epochs, seed, "
+            "max tool rounds, temperature, max tokens, API base, judge model, excluded scenarios, verdict "
+            "thresholds, harness version; both runs complete and readable), print every difference as "
+            "'name: A -> B', then the metrics and scenarios that changed and the regression gate."
+        ),
+        epilog="exit codes: 0 no regression, 1 a regression beyond the intervals (or the verdict left pass), "
+               "2 the runs are not comparable (without --force) or a run folder is missing or unreadable",
+    )
     p.add_argument("run_a", metavar="RUN_A", help="baseline run (e.g. the last good nightly)")
     p.add_argument("run_b", metavar="RUN_B", help="candidate run")
+    p.add_argument("--force", action="store_true",
+                   help="compare runs that are not comparable: what both have is compared, what only one has is listed")
+    p.add_argument("--all", action="store_true", help="also show the metrics that did not change")
+    p.add_argument("--include-foreign", action="store_true",
+                   help="count results records of samples the run's run.json does not plan (refused otherwise)")
     return parser
 
 
