@@ -366,8 +366,10 @@ def print_comparison(cmp: Comparison, *, force: bool = False, show_all: bool = F
         _say(console, "no changes: every metric and every scenario's correct rate are the same")
     elif not tables:
         _say(console, "no metric changed")
-    n = len(cmp.regressions) + int(cmp.verdict_regression)
-    _say(console, f"{n} regression(s) beyond the intervals" if n else "no regression beyond the intervals")
+    n = len(cmp.regressions)
+    if cmp.verdict_regression:
+        _say(console, f"verdict regression: A {cmp.verdict_a} -> B {cmp.verdict_b}")
+    _say(console, f"{n} metric regression(s) beyond the intervals" if n else "no metric regression beyond the intervals")
 
 
 def cli_compare(args: Any) -> int:

@@ -45,7 +45,7 @@ def test_identical_runs_exit_zero_and_say_no_changes(tmp_path: Path, capsys: pyt
     shutil.copytree(a, b)
     code, out = _compare(capsys, a, b)
     assert code == 0
-    assert "comparable: same suite" in out and "no changes" in out and "no regression" in out
+    assert "comparable: same suite" in out and "no changes" in out and "no metric regression" in out
     assert "B - A" not in out  # no table of unchanged rows
 
 
@@ -70,7 +70,7 @@ def test_verdict_leaving_pass_is_a_regression(tmp_path: Path, capsys: pytest.Cap
     edit_json(a / "summary.json", lambda s: s["verdict"].update(status="pass"))
     edit_json(b / "summary.json", lambda s: s["verdict"].update(status="fail"))
     code, out = _compare(capsys, a, b)
-    assert code == 1 and "verdict: A pass -> B fail" in out and "1 regression(s)" in out
+    assert code == 1 and "verdict: A pass -> B fail" in out and "verdict regression: A pass -> B fail" in out
 
 
 def test_missing_run_dir_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -238,7 +238,8 @@ def test_an_incomplete_run_is_no_basis_for_a_gate(tmp_path: Path, capsys: pytest
     code, out = _compare(capsys, a, b)
     assert code == 2 and "is not complete" in out and f"--resume {b}" in out
     code, out = _compare(capsys, a, b, force=True)
-    assert code == 0 and "compared anyway: --force" in out
+    # forced, the comparison runs; B's verdict is `incomplete`, which is a verdict regression from A's pass
+    assert code == 1 and "compared anyway: --force" in out and "verdict regression: A pass -> B incomplete" in out
 
 
 def test_an_incomplete_verdict_is_no_basis_for_a_gate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -268,7 +269,7 @@ def test_force_cannot_compare_runs_with_nothing_in_common(tmp_path: Path, capsys
     code, out = _compare(capsys, a, b, force=True)
     assert code == 2  # a gate never passes on nothing
     assert "no models in common: nothing to compare, even with --force" in out
-    assert "no changes" not in out and "no regression" not in out
+    assert "no changes" not in out and "no metric regression" not in out
 
 
 def test_summary_warnings_of_each_run_are_printed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
