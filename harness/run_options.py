@@ -23,7 +23,7 @@ from harness import __version__
 from harness.arms import UnknownArmError, get_arm
 from harness.cache import DEFAULT_CACHE_DIR
 from harness.cli import DEFAULT_ARMS, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
-from harness.results import RESULTS_FILE, RunManifest, read_manifest
+from harness.results import RunManifest, read_manifest
 from harness.scenarios.models import Scenario
 
 # Parameters that define the samples: a resumed run must keep them.
@@ -242,9 +242,8 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         api_base = args.api_base or previous.parameters.get("api_base")
     else:
         stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        # (whether it already holds a run is checked once its lock is held: harness.run_folder.check_fresh)
         run_dir = Path(args.out) if args.out else Path("reports") / stamp
-        if (run_dir / RESULTS_FILE).exists() or (run_dir / "run.json").exists():
-            raise RunOptionsError(f"{run_dir} already holds a run; continue it with --resume {run_dir} or choose another --out")
         defaults = {"models": [DEFAULT_MODEL], "arms": list(DEFAULT_ARMS), "scenario_paths": [_absolute(DEFAULT_SUITE)], "filters": [], **RUN_DEFAULTS}
         values = {k: given[k] if given[k] is not None else defaults[k] for k in defaults}
         api_base = args.api_base
