@@ -434,9 +434,13 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
     if manifest_problem is not None:
         print(f"warning: {manifest_problem}; it may still say 'running' (the run is {status})", file=sys.stderr)
     if progress.cached:
-        print(f"{progress.cached} samples from the cache (no model call); --no-cache calls the model again", file=sys.stderr)
+        print(f"{_samples(progress.cached)} from the cache (no model call); --no-cache calls the model again", file=sys.stderr)
     if progress.cut_off:
-        print(f"{progress.cut_off} samples had a model call cut off at --max-tokens {options.max_tokens} (finish_reason length); their answers are scored as given", file=sys.stderr)
+        print(
+            f"{_samples(progress.cut_off)} had a model call cut off at --max-tokens {options.max_tokens} (finish_reason length); "
+            "the answers are scored as given",
+            file=sys.stderr,
+        )
     if crash is not None:
         print(f"error: {redact(str(crash), _secret_values())}", file=sys.stderr)
         return 2
@@ -465,6 +469,10 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
         return 143 if terminated.is_set() else 130
     code = _build_report(options)
     return 2 if all_failed else code
+
+
+def _samples(count: int) -> str:
+    return f"{count} sample" + ("" if count == 1 else "s")
 
 
 @contextlib.contextmanager

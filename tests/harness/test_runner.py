@@ -162,6 +162,66 @@ def test_second_run_is_served_from_the_cache(tmp_path: Path, suite: Path) -> Non
     assert all(c.cached for r in _records(tmp_path / "second") for c in r.model_calls)
 
 
+def test_cached_samples_are_counted_in_the_terminal_and_run_json(tmp_path: Path, suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    install_scripted(lambda m, t: {"content": "ok"})
+    assert _run(tmp_path, suite, out="first") == 0
+    assert read_manifest(tmp_path / "first").cached_samples == 0
+    assert "from the cache" not in capsys.readouterr().err
+    assert _run(tmp_path, suite, out="second") == 0
+    assert read_manifest(tmp_path / "second").cached_samples == 6
+    assert "6 samples from the cache (no model call)" in capsys.readouterr().err
+
+
+def test_cached_samples_of_an_earlier_attempt_still_count_after_a_resume(tmp_path: Path, suite: Path) -> None:
+    install_scripted(lambda m, t: {"content": "ok"})
+    assert _run(tmp_path, suite, out="first") == 0
+    assert _run(tmp_path, suite, out="second") == 0  # all 6 from the cache
+    run_dir = tmp_path / "second"
+    lines = (run_dir / RESULTS_FILE).read_text(encoding="utf-8").splitlines()
+    (run_dir / RESULTS_FILE).write_text("\n".join(lines[:4]) + "\n", encoding="utf-8")
+    assert main(["run", "--resume", str(run_dir), "--no-cache", "--no-progress"]) == 0
+    assert read_manifest(run_dir).cached_samples == 4
+
+
+def test_cached_samples_are_counted_with_workers(tmp_path: Path) -> None:
+    flags = ["--scenarios", str(SMOKE), "--filter", "smoke-0[12]*", "--workers", "2", "--max-concurrency", "2", "--cache-dir", str(tmp_path / "cache"), "--no-progress"]
+    assert main(["run", *flags, "--out", str(tmp_path / "a")]) == 0
+    assert main(["run", *flags, "--out", str(tmp_path / "b")]) == 0
+    assert read_manifest(tmp_path / "a").cached_samples == 0 and read_manifest(tmp_path / "b").cached_samples == 6
+
+
+def test_resume_refuses_another_max_tokens(tmp_path: Path, suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    install_scripted(lambda m, t: {"content": "ok"})
+    assert _run(tmp_path, suite, "--max-tokens", "512") == 0
+    assert read_manifest(tmp_path / "run").parameters["max_tokens"] == 512
+    assert main(["run", "--resume", str(tmp_path / "run"), "--max-tokens", "1024"]) == 2
+    assert "--max-tokens 1024 (the run has 512)" in capsys.readouterr().err
+
+
+def test_resume_accepts_scenarios_that_moved_when_they_hash_the_same(tmp_path: Path, suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    install_scripted(lambda m, t: {"content": "ok"})
+    assert _run(tmp_path, suite, "--no-cache") == 0
+    run_dir = tmp_path / "run"
+    (run_dir / RESULTS_FILE).write_text("".join((run_dir / RESULTS_FILE).read_text(encoding="utf-8").splitlines(keepends=True)[:2]), encoding="utf-8")
+    moved = suite.rename(tmp_path / "moved")
+    assert main(["run", "--resume", str(run_dir), "--no-cache", "--no-progress"]) == 2
+    assert "pass --scenarios PATH" in capsys.readouterr().err
+    assert main(["run", "--resume", str(run_dir), "--scenarios", str(moved), "--no-cache", "--no-progress"]) == 0
+    assert read_manifest(run_dir).scenario_paths == [str(moved)]
+    assert len(_final(run_dir).records) == 6
+
+
+def test_resume_refuses_moved_scenarios_that_changed(tmp_path: Path, suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    install_scripted(lambda m, t: {"content": "ok"})
+    assert _run(tmp_path, suite, "--no-cache") == 0
+    moved = suite.rename(tmp_path / "moved")
+    data = json.loads((moved / "alpha.yaml").read_text(encoding="utf-8"))
+    data["title"] = "Edited"
+    (moved / "alpha.yaml").write_text(json.dumps(data), encoding="utf-8")
+    assert main(["run", "--resume", str(tmp_path / "run"), "--scenarios", str(moved), "--no-cache", "--no-progress"]) == 2
+    assert f"--scenarios {moved}: these are not the scenarios of {tmp_path / 'run'}" in capsys.readouterr().err
+
+
 def test_no_cache_neither_reads_nor_writes(tmp_path: Path, suite: Path) -> None:
     model = install_scripted(lambda m, t: {"content": "ok"})
     assert _run(tmp_path, suite, "--no-cache", out="first") == 0
