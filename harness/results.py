@@ -1,8 +1,11 @@
 """Result records: what a run writes and what scoring and reporting read.
 
 A run folder holds ``run.json`` (a :class:`RunManifest`) and ``results.jsonl``
-(one :class:`SampleRecord` per line, flushed as each sample finishes). Both
-carry ``schema_version``; readers reject versions they do not know.
+(one :class:`SampleRecord` per line, written by :class:`ResultsWriter` as each
+sample finishes). Both carry ``schema_version``; readers reject versions they
+do not know. ``results.jsonl`` is only ever appended to: a resumed run adds
+newer records for samples that failed or are missing, so readers take the
+last record of each sample (:func:`scan_results`).
 """
 
 from __future__ import annotations
