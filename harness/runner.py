@@ -28,7 +28,6 @@ import time
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from harness.agent import AgentOutcome, ModelClient, ModelSettings, run_agent
