@@ -48,6 +48,8 @@ class ModelSettings:
         timeout_s: Limit of one model call (one try).
         seed: Sample seed, sent with ``drop_params`` so providers without seeds ignore it.
         api_base: Endpoint of an OpenAI-compatible server, if any.
+        max_tokens: Limit of generated tokens per call (None: the provider's own); a call
+            cut off by it ends with ``finish_reason`` ``length`` and its text is used as given.
         extra: Further litellm keyword arguments (part of the cache key).
     """
 
@@ -56,10 +58,13 @@ class ModelSettings:
     timeout_s: float = 120.0
     seed: int | None = None
     api_base: str | None = None
+    max_tokens: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def cache_parameters(self) -> dict[str, Any]:
         parameters = {"temperature": self.temperature, "seed": self.seed, "api_base": self.api_base, **self.extra}
+        if self.max_tokens is not None:  # absent when unset, so entries cached without a limit still match
+            parameters["max_tokens"] = self.max_tokens
         if self.model.startswith("offline/"):
             from harness.offline_model import code_revision
 
@@ -183,6 +188,8 @@ class ModelClient:
             kwargs["tools"] = tools
         if settings.seed is not None:
             kwargs["seed"] = settings.seed
+        if settings.max_tokens is not None:
+            kwargs["max_tokens"] = settings.max_tokens
         if settings.api_base:
             kwargs["api_base"] = settings.api_base
         latency = 0.0

@@ -24,6 +24,7 @@ RUN_DEFAULTS: dict[str, int | float] = {
     "epochs": 1,
     "seed": 0,
     "max_tool_rounds": 4,
+    "max_tokens": 2048,
     "temperature": 0.0,
     "timeout_s": 120.0,
     "retries": 4,
@@ -97,20 +98,27 @@ def build_parser() -> argparse.ArgumentParser:
     _d = RUN_DEFAULTS
     p.add_argument("--model", action="append", dest="models", metavar="M", help=f"litellm model string (repeatable; default {DEFAULT_MODEL})")
     p.add_argument("--arms", nargs="+", metavar="ARM", help=f"arms to run (default: {' '.join(DEFAULT_ARMS)})")
-    p.add_argument("--scenarios", nargs="+", metavar="PATH", help=f"scenario files or folders (default: {DEFAULT_SUITE})")
+    p.add_argument("--scenarios", nargs="+", metavar="PATH", help=f"scenario files or folders (default: {DEFAULT_SUITE}); with --resume, where the run's scenarios are now if they moved (they must hash the same)")
     p.add_argument("--filter", action="append", default=[], metavar="EXPR", help="id glob, category:NAME or tag:NAME (repeatable)")
     p.add_argument("--epochs", type=int, default=None, help=f"repeats of every sample (default {_d['epochs']})")
     p.add_argument("--seed", type=int, default=None, help=f"base seed (default {_d['seed']})")
     p.add_argument("--max-concurrency", type=int, default=None, metavar="C", help=f"samples in flight at once (default {_d['max_concurrency']})")
     p.add_argument("--workers", type=int, default=None, metavar="N", help=f"processes running samples, sharing --max-concurrency (default {_d['workers']})")
     p.add_argument("--max-tool-rounds", type=int, default=None, help=f"tool rounds before the loop stops (default {_d['max_tool_rounds']})")
+    p.add_argument(
+        "--max-tokens", type=int, default=None, metavar="N",
+        help=f"limit of tokens the model generates per call (default {_d['max_tokens']}: answers here are a few sentences and "
+        "tool calls a few dozen tokens, so this is 10x headroom, while a model that rambles until its context is full "
+        "no longer holds its server for minutes; raise it for reasoning models, whose hidden reasoning counts against it). "
+        "A call cut off by it is recorded with finish_reason 'length' and its answer scored as given",
+    )
     p.add_argument("--timeout", type=float, default=None, help=f"seconds per model call (default {_d['timeout_s']:g})")
     p.add_argument("--retries", type=int, default=None, help=f"retries of a transient provider error (default {_d['retries']})")
     p.add_argument("--retry-delay", type=float, default=None, metavar="S", help=f"backoff scale in seconds: retry n waits up to S*2^n, or the server's Retry-After when longer (default {_d['retry_delay_s']:g})")
     p.add_argument("--temperature", type=float, default=None, help=f"sampling temperature (default {_d['temperature']:g})")
     p.add_argument("--api-base", metavar="URL", help="endpoint of an OpenAI-compatible server, forwarded to litellm")
-    p.add_argument("--out", metavar="DIR", help="run folder (default reports/<timestamp>)")
-    p.add_argument("--resume", metavar="DIR", help="complete an interrupted run in DIR")
+    p.add_argument("--out", metavar="DIR", help="run folder (default reports/<timestamp>); one process writes it at a time")
+    p.add_argument("--resume", metavar="DIR", help="complete an interrupted or failed run in DIR: re-runs missing and failed samples, appending (nothing is deleted)")
     p.add_argument("--no-cache", action="store_true", help="bypass the on-disk response cache")
     p.add_argument("--cache-dir", metavar="DIR", help="response cache folder (default .recall-eval-cache)")
     p.add_argument("--judge-model", metavar="M", help="litellm model for rubric scenarios and the grounding judge, which lists unsupported specifics in every answer (optional)")

@@ -220,10 +220,20 @@ def _edited_scenarios(a: ResultsScan, b: ResultsScan) -> list[str]:
 
 
 def _parameter(manifest: RunManifest, name: str) -> Any:
-    """A run.json parameter; one an older run did not record reads as the run's default then."""
+    """A run.json parameter; one an older run did not record reads as the default it ran with then.
+
+    ``max_tokens`` came later than the others: a run that did not record it sent no limit
+    (None), which is not today's default, so it is read as None.
+    """
     from harness.cli import RUN_DEFAULTS
 
+    if name in _ADDED_LATER:
+        return manifest.parameters.get(name, _ADDED_LATER[name])
     return manifest.parameters.get(name, RUN_DEFAULTS.get(name))
+
+
+#: Parameters recorded only by newer runs -> the value an older run (without the key) used.
+_ADDED_LATER: dict[str, Any] = {"max_tokens": None}
 
 
 def _judge(summary: Mapping[str, Any]) -> str | None:

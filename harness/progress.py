@@ -7,6 +7,18 @@ import time
 from typing import Any, TextIO
 
 
+def record_flags(record: Any) -> tuple[bool, bool, bool]:
+    """``(ok, cached, cut_off)`` of a finished sample record, as :meth:`RunProgress.advance` takes them.
+
+    cached: the sample is ok and every model call was served from the response
+    cache (no model was called). cut_off: a model call ended at ``--max-tokens``
+    (``finish_reason`` ``length``).
+    """
+    calls = record.model_calls
+    ok = record.status == "ok"
+    return ok, ok and bool(calls) and all(call.cached for call in calls), any(call.finish_reason == "length" for call in calls)
+
+
 class RunProgress:
     """Counts finished samples and shows done/total, errors, elapsed time and rate.
 
@@ -22,7 +34,9 @@ class RunProgress:
         self.total = total
         self.done = 0
         self.errors = 0
-        self.cached_calls = 0
+        self.cached = 0
+        self.cut_off = 0
+        self.last_error: str | None = None
         self._stream = stream or sys.stderr
         self._every_s = every_s
         self._every_n = every_n or max(1, total // 10)
@@ -40,24 +54,28 @@ class RunProgress:
                 BarColumn(),
                 MofNCompleteColumn(),
                 TextColumn("errors {task.fields[errors]}"),
+                TextColumn("cached {task.fields[cached]}"),
                 TimeElapsedColumn(),
                 TextColumn("{task.fields[rate]}"),
                 console=Console(file=self._stream),
                 transient=False,
             )
-            self._task = self._bar.add_task("run", total=total, errors=0, rate="")
+            self._task = self._bar.add_task("run", total=total, errors=0, cached=0, rate="")
             self._bar.start()
 
     def _rate(self) -> str:
         elapsed = time.monotonic() - self._started
         return f"{self.done / elapsed:.1f}/s" if elapsed > 0 else ""
 
-    def advance(self, ok: bool) -> None:
-        """Count one finished sample."""
+    def advance(self, ok: bool, cached: bool = False, cut_off: bool = False, *, error: str | None = None) -> None:
+        """Count one finished sample (see :func:`record_flags`); ``error`` is a failed sample's ``type: message``."""
         self.done += 1
+        self.last_error = error or self.last_error
         self.errors += 0 if ok else 1
+        self.cached += 1 if cached else 0
+        self.cut_off += 1 if cut_off else 0
         if self._bar is not None:
-            self._bar.update(self._task, advance=1, errors=self.errors, rate=self._rate())
+            self._bar.update(self._task, advance=1, errors=self.errors, cached=self.cached, rate=self._rate())
             return
         now = time.monotonic()
         if self.done == self.total or self.done % self._every_n == 0 or now - self._last_line >= self._every_s:
@@ -66,7 +84,8 @@ class RunProgress:
 
     def _line(self) -> None:
         elapsed = time.monotonic() - self._started
-        print(f"[recall-eval] {self.done}/{self.total} samples, {self.errors} errors, {elapsed:.1f}s, {self._rate()}", file=self._stream, flush=True)
+        cached = f", {self.cached} from the cache" if self.cached else ""
+        print(f"[recall-eval] {self.done}/{self.total} samples, {self.errors} errors{cached}, {elapsed:.1f}s, {self._rate()}", file=self._stream, flush=True)
 
     def close(self) -> None:
         if self._bar is not None:

@@ -3,6 +3,10 @@
 Transient: rate limits, timeouts, connection errors and 5xx responses. Anything
 else (authentication, bad request, unknown model) fails at once: retrying it
 only burns time and quota.
+
+Only a configuration error (:func:`is_config_error`: authentication,
+not-found, bad request) may stop a run early; a rate limit or a 5xx is never
+one, however early it comes.
 """
 
 from __future__ import annotations
@@ -31,10 +35,12 @@ _TRANSIENT_NAMES = frozenset(
     }
 )
 
-# Errors that mean the model, credentials or endpoint are misconfigured.
+# Errors that mean the model, credentials or endpoint are misconfigured: the
+# same answer comes back however often and however late we ask. A connection
+# error or timeout is not among them: a local server that restarts or a slow
+# first load looks the same, and both pass.
 CONFIG_ERROR_NAMES = frozenset(
     {
-        "APIConnectionError",
         "AuthenticationError",
         "PermissionDeniedError",
         "NotFoundError",
@@ -54,6 +60,24 @@ _CONFIG_MESSAGE = re.compile(r"missing credentials|api[_ ]key|unauthori[sz]ed|ll
 def is_provider_error(type_name: str) -> bool:
     """True for an error class a provider (not the harness) raises, by name."""
     return type_name in _TRANSIENT_NAMES or type_name in CONFIG_ERROR_NAMES
+
+
+def is_config_error(type_name: str, message: str = "") -> bool:
+    """True when a sample's final error (class name and message) means the model is misconfigured.
+
+    Authentication, permission, not-found and bad-request errors are, and so
+    is any error whose message says credentials are missing (litellm reports
+    a missing OpenAI key as ``InternalServerError: Missing credentials``
+    before any request is sent). Rate limits (HTTP 429) and server errors
+    (5xx) never are, even when they are all a model has answered so far.
+
+    Example:
+        >>> is_config_error("AuthenticationError"), is_config_error("RateLimitError", "slow down")
+        (True, False)
+    """
+    if type_name in CONFIG_ERROR_NAMES:
+        return True
+    return type_name != "RateLimitError" and bool(_CONFIG_MESSAGE.search(message))
 
 
 def is_transient(exc: BaseException) -> bool:

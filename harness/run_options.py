@@ -7,6 +7,8 @@ will be written. :mod:`harness.runner` only executes what this resolves.
 Scenario paths are stored absolute in ``run.json``, so ``--resume`` works from
 any working directory; a relative path stored by an older run is looked up
 from the working directory first, then from the run folder and its parents.
+If the scenarios moved, ``--resume DIR --scenarios PATH`` names where they
+are now; they are accepted when they hash the same as the run's.
 """
 
 from __future__ import annotations
@@ -21,13 +23,14 @@ from harness import __version__
 from harness.arms import UnknownArmError, get_arm
 from harness.cache import DEFAULT_CACHE_DIR
 from harness.cli import DEFAULT_ARMS, DEFAULT_MAX_ERROR_RATE, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
-from harness.results import RESULTS_FILE, RunManifest, read_manifest
+from harness.results import RunManifest, read_manifest
 from harness.scenarios.models import Scenario
 
 # Parameters that define the samples: a resumed run must keep them.
-_FIXED = ("models", "arms", "scenario_paths", "filters", "epochs", "seed", "max_tool_rounds", "temperature")
+# (Scenario paths may change: the suite hash decides whether they hold the same scenarios.)
+_FIXED = ("models", "arms", "filters", "epochs", "seed", "max_tool_rounds", "max_tokens", "temperature")
 # Execution settings a resumed run inherits unless given again.
-_INHERITED = ("max_tool_rounds", "temperature", "timeout_s", "retries", "retry_delay_s", "max_concurrency", "workers")
+_INHERITED = ("max_tool_rounds", "max_tokens", "temperature", "timeout_s", "retries", "retry_delay_s", "max_concurrency", "workers")
 _FLAG = {
     "models": "--model",
     "arms": "--arms",
@@ -64,6 +67,7 @@ class RunOptions:
     timeout_s: float
     retries: int
     max_concurrency: int
+    max_tokens: int = 2048
     retry_delay_s: float = 1.0
     workers: int = 1
     api_base: str | None = None
@@ -80,6 +84,7 @@ class RunOptions:
         return {
             "filters": self.filters,
             "max_tool_rounds": self.max_tool_rounds,
+            "max_tokens": self.max_tokens,
             "temperature": self.temperature,
             "timeout_s": self.timeout_s,
             "retries": self.retries,
@@ -124,6 +129,7 @@ def _given(args: Any) -> dict[str, Any]:
         "epochs": args.epochs,
         "seed": args.seed,
         "max_tool_rounds": args.max_tool_rounds,
+        "max_tokens": getattr(args, "max_tokens", None),
         "temperature": args.temperature,
         "timeout_s": args.timeout,
         "retries": args.retries,
@@ -159,7 +165,7 @@ def _flag(name: str) -> str:
 
 
 def _check_values(values: dict[str, Any]) -> None:
-    for name, minimum in (("epochs", 1), ("max_concurrency", 1), ("max_tool_rounds", 0), ("retries", 0), ("workers", 1)):
+    for name, minimum in (("epochs", 1), ("max_concurrency", 1), ("max_tool_rounds", 0), ("max_tokens", 1), ("retries", 0), ("workers", 1)):
         if values[name] < minimum:
             raise RunOptionsError(f"{_flag(name)} {values[name]}: must be at least {minimum}")
     if values["workers"] > values["max_concurrency"]:
@@ -237,9 +243,8 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         api_base = args.api_base or previous.parameters.get("api_base")
     else:
         stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        # (whether it already holds a run is checked once its lock is held: harness.run_folder.check_fresh)
         run_dir = Path(args.out) if args.out else Path("reports") / stamp
-        if (run_dir / RESULTS_FILE).exists() or (run_dir / "run.json").exists():
-            raise RunOptionsError(f"{run_dir} already holds a run; continue it with --resume {run_dir} or choose another --out")
         defaults = {"models": [DEFAULT_MODEL], "arms": list(DEFAULT_ARMS), "scenario_paths": [_absolute(DEFAULT_SUITE)], "filters": [], **RUN_DEFAULTS}
         values = {k: given[k] if given[k] is not None else defaults[k] for k in defaults}
         api_base = args.api_base
@@ -265,6 +270,12 @@ def _manifest(options: RunOptions, hashes: dict[str, str], previous: RunManifest
     digest = suite_hash(hashes)
     if previous is not None:
         if digest != previous.suite_hash or sorted(hashes) != sorted(previous.scenario_ids):
+            if options.scenario_paths != [_stored_path(p, options.run_dir) for p in previous.scenario_paths]:
+                raise RunOptionsError(
+                    f"--scenarios {' '.join(options.scenario_paths)}: these are not the scenarios of {options.run_dir} "
+                    f"(suite hash {digest[:12]}, the run has {previous.suite_hash[:12]}); pass the folder that holds the run's "
+                    f"scenarios unchanged ({', '.join(previous.scenario_paths)}), or start a new run."
+                )
             raise RunOptionsError(
                 f"{options.run_dir / 'run.json'}: the scenarios changed since this run started (suite hash "
                 f"{previous.suite_hash[:12]} then, {digest[:12]} now); resuming would mix versions. Start a new run."
@@ -272,7 +283,6 @@ def _manifest(options: RunOptions, hashes: dict[str, str], previous: RunManifest
         return previous.model_copy(
             update={"status": "running", "finished_at": None, "parameters": options.parameters(), "scenario_paths": options.scenario_paths}
         )
-    options.run_dir.mkdir(parents=True, exist_ok=True)
     return RunManifest(
         run_id=options.run_dir.name,
         harness_version=__version__,

@@ -3,9 +3,14 @@
 Each sample gets its own freshly seeded in-memory store and Host run (arms
 with memory) and goes through :func:`harness.agent.run_agent`. Finished
 samples stream to ``results.jsonl`` beside ``run.json``; ``--resume DIR``
-re-runs only what is missing or failed. API keys come from the environment as
-litellm documents and are never written: the manifest holds parameters, and
-error messages are scrubbed of secret-looking environment values.
+re-runs only what is missing or failed, appending (nothing is deleted). API
+keys come from the environment as litellm documents and are never written:
+the manifest holds parameters, and error messages are scrubbed of
+secret-looking environment values.
+
+One process writes a run folder at a time (:mod:`harness.run_folder`). A
+record that cannot be written (disk full) stops the run at once: no further
+model call, ``run.json`` says ``failed``. SIGTERM stops it like Ctrl-C.
 """
 
 from __future__ import annotations
@@ -16,33 +21,38 @@ import gc
 import hashlib
 import os
 import re
+import signal
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from harness.agent import AgentOutcome, ModelClient, ModelSettings, run_agent
 from harness.arms import get_arm
 from harness.cache import ResponseCache
-from harness.progress import RunProgress
+from harness.progress import RunProgress, record_flags
 from harness.results import (
     RESULTS_FILE,
+    ResultsError,
+    ResultsWriteError,
+    ResultsWriter,
+    RunManifest,
     SampleError,
     SampleRecord,
     append_line,
     append_record,
-    iter_records,
     sample_id,
     write_manifest,
 )
-from harness.retry import RetryPolicy, is_provider_error
+from harness.retry import RetryPolicy, is_config_error
+from harness.run_folder import EarlierAttempt, RunFolderError, check_fresh, lock_folder, prepare_folder, read_earlier_attempt
 from harness.run_options import RunOptions, RunOptionsError, now_iso, resolve_options
 from harness.scenarios.models import Scenario
 
-# A model whose first samples all fail with one provider error is skipped.
+# A model whose first samples all fail with one configuration error is skipped.
 CONFIG_FAILURE_THRESHOLD = 3
 
 
@@ -122,7 +132,7 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
         setup = arm.build(scenario, host_run)
         tools = setup.tools
         opts = ctx.options
-        settings = ModelSettings(spec.model, opts.temperature, opts.timeout_s, spec.seed, opts.api_base)
+        settings = ModelSettings(spec.model, opts.temperature, opts.timeout_s, spec.seed, opts.api_base, max_tokens=opts.max_tokens)
         outcome = await run_agent(setup, host_run, client=ctx.client, settings=settings, epoch=spec.epoch, max_tool_rounds=opts.max_tool_rounds)
     except Exception as exc:  # noqa: BLE001 - seeding or arm failure: an error sample, not a crash
         outcome = AgentOutcome(None, "error", [], [], [], SampleError(type=type(exc).__name__, message=str(exc)))
@@ -156,11 +166,14 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
 
 @dataclass
 class _ConfigWatch:
-    """Spots a model whose first samples all failed with one provider error (after retries).
+    """Spots a model whose first samples all failed with one configuration error.
 
-    Such a model is misconfigured (no key, wrong name, no server at --api-base)
-    far more often than unlucky; its other samples are skipped and the run
-    can be resumed once it is fixed.
+    Configuration errors (:func:`harness.retry.is_config_error`: no or a bad
+    key, an unknown model, a bad request) come back the same for every
+    sample; the model's other samples are skipped and the run can be resumed
+    once it is fixed. Rate limits, 5xx, timeouts and connection errors never
+    stop a model: they were retried with backoff, and a sample that still
+    failed is an error record that ``--resume`` runs again.
     """
 
     planned: dict[str, int]
@@ -171,9 +184,11 @@ class _ConfigWatch:
     def observe(self, record: SampleRecord) -> bool:
         """Count ``record``; True when its model should be stopped now."""
         model = record.model
-        if record.status == "ok" or record.error is None or not is_provider_error(record.error.type):
+        if record.status == "ok" or record.error is None:
             self.ok.add(model)
             return False
+        if not is_config_error(record.error.type, record.error.message):
+            return False  # a transient failure says nothing about the configuration
         if model in self.ok or model in self.stopped:
             return False
         seen = self.failures.setdefault(model, [])
@@ -187,6 +202,10 @@ class _ConfigWatch:
 async def execute(specs: list[SampleSpec], ctx: SampleContext, emit: Callable[[SampleRecord], None]) -> tuple[str, dict[str, str]]:
     """Run ``specs`` with bounded concurrency, handing each record to ``emit`` as it finishes.
 
+    If ``emit`` raises (a record cannot be written), every other sample is
+    cancelled at once, so no further model call starts, and the error is
+    raised once they are gone.
+
     Returns:
         ``("complete" | "interrupted", {model: reason})`` where the dict names
         models stopped early for a configuration error.
@@ -197,29 +216,43 @@ async def execute(specs: list[SampleSpec], ctx: SampleContext, emit: Callable[[S
         planned[spec.model] = planned.get(spec.model, 0) + 1
     watch = _ConfigWatch(planned)
     tasks: dict[str, list[asyncio.Task[None]]] = {}
+    everything: list[asyncio.Task[None]] = []
+    failure: list[Exception] = []
+
+    def cancel(group: list[asyncio.Task[None]]) -> None:
+        for task in group:
+            if task is not asyncio.current_task():
+                task.cancel()
 
     async def one(spec: SampleSpec) -> None:
         async with semaphore:
-            if spec.model in watch.stopped:
+            if spec.model in watch.stopped or failure:
                 return
             record = await run_sample(spec, ctx)
-        emit(record)
+        try:
+            emit(record)
+        except Exception as exc:  # noqa: BLE001 - re-raised below, once nothing runs any more
+            if not failure:
+                failure.append(exc)
+                cancel(everything)
+            return
         if watch.observe(record):
-            for task in tasks[spec.model]:
-                if task is not asyncio.current_task():
-                    task.cancel()
+            cancel(tasks[spec.model])
 
     for spec in specs:
-        tasks.setdefault(spec.model, []).append(asyncio.create_task(one(spec)))
-    everything = [task for group in tasks.values() for task in group]
+        task = asyncio.create_task(one(spec))
+        tasks.setdefault(spec.model, []).append(task)
+        everything.append(task)
+    status = "complete"
     try:
         await asyncio.gather(*everything, return_exceptions=True)
-    except asyncio.CancelledError:  # Ctrl-C: finished lines stay, the rest is resumable
-        for task in everything:
-            task.cancel()
+    except asyncio.CancelledError:  # Ctrl-C or SIGTERM: finished lines stay, the rest is resumable
+        cancel(everything)
         await asyncio.gather(*everything, return_exceptions=True)
-        return "interrupted", watch.stopped
-    return ("interrupted" if watch.stopped else "complete"), watch.stopped
+        status = "interrupted"
+    if failure:
+        raise failure[0]
+    return ("interrupted" if watch.stopped else status), watch.stopped
 
 
 def run_specs(
@@ -235,20 +268,25 @@ def run_specs(
     """Run ``specs`` in this process (``options.workers == 1``) or in worker processes.
 
     Either way this process alone appends to ``handle`` (one flushed line per
-    record) and advances ``progress``. ``worker_setup`` runs first in every
-    worker (a module-level function, e.g. one registering a custom provider).
+    record, e.g. a :class:`harness.results.ResultsWriter`) and advances
+    ``progress``. ``worker_setup`` runs first in every worker (a module-level
+    function, e.g. one registering a custom provider).
 
     Returns:
         As :func:`execute`.
+
+    Raises:
+        harness.results.ResultsWriteError: a record could not be written; nothing was run after it.
     """
 
     def emit(record: SampleRecord) -> None:
         append_record(handle, record)
-        progress.advance(record.status == "ok")
+        progress.advance(*record_flags(record), error=f"{record.error.type}: {record.error.message}" if record.error else None)
 
-    def emit_line(line: str, ok: bool) -> None:  # a worker's record, already dumped as JSON
+    def emit_line(line: str, flags: tuple[bool, bool, bool]) -> None:  # a worker's record, already dumped as JSON
         append_line(handle, line)
-        progress.advance(ok)
+        error = None if flags[0] else SampleRecord.model_validate_json(line).error  # errors are rare: parse only those
+        progress.advance(*flags, error=f"{error.type}: {error.message}" if error else None)
 
     if options.workers > 1 and len(specs) > 1:
         from harness.workers import run_in_workers
@@ -281,22 +319,6 @@ def ctx_for(options: RunOptions, scenarios: list[Scenario], hashes: dict[str, st
     """A fresh :class:`SampleContext` (model client with the run's cache and retry policy)."""
     client = ModelClient(ResponseCache(options.cache_dir, enabled=options.use_cache), RetryPolicy(retries=options.retries, base_delay_s=options.retry_delay_s))
     return SampleContext(options, {s.id: s for s in scenarios}, hashes, client)
-
-
-def _previous_ok(results: Path) -> list[SampleRecord]:
-    """Ok records of an earlier attempt, one per sample id; rewrites the file to exactly those."""
-    if not results.is_file():
-        return []
-    kept: dict[str, SampleRecord] = {}
-    for record in iter_records(results):
-        if record.status == "ok":
-            kept[record.sample_id] = record
-    tmp = results.with_suffix(".jsonl.tmp")
-    with tmp.open("w", encoding="utf-8") as out:
-        for record in kept.values():
-            out.write(record.model_dump_json() + "\n")
-    tmp.replace(results)
-    return list(kept.values())
 
 
 def _build_report(options: RunOptions) -> int:
@@ -336,13 +358,10 @@ def register_offline() -> None:
 
 def cli_run(args: Any) -> int:
     """Handler of ``recall-eval run``; returns the exit code."""
-    from harness.results import ResultsError
     from harness.scenarios import ScenarioError
-    from harness.workers import WorkerError
 
     try:
         options, scenarios, hashes, manifest = resolve_options(args)
-        done = _previous_ok(options.run_dir / RESULTS_FILE) if options.resume else []
     except ScenarioError as exc:
         print("error: the scenarios do not load:", file=sys.stderr)
         for problem in exc.problems or [str(exc)]:
@@ -351,38 +370,143 @@ def cli_run(args: Any) -> int:
     except (RunOptionsError, ResultsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if options.workers > 1:
-        from harness.workers import start_server
-
-        start_server()  # its litellm import overlaps ours (register_offline)
-    register_offline()
-    # Cancelling in-flight litellm calls (Ctrl-C, a stopped model) leaves its inner coroutines unawaited; harmless.
-    warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
-    done_ids = {r.sample_id for r in done}
-    specs = [s for s in plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed) if s.sample_id not in done_ids]
-    write_manifest(options.run_dir, manifest)
-    resume_hint = f"recall-eval run --resume {options.run_dir}"
-    print(f"run {options.run_dir}: {len(specs)} samples to run ({len(done_ids)} already done)", file=sys.stderr)
-    progress = RunProgress(len(specs), live=options.progress)
-    status, stopped = "interrupted", {}
     try:
-        with (options.run_dir / RESULTS_FILE).open("a", encoding="utf-8") as handle:
-            status, stopped = run_specs(specs, options, scenarios, hashes, handle, progress)
-    except KeyboardInterrupt:
-        status = "interrupted"
-    except WorkerError as exc:
-        print(f"error: {redact(str(exc), _secret_values())}", file=sys.stderr)
+        prepare_folder(options.run_dir)
+        lock = lock_folder(options.run_dir, now_iso())
+    except RunFolderError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
+    try:
+        with _sigterm_as_ctrl_c() as terminated:
+            return _run_locked(options, scenarios, hashes, manifest, terminated)
     finally:
-        progress.close()
-        write_manifest(options.run_dir, manifest.model_copy(update={"status": status, "finished_at": now_iso()}))
+        lock.release()
+
+
+def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str, str], manifest: RunManifest, terminated: threading.Event) -> int:
+    """The run itself, with the run folder locked: check the folder, run what is missing, record the outcome, report."""
+    from harness.workers import WorkerError
+
+    run_dir = options.run_dir
+    try:
+        earlier = read_earlier_attempt(run_dir) if options.resume else EarlierAttempt()
+        if not options.resume:
+            check_fresh(run_dir)  # again under the lock: another run may have finished here meanwhile
+        writer = ResultsWriter(run_dir / RESULTS_FILE)
+    except RunFolderError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"error: cannot write the run folder {run_dir}: {exc.strerror or exc} ({run_dir / RESULTS_FILE}); choose another --out", file=sys.stderr)
+        return 2
+    resume_hint = f"recall-eval run --resume {run_dir}"
+    with writer:
+        try:
+            write_manifest(run_dir, manifest)
+        except ResultsError as exc:
+            print(f"error: {exc}; nothing was run. Free space or choose another --out", file=sys.stderr)
+            return 2
+        for warning in earlier.warnings():
+            print(f"warning: {warning}", file=sys.stderr)
+        if options.workers > 1:
+            from harness.workers import start_server
+
+            start_server()  # its litellm import overlaps ours (register_offline)
+        register_offline()
+        # Cancelling in-flight litellm calls (Ctrl-C, a stopped model) leaves its inner coroutines unawaited; harmless.
+        warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
+        done_ids = {r.sample_id for r in earlier.done}
+        specs = [s for s in plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed) if s.sample_id not in done_ids]
+        again = f", {earlier.failed} failed before and run again" if earlier.failed else ""
+        print(f"run {run_dir}: {len(specs)} samples to run ({len(done_ids)} already done{again})", file=sys.stderr)
+        progress = RunProgress(len(specs), live=options.progress)
+        status, stopped, failure, crash = "interrupted", {}, None, None
+        try:
+            status, stopped = run_specs(specs, options, scenarios, hashes, writer, progress)
+        except KeyboardInterrupt:
+            status = "interrupted"
+        except ResultsWriteError as exc:
+            status, failure = "failed", exc
+        except WorkerError as exc:
+            crash = exc
+        finally:
+            progress.close()
+            cached = sum(record_flags(r)[1] for r in earlier.done) + progress.cached
+            final = manifest.model_copy(update={"status": status, "finished_at": now_iso(), "cached_samples": cached})
+            try:
+                write_manifest(run_dir, final)
+                manifest_problem = None
+            except ResultsError as exc:
+                manifest_problem = exc
+    if manifest_problem is not None:
+        print(f"warning: {manifest_problem}; it may still say 'running' (the run is {status})", file=sys.stderr)
+    if progress.cached:
+        print(f"{_samples(progress.cached)} from the cache (no model call); --no-cache calls the model again", file=sys.stderr)
+    if progress.cut_off:
+        print(
+            f"{_samples(progress.cut_off)} had a model call cut off at --max-tokens {options.max_tokens} (finish_reason length); "
+            "the answers are scored as given",
+            file=sys.stderr,
+        )
+    if crash is not None:
+        print(f"error: {redact(str(crash), _secret_values())}", file=sys.stderr)
+        return 2
+    if failure is not None:
+        print(
+            f"error: {failure}. The run stopped there: no further model calls ({progress.done} samples written). "
+            f"Free space or fix the folder, then: {resume_hint}",
+            file=sys.stderr,
+        )
+        return 2
     if stopped:
         for model, reason in stopped.items():
             print(f"error: stopped model {model}: its first samples all failed with {reason}", file=sys.stderr)
-        slow = any("Timeout" in reason.partition(":")[0] for reason in stopped.values())
-        print("Fix the model name, API key or --api-base (keys come from the environment, e.g. OPENAI_API_KEY)" + (", or raise --timeout for a slow server" if slow else "") + ", then: " + resume_hint, file=sys.stderr)
+        print(f"Fix the model name, API key or --api-base (keys come from the environment, e.g. OPENAI_API_KEY), then: {resume_hint}", file=sys.stderr)
         return 2
+    all_failed = status == "complete" and progress.done > 0 and progress.errors == progress.done
+    if all_failed:
+        print(
+            f"error: every sample failed, the last with {progress.last_error} (all errors are in {run_dir / RESULTS_FILE}). "
+            f"Fix the cause, then: {resume_hint}",
+            file=sys.stderr,
+        )
     if status == "interrupted":
-        print(f"interrupted: finished samples are saved. Continue with: {resume_hint}", file=sys.stderr)
-        return 130
-    return _build_report(options)
+        cause = "terminated (SIGTERM)" if terminated.is_set() else "interrupted"
+        print(f"{cause}: finished samples are saved. Continue with: {resume_hint}", file=sys.stderr)
+        return 143 if terminated.is_set() else 130
+    code = _build_report(options)
+    return 2 if all_failed else code
+
+
+def _samples(count: int) -> str:
+    return f"{count} sample" + ("" if count == 1 else "s")
+
+
+@contextlib.contextmanager
+def _sigterm_as_ctrl_c() -> Iterator[threading.Event]:
+    """Handle SIGTERM (what CI systems send on cancel and timeout) as Ctrl-C: the run stops, saved and resumable.
+
+    While asyncio runs the samples its own Ctrl-C handler is called, which
+    cancels the run so that it ends between records; elsewhere (a
+    ``--workers`` parent, or SIGINT ignored in a background job)
+    KeyboardInterrupt is raised, as Ctrl-C does. The event yielded is set
+    once SIGTERM arrived. A SIGTERM ignored by the caller stays ignored.
+    """
+    terminated = threading.Event()
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) == signal.SIG_IGN:
+        yield terminated
+        return
+
+    def on_term(signum: int, frame: Any) -> None:
+        terminated.set()
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler) and handler is not signal.default_int_handler:
+            handler(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield terminated
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -18,9 +18,12 @@ Contract (the same as one process):
 * Workers share the on-disk response cache (entries are written atomically).
 * Each worker runs its own early stop of a misconfigured model, so up to
   ``N x CONFIG_FAILURE_THRESHOLD`` samples of such a model are tried.
-* Ctrl-C or any parent exit: workers are terminated; lines already written
-  stay whole, finished records already sent are written, the rest is
-  resumable. A worker whose parent died exits on its own.
+* Ctrl-C, SIGTERM or any parent exit: workers are terminated; lines already
+  written stay whole, finished records already sent are written, the rest is
+  resumable. A worker whose parent died exits on its own. A worker killed by
+  SIGTERM or SIGINT (a CI system signalling the whole process group) makes
+  the run interrupted, not failed.
+* A record the parent cannot write (disk full) stops every worker at once.
 
 Why pipes and not a ``multiprocessing.Queue``: a queue pickles and writes in
 a feeder thread, which fights the worker's event loop for the GIL on every
@@ -42,6 +45,7 @@ from collections.abc import Callable
 from multiprocessing import connection
 from typing import Any
 
+from harness.progress import record_flags
 from harness.results import SampleRecord
 from harness.run_options import RunOptions
 from harness.scenarios.models import Scenario
@@ -117,12 +121,12 @@ class _Sender:
 
     def __init__(self, conn: Any) -> None:
         self._conn = conn
-        self._lines: list[tuple[bool, str]] = []
+        self._lines: list[tuple[tuple[bool, bool, bool], str]] = []
 
     def __call__(self, record: SampleRecord) -> None:
         if not self._lines:
             asyncio.get_running_loop().call_soon(self.flush)
-        self._lines.append((record.status == "ok", record.model_dump_json()))
+        self._lines.append((record_flags(record), record.model_dump_json()))
 
     def flush(self) -> None:
         if self._lines:
@@ -139,7 +143,10 @@ def _worker_main(
     conn: Any,
     setup: Callable[[], None] | None,
 ) -> None:
-    """Entry point of one worker: run ``specs``, send ``("records", [(ok, json), ...])`` batches, then ``("done", status, stopped)``."""
+    """Entry point of one worker: run ``specs``, send ``("records", [(flags, json), ...])`` batches, then ``("done", status, stopped)``.
+
+    ``flags`` are :func:`harness.progress.record_flags` of the record.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and terminates the workers
     try:
         import warnings
@@ -176,11 +183,14 @@ def run_in_workers(
     options: RunOptions,
     scenarios: list[Scenario],
     hashes: dict[str, str],
-    emit_line: Callable[[str, bool], None],
+    emit_line: Callable[[str, tuple[bool, bool, bool]], None],
     *,
     worker_setup: Callable[[], None] | None = None,
 ) -> tuple[str, dict[str, str]]:
-    """Run ``specs`` in ``options.workers`` processes; ``emit_line(json, ok)`` gets every record, in this process.
+    """Run ``specs`` in ``options.workers`` processes; ``emit_line(json, flags)`` gets every record, in this process.
+
+    An exception from ``emit_line`` (a record that cannot be written)
+    terminates every worker and is raised.
 
     Returns:
         ``("complete" | "interrupted", {model: reason})`` as :func:`harness.runner.execute`.
@@ -210,11 +220,14 @@ def run_in_workers(
                 except (EOFError, OSError):  # the worker exited without saying it was done
                     del conns[conn]
                     processes[index].join(timeout=5)
-                    failures.append(f"worker {index} exited with code {processes[index].exitcode}")
+                    if processes[index].exitcode in (-signal.SIGTERM, -signal.SIGINT):
+                        status = "interrupted"  # signalled from outside (e.g. CI cancelling the process group): resumable
+                    else:
+                        failures.append(f"worker {index} exited with code {processes[index].exitcode}")
                     continue
                 if message[0] == "records":
-                    for ok, line in message[1]:
-                        emit_line(line, ok)
+                    for flags, line in message[1]:
+                        emit_line(line, flags)
                     continue
                 del conns[conn]
                 if message[0] == "done":
@@ -244,7 +257,7 @@ def _stop(processes: list[Any], grace_s: float = 0.0) -> None:
         process.join(timeout=5)
 
 
-def _drain(conns: list[Any], emit_line: Callable[[str, bool], None]) -> None:
+def _drain(conns: list[Any], emit_line: Callable[[str, tuple[bool, bool, bool]], None]) -> None:
     """Write the finished records already sent when the run is interrupted (the workers are gone)."""
     for conn in conns:
         while True:
@@ -255,5 +268,5 @@ def _drain(conns: list[Any], emit_line: Callable[[str, bool], None]) -> None:
             except Exception:  # noqa: BLE001 - closed, or a message cut off by the termination: resumable
                 break
             if message and message[0] == "records":
-                for ok, line in message[1]:
-                    emit_line(line, ok)
+                for flags, line in message[1]:
+                    emit_line(line, flags)

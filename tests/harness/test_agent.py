@@ -243,6 +243,20 @@ def test_each_epoch_has_its_own_cache_entry(tmp_path) -> None:
     assert model.calls == 2 and len(list(tmp_path.rglob("*.json"))) == 2
 
 
+def test_a_different_max_tokens_is_a_different_cache_entry(tmp_path) -> None:
+    model = install_scripted(lambda m, t: {"content": "answer"})
+    client = ModelClient(ResponseCache(tmp_path), RetryPolicy(retries=0))
+    for limit in (100, 200, 100):
+        _run("history_only", client=client, settings=ModelSettings("scripted/x", max_tokens=limit))
+    assert model.calls == 2 and len(list(tmp_path.rglob("*.json"))) == 2
+
+
+def test_max_tokens_reaches_the_provider() -> None:
+    model = install_scripted(lambda m, t: {"content": "ok"})
+    _run("history_only", settings=ModelSettings("scripted/x", max_tokens=321))
+    assert model.last_kwargs["optional_params"].get("max_tokens") == 321
+
+
 @pytest.mark.parametrize("arm", ["history_only", "full_history"])
 def test_arms_without_memory_offer_no_tools(arm: str) -> None:
     seen: list[Any] = []

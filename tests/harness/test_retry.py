@@ -76,3 +76,36 @@ def test_call_with_retries_sleeps_what_the_server_asked() -> None:
 @pytest.mark.parametrize("value", ["-1", "0"])
 def test_negative_or_zero_retry_after_never_waits_less_than_zero(value: str) -> None:
     assert retry_after_s(RateLimited({"retry-after": value})) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("type_name", "message"),
+    [
+        ("RateLimitError", "Rate limit reached; check your api_key's quota"),
+        ("ServiceUnavailableError", "overloaded"),
+        ("InternalServerError", "fake server says 500"),
+        ("BadGatewayError", ""),
+        ("Timeout", "no response within 120 s (--timeout)"),
+        ("APIConnectionError", "Connection refused"),
+    ],
+)
+def test_rate_limits_server_errors_and_timeouts_are_never_configuration_errors(type_name: str, message: str) -> None:
+    from harness.retry import is_config_error
+
+    assert not is_config_error(type_name, message)
+
+
+@pytest.mark.parametrize(
+    ("type_name", "message"),
+    [
+        ("AuthenticationError", "Incorrect API key"),
+        ("PermissionDeniedError", "no access to this model"),
+        ("NotFoundError", "model not found"),
+        ("BadRequestError", "LLM Provider NOT provided"),
+        ("InternalServerError", "OpenAIException - Missing credentials. Please pass an `api_key`"),
+    ],
+)
+def test_authentication_not_found_bad_request_and_missing_credentials_are_configuration_errors(type_name: str, message: str) -> None:
+    from harness.retry import is_config_error
+
+    assert is_config_error(type_name, message)

@@ -17,7 +17,7 @@ import litellm  # noqa: E402
 
 from harness.cli import main  # noqa: E402
 from harness.progress import RunProgress  # noqa: E402
-from harness.results import RESULTS_FILE, iter_records, read_manifest, write_manifest  # noqa: E402
+from harness.results import RESULTS_FILE, iter_records, read_manifest, scan_results, write_manifest  # noqa: E402
 from harness.runner import redact, sample_seed  # noqa: E402
 from tests.harness.test_agent import install_scripted  # noqa: E402
 from tests.harness.test_arms import make_scenario  # noqa: E402
@@ -51,7 +51,13 @@ def _run(tmp_path: Path, suite: Path, *extra: str, out: str = "run", model: str 
 
 
 def _records(run_dir: Path):
+    """Every record as written (strict: a bad line fails the test; duplicates are kept)."""
     return list(iter_records(run_dir / RESULTS_FILE))
+
+
+def _final(run_dir: Path):
+    """The last record per sample id, as the report reads them after a resume."""
+    return scan_results(run_dir / RESULTS_FILE)
 
 
 def test_run_writes_every_sample_once_and_completes_the_manifest(tmp_path: Path, suite: Path) -> None:
@@ -76,16 +82,19 @@ def test_sample_seed_is_deterministic_and_shared_by_arms(tmp_path: Path, suite: 
     assert seeds[("alpha", 0)] == {sample_seed(0, "alpha", 0)} != seeds[("alpha", 1)]
 
 
-def test_resume_after_a_crash_completes_without_duplicates(tmp_path: Path, suite: Path) -> None:
+def test_resume_after_a_crash_completes_and_keeps_the_torn_line(tmp_path: Path, suite: Path) -> None:
     install_scripted(lambda m, t: {"content": "ok"})
     assert _run(tmp_path, suite) == 0
     run_dir = tmp_path / "run"
     lines = (run_dir / RESULTS_FILE).read_text(encoding="utf-8").splitlines()
-    (run_dir / RESULTS_FILE).write_text("\n".join(lines[:2]) + "\n" + lines[2][:40], encoding="utf-8")
+    torn = "\n".join(lines[:2]) + "\n" + lines[2][:40]
+    (run_dir / RESULTS_FILE).write_text(torn, encoding="utf-8")
     write_manifest(run_dir, read_manifest(run_dir).model_copy(update={"status": "interrupted"}))
     assert main(["run", "--resume", str(run_dir), "--cache-dir", str(tmp_path / "cache"), "--no-progress"]) == 0
-    records = _records(run_dir)
-    assert len(records) == 6 and len({r.sample_id for r in records}) == 6
+    scan = _final(run_dir)
+    assert len(scan.records) == 6 and scan.duplicates == 0 and {r.status for r in scan.records} == {"ok"}
+    assert (run_dir / RESULTS_FILE).read_text(encoding="utf-8").startswith(torn + "\n")  # nothing deleted
+    assert [p.split(": ")[0] for p in scan.problems] == [f"{run_dir / RESULTS_FILE}:3"]
     assert read_manifest(run_dir).status == "complete"
 
 
@@ -122,8 +131,9 @@ def test_resume_reruns_error_samples(tmp_path: Path, suite: Path) -> None:
     assert sorted((r.arm, r.status) for r in _records(tmp_path / "run") if r.status == "error") == [("recall", "error")] * 2
     install_scripted(lambda m, t: {"content": "ok"})
     assert main(["run", "--resume", str(tmp_path / "run"), "--cache-dir", str(tmp_path / "cache"), "--no-progress"]) == 0
-    records = _records(tmp_path / "run")
+    records = _final(tmp_path / "run").records
     assert len(records) == 6 and {r.status for r in records} == {"ok"}
+    assert [r.status for r in _records(tmp_path / "run")].count("error") == 2  # the failed attempts stay in the file
 
 
 def test_resume_refuses_conflicting_flags(tmp_path: Path, suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -150,6 +160,66 @@ def test_second_run_is_served_from_the_cache(tmp_path: Path, suite: Path) -> Non
     assert _run(tmp_path, suite, out="second") == 0
     assert model.calls == calls
     assert all(c.cached for r in _records(tmp_path / "second") for c in r.model_calls)
+
+
+def test_cached_samples_are_counted_in_the_terminal_and_run_json(tmp_path: Path, suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    install_scripted(lambda m, t: {"content": "ok"})
+    assert _run(tmp_path, suite, out="first") == 0
+    assert read_manifest(tmp_path / "first").cached_samples == 0
+    assert "from the cache" not in capsys.readouterr().err
+    assert _run(tmp_path, suite, out="second") == 0
+    assert read_manifest(tmp_path / "second").cached_samples == 6
+    assert "6 samples from the cache (no model call)" in capsys.readouterr().err
+
+
+def test_cached_samples_of_an_earlier_attempt_still_count_after_a_resume(tmp_path: Path, suite: Path) -> None:
+    install_scripted(lambda m, t: {"content": "ok"})
+    assert _run(tmp_path, suite, out="first") == 0
+    assert _run(tmp_path, suite, out="second") == 0  # all 6 from the cache
+    run_dir = tmp_path / "second"
+    lines = (run_dir / RESULTS_FILE).read_text(encoding="utf-8").splitlines()
+    (run_dir / RESULTS_FILE).write_text("\n".join(lines[:4]) + "\n", encoding="utf-8")
+    assert main(["run", "--resume", str(run_dir), "--no-cache", "--no-progress"]) == 0
+    assert read_manifest(run_dir).cached_samples == 4
+
+
+def test_cached_samples_are_counted_with_workers(tmp_path: Path) -> None:
+    flags = ["--scenarios", str(SMOKE), "--filter", "smoke-0[12]*", "--workers", "2", "--max-concurrency", "2", "--cache-dir", str(tmp_path / "cache"), "--no-progress"]
+    assert main(["run", *flags, "--out", str(tmp_path / "a")]) == 0
+    assert main(["run", *flags, "--out", str(tmp_path / "b")]) == 0
+    assert read_manifest(tmp_path / "a").cached_samples == 0 and read_manifest(tmp_path / "b").cached_samples == 6
+
+
+def test_resume_refuses_another_max_tokens(tmp_path: Path, suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    install_scripted(lambda m, t: {"content": "ok"})
+    assert _run(tmp_path, suite, "--max-tokens", "512") == 0
+    assert read_manifest(tmp_path / "run").parameters["max_tokens"] == 512
+    assert main(["run", "--resume", str(tmp_path / "run"), "--max-tokens", "1024"]) == 2
+    assert "--max-tokens 1024 (the run has 512)" in capsys.readouterr().err
+
+
+def test_resume_accepts_scenarios_that_moved_when_they_hash_the_same(tmp_path: Path, suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    install_scripted(lambda m, t: {"content": "ok"})
+    assert _run(tmp_path, suite, "--no-cache") == 0
+    run_dir = tmp_path / "run"
+    (run_dir / RESULTS_FILE).write_text("".join((run_dir / RESULTS_FILE).read_text(encoding="utf-8").splitlines(keepends=True)[:2]), encoding="utf-8")
+    moved = suite.rename(tmp_path / "moved")
+    assert main(["run", "--resume", str(run_dir), "--no-cache", "--no-progress"]) == 2
+    assert "pass --scenarios PATH" in capsys.readouterr().err
+    assert main(["run", "--resume", str(run_dir), "--scenarios", str(moved), "--no-cache", "--no-progress"]) == 0
+    assert read_manifest(run_dir).scenario_paths == [str(moved)]
+    assert len(_final(run_dir).records) == 6
+
+
+def test_resume_refuses_moved_scenarios_that_changed(tmp_path: Path, suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    install_scripted(lambda m, t: {"content": "ok"})
+    assert _run(tmp_path, suite, "--no-cache") == 0
+    moved = suite.rename(tmp_path / "moved")
+    data = json.loads((moved / "alpha.yaml").read_text(encoding="utf-8"))
+    data["title"] = "Edited"
+    (moved / "alpha.yaml").write_text(json.dumps(data), encoding="utf-8")
+    assert main(["run", "--resume", str(tmp_path / "run"), "--scenarios", str(moved), "--no-cache", "--no-progress"]) == 2
+    assert f"--scenarios {moved}: these are not the scenarios of {tmp_path / 'run'}" in capsys.readouterr().err
 
 
 def test_no_cache_neither_reads_nor_writes(tmp_path: Path, suite: Path) -> None:
@@ -252,10 +322,15 @@ def test_run_builds_the_real_report_and_prints_the_verdict(tmp_path: Path, suite
     assert f"report: {tmp_path / 'run' / 'index.html'}" in out
 
 
-def test_run_stops_a_model_whose_server_cannot_be_reached(tmp_path: Path, suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unreachable_server_fails_samples_but_never_stops_the_run_early(tmp_path: Path, suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A connection error is not a configuration error: a local server restarting looks the same.
     model = install_scripted(lambda m, t: litellm.APIConnectionError("Connection refused", "scripted", "x"))
     assert _run(tmp_path, suite, "--epochs", "3", "--max-concurrency", "1") == 2
-    assert model.calls == 3 and "APIConnectionError" in capsys.readouterr().err
+    assert model.calls == 18 and {r.status for r in _records(tmp_path / "run")} == {"error"}
+    assert read_manifest(tmp_path / "run").status == "complete"
+    err = capsys.readouterr().err
+    assert "stopped model" not in err
+    assert "every sample failed, the last with APIConnectionError" in err and f"recall-eval run --resume {tmp_path / 'run'}" in err
 
 
 def test_api_base_credentials_never_reach_the_manifest(tmp_path: Path, suite: Path) -> None:

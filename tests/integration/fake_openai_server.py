@@ -17,8 +17,11 @@ Behaviour is chosen by :class:`Script`:
 - ``mode="empty"``: an empty answer, no tool calls.
 - ``mode="endless"``: a ``memory_search`` call on every request.
 - ``fail_status`` with ``fail_times``: the first ``fail_times`` requests get
-  that HTTP status (429 adds ``Retry-After``); ``fail_times=None`` fails
-  every request (e.g. 401).
+  that HTTP status (429 adds ``Retry-After: retry_after_s``); ``fail_times=None``
+  fails every request (e.g. 401). With ``fail_for_s`` instead, every request
+  in the first ``fail_for_s`` seconds after the first one fails (a burst).
+- ``finish_reason``: replaces ``stop`` on final answers (e.g. ``length``: the
+  answer was cut off at ``max_tokens``).
 - ``delay_s``: each request waits that long (bounded, and cut short by
   :meth:`FakeOpenAIServer.stop`) before answering.
 
@@ -57,8 +60,10 @@ class Script:
     mode: str = "recall"
     fail_status: int | None = None
     fail_times: int | None = 0
-    retry_after_s: int = 0
+    fail_for_s: float | None = None
+    retry_after_s: float = 0
     delay_s: float = 0.0
+    finish_reason: str | None = None
 
 
 @dataclass
@@ -76,6 +81,7 @@ class _State:
     script: Script
     requests: list[Seen] = field(default_factory=list)
     failures_sent: int = 0
+    first_request_at: float | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     stopping: threading.Event = field(default_factory=threading.Event)
 
@@ -124,7 +130,7 @@ def decide(script: Script, body: dict[str, Any]) -> tuple[str | None, list[dict[
     return None, [_tool_call(first[0], first[1], 0)]
 
 
-def completion_body(model: str, content: str | None, tool_calls: list[dict[str, Any]]) -> dict[str, Any]:
+def completion_body(model: str, content: str | None, tool_calls: list[dict[str, Any]], finish_reason: str | None = None) -> dict[str, Any]:
     """A ``chat.completion`` object as the OpenAI API returns it."""
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if tool_calls:
@@ -135,7 +141,7 @@ def completion_body(model: str, content: str | None, tool_calls: list[dict[str, 
         "created": int(time.time()),
         "model": model,
         "system_fingerprint": "fp_fake",
-        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "tool_calls" if tool_calls else "stop"}],
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "tool_calls" if tool_calls else (finish_reason or "stop")}],
         "usage": {"prompt_tokens": PROMPT_TOKENS, "completion_tokens": COMPLETION_TOKENS, "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS},
     }
 
@@ -172,7 +178,12 @@ def _handler_class(state: _State) -> type[BaseHTTPRequestHandler]:
                 return
             script = state.script
             with state.lock:
-                fail = script.fail_status is not None and (script.fail_times is None or state.failures_sent < script.fail_times)
+                now = time.monotonic()
+                state.first_request_at = state.first_request_at if state.first_request_at is not None else now
+                if script.fail_for_s is not None:
+                    fail = script.fail_status is not None and now - state.first_request_at < script.fail_for_s
+                else:
+                    fail = script.fail_status is not None and (script.fail_times is None or state.failures_sent < script.fail_times)
                 if fail:
                     state.failures_sent += 1
                 status = script.fail_status if fail else 200
@@ -183,13 +194,13 @@ def _handler_class(state: _State) -> type[BaseHTTPRequestHandler]:
             if script.delay_s > 0 and state.stopping.wait(min(script.delay_s, MAX_DELAY_S)):
                 return  # server stopping: drop the connection
             if fail and status is not None:
-                headers = {"Retry-After": str(script.retry_after_s)} if status == 429 else None
+                headers = {"Retry-After": f"{script.retry_after_s:g}"} if status == 429 else None
                 kind = {401: "invalid_request_error", 429: "rate_limit_exceeded"}.get(status, "server_error")
                 message = {401: "Incorrect credentials provided (fake server)."}.get(status, f"fake server says {status}, try again")
                 self._send(status, {"error": {"message": message, "type": kind, "code": kind}}, headers)
                 return
             content, calls = decide(script, body)
-            self._send(200, completion_body(str(body.get("model", "fake")), content, calls))
+            self._send(200, completion_body(str(body.get("model", "fake")), content, calls, script.finish_reason))
 
     return Handler
 

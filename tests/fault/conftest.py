@@ -1,0 +1,121 @@
+"""Shared pieces of the fault tests: the fake OpenAI server, real ``recall-eval`` processes, small filesystems."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import DUMMY_KEY, SMOKE, _dummy_key, run_cli, server  # noqa: F401 - fixtures re-exported
+
+RECALL_EVAL = Path(sys.executable).with_name("recall-eval")
+
+
+def cli_env() -> dict[str, str]:
+    """The environment of a ``recall-eval`` child process (the dummy key; litellm's cost map left to the harness)."""
+    return {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"} | {"OPENAI_API_KEY": DUMMY_KEY}
+
+
+def fake_run_argv(base_url: str, *flags: str, out: Path | None = None, resume: Path | None = None, cache: Path | None = None) -> list[str]:
+    """``recall-eval run`` against the fake server on the smoke suite's first three scenarios (9 samples)."""
+    argv = [str(RECALL_EVAL), "run", "--no-progress"]
+    if resume is not None:
+        argv += ["--resume", str(resume), "--api-base", base_url]
+    else:
+        argv += ["--model", "openai/fake", "--api-base", base_url, "--scenarios", str(SMOKE), "--filter", "smoke-0[123]*", "--out", str(out)]
+    if cache is not None:
+        argv += ["--cache-dir", str(cache)]
+    return argv + list(flags)
+
+
+def start(argv: list[str], cwd: Path, *, new_session: bool = False) -> subprocess.Popen[str]:
+    """Start a real process; SIGINT is given back its default (a background pytest passes it on ignored)."""
+    return subprocess.Popen(
+        argv, cwd=cwd, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), start_new_session=new_session,
+    )
+
+
+def finish(proc: subprocess.Popen[str], timeout: float = 120) -> tuple[int, str, str]:
+    """Wait for ``proc``; returns (code, stdout, stderr); kills it if it hangs."""
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise
+    return proc.returncode, out, err
+
+
+def wait_until(condition: Callable[[], bool], proc: subprocess.Popen[str] | None = None, limit_s: float = 60.0) -> None:
+    """Poll ``condition`` until true; fails if ``proc`` ends first or the limit passes (a hang, not a timing assertion)."""
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        if proc is not None and proc.poll() is not None:
+            _, err = proc.communicate()
+            pytest.fail(f"process ended early with {proc.returncode}: {err}")
+        if time.monotonic() > deadline:
+            pytest.fail("condition not reached in time")
+        time.sleep(0.05)
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+
+
+def lock_holder(run_dir: Path) -> int | None:
+    """The pid written in a run folder's lock file, if any."""
+    try:
+        return int(json.loads((run_dir / ".lock").read_text(encoding="utf-8"))["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+@contextlib.contextmanager
+def tmpfs(where: Path, size: str, *, read_only: bool = False) -> Iterator[Path]:
+    """A small tmpfs mounted at ``where`` for the test's duration; skips the test where mounting is not allowed."""
+    where.mkdir(parents=True, exist_ok=True)
+    options = f"size={size}" + (",ro" if read_only else "")
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({mounted.stderr.strip() or mounted.returncode})")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)
+
+
+def remount(where: Path, options: str) -> None:
+    subprocess.run(["mount", "-o", f"remount,{options}", str(where)], check=True, capture_output=True)
+
+
+@pytest.fixture()
+def suite(tmp_path: Path) -> Path:
+    """Two small scenarios (6 samples over the default arms) for in-process runs on the scripted model."""
+    from tests.harness.test_arms import make_scenario
+
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    for sid in ("alpha", "beta"):
+        data = make_scenario().model_dump(mode="json", exclude_none=True)
+        data["id"] = sid
+        (folder / f"{sid}.yaml").write_text(json.dumps(data), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture()
+def fake_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep in-process runs about running: the report step is a stub that always passes."""
+    import types
+
+    fake = types.ModuleType("harness.report")
+    fake.build_report = lambda run_dir, judge_model=None, exclude=(), **_: types.SimpleNamespace(verdict="pass", reasons=[], index_html=Path(run_dir) / "index.html")
+    monkeypatch.setitem(sys.modules, "harness.report", fake)

@@ -1,0 +1,94 @@
+"""SIGTERM (what CI sends on cancel or timeout) on a real ``recall-eval run``: handled like Ctrl-C, then resumable."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import signal
+from pathlib import Path
+
+import pytest
+
+from harness.results import RESULTS_FILE, read_manifest
+from tests.fault.conftest import RECALL_EVAL, fake_run_argv, finish, lines, start, wait_until
+from tests.integration.fake_openai_server import FakeOpenAIServer
+
+
+@pytest.mark.parametrize(
+    ("workers", "whole_group"),
+    [("1", False), ("2", False), ("2", True)],
+    ids=["one-process", "workers", "workers-whole-process-group"],
+)
+def test_sigterm_marks_the_run_interrupted_keeps_whole_lines_and_prints_the_resume_command(
+    tmp_path: Path, server: FakeOpenAIServer, workers: str, whole_group: bool
+) -> None:
+    """SIGTERM mid-run (to the run, or to its whole process group with --workers): exit 143, run.json 'interrupted', only whole unique lines, and the printed resume command finishes the run."""
+    server.script.delay_s = 0.3
+    run_dir, cache = tmp_path / "run", tmp_path / "cache"
+    argv = fake_run_argv(server.base_url, "--workers", workers, "--max-concurrency", "2", out=run_dir, cache=cache)
+    proc = start(argv, tmp_path, new_session=whole_group)
+    try:
+        wait_until(lambda: len(lines(run_dir / RESULTS_FILE)) >= 2, proc)
+        if whole_group:
+            os.killpg(proc.pid, signal.SIGTERM)
+        else:
+            proc.send_signal(signal.SIGTERM)
+        code, _, err = finish(proc, timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+    assert code == 143, err
+    assert "Traceback" not in err
+    assert read_manifest(run_dir).status == "interrupted"
+    written = lines(run_dir / RESULTS_FILE)
+    ids = [json.loads(line)["sample_id"] for line in written]  # every line whole JSON
+    assert 2 <= len(ids) < 9 and len(set(ids)) == len(ids)
+    assert (run_dir / RESULTS_FILE).read_bytes().endswith(b"\n")
+    match = re.search(r"terminated \(SIGTERM\): finished samples are saved\. Continue with: (recall-eval run --resume \S+)", err)
+    assert match, err
+
+    server.script.delay_s = 0.0
+    resume = [str(RECALL_EVAL), *shlex.split(match.group(1))[1:], "--no-progress"]
+    code, out, err = finish(start(resume, tmp_path))
+    assert code == 0, err
+    final = [json.loads(line)["sample_id"] for line in lines(run_dir / RESULTS_FILE)]
+    assert len(final) == len(set(final)) == 9
+    assert read_manifest(run_dir).status == "complete"
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def test_a_worker_terminated_on_its_own_makes_the_run_interrupted_not_failed(tmp_path: Path, server: FakeOpenAIServer) -> None:
+    """SIGTERM to one --workers process only: the run ends 'interrupted' (exit 130, resume command), not as a crashed worker."""
+    server.script.delay_s = 0.3
+    run_dir = tmp_path / "run"
+    proc = start(fake_run_argv(server.base_url, "--workers", "2", "--max-concurrency", "2", out=run_dir, cache=tmp_path / "cache"), tmp_path)
+    try:
+        wait_until(lambda: len(lines(run_dir / RESULTS_FILE)) >= 1, proc)
+        workers = [w for server_pid in _children(proc.pid) for w in _children(server_pid)]  # run -> forkserver -> workers
+        assert workers
+        os.kill(workers[0], signal.SIGTERM)
+        code, _, err = finish(proc, timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+    assert code == 130, err
+    assert "Traceback" not in err and "exited with code" not in err
+    assert f"interrupted: finished samples are saved. Continue with: recall-eval run --resume {run_dir}" in err
+    assert read_manifest(run_dir).status == "interrupted"
