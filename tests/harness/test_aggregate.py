@@ -29,7 +29,8 @@ def test_paired_mcnemar_and_flips_count_fixed_and_broken():
     paired = next(p for p in tables["paired"] if p["metric"] == "continuity_accuracy")
     assert paired["diff"] == 0.5 and paired["ci_low"] > 0 and paired["n_scenarios"] == 8
     mc = tables["mcnemar"][0]
-    assert (mc["fixed"], mc["broken"], mc["both_correct"], mc["both_wrong"]) == (8, 0, 4, 4)
+    assert (mc["fixed"], mc["broken"], mc["both_correct"], mc["both_wrong"], mc["tied"]) == (4, 0, 2, 2, 0)
+    assert mc["n_pairs"] == 8 and mc["p_value"] == 0.125  # 4 discordant scenarios, not 8 (scenario, epoch) pairs
     assert {f["scenario_id"] for f in tables["flips"] if f["kind"] == "fixed"} == {"fact-02", "fact-03", "fact-04", "fact-05"}
 
 
