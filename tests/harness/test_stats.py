@@ -99,6 +99,15 @@ def test_cluster_quantile_ci_matches_brute_force_resampling():
     assert (iv.ci_low, iv.ci_high) == (brute[7], brute[292])
 
 
+def test_interval_ends_are_resampled_values_by_the_same_quantile_rule():
+    rng = np.random.default_rng(8)
+    baseline, treatment = rng.random(30), rng.random(30)
+    iv = stats.paired_diff_ci(baseline, treatment, resamples=500, seed=4)
+    resampled = np.sort(stats._counts(30, 500, 4) @ (treatment - baseline) / 30)
+    # lower quantiles of 500 resamples: ranks ceil(12.5) = 13 and ceil(487.5) = 488 (1-based); no interpolation
+    assert (iv.ci_low, iv.ci_high) == (resampled[12], resampled[487])
+
+
 def test_quantile_is_the_lower_value_never_an_interpolation():
     assert stats.quantile([1.0, 2.0], 0.5) == 1.0
     assert stats.quantile([4.0, 1.0, 3.0, 2.0], 0.5) == 2.0
