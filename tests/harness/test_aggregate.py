@@ -188,4 +188,5 @@ def test_every_interval_resamples_scenarios_not_samples():
     }
     for block, key in intervals.items():
         assert [key(r) for r in b[block]] == [key(r) for r in a[block]], block
-    assert _metric(b, "recall", "continuity_accuracy")["ci_high"] - _metric(b, "recall", "continuity_accuracy")["ci_low"] >= 0.5
+    accuracy = _metric(b, "recall", "continuity_accuracy")
+    assert accuracy["ci_high"] - accuracy["ci_low"] >= 0.5

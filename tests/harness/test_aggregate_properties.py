@@ -49,8 +49,10 @@ def without_sample_counts(tables: dict[str, list[dict[str, Any]]]) -> dict[str, 
     """The tables minus what legitimately grows with epochs: sample counts and the raw latency list."""
     out: dict[str, Any] = {}
     for key, rows in tables.items():
-        out[key] = [{k: v for k, v in row.items() if k not in ("n", "values_s") and not (key == "mcnemar" and k == "test")}
-                    for row in rows if not (key == "metrics" and row["metric"] in ("tool_leakage_count", "cached_samples"))]
+        dropped = {"n", "values_s", "test"}  # the mcnemar test's name says "1 epoch" only when there was one
+        counts = ("tool_leakage_count", "cached_samples")
+        out[key] = [{k: v for k, v in row.items() if k not in dropped}
+                    for row in rows if not (key == "metrics" and row["metric"] in counts)]
     return out
 
 

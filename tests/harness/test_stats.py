@@ -95,7 +95,7 @@ def test_cluster_quantile_ci_matches_brute_force_resampling():
         resampled = np.sort(np.concatenate([np.repeat(values[clusters == f"s{k:02d}"], int(c)) for k, c in enumerate(row)]))
         brute.append(resampled[int(np.ceil(0.5 * len(resampled))) - 1])
     brute.sort()
-    # The interval's ends are the same lower quantile of the resampled medians: ranks ceil(0.025 * 300) and ceil(0.975 * 300).
+    # The ends are the same lower quantile of the resampled medians: ranks ceil(0.025 * 300), ceil(0.975 * 300).
     assert (iv.ci_low, iv.ci_high) == (brute[7], brute[292])
 
 
