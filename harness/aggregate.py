@@ -5,6 +5,13 @@ JSON-ready lists of dicts, exactly the ``metrics``, ``paired``, ``mcnemar``,
 ``flips``, ``latency``, ``added_latency`` and ``min_detectable_effect`` blocks
 of ``summary.json`` (documented in ``docs/summary-json.md``).
 
+The unit of inference is the scenario: paired differences, the McNemar block,
+the flip table and the minimum detectable effect all start from each
+scenario's mean over its epochs in each arm, and every interval resamples
+scenarios, so repeating a deterministic run N times changes no p-value and no
+interval. Latency figures leave out cached samples (their latency is a replay
+of the first call's).
+
 The scores become one numpy array per column (NaN = not applicable) and every
 group (model x arm x category) is a boolean mask over them: no pandas, so the
 report neither pays its import nor its per-group overhead. Scenarios are coded
@@ -17,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -36,8 +44,9 @@ PAIRED_METRICS: dict[str, tuple[str, str | None]] = {
     "abstention_rate_unanswerable": ("abstained", "unanswerable"),
     "prompt_tokens": ("prompt_tokens", None),
     "tool_result_tokens": ("tool_result_tokens", None),
-    "latency_s": ("latency_s", None),
+    "latency_s": ("live_latency_s", None),
 }
+ONE_EPOCH_TEST = "exact McNemar (1 epoch, scenario pairs)"
 _COUNT_METRICS = ("tool_calls", "model_calls", "prompt_tokens", "completion_tokens", "tool_result_tokens")
 
 
@@ -68,24 +77,30 @@ class _Columns:
              num(None if s.status != "ok" else bool(s.unsupported_claims)),
              num(None if s.status != "ok" else bool(s.answer_leaks)), len(s.tool_leaks),
              num(s.retrieved_precision), num(s.retrieved_recall), s.tool_calls, s.model_calls, s.prompt_tokens,
-             s.completion_tokens, s.tool_result_tokens, num(s.cost_usd), s.latency_s)
+             s.completion_tokens, s.tool_result_tokens, num(s.cost_usd), s.latency_s, s.cached,
+             num(None if s.status != "ok" or not s.tools_offered else s.tool_calls > 0))
             for s in scores
         ]
         (model, arm, category, scenario, epoch, ok, abstain, correct, abstained, adherence, unsupported, leak,
          tool_leaks, precision, recall, tool_calls, model_calls, prompt, completion, tool_tokens, cost,
-         latency) = zip(*rows)
+         latency, cached, tool_use) = zip(*rows)
         self.model, self.arm, self.category = (np.array(c, dtype=object) for c in (model, arm, category))
         self.scenario_ids, self.sc = np.unique(np.array(scenario, dtype=object).astype(str), return_inverse=True)
         self.epoch = np.array(epoch, dtype=np.int64)
+        self.cached = np.array(cached, dtype=bool)
+        # A scenario has one category; the first sample's stands for it.
+        first = np.unique(self.sc, return_index=True)[1]
+        self.sc_category = np.array([str(c) for c in self.category[first]], dtype=object)
         self.ok, self.should_abstain = np.array(ok, dtype=bool), np.array(abstain, dtype=bool)
         self.error = (~self.ok).astype(np.float64)
         floats = {"correct": correct, "abstained": abstained, "adherence": adherence, "unsupported": unsupported,
                   "answer_leak": leak, "precision": precision, "recall": recall, "cost_usd": cost,
-                  "latency_s": latency, "tool_calls": tool_calls, "model_calls": model_calls,
+                  "latency_s": latency, "tool_use": tool_use, "tool_calls": tool_calls, "model_calls": model_calls,
                   "prompt_tokens": prompt, "completion_tokens": completion, "tool_result_tokens": tool_tokens}
         self.values = {name: np.array(column, dtype=np.float64) for name, column in floats.items()}
         abst = self.values["abstained"]
         self.values["answered"] = np.where(np.isnan(abst), np.nan, 1.0 - abst)
+        self.values["live_latency_s"] = np.where(self.cached, np.nan, self.values["latency_s"])
         self.tool_leaks = np.array(tool_leaks, dtype=np.int64)
 
 
@@ -128,6 +143,9 @@ def _group_metrics(cols: _Columns, mask: np.ndarray, key: tuple[str, str, str],
                     int(mask.sum())))
     add("retrieved_precision", ok, "precision")
     add("retrieved_recall", ok, "recall")
+    add("tool_use_rate", ok, "tool_use")
+    out.append(_row(model, arm, category, "cached_samples",
+                    stats.Interval(int(cols.cached[mask].sum()), None, None, 0), int(mask.sum())))
     for column in _COUNT_METRICS:
         add(column, ok, column)
     n_ok = len(ok_sc)
@@ -137,10 +155,11 @@ def _group_metrics(cols: _Columns, mask: np.ndarray, key: tuple[str, str, str],
         add("cost_usd", ok, "cost_usd")
     else:
         out.append(_row(model, arm, category, "cost_usd", None, 0))
-    latency = cols.values["latency_s"][ok]
+    live = ok & ~cols.cached
+    latency, live_sc = cols.values["latency_s"][live], cols.sc[live]
     for metric, q in (("latency_p50_s", 0.5), ("latency_p95_s", 0.95)):
-        iv = stats.cluster_quantile_ci(latency, ok_sc, q, **boot) if n_ok else None
-        out.append(_row(model, arm, category, metric, iv, n_ok))
+        iv = stats.cluster_quantile_ci(latency, live_sc, q, **boot) if len(latency) else None
+        out.append(_row(model, arm, category, metric, iv, len(latency)))
     correct = cols.values["correct"][ok]
     n_correct = float(np.nansum(correct))
     tokens = cols.values["prompt_tokens"][ok] + cols.values["completion_tokens"][ok]
@@ -152,15 +171,13 @@ def _group_metrics(cols: _Columns, mask: np.ndarray, key: tuple[str, str, str],
     return out
 
 
-def _per_scenario(cols: _Columns, rows: np.ndarray, column: str) -> dict[int, float]:
-    """Scenario code -> mean of the column over its known values (scenarios with none left out)."""
+def _scenario_sums(cols: _Columns, rows: np.ndarray, column: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per scenario code: (sum, count) of the column's known values over ``rows`` (count 0: scenario absent)."""
     values = cols.values[column][rows]
     known = ~np.isnan(values)
     codes = cols.sc[rows][known]
     size = len(cols.scenario_ids)
-    totals = np.bincount(codes, weights=values[known], minlength=size)
-    counts = np.bincount(codes, minlength=size)
-    return {int(k): float(totals[k] / counts[k]) for k in np.flatnonzero(counts)}
+    return np.bincount(codes, weights=values[known], minlength=size), np.bincount(codes, minlength=size)
 
 
 def _pairs(cols: _Columns, rows_a: np.ndarray, rows_b: np.ndarray, column: str) -> tuple[np.ndarray, ...]:
@@ -178,55 +195,79 @@ def _pairs(cols: _Columns, rows_a: np.ndarray, rows_b: np.ndarray, column: str) 
     return sc[keep], a[keep], b[keep]
 
 
+def _paired_rows(cols: _Columns, rows_a: np.ndarray, rows_b: np.ndarray, head: dict[str, Any],
+                 cfg: AggregateConfig) -> list[dict[str, Any]]:
+    """``paired`` rows: every metric over all scenarios first (category ``all``), then per category."""
+    boot = {"resamples": cfg.resamples, "seed": cfg.seed}
+    filters = {None: np.ones_like(rows_a), "answerable": ~cols.should_abstain, "unanswerable": cols.should_abstain}
+    by_category: dict[str, list[dict[str, Any]]] = {}
+    for metric, (column, row_filter) in PAIRED_METRICS.items():
+        sum_a, n_a = _scenario_sums(cols, rows_a & filters[row_filter], column)
+        sum_b, n_b = _scenario_sums(cols, rows_b & filters[row_filter], column)
+        common = (n_a > 0) & (n_b > 0)
+        if not common.any():
+            continue
+        mean_a, mean_b = sum_a[common] / n_a[common], sum_b[common] / n_b[common]
+        categories = cols.sc_category[common]
+        for category in [ALL, *sorted(set(categories.tolist()))]:
+            pick = slice(None) if category == ALL else categories == category
+            iv = stats.paired_diff_ci(mean_a[pick], mean_b[pick], **boot)
+            by_category.setdefault(category, []).append(
+                {**head, "category": category, "metric": metric, "diff": _r(iv.value), "ci_low": _r(iv.ci_low),
+                 "ci_high": _r(iv.ci_high), "n_scenarios": iv.n})
+    return [row for category in sorted(by_category, key=lambda c: (c != ALL, c)) for row in by_category[category]]
+
+
 def _comparisons(cols: _Columns, model_rows: np.ndarray, model: str, arm_a: str, arm_b: str, cfg: AggregateConfig,
                  titles: Mapping[str, str]) -> dict[str, list[dict[str, Any]]]:
     boot = {"resamples": cfg.resamples, "seed": cfg.seed}
+    head = {"model": model, "arm_a": arm_a, "arm_b": arm_b}
     ok = model_rows & cols.ok
     rows_a, rows_b = ok & (cols.arm == arm_a), ok & (cols.arm == arm_b)
-    filters = {None: ok, "answerable": ~cols.should_abstain, "unanswerable": cols.should_abstain}
-    paired = []
-    for metric, (column, row_filter) in PAIRED_METRICS.items():
-        a = _per_scenario(cols, rows_a & filters[row_filter], column)
-        b = _per_scenario(cols, rows_b & filters[row_filter], column)
-        common = sorted(a.keys() & b.keys())
-        if not common:
-            continue
-        iv = stats.paired_diff_ci([a[k] for k in common], [b[k] for k in common], **boot)
-        paired.append({"model": model, "metric": metric, "arm_a": arm_a, "arm_b": arm_b, "diff": _r(iv.value),
-                       "ci_low": _r(iv.ci_low), "ci_high": _r(iv.ci_high), "n_scenarios": iv.n})
-    sc, a, b = _pairs(cols, rows_a, rows_b, "correct")
-    fixed, broken = int(((a == 0) & (b == 1)).sum()), int(((a == 1) & (b == 0)).sum())
-    both = int(((a == 1) & (b == 1)).sum())
-    mcnemar = [{"model": model, "arm_a": arm_a, "arm_b": arm_b, "n_pairs": len(sc), "both_correct": both,
-                "fixed": fixed, "broken": broken, "both_wrong": len(sc) - both - fixed - broken,
-                "p_value": stats.mcnemar_exact(fixed, broken)}]
-    present = np.unique(sc)
-    size = len(cols.scenario_ids)
-    n_per = np.bincount(sc, minlength=size)[present]
-    rate_a = np.bincount(sc, weights=a, minlength=size)[present] / n_per
-    rate_b = np.bincount(sc, weights=b, minlength=size)[present] / n_per
-    ok_codes, ok_categories = cols.sc[ok], cols.category[ok]
-    first = dict(zip(ok_codes[::-1].tolist(), ok_categories[::-1].tolist()))  # first ok sample of each scenario
+    paired = _paired_rows(cols, rows_a, rows_b, head, cfg)
+    # Scenario means of correctness (the unit of the test, the flips and the MDE), compared exactly as
+    # integer fractions hits / samples.
+    sum_a, n_a = _scenario_sums(cols, rows_a, "correct")
+    sum_b, n_b = _scenario_sums(cols, rows_b, "correct")
+    present = np.flatnonzero((n_a > 0) & (n_b > 0))
+    hits_a, hits_b = np.rint(sum_a[present]).astype(np.int64), np.rint(sum_b[present]).astype(np.int64)
+    n_a, n_b = n_a[present].astype(np.int64), n_b[present].astype(np.int64)
+    sign = np.sign(hits_b * n_a - hits_a * n_b)
+    rate_a, rate_b = hits_a / n_a, hits_b / n_b
+    fixed, broken = int((sign > 0).sum()), int((sign < 0).sum())
+    both = int(((hits_a == n_a) & (hits_b == n_b)).sum())
+    neither = int(((hits_a == 0) & (hits_b == 0)).sum())
+    if not len(present):
+        result = stats.PairedTest(1.0, "none (no scenario ran in both arms)")
+    elif (n_a == 1).all() and (n_b == 1).all():
+        result = stats.PairedTest(stats.mcnemar_exact(fixed, broken), ONE_EPOCH_TEST)
+    else:
+        diffs = [Fraction(int(hb), int(nb)) - Fraction(int(ha), int(nh))
+                 for ha, nh, hb, nb in zip(hits_a, n_a, hits_b, n_b)]
+        result = stats.sign_flip_test(diffs, seed=cfg.seed)
+    mcnemar = [{**head, "n_pairs": len(present), "both_correct": both, "fixed": fixed, "broken": broken,
+                "both_wrong": neither, "tied": len(present) - both - fixed - broken - neither,
+                "p_value": result.p_value, "test": result.test}]
     flips = []
-    for code, ra, rb in zip(present.tolist(), rate_a.tolist(), rate_b.tolist()):
-        if ra == rb:
+    for code, ra, rb, s in zip(present.tolist(), rate_a.tolist(), rate_b.tolist(), sign.tolist()):
+        if s == 0:
             continue
         sid = str(cols.scenario_ids[code])
-        flips.append({"model": model, "arm_a": arm_a, "arm_b": arm_b, "scenario_id": sid,
-                      "title": titles.get(sid, sid), "category": str(first.get(code, "")),
-                      "kind": "fixed" if rb > ra else "broken", "a_correct_rate": _r(ra), "b_correct_rate": _r(rb)})
+        flips.append({**head, "scenario_id": sid, "title": titles.get(sid, sid),
+                      "category": str(cols.sc_category[code]), "kind": "fixed" if s > 0 else "broken",
+                      "a_correct_rate": _r(ra), "b_correct_rate": _r(rb)})
     flips.sort(key=lambda f: (f["kind"], -abs(f["b_correct_rate"] - f["a_correct_rate"]), f["scenario_id"]))
-    lat_sc, lat_a, lat_b = _pairs(cols, rows_a, rows_b, "latency_s")
+    lat_sc, lat_a, lat_b = _pairs(cols, rows_a, rows_b, "live_latency_s")
     added = []
     if len(lat_sc):
         diff = lat_b - lat_a
         p50 = stats.cluster_quantile_ci(diff, lat_sc, 0.5, **boot)
-        added.append({"model": model, "arm_a": arm_a, "arm_b": arm_b, "p50_s": _r(p50.value),
-                      "p95_s": _r(float(np.quantile(diff, 0.95))),
+        added.append({**head, "p50_s": _r(p50.value), "p95_s": _r(stats.quantile(diff, 0.95)),
                       "ci_low_p50": _r(p50.ci_low), "ci_high_p50": _r(p50.ci_high)})
     n_sc = len(present)
-    discordance = (fixed + broken) / len(sc) if len(sc) else 0.0
-    mde = [{"model": model, "arm_a": arm_a, "arm_b": arm_b, "n_scenarios": n_sc, "discordance": _r(discordance),
+    # The sign-flip test's null variance per scenario is d_i^2; with 0/1 means it is McNemar's discordant share.
+    discordance = float(np.mean((rate_b - rate_a) ** 2)) if n_sc else 0.0
+    mde = [{**head, "n_scenarios": n_sc, "discordance": _r(discordance),
             "mde": _r(stats.min_detectable_effect(n_sc, discordance, alpha=cfg.alpha, power=cfg.power))}]
     return {"paired": paired, "mcnemar": mcnemar, "flips": flips, "added_latency": added,
             "min_detectable_effect": mde}
@@ -261,11 +302,9 @@ def aggregate(scores: Sequence[SampleScores], *, titles: Mapping[str, str] | Non
             for category in sorted(set(cols.category[mask].tolist())):
                 result["metrics"] += _group_metrics(cols, mask & (cols.category == category),
                                                     (model, arm, str(category)), cfg)
-            latency = cols.values["latency_s"][mask & cols.ok]
-            has = len(latency) > 0
-            result["latency"].append({"model": model, "arm": arm,
-                                      "p50_s": _r(float(np.quantile(latency, 0.5))) if has else None,
-                                      "p95_s": _r(float(np.quantile(latency, 0.95))) if has else None,
+            latency = cols.values["latency_s"][mask & cols.ok & ~cols.cached]
+            result["latency"].append({"model": model, "arm": arm, "p50_s": _r(stats.quantile(latency, 0.5)),
+                                      "p95_s": _r(stats.quantile(latency, 0.95)),
                                       "values_s": [round(v, 3) for v in latency.tolist()]})
         if cfg.treatment_arm not in model_arms:
             continue

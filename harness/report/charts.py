@@ -142,10 +142,10 @@ def effect_charts(summary: dict[str, Any], metric: str = "continuity_accuracy") 
 
 
 def _quantile(ordered: list[float], q: float) -> float:
-    position = (len(ordered) - 1) * q
-    low = math.floor(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+    """The harness's one quantile definition, so the chart's p50/p95 are the summary's."""
+    from harness.stats import quantile
+
+    return quantile(ordered, q) or 0.0
 
 
 def latency_chart(summary: dict[str, Any]) -> dict[str, Any] | None:
