@@ -44,6 +44,8 @@ from harness.scenarios.validation import (
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 DEFAULTS_FILE = "_defaults.yaml"
+MAX_DEPTH = 32
+"""Deepest nesting of mappings and lists a scenario file may use (a scenario needs about 8)."""
 _ROOT_MARKERS = (".git", "pyproject.toml")
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -137,6 +139,9 @@ def _parse(path: Path) -> tuple[_Document | None, list[Problem]]:
     duplicates: list[yaml.Node] = []
     try:
         node = loader.get_single_node()
+        refused = _refuse_shape(path, text, node) if node is not None else None
+        if refused is not None:
+            return None, [refused]
         try:
             data = _construct(node, loader, duplicates) if node is not None else None
         except _Unusual:
@@ -160,6 +165,77 @@ def _parse(path: Path) -> tuple[_Document | None, list[Problem]]:
         for key in duplicates
     ]
     return _Document(path, data, node), problems
+
+
+def _refuse_shape(path: Path, text: str, node: yaml.Node) -> Problem | None:
+    """Refuse YAML aliases and deep nesting while the file is still a node tree.
+
+    An alias makes its anchor's node appear twice in the tree, so a walk that
+    meets a node a second time has found one, before anything is expanded: a
+    billion-laughs file stays a few dozen nodes here, and an alias inside its
+    own anchor (``a: &a [*a]``) is a cycle the walk stops at. Scenario files
+    refuse aliases outright (the shipped suites use none, and a shared value
+    belongs in a ``_defaults.yaml``). The walk is iterative, so nesting deeper
+    than :data:`MAX_DEPTH` is also refused before the recursive constructor
+    could overflow the stack. An alias needs an anchor, and an anchor an
+    ``&``, so files without one skip the identity bookkeeping.
+    """
+    may_alias = "&" in text
+    seen: set[int] = set()
+    stack: list[tuple[yaml.Node, int]] = [(node, 1)]
+    scalar = yaml.ScalarNode
+    while stack:
+        current, depth = stack.pop()
+        if may_alias:
+            if id(current) in seen:
+                return _alias_problem(path, text, current)
+            seen.add(id(current))
+        if current.__class__ is scalar:
+            continue
+        if depth > MAX_DEPTH:
+            return Problem(
+                str(path),
+                current.start_mark.line + 1,
+                "",
+                f"nested more than {MAX_DEPTH} levels deep: a scenario needs about 8; flatten this part of the file",
+            )
+        if current.__class__ is yaml.MappingNode:
+            for key, value in current.value:
+                if may_alias or key.__class__ is not scalar:
+                    stack.append((key, depth + 1))
+                if may_alias or value.__class__ is not scalar:
+                    stack.append((value, depth + 1))
+        else:
+            stack.extend((child, depth + 1) for child in current.value if may_alias or child.__class__ is not scalar)
+    return None
+
+
+def _alias_problem(path: Path, text: str, shared: yaml.Node) -> Problem:
+    """The one-line refusal of the file's first alias, found by re-reading its events (nothing is expanded)."""
+    anchors: dict[str, int] = {}
+    open_anchors: list[str | None] = []
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, yaml.AliasEvent):
+            name = event.anchor
+            where = f"anchor &{name} on line {anchors[name]}" if name in anchors else f"anchor &{name}"
+            if name in open_anchors:
+                why = "it sits inside its own anchor, so it would repeat forever"
+            else:
+                why = "an alias can expand without bound"
+            return Problem(
+                str(path),
+                event.start_mark.line + 1,
+                "",
+                f"YAML alias *{name} ({where}) refused: {why}; scenario files take no aliases: "
+                "write the value out, or put values shared by several files in a _defaults.yaml",
+            )
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            open_anchors.append(event.anchor)
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            open_anchors.pop()
+        if isinstance(event, yaml.NodeEvent) and event.anchor is not None:
+            anchors.setdefault(event.anchor, event.start_mark.line + 1)
+    return Problem(str(path), shared.start_mark.line + 1, "", "YAML alias refused: scenario files take no aliases")
 
 
 _STR_TAG = "tag:yaml.org,2002:str"
