@@ -18,9 +18,11 @@ Example:
 from __future__ import annotations
 
 import argparse
+import difflib
 import fnmatch
 import hashlib
 import json
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +39,7 @@ from harness.scenarios.validation import (
     Loc,
     Problem,
     ScenarioError,
+    check_partial,
     check_scenario,
     format_loc,
     format_value,
@@ -139,12 +142,18 @@ def _parse(path: Path) -> tuple[_Document | None, list[Problem]]:
     duplicates: list[yaml.Node] = []
     try:
         node = loader.get_single_node()
-        refused = _refuse_shape(path, text, node) if node is not None else None
-        if refused is not None:
-            return None, [refused]
+        if node is not None and "&" in text:  # an alias needs an anchor, and an anchor an '&'
+            refused = _refuse_shape(path, text, node)
+            if refused is not None:
+                return None, [refused]
         try:
             data = _construct(node, loader, duplicates) if node is not None else None
+        except _TooDeep as exc:
+            return None, [_too_deep(path, exc.node)]
         except _Unusual:
+            refused = _refuse_shape(path, text, node)  # PyYAML's constructor recurses: bound the depth first
+            if refused is not None:
+                return None, [refused]
             duplicates.clear()
             data = loader.construct_document(node)
             duplicates.extend(_duplicate_keys(node))
@@ -175,39 +184,37 @@ def _refuse_shape(path: Path, text: str, node: yaml.Node) -> Problem | None:
     billion-laughs file stays a few dozen nodes here, and an alias inside its
     own anchor (``a: &a [*a]``) is a cycle the walk stops at. Scenario files
     refuse aliases outright (the shipped suites use none, and a shared value
-    belongs in a ``_defaults.yaml``). The walk is iterative, so nesting deeper
-    than :data:`MAX_DEPTH` is also refused before the recursive constructor
-    could overflow the stack. An alias needs an anchor, and an anchor an
-    ``&``, so files without one skip the identity bookkeeping.
+    belongs in a ``_defaults.yaml``). The walk is iterative, so it also
+    refuses nesting deeper than :data:`MAX_DEPTH` before a recursive
+    constructor could overflow the stack.
     """
-    may_alias = "&" in text
     seen: set[int] = set()
     stack: list[tuple[yaml.Node, int]] = [(node, 1)]
-    scalar = yaml.ScalarNode
     while stack:
         current, depth = stack.pop()
-        if may_alias:
-            if id(current) in seen:
-                return _alias_problem(path, text, current)
-            seen.add(id(current))
-        if current.__class__ is scalar:
+        if id(current) in seen:
+            return _alias_problem(path, text, current)
+        seen.add(id(current))
+        if current.__class__ is yaml.ScalarNode:
             continue
         if depth > MAX_DEPTH:
-            return Problem(
-                str(path),
-                current.start_mark.line + 1,
-                "",
-                f"nested more than {MAX_DEPTH} levels deep: a scenario needs about 8; flatten this part of the file",
-            )
+            return _too_deep(path, current)
         if current.__class__ is yaml.MappingNode:
             for key, value in current.value:
-                if may_alias or key.__class__ is not scalar:
-                    stack.append((key, depth + 1))
-                if may_alias or value.__class__ is not scalar:
-                    stack.append((value, depth + 1))
+                stack.append((key, depth + 1))
+                stack.append((value, depth + 1))
         else:
-            stack.extend((child, depth + 1) for child in current.value if may_alias or child.__class__ is not scalar)
+            stack.extend((child, depth + 1) for child in current.value)
     return None
+
+
+def _too_deep(path: Path, node: yaml.Node) -> Problem:
+    return Problem(
+        str(path),
+        node.start_mark.line + 1,
+        "",
+        f"nested more than {MAX_DEPTH} levels deep: a scenario needs about 8; flatten this part of the file",
+    )
 
 
 def _alias_problem(path: Path, text: str, shared: yaml.Node) -> Problem:
@@ -247,12 +254,22 @@ class _Unusual(Exception):
     """The document uses a YAML feature the fast constructor leaves to PyYAML (merge keys, custom tags)."""
 
 
-def _construct(node: yaml.Node, loader: Any, duplicates: list[yaml.Node]) -> Any:
+class _TooDeep(Exception):
+    """The document nests deeper than :data:`MAX_DEPTH`; ``node`` is where it crossed the limit."""
+
+    def __init__(self, node: yaml.Node) -> None:
+        super().__init__(node.start_mark.line + 1)
+        self.node = node
+
+
+def _construct(node: yaml.Node, loader: Any, duplicates: list[yaml.Node], depth: int = 1) -> Any:
     """Build plain data from the node tree, noting repeated mapping keys.
 
     Equivalent to PyYAML's safe constructor for plain documents (string keys,
     no ``<<`` merges, standard tags) and about three times faster; anything
-    else raises :class:`_Unusual` so the caller falls back to PyYAML.
+    else raises :class:`_Unusual` so the caller falls back to PyYAML. Nesting
+    deeper than :data:`MAX_DEPTH` raises :class:`_TooDeep` long before the
+    recursion could exhaust the stack.
     """
     kind = node.__class__
     if kind is yaml.ScalarNode:
@@ -262,8 +279,10 @@ def _construct(node: yaml.Node, loader: Any, duplicates: list[yaml.Node]) -> Any
         if constructor is None:
             raise _Unusual(node.tag)
         return constructor(loader, node)
+    if depth > MAX_DEPTH:
+        raise _TooDeep(node)
     if kind is yaml.SequenceNode and node.tag == _SEQ_TAG:
-        return [_construct(child, loader, duplicates) for child in node.value]
+        return [_construct(child, loader, duplicates, depth + 1) for child in node.value]
     if kind is yaml.MappingNode and node.tag == _MAP_TAG:
         result: dict[str, Any] = {}
         for key_node, value_node in node.value:
@@ -272,7 +291,7 @@ def _construct(node: yaml.Node, loader: Any, duplicates: list[yaml.Node]) -> Any
             key = key_node.value
             if key in result:
                 duplicates.append(key_node)
-            result[key] = _construct(value_node, loader, duplicates)
+            result[key] = _construct(value_node, loader, duplicates, depth + 1)
         return result
     raise _Unusual(node.tag)
 
@@ -374,6 +393,26 @@ def _merge(base: Any, override: Any) -> Any:
     return override
 
 
+def _schema_findings(errors: list[dict[str, Any]]) -> list[Finding]:
+    """pydantic's errors as findings; a missing field with a misspelled sibling says so."""
+    findings = []
+    misspelled: dict[Loc, str] = {}
+    for error in errors:
+        if error["type"] == "extra_forbidden":
+            loc = tuple(error["loc"])
+            hint = _closest(str(loc[-1]), _known_fields(loc[:-1]))
+            if hint is not None:
+                misspelled[(*loc[:-1], hint)] = str(loc[-1])
+    for error in errors:
+        loc = tuple(error["loc"])
+        message = _error_message(error)
+        if error["type"] == "missing" and loc in misspelled:
+            message += f" (is {misspelled[loc]!r} beside it a misspelling?)"
+        has_value = error["type"] != "missing" and "input" in error
+        findings.append(Finding(loc, message, *((error["input"],) if has_value else ())))
+    return findings
+
+
 def _error_message(error: dict[str, Any]) -> str:
     kind, message = error["type"], error["msg"]
     if kind == "missing":
@@ -386,6 +425,11 @@ def _error_message(error: dict[str, Any]) -> str:
         return "must be an identifier: ASCII letters, digits, '.', '_', ':' or '-', starting with a letter or digit"
     if kind == "value_error":
         return message.removeprefix("Value error, ")
+    if kind in ("enum", "literal_error") and isinstance(error.get("input"), str):
+        allowed = re.findall(r"'([^']*)'", str(error.get("ctx", {}).get("expected", "")))
+        hint = _closest(error["input"], allowed)  # the error's own allowed values: never another field's enum
+        if hint is not None:
+            return f"{message}; did you mean {hint!r}?"
     return message
 
 
@@ -412,8 +456,6 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
 
 
 def _closest(word: str, choices: list[str]) -> str | None:
-    import difflib
-
     matches = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     return matches[0] if matches else None
 
@@ -449,10 +491,9 @@ def _load_file(path: Path) -> tuple[Scenario | None, list[Problem], int | None]:
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
-        for error in exc.errors(include_url=False):
-            has_value = error["type"] not in ("missing",) and "input" in error
-            finding = Finding(tuple(error["loc"]), _error_message(error), *((error["input"],) if has_value else ()))
-            problems.append(_locate(finding, document, defaults))
+        findings = _schema_findings(exc.errors(include_url=False))
+        findings.extend(check_partial(data))  # one pass: the cross-field checks still run on what parsed
+        problems.extend(_locate(finding, document, defaults) for finding in findings)
         return None, problems, None
     problems.extend(_locate(finding, document, defaults) for finding in check_scenario(scenario))
     return scenario, problems, _line_of(document.node, ("id",))[0]
