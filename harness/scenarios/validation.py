@@ -389,9 +389,10 @@ def _check_times(parts: _Parts) -> Iterator[Finding]:
     """Times in story order; each error sits on the field that breaks the order and names the other one.
 
     Sessions precede the probe; an item's revisions are oldest first and no
-    later than its ``observed_at``, which is no later than the probe. An
-    ``observed_at`` left to its default (the first source's session start)
-    is never blamed: the session's own ``started_at`` is.
+    later than its ``observed_at``, which lies between the start of its
+    source sessions and the probe. An ``observed_at`` left to its default
+    (the first source's session start) is never blamed: the session's own
+    ``started_at`` is.
     """
     probe_at = _millis(_get(parts.probe, "started_at"))
     for i, session in enumerate(parts.sessions or []):
@@ -405,20 +406,30 @@ def _check_times(parts: _Parts) -> Iterator[Finding]:
     by_id = parts.session_ids
     for i, item in enumerate(parts.items or []):
         observed = _millis(_get(item, "observed_at"))
+        observed_name = f"items[{i}].observed_at"
+        sources = _list(item, "sources") or []
         if observed is not None:
-            observed_name = f"items[{i}].observed_at"
             if probe_at is not None and observed > probe_at:
                 yield Finding(
                     ("items", i, "observed_at"),
                     f"an item cannot be observed after probe.started_at {_when(probe_at)}",
                     _when(observed),
                 )
-        elif _get(item, "observed_at") is None:
-            sources = _list(item, "sources") or []
-            first = _ident(_get(sources[0], "session")) if sources else None
-            index, session = by_id.get(first, (None, None)) if first is not None else (None, None)
+            for j, source in enumerate(sources):
+                index, session = by_id.get(_ident(_get(source, "session")) or "", (None, None))
+                started = _millis(_get(session, "started_at"))
+                if started is not None and observed < started:
+                    yield Finding(
+                        ("items", i, "observed_at"),
+                        f"must not precede sessions[{index}].started_at {_when(started)}: an item cannot be observed "
+                        f"before the session it came from (sources[{j}]) started",
+                        _when(observed),
+                    )
+                    break
+        elif _get(item, "observed_at") is None and sources:
+            index, session = by_id.get(_ident(_get(sources[0], "session")) or "", (None, None))
             observed = _millis(_get(session, "started_at"))
-            observed_name = f"items[{i}].observed_at (by default sessions[{index}].started_at, its first source's session)"
+            observed_name += f" (by default sessions[{index}].started_at, the start of its first source's session)"
         previous: tuple[int, int] | None = None
         for j, revision in enumerate(_list(item, "revisions") or []):
             at = _millis(_get(revision, "at"))
