@@ -8,9 +8,13 @@ items the store itself would refuse (by calling the store's own
 warnings rather than errors (no distractor, the answer already in the probe
 history, ``abstain`` together with ``must_contain_*``).
 
-Every check is a pure function of a :class:`~harness.scenarios.models.Scenario`
-returning :class:`Finding` records located by field path; the loader turns
-them into :class:`Problem` records with a file and a line.
+Every check is a pure function returning :class:`Finding` records located by
+field path; the loader turns them into :class:`Problem` records with a file
+and a line. The cross-field checks (:func:`check_data`) read a
+:class:`~harness.scenarios.models.Scenario` or, when the models refuse a file,
+the raw mapping that parsed (:func:`check_partial`), so one ``validate`` shows
+every problem; the smells need a valid scenario. Suggestions ("did you mean
+...?") come from the ids the scenario really has.
 """
 
 from __future__ import annotations
@@ -161,8 +165,12 @@ class _Parts:
     @classmethod
     def of(cls, data: Any) -> _Parts:
         sessions, items = _list(data, "sessions"), _list(data, "items")
-        turn_ids = [None if (turns := _list(session, "turns")) is None else _turn_ids(turns, SESSION_TURN_PREFIX) for session in sessions or []]
-        return cls(sessions, items, _get(data, "probe"), _get(data, "expect"), _by_id(sessions or []), _by_id(items or []), turn_ids)
+        turn_ids: list[list[str | None] | None] = []
+        for session in sessions or []:
+            turns = _list(session, "turns")
+            turn_ids.append(None if turns is None else _turn_ids(turns, SESSION_TURN_PREFIX))
+        probe, expect = _get(data, "probe"), _get(data, "expect")
+        return cls(sessions, items, probe, expect, _by_id(sessions or []), _by_id(items or []), turn_ids)
 
 
 def check_partial(data: dict[str, Any]) -> list[Finding]:
@@ -326,7 +334,8 @@ def _check_sources(parts: _Parts) -> Iterator[Finding]:
                     turn_ids = [t for t in turn_ids if t is not None]
                     yield Finding(
                         ("items", i, "sources", j, "turn"),
-                        f"session {name!r} has no turn with this id{_did_you_mean(turn, turn_ids)} (turns: {', '.join(turn_ids)})",
+                        f"session {name!r} has no turn with this id{_did_you_mean(turn, turn_ids)} "
+                        f"(turns: {', '.join(turn_ids)})",
                         turn,
                     )
             session_workspace = _ident(_get(session, "workspace"))
@@ -439,7 +448,8 @@ def _check_times(parts: _Parts) -> Iterator[Finding]:
             if previous is not None and at < previous[1]:
                 yield Finding(
                     loc,
-                    f"must not precede items[{i}].revisions[{previous[0]}].at {_when(previous[1])}: revisions are oldest first",
+                    f"must not precede items[{i}].revisions[{previous[0]}].at {_when(previous[1])}: "
+                    "revisions are oldest first",
                     _when(at),
                 )
             if observed is not None and at > observed:
@@ -470,7 +480,8 @@ def _fold(text: str) -> str:
 
 
 def _wanted(check: Any) -> set[str]:
-    return {_fold(text) for text in (*_strings(check, "must_contain_any"), *_strings(check, "must_contain_all")) if isinstance(text, str)}
+    texts = (*_strings(check, "must_contain_any"), *_strings(check, "must_contain_all"))
+    return {_fold(text) for text in texts if isinstance(text, str)}
 
 
 def _check_expect(parts: _Parts) -> Iterator[Finding]:

@@ -219,11 +219,9 @@ def test_validate_prints_every_problem_of_a_file_sorted_by_line(capsys: pytest.C
     assert any(line.endswith("expect.relevant_items[0]: no item has this id; did you mean 'it-answer'? (value: 'it-anwser')") for line in lines)
 
 
-def test_one_pass_does_not_call_an_id_dangling_when_the_models_refused_the_id(tmp_path: Path) -> None:
-    text = (FIXTURES / "good" / "valid.yaml").read_text(encoding="utf-8").replace("it-answer", "it answer")
-    (tmp_path / "bad_id.yaml").write_text(text, encoding="utf-8")
-    problems = load_suite([tmp_path]).problems
-    assert problems and all("identifier" in p.message for p in problems), [str(p) for p in problems]
+def test_one_pass_checks_skip_values_the_models_refused() -> None:
+    """The probe's workspace is not an identifier: reported once, not also as a relevant item it cannot see."""
+    assert [p.field for p in _errors("bad_workspace.yaml")] == ["probe.workspace"]
 
 
 def test_one_pass_still_asks_the_store_about_items_valid_on_their_own(tmp_path: Path) -> None:
