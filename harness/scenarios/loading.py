@@ -10,6 +10,9 @@ scenarios.
 Loading collects every problem of every file (YAML syntax, schema, cross-field
 checks, duplicate ids) before raising one :class:`ScenarioError`, each problem
 placed at its file and line: the YAML node tree maps field paths to lines.
+YAML aliases and nesting deeper than :data:`MAX_DEPTH` are refused while the
+file is still a node tree, so a hostile file costs a one-line error, not a
+traceback or gigabytes.
 
 Example:
     >>> scenarios = load_scenarios(["scenarios/smoke"], categories=["preference"])
