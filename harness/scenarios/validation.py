@@ -390,7 +390,10 @@ def _check_references(parts: _Parts) -> Iterator[Finding]:
 
 def _when(millis: int) -> str:
     """``1772445600000`` -> ``1772445600000 (2026-03-02T10:00:00Z)``, for messages."""
-    moment = _dt.datetime.fromtimestamp(millis / 1000, tz=_dt.timezone.utc)
+    try:
+        moment = _dt.datetime.fromtimestamp(millis / 1000, tz=_dt.timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return f"{millis} (past year 9999)"
     return f"{millis} ({moment.strftime('%Y-%m-%dT%H:%M:%SZ')})"
 
 

@@ -338,3 +338,10 @@ def test_one_pass_checks_survive_any_value_in_any_place(data: st.DataObject) -> 
         target[path[-1]] = data.draw(_JUNK)
     for finding in check_partial(raw):
         assert finding.loc and finding.message
+
+
+def test_a_time_beyond_the_calendar_is_reported_not_a_traceback(tmp_path: Path) -> None:
+    text = (FIXTURES / "good" / "valid.yaml").read_text(encoding="utf-8")
+    (tmp_path / "huge.yaml").write_text(text.replace("started_at: 2026-01-05T10:00:00Z", "started_at: 99999999999999999999"), encoding="utf-8")
+    [problem] = load_suite([tmp_path]).errors
+    assert problem.field == "sessions[0].started_at" and (problem.value or "").endswith("(past year 9999)'")
