@@ -10,6 +10,9 @@ scenarios.
 Loading collects every problem of every file (YAML syntax, schema, cross-field
 checks, duplicate ids) before raising one :class:`ScenarioError`, each problem
 placed at its file and line: the YAML node tree maps field paths to lines.
+YAML aliases and nesting deeper than :data:`MAX_DEPTH` are refused while the
+file is still a node tree, so a hostile file costs a one-line error, not a
+traceback or gigabytes.
 
 Example:
     >>> scenarios = load_scenarios(["scenarios/smoke"], categories=["preference"])
@@ -18,9 +21,11 @@ Example:
 from __future__ import annotations
 
 import argparse
+import difflib
 import fnmatch
 import hashlib
 import json
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +42,7 @@ from harness.scenarios.validation import (
     Loc,
     Problem,
     ScenarioError,
+    check_partial,
     check_scenario,
     format_loc,
     format_value,
@@ -44,6 +50,8 @@ from harness.scenarios.validation import (
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 DEFAULTS_FILE = "_defaults.yaml"
+MAX_DEPTH = 32
+"""Deepest nesting of mappings and lists a scenario file may use (a scenario needs about 8)."""
 _ROOT_MARKERS = (".git", "pyproject.toml")
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -137,9 +145,18 @@ def _parse(path: Path) -> tuple[_Document | None, list[Problem]]:
     duplicates: list[yaml.Node] = []
     try:
         node = loader.get_single_node()
+        if node is not None and "&" in text:  # an alias needs an anchor, and an anchor an '&'
+            refused = _refuse_shape(path, text, node)
+            if refused is not None:
+                return None, [refused]
         try:
             data = _construct(node, loader, duplicates) if node is not None else None
+        except _TooDeep as exc:
+            return None, [_too_deep(path, exc.node)]
         except _Unusual:
+            refused = _refuse_shape(path, text, node)  # PyYAML's constructor recurses: bound the depth first
+            if refused is not None:
+                return None, [refused]
             duplicates.clear()
             data = loader.construct_document(node)
             duplicates.extend(_duplicate_keys(node))
@@ -162,6 +179,75 @@ def _parse(path: Path) -> tuple[_Document | None, list[Problem]]:
     return _Document(path, data, node), problems
 
 
+def _refuse_shape(path: Path, text: str, node: yaml.Node) -> Problem | None:
+    """Refuse YAML aliases and deep nesting while the file is still a node tree.
+
+    An alias makes its anchor's node appear twice in the tree, so a walk that
+    meets a node a second time has found one, before anything is expanded: a
+    billion-laughs file stays a few dozen nodes here, and an alias inside its
+    own anchor (``a: &a [*a]``) is a cycle the walk stops at. Scenario files
+    refuse aliases outright (the shipped suites use none, and a shared value
+    belongs in a ``_defaults.yaml``). The walk is iterative, so it also
+    refuses nesting deeper than :data:`MAX_DEPTH` before a recursive
+    constructor could overflow the stack.
+    """
+    seen: set[int] = set()
+    stack: list[tuple[yaml.Node, int]] = [(node, 1)]
+    while stack:
+        current, depth = stack.pop()
+        if id(current) in seen:
+            return _alias_problem(path, text, current)
+        seen.add(id(current))
+        if current.__class__ is yaml.ScalarNode:
+            continue
+        if depth > MAX_DEPTH:
+            return _too_deep(path, current)
+        if current.__class__ is yaml.MappingNode:
+            for key, value in current.value:
+                stack.append((key, depth + 1))
+                stack.append((value, depth + 1))
+        else:
+            stack.extend((child, depth + 1) for child in current.value)
+    return None
+
+
+def _too_deep(path: Path, node: yaml.Node) -> Problem:
+    return Problem(
+        str(path),
+        node.start_mark.line + 1,
+        "",
+        f"nested more than {MAX_DEPTH} levels deep: a scenario needs about 8; flatten this part of the file",
+    )
+
+
+def _alias_problem(path: Path, text: str, shared: yaml.Node) -> Problem:
+    """The one-line refusal of the file's first alias, found by re-reading its events (nothing is expanded)."""
+    anchors: dict[str, int] = {}
+    open_anchors: list[str | None] = []
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, yaml.AliasEvent):
+            name = event.anchor
+            where = f"anchor &{name} on line {anchors[name]}" if name in anchors else f"anchor &{name}"
+            if name in open_anchors:
+                why = "it sits inside its own anchor, so it would repeat forever"
+            else:
+                why = "an alias can expand without bound"
+            return Problem(
+                str(path),
+                event.start_mark.line + 1,
+                "",
+                f"YAML alias *{name} ({where}) refused: {why}; scenario files take no aliases: "
+                "write the value out, or put values shared by several files in a _defaults.yaml",
+            )
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            open_anchors.append(event.anchor)
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            open_anchors.pop()
+        if isinstance(event, yaml.NodeEvent) and event.anchor is not None:
+            anchors.setdefault(event.anchor, event.start_mark.line + 1)
+    return Problem(str(path), shared.start_mark.line + 1, "", "YAML alias refused: scenario files take no aliases")
+
+
 _STR_TAG = "tag:yaml.org,2002:str"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 _MAP_TAG = "tag:yaml.org,2002:map"
@@ -171,12 +257,22 @@ class _Unusual(Exception):
     """The document uses a YAML feature the fast constructor leaves to PyYAML (merge keys, custom tags)."""
 
 
-def _construct(node: yaml.Node, loader: Any, duplicates: list[yaml.Node]) -> Any:
+class _TooDeep(Exception):
+    """The document nests deeper than :data:`MAX_DEPTH`; ``node`` is where it crossed the limit."""
+
+    def __init__(self, node: yaml.Node) -> None:
+        super().__init__(node.start_mark.line + 1)
+        self.node = node
+
+
+def _construct(node: yaml.Node, loader: Any, duplicates: list[yaml.Node], depth: int = 1) -> Any:
     """Build plain data from the node tree, noting repeated mapping keys.
 
     Equivalent to PyYAML's safe constructor for plain documents (string keys,
     no ``<<`` merges, standard tags) and about three times faster; anything
-    else raises :class:`_Unusual` so the caller falls back to PyYAML.
+    else raises :class:`_Unusual` so the caller falls back to PyYAML. Nesting
+    deeper than :data:`MAX_DEPTH` raises :class:`_TooDeep` long before the
+    recursion could exhaust the stack.
     """
     kind = node.__class__
     if kind is yaml.ScalarNode:
@@ -186,8 +282,10 @@ def _construct(node: yaml.Node, loader: Any, duplicates: list[yaml.Node]) -> Any
         if constructor is None:
             raise _Unusual(node.tag)
         return constructor(loader, node)
+    if depth > MAX_DEPTH:
+        raise _TooDeep(node)
     if kind is yaml.SequenceNode and node.tag == _SEQ_TAG:
-        return [_construct(child, loader, duplicates) for child in node.value]
+        return [_construct(child, loader, duplicates, depth + 1) for child in node.value]
     if kind is yaml.MappingNode and node.tag == _MAP_TAG:
         result: dict[str, Any] = {}
         for key_node, value_node in node.value:
@@ -196,7 +294,7 @@ def _construct(node: yaml.Node, loader: Any, duplicates: list[yaml.Node]) -> Any
             key = key_node.value
             if key in result:
                 duplicates.append(key_node)
-            result[key] = _construct(value_node, loader, duplicates)
+            result[key] = _construct(value_node, loader, duplicates, depth + 1)
         return result
     raise _Unusual(node.tag)
 
@@ -298,6 +396,26 @@ def _merge(base: Any, override: Any) -> Any:
     return override
 
 
+def _schema_findings(errors: list[dict[str, Any]]) -> list[Finding]:
+    """pydantic's errors as findings; a missing field with a misspelled sibling says so."""
+    findings = []
+    misspelled: dict[Loc, str] = {}
+    for error in errors:
+        if error["type"] == "extra_forbidden":
+            loc = tuple(error["loc"])
+            hint = _closest(str(loc[-1]), _known_fields(loc[:-1]))
+            if hint is not None:
+                misspelled[(*loc[:-1], hint)] = str(loc[-1])
+    for error in errors:
+        loc = tuple(error["loc"])
+        message = _error_message(error)
+        if error["type"] == "missing" and loc in misspelled:
+            message += f" (is {misspelled[loc]!r} beside it a misspelling?)"
+        has_value = error["type"] != "missing" and "input" in error
+        findings.append(Finding(loc, message, *((error["input"],) if has_value else ())))
+    return findings
+
+
 def _error_message(error: dict[str, Any]) -> str:
     kind, message = error["type"], error["msg"]
     if kind == "missing":
@@ -310,6 +428,11 @@ def _error_message(error: dict[str, Any]) -> str:
         return "must be an identifier: ASCII letters, digits, '.', '_', ':' or '-', starting with a letter or digit"
     if kind == "value_error":
         return message.removeprefix("Value error, ")
+    if kind in ("enum", "literal_error") and isinstance(error.get("input"), str):
+        allowed = re.findall(r"'([^']*)'", str(error.get("ctx", {}).get("expected", "")))
+        hint = _closest(error["input"], allowed)  # the error's own allowed values: never another field's enum
+        if hint is not None:
+            return f"{message}; did you mean {hint!r}?"
     return message
 
 
@@ -336,8 +459,6 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
 
 
 def _closest(word: str, choices: list[str]) -> str | None:
-    import difflib
-
     matches = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     return matches[0] if matches else None
 
@@ -373,10 +494,9 @@ def _load_file(path: Path) -> tuple[Scenario | None, list[Problem], int | None]:
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
-        for error in exc.errors(include_url=False):
-            has_value = error["type"] not in ("missing",) and "input" in error
-            finding = Finding(tuple(error["loc"]), _error_message(error), *((error["input"],) if has_value else ()))
-            problems.append(_locate(finding, document, defaults))
+        findings = _schema_findings(exc.errors(include_url=False))
+        findings.extend(check_partial(data))  # one pass: the cross-field checks still run on what parsed
+        problems.extend(_locate(finding, document, defaults) for finding in findings)
         return None, problems, None
     problems.extend(_locate(finding, document, defaults) for finding in check_scenario(scenario))
     return scenario, problems, _line_of(document.node, ("id",))[0]

@@ -23,14 +23,14 @@ from memory_tools import KeyOrigin, KeyType, Kind, LifecycleState, Origin, State
 
 SCENARIO_SCHEMA_VERSION = 1
 
-_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]*$"
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]*$"
 
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _MILLI = _dt.timedelta(milliseconds=1)
 
 
-def _to_millis(value: Any) -> Any:
+def to_millis(value: Any) -> Any:
     """Accept int milliseconds, a datetime/date, or an ISO 8601 string.
 
     A naive datetime or a bare date is taken as UTC. Anything else is passed
@@ -87,11 +87,11 @@ _MILLIS_SCHEMA = {
 
 Millis = Annotated[
     int,
-    BeforeValidator(_to_millis),
+    BeforeValidator(to_millis),
     Field(ge=0, description="UTC milliseconds or an ISO 8601 timestamp"),
     WithJsonSchema(_MILLIS_SCHEMA),
 ]
-Identifier = Annotated[str, Field(min_length=1, max_length=512, pattern=_ID_PATTERN)]
+Identifier = Annotated[str, Field(min_length=1, max_length=512, pattern=ID_PATTERN)]
 SESSION_TURN_PREFIX = "t"
 HISTORY_TURN_PREFIX = "h"
 

@@ -8,9 +8,13 @@ items the store itself would refuse (by calling the store's own
 warnings rather than errors (no distractor, the answer already in the probe
 history, ``abstain`` together with ``must_contain_*``).
 
-Every check is a pure function of a :class:`~harness.scenarios.models.Scenario`
-returning :class:`Finding` records located by field path; the loader turns
-them into :class:`Problem` records with a file and a line.
+Every check is a pure function returning :class:`Finding` records located by
+field path; the loader turns them into :class:`Problem` records with a file
+and a line. The cross-field checks (:func:`check_data`) read a
+:class:`~harness.scenarios.models.Scenario` or, when the models refuse a file,
+the raw mapping that parsed (:func:`check_partial`), so one ``validate`` shows
+every problem; the smells need a valid scenario. Suggestions ("did you mean
+...?") come from the ids the scenario really has.
 """
 
 from __future__ import annotations
@@ -18,14 +22,27 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as _dt
+import difflib
 import re
 import sys
-from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from harness.scenarios.models import DISTRACTOR_ROLES, AnswerCheck, Category, ItemSpec, Scenario
+from pydantic import BaseModel, ValidationError
+
+from harness.scenarios.models import (
+    DISTRACTOR_ROLES,
+    HISTORY_TURN_PREFIX,
+    ID_PATTERN,
+    SESSION_TURN_PREFIX,
+    Category,
+    ItemSpec,
+    LifecycleState,
+    Scenario,
+    Session,
+    to_millis,
+)
 
 Severity = Literal["error", "warning"]
 Loc = tuple[str | int, ...]
@@ -108,161 +125,400 @@ class Finding:
 
 def check_scenario(scenario: Scenario) -> list[Finding]:
     """Every cross-field, store-rule and smell check of one valid scenario."""
-    findings: list[Finding] = []
-    for check in (_check_ids, _check_sources, _check_references, _check_times, _check_expect, _check_smells):
-        findings.extend(check(scenario))
-    findings.extend(_check_store_rules(scenario))
+    findings = check_data(scenario)
+    findings.extend(_check_smells(scenario))
+    findings.extend(_check_store_rules(scenario.items, scenario))
     return findings
 
 
-def _duplicates(values: list[str]) -> set[str]:
-    return {value for value, count in Counter(values).items() if count > 1}
+def check_data(data: Any) -> list[Finding]:
+    """The cross-field checks, on a :class:`Scenario` or on the raw mapping the models refused.
+
+    Ids, references, time order, regexes and required-versus-forbidden text
+    need only the parts that parsed, so ``validate`` runs them even when the
+    models reject the file and one pass shows every problem. Values of the
+    wrong shape are skipped here (the models report them), never guessed at.
+    """
+    parts = _Parts.of(data)
+    findings: list[Finding] = []
+    for check in (_check_ids, _check_sources, _check_references, _check_times, _check_expect):
+        findings.extend(check(parts))
+    return findings
 
 
-def _check_ids(scenario: Scenario) -> Iterator[Finding]:
-    for name, objects in (("sessions", scenario.sessions), ("items", scenario.items)):
-        seen: set[str] = set()
-        for index, obj in enumerate(objects):
-            if obj.id in seen:
-                yield Finding((name, index, "id"), f"duplicate id: another entry of {name} already uses it", obj.id)
-            seen.add(obj.id)
-    turn_lists = [(("sessions", i), s.turns) for i, s in enumerate(scenario.sessions)]
-    turn_lists.append((("probe",), scenario.probe.history))
-    for prefix, turns in turn_lists:
-        key = "history" if prefix == ("probe",) else "turns"
-        dupes = _duplicates([turn.id or "" for turn in turns])
-        for index, turn in enumerate(turns):
-            if turn.id in dupes:
-                yield Finding(
-                    (*prefix, key, index, "id"),
-                    "duplicate turn id (unset ids default to t1, t2, ... / h1, h2, ... by position)",
-                    turn.id,
-                )
+@dataclass(frozen=True, slots=True)
+class _Parts:
+    """The blocks of a scenario (model or raw mapping) the cross-field checks share, read once.
+
+    ``sessions`` and ``items`` are None when they hold something other than a
+    list (the models report that); the id maps keep the first entry of each id.
+    """
+
+    sessions: list[Any] | None
+    items: list[Any] | None
+    probe: Any
+    expect: Any
+    session_ids: dict[str, tuple[int, Any]]
+    item_ids: dict[str, tuple[int, Any]]
+    turn_ids: list[list[str | None] | None]
+
+    @classmethod
+    def of(cls, data: Any) -> _Parts:
+        sessions, items = _list(data, "sessions"), _list(data, "items")
+        turn_ids: list[list[str | None] | None] = []
+        for session in sessions or []:
+            turns = _list(session, "turns")
+            turn_ids.append(None if turns is None else _turn_ids(turns, SESSION_TURN_PREFIX))
+        probe, expect = _get(data, "probe"), _get(data, "expect")
+        return cls(sessions, items, probe, expect, _by_id(sessions or []), _by_id(items or []), turn_ids)
 
 
-def _check_sources(scenario: Scenario) -> Iterator[Finding]:
-    sessions = {session.id: session for session in scenario.sessions}
-    for i, item in enumerate(scenario.items):
-        for j, source in enumerate(item.sources):
-            session = sessions.get(source.session)
-            if session is None:
-                known = ", ".join(sorted(sessions)) or "none"
-                yield Finding(("items", i, "sources", j, "session"), f"no session has this id (sessions: {known})", source.session)
+def check_partial(data: dict[str, Any]) -> list[Finding]:
+    """What can still be checked of a scenario the models refused: :func:`check_data`,
+    then the store's rules for every item that is valid on its own."""
+    findings = check_data(data)
+    items = data.get("items")
+    if not isinstance(items, list):
+        return findings
+    sessions = [_valid(Session, raw) for raw in _list(data, "sessions") or []]
+    context = _Sessions(data.get("id"), [session for session in sessions if session is not None])
+    specs = [_valid(ItemSpec, raw) for raw in items]
+    findings.extend(_check_store_rules(specs, context))
+    return findings
+
+
+@dataclass(frozen=True, slots=True)
+class _Sessions:
+    """The parts of a scenario :func:`~harness.scenarios.seeding.item_input` reads."""
+
+    id: Any
+    sessions: list[Session]
+
+
+def _valid(model: type[BaseModel], raw: Any) -> Any:
+    try:
+        return model.model_validate(raw)
+    except ValidationError:
+        return None
+
+
+def _get(obj: Any, name: str) -> Any:
+    """Field ``name`` of a model or a raw mapping (None when absent or not a mapping).
+
+    A pydantic model keeps its fields in ``__dict__``; plain YAML values
+    (lists, strings, numbers, dates) have none, so they read as None.
+    """
+    if obj.__class__ is dict:
+        return obj.get(name)
+    fields = getattr(obj, "__dict__", None)
+    return fields.get(name) if fields is not None else None
+
+
+def _list(obj: Any, name: str) -> list[Any] | None:
+    """A list field, ``[]`` when absent, None when it holds something else."""
+    value = _get(obj, name)
+    if value is None:
+        return []
+    return value if isinstance(value, list) else None
+
+
+_IDENTIFIER = re.compile(ID_PATTERN).fullmatch
+
+
+def _ident(value: Any) -> str | None:
+    """An id or workspace key the models would accept, else None (they report it)."""
+    return value if value.__class__ is str and _IDENTIFIER(value) is not None else None
+
+
+def _millis(value: Any) -> int | None:
+    """A time as the models read it, or None when they would not accept it."""
+    if value.__class__ is int:
+        return value if value >= 0 else None
+    try:
+        value = to_millis(value)
+    except (ValueError, TypeError, OverflowError):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _turn_ids(turns: list[Any], prefix: str) -> list[str | None]:
+    """Each turn's id, defaulted by position as the models do (``t1``, ``h2``...); None when unusable."""
+    ids: list[str | None] = []
+    for position, turn in enumerate(turns, start=1):
+        ident = _get(turn, "id")
+        if ident is None:
+            ids.append(f"{prefix}{position}" if turn.__class__ is dict else None)
+        else:
+            ids.append(_ident(ident))
+    return ids
+
+
+def _by_id(entries: list[Any]) -> dict[str, tuple[int, Any]]:
+    """Entries with a string id, by id (the first wins): index and entry."""
+    found: dict[str, tuple[int, Any]] = {}
+    for index, entry in enumerate(entries):
+        ident = _ident(_get(entry, "id"))
+        if ident is not None:
+            found.setdefault(ident, (index, entry))
+    return found
+
+
+def _did_you_mean(word: Any, choices: Iterable[str]) -> str:
+    """``; did you mean 'x'?`` for the closest choice, or nothing."""
+    if not isinstance(word, str):
+        return ""
+    matches = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {matches[0]!r}?" if matches else ""
+
+
+def _check_ids(parts: _Parts) -> Iterator[Finding]:
+    for name, entries in (("sessions", parts.sessions), ("items", parts.items)):
+        first: dict[str, int] = {}
+        for index, obj in enumerate(entries or []):
+            ident = _ident(_get(obj, "id"))
+            if ident is None:
                 continue
-            turn_ids = [turn.id for turn in session.turns]
-            if source.turn not in turn_ids:
+            if ident in first:
+                yield Finding((name, index, "id"), f"duplicate id: {name}[{first[ident]}] already uses it", ident)
+            first.setdefault(ident, index)
+    history = _turn_ids(_list(parts.probe, "history") or [], HISTORY_TURN_PREFIX)
+    turn_lists = [(("sessions", i, "turns"), ids or [], SESSION_TURN_PREFIX) for i, ids in enumerate(parts.turn_ids)]
+    turn_lists.append((("probe", "history"), history, HISTORY_TURN_PREFIX))
+    for prefix, ids, letter in turn_lists:
+        dupes = _duplicates(ids)
+        for index, ident in enumerate(ids):
+            if ident in dupes:
                 yield Finding(
-                    ("items", i, "sources", j, "turn"),
-                    f"session {session.id!r} has no turn with this id (turns: {', '.join(map(str, turn_ids))})",
-                    source.turn,
+                    (*prefix, index, "id"),
+                    f"duplicate turn id (unset ids default to {letter}1, {letter}2, ... by position)",
+                    ident,
                 )
-            if item.workspace is not None and session.workspace not in (None, item.workspace):
+
+
+def _duplicates(values: list[str | None]) -> set[str]:
+    seen: set[str] = set()
+    repeated: set[str] = set()
+    for value in values:
+        if value is not None:
+            if value in seen:
+                repeated.add(value)
+            seen.add(value)
+    return repeated
+
+
+def _check_sources(parts: _Parts) -> Iterator[Finding]:
+    if parts.sessions is None:
+        return
+    by_id = parts.session_ids
+    for i, item in enumerate(parts.items or []):
+        workspace = _ident(_get(item, "workspace"))
+        for j, source in enumerate(_list(item, "sources") or []):
+            name = _ident(_get(source, "session"))
+            if name is None:
+                continue
+            if name not in by_id:
+                known = ", ".join(sorted(by_id)) or "none"
                 yield Finding(
                     ("items", i, "sources", j, "session"),
-                    f"workspace item of {item.workspace!r} cites a session of workspace {session.workspace!r}",
-                    source.session,
+                    f"no session has this id{_did_you_mean(name, by_id)} (sessions: {known})",
+                    name,
+                )
+                continue
+            index, session = by_id[name]
+            turn_ids = parts.turn_ids[index]
+            turn = _ident(_get(source, "turn"))
+            if turn_ids is not None and turn is not None:
+                if turn not in turn_ids:
+                    turn_ids = [t for t in turn_ids if t is not None]
+                    yield Finding(
+                        ("items", i, "sources", j, "turn"),
+                        f"session {name!r} has no turn with this id{_did_you_mean(turn, turn_ids)} "
+                        f"(turns: {', '.join(turn_ids)})",
+                        turn,
+                    )
+            session_workspace = _ident(_get(session, "workspace"))
+            if workspace is not None and session_workspace is not None and session_workspace != workspace:
+                yield Finding(
+                    ("items", i, "sources", j, "session"),
+                    f"workspace item of {workspace!r} cites a session of workspace {session_workspace!r}",
+                    name,
                     "warning",
                 )
 
 
-def _visible(item: ItemSpec, scenario: Scenario) -> bool:
-    return item.workspace is None or item.workspace == scenario.probe.workspace
-
-
-def _check_references(scenario: Scenario) -> Iterator[Finding]:
-    items = {item.id: item for item in scenario.items}
-    for i, item in enumerate(scenario.items):
-        for j, other in enumerate(item.supersedes):
-            if other == item.id:
+def _check_references(parts: _Parts) -> Iterator[Finding]:
+    items = parts.items
+    if items is None:
+        return
+    by_id = parts.item_ids
+    for i, item in enumerate(items):
+        own = _ident(_get(item, "id"))
+        for j, other in enumerate(_list(item, "supersedes") or []):
+            other = _ident(other)
+            if other is None:
+                continue
+            if other == own:
                 yield Finding(("items", i, "supersedes", j), "an item cannot supersede itself", other)
-            elif other not in items:
-                yield Finding(("items", i, "supersedes", j), "no item has this id", other)
-    for j, item_id in enumerate(scenario.expect.relevant_items):
+            elif other not in by_id:
+                yield Finding(("items", i, "supersedes", j), f"no item has this id{_did_you_mean(other, by_id)}", other)
+    probe = parts.probe
+    raw_workspace = _get(probe, "workspace")
+    probe_workspace = _ident(raw_workspace)
+    known_probe = isinstance(probe, (dict, BaseModel)) and (raw_workspace is None or probe_workspace is not None)
+    for j, item_id in enumerate(_list(parts.expect, "relevant_items") or []):
+        item_id = _ident(item_id)
+        if item_id is None:
+            continue
         loc = ("expect", "relevant_items", j)
-        target = items.get(item_id)
-        if target is None:
-            yield Finding(loc, "no item has this id", item_id)
-        elif target.state.value != "active":
+        if item_id not in by_id:
+            yield Finding(loc, f"no item has this id{_did_you_mean(item_id, by_id)}", item_id)
+            continue
+        target = by_id[item_id][1]
+        workspace = _ident(_get(target, "workspace"))
+        if _get(target, "state") == LifecycleState.ARCHIVED:
             yield Finding(loc, "a relevant item must be active: archived items are never readable", item_id)
-        elif not _visible(target, scenario):
+        elif workspace is not None and known_probe and probe_workspace != workspace:
             yield Finding(
                 loc,
-                f"a relevant item must be visible from the probe: it belongs to workspace {target.workspace!r}, "
-                f"the probe runs in {scenario.probe.workspace!r}",
+                f"a relevant item must be visible from the probe: it belongs to workspace {workspace!r}, "
+                f"the probe runs in {probe_workspace!r}",
                 item_id,
             )
 
 
-def _effective_observed_at(item: ItemSpec, scenario: Scenario) -> int:
-    """``observed_at``, or the start of the first source's session (0 if that session is missing)."""
-    if item.observed_at is not None:
-        return item.observed_at
-    first = item.sources[0].session
-    return next((s.started_at for s in scenario.sessions if s.id == first), 0)
-
-
 def _when(millis: int) -> str:
     """``1772445600000`` -> ``1772445600000 (2026-03-02T10:00:00Z)``, for messages."""
-    moment = _dt.datetime.fromtimestamp(millis / 1000, tz=_dt.timezone.utc)
+    try:
+        moment = _dt.datetime.fromtimestamp(millis / 1000, tz=_dt.timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return f"{millis} (past year 9999)"
     return f"{millis} ({moment.strftime('%Y-%m-%dT%H:%M:%SZ')})"
 
 
-def _check_times(scenario: Scenario) -> Iterator[Finding]:
-    probe_at = scenario.probe.started_at
-    for i, session in enumerate(scenario.sessions):
-        if session.started_at >= probe_at:
-            yield Finding(("sessions", i, "started_at"), "an earlier session must start before probe.started_at", _when(session.started_at))
-    for i, item in enumerate(scenario.items):
-        observed = _effective_observed_at(item, scenario)
-        if observed > probe_at:
-            yield Finding(("items", i, "observed_at"), "an item cannot be observed after probe.started_at", _when(observed))
-        previous = None
-        for j, revision in enumerate(item.revisions):
-            if previous is not None and revision.at < previous:
-                yield Finding(("items", i, "revisions", j, "at"), "revisions must be in time order, oldest first", _when(revision.at))
-            if revision.at > observed:
+def _check_times(parts: _Parts) -> Iterator[Finding]:
+    """Times in story order; each error sits on the field that breaks the order and names the other one.
+
+    Sessions precede the probe; an item's revisions are oldest first and no
+    later than its ``observed_at``, which lies between the start of its
+    source sessions and the probe. An ``observed_at`` left to its default
+    (the first source's session start) is never blamed: the session's own
+    ``started_at`` is.
+    """
+    probe_at = _millis(_get(parts.probe, "started_at"))
+    for i, session in enumerate(parts.sessions or []):
+        started = _millis(_get(session, "started_at"))
+        if started is not None and probe_at is not None and started >= probe_at:
+            yield Finding(
+                ("sessions", i, "started_at"),
+                f"an earlier session must start before probe.started_at {_when(probe_at)}",
+                _when(started),
+            )
+    by_id = parts.session_ids
+    for i, item in enumerate(parts.items or []):
+        observed = _millis(_get(item, "observed_at"))
+        observed_name = f"items[{i}].observed_at"
+        sources = _list(item, "sources") or []
+        if observed is not None:
+            if probe_at is not None and observed > probe_at:
                 yield Finding(
-                    ("items", i, "revisions", j, "at"),
-                    f"a revision must not be later than the item's observed_at {_when(observed)}, which dates the final content",
-                    _when(revision.at),
+                    ("items", i, "observed_at"),
+                    f"an item cannot be observed after probe.started_at {_when(probe_at)}",
+                    _when(observed),
                 )
-            previous = revision.at
-            following = item.revisions[j + 1].content if j + 1 < len(item.revisions) else item.content
-            if revision.content.strip() == following.strip():
+            for j, source in enumerate(sources):
+                index, session = by_id.get(_ident(_get(source, "session")) or "", (None, None))
+                started = _millis(_get(session, "started_at"))
+                if started is not None and observed < started:
+                    yield Finding(
+                        ("items", i, "observed_at"),
+                        f"must not precede sessions[{index}].started_at {_when(started)}: an item cannot be observed "
+                        f"before the session it came from (sources[{j}]) started",
+                        _when(observed),
+                    )
+                    break
+        elif _get(item, "observed_at") is None and sources:
+            index, session = by_id.get(_ident(_get(sources[0], "session")) or "", (None, None))
+            observed = _millis(_get(session, "started_at"))
+            observed_name += f" (by default sessions[{index}].started_at, the start of its first source's session)"
+        previous: tuple[int, int] | None = None
+        for j, revision in enumerate(_list(item, "revisions") or []):
+            at = _millis(_get(revision, "at"))
+            if at is None:
+                continue
+            loc = ("items", i, "revisions", j, "at")
+            if previous is not None and at < previous[1]:
+                yield Finding(
+                    loc,
+                    f"must not precede items[{i}].revisions[{previous[0]}].at {_when(previous[1])}: "
+                    "revisions are oldest first",
+                    _when(at),
+                )
+            if observed is not None and at > observed:
+                yield Finding(
+                    loc,
+                    f"must not follow {observed_name} {_when(observed)}, which dates the final content",
+                    _when(at),
+                )
+            previous = (j, at)
+        revisions = _list(item, "revisions") or []
+        for j, revision in enumerate(revisions):
+            content = _get(revision, "content")
+            following = _get(revisions[j + 1], "content") if j + 1 < len(revisions) else _get(item, "content")
+            if isinstance(content, str) and isinstance(following, str) and content.strip() == following.strip():
                 yield Finding(
                     ("items", i, "revisions", j, "content"),
                     "equals the content that follows it: that update would be a no-op and add no version",
-                    revision.content,
+                    content,
                 )
 
 
-def _answer_checks(scenario: Scenario) -> Iterator[tuple[Loc, AnswerCheck]]:
-    yield ("expect",), scenario.expect
-    if scenario.expect.adherence is not None:
-        yield ("expect", "adherence"), scenario.expect.adherence
+def _strings(obj: Any, name: str) -> list[Any]:
+    return _list(obj, name) or []
 
 
 def _fold(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def _check_expect(scenario: Scenario) -> Iterator[Finding]:
-    expect = scenario.expect
-    for prefix, check in _answer_checks(scenario):
+def _wanted(check: Any) -> set[str]:
+    texts = (*_strings(check, "must_contain_any"), *_strings(check, "must_contain_all"))
+    return {_fold(text) for text in texts if isinstance(text, str)}
+
+
+def _check_expect(parts: _Parts) -> Iterator[Finding]:
+    expect = parts.expect
+    checks: list[tuple[Loc, Any]] = [(("expect",), expect)]
+    adherence = _get(expect, "adherence")
+    if adherence is not None:
+        checks.append((("expect", "adherence"), adherence))
+    for prefix, check in checks:
         for name in ("must_match", "must_not_match"):
-            for j, pattern in enumerate(getattr(check, name)):
+            for j, pattern in enumerate(_strings(check, name)):
+                if not isinstance(pattern, str):
+                    continue
                 try:
                     re.compile(pattern, re.IGNORECASE)
                 except re.error as exc:
                     yield Finding((*prefix, name, j), f"not a valid regular expression: {exc}", pattern)
-        wanted = {_fold(text) for text in (*check.must_contain_any, *check.must_contain_all)}
-        for j, text in enumerate(check.must_not_contain):
-            if _fold(text) in wanted:
+        wanted = _wanted(check)
+        for j, text in enumerate(_strings(check, "must_not_contain")):
+            if isinstance(text, str) and _fold(text) in wanted:
                 yield Finding((*prefix, "must_not_contain", j), "also listed as required text: no answer can pass", text)
-    wanted = {_fold(text) for text in (*expect.must_contain_any, *expect.must_contain_all)}
-    for j, canary in enumerate(expect.canaries):
-        if _fold(canary.text) in wanted:
-            yield Finding(("expect", "canaries", j, "text"), "a canary is also required text: no answer can pass", canary.text)
+    wanted = _wanted(expect)
+    for j, canary in enumerate(_strings(expect, "canaries")):
+        text = _get(canary, "text")
+        if isinstance(text, str) and _fold(text) in wanted:
+            yield Finding(("expect", "canaries", j, "text"), "a canary is also required text: no answer can pass", text)
+
+
+def _visible(item: ItemSpec, scenario: Scenario) -> bool:
+    return item.workspace is None or item.workspace == scenario.probe.workspace
+
+
+def _check_smells(scenario: Scenario) -> Iterator[Finding]:
+    expect = scenario.expect
     if expect.abstain and (expect.must_contain_any or expect.must_contain_all):
         yield Finding(
             ("expect", "abstain"),
@@ -270,9 +526,6 @@ def _check_expect(scenario: Scenario) -> Iterator[Finding]:
             True,
             "warning",
         )
-
-
-def _check_smells(scenario: Scenario) -> Iterator[Finding]:
     if not any(item.role in DISTRACTOR_ROLES for item in scenario.items):
         yield Finding(
             ("items",),
@@ -317,15 +570,17 @@ def _check_smells(scenario: Scenario) -> Iterator[Finding]:
             )
 
 
-def _check_store_rules(scenario: Scenario) -> Iterator[Finding]:
-    """Ask the store whether it accepts every content state of every item."""
+def _check_store_rules(specs: Sequence[ItemSpec | None], scenario: Scenario | _Sessions) -> Iterator[Finding]:
+    """Ask the store whether it accepts every content state of every item (None: an item the models refused)."""
     from memory_tools import MemoryValidationError, validate_item_input
 
     from harness.scenarios.seeding import item_input
 
-    for i, spec in enumerate(scenario.items):
+    for i, spec in enumerate(specs):
+        if spec is None:
+            continue
         try:
-            base = item_input(spec, scenario)
+            base = item_input(spec, scenario)  # type: ignore[arg-type]  # reads only .id and .sessions
         except ValueError:  # a missing source session, reported by _check_sources
             continue
         states = [(("items", i), base)]

@@ -1,0 +1,1 @@
+"""Faults the harness survives, one test per fault (see each docstring)."""

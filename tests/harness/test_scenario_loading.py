@@ -211,3 +211,77 @@ def test_readme_worked_example_is_a_valid_scenario(tmp_path: Path) -> None:
     (tmp_path / "example.yaml").write_text(example, encoding="utf-8")
     [scenario] = load_scenarios([tmp_path])
     assert scenario.items[0].revisions and scenario.expect.canaries
+
+
+def _billion_laughs(levels: int = 9) -> str:
+    lines = ['lol0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"lol{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 10)}]" for n in range(1, levels + 1)]
+    return "\n".join(lines) + "\n"
+
+
+def test_recursive_alias_is_refused_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "recursive.yaml").write_text("id: x\na: &a [*a]\n", encoding="utf-8")
+    [problem] = load_suite([tmp_path]).problems
+    assert problem.file.endswith("recursive.yaml") and problem.line == 2 and problem.field == ""
+    assert problem.message.startswith("YAML alias *a (anchor &a on line 2) refused: it sits inside its own anchor")
+    assert "\n" not in str(problem)
+
+
+def test_billion_laughs_is_refused_before_anything_is_expanded(tmp_path: Path) -> None:
+    import tracemalloc
+
+    (tmp_path / "laughs.yaml").write_text(_billion_laughs(9), encoding="utf-8")
+    tracemalloc.start()
+    try:
+        suite = load_suite([tmp_path])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    [problem] = suite.problems
+    assert problem.line == 2 and "YAML alias *a0 (anchor &a0 on line 1) refused" in problem.message
+    assert peak < 50 * 1024 * 1024  # sanity bound: expanding it would take gigabytes
+
+
+def test_a_single_alias_is_refused_too(tmp_path: Path) -> None:
+    """Scenario files take no aliases at all: the shipped suites use none, and _defaults.yaml shares values."""
+    text = (FIXTURES / "good" / "valid.yaml").read_text(encoding="utf-8")
+    text = text.replace("keys: [staging,", "keys: &staging-keys [staging,", 1)
+    text = text.replace("keys: [production, {key: postgres, type: entity}]", "keys: *staging-keys")
+    (tmp_path / "one_alias.yaml").write_text(text, encoding="utf-8")
+    [problem] = load_suite([tmp_path]).problems
+    assert problem.line == 27 and "YAML alias *staging-keys (anchor &staging-keys on line 20) refused" in problem.message
+    assert "_defaults.yaml" in problem.message
+
+
+def test_an_anchor_nobody_refers_to_and_an_ampersand_in_text_are_fine(tmp_path: Path) -> None:
+    text = (FIXTURES / "good" / "valid.yaml").read_text(encoding="utf-8")
+    text = text.replace("keys: [staging,", "keys: &unused [staging,", 1).replace("title: ", "title: R&D ", 1)
+    (tmp_path / "anchor.yaml").write_text(text, encoding="utf-8")
+    suite = load_suite([tmp_path])
+    assert suite.problems == [] and suite.scenarios[0].title.startswith("R&D ")
+
+
+def test_alias_in_defaults_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "_defaults.yaml").write_text("tags: &t [a]\nprobe: {history: *t}\n", encoding="utf-8")
+    (tmp_path / "valid.yaml").write_text((FIXTURES / "good" / "valid.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    problems = load_suite([tmp_path]).problems
+    assert [(Path(p.file).name, p.line) for p in problems] == [("_defaults.yaml", 2)]
+    assert "YAML alias *t (anchor &t on line 1) refused" in problems[0].message
+
+
+def _nested(depth: int, merge: bool = False) -> str:
+    """A document whose deepest list sits ``depth`` levels down (the root mapping is level 1)."""
+    head = "m: {<<: {k: 1}}\n" if merge else ""  # a merge key sends the file through PyYAML's constructor
+    return head + "a: " + "[" * (depth - 1) + "]" * (depth - 1) + "\n"
+
+
+@pytest.mark.parametrize("merge", [False, True], ids=["fast-constructor", "pyyaml-constructor"])
+def test_nesting_deeper_than_the_limit_is_refused_not_a_recursion_error(tmp_path: Path, merge: bool) -> None:
+    from harness.scenarios.loading import MAX_DEPTH
+
+    (tmp_path / "at_limit.yaml").write_text(_nested(MAX_DEPTH, merge), encoding="utf-8")
+    (tmp_path / "over_limit.yaml").write_text(_nested(MAX_DEPTH + 1, merge), encoding="utf-8")
+    (tmp_path / "far_over.yaml").write_text(_nested(990, merge), encoding="utf-8")
+    problems = load_suite([tmp_path]).problems
+    deep = {Path(p.file).name for p in problems if p.message.startswith(f"nested more than {MAX_DEPTH} levels deep")}
+    assert deep == {"over_limit.yaml", "far_over.yaml"}

@@ -180,3 +180,168 @@ def test_any_mangled_file_gives_problems_never_a_traceback(tmp_path: Path, cut: 
     assert len(suite.scenarios) + len(suite.errors) >= 1
     for problem in suite.problems:
         assert problem.file.endswith("mangled.yaml") and str(problem)
+
+
+ONE_PASS = FIXTURES / "one_pass"
+
+
+def _problems(path: Path) -> dict[str, Problem]:
+    suite = load_suite([path])
+    return {p.field: p for p in suite.problems}
+
+
+def test_one_pass_shows_schema_and_cross_field_errors_together() -> None:
+    """A bad enum or a misspelled field no longer hides a dangling id until it is fixed."""
+    problems = _problems(ONE_PASS / "everything_wrong.yaml")
+    assert set(problems) == {
+        "sessions[1].started_at",  # time order
+        "items[0].kind",  # bad enum
+        "items[0].keys[1].type",  # bad enum of another type
+        "items[0].sources[0].session",  # dangling session
+        "items[1].sources[0].turn",  # dangling turn
+        "items[1].supersedes[0]",  # dangling item
+        "items[2].id",  # duplicate id
+        "probe.workspcae",  # misspelled field
+        "expect.must_match[0]",  # bad regex
+        "expect.relevant_items[0]",  # dangling relevant item
+    }
+    assert problems["expect.relevant_items[0]"].line == 50
+    assert problems["items[2].id"].message == "duplicate id: items[1] already uses it"
+
+
+def test_validate_prints_every_problem_of_a_file_sorted_by_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(ONE_PASS / "everything_wrong.yaml")]) == 1
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-1] == "1 files, 0 scenarios, 10 errors, 0 warnings"
+    numbers = [int(line.split(":")[1]) for line in lines[:-1]]
+    assert numbers == sorted(numbers) and len(numbers) == 10
+    assert all(line.startswith(str(ONE_PASS / "everything_wrong.yaml") + ":") for line in lines[:-1])
+    assert any(line.endswith("expect.relevant_items[0]: no item has this id; did you mean 'it-answer'? (value: 'it-anwser')") for line in lines)
+
+
+def test_one_pass_checks_skip_values_the_models_refused() -> None:
+    """The probe's workspace is not an identifier: reported once, not also as a relevant item it cannot see."""
+    assert [p.field for p in _errors("bad_workspace.yaml")] == ["probe.workspace"]
+
+
+def test_one_pass_still_asks_the_store_about_items_valid_on_their_own(tmp_path: Path) -> None:
+    text = (BROKEN / "store_rule.yaml").read_text(encoding="utf-8").replace("category: project_fact", "category: projectfact")
+    (tmp_path / "store_and_enum.yaml").write_text(text, encoding="utf-8")
+    fields = {p.field for p in load_suite([tmp_path]).errors}
+    assert fields == {"category", "items[0].event_ended_at"}
+
+
+@pytest.mark.parametrize(
+    ("field", "suggestion"),
+    [
+        ("items[0].kind", "'knowledge'"),  # Kind, not KeyType
+        ("items[0].keys[1].type", "'concept'"),  # KeyType, not Kind
+    ],
+)
+def test_enum_value_suggests_the_closest_value_of_its_own_field(field: str, suggestion: str) -> None:
+    problem = _problems(ONE_PASS / "everything_wrong.yaml")[field]
+    assert problem.message.endswith(f"; did you mean {suggestion}?")
+
+
+def test_enum_suggestions_come_from_the_field_that_failed(tmp_path: Path) -> None:
+    """'exactt' is close to a key type but to no item kind: the kind gets no guess, the key type gets 'exact'."""
+    text = (FIXTURES / "good" / "valid.yaml").read_text(encoding="utf-8")
+    text = text.replace("kind: context", "kind: exactt", 1).replace("type: entity", "type: exactt", 1)
+    (tmp_path / "kinds.yaml").write_text(text, encoding="utf-8")
+    problems = {p.field: p for p in load_suite([tmp_path]).errors}
+    assert "did you mean" not in problems["items[0].kind"].message and problems["items[0].kind"].value == "'exactt'"
+    assert problems["items[0].keys[1].type"].message.endswith("; did you mean 'exact'?")
+
+
+def test_category_and_literal_values_get_suggestions(tmp_path: Path) -> None:
+    text = (FIXTURES / "good" / "valid.yaml").read_text(encoding="utf-8").replace("role: distractor", "role: distractr")
+    text = text.replace("category: project_fact", "category: Project_Fact")
+    (tmp_path / "literal.yaml").write_text(text, encoding="utf-8")
+    problems = {p.field: p for p in load_suite([tmp_path]).errors}
+    assert problems["category"].message.endswith("did you mean 'project_fact'?")
+    role = next(p for f, p in problems.items() if f.endswith(".role"))
+    assert role.message.endswith("did you mean 'distractor'?")
+
+
+def test_a_value_far_from_every_choice_gets_no_guess(tmp_path: Path) -> None:
+    text = (FIXTURES / "good" / "valid.yaml").read_text(encoding="utf-8").replace("kind: context", "kind: zzzz", 1)
+    (tmp_path / "far.yaml").write_text(text, encoding="utf-8")
+    [problem] = load_suite([tmp_path]).errors
+    assert "did you mean" not in problem.message and "'context'" in problem.message
+
+
+def test_missing_field_names_its_misspelled_sibling(tmp_path: Path) -> None:
+    text = (FIXTURES / "good" / "valid.yaml").read_text(encoding="utf-8").replace("  message:", "  mesage:")
+    (tmp_path / "misspelled.yaml").write_text(text, encoding="utf-8")
+    problems = {p.field: p for p in load_suite([tmp_path]).errors}
+    assert problems["probe.mesage"].message == "unknown field; did you mean 'message'?"
+    assert problems["probe.message"].message == "required field is missing (is 'mesage' beside it a misspelling?)"
+
+
+def test_dangling_ids_suggest_the_closest_existing_id() -> None:
+    problems = _problems(ONE_PASS / "everything_wrong.yaml")
+    assert problems["expect.relevant_items[0]"].message == "no item has this id; did you mean 'it-answer'?"
+    assert problems["items[1].supersedes[0]"].message == "no item has this id; did you mean 'it-answer'?"
+    assert "did you mean 's-main'?" in problems["items[0].sources[0].session"].message
+    assert _one("missing_items.yaml", "items[0].supersedes[0]").message == "no item has this id"  # nothing close
+
+
+def test_time_order_error_sits_on_the_field_out_of_order_and_names_the_other() -> None:
+    problems = _problems(ONE_PASS / "time_order.yaml")
+    assert set(problems) == {"sessions[2].started_at", "items[0].observed_at", "items[1].revisions[1].at", "items[1].revisions[2].at"}
+    earlier = problems["items[1].revisions[1].at"]
+    assert earlier.line == 40 and earlier.value == "'1767614400000 (2026-01-05T12:00:00Z)'"
+    assert earlier.message.startswith("must not precede items[1].revisions[0].at 1767693600000 (2026-01-06T10:00:00Z)")
+    later = problems["items[1].revisions[2].at"]
+    assert later.line == 42
+    assert later.message.startswith("must not follow items[1].observed_at (by default sessions[1].started_at")
+    observed = problems["items[0].observed_at"]
+    assert observed.line == 29 and "must not precede sessions[1].started_at 1768903200000 (2026-01-20T10:00:00Z)" in observed.message
+
+
+def test_a_defaulted_observed_at_is_not_blamed_for_a_late_session() -> None:
+    """it-late takes its observed_at from s-after, which starts after the probe: only s-after's line is at fault."""
+    problems = _problems(ONE_PASS / "time_order.yaml")
+    late = problems["sessions[2].started_at"]
+    assert late.line == 19 and "probe.started_at 1769936400000 (2026-02-01T09:00:00Z)" in late.message
+    assert "items[2].observed_at" not in problems
+
+
+_JUNK = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.text(max_size=6), st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+
+
+def _paths(value: object, prefix: tuple = ()) -> list[tuple]:
+    found = [prefix]
+    if isinstance(value, dict):
+        for key, child in value.items():
+            found += _paths(child, (*prefix, key))
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            found += _paths(child, (*prefix, index))
+    return found
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_one_pass_checks_survive_any_value_in_any_place(data: st.DataObject) -> None:
+    """Cross-field checks run on data the models refused: any value anywhere gives problems, never an exception."""
+    import yaml
+
+    from harness.scenarios.validation import check_partial
+
+    raw = yaml.safe_load((ONE_PASS / "time_order.yaml").read_text(encoding="utf-8"))
+    for _ in range(data.draw(st.integers(1, 3))):
+        path = data.draw(st.sampled_from(_paths(raw)[1:]))
+        target = raw
+        for part in path[:-1]:
+            target = target[part]
+        target[path[-1]] = data.draw(_JUNK)
+    for finding in check_partial(raw):
+        assert finding.loc and finding.message
+
+
+def test_a_time_beyond_the_calendar_is_reported_not_a_traceback(tmp_path: Path) -> None:
+    text = (FIXTURES / "good" / "valid.yaml").read_text(encoding="utf-8")
+    (tmp_path / "huge.yaml").write_text(text.replace("started_at: 2026-01-05T10:00:00Z", "started_at: 99999999999999999999"), encoding="utf-8")
+    [problem] = load_suite([tmp_path]).errors
+    assert problem.field == "sessions[0].started_at" and (problem.value or "").endswith("(past year 9999)'")
