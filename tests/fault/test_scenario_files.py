@@ -24,12 +24,21 @@ _GUARD_S = 120  # a hang guard only: the refusal takes a fraction of a second
 def _recall_eval(*args: str, cwd: Path) -> tuple[int, str, str, int]:
     """Run ``recall-eval ARGS`` in a child; returns exit code, stdout, stderr and the child's own peak RSS in KB.
 
-    The child is reaped with ``os.wait4``, so the peak is this child's alone (on Linux ``ru_maxrss`` is in KB).
+    The child reports its own ``VmHWM`` (the high-water mark of its address space, which starts afresh at
+    exec) into a file. ``ru_maxrss`` from ``wait4`` is not used: Linux carries the parent's peak across
+    fork and exec into it, so inside a large pytest process it measured pytest, not the child.
     """
     env = {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    out_path, err_path = cwd / ".stdout", cwd / ".stderr"
+    out_path, err_path, peak_path = cwd / ".stdout", cwd / ".stderr", cwd / ".peak"
+    wrapper = ("import atexit, re, sys\n"
+               "def _peak():\n"
+               "    status = open('/proc/self/status').read()\n"
+               f"    open({str(peak_path)!r}, 'w').write(re.search(r'VmHWM:\\s+(\\d+)', status).group(1))\n"
+               "atexit.register(_peak)\n"
+               "from harness.cli import main\n"
+               "sys.exit(main(sys.argv[1:]))\n")
     with out_path.open("w") as out, err_path.open("w") as err:
-        child = subprocess.Popen([sys.executable, "-m", "harness.cli", *args], cwd=cwd, env=env, stdout=out, stderr=err)
+        child = subprocess.Popen([sys.executable, "-c", wrapper, *args], cwd=cwd, env=env, stdout=out, stderr=err)
     started = time.monotonic()
     while True:
         pid, status, usage = os.wait4(child.pid, os.WNOHANG)
@@ -41,7 +50,8 @@ def _recall_eval(*args: str, cwd: Path) -> tuple[int, str, str, int]:
             pytest.fail(f"recall-eval {' '.join(args)} still running after {_GUARD_S} s")
         time.sleep(0.02)
     child.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
-    return child.returncode, out_path.read_text(), err_path.read_text(), usage.ru_maxrss
+    del usage
+    return child.returncode, out_path.read_text(), err_path.read_text(), int(peak_path.read_text())
 
 
 def _billion_laughs(levels: int = 9) -> str:
