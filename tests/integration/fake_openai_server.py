@@ -16,6 +16,9 @@ Behaviour is chosen by :class:`Script`:
   extra ``workspaceKey`` property); the follow-up is a final answer.
 - ``mode="empty"``: an empty answer, no tool calls.
 - ``mode="endless"``: a ``memory_search`` call on every request.
+- ``mode="invent"``: never calls a tool and answers every question with
+  confident, invented specifics (a CI system, a customer), as small real
+  models were seen to do on questions nothing in memory answers.
 - ``fail_status`` with ``fail_times``: the first ``fail_times`` requests get
   that HTTP status (429 adds ``Retry-After: retry_after_s``); ``fail_times=None``
   fails every request (e.g. 401). With ``fail_for_s`` instead, every request
@@ -49,6 +52,7 @@ COMPLETION_TOKENS = 17
 MAX_DELAY_S = 30.0
 MAX_BODY_BYTES = 8_000_000
 
+INVENTED_ANSWER = "You run CI on Jenkins 2.4, and your biggest customer is Acme Corp."
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9.-]{3,}")
 _STOP = {"what", "which", "with", "that", "this", "from", "have", "write", "today", "please", "there", "their", "about", "should", "would", "could"}
 
@@ -113,6 +117,8 @@ def decide(script: Script, body: dict[str, Any]) -> tuple[str | None, list[dict[
     search_args = json.dumps({"terms": terms})
     if script.mode == "empty":
         return "", []
+    if script.mode == "invent":
+        return INVENTED_ANSWER, []
     if script.mode == "endless" and tools:
         return None, [_tool_call("memory_search", search_args, len(tool_results))]
     if not tools:
