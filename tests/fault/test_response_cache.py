@@ -1,0 +1,71 @@
+"""Faults of the on-disk response cache that a run survives: it logs them and goes on without the cache."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import pytest
+
+from harness.cache import CachedResponse, ResponseCache, cache_key
+
+KEY = cache_key(model="m", messages=[{"role": "user", "content": "hi"}], tools=[], parameters={}, epoch=0)
+ENTRY = CachedResponse(message={"role": "assistant", "content": "héllo ☕"}, prompt_tokens=3, completion_tokens=1)
+
+
+def test_a_failed_cache_write_is_logged_with_the_path_and_error_and_leaves_no_temp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A cache write that fails (disk full at the rename) is logged with the file and the error, never raised, and leaves no temp file."""
+    cache = ResponseCache(tmp_path)
+
+    def disk_full(src: object, dst: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", disk_full)
+    with caplog.at_level(logging.WARNING, logger="harness.cache"):
+        cache.put(KEY, ENTRY)
+    assert caplog.records[-1].getMessage() == (
+        f"response cache: cannot write {cache.path(KEY)} ([Errno 28] No space left on device)")
+    assert list(cache.path(KEY).parent.iterdir()) == []
+    monkeypatch.undo()
+    assert cache.get(KEY) is None
+
+
+def test_a_cache_directory_that_cannot_be_created_is_logged_not_raised(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A cache folder blocked by a plain file is logged as a failed write and the run goes on uncached."""
+    blocker = tmp_path / "cache"
+    blocker.write_text("not a folder", encoding="utf-8")
+    cache = ResponseCache(blocker)
+    with caplog.at_level(logging.WARNING, logger="harness.cache"):
+        cache.put(KEY, ENTRY)
+        assert cache.get(KEY) is None
+    assert f"cannot write {cache.path(KEY)}" in caplog.text
+    assert blocker.read_text(encoding="utf-8") == "not a folder"
+
+
+def test_an_unreadable_cache_entry_is_a_logged_miss(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """An entry that cannot be read (here a folder in its place) is logged with its path and treated as a miss."""
+    cache = ResponseCache(tmp_path)
+    cache.path(KEY).mkdir(parents=True)
+    with caplog.at_level(logging.WARNING, logger="harness.cache"):
+        assert cache.get(KEY) is None
+    assert f"cannot read {cache.path(KEY)}" in caplog.text
+
+
+def test_an_entry_of_another_format_version_is_a_miss(tmp_path: Path) -> None:
+    """An entry written by another cache format is ignored (a miss), not replayed."""
+    cache = ResponseCache(tmp_path)
+    cache.put(KEY, ENTRY.model_copy(update={"format_version": 0}))
+    assert cache.path(KEY).exists() and cache.get(KEY) is None
+
+
+def test_a_cache_entry_round_trips_non_ascii_text_as_utf8(tmp_path: Path) -> None:
+    """An entry with non-ASCII text is stored as UTF-8 and replayed unchanged."""
+    cache = ResponseCache(tmp_path)
+    cache.put(KEY, ENTRY)
+    assert "héllo ☕" in cache.path(KEY).read_bytes().decode("utf-8")
+    assert cache.get(KEY) == ENTRY
