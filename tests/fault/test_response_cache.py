@@ -53,7 +53,34 @@ def test_an_unreadable_cache_entry_is_a_logged_miss(tmp_path: Path, caplog: pyte
     cache.path(KEY).mkdir(parents=True)
     with caplog.at_level(logging.WARNING, logger="harness.cache"):
         assert cache.get(KEY) is None
-    assert f"cannot read {cache.path(KEY)}" in caplog.text
+    assert caplog.records[-1].getMessage() == (
+        f"response cache: cannot read {cache.path(KEY)} ([Errno 21] Is a directory: '{cache.path(KEY)}'); ignoring it")
+
+
+def test_a_corrupt_cache_entry_is_logged_with_its_path_and_error_kind(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A torn or hand-edited entry is logged by path and error kind, treated as a miss and overwritten by the next put."""
+    cache = ResponseCache(tmp_path)
+    cache.path(KEY).parent.mkdir(parents=True)
+    cache.path(KEY).write_text('{"message": 5}', encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="harness.cache"):
+        assert cache.get(KEY) is None
+    assert caplog.records[-1].getMessage() == (
+        f"response cache: corrupt entry {cache.path(KEY)} (ValidationError); ignoring and overwriting it")
+    cache.put(KEY, ENTRY)
+    assert cache.get(KEY) == ENTRY
+
+
+def test_an_entry_without_its_optional_fields_replays_with_empty_defaults(tmp_path: Path) -> None:
+    """An entry holding only the message (an older or hand-written one) replays with no usage, no cost and zero latency."""
+    cache = ResponseCache(tmp_path)
+    cache.path(KEY).parent.mkdir(parents=True)
+    cache.path(KEY).write_text('{"message": {"role": "assistant", "content": "hi"}, "extra": 1}', encoding="utf-8")
+    entry = cache.get(KEY)
+    assert entry is not None and entry.message["content"] == "hi"
+    assert (entry.prompt_tokens, entry.completion_tokens, entry.finish_reason, entry.latency_s, entry.cost_usd,
+            entry.format_version) == (None, None, None, 0.0, None, 1)
 
 
 def test_an_entry_of_another_format_version_is_a_miss(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from harness import agent
 from harness.agent import ModelClient, ModelSettings
-from harness.cache import ResponseCache, cache_key
+from harness.cache import DEFAULT_CACHE_DIR, ResponseCache, cache_key
 
 MESSAGES = [{"role": "user", "content": "Which port?"}]
 SEARCH_SPEC = {"type": "function", "function": {"name": "memory_search", "parameters": {"type": "object"}}}
@@ -107,3 +107,16 @@ def test_a_changed_temperature_misses_the_cache(tmp_path: Path, fake_litellm: _F
     assert hot.cached is False and hot.message["content"].startswith("t=1.0")
     assert _complete(client, [], ModelSettings("openai/m", temperature=0.0)).message == cold.message
     assert fake_litellm.calls == 2
+
+
+def test_the_default_cache_folder_is_ignored_by_git() -> None:
+    """Bug: a renamed default folder would put cached answers (possibly private transcripts) under version control."""
+    root = Path(__file__).resolve().parents[2]
+    ignored = (root / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert DEFAULT_CACHE_DIR == ".recall-eval-cache" and f"{DEFAULT_CACHE_DIR}/" in ignored
+
+
+def test_a_new_cache_is_enabled_and_shards_by_the_first_two_hex_characters(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path)
+    assert cache.enabled is True and cache.directory == tmp_path
+    assert cache.path("abcdef") == tmp_path / "ab" / "abcdef.json"
