@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -96,3 +98,26 @@ def test_a_cache_entry_round_trips_non_ascii_text_as_utf8(tmp_path: Path) -> Non
     cache.put(KEY, ENTRY)
     assert "héllo ☕" in cache.path(KEY).read_bytes().decode("utf-8")
     assert cache.get(KEY) == ENTRY
+
+
+_ROUND_TRIP = r"""
+import sys
+from harness.cache import CachedResponse, ResponseCache
+cache = ResponseCache(sys.argv[1])
+entry = CachedResponse(message={"role": "assistant", "content": "h\u00e9llo \u2615"})
+cache.put("ab12", entry)
+assert cache.get("ab12") == entry, cache.get("ab12")
+sys.stdout.buffer.write(cache.path("ab12").read_bytes())
+"""
+
+
+def test_the_cache_round_trips_non_ascii_text_under_a_c_locale(tmp_path: Path) -> None:
+    """Under a C (ASCII) locale, as on many CI machines, entries with non-ASCII text are still written and read as UTF-8."""
+    import harness
+
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0",
+           "PYTHONPATH": str(Path(harness.__file__).resolve().parent.parent)}
+    done = subprocess.run([sys.executable, "-c", _ROUND_TRIP, str(tmp_path)], env=env, capture_output=True,
+                          text=True, encoding="utf-8", timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "héllo ☕" in done.stdout

@@ -46,6 +46,14 @@ def test_every_request_field_changes_the_cache_key(overrides: dict[str, Any]) ->
     assert _key(**overrides) != _key()
 
 
+def test_the_cache_key_of_a_request_is_the_same_in_every_release() -> None:
+    """Bug: a renamed payload field or other JSON settings silently invalidate every user's cache (and re-bill it)."""
+    assert cache_key(model="m", messages=[], tools=[], parameters={}, epoch=0).startswith("5e9e3222")
+    pinned = cache_key(model="m", messages=[{"role": "user", "content": "咖啡?"}], tools=[{"type": "function"}],
+                       parameters={"temperature": 0.5, "seed": 3}, epoch=2)
+    assert pinned == "7061ba0a325d1cdde1e2272ef2042d48cd500e8c12c057e88c430971120a9d4d"
+
+
 def test_the_cache_key_is_stable_for_the_same_request() -> None:
     """Bug: a nondeterministic key (unsorted dict keys, a timestamp) would make every rerun a miss."""
     reordered = {"parameters": {"seed": 1, "temperature": 0.0}}
