@@ -236,3 +236,70 @@ def test_a_lone_surrogate_in_the_arguments_is_escaped_in_the_result(counting_sto
     assert record.status == STATUS_INVALID_ARGUMENTS
     assert "\\ud800" in record.result_text and "\ud800" not in record.result_text
     record.result_text.encode("utf-8")  # always encodable
+
+
+GET_FIELDS = ["itemId", "version", "content", "kind", "statementType", "temporalType", "eventStartedAt",
+              "eventEndedAt", "observedAt", "lifecycleState", "scopeType", "origin", "createdAt", "updatedAt",
+              "keys", "sourceCount", "sources"]
+
+
+def test_get_returns_every_item_field_under_its_wire_name(seeded_store: MemoryItemStore) -> None:
+    seeded_store.update("a-code", content="parseConfig retries 4 times.", now=7_000)
+    body = json.loads(_run(seeded_store).call("memory_get", {"itemId": "a-code"}).result_text)
+    assert list(body) == ["truncated", "omittedKeyCount", "omittedSourceCount", "item"]
+    item_json = body["item"]
+    assert list(item_json) == GET_FIELDS
+    assert (item_json["origin"], item_json["createdAt"], item_json["updatedAt"], item_json["version"]) == (
+        "agent_extracted", 2_600, 7_000, 2)
+    assert (item_json["lifecycleState"], item_json["scopeType"], item_json["kind"]) == ("active", "workspace", "knowledge")
+    assert item_json["keys"][0] == {"key": "MAX_RETRIES", "keyType": "code", "keyOrigin": "llm"}
+    assert item_json["sources"] == [{"sessionId": "s-1", "runId": "r-2600", "turnId": "t-2600", "eventId": "e-2600"}]
+
+
+def test_not_found_says_to_use_an_id_from_a_search(counting_store: CountingStore) -> None:
+    record = _run(counting_store).call("memory_get", {"itemId": "g-coffee-old"})
+    assert _error(record) == {"code": "not_found", "message": "no memory item with this itemId is available; "
+                                                              "use an itemId returned by memory_search"}
+
+
+class _OversizedStore(CountingStore):
+    """A store (any MemoryReader) holding an item larger than the get budget even without keys and sources."""
+
+    def __init__(self, store: MemoryItemStore, content_chars: int) -> None:
+        super().__init__(store)
+        self.content_chars = content_chars
+
+    def read_item(self, item_id: str) -> Any:
+        import dataclasses
+
+        record = self.store.read_item(item_id)
+        content = "o" * self.content_chars
+        return dataclasses.replace(record, item=dataclasses.replace(record.item, content=content))
+
+
+def _oversized_get(seeded_store: MemoryItemStore, content_chars: int, caplog: pytest.LogCaptureFixture):
+    store = _OversizedStore(seeded_store, content_chars)
+    with caplog.at_level(logging.WARNING, logger="memory_tools.host"):
+        record = _run(store, None, get_result_budget_chars=MIN_GET_BUDGET_CHARS).call("memory_get", {"itemId": "g-trip"})
+    return record, json.loads(record.result_text)
+
+
+def test_an_item_over_the_get_budget_comes_whole_without_keys_and_sources_and_is_logged(
+    seeded_store: MemoryItemStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    record, body = _oversized_get(seeded_store, 9_000, caplog)
+    assert record.status == STATUS_OK and len(body["item"]["content"]) == 9_000
+    assert (body["item"]["keys"], body["item"]["sources"], body["omittedKeyCount"], body["omittedSourceCount"]) == (
+        [], [], 2, 3)
+    assert [r.getMessage() for r in caplog.records] == [
+        "memory_get: item 'g-trip' exceeds the budget even without keys and sources"]
+
+
+def test_an_item_exactly_at_the_get_budget_without_keys_and_sources_is_not_logged(
+    seeded_store: MemoryItemStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    record, _ = _oversized_get(seeded_store, 9_000, caplog)
+    exact = 9_000 - (len(record.result_text) - MIN_GET_BUDGET_CHARS)
+    caplog.clear()
+    record, body = _oversized_get(seeded_store, exact, caplog)
+    assert len(record.result_text) == MIN_GET_BUDGET_CHARS and body["item"]["keys"] == [] and caplog.records == []
