@@ -128,3 +128,9 @@ def test_a_new_cache_is_enabled_and_shards_by_the_first_two_hex_characters(tmp_p
     cache = ResponseCache(tmp_path)
     assert cache.enabled is True and cache.directory == tmp_path
     assert cache.path("abcdef") == tmp_path / "ab" / "abcdef.json"
+
+
+def test_a_parameter_json_cannot_encode_is_keyed_by_its_text() -> None:
+    """Bug: an extra litellm argument that is not plain JSON (a path, a model class) crashed the key."""
+    assert _key(parameters={"api_base": Path("/srv/a")}) == _key(parameters={"api_base": "/srv/a"})
+    assert _key(parameters={"api_base": Path("/srv/a")}) != _key(parameters={"api_base": Path("/srv/b")})
