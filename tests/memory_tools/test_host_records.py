@@ -303,3 +303,15 @@ def test_an_item_exactly_at_the_get_budget_without_keys_and_sources_is_not_logge
     caplog.clear()
     record, body = _oversized_get(seeded_store, exact, caplog)
     assert len(record.result_text) == MIN_GET_BUDGET_CHARS and body["item"]["keys"] == [] and caplog.records == []
+
+
+def test_search_asks_the_store_for_the_runs_scope_active_items_and_the_limit(seeded_store: MemoryItemStore) -> None:
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+
+    class RecordingStore(CountingStore):
+        def search_by_keys(self, *args: Any, **kwargs: Any) -> list[Any]:
+            calls.append((args, kwargs))
+            return self.store.search_by_keys(*args, **kwargs)
+
+    _run(RecordingStore(seeded_store)).call("memory_search", {"terms": ["Coffee", "tea"], "match": "prefix", "limit": 3})
+    assert calls == [((["Coffee", "tea"], "prefix"), {"workspace_key": "ws-a", "include_archived": False, "limit": 3})]

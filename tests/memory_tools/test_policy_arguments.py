@@ -116,7 +116,8 @@ def test_get_argument_errors_name_the_argument_and_the_fix(arguments: dict[str, 
 def test_a_malformed_item_id_says_to_pass_it_as_returned() -> None:
     with pytest.raises(ToolArgumentError) as caught:
         parse_get_arguments({"itemId": " it-1"})
-    assert str(caught.value).endswith("; pass the itemId exactly as memory_search returned it")
+    assert str(caught.value) == ("itemId must not start or end with whitespace (got ' it-1'); "
+                                 "pass the itemId exactly as memory_search returned it")
     assert parse_get_arguments({"itemId": "it-1"}).item_id == "it-1"
 
 
