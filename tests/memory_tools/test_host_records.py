@@ -315,3 +315,24 @@ def test_search_asks_the_store_for_the_runs_scope_active_items_and_the_limit(see
 
     _run(RecordingStore(seeded_store)).call("memory_search", {"terms": ["Coffee", "tea"], "match": "prefix", "limit": 3})
     assert calls == [((["Coffee", "tea"], "prefix"), {"workspace_key": "ws-a", "include_archived": False, "limit": 3})]
+
+
+def test_a_json_error_shows_the_called_tools_example(counting_store: CountingStore) -> None:
+    record = _run(counting_store).call("memory_get", "{bad")
+    assert _error(record)["message"] == ("arguments are not valid JSON (Expecting property name enclosed in double "
+                                         'quotes at position 1); send one JSON object such as {"itemId": "<itemId>"}')
+
+
+def test_the_recorded_elapsed_time_lies_within_the_call(counting_store: CountingStore) -> None:
+    import time
+
+    before = time.perf_counter()
+    record = _run(counting_store).call("memory_search", {"terms": ["coffee"]})
+    assert 0 <= record.elapsed_s <= time.perf_counter() - before
+
+
+def test_non_string_property_names_are_an_argument_error_not_a_crash(counting_store: CountingStore) -> None:
+    record = _run(counting_store).call("memory_search", {"terms": ["coffee"], 1: "x", "b": 2})
+    assert record.status == STATUS_INVALID_ARGUMENTS and counting_store.reads == 0
+    assert _error(record)["message"] == ('unknown property 1; accepted: terms, match, limit; '
+                                         'unknown property "b"; accepted: terms, match, limit')
