@@ -10,6 +10,7 @@ overwritten by the next fresh response.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -95,4 +96,5 @@ class ResponseCache:
             os.replace(tmp, path)
         except OSError as exc:
             _log.warning("response cache: cannot write %s (%s)", path, exc)
-            tmp.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # e.g. the folder could not be made: no temp file to remove
+                tmp.unlink(missing_ok=True)

@@ -85,14 +85,15 @@ class MemoryReader(Protocol):
 
     def read_item(self, item_id: str) -> MemoryItemRecord | None: ...
 
+    # A Protocol's defaults are never executed: mutating them gives equivalent mutants.
     def search_by_keys(
         self,
         terms: Sequence[str],
-        match: str = "exact",
+        match: str = "exact",  # pragma: no mutate
         *,
-        workspace_key: str | None = None,
-        include_archived: bool = False,
-        limit: int | None = None,
+        workspace_key: str | None = None,  # pragma: no mutate
+        include_archived: bool = False,  # pragma: no mutate
+        limit: int | None = None,  # pragma: no mutate
     ) -> list[MemoryItemRecord]: ...
 
 

@@ -1,0 +1,128 @@
+"""Mutation testing of the modules that decide the numbers (docs/mutation-testing.md).
+
+Runs mutmut (``pip install -e '.[mutation]'``) on the given modules only, one
+worker by default, then prints each module's kill rate and its surviving
+mutants. Slow (minutes per module): run it by hand, never in ``.ci/run``.
+
+Usage:
+    python scripts/mutation.py                                   # all configured modules
+    python scripts/mutation.py memory_tools/host.py harness/cache.py
+    python scripts/mutation.py --report-only harness/cache.py    # results of the last run, no run
+    python scripts/mutation.py --survivors harness/cache.py      # re-test only the last survivors
+    python scripts/mutation.py --children 2 harness/verdict.py
+
+A module is a path (``harness/cache.py``) or a dotted name (``harness.cache``)
+listed under ``[tool.mutmut] only_mutate`` in pyproject.toml. Show one
+survivor's diff with ``mutmut show <name>``; ``mutmut browse`` lists them all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tomllib
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# mutmut's exit codes per mutant (mutmut.stats.status_by_exit_code); a timeout counts as killed.
+_KILLED = {1, 3, 36, 37, 24, -24, 152, 255}
+_SURVIVED = {0}
+_NO_TESTS = {5, 33}
+_SKIPPED = {34}
+_NOT_CHECKED = {None}
+
+
+class MutationUsageError(ValueError):
+    """A module that is not configured for mutation testing."""
+
+
+def configured_modules() -> list[str]:
+    """The ``only_mutate`` paths of ``[tool.mutmut]`` in pyproject.toml."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return list(config["tool"]["mutmut"]["only_mutate"])
+
+
+def module_path(name: str, known: list[str]) -> str:
+    """``harness.cache`` or ``harness/cache.py`` -> ``harness/cache.py``, checked against ``known``."""
+    path = name if name.endswith(".py") else name.replace(".", "/") + ".py"
+    if path not in known:
+        raise MutationUsageError(
+            f"{name!r} is not configured for mutation testing; choose from {', '.join(known)} "
+            "(or add it to [tool.mutmut] only_mutate in pyproject.toml)")
+    return path
+
+
+def _dotted(path: str) -> str:
+    return path[: -len(".py")].replace("/", ".")
+
+
+def summary(path: str) -> tuple[Counter[str], list[str]]:
+    """(counts by status, surviving mutant names) of one module from mutmut's ``.meta`` file."""
+    meta = ROOT / "mutants" / f"{path}.meta"
+    counts: Counter[str] = Counter()
+    survivors: list[str] = []
+    if not meta.exists():
+        return counts, survivors
+    codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
+    for name, code in sorted(codes.items()):
+        if code in _KILLED:
+            counts["killed"] += 1
+        elif code in _SKIPPED:
+            counts["skipped"] += 1
+        elif code in _NOT_CHECKED:
+            counts["not checked"] += 1
+        else:
+            counts["survived" if code in _SURVIVED else "no tests" if code in _NO_TESTS else "suspicious"] += 1
+            survivors.append(f"{name} ({'survived' if code in _SURVIVED else f'exit {code}'})")
+    return counts, survivors
+
+
+def report(paths: list[str]) -> int:
+    """Print each module's kill rate and survivors; returns the number of survivors."""
+    total_survivors = 0
+    for path in paths:
+        counts, survivors = summary(path)
+        decided = counts["killed"] + len(survivors)
+        rate = f"{100 * counts['killed'] / decided:.1f}%" if decided else "n/a"
+        extra = ", ".join(f"{counts[k]} {k}" for k in ("not checked", "skipped") if counts[k])
+        print(f"{path}: {counts['killed']}/{decided} killed ({rate}){'; ' + extra if extra else ''}")
+        for name in survivors:
+            print(f"    {name}")
+        total_survivors += len(survivors)
+    return total_survivors
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("modules", nargs="*", help="modules to mutate (default: every configured one)")
+    parser.add_argument("--children", type=int, default=1, help="mutmut worker processes (default 1: shared CPU)")
+    parser.add_argument("--report-only", action="store_true", help="print the last run's results without running")
+    parser.add_argument("--survivors", action="store_true",
+                        help="re-test only the mutants that survived the last run (after adding tests)")
+    args = parser.parse_args(argv)
+    known = configured_modules()
+    try:
+        paths = [module_path(m, known) for m in args.modules] or known
+    except MutationUsageError as exc:
+        parser.error(str(exc))
+    if not args.report_only:
+        patterns = [f"{_dotted(path)}.*" for path in paths]
+        if args.survivors:
+            patterns = [name.split(" ")[0] for path in paths for name in summary(path)[1]]
+            if not patterns:
+                print("no survivors to re-test")
+                report(paths)
+                return 0
+        mutmut = [sys.executable, "-m", "mutmut"]
+        completed = subprocess.run([*mutmut, "run", "--max-children", str(args.children), *patterns], cwd=ROOT)
+        if completed.returncode not in (0, 1):
+            return completed.returncode
+    report(paths)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
