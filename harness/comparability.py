@@ -142,17 +142,10 @@ def _read_scores(path: Path) -> list[dict[str, Any]]:
 
 def _foreign(manifest: RunManifest, scan: ResultsScan) -> list[str]:
     """Records of samples the manifest does not plan (another run's lines appended, an edited run.json)."""
-    out = []
-    for r in scan.records:
-        if r.scenario_id not in manifest.scenario_ids:
-            out.append(f"{r.sample_id}: scenario not in run.json")
-        elif r.arm not in manifest.arms:
-            out.append(f"{r.sample_id}: arm not in run.json")
-        elif r.model not in manifest.models:
-            out.append(f"{r.sample_id}: model not in run.json")
-        elif not 0 <= r.epoch < manifest.epochs:
-            out.append(f"{r.sample_id}: epoch beyond the {manifest.epochs} in run.json")
-    return out
+    from harness.results import foreign_reasons
+
+    return [f"{r.sample_id}: {', '.join(why)} not in run.json" for r in scan.records
+            if (why := foreign_reasons(r, manifest))]
 
 
 def _foreign_keyword(build_report: Any, include_foreign: bool) -> dict[str, bool]:

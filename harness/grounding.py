@@ -43,6 +43,7 @@ from harness.judge import (
     JudgeError,
     cache_key,
     litellm_complete,
+    load_labelled,
     rates,
     recall_cached,
     store_cached,
@@ -195,13 +196,8 @@ class GroundingJudge:
 
 def load_calibration(path: Path = CALIBRATION_FILE) -> list[dict[str, Any]]:
     """Labelled items: id, group, context (messages), answer, label ('grounded'|'ungrounded'), unsupported."""
-    import yaml
-
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    items = data.get("items", []) if isinstance(data, dict) else []
+    items = load_labelled(path, ("grounded", "ungrounded"))
     for index, item in enumerate(items):
-        if item.get("label") not in ("grounded", "ungrounded"):
-            raise JudgeError(f"{path}: items[{index}].label is {item.get('label')!r}; use 'grounded' or 'ungrounded'")
         if not isinstance(item.get("context"), list) or not isinstance(item.get("answer"), str):
             raise JudgeError(f"{path}: items[{index}] ({item.get('id')!r}) needs a context list and an answer string")
     return items

@@ -253,16 +253,21 @@ def rates(labels: Sequence[bool], predictions: Sequence[bool]) -> tuple[float | 
     return fp, fn, cohen_kappa(labels, predictions)
 
 
-def load_calibration(path: Path = CALIBRATION_FILE) -> list[dict[str, Any]]:
-    """Labelled items: question, rubric, expected (list), answer, label ('pass'|'fail')."""
+def load_labelled(path: Path, labels: tuple[str, str]) -> list[dict[str, Any]]:
+    """The ``items`` of a calibration file, each with a ``label`` from ``labels`` (JudgeError naming the item if not)."""
     import yaml
 
     data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     items = data.get("items", []) if isinstance(data, dict) else []
     for index, item in enumerate(items):
-        if item.get("label") not in ("pass", "fail"):
-            raise JudgeError(f"{path}: items[{index}].label is {item.get('label')!r}; use 'pass' or 'fail'")
+        if item.get("label") not in labels:
+            raise JudgeError(f"{path}: items[{index}].label is {item.get('label')!r}; use {labels[0]!r} or {labels[1]!r}")
     return items
+
+
+def load_calibration(path: Path = CALIBRATION_FILE) -> list[dict[str, Any]]:
+    """Labelled items: question, rubric, expected (list), answer, label ('pass'|'fail')."""
+    return load_labelled(path, ("pass", "fail"))
 
 
 def calibrate(judge: Judge, path: Path = CALIBRATION_FILE) -> CalibrationResult:

@@ -321,6 +321,24 @@ def iter_records(path: Path) -> Iterator[SampleRecord]:
         yield record  # type: ignore[misc]
 
 
+def foreign_reasons(record: SampleRecord, manifest: RunManifest) -> list[str]:
+    """What puts ``record`` outside the run ``manifest`` describes (empty when it belongs).
+
+    The one rule of what a run folder may hold, used by ``report`` and ``compare`` alike:
+    a model, arm, scenario or epoch that ``run.json`` does not plan is foreign.
+    """
+    reasons = []
+    if record.model not in manifest.models:
+        reasons.append(f"model {record.model!r}")
+    if record.arm not in manifest.arms:
+        reasons.append(f"arm {record.arm!r}")
+    if record.scenario_id not in manifest.scenario_ids:
+        reasons.append(f"scenario {record.scenario_id!r}")
+    if not 0 <= record.epoch < manifest.epochs:
+        reasons.append(f"epoch {record.epoch}")
+    return reasons
+
+
 def read_manifest(run_dir: Path) -> RunManifest:
     path = Path(run_dir) / MANIFEST_FILE
     if not path.is_file():

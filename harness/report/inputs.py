@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.results import RESULTS_FILE, RunManifest, SampleRecord, scan_results
+from harness.results import RESULTS_FILE, RunManifest, SampleRecord, foreign_reasons, scan_results
 
 #: Unusable lines listed one by one in warnings; the rest are counted.
 PROBLEMS_LISTED = 20
@@ -79,20 +79,6 @@ def planned_samples(manifest: RunManifest) -> int:
     if manifest.sample_count > 0:
         return manifest.sample_count
     return len(manifest.scenario_ids) * len(manifest.arms) * len(manifest.models) * manifest.epochs
-
-
-def foreign_reasons(record: SampleRecord, manifest: RunManifest) -> list[str]:
-    """What puts ``record`` outside the run ``manifest`` describes (empty when it belongs)."""
-    reasons = []
-    if record.model not in manifest.models:
-        reasons.append(f"model {record.model!r}")
-    if record.arm not in manifest.arms:
-        reasons.append(f"arm {record.arm!r}")
-    if record.scenario_id not in manifest.scenario_ids:
-        reasons.append(f"scenario {record.scenario_id!r}")
-    if not 0 <= record.epoch < manifest.epochs:
-        reasons.append(f"epoch {record.epoch}")
-    return reasons
 
 
 def _describe(counts: dict[str, int], limit: int = 8) -> str:

@@ -148,7 +148,7 @@ def test_records_outside_the_manifest_are_refused_unless_include_foreign(pair, c
     code, text = _compare(capsys, a, b)
     assert code == 2
     assert "1 record(s) of samples its run.json does not plan" in text and "--include-foreign" in text
-    assert "other-01|recall|offline/reference|0: scenario not in run.json" in text
+    assert "other-01|recall|offline/reference|0: scenario 'other-01' not in run.json" in text
     code, text = _compare(capsys, a, b, include_foreign=True)
     assert code == 0 and "B warning: 1 record(s) outside run.json" in text
 
