@@ -305,13 +305,20 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
     grounding = _grounding_for(judge)
     summary, samples = build_summary(manifest, records, scenarios, config=config, judge=judge, excluded=excluded,
                                      warnings=warnings, grounding=grounding, inputs=inputs)
-    paths = {
-        "summary.json": outputs.write_summary_json(run_dir, summary),
-        "metrics.csv": outputs.write_metrics_csv(run_dir, summary["metrics"]),
-        "scores.jsonl": outputs.write_scores_jsonl(run_dir, samples),
-        "junit.xml": outputs.write_junit_xml(run_dir, summary["verdict"], samples),
-    }
-    paths["index.html"] = outputs.write_index_html(run_dir, render_html(summary, samples))
+    page = render_html(summary, samples)
+    try:
+        paths = {
+            "summary.json": outputs.write_summary_json(run_dir, summary),
+            "metrics.csv": outputs.write_metrics_csv(run_dir, summary["metrics"]),
+            "scores.jsonl": outputs.write_scores_jsonl(run_dir, samples),
+            "junit.xml": outputs.write_junit_xml(run_dir, summary["verdict"], samples),
+            "index.html": outputs.write_index_html(run_dir, page),
+        }
+    except OSError as exc:  # read-only folder, full disk, a folder where a file should be
+        where = exc.filename or run_dir
+        raise ReportError(f"{where}: cannot write the report ({exc.strerror or exc}); the results are untouched. "
+                          f"Make {run_dir} writable (or copy the run folder somewhere writable) and run "
+                          f"`recall-eval report` on it again") from None
     error_rate = summary["run"]["error_rate"]
     return ReportOutcome(verdict=summary["verdict"]["status"], reasons=list(summary["verdict"]["reasons"]),
                          index_html=paths["index.html"], summary_json=paths["summary.json"], paths=paths,

@@ -6,6 +6,7 @@ reader never sees half a file.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -26,9 +27,15 @@ METRICS_COLUMNS = ("model", "arm", "category", "metric", "value", "ci_low", "ci_
 
 
 def _write(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically; on failure the temp file is removed and the OSError raised."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        with contextlib.suppress(OSError):  # nothing to clean up, or a read-only folder
+            tmp.unlink(missing_ok=True)
+        raise
     return path
 
 

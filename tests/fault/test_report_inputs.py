@@ -150,3 +150,28 @@ def test_an_empty_results_file_of_a_complete_run_is_incomplete(run_dir: Path) ->
     assert done.returncode == 1
     assert done.stdout.splitlines()[0].startswith("incomplete: 0 of 10 samples")
     assert "verdict: INCOMPLETE" in done.stdout
+
+
+def test_a_report_that_cannot_be_written_is_a_message_not_a_traceback(run_dir: Path) -> None:
+    """A folder standing where ``index.html`` should be: exit 2 naming the file, no traceback, no temp file left, results untouched."""
+    before = _results(run_dir).read_bytes()
+    (run_dir / "index.html").unlink()
+    (run_dir / "index.html").mkdir()
+    done = _cli("report", run_dir)
+    assert done.returncode == 2
+    _no_traceback(done)
+    assert "index.html" in done.stderr and "cannot write the report" in done.stderr
+    assert not list(run_dir.glob("*.tmp")) and _results(run_dir).read_bytes() == before
+
+
+def test_a_report_on_a_read_only_filesystem_is_a_message_not_a_traceback(run_dir: Path, tmp_path: Path) -> None:
+    """A run folder on a read-only tmpfs: ``report`` exits 2 saying the folder must be writable, with no traceback."""
+    from tests.fault.conftest import remount, tmpfs
+
+    with tmpfs(tmp_path / "ro", "4m") as mount:
+        shutil.copytree(run_dir, mount / "run")
+        remount(mount, "ro")
+        done = _cli("report", mount / "run")
+        assert done.returncode == 2
+        _no_traceback(done)
+        assert "cannot write the report" in done.stderr and "writable" in done.stderr
