@@ -315,7 +315,17 @@ def test_plain_progress_prints_lines_without_a_terminal() -> None:
 
 
 def test_run_builds_the_real_report_and_prints_the_verdict(tmp_path: Path, suite: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.delitem(sys.modules, "harness.report")
+    # Put the real report module back in place of the autouse fake. Deleting the entry instead would
+    # import a second copy and leave it as the `harness` package's attribute after the test, so a later
+    # `import harness.report as report` would patch a module that `from harness.report import ...` no
+    # longer uses (a test-order dependency mutmut's reordering exposed).
+    import harness
+
+    real = getattr(harness, "report", None)
+    if real is not None:
+        monkeypatch.setitem(sys.modules, "harness.report", real)
+    else:
+        monkeypatch.delitem(sys.modules, "harness.report")
     assert _run(tmp_path, suite, model="offline/reference") == 0
     out = capsys.readouterr().out
     assert "verdict: " in out and (tmp_path / "run" / "index.html").is_file()
