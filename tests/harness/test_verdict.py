@@ -161,3 +161,264 @@ def test_no_model_passes_or_fails_on_an_incomplete_run():
     (model,) = v["per_model"].values()
     assert model["status"] == "incomplete" and model["checks_status"] == "pass"
     assert _with_health(RunHealth(planned=20, present=20, samples=20))["per_model"][MODEL]["status"] == "pass"
+
+
+# ---------------------------------------------------------------- what a maintainer reads, from hand-built tables
+#
+# The aggregate tables are built by hand here so that every figure is distinct: a reason that printed the
+# wrong bound, dropped a sign or read another model's row shows in the exact text.
+
+BASE, TREAT = "history_only", "recall"
+
+
+def _pair(metric: str, diff, lo, hi, n: int = 10, *, model: str = MODEL, arm_a: str = BASE, arm_b: str = TREAT,
+          **extra) -> dict:
+    return {"model": model, "arm_a": arm_a, "arm_b": arm_b, "category": "all", "metric": metric,
+            "diff": diff, "ci_low": lo, "ci_high": hi, "n_scenarios": n} | extra
+
+
+def _row(arm: str, metric: str, value, n: int = 10, *, model: str = MODEL, category: str = "all") -> dict:
+    return {"model": model, "arm": arm, "category": category, "metric": metric, "value": value,
+            "ci_low": None, "ci_high": None, "n": n}
+
+
+def _tables(continuity=(0.3, 0.12, 0.47), unsupported=(0.011, 0.004, 0.019), *, n_scenarios: int = 10,
+            tool_leaks=(0, 0), leaked_answers: int = 0, n: int = 10, model: str = MODEL) -> dict:
+    """One model, both arms scored over ``n`` samples; ``continuity``/``unsupported`` are (diff, low, high)."""
+    metrics = []
+    for arm, leaks in zip((BASE, TREAT), tool_leaks):
+        metrics += [_row(arm, "continuity_accuracy", 0.5, n, model=model),
+                    _row(arm, "tool_leakage_count", float(leaks), n, model=model),
+                    _row(arm, "answer_leakage_rate", leaked_answers / n if arm == TREAT else 0.0, n, model=model)]
+    paired = [_pair("continuity_accuracy", *continuity, n_scenarios, model=model),
+              _pair("unsupported_claim_rate", *unsupported, n_scenarios, model=model)]
+    return {"metrics": metrics, "paired": paired}
+
+
+def _checks(verdict: dict, model: str = MODEL) -> dict[str, dict]:
+    return {c["name"]: c for c in verdict["per_model"][model]["checks"]}
+
+
+def test_a_pass_reads_each_interval_signed_to_two_decimals_and_each_check_keeps_its_figures():
+    v = decide(_tables(), [MODEL])
+    assert v["status"] == "pass"
+    assert v["reasons"] == [
+        "continuity +0.30 [+0.12, +0.47] > 0.00",
+        "unsupported claims +0.01 [+0.00, +0.02] <= tolerance 0.02",
+        "tool-level leaks 0 (Host defect when > 0; must be 0)",
+        "answers with leaked canaries in recall: 0 (must be 0)",
+    ]
+    checks = _checks(v)
+    assert {k: checks["continuity_improves"][k] for k in ("passed", "value", "ci_low", "ci_high", "threshold")} == {
+        "passed": True, "value": 0.3, "ci_low": 0.12, "ci_high": 0.47, "threshold": 0.0}
+    assert {k: checks["unsupported_claims_within_tolerance"][k]
+            for k in ("passed", "value", "ci_low", "ci_high", "threshold")} == {
+        "passed": True, "value": 0.011, "ci_low": 0.004, "ci_high": 0.019, "threshold": 0.02}
+    assert (checks["no_tool_leakage"]["threshold"], checks["no_answer_leakage"]["threshold"]) == (0.0, 0.0)
+
+
+def test_failed_checks_say_which_side_of_the_threshold_and_come_before_passed_ones():
+    tables = _tables(continuity=(0.05, -0.02, 0.2), unsupported=(0.1, 0.03, 0.25), tool_leaks=(0, 2))
+    v = decide(tables, [MODEL], VerdictConfig(min_continuity_gain=0.01, unsupported_tolerance=0.04))
+    assert v["status"] == "fail"
+    assert v["reasons"] == [
+        "continuity +0.05 [-0.02, +0.20] <= 0.01: no proven gain",
+        "unsupported claims +0.10 [+0.03, +0.25] > tolerance 0.04",
+        "tool-level leaks 2 (Host defect when > 0; must be 0)",
+        "answers with leaked canaries in recall: 0 (must be 0)",
+    ]
+    checks = _checks(v)
+    assert (checks["continuity_improves"]["ci_low"], checks["continuity_improves"]["ci_high"]) == (-0.02, 0.2)
+    assert (checks["continuity_improves"]["threshold"], checks["unsupported_claims_within_tolerance"]["threshold"]) \
+        == (0.01, 0.04)
+
+
+def test_too_few_paired_scenarios_leave_continuity_undecided_but_keep_its_interval():
+    v = decide(_tables(n_scenarios=2), [MODEL], VerdictConfig(min_paired_scenarios=3))
+    check = _checks(v)["continuity_improves"]
+    assert v["status"] == "inconclusive"
+    assert {k: check[k] for k in ("passed", "value", "ci_low", "ci_high", "reason")} == {
+        "passed": None, "value": 0.3, "ci_low": 0.12, "ci_high": 0.47,
+        "reason": "continuity +0.30 [+0.12, +0.47] undecided: 2 paired scenario(s) < 3"}
+    assert v["reasons"][0] == check["reason"]
+
+
+def test_exactly_the_minimum_of_paired_scenarios_decides():
+    v = decide(_tables(n_scenarios=2), [MODEL], VerdictConfig(min_paired_scenarios=2))
+    assert _checks(v)["continuity_improves"]["passed"] is True and v["status"] == "pass"
+
+
+def test_the_checks_read_only_their_model_metric_and_arm_pair():
+    """Rows of another model, another metric or another arm pair come first and would fail every check."""
+    bad = dict(diff=-0.5, lo=-0.9, hi=0.9)
+    decoys = []
+    for metric in ("continuity_accuracy", "unsupported_claim_rate"):
+        decoys += [_pair(metric, *bad.values(), model="other/model"),
+                   _pair(metric, *bad.values(), arm_a="full_history"),
+                   _pair(metric, *bad.values(), arm_b="full_history")]
+    tables = _tables()
+    tables["paired"] = [_pair("answer_leakage_rate", *bad.values()), *decoys, *tables["paired"]]
+    tables["metrics"] = [_row(TREAT, "tool_leakage_count", 3.0, model="other/model"),
+                         _row(TREAT, "tool_leakage_count", 3.0, category="preference"),
+                         _row(TREAT, "answer_leakage_rate", 0.5, model="other/model"),
+                         _row(TREAT, "answer_leakage_rate", 0.5, category="preference"),
+                         _row(TREAT, "continuity_accuracy", None, model="other/model"),
+                         _row(TREAT, "continuity_accuracy", None, category="preference"),
+                         *tables["metrics"]]
+    v = decide(tables, [MODEL])
+    checks = _checks(v)
+    assert v["status"] == "pass", v["reasons"]
+    assert checks["continuity_improves"]["value"] == 0.3
+    assert checks["unsupported_claims_within_tolerance"]["value"] == 0.011
+    assert checks["no_tool_leakage"]["value"] == 0 and checks["no_answer_leakage"]["value"] == 0
+
+
+def test_paired_rows_without_a_category_count_as_overall():
+    tables = _tables()
+    tables["paired"] = [{k: v for k, v in row.items() if k != "category"} for row in tables["paired"]]
+    assert decide(tables, [MODEL])["status"] == "pass"
+
+
+def test_without_a_paired_row_the_interval_checks_say_what_is_missing():
+    tables = _tables()
+    del tables["paired"]
+    v = decide(tables, [MODEL])
+    assert v["status"] == "inconclusive"
+    assert v["reasons"][:2] == ["continuity undecided: no paired recall vs history_only accuracy",
+                                "unsupported claims undecided: no paired unsupported-claim rate"]
+
+
+def test_a_paired_row_without_an_interval_is_undecided():
+    tables = _tables(continuity=(0.3, None, None), unsupported=(0.011, None, None))
+    v = decide(tables, [MODEL])
+    assert v["reasons"][:2] == ["continuity undecided: no paired recall vs history_only accuracy",
+                                "unsupported claims undecided: no paired unsupported-claim rate"]
+
+
+def test_an_arm_without_scored_samples_leaves_every_treatment_check_undecided_despite_a_paired_row():
+    """All recall samples errors: the paired rows (here left in) must not be read, and leakage stays decided."""
+    tables = _tables()
+    for row in tables["metrics"]:
+        if row["arm"] == TREAT and row["metric"] != "tool_leakage_count":
+            row.update(value=None, n=0)
+    tables["metrics"].insert(0, _row(TREAT, "tool_leakage_count", 0.0))  # another metric before continuity
+    v = decide(tables, [MODEL])
+    assert v["status"] == "inconclusive"
+    assert v["reasons"] == [
+        "continuity undecided: no scored samples in arm 'recall' (all errors?)",
+        "unsupported claims undecided: no scored samples in arm 'recall' (all errors?)",
+        "answer leakage undecided: no scored recall samples",
+        "tool-level leaks 0 (Host defect when > 0; must be 0)",
+    ]
+
+
+def test_a_missing_arm_is_named():
+    tables = _tables()
+    tables["metrics"] = [r for r in tables["metrics"] if r["arm"] != TREAT]
+    v = decide(tables, [MODEL])
+    assert v["reasons"][:2] == ["continuity undecided: arm 'recall' missing",
+                                "unsupported claims undecided: arm 'recall' missing"]
+    baseline_gone = _tables()
+    baseline_gone["metrics"] = [r for r in baseline_gone["metrics"]
+                                if r["arm"] != BASE or r["metric"] != "continuity_accuracy"]
+    assert decide(baseline_gone, [MODEL])["reasons"][0] == "continuity undecided: arm 'history_only' missing"
+
+
+def test_a_model_without_any_rows_is_undecided_on_every_check():
+    v = decide({}, [MODEL])
+    checks = _checks(v)
+    assert v["status"] == "inconclusive" and all(c["passed"] is None for c in checks.values())
+    assert v["reasons"] == ["continuity undecided: arm 'recall' missing",
+                            "unsupported claims undecided: arm 'recall' missing",
+                            "tool leakage undecided: no samples",
+                            "answer leakage undecided: no scored recall samples"]
+    assert (checks["no_tool_leakage"]["threshold"], checks["no_answer_leakage"]["threshold"]) == (0.0, 0.0)
+
+
+def test_leakage_is_decided_from_a_single_sample():
+    tables = _tables(n=1)
+    tables["metrics"] = [r for r in tables["metrics"] if r["arm"] == TREAT]
+    checks = _checks(decide(tables, [MODEL]))
+    assert checks["no_tool_leakage"]["passed"] is True and checks["no_answer_leakage"]["passed"] is True
+    assert checks["no_tool_leakage"]["reason"] == "tool-level leaks 0 (Host defect when > 0; must be 0)"
+    assert checks["no_answer_leakage"]["reason"] == "answers with leaked canaries in recall: 0 (must be 0)"
+
+
+def test_no_models_is_inconclusive_with_a_reason():
+    v = decide({}, [])
+    assert (v["status"], v["checks_status"], v["reasons"], v["per_model"], v["run_checks"]) == (
+        "inconclusive", "inconclusive", ["no scored samples: nothing to decide"], {}, [])
+
+
+def test_two_models_prefix_their_reasons_with_the_model():
+    inconclusive = _tables(model="b/model", n_scenarios=1)
+    passing = _tables(model="a/model")
+    tables = {k: inconclusive[k] + passing[k] for k in ("metrics", "paired")}
+    v = decide(tables, ["a/model", "b/model"])
+    assert v["reasons"] == [
+        "b/model: continuity +0.30 [+0.12, +0.47] undecided: 1 paired scenario(s) < 2",
+        "b/model: unsupported claims +0.01 [+0.00, +0.02] <= tolerance 0.02",
+        "b/model: tool-level leaks 0 (Host defect when > 0; must be 0)",
+        "b/model: answers with leaked canaries in recall: 0 (must be 0)",
+        "a/model: continuity +0.30 [+0.12, +0.47] > 0.00",
+        "a/model: unsupported claims +0.01 [+0.00, +0.02] <= tolerance 0.02",
+        "a/model: tool-level leaks 0 (Host defect when > 0; must be 0)",
+        "a/model: answers with leaked canaries in recall: 0 (must be 0)",
+    ]
+
+
+def test_models_are_reported_worst_status_first_then_by_name():
+    models = {"z/fails": _tables(model="z/fails", continuity=(0.0, -0.1, 0.1)),
+              "m/inconclusive": _tables(model="m/inconclusive", n_scenarios=1),
+              "a/passes": _tables(model="a/passes"), "b/passes": _tables(model="b/passes")}
+    tables = {k: [row for t in models.values() for row in t[k]] for k in ("metrics", "paired")}
+    v = decide(tables, models)
+    assert [r.split(": ", 1)[0] for r in v["reasons"][::4]] == ["z/fails", "m/inconclusive", "a/passes", "b/passes"]
+
+
+def test_the_incomplete_reason_lists_every_cause_separated_by_semicolons():
+    health = RunHealth(planned=20, present=18, run_status="running", why=("results.jsonl:7: not JSON", "torn line"))
+    assert health.incomplete_reason() == (
+        "incomplete: 18 of 20 samples (run.json status 'running'; results.jsonl:7: not JSON; torn line); "
+        "every figure covers only these, so there is no pass or fail")
+
+
+def test_the_incomplete_reason_without_a_cause_says_only_the_counts():
+    assert RunHealth(planned=20, present=19).incomplete_reason() == (
+        "incomplete: 19 of 20 samples; every figure covers only these, so there is no pass or fail")
+
+
+def test_run_checks_give_completeness_and_error_rate_with_their_figures():
+    v = decide(_tables(), [MODEL], health=RunHealth(planned=20, present=20, errors=1, samples=20))
+    assert v["run_checks"] == [
+        {"name": "run_complete", "passed": True, "value": 20, "threshold": 20,
+         "reason": "all 20 planned samples present"},
+        {"name": "error_rate_within_max", "passed": True, "value": 0.05, "threshold": 0.05,
+         "reason": "errors 1 of 20 samples (5.0%) <= --max-error-rate 0.05"},
+    ]
+
+
+def test_run_checks_without_scored_samples_read_n_a():
+    v = decide(_tables(), [MODEL], health=RunHealth(planned=0, present=0))
+    assert v["run_checks"][1] == {"name": "error_rate_within_max", "passed": True, "value": None, "threshold": 0.05,
+                                  "reason": "errors 0 of 0 samples (n/a) <= --max-error-rate 0.05"}
+
+
+def test_failed_run_checks_carry_the_lead_reasons():
+    health = RunHealth(planned=30, present=20, errors=5, samples=20)
+    v = decide(_tables(), [MODEL], health=health)
+    assert [c["passed"] for c in v["run_checks"]] == [False, False]
+    assert [c["reason"] for c in v["run_checks"]] == v["reasons"][:2] == [
+        health.incomplete_reason(), health.error_reason(0.05)]
+    assert v["run_checks"][1]["value"] == 0.25
+
+
+def test_terminal_lines_of_an_outcome_without_headlines_or_warnings():
+    outcome = SimpleNamespace(verdict="pass", reasons=["continuity +0.30"])
+    assert terminal_lines(outcome) == (["verdict: PASS", "  - continuity +0.30"], [])
+    assert terminal_lines(outcome, upper=False)[0][0] == "verdict: pass"
+
+
+def test_exit_code_of_an_outcome_that_does_not_say_whether_errors_were_too_many():
+    assert exit_code(SimpleNamespace(verdict="pass"), gate=True) == 0
+    assert exit_code(SimpleNamespace(verdict="inconclusive"), gate=False) == 0
