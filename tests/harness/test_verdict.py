@@ -370,7 +370,8 @@ def test_two_models_prefix_their_reasons_with_the_model():
 def test_models_are_reported_worst_status_first_then_by_name():
     models = {"z/fails": _tables(model="z/fails", continuity=(0.0, -0.1, 0.1)),
               "m/inconclusive": _tables(model="m/inconclusive", n_scenarios=1),
-              "a/passes": _tables(model="a/passes"), "b/passes": _tables(model="b/passes")}
+              "a/passes": _tables(model="a/passes"),
+              "b/passes": _tables(model="b/passes", continuity=(0.4, 0.2, 0.6))}  # two passes that differ
     tables = {k: [row for t in models.values() for row in t[k]] for k in ("metrics", "paired")}
     v = decide(tables, models)
     assert [r.split(": ", 1)[0] for r in v["reasons"][::4]] == ["z/fails", "m/inconclusive", "a/passes", "b/passes"]
