@@ -106,3 +106,15 @@ def test_monte_carlo_p_value_agrees_with_the_exact_one_whichever_arm_is_better(m
     monkeypatch.setattr(stats, "_ENUMERATE_MAX", 0)
     approx = stats.sign_flip_test(diffs, draws=20_000)
     assert abs(approx.p_value - exact.p_value) < 5 * np.sqrt(exact.p_value * (1 - exact.p_value) / 20_000)
+
+
+@pytest.mark.parametrize("n", [8, 10])
+def test_monte_carlo_draws_every_sign_assignment_including_all_minus_and_the_last_scenarios(monkeypatch, n):
+    # n scenarios all improved: only all-plus and all-minus reach |observed|, exact p = 2 / 2^n. A draw that never
+    # gives some scenario a + sign (too few random bytes) or never all minus (no zero byte) misses one of the two.
+    diffs = [Fraction(k % 3 + 1, 3) for k in range(n)]
+    assert stats.sign_flip_test(diffs).p_value == 2 / 2**n
+    monkeypatch.setattr(stats, "_LATTICE_WORK", 0)
+    monkeypatch.setattr(stats, "_ENUMERATE_MAX", 0)
+    approx = stats.sign_flip_test(diffs, draws=100_000).p_value
+    assert abs(approx - 2 / 2**n) < 4 * np.sqrt(2 / 2**n / 100_000)
