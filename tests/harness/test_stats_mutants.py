@@ -118,3 +118,27 @@ def test_monte_carlo_draws_every_sign_assignment_including_all_minus_and_the_las
     monkeypatch.setattr(stats, "_ENUMERATE_MAX", 0)
     approx = stats.sign_flip_test(diffs, draws=100_000).p_value
     assert abs(approx - 2 / 2**n) < 4 * np.sqrt(2 / 2**n / 100_000)
+
+
+def test_the_quantile_at_zero_is_the_minimum_and_at_one_the_maximum():
+    assert stats.quantile([3.0, 1.0, 2.0], 0.0) == 1.0
+    assert stats.quantile([3.0, 1.0, 2.0], 1.0) == 3.0
+    assert stats.quantile([2.0, 1.0], 1.0) == 2.0
+
+
+@pytest.mark.parametrize("value", [0.3, 1.0, -4.0, 1e6])
+def test_interval_ends_snap_to_the_estimate_within_a_relative_1e9_on_both_sides_and_no_further(value):
+    slack = 1e-9 * max(1.0, abs(value))  # relative to the estimate, absolute below 1
+    at_edge_above = stats._interval(value, np.full(50, value + slack), 0.95, 3)
+    at_edge_below = stats._interval(value, np.full(50, value - slack), 0.95, 3)
+    assert (at_edge_above.ci_low, at_edge_below.ci_high) == (value, value)
+    beyond_above = stats._interval(value, np.full(50, value + 1.5 * slack), 0.95, 3)
+    beyond_below = stats._interval(value, np.full(50, value - 1.5 * slack), 0.95, 3)
+    assert (beyond_above.ci_low, beyond_below.ci_high) == (value + 1.5 * slack, value - 1.5 * slack)
+
+
+def test_interval_of_resamples_with_one_finite_value_is_that_value_and_of_none_is_open():
+    one = stats._interval(0.5, np.array([np.nan, np.inf, 0.5, np.nan]), 0.95, 2)
+    assert (one.value, one.ci_low, one.ci_high, one.n) == (0.5, 0.5, 0.5, 2)
+    none = stats._interval(0.5, np.array([np.nan, -np.inf]), 0.95, 2)
+    assert (none.value, none.ci_low, none.ci_high, none.n) == (0.5, None, None, 2)
