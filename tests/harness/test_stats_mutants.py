@@ -1,0 +1,144 @@
+"""Statistics at the edges mutation testing found unpinned: path switches, budgets, float rounding, labels.
+
+Each test pins one behaviour a realistic slip would change (a ``<`` for ``<=``
+at a budget, a lost cap, a tolerance divided instead of multiplied); see
+docs/mutation-testing.md, "harness/stats.py".
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from harness import stats
+
+EXACT = "exact sign-flip permutation test on per-scenario mean differences"
+
+
+def _exact_p(diffs: list[Fraction]) -> float:
+    """Brute force over all 2^n sign assignments in integer arithmetic (numpy, so 20 scenarios stay fast)."""
+    scale = 1
+    for d in diffs:
+        scale = scale * d.denominator // np.gcd(scale, d.denominator)
+    ints = np.array([int(d * scale) for d in diffs], dtype=np.int64)
+    signs = np.array(list(itertools.product((1, -1), repeat=len(ints))), dtype=np.int64)
+    return float(np.mean(np.abs(signs @ ints) >= abs(int(ints.sum()))))
+
+
+def test_every_exact_path_of_the_sign_flip_test_names_the_exact_test(monkeypatch):
+    assert stats.sign_flip_test([Fraction(0)] * 3).test == EXACT  # no discordant scenario
+    assert stats.sign_flip_test([Fraction(1), Fraction(-1)]).test == EXACT  # McNemar
+    assert stats.sign_flip_test([Fraction(1, 2), Fraction(-1)]).test == EXACT  # lattice
+    monkeypatch.setattr(stats, "_LATTICE_WORK", 0)
+    assert stats.sign_flip_test([Fraction(1, 2), Fraction(-1)]).test == EXACT  # enumeration
+
+
+def test_the_lattice_takes_exactly_its_work_budget_and_one_unit_more_falls_back(monkeypatch):
+    # 21 scenarios (too many to enumerate) on a lattice of unit 1/2: sizes 1 (x10) and 2 (x11), span 32, work 21 * 32.
+    diffs = [Fraction(1, 2)] * 10 + [Fraction(-1)] * 11
+    work = 21 * 32
+    monkeypatch.setattr(stats, "_LATTICE_WORK", work)
+    on_budget = stats.sign_flip_test(diffs)
+    assert on_budget.test == EXACT and on_budget.p_value == pytest.approx(_exact_p(diffs), rel=1e-12)
+    monkeypatch.setattr(stats, "_LATTICE_WORK", work - 1)
+    assert "Monte Carlo" in stats.sign_flip_test(diffs, draws=200).test
+
+
+def test_twenty_scenarios_are_enumerated_exactly_and_twenty_one_fall_back_to_monte_carlo(monkeypatch):
+    rng = np.random.default_rng(12)
+    diffs = [Fraction(int(rng.integers(0, 6)), 5) - Fraction(int(rng.integers(0, 4)), 3) or Fraction(1, 15)
+             for _ in range(21)]
+    monkeypatch.setattr(stats, "_LATTICE_WORK", 0)
+    twenty = stats.sign_flip_test(diffs[:20])
+    assert twenty.test == EXACT and twenty.p_value == pytest.approx(_exact_p(diffs[:20]), rel=1e-12)
+    assert "Monte Carlo" in stats.sign_flip_test(diffs, draws=200).test
+
+
+@pytest.mark.parametrize("diffs", [
+    [Fraction(1, 5), Fraction(-3, 5), Fraction(1, 5), Fraction(1, 7)],
+    [Fraction(1, 6), Fraction(1, 3), Fraction(1, 5), Fraction(1, 3), Fraction(1, 5), Fraction(-1, 7), Fraction(-1, 2)],
+])
+def test_the_enumerated_p_value_does_not_depend_on_the_scale_of_the_differences(monkeypatch, diffs):
+    # Sign assignments tied with the observed total in exact arithmetic differ from it by float rounding, which
+    # grows with the scale; the tolerance must grow with it too, or ties at 1e9 are lost and p shrinks.
+    exact = _exact_p(diffs)
+    monkeypatch.setattr(stats, "_LATTICE_WORK", 0)
+    for scale in (1, 10**9):
+        assert stats.sign_flip_test([d * scale for d in diffs]).p_value == pytest.approx(exact, rel=1e-12)
+
+
+def test_the_lattice_p_value_is_at_most_one_when_float_rounding_sums_past_it():
+    # 260 scenarios whose differences cancel exactly: every assignment is as extreme as the observed 0, so p = 1;
+    # the lattice's probabilities sum to 1.0000000000000002 in floats.
+    diffs = [Fraction(1, 2), Fraction(-1, 2), Fraction(1), Fraction(-1)] * 65
+    assert stats.sign_flip_test(diffs).p_value == 1.0
+
+
+def test_monte_carlo_p_value_of_differences_that_cancel_is_exactly_one(monkeypatch):
+    # 152 scenarios: the draws come in chunks of 2_000_000 // 152 = 13157, so 20000 draws take two chunks of
+    # different sizes. Every draw is as extreme as the observed 0: hits = draws and p = (1 + draws) / (1 + draws).
+    diffs = [Fraction(1, 2), Fraction(-1, 2), Fraction(1), Fraction(-1)] * 38
+    monkeypatch.setattr(stats, "_LATTICE_WORK", 0)
+    result = stats.sign_flip_test(diffs)
+    assert result.p_value == 1.0 and "(20000 seeded draws)" in result.test
+
+
+def test_monte_carlo_p_value_of_a_one_sided_result_is_its_floor_one_over_draws_plus_one(monkeypatch):
+    # 30 scenarios all improved: only the observed assignment and its mirror reach |sum| (2 of 2^30), so no
+    # draw of 2000 hits and p = 1 / 2001, the smallest the Monte Carlo test can say.
+    diffs = [Fraction(k % 4 + 1, 4) for k in range(30)]
+    monkeypatch.setattr(stats, "_LATTICE_WORK", 0)
+    assert stats.sign_flip_test(diffs, draws=2000).p_value == 1 / 2001
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_monte_carlo_p_value_agrees_with_the_exact_one_whichever_arm_is_better(monkeypatch, sign):
+    # Both tails count: a draw is a hit when its total is at least |observed| above or below zero.
+    diffs = [sign * d for d in (Fraction(1, 2), Fraction(-1, 3), Fraction(2, 3), Fraction(1, 4), Fraction(-1, 2),
+                                Fraction(3, 4), Fraction(1, 3), Fraction(-1, 4), Fraction(1, 2), Fraction(-2, 3),
+                                Fraction(1, 4), Fraction(1, 6))]
+    exact = stats.sign_flip_test(diffs)
+    assert exact.p_value == pytest.approx(_exact_p(diffs), rel=1e-12) and 0.1 < exact.p_value < 0.5
+    monkeypatch.setattr(stats, "_LATTICE_WORK", 0)
+    monkeypatch.setattr(stats, "_ENUMERATE_MAX", 0)
+    approx = stats.sign_flip_test(diffs, draws=20_000)
+    assert abs(approx.p_value - exact.p_value) < 5 * np.sqrt(exact.p_value * (1 - exact.p_value) / 20_000)
+
+
+@pytest.mark.parametrize("n", [8, 10])
+def test_monte_carlo_draws_every_sign_assignment_including_all_minus_and_the_last_scenarios(monkeypatch, n):
+    # n scenarios all improved: only all-plus and all-minus reach |observed|, exact p = 2 / 2^n. A draw that never
+    # gives some scenario a + sign (too few random bytes) or never all minus (no zero byte) misses one of the two.
+    diffs = [Fraction(k % 3 + 1, 3) for k in range(n)]
+    assert stats.sign_flip_test(diffs).p_value == 2 / 2**n
+    monkeypatch.setattr(stats, "_LATTICE_WORK", 0)
+    monkeypatch.setattr(stats, "_ENUMERATE_MAX", 0)
+    approx = stats.sign_flip_test(diffs, draws=100_000).p_value
+    assert abs(approx - 2 / 2**n) < 4 * np.sqrt(2 / 2**n / 100_000)
+
+
+def test_the_quantile_at_zero_is_the_minimum_and_at_one_the_maximum():
+    assert stats.quantile([3.0, 1.0, 2.0], 0.0) == 1.0
+    assert stats.quantile([3.0, 1.0, 2.0], 1.0) == 3.0
+    assert stats.quantile([2.0, 1.0], 1.0) == 2.0
+
+
+@pytest.mark.parametrize("value", [0.3, 1.0, -4.0, 1e6])
+def test_interval_ends_snap_to_the_estimate_within_a_relative_1e9_on_both_sides_and_no_further(value):
+    slack = 1e-9 * max(1.0, abs(value))  # relative to the estimate, absolute below 1
+    at_edge_above = stats._interval(value, np.full(50, value + slack), 0.95, 3)
+    at_edge_below = stats._interval(value, np.full(50, value - slack), 0.95, 3)
+    assert (at_edge_above.ci_low, at_edge_below.ci_high) == (value, value)
+    beyond_above = stats._interval(value, np.full(50, value + 1.5 * slack), 0.95, 3)
+    beyond_below = stats._interval(value, np.full(50, value - 1.5 * slack), 0.95, 3)
+    assert (beyond_above.ci_low, beyond_below.ci_high) == (value + 1.5 * slack, value - 1.5 * slack)
+
+
+def test_interval_of_resamples_with_one_finite_value_is_that_value_and_of_none_is_open():
+    one = stats._interval(0.5, np.array([np.nan, np.inf, 0.5, np.nan]), 0.95, 2)
+    assert (one.value, one.ci_low, one.ci_high, one.n) == (0.5, 0.5, 0.5, 2)
+    none = stats._interval(0.5, np.array([np.nan, -np.inf]), 0.95, 2)
+    assert (none.value, none.ci_low, none.ci_high, none.n) == (0.5, None, None, 2)
