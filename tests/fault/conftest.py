@@ -100,15 +100,9 @@ def remount(where: Path, options: str) -> None:
 @pytest.fixture()
 def suite(tmp_path: Path) -> Path:
     """Two small scenarios (6 samples over the default arms) for in-process runs on the scripted model."""
-    from tests.harness.test_arms import make_scenario
+    from tests.harness.test_arms import write_small_suite
 
-    folder = tmp_path / "suite"
-    folder.mkdir()
-    for sid in ("alpha", "beta"):
-        data = make_scenario().model_dump(mode="json", exclude_none=True)
-        data["id"] = sid
-        (folder / f"{sid}.yaml").write_text(json.dumps(data), encoding="utf-8")
-    return folder
+    return write_small_suite(tmp_path / "suite")
 
 
 @pytest.fixture()

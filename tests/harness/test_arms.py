@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from harness.arms import ARMS, TOOL_INSTRUCTIONS, UnknownArmError, get_arm, system_prompt
@@ -143,3 +145,15 @@ def test_unknown_arm_lists_the_known_arms() -> None:
     with pytest.raises(UnknownArmError, match="known arms: history_only, recall, full_history, memory_document"):
         get_arm("nope")
     assert set(ARMS) == {"history_only", "recall", "full_history", "memory_document"}
+
+
+def write_small_suite(folder: Path) -> Path:
+    """Two copies of :func:`make_scenario` (ids alpha, beta) as scenario files in ``folder``: a tiny suite for runs."""
+    import json
+
+    folder.mkdir()
+    for sid in ("alpha", "beta"):
+        data = make_scenario().model_dump(mode="json", exclude_none=True)
+        data["id"] = sid
+        (folder / f"{sid}.yaml").write_text(json.dumps(data), encoding="utf-8")
+    return folder

@@ -20,20 +20,14 @@ from harness.progress import RunProgress  # noqa: E402
 from harness.results import RESULTS_FILE, iter_records, read_manifest, scan_results, write_manifest  # noqa: E402
 from harness.runner import redact, sample_seed  # noqa: E402
 from tests.harness.test_agent import install_scripted  # noqa: E402
-from tests.harness.test_arms import make_scenario  # noqa: E402
+from tests.harness.test_arms import write_small_suite  # noqa: E402
 
 ARMS = ["history_only", "recall", "full_history"]
 
 
 @pytest.fixture()
 def suite(tmp_path: Path) -> Path:
-    folder = tmp_path / "suite"
-    folder.mkdir()
-    for sid in ("alpha", "beta"):
-        data = make_scenario().model_dump(mode="json", exclude_none=True)
-        data["id"] = sid
-        (folder / f"{sid}.yaml").write_text(json.dumps(data), encoding="utf-8")
-    return folder
+    return write_small_suite(tmp_path / "suite")
 
 
 @pytest.fixture(autouse=True)
