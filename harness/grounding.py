@@ -37,10 +37,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.judge import (
-    DEFAULT_CACHE_DIR,
     CalibrationResult,
-    Complete,
     JudgeError,
+    JudgeModel,
     cache_key,
     litellm_complete,
     load_labelled,
@@ -160,15 +159,9 @@ def parse_findings(raw: str) -> tuple[list[str] | None, str | None]:
 
 
 @dataclass
-class GroundingJudge:
-    """A grounding judge bound to a model and a cache folder; counts calls, cache hits and malformed replies."""
+class GroundingJudge(JudgeModel):
+    """The grounding judge (see :class:`harness.judge.JudgeModel`); also counts malformed replies."""
 
-    model: str
-    cache_dir: Path = DEFAULT_CACHE_DIR
-    complete: Complete | None = None
-    api_base: str | None = None
-    calls: int = 0
-    cached: int = 0
     malformed: int = 0
     _memory: dict[str, GroundingVerdict] = field(default_factory=dict, repr=False)
 

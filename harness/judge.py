@@ -75,8 +75,8 @@ _Cached = TypeVar("_Cached", bound=BaseModel)
 
 
 @dataclass
-class Judge:
-    """A judge bound to a model and a cache folder; counts calls and cache hits.
+class JudgeModel:
+    """What every judge is bound to: a model, a cache folder, an endpoint; counts calls and cache hits.
 
     ``api_base`` points litellm at an OpenAI-compatible server (a local
     llama.cpp or vLLM); ``complete`` replaces litellm altogether (tests).
@@ -88,6 +88,12 @@ class Judge:
     api_base: str | None = None
     calls: int = 0
     cached: int = 0
+
+
+@dataclass
+class Judge(JudgeModel):
+    """The rubric judge: pass or fail on a rubric and the expected facts."""
+
     _memory: dict[str, JudgeVerdict] = field(default_factory=dict, repr=False)
 
     def __call__(self, question: str, rubric: str, expected: Sequence[str], answer: str) -> JudgeVerdict:
