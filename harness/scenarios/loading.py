@@ -28,6 +28,7 @@ import fnmatch
 import hashlib
 import json
 import sys
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -95,10 +96,21 @@ class Selection:
         """Whether a scenario with these (possibly raw, unvalidated) values is selected."""
         tags = tags if isinstance(tags, list) else []
         return (
-            (not self.ids or (isinstance(ident, str) and any(fnmatch.fnmatchcase(ident, glob) for glob in self.ids)))
+            (not self.ids or (isinstance(ident, str) and self._id_matches(ident)))
             and (not self.categories or category in self.categories)
             and (not self.tags or any(tag in tags for tag in self.tags))
         )
+
+    def _id_matches(self, ident: str) -> bool:
+        exact, globs = _split_globs(self.ids)
+        return ident in exact or any(fnmatch.fnmatchcase(ident, glob) for glob in globs)
+
+
+@lru_cache(maxsize=8)
+def _split_globs(ids: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """Plain ids (a set lookup: a report names thousands) apart from the globs."""
+    globs = tuple(i for i in ids if any(ch in i for ch in "*?["))
+    return frozenset(ids) - frozenset(globs), globs
 
 
 EVERYTHING = Selection()
@@ -375,14 +387,50 @@ def load_scenarios(
     return select(suite.scenarios, ids=ids, categories=categories, tags=tags)
 
 
+_SHARED_PARTS = ("sessions", "items")
+_CANONICAL = {"sort_keys": True, "separators": (",", ":"), "ensure_ascii": False}
+_part_cache: OrderedDict[int, tuple[list[Any], bytes]] = OrderedDict()
+_PART_CACHE_SIZE = 64
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, **_CANONICAL).encode("utf-8")
+
+
+def _part_json(part: list[Any]) -> bytes:
+    """Canonical JSON of a ``sessions`` or ``items`` list, computed once per list object.
+
+    A conversation's probes share these lists, so 200 probes serialize them
+    once. The cache holds the list itself, so its ``id`` cannot be reused while
+    cached; scenarios are frozen and these lists are never changed in place.
+    """
+    known = _part_cache.get(id(part))
+    if known is not None and known[0] is part:
+        _part_cache.move_to_end(id(part))
+        return known[1]
+    text = _canonical([entry.model_dump(mode="json", by_alias=True) for entry in part])
+    _part_cache[id(part)] = (part, text)
+    while len(_part_cache) > _PART_CACHE_SIZE:
+        _part_cache.popitem(last=False)
+    return text
+
+
 def scenario_hash(scenario: Scenario) -> str:
     """SHA-256 of the scenario's canonical JSON, to spot edited fixtures.
 
+    The canonical JSON is ``json.dumps`` of the whole scenario with sorted
+    keys and no spaces; it is fed to the hash piece by piece so that the
+    sessions and items a conversation's probes share are serialized once.
     The ``$schema`` editor hint is left out, so moving a file does not change its hash.
     """
-    data = scenario.model_dump(mode="json", by_alias=True, exclude={"schema_"})
-    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    data = scenario.model_dump(mode="json", by_alias=True, exclude={"schema_", *_SHARED_PARTS})
+    parts = {name: getattr(scenario, name) for name in _SHARED_PARTS}
+    digest = hashlib.sha256(b"{")
+    for index, key in enumerate(sorted([*data, *parts])):
+        digest.update((b"," if index else b"") + _canonical(key) + b":")
+        digest.update(_part_json(parts[key]) if key in parts else _canonical(data[key]))
+    digest.update(b"}")
+    return digest.hexdigest()
 
 
 def cli_list(args: argparse.Namespace) -> int:

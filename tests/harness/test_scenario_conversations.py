@@ -236,3 +236,23 @@ def test_unknown_category_filter_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as caught:
         load_scenarios([tmp_path], categories=["nonsense"])
     assert caught.value.problems[0].file == "--category"
+
+
+def _reference_hash(scenario) -> str:  # noqa: ANN001 - the definition: sha256 of the whole canonical JSON
+    import hashlib
+    import json
+
+    data = scenario.model_dump(mode="json", by_alias=True, exclude={"schema_"})
+    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
+
+
+def test_scenario_hash_is_the_hash_of_the_canonical_json(tmp_path: Path) -> None:
+    """The piecewise hash (shared parts serialized once) equals the plain definition, for stories and probes."""
+    path = write_conversation(tmp_path, probes=3)
+    path.write_text(path.read_text(encoding="utf-8").replace("  - id: q2\n", "  - id: q2\n    item_roles: {it-move: answer}\n"), encoding="utf-8")
+    (tmp_path / "story.yaml").write_text(VALID.read_text(encoding="utf-8"), encoding="utf-8")
+    scenarios = load_scenarios([tmp_path, ROOT / "scenarios" / "smoke"])
+    for scenario in scenarios:
+        assert scenario_hash(scenario) == _reference_hash(scenario)
+        assert scenario_hash(scenario) == _reference_hash(scenario)  # served from the cache
+    assert len({scenario_hash(s) for s in scenarios}) == len(scenarios)
