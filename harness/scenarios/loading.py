@@ -27,6 +27,7 @@ import argparse
 import fnmatch
 import hashlib
 import json
+import re
 import sys
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
@@ -46,7 +47,18 @@ from harness.scenarios.conversation import (
     probe_entries,
     shared_data,
 )
-from harness.scenarios.documents import MAX_DEPTH, _display, _Document, _line_of, _locate, _Loader, _merge, _parse, _schema_findings
+from harness.scenarios.documents import (
+    MAX_DEPTH,
+    _display,
+    _Document,
+    _line_of,
+    _locate,
+    _Loader,
+    _merge,
+    _parse,
+    _read,
+    _schema_findings,
+)
 from harness.scenarios.models import Category, Scenario
 from harness.scenarios.validation import Finding, Problem, ScenarioError, check_partial, check_scenario, format_value
 
@@ -212,9 +224,46 @@ def _unreadable(problems: list[Problem], selection: Selection) -> _Loaded:
     return _Loaded(problems=[Problem(p.file, p.line, p.field, p.message + note, p.value, "warning") for p in problems], skipped=True)
 
 
+_TOP_ID = re.compile(r"^id:[ \t]+([A-Za-z0-9][A-Za-z0-9._:-]*)[ \t]*(?:#.*)?$", re.MULTILINE)
+
+
+def _ruled_out(text: str, selection: Selection) -> bool:
+    """True when the file's text alone shows that nothing in it can be selected, so it need not be parsed.
+
+    Only for selections by id: a file with exactly one top-level ``id: <plain
+    id>`` line holds that story, or that conversation's probes ``<id>/...``;
+    when no glob can match either, parsing is skipped (a 100 kB conversation
+    costs about 0.1 s to parse). Anything less certain is parsed.
+    """
+    if not selection.ids or selection.categories or selection.tags:
+        return False
+    found = _TOP_ID.findall(text)
+    if len(found) != 1:
+        return False
+    ident = found[0]
+    return not selection.matches(ident, None, []) and not any(_may_match_probe(ident, glob) for glob in selection.ids)
+
+
+def _may_match_probe(conversation: str, glob: str) -> bool:
+    """Whether ``glob`` may match some ``<conversation>/<probe>`` id (conservatively True when unsure)."""
+    if "[" in glob:
+        return True
+    if "/" not in glob:  # only a wildcard can stand for the '/', after a literal start the id must begin with
+        literal = re.split(r"[*?]", glob, maxsplit=1)
+        return len(literal) > 1 and (conversation + "/").startswith(literal[0])
+    if glob.count("/") > 1:
+        return False  # a scenario id holds one '/'
+    return fnmatch.fnmatchcase(conversation, glob.split("/", 1)[0])  # the glob's '/' is the id's '/'
+
+
 def _load_file(path: Path, root: Path, selection: Selection) -> _Loaded:
     """Read one file (a story or a conversation), select, merge and check it."""
-    document, problems = _parse(path)
+    text, problems = _read(path)
+    if text is None:
+        return _unreadable(problems, selection)
+    if _ruled_out(text, selection):
+        return _Loaded(skipped=True)
+    document, problems = _parse(path, text)
     if document is None:
         return _unreadable(problems, selection)
     if not isinstance(document.data, dict):
@@ -247,7 +296,12 @@ def _load_file(path: Path, root: Path, selection: Selection) -> _Loaded:
 def _load_folder(folder: Path, files: list[Path], root: Path, selection: Selection) -> _Loaded:
     """A conversation folder: ``_conversation.yaml`` (the shared part) and probe files each holding ``probes:``."""
     shared_path = _display(folder / CONVERSATION_FILE)
-    shared, problems = _parse(shared_path)
+    text, problems = _read(shared_path)
+    if text is None:
+        return _unreadable(problems, selection)
+    if _ruled_out(text, selection):
+        return _Loaded(skipped=True)
+    shared, problems = _parse(shared_path, text)
     if shared is None:
         return _unreadable(problems, selection)
     if not isinstance(shared.data, dict):

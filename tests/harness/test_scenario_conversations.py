@@ -256,3 +256,28 @@ def test_scenario_hash_is_the_hash_of_the_canonical_json(tmp_path: Path) -> None
         assert scenario_hash(scenario) == _reference_hash(scenario)
         assert scenario_hash(scenario) == _reference_hash(scenario)  # served from the cache
     assert len({scenario_hash(s) for s in scenarios}) == len(scenarios)
+
+
+@pytest.mark.parametrize(
+    ("glob", "skipped"),
+    [("conv-2/q1", True), ("conv-1/q1", False), ("conv-1/*", False), ("conv-?/q1", False), ("*q1", False),
+     ("conv-1?q1", False), ("fx-*", True), ("[c]onv-2/q1", False), ("conv-2/*", True), ("a/b/c", True)],
+)
+def test_an_id_filter_skips_parsing_files_that_cannot_match(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, glob: str, skipped: bool) -> None:
+    """Files whose top-level id rules them out are not even parsed; any doubt parses (conv-1 is the file here)."""
+    from harness.scenarios import loading
+
+    write_conversation(tmp_path, probes=2)
+    parsed: list[Path] = []
+    real = loading._parse
+    monkeypatch.setattr(loading, "_parse", lambda path, text=None: parsed.append(path) or real(path, text))
+    load_suite([tmp_path], loading.Selection(ids=(glob,)))
+    assert (parsed == []) is skipped
+
+
+def test_a_quoted_or_flow_id_is_always_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.scenarios import loading
+
+    path = write_conversation(tmp_path, probes=2)
+    path.write_text(path.read_text(encoding="utf-8").replace("id: conv-1\n", 'id: "conv-1"\n', 1), encoding="utf-8")
+    assert [s.id for s in load_scenarios([tmp_path], ids=["conv-1/q2"])] == ["conv-1/q2"]
