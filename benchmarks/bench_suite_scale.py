@@ -9,14 +9,16 @@ a someone-else canary), written two ways:
 - ``conversation``: one conversation file per conversation (the new format);
 - ``one-story``: every probe its own file repeating its conversation (the
   only layout before issue 11), at ``--story-probes`` probes per conversation,
-  extrapolated linearly to the full 2,000 where noted.
+  extrapolated linearly to the full 2,000 where noted; written without issue
+  11's new fields (speakers in the content, built-in categories), so an older
+  checkout reads it too.
 
 Each command runs as its own process (``python -m harness.cli ...``), timed
 wall-clock, with its peak RSS read from ``wait4``. ``report`` reads a
 synthesized ``results.jsonl`` (2,000 probes x 3 arms, transcripts of a few kB,
 not the 20k-token pasted history a real ``full_history`` sample carries).
-``--harness DIR`` runs the one-story measurements with another checkout's
-``harness`` package too (e.g. ``/work/main``: the figures before issue 11).
+``--harness DIR`` runs the one-story measurements with another checkout too
+(its ``.venv`` when it has one; e.g. ``/work/main``: the figures before issue 11).
 
 Targets (issue 11): validate < 3 s and < 400 MB; run --filter < 10 s; report < 5 s.
 
@@ -124,6 +126,25 @@ def _probe(rng: random.Random, conv: dict[str, Any], n: int) -> dict[str, Any]:
     return {"id": f"q{n:03d}", "category": category, "tags": [word], "probe": probe, "expect": expect}
 
 
+LEGACY_CATEGORY = {"single_hop": "project_fact", "multi_hop": "project_fact", "temporal": "temporal",
+                   "open_domain": "project_fact", "adversarial": "abstention"}
+
+
+def _legacy_sessions(sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Sessions without issue 11's ``speaker`` (the name moves into the content), so an older harness reads them."""
+    return [{**s, "turns": [{"role": t["role"], "content": f"{t['speaker']}: {t['content']}"} for t in s["turns"]]} for s in sessions]
+
+
+def _legacy_probe(entry: dict[str, Any]) -> dict[str, Any]:
+    """A probe in the format before issue 11: built-in category, no groups, F1 reference or someone-else canary."""
+    expect = dict(entry["expect"])
+    expect.pop("f1_reference", None)
+    if "must_contain_groups" in expect:
+        expect["must_contain_all"] = [group[0] for group in expect.pop("must_contain_groups")]
+    expect["canaries"] = [{**c, "kind": "invented"} for c in expect.get("canaries", [])]
+    return {**entry, "category": LEGACY_CATEGORY[entry["category"]], "expect": expect}
+
+
 def _dump(data: Any) -> str:
     import yaml
 
@@ -134,9 +155,9 @@ def generate(target: Path, conversations: int, probes: int, story_probes: int, s
     """Write both layouts under ``target``; returns what was written."""
     rng = random.Random(seed)
     conv_dir, story_dir = target / "conversation", target / "one-story"
-    for folder in (conv_dir, story_dir):
-        folder.mkdir(parents=True)
-        (folder / "_defaults.yaml").write_text(_dump({"system_prompt": SYSTEM_PROMPT, "categories": CATEGORIES}), encoding="utf-8")
+    conv_dir.mkdir(parents=True)
+    story_dir.mkdir(parents=True)
+    (conv_dir / "_defaults.yaml").write_text(_dump({"system_prompt": SYSTEM_PROMPT, "categories": CATEGORIES}), encoding="utf-8")
     tokens, ids = 0, []
     for c in range(conversations):
         conv = _conversation(rng, c)
@@ -148,8 +169,8 @@ def generate(target: Path, conversations: int, probes: int, story_probes: int, s
         (conv_dir / f"{conv_id}.yaml").write_text(_dump({**shared, "probes": entries}), encoding="utf-8")
         tokens += sum(len(t["content"]) for s in conv["sessions"] for t in s["turns"]) // 4
         ids += [f"{conv_id}/{e['id']}" for e in entries]
-        body = _dump({"sessions": conv["sessions"], "items": conv["items"]})
-        for entry in entries[:story_probes]:
+        body = _dump({"sessions": _legacy_sessions(conv["sessions"]), "items": conv["items"]})
+        for entry in map(_legacy_probe, entries[:story_probes]):
             head = {"id": f"{conv_id}-{entry['id']}", "title": f"{shared['title']} / {entry['id']}", "category": entry["category"],
                     "description": shared["description"], "tags": ["locomo-like", *entry["tags"]]}
             tail = {"probe": entry["probe"], "expect": entry["expect"]}
@@ -157,7 +178,7 @@ def generate(target: Path, conversations: int, probes: int, story_probes: int, s
     size = lambda folder: sum(p.stat().st_size for p in folder.glob("*.yaml"))  # noqa: E731
     return {"conv_dir": conv_dir, "story_dir": story_dir, "ids": ids, "tokens_per_conversation": tokens // conversations,
             "conv_mb": size(conv_dir) / 1e6, "story_mb": size(story_dir) / 1e6,
-            "story_files": len(list(story_dir.glob("*.yaml"))) - 1}
+            "story_files": len(list(story_dir.glob("*.yaml")))}
 
 
 def _command(args: list[str], harness: Path | None = None, cwd: Path | None = None) -> tuple[float, float, float, int, str]:
@@ -167,9 +188,14 @@ def _command(args: list[str], harness: Path | None = None, cwd: Path | None = No
     shared with other jobs the wall time measures the neighbours too.
     """
     env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True")
-    env["PYTHONPATH"] = str(harness or ROOT)
+    python = sys.executable
+    if harness is not None:  # its own virtualenv (an editable install there points at it), else its folder on the path
+        own = harness / ".venv" / "bin" / "python"
+        python = str(own) if own.exists() else python
+        env["PYTHONPATH"] = str(harness)
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=cwd)
+    proc = subprocess.Popen([python, "-m", "harness.cli", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                            cwd=cwd or tempfile.gettempdir())  # not this checkout: `-m` puts the working folder first on the path
     output = proc.stdout.read() if proc.stdout else b""
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
@@ -236,7 +262,7 @@ def main() -> None:
     parser.add_argument("--harness", type=Path, help="another checkout whose harness also runs the one-story measurements")
     parser.add_argument("--keep", type=Path, help="write the suites here and keep them")
     args = parser.parse_args()
-    target = args.keep or Path(tempfile.mkdtemp(prefix="suite-scale-"))
+    target = (args.keep or Path(tempfile.mkdtemp(prefix="suite-scale-"))).resolve()
     try:
         t0 = time.perf_counter()
         made = generate(target, args.conversations, args.probes, args.story_probes)
