@@ -8,8 +8,10 @@ items the store itself would refuse (by calling the store's own
 warnings rather than errors (no distractor, the answer already in the probe
 history, ``abstain`` together with ``must_contain_*``).
 
-Every check is a pure function returning :class:`Finding` records located by
-field path; the loader turns them into :class:`Problem` records with a file
+The cross-field checks come in two halves: those of the sessions and items
+alone (:func:`check_shared_data`, run once per conversation file) and those of
+one probe against them (:func:`check_probe_data`, run per probe). Every check
+is a pure function returning :class:`Finding` records located by field path; the loader turns them into :class:`Problem` records with a file
 and a line. The cross-field checks (:func:`check_data`) read a
 :class:`~harness.scenarios.models.Scenario` or, when the models refuse a file,
 the raw mapping that parsed (:func:`check_partial`), so one ``validate`` shows

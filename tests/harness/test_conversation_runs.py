@@ -48,6 +48,9 @@ def test_run_filter_of_one_probe_ignores_a_broken_unselected_file_that_validate_
     assert sorted(r.sample_id for r in records) == sorted(f"conv-1/q2|{arm}|offline/reference|0" for arm in ARMS)
     assert all(r.status == "ok" and r.category == "project_fact" for r in records)
     assert read_manifest(tmp_path / "run").scenario_ids == ["conv-1/q2"]
+    run_files = {p.name for p in (tmp_path / "run").iterdir()}
+    assert not any("q2" in name for name in run_files)  # the id names no file
+    assert "<code>conv-1/q2</code>" in (tmp_path / "run" / "index.html").read_text(encoding="utf-8")
     capsys.readouterr()
     assert main(["validate", str(suite)]) == 1
     assert "broken.yaml" in capsys.readouterr().out
