@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import OrderedDict
+from typing import Any
 
 from memory_tools import (
     DenialReason,
@@ -162,15 +163,22 @@ class StoreTemplates:
     def __init__(self, capacity: int = 32) -> None:
         self.capacity = capacity
         self._images: OrderedDict[SeedPlan, bytes] = OrderedDict()
-        self._plans: dict[int, tuple[Scenario, SeedPlan]] = {}  # by id(scenario); the scenario is kept, so its id stays its own
+        # Plans by the identity of the (items, sessions) lists: a conversation's probes share them, so one plan
+        # serves all; the lists are kept with the plan, so their ids cannot be reused while cached.
+        self._plans: OrderedDict[tuple[int, int], tuple[list[ItemSpec], list[Any], SeedPlan]] = OrderedDict()
         self.seeded = 0
 
     def plan(self, scenario: Scenario) -> SeedPlan:
-        known = self._plans.get(id(scenario))
-        if known is None:
-            known = (scenario, seed_plan(scenario))
-            self._plans[id(scenario)] = known
-        return known[1]
+        key = (id(scenario.items), id(scenario.sessions))
+        known = self._plans.get(key)
+        if known is None or known[0] is not scenario.items or known[1] is not scenario.sessions:
+            known = (scenario.items, scenario.sessions, seed_plan(scenario))
+            self._plans[key] = known
+            while len(self._plans) > 8 * self.capacity:
+                self._plans.popitem(last=False)
+        else:
+            self._plans.move_to_end(key)
+        return known[2]
 
     def open(self, scenario: Scenario) -> MemoryItemStore:
         """A fresh store holding ``scenario``'s items, copied from its template (seeded on first use)."""

@@ -131,6 +131,7 @@ def test_a_conversation_seeds_one_template_for_all_its_probes(tmp_path: Path) ->
     for probe in probes:
         templates.open(probe).close()
     assert templates.seeded == 1  # roles never reach the store
+    assert templates.plan(probes[0]) is templates.plan(probes[2])  # planned once per conversation, not per probe
     stories = load_scenarios([FIXTURES / "seeding", FIXTURES / "good"])
     for story in stories:
         templates.open(story).close()
