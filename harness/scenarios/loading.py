@@ -62,8 +62,6 @@ from harness.scenarios.documents import (
 from harness.scenarios.models import Category, Scenario
 from harness.scenarios.validation import Finding, Problem, ScenarioError, check_partial, check_scenario, format_value
 
-__all__ = ["MAX_DEPTH", "Selection", "SuiteLoad", "discover", "load_scenarios", "load_suite", "scenario_hash", "select", "_Loader"]
-
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 DEFAULTS_FILE = "_defaults.yaml"
 CONVERSATION_FILE = "_conversation.yaml"
