@@ -281,3 +281,19 @@ def test_a_quoted_or_flow_id_is_always_parsed(tmp_path: Path, monkeypatch: pytes
     path = write_conversation(tmp_path, probes=2)
     path.write_text(path.read_text(encoding="utf-8").replace("id: conv-1\n", 'id: "conv-1"\n', 1), encoding="utf-8")
     assert [s.id for s in load_scenarios([tmp_path], ids=["conv-1/q2"])] == ["conv-1/q2"]
+
+
+@pytest.mark.parametrize("how", ["category", "tag", "quoted id"])
+def test_a_broken_story_left_out_by_category_or_tag_is_never_validated(tmp_path: Path, how: str) -> None:
+    """Category and tag filters read the story's raw values (its id alone cannot rule it out) and skip its validation."""
+    write_conversation(tmp_path, probes=2)
+    broken = _broken_story(tmp_path)
+    text = broken.read_text(encoding="utf-8").replace("category: project_fact", "category: temporal")
+    broken.write_text(text.replace("id: fx-broken", 'id: "fx-broken"'), encoding="utf-8")
+    if how == "category":
+        loaded = load_scenarios([tmp_path], categories=["project_fact"])
+    elif how == "tag":
+        loaded = load_scenarios([tmp_path], tags=["conv"])
+    else:
+        loaded = load_scenarios([tmp_path], ids=["conv-1/*"])
+    assert [s.id for s in loaded] == ["conv-1/q1", "conv-1/q2"]
