@@ -79,3 +79,15 @@ def test_schema_command_prints_and_writes(tmp_path: Path, capsys: pytest.Capture
 def test_schema_command_unwritable_target_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_schema(argparse.Namespace(out=str(tmp_path / "missing" / "schema.json"))) == 1
     assert "cannot write the schema" in capsys.readouterr().err
+
+
+def test_editor_schema_accepts_a_conversation_file_and_flags_a_probe_without_id() -> None:
+    from tests.harness.conversation_factories import conversation_text
+
+    jsonschema = pytest.importorskip("jsonschema")
+    validator = jsonschema.Draft202012Validator(scenario_schema())
+    data = _as_json(yaml.safe_load(conversation_text(3)))
+    validator.validate(data)
+    del data["probes"][1]["id"]
+    with pytest.raises(jsonschema.ValidationError):
+        validator.validate(data)
