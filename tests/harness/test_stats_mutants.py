@@ -142,3 +142,30 @@ def test_interval_of_resamples_with_one_finite_value_is_that_value_and_of_none_i
     assert (one.value, one.ci_low, one.ci_high, one.n) == (0.5, 0.5, 0.5, 2)
     none = stats._interval(0.5, np.array([np.nan, -np.inf]), 0.95, 2)
     assert (none.value, none.ci_low, none.ci_high, none.n) == (0.5, None, None, 2)
+
+
+Z_80_POWER_5_PERCENT = 1.959963984540054 + 0.8416212335729143  # z_{0.975} + z_{0.8}
+
+
+def test_min_detectable_effect_of_no_scenarios_is_the_largest_effect_one():
+    assert stats.min_detectable_effect(0, 0.3) == 1.0
+    assert stats.min_detectable_effect(-2, 0.3) == 1.0
+
+
+def test_min_detectable_effect_is_capped_at_one_when_few_scenarios_disagree_often():
+    # 2 scenarios, both discordant: (z + z) * sqrt(1 / 2) is about 1.98, but no accuracy difference exceeds 1.
+    assert stats.min_detectable_effect(2, 1.0) == 1.0
+    assert stats.min_detectable_effect(4, 0.2) == pytest.approx(Z_80_POWER_5_PERCENT * (0.2 / 4) ** 0.5)
+
+
+def test_min_detectable_effect_without_discordance_uses_half_a_discordant_scenario():
+    # p_d = 0 is replaced by 0.5 / n: MDE = z * sqrt(0.5 / n^2).
+    assert stats.min_detectable_effect(100, 0.0) == pytest.approx(Z_80_POWER_5_PERCENT * (0.5 / 100**2) ** 0.5)
+    assert stats.min_detectable_effect(100, 0.01) == pytest.approx(Z_80_POWER_5_PERCENT * (0.01 / 100) ** 0.5)
+
+
+def test_min_detectable_effect_of_one_scenario_follows_the_formula_at_a_lenient_alpha_and_power():
+    # alpha 0.5, power 0.5: z = z_{0.75} + z_{0.5} = 0.6745; one discordant scenario gives 0.6745, below the cap.
+    z = 0.6744897501960817
+    assert stats.min_detectable_effect(1, 1.0, alpha=0.5, power=0.5) == pytest.approx(z)
+    assert stats.min_detectable_effect(1, 0.0, alpha=0.5, power=0.5) == pytest.approx(z * 0.5**0.5)
