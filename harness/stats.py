@@ -296,13 +296,12 @@ def sign_flip_test(diffs: Sequence[Fraction], *, draws: int = SIGN_FLIP_DRAWS, s
     threshold = (abs(float(sum(nonzero))) - tolerance + values.sum()) / 2.0
     low_threshold = (values.sum() - abs(float(sum(nonzero))) + tolerance) / 2.0
     rng = np.random.default_rng(seed)
-    hits, done, chunk = 0, 0, max(1, min(draws, 2_000_000 // len(values)))
-    while done < draws:
+    hits, chunk = 0, max(1, min(draws, 2_000_000 // len(values)))
+    for done in range(0, draws, chunk):  # a `for`, not `while done < draws`: bounded whatever the body does
         size = min(chunk, draws - done)
         packed = rng.integers(0, 256, size=(size, (len(values) + 7) // 8), dtype=np.uint8)
         plus = np.unpackbits(packed, axis=1, count=len(values)) @ values
         hits += int(((plus >= threshold) | (plus <= low_threshold)).sum())
-        done += size
     return PairedTest((1 + hits) / (1 + draws),
                       f"Monte Carlo sign-flip permutation test on per-scenario mean differences ({draws} seeded draws)")
 

@@ -6,9 +6,11 @@ passing once the bug was removed.
 
 from __future__ import annotations
 
+from tests.harness.sample_scores import sample
 from tests.harness.scoring_factories import MODEL, make_record, make_scenario, tool_call
 
-from harness.aggregate import aggregate
+from harness import stats
+from harness.aggregate import AggregateConfig, aggregate
 from harness.scoring import score_sample
 
 
@@ -80,3 +82,46 @@ def test_paired_difference_is_treatment_minus_baseline_per_scenario() -> None:
     scs["fact-9"] = make_scenario("fact-9")
     row = _paired(_tables(records, scs), "continuity_accuracy")
     assert (row["arm_a"], row["arm_b"], row["diff"], row["n_scenarios"]) == ("history_only", "recall", 0.75, 4)
+
+
+def _runs(per_scenario: dict[int, tuple[int, int]], **kwargs) -> list:
+    """Scores from {scenario: (history_only correct, recall correct)}, one epoch each (tests.harness.sample_scores)."""
+    return [sample(k, arm, 0, bool(c), **kwargs)
+            for k, sides in per_scenario.items() for arm, c in zip(("history_only", "recall"), sides)]
+
+
+def test_paired_over_abstention_compares_the_answerable_scenarios_only() -> None:
+    """Bug: the paired over-abstention row filtered the unanswerable scenarios (the ``answerable`` filter swapped)."""
+    answerable = [sample(k, arm, 0, True).model_copy(update={"abstained": arm == "recall" and k < 2})
+                  for k in range(4) for arm in ("history_only", "recall")]  # recall abstains on 2 of 4
+    unanswerable = [sample(k, arm, 0, True, abstain=True, category="abstention")
+                    for k in range(4, 7) for arm in ("history_only", "recall")]  # both arms abstain on all 3
+    rows = {r["metric"]: r for r in aggregate(answerable + unanswerable)["paired"] if r["category"] == "all"}
+    over = rows["over_abstention_rate"]
+    assert (over["diff"], over["n_scenarios"]) == (0.5, 4)
+    assert (rows["abstention_rate_unanswerable"]["diff"], rows["abstention_rate_unanswerable"]["n_scenarios"]) == \
+        (0.0, 3)
+
+
+def test_paired_intervals_resample_with_the_configured_resamples_and_seed() -> None:
+    """Bug: the paired difference's interval drawn with the default resamples and seed, ignoring the config."""
+    run = {k: (k % 2, int(k % 3 != 0)) for k in range(9)}
+    history = [float(h) for h, _ in run.values()]
+    recall = [float(r) for _, r in run.values()]
+    config = AggregateConfig(resamples=40, seed=11)
+    row = next(r for r in aggregate(_runs(run), config=config)["paired"]
+               if (r["metric"], r["category"]) == ("continuity_accuracy", "all"))
+    expected = stats.paired_diff_ci(history, recall, resamples=40, seed=11)
+    assert (row["ci_low"], row["ci_high"]) == (round(expected.ci_low, 6), round(expected.ci_high, 6))
+    default = stats.paired_diff_ci(history, recall)
+    assert (row["ci_low"], row["ci_high"]) != (round(default.ci_low, 6), round(default.ci_high, 6))
+
+
+def test_paired_all_rows_come_first_even_before_a_category_that_sorts_before_all() -> None:
+    """Bug: paired rows sorted by category name alone, which puts ``abstention`` before the ``all`` rows."""
+    scores = [s.model_copy(update={"category": "abstention" if s.scenario_id < "sc-002" else "project_fact"})
+              for s in _runs({k: (0, 1) for k in range(4)})]
+    categories = [r["category"] for r in aggregate(scores)["paired"]]
+    first_abstention = categories.index("abstention")
+    assert set(categories[:first_abstention]) == {"all"}
+    assert categories == sorted(categories, key=lambda c: ["all", "abstention", "project_fact"].index(c))

@@ -8,6 +8,7 @@ docs/mutation-testing.md, "harness/stats.py".
 from __future__ import annotations
 
 import itertools
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -142,3 +143,89 @@ def test_interval_of_resamples_with_one_finite_value_is_that_value_and_of_none_i
     assert (one.value, one.ci_low, one.ci_high, one.n) == (0.5, 0.5, 0.5, 2)
     none = stats._interval(0.5, np.array([np.nan, -np.inf]), 0.95, 2)
     assert (none.value, none.ci_low, none.ci_high, none.n) == (0.5, None, None, 2)
+
+
+Z_80_POWER_5_PERCENT = 1.959963984540054 + 0.8416212335729143  # z_{0.975} + z_{0.8}
+
+
+def test_min_detectable_effect_of_no_scenarios_is_the_largest_effect_one():
+    assert stats.min_detectable_effect(0, 0.3) == 1.0
+    assert stats.min_detectable_effect(-2, 0.3) == 1.0
+
+
+def test_min_detectable_effect_is_capped_at_one_when_few_scenarios_disagree_often():
+    # 2 scenarios, both discordant: (z + z) * sqrt(1 / 2) is about 1.98, but no accuracy difference exceeds 1.
+    assert stats.min_detectable_effect(2, 1.0) == 1.0
+    assert stats.min_detectable_effect(4, 0.2) == pytest.approx(Z_80_POWER_5_PERCENT * (0.2 / 4) ** 0.5)
+
+
+def test_min_detectable_effect_without_discordance_uses_half_a_discordant_scenario():
+    # p_d = 0 is replaced by 0.5 / n: MDE = z * sqrt(0.5 / n^2).
+    assert stats.min_detectable_effect(100, 0.0) == pytest.approx(Z_80_POWER_5_PERCENT * (0.5 / 100**2) ** 0.5)
+    assert stats.min_detectable_effect(100, 0.01) == pytest.approx(Z_80_POWER_5_PERCENT * (0.01 / 100) ** 0.5)
+
+
+def test_min_detectable_effect_of_one_scenario_follows_the_formula_at_a_lenient_alpha_and_power():
+    # alpha 0.5, power 0.5: z = z_{0.75} + z_{0.5} = 0.6745; one discordant scenario gives 0.6745, below the cap.
+    z = 0.6744897501960817
+    assert stats.min_detectable_effect(1, 1.0, alpha=0.5, power=0.5) == pytest.approx(z)
+    assert stats.min_detectable_effect(1, 0.0, alpha=0.5, power=0.5) == pytest.approx(z * 0.5**0.5)
+
+
+def test_ratio_interval_ends_are_the_lower_quantiles_of_the_resampled_ratios_at_95_percent():
+    rng = np.random.default_rng(5)
+    num, den = rng.integers(0, 5, 40).astype(float), rng.integers(1, 4, 40).astype(float)
+    clusters = np.repeat([f"s{k:02d}" for k in range(10)], 4)
+    iv = stats.cluster_ratio_ci(num, den, clusters, resamples=400, seed=9)
+    counts = stats._counts(10, 400, 9)
+    resampled = np.sort((counts @ num.reshape(10, 4).sum(axis=1)) / (counts @ den.reshape(10, 4).sum(axis=1)))
+    # ranks ceil(0.025 * 400) = 10 and ceil(0.975 * 400) = 390 (1-based)
+    assert (iv.value, iv.ci_low, iv.ci_high, iv.n) == (num.sum() / den.sum(), resampled[9], resampled[389], 10)
+
+
+def test_cluster_mean_ci_draws_with_the_given_resamples_and_seed():
+    values, clusters = np.arange(30, dtype=float) % 7, np.repeat([f"s{k}" for k in range(10)], 3)
+    given = stats.cluster_mean_ci(values, clusters, resamples=60, seed=5)
+    assert given == stats.cluster_ratio_ci(values, np.ones(30), clusters, resamples=60, seed=5)
+    assert given != stats.cluster_mean_ci(values, clusters)
+
+
+def test_integer_scenario_codes_draw_the_same_interval_as_labels_sorted_in_the_same_order():
+    # 12 scenarios: coded as text, "10" and "11" would sort before "2" and take other scenarios' draws.
+    values = np.array([k * k % 7 for k in range(12)], dtype=float).repeat(2)
+    codes, labels = np.arange(12).repeat(2), np.array([f"s{k:02d}" for k in range(12)]).repeat(2)
+    for q in (0.5, 0.9):
+        assert stats.cluster_quantile_ci(values, codes, q, resamples=300, seed=3) == \
+            stats.cluster_quantile_ci(values, labels, q, resamples=300, seed=3)
+    assert stats.cluster_mean_ci(values, codes, resamples=300, seed=3) == \
+        stats.cluster_mean_ci(values, labels, resamples=300, seed=3)
+
+
+def test_no_scenarios_give_no_estimate_and_n_zero_from_every_interval():
+    empty = stats.Interval(None, None, None, 0)
+    assert stats.cluster_ratio_ci([], [], []) == empty
+    assert stats.cluster_mean_ci([], []) == empty
+    assert stats.cluster_quantile_ci([], [], 0.5) == empty
+    assert stats.paired_diff_ci([], []) == empty
+
+
+def test_a_ratio_over_a_zero_denominator_is_undefined_but_counts_its_scenarios():
+    assert stats.cluster_ratio_ci([3.0, 1.0], [0.0, 0.0], ["a", "b"]) == stats.Interval(None, None, None, 2)
+
+
+def test_one_scenario_or_one_sample_gives_its_own_value_with_a_degenerate_interval():
+    assert stats.cluster_ratio_ci([1.0, 0.0, 1.0], [1.0, 1.0, 1.0], ["a"] * 3) == \
+        stats.Interval(2 / 3, 2 / 3, 2 / 3, 1)
+    assert stats.cluster_mean_ci([0.4], ["a"]) == stats.Interval(0.4, 0.4, 0.4, 1)
+    assert stats.paired_diff_ci([0.25], [0.75]) == stats.Interval(0.5, 0.5, 0.5, 1)
+    assert stats.cluster_quantile_ci([3.0], ["a"], 0.5) == stats.Interval(3.0, 3.0, 3.0, 1)
+
+
+def test_resamples_that_draw_only_zero_denominator_scenarios_are_skipped_without_warnings():
+    # Tokens per correct answer where one of two scenarios has no correct answer: some resamples draw only it.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        divide = stats.cluster_ratio_ci([100.0, 50.0], [1.0, 0.0], ["a", "b"], resamples=200, seed=1)
+        invalid = stats.cluster_ratio_ci([100.0, 0.0], [1.0, 0.0], ["a", "b"], resamples=200, seed=1)
+    assert (divide.value, invalid.value) == (150.0, 100.0)
+    assert invalid.ci_low == invalid.ci_high == 100.0
