@@ -95,11 +95,12 @@ def iter_array(path: Path, *, chunk: int = CHUNK_CHARS, stream: IO[str] | None =
             try:
                 value, end = decoder.raw_decode(window.text, window.pos)
             except json.JSONDecodeError as exc:
+                at, end_of_text = window.offset + exc.pos, window.offset + len(window.text.rstrip())
                 if window.more():
                     continue
-                raise ImporterError(
-                    f"{path}: element {index} is not valid JSON at character {window.offset + exc.pos}: {exc.msg}"
-                ) from None
+                if at >= end_of_text:
+                    raise ImporterError(f"{path}: the file ends inside element {index}: is it truncated?") from None
+                raise ImporterError(f"{path}: element {index} is not valid JSON at character {at}: {exc.msg}") from None
             if end == len(window.text) and window.more():
                 continue  # a number or literal may go on in the next chunk: decode again with more text
             break
