@@ -146,7 +146,7 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
         sample_id=spec.sample_id,
         scenario_id=spec.scenario_id,
         scenario_hash=ctx.hashes[spec.scenario_id],
-        category=scenario.category.value,
+        category=scenario.category,
         arm=spec.arm,
         model=spec.model,
         epoch=spec.epoch,

@@ -36,7 +36,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from harness.scenarios.models import Category, Scenario
+from harness.scenarios.models import CATEGORY_PATTERN, Category, Scenario
 from harness.scenarios.validation import (
     Finding,
     Loc,
@@ -424,6 +424,11 @@ def _error_message(error: dict[str, Any]) -> str:
         known = _known_fields(error["loc"][:-1])
         hint = _closest(str(error["loc"][-1]), known)
         return "unknown field" + (f"; did you mean {hint!r}?" if hint else f" (allowed: {', '.join(known)})" if known else "")
+    if kind == "string_pattern_mismatch" and error.get("ctx", {}).get("pattern") == CATEGORY_PATTERN:
+        hint = _closest(str(error.get("input")).lower(), [c.value for c in Category])
+        return "must be a category name: lowercase ASCII letters, digits and '_', starting with a letter" + (
+            f"; did you mean {hint!r}?" if hint else ""
+        )
     if kind == "string_pattern_mismatch":
         return "must be an identifier: ASCII letters, digits, '.', '_', ':' or '-', starting with a letter or digit"
     if kind == "value_error":
@@ -532,8 +537,12 @@ def load_suite(paths: Sequence[str | Path]) -> SuiteLoad:
     return suite
 
 
-def _filter_problems(categories: Iterable[str]) -> list[Problem]:
+def _filter_problems(categories: Iterable[str], scenarios: Iterable[Scenario] = ()) -> list[Problem]:
+    """A ``--category`` naming no built-in category, none a loaded suite declares and none a scenario uses."""
     known = {c.value for c in Category}
+    for scenario in scenarios:
+        known.add(scenario.category)
+        known.update(scenario.categories)
     return [
         Problem("--category", None, "", f"unknown category; choose from {', '.join(sorted(known))}", format_value(c))
         for c in categories
@@ -547,7 +556,7 @@ def select(scenarios: Iterable[Scenario], *, ids: Sequence[str] = (), categories
         s
         for s in scenarios
         if (not ids or any(fnmatch.fnmatchcase(s.id, glob) for glob in ids))
-        and (not categories or s.category.value in categories)
+        and (not categories or s.category in categories)
         and (not tags or any(tag in s.tags for tag in tags))
     ]
 
@@ -571,7 +580,7 @@ def load_scenarios(
         ScenarioError: with every error of every file (warnings alone never raise).
     """
     suite = load_suite(paths)
-    errors = suite.errors + _filter_problems(categories)
+    errors = suite.errors + _filter_problems(categories, suite.scenarios)
     if errors:
         raise ScenarioError(errors)
     return select(suite.scenarios, ids=ids, categories=categories, tags=tags)
@@ -596,7 +605,7 @@ def cli_list(args: argparse.Namespace) -> int:
             print(problem, file=sys.stderr)
         print(f"{len(exc.problems)} errors; run `recall-eval validate` for details", file=sys.stderr)
         return 1
-    rows = [(s.id, s.category.value, ",".join(s.tags), s.title) for s in scenarios]
+    rows = [(s.id, s.category, ",".join(s.tags), s.title) for s in scenarios]
     header = ("ID", "CATEGORY", "TAGS", "TITLE")
     widths = [max([len(header[i])] + [len(row[i]) for row in rows]) for i in range(3)]
     for row in [header, *rows]:

@@ -24,6 +24,8 @@ from memory_tools import KeyOrigin, KeyType, Kind, LifecycleState, Origin, State
 SCENARIO_SCHEMA_VERSION = 1
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]*$"
+CATEGORY_PATTERN = r"^[a-z][a-z0-9_]*$"
+"""A category name: a lowercase identifier, so it is safe in CSV cells, file names and CSS classes."""
 
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
@@ -92,6 +94,7 @@ Millis = Annotated[
     WithJsonSchema(_MILLIS_SCHEMA),
 ]
 Identifier = Annotated[str, Field(min_length=1, max_length=512, pattern=ID_PATTERN)]
+CategoryName = Annotated[str, Field(min_length=1, max_length=64, pattern=CATEGORY_PATTERN)]
 SESSION_TURN_PREFIX = "t"
 HISTORY_TURN_PREFIX = "h"
 
@@ -101,7 +104,12 @@ class _Model(BaseModel):
 
 
 class Category(StrEnum):
-    """What a scenario mainly measures; reports break results down by it."""
+    """The built-in categories: what a scenario mainly measures; reports break results down by it.
+
+    ``Scenario.category`` is a plain lowercase name; these are the names
+    validation knows without a declaration. A suite declares its own (LoCoMo's
+    ``single_hop``, ``multi_hop``...) under ``categories:`` in a ``_defaults.yaml``.
+    """
 
     PREFERENCE = "preference"
     PROJECT_FACT = "project_fact"
@@ -125,6 +133,13 @@ class Turn(_Model):
 
     id: Identifier | None = Field(None, description="Defaults to t<N> (sessions) or h<N> (probe.history), N from 1")
     role: Literal["user", "assistant"]
+    speaker: str | None = Field(
+        None,
+        min_length=1,
+        max_length=200,
+        description="Display name of who said it (\"Caroline\"), for conversations between named people; "
+        "the model sees the name, the role stays user/assistant",
+    )
     content: str = Field(min_length=1)
 
 
@@ -236,6 +251,11 @@ class AnswerCheck(_Model):
 
     must_contain_any: list[str] = Field(default_factory=list, description="At least one must appear")
     must_contain_all: list[str] = Field(default_factory=list, description="Every one must appear")
+    must_contain_groups: list[Annotated[list[str], Field(min_length=1)]] = Field(
+        default_factory=list,
+        description="Every group must match, in any order; a group matches when any of its synonyms appears "
+        "(list answers: [[Paris], [Rome, Roma]])",
+    )
     must_match: list[str] = Field(default_factory=list, description="Every regex must match")
     must_not_contain: list[str] = Field(default_factory=list, description="None may appear")
     must_not_match: list[str] = Field(default_factory=list, description="No regex may match")
@@ -245,11 +265,13 @@ class Canary(_Model):
     """A string whose presence in an answer is an unsupported claim.
 
     ``leakage``: a fact planted in another workspace; ``stale``: a superseded
-    value; ``invented``: a tempting detail nothing supports.
+    value; ``invented``: a tempting detail nothing supports; ``someone_else``:
+    a true fact about another person, offered as the asked-about person's (the
+    adversarial trap), counted apart from ``invented``.
     """
 
     text: str = Field(min_length=1, description="Matched like must_not_contain")
-    kind: Literal["leakage", "stale", "invented"]
+    kind: Literal["leakage", "stale", "invented", "someone_else"]
 
 
 class Expect(AnswerCheck):
@@ -266,6 +288,12 @@ class Expect(AnswerCheck):
     )
     canaries: list[Canary] = Field(default_factory=list)
     rubric: str | None = Field(None, description="Optional instructions for a judge model")
+    f1_reference: str | None = Field(
+        None,
+        min_length=1,
+        description="Gold answer text for an informational token-F1 score (LoCoMo's normalisation); "
+        "never part of correctness or the verdict",
+    )
 
 
 class Scenario(_Model):
@@ -275,9 +303,22 @@ class Scenario(_Model):
     schema_version: Literal[1] = SCENARIO_SCHEMA_VERSION
     id: Identifier
     title: str = Field(min_length=1)
-    category: Category
+    category: CategoryName = Field(
+        description="What the scenario mainly measures: a built-in category or one the suite declares in `categories`",
+        examples=[c.value for c in Category],
+    )
+    categories: dict[CategoryName, str] = Field(
+        default_factory=dict,
+        description="Categories the suite declares (name -> one sentence), usually in a _defaults.yaml",
+    )
     tags: list[str] = Field(default_factory=list, description="Free labels; `--tag` filters on them")
     description: str = Field(min_length=1, description="One sentence on what the scenario tests")
+    system_prompt: str | None = Field(
+        None,
+        min_length=1,
+        description="Replaces the base system prompt for every arm of this scenario (suites that are not one user "
+        "talking to an assistant)",
+    )
     sessions: list[Session] = Field(default_factory=list, description="Earlier sessions, the items' provenance")
     items: list[ItemSpec] = Field(default_factory=list, description="The memory store seen by the probe")
     probe: Probe

@@ -32,6 +32,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from harness.scenarios.models import (
+    CATEGORY_PATTERN,
     DISTRACTOR_ROLES,
     HISTORY_TURN_PREFIX,
     ID_PATTERN,
@@ -140,7 +141,7 @@ def check_data(data: Any) -> list[Finding]:
     wrong shape are skipped here (the models report them), never guessed at.
     """
     parts = _Parts.of(data)
-    findings: list[Finding] = []
+    findings: list[Finding] = list(_check_category(data))
     for check in (_check_ids, _check_sources, _check_references, _check_times, _check_expect):
         findings.extend(check(parts))
     return findings
@@ -223,6 +224,7 @@ def _list(obj: Any, name: str) -> list[Any] | None:
 
 
 _IDENTIFIER = re.compile(ID_PATTERN).fullmatch
+_CATEGORY = re.compile(CATEGORY_PATTERN).fullmatch
 
 
 def _ident(value: Any) -> str | None:
@@ -483,7 +485,9 @@ def _fold(text: str) -> str:
 
 
 def _wanted(check: Any) -> set[str]:
-    texts = (*_strings(check, "must_contain_any"), *_strings(check, "must_contain_all"))
+    """Texts every passing answer must hold: ``must_contain_*`` entries and one-synonym groups."""
+    texts = [*_strings(check, "must_contain_any"), *_strings(check, "must_contain_all")]
+    texts += [group[0] for group in _strings(check, "must_contain_groups") if isinstance(group, list) and len(group) == 1]
     return {_fold(text) for text in texts if isinstance(text, str)}
 
 
@@ -503,9 +507,19 @@ def _check_expect(parts: _Parts) -> Iterator[Finding]:
                 except re.error as exc:
                     yield Finding((*prefix, name, j), f"not a valid regular expression: {exc}", pattern)
         wanted = _wanted(check)
+        forbidden: set[str] = set()
         for j, text in enumerate(_strings(check, "must_not_contain")):
-            if isinstance(text, str) and _fold(text) in wanted:
-                yield Finding((*prefix, "must_not_contain", j), "also listed as required text: no answer can pass", text)
+            if isinstance(text, str):
+                forbidden.add(_fold(text))
+                if _fold(text) in wanted:
+                    yield Finding((*prefix, "must_not_contain", j), "also listed as required text: no answer can pass", text)
+        for j, group in enumerate(_strings(check, "must_contain_groups")):
+            if isinstance(group, list) and len(group) > 1 and all(isinstance(t, str) and _fold(t) in forbidden for t in group):
+                yield Finding(
+                    (*prefix, "must_contain_groups", j),
+                    "every synonym of this group is also in must_not_contain: no answer can pass",
+                    group,
+                )
     wanted = _wanted(expect)
     for j, canary in enumerate(_strings(expect, "canaries")):
         text = _get(canary, "text")
@@ -517,9 +531,27 @@ def _visible(item: ItemSpec, scenario: Scenario) -> bool:
     return item.workspace is None or item.workspace == scenario.probe.workspace
 
 
+def _check_category(data: Any) -> Iterator[Finding]:
+    """An undeclared category is a warning: a typo would otherwise open a category of its own in every report."""
+    category = _get(data, "category")
+    declared = _get(data, "categories")
+    declared = declared if isinstance(declared, dict) else {}
+    builtin = [c.value for c in Category]
+    if not isinstance(category, str) or _CATEGORY(category) is None or category in builtin or category in declared:
+        return
+    known = [*builtin, *(name for name in declared if isinstance(name, str))]
+    yield Finding(
+        ("category",),
+        f"unknown category{_did_you_mean(category, known)}: declare it in a _defaults.yaml under "
+        f"`categories: {{{category}: <one sentence>}}`, or use a built-in one ({', '.join(builtin)})",
+        category,
+        "warning",
+    )
+
+
 def _check_smells(scenario: Scenario) -> Iterator[Finding]:
     expect = scenario.expect
-    if expect.abstain and (expect.must_contain_any or expect.must_contain_all):
+    if expect.abstain and (expect.must_contain_any or expect.must_contain_all or expect.must_contain_groups):
         yield Finding(
             ("expect", "abstain"),
             "abstain is true but must_contain_* asks for content: an abstention scenario usually checks only what must not appear",
@@ -552,6 +584,15 @@ def _check_smells(scenario: Scenario) -> Iterator[Finding]:
                         text,
                         "warning",
                     )
+        for j, group in enumerate(scenario.expect.must_contain_groups):
+            if any(_fold(text) and _fold(text) in history for text in group):
+                yield Finding(
+                    ("expect", "must_contain_groups", j),
+                    "a synonym of this group already appears in probe.history, so the history-only arm can answer "
+                    "without memory (fine only for category recent_history)",
+                    group,
+                    "warning",
+                )
     if scenario.category == Category.RECENT_HISTORY and not probe.history:
         yield Finding(("probe", "history"), "a recent_history scenario needs probe.history", severity="warning")
     readable = not tools_off

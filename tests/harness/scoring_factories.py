@@ -72,7 +72,7 @@ def make_record(scenario: Scenario | str = "fact-01", answer: str | None = "Bill
     digest = scenario_hash(scenario) if isinstance(scenario, Scenario) else "0" * 64
     return SampleRecord(
         sample_id=sample_id(sid, arm, model, epoch), scenario_id=sid, scenario_hash=digest,
-        category=scenario.category.value if isinstance(scenario, Scenario) else category, arm=arm, model=model,
+        category=scenario.category if isinstance(scenario, Scenario) else category, arm=arm, model=model,
         epoch=epoch, seed=epoch, status="error" if error else "ok",
         error=SampleError(type="Timeout", message="provider timed out") if error else None,
         final_answer=None if error else answer, stop_reason="error" if error else "final_answer",

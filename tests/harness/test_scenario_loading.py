@@ -80,8 +80,8 @@ def test_warnings_alone_do_not_raise() -> None:
 def test_defaults_merge_nearest_folder_wins_and_mappings_merge() -> None:
     by_id = {s.id: s for s in load_scenarios([FIXTURES / "defaults"])}
     outer, inner = by_id["fx-defaults-outer"], by_id["fx-defaults-inner"]
-    assert outer.category.value == "project_fact"
-    assert inner.category.value == "preference"  # nested _defaults.yaml wins
+    assert outer.category == "project_fact"
+    assert inner.category == "preference"  # nested _defaults.yaml wins
     assert outer.probe.policy.agent_read_enabled is False
     assert inner.probe.policy.agent_read_enabled is True  # nested mapping merged key by key
     assert inner.probe.policy.enabled is True  # sibling key kept from the outer defaults
@@ -99,16 +99,18 @@ def test_defaults_lists_and_scalars_in_the_scenario_replace() -> None:
 
 def test_defaults_apply_when_a_single_file_is_loaded() -> None:
     [scenario] = load_scenarios([FIXTURES / "defaults" / "nested" / "inner.yaml"])
-    assert scenario.category.value == "preference"
+    assert scenario.category == "preference"
     assert scenario.probe.started_at == 1769936400000
 
 
 def test_bad_value_from_defaults_points_at_the_defaults_file() -> None:
+    """An undeclared category is a warning now (suites declare their own), still placed at the defaults file."""
     suite = load_suite([FIXTURES / "broken_defaults"])
-    problem = next(p for p in suite.errors if p.field == "category")
+    problem = next(p for p in suite.problems if p.field == "category")
     assert problem.file.endswith("broken_defaults/_defaults.yaml")
     assert problem.line == 1
     assert problem.value == "'projectfact'"
+    assert problem.severity == "warning" and "did you mean 'project_fact'?" in problem.message
 
 
 def test_duplicate_ids_name_both_files() -> None:

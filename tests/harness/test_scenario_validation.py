@@ -225,7 +225,7 @@ def test_one_pass_checks_skip_values_the_models_refused() -> None:
 
 
 def test_one_pass_still_asks_the_store_about_items_valid_on_their_own(tmp_path: Path) -> None:
-    text = (BROKEN / "store_rule.yaml").read_text(encoding="utf-8").replace("category: project_fact", "category: projectfact")
+    text = (BROKEN / "store_rule.yaml").read_text(encoding="utf-8").replace("category: project_fact", "category: project-fact")
     (tmp_path / "store_and_enum.yaml").write_text(text, encoding="utf-8")
     fields = {p.field for p in load_suite([tmp_path]).errors}
     assert fields == {"category", "items[0].event_ended_at"}
