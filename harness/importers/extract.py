@@ -68,8 +68,11 @@ def fact_chunks(text: str, limit: int = MAX_ITEM_CHARS) -> list[str]:
 
 
 def _sentence_initial(text: str, start: int) -> bool:
-    before = text[:start].rstrip()
-    return not before or before[-1] in ".!?:\"'(\n"
+    """Does the word at ``start`` open the text or a sentence (after ``.!?:"'(``)?"""
+    i = start - 1
+    while i >= 0 and text[i].isspace():
+        i -= 1
+    return i < 0 or text[i] in ".!?:\"'("
 
 
 def _entities(text: str) -> list[str]:

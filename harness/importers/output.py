@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from harness import __version__
 from harness.importers.faults import FaultLog, ImporterError
 
@@ -31,19 +29,6 @@ SUITE_JSON = "_suite.json"
 SUITE_MD = "SUITE.md"
 DEFAULTS = "_defaults.yaml"
 
-
-
-class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
-    """The fast dumper, writing small flat mappings (keys, sources, canaries) on one line."""
-
-
-def _represent_dict(dumper: yaml.SafeDumper, data: dict[str, Any]) -> yaml.MappingNode:
-    flat = len(data) <= 3 and all(isinstance(v, (str, int, float, bool)) or v is None for v in data.values())
-    short = flat and sum(len(str(k)) + len(str(v)) for k, v in data.items()) <= 160
-    return dumper.represent_mapping("tag:yaml.org,2002:map", data.items(), flow_style=short)
-
-
-_Dumper.add_representer(dict, _represent_dict)
 _ID_BAD = re.compile(r"[^A-Za-z0-9._:-]+")
 
 
@@ -107,9 +92,36 @@ def prepare_out(out: Path, *, force: bool) -> None:
         raise ImporterError(f"{out}: cannot create the folder: {exc.strerror or exc}") from None
 
 
-def dump_yaml(data: Any) -> str:
-    """YAML text in the order the dict was built, wide lines, Unicode kept."""
-    return yaml.dump(data, Dumper=_Dumper, allow_unicode=True, width=10_000, default_flow_style=False)
+# Characters a YAML reader refuses in a stream (C0/C1 controls, U+FFFE/U+FFFF) or folds as line breaks (NEL,
+# U+2028, U+2029) inside a quoted string: written as escapes, so they load back unchanged.
+_NOT_PRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufffe\uffff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+HEADER = "# Written by `recall-eval import` in JSON syntax (valid YAML, and fast to write); see docs/importers.md.\n"
+
+
+def dump_yaml(data: dict[str, Any]) -> str:
+    """``data`` as YAML text in JSON syntax: one top-level field per line, and one line per element of a list.
+
+    PyYAML's representer writes about 1 MB of YAML a second, which would make
+    a LongMemEval S import take many minutes; JSON is valid YAML and ``json``'s
+    C encoder writes it in milliseconds. One element per line keeps the
+    loader's ``file:line`` messages pointing at the session, item or probe at
+    fault. Characters a YAML reader refuses are escaped, and a lone surrogate
+    (only a broken source has one) becomes U+FFFD.
+    """
+    def one(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    fields = []
+    for key, value in data.items():
+        if isinstance(value, list) and value:
+            body = ",\n  ".join(one(element) for element in value)
+            fields.append(f" {one(key)}: [\n  {body}\n ]")
+        else:
+            fields.append(f" {one(key)}: {one(value)}")
+    text = "{\n" + ",\n".join(fields) + "\n}\n"
+    text = _SURROGATE.sub("\ufffd", text)
+    return HEADER + _NOT_PRINTABLE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
 
 
 def write_text(path: Path, text: str) -> None:

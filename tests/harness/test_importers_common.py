@@ -10,13 +10,16 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.cli import main
 from harness.importers import ImporterError, run_import
 from harness.importers.answers import answer_check, list_parts, variants
 from harness.importers.extract import MAX_KEYS, fact_chunks, keys_for
 from harness.importers.jsonstream import iter_array
-from harness.importers.output import IMPORTER_VERSION, safe_id
+from harness.importers.output import IMPORTER_VERSION, dump_yaml, safe_id
 from harness.importers.times import parse_time
 from tests.harness.importer_fixtures import LOCOMO, LONGMEMEVAL, imported, passes
 
@@ -228,3 +231,14 @@ def test_import_never_imports_litellm(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().endswith("clean")
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40))
+def test_any_text_written_by_the_importer_loads_back_unchanged(text: str) -> None:
+    data = {"content": text, "keys": [text, {"key": text}], "n": 3}
+    assert yaml.load(dump_yaml(data), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) == data
+
+
+def test_a_lone_surrogate_from_a_broken_source_becomes_a_replacement_character() -> None:
+    assert yaml.safe_load(dump_yaml({"content": "a\ud800b"})) == {"content": "a\ufffdb"}
