@@ -14,7 +14,8 @@ from typing import Any
 import yaml
 
 from harness.importers import run_import
-from harness.scoring import contains
+from harness.scenarios import AnswerCheck
+from harness.scoring import check_answer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "importers"
 LOCOMO = FIXTURES / "locomo_mini.json"
@@ -42,10 +43,6 @@ def source(path: Path) -> list[Any]:
 
 
 def passes(answer: str, expect: dict[str, Any]) -> bool:
-    """The positive text checks an importer writes, scored with the harness's own matching (word-bounded short golds)."""
-    ok = True
-    if expect.get("must_contain_any"):
-        ok &= any(contains(answer, text) for text in expect["must_contain_any"])
-    for group in expect.get("must_contain_groups", []):
-        ok &= any(contains(answer, text) for text in group)
-    return ok
+    """The positive text checks an importer wrote, scored by the harness's own ``check_answer`` (word-bounded short golds)."""
+    check = AnswerCheck(**{k: expect[k] for k in ("must_contain_any", "must_contain_groups") if k in expect})
+    return check_answer(answer, check)[0]
