@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 
 from harness.importers.answers import STOP_WORDS
+from memory_tools import MemoryValidationError, normalize_content
 
 MAX_ITEM_CHARS = 1800
 """Below the store's 2,000 code-point content limit, with room for normalization."""
@@ -65,6 +66,15 @@ def fact_chunks(text: str, limit: int = MAX_ITEM_CHARS) -> list[str]:
     if current:
         chunks.append(current)
     return chunks
+
+
+def storable(content: str) -> bool:
+    """Does the memory store accept ``content`` as an item's content (not empty after normalization, not too long)?"""
+    try:
+        normalize_content(content)
+    except MemoryValidationError:
+        return False
+    return True
 
 
 def _sentence_initial(text: str, start: int) -> bool:

@@ -30,7 +30,7 @@ import re
 from typing import Any
 
 from harness.importers.answers import answer_check, gold_text
-from harness.importers.extract import MAX_ITEM_CHARS, fact_chunks, keys_for
+from harness.importers.extract import MAX_ITEM_CHARS, fact_chunks, keys_for, storable
 from harness.importers.faults import FaultLog
 from harness.importers.output import safe_id
 from harness.importers.times import iso, parse_time
@@ -212,7 +212,7 @@ def _items(cid: str, sample: dict[str, Any], lookup: dict[str, tuple[str, str]],
                     faults.drop("observation entry that is not [fact, evidence]", f"{where}: {entry!r}"[:200])
                     continue
                 fact = " ".join(str(fact or "").split())
-                if not fact:
+                if not fact or not storable(fact[:MAX_ITEM_CHARS]):
                     faults.drop("observation fact without text", where)
                     continue
                 sources = _resolve(parse_evidence(evidence, where, faults), lookup, where, faults)

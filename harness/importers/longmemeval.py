@@ -23,7 +23,7 @@ import datetime as _dt
 from typing import Any
 
 from harness.importers.answers import answer_check, gold_text
-from harness.importers.extract import fact_chunks, keys_for
+from harness.importers.extract import fact_chunks, keys_for, storable
 from harness.importers.faults import FaultLog
 from harness.importers.output import safe_id
 from harness.importers.times import iso, parse_time
@@ -158,7 +158,9 @@ def convert_question(question: Any, index: int, faults: FaultLog, taken: set[str
     for sid, started, turns, marks in sessions:
         out_sessions.append({"id": sid, "started_at": iso(started), "turns": turns})
         for t, (turn, mark) in enumerate(zip(turns, marks), start=1):
-            pieces = fact_chunks(turn["content"])
+            pieces = [piece for piece in fact_chunks(turn["content"]) if storable(piece)]
+            if not pieces:
+                faults.drop("turn the memory store refuses as item content (no item)", f"{cid} {sid} t{t}")
             for p, piece in enumerate(pieces, start=1):
                 item_id = f"{sid}.t{t}" + (f".{p}" if len(pieces) > 1 else "")
                 items.append({

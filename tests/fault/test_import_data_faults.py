@@ -144,3 +144,21 @@ def test_the_other_benchmarks_file_is_refused(tmp_path: Path) -> None:
     """A LoCoMo file given to the LongMemEval importer yields no usable question: refused with the drops listed, exit 2."""
     with pytest.raises(Exception, match="no usable longmemeval element"):
         run_import("longmemeval", LOCOMO, tmp_path / "out", echo=lambda line: None)
+
+
+def test_text_the_memory_store_refuses_makes_no_item(tmp_path: Path) -> None:
+    """A turn or fact that is only zero-width characters is kept as conversation text where allowed but makes no item the store would refuse."""
+    from harness.importers.locomo import convert_sample
+    from harness.importers.longmemeval import convert_question
+
+    faults = FaultLog()
+    question = json.loads(LONGMEMEVAL.read_text())[0]
+    question["haystack_sessions"][0][0]["content"] = "\u200b\u200b"
+    conv = convert_question(question, 0, faults, set())
+    assert "sharegpt_yywfJrU_0.t1" not in [i["id"] for i in conv["items"]]
+    assert faults.drops == {"turn the memory store refuses as item content (no item)": 1}
+    sample = json.loads(LOCOMO.read_text())[1]
+    sample["observation"]["session_1_observation"]["Lena"][0][0] = "\u200b"
+    faults = FaultLog()
+    assert convert_sample(sample, 0, faults, set())["items"] == []
+    assert faults.drops["observation fact without text"] == 1
