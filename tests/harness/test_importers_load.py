@@ -1,42 +1,50 @@
-"""The imported suites load and validate with 0 errors through the real loader (``harness.scenarios.load_suite``)."""
+"""The imported suites load and validate with 0 errors through the real loader, and run end to end."""
 
 from __future__ import annotations
 
-import copy
+import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from harness.importers.output import dump_yaml
+from harness.cli import main
+from harness.importers.locomo import CATEGORY_TEXT, SYSTEM_PROMPT
 from harness.scenarios import load_suite
 from tests.harness.importer_fixtures import imported, read_yaml
 
 
-def _one_story_files(out: Path, target: Path) -> None:
-    """Each probe of each conversation file written as today's one-story scenario (the shared part plus the probe)."""
-    target.mkdir()
-    (target / "_defaults.yaml").write_text((out / "_defaults.yaml").read_text())
-    for path in sorted(out.glob("*.yaml")):
-        if path.name.startswith("_"):
-            continue
-        conv = read_yaml(path)
-        for probe in conv.pop("probes"):
-            story: dict[str, Any] = copy.deepcopy(conv)
-            story["id"] = f"{conv['id']}.{probe['id']}"
-            roles = probe.get("item_roles", {})
-            for item in story["items"]:
-                item["role"] = roles.get(item["id"], item["role"])
-            story.update(category=probe["category"], probe=probe["probe"], expect=probe["expect"])
-            (target / f"{story['id']}.yaml").write_text(dump_yaml(story))
-
-
 @pytest.mark.parametrize("kind", ["locomo", "longmemeval"])
-def test_every_imported_probe_validates_with_0_errors_as_a_scenario(tmp_path: Path, kind: str) -> None:
+def test_an_imported_suite_validates_with_0_errors_through_the_loader(tmp_path: Path, kind: str) -> None:
     out, _ = imported(kind, tmp_path)
-    _one_story_files(out, tmp_path / "stories")
-    suite = load_suite([tmp_path / "stories"])
+    suite = load_suite([out])
     assert [str(p) for p in suite.errors] == []
-    assert len(suite.scenarios) == sum(len(read_yaml(p)["probes"]) for p in out.glob("[!_]*.yaml"))
-    for problem in suite.problems:
-        print(problem)
+    expected = sorted(f"{read_yaml(p)['id']}/{probe['id']}" for p in out.glob("[!_]*.yaml") for probe in read_yaml(p)["probes"])
+    assert sorted(s.id for s in suite.scenarios) == expected
+    # the only warnings are the fixtures' tiny stores without a distractor
+    assert {p.message for p in suite.problems} <= {
+        "no distractor: add at least one item with role distractor, stale or canary so retrieval has to choose"}
+
+
+def test_the_loaded_locomo_probes_carry_the_suite_prompt_categories_speakers_and_checks(tmp_path: Path) -> None:
+    out, _ = imported("locomo", tmp_path)
+    scenarios = {s.id: s for s in load_suite([out]).scenarios}
+    trap, listed = scenarios["conv-1/q005"], scenarios["conv-1/q002"]
+    assert trap.system_prompt == SYSTEM_PROMPT and trap.categories == CATEGORY_TEXT
+    assert trap.category == "adversarial" and trap.expect.canaries[0].kind == "someone_else"
+    assert listed.sessions[0].turns[0].speaker == "Maya"
+    assert listed.expect.must_contain_groups == [["Sweden"], ["Canada"]] and listed.expect.f1_reference == "Sweden, Canada"
+    roles = {item.id: item.role for item in listed.items}
+    assert roles["obs-1-3"] == "answer" and roles["obs-1-1"] == "distractor"  # item_roles apply per probe
+    assert {item.id: item.role for item in scenarios["conv-1/q001"].items}["obs-1-1"] == "answer"
+
+
+def test_an_imported_suite_runs_end_to_end_on_the_offline_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out, _ = imported("locomo", tmp_path)
+    run = tmp_path / "run"
+    code = main(["run", "--scenarios", str(out), "--filter", "conv-1/q00[15]", "--out", str(run), "--no-progress",
+                 "--no-cache", "--arms", "history_only", "recall"])
+    records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    assert sorted((r["scenario_id"], r["arm"]) for r in records) == [
+        ("conv-1/q001", "history_only"), ("conv-1/q001", "recall"), ("conv-1/q005", "history_only"), ("conv-1/q005", "recall")]
+    assert all(r["status"] == "ok" for r in records), capsys.readouterr()
+    assert code in (0, 1)  # the verdict on two probes is not the point; finishing without errors is
