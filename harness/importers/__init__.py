@@ -92,6 +92,8 @@ def run_import(kind: str, source: Path, out: Path, *, force: bool = False, limit
             ``out`` cannot be written (see :func:`harness.importers.output.prepare_out`).
     """
     spec = FORMATS[kind]
+    if limit is not None and limit < 1:
+        raise ImporterError(f"--limit {limit}: give 1 or more (the number of samples or questions to import)")
     if not source.is_file():
         raise ImporterError(f"{source}: no such file; give the path of the {kind} JSON file you downloaded")
     sha256 = file_sha256(source)

@@ -220,6 +220,11 @@ def test_a_bad_input_is_one_error_line_and_exit_2(tmp_path: Path, capsys: pytest
     assert err.startswith("error: ") and "missing.json: no such file" in err and "Traceback" not in err
 
 
+def test_a_limit_below_one_is_refused_before_anything_is_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["import", "locomo", str(LOCOMO), str(tmp_path / "s"), "--limit", "0"]) == 2
+    assert "--limit 0: give 1 or more" in capsys.readouterr().err and not (tmp_path / "s").exists()
+
+
 def test_import_never_imports_litellm(tmp_path: Path) -> None:
     code = (
         "import sys\n"
