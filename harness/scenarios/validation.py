@@ -23,6 +23,7 @@ import argparse
 import dataclasses
 import datetime as _dt
 import difflib
+import itertools
 import re
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -477,8 +478,8 @@ def _check_probe_times(parts: SharedIndex, probe: Any, blame_probe: bool) -> Ite
     probe_at = _millis(_get(probe, "started_at"))
     if probe_at is None:
         return
-    late_sessions = [(at, i) for at, i in parts.session_starts if at >= probe_at]  # latest first
-    late_items = [(at, i) for at, i in parts.item_times if at > probe_at]
+    late_sessions = list(itertools.takewhile(lambda pair: pair[0] >= probe_at, parts.session_starts))  # latest first
+    late_items = list(itertools.takewhile(lambda pair: pair[0] > probe_at, parts.item_times))
     if blame_probe:
         if late_sessions:
             at, i = late_sessions[0]
@@ -707,11 +708,11 @@ def _check_smells(scenario: Scenario, *, conversation: bool = False) -> Iterator
                 )
     if scenario.category == Category.RECENT_HISTORY and not probe.history:
         yield Finding(("probe", "history"), "a recent_history scenario needs probe.history", severity="warning")
-    readable = not tools_off
-    visible = [item for item in scenario.items if readable and _visible(item, scenario) and item.state.value == "active"]
-    for j, canary in enumerate(scenario.expect.canaries):
-        if canary.kind != "leakage":
-            continue
+    leakage = [(j, canary) for j, canary in enumerate(scenario.expect.canaries) if canary.kind == "leakage"]
+    if tools_off or not leakage:
+        return
+    visible = [item for item in scenario.items if _visible(item, scenario) and item.state is LifecycleState.ACTIVE]
+    for j, canary in leakage:
         needle = _fold(canary.text)
         holders = [item.id for item in visible if needle in _fold(item.content)]
         if holders:
