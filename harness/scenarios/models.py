@@ -24,6 +24,8 @@ from memory_tools import KeyOrigin, KeyType, Kind, LifecycleState, Origin, State
 SCENARIO_SCHEMA_VERSION = 1
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]*$"
+SCENARIO_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]*(/[A-Za-z0-9][A-Za-z0-9._:-]*)?$"
+"""A scenario id: an identifier, or ``<conversation id>/<probe id>`` for a probe of a conversation file."""
 CATEGORY_PATTERN = r"^[a-z][a-z0-9_]*$"
 """A category name: a lowercase identifier, so it is safe in CSV cells, file names and CSS classes."""
 
@@ -94,6 +96,7 @@ Millis = Annotated[
     WithJsonSchema(_MILLIS_SCHEMA),
 ]
 Identifier = Annotated[str, Field(min_length=1, max_length=512, pattern=ID_PATTERN)]
+ScenarioId = Annotated[str, Field(min_length=1, max_length=1025, pattern=SCENARIO_ID_PATTERN)]
 CategoryName = Annotated[str, Field(min_length=1, max_length=64, pattern=CATEGORY_PATTERN)]
 SESSION_TURN_PREFIX = "t"
 HISTORY_TURN_PREFIX = "h"
@@ -297,11 +300,15 @@ class Expect(AnswerCheck):
 
 
 class Scenario(_Model):
-    """One evaluation case."""
+    """One evaluation case: a one-story file, or one probe of a conversation file.
+
+    A conversation's probes share its ``sessions`` and ``items`` lists (the
+    same objects, validated once); their ids are ``<conversation>/<probe>``.
+    """
 
     schema_: str | None = Field(None, alias="$schema", description="Editor hint; ignored")
     schema_version: Literal[1] = SCENARIO_SCHEMA_VERSION
-    id: Identifier
+    id: ScenarioId = Field(description="Unique id; a conversation file's probes get <conversation id>/<probe id>")
     title: str = Field(min_length=1)
     category: CategoryName = Field(
         description="What the scenario mainly measures: a built-in category or one the suite declares in `categories`",
@@ -336,3 +343,55 @@ def sessions_in_scope(scenario: Scenario) -> list[Session]:
     workspace = scenario.probe.workspace
     chosen = [s for s in scenario.sessions if s.workspace is None or s.workspace == workspace]
     return sorted(chosen, key=lambda session: session.started_at)
+
+
+class ProbeEntry(_Model):
+    """One question of a conversation file; it becomes the scenario ``<conversation id>/<id>``.
+
+    Missing ``title``, ``description`` and ``category`` come from the
+    conversation; ``tags`` are added to its tags; ``item_roles`` overrides
+    ``items[].role`` for this probe only. ``probe`` and ``expect`` merge over
+    the conversation's own ``probe``/``expect`` blocks (defaults for every probe).
+    """
+
+    id: Identifier = Field(description="Probe id; the scenario id is <conversation id>/<probe id>")
+    title: str | None = Field(None, min_length=1, description="Defaults to '<conversation title> / <probe id>'")
+    description: str | None = Field(None, min_length=1, description="Defaults to the conversation's")
+    category: CategoryName | None = Field(None, description="Defaults to the conversation's")
+    tags: list[str] = Field(default_factory=list, description="Added to the conversation's tags")
+    item_roles: dict[Identifier, ItemRole] = Field(
+        default_factory=dict, description="Per-probe overrides of items[].role, by item id"
+    )
+    probe: Probe
+    expect: Expect
+
+
+class Conversation(_Model):
+    """The shared part of a conversation file (or a folder's ``_conversation.yaml``): everything but ``probes``.
+
+    Its ``probe`` and ``expect`` blocks, when present, are defaults merged
+    under every probe's own and are not fields here.
+    """
+
+    schema_: str | None = Field(None, alias="$schema", description="Editor hint; ignored")
+    schema_version: Literal[1] = SCENARIO_SCHEMA_VERSION
+    id: Identifier = Field(description="Conversation id: the first half of its probes' scenario ids")
+    title: str = Field(min_length=1)
+    description: str = Field(min_length=1)
+    category: CategoryName | None = Field(None, description="Default category of the probes")
+    categories: dict[CategoryName, str] = Field(default_factory=dict)
+    tags: list[str] = Field(default_factory=list)
+    system_prompt: str | None = Field(None, min_length=1)
+    sessions: list[Session] = Field(default_factory=list)
+    items: list[ItemSpec] = Field(default_factory=list)
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class SuiteFile(Scenario):
+    """The shape of any scenario file, for the JSON Schema only: a scenario, or a conversation with ``probes``."""
+
+    probes: list[ProbeEntry] = Field(
+        default_factory=list,
+        description="A conversation file's questions: each becomes the scenario <id>/<probe id>, sharing sessions and items",
+    )

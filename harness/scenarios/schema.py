@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.scenarios.models import SCENARIO_SCHEMA_VERSION, Scenario
+from harness.scenarios.models import SCENARIO_SCHEMA_VERSION, SuiteFile
 
 SCHEMA_ID = f"urn:recall-eval:scenario:v{SCENARIO_SCHEMA_VERSION}"
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -52,17 +52,19 @@ def _merged_blocks(schema: dict[str, Any]) -> set[str]:
 
 def scenario_schema() -> dict[str, Any]:
     """The JSON Schema of a scenario file, with meta keys first and a stable key order."""
-    generated = Scenario.model_json_schema(by_alias=True, mode="validation")
+    generated = SuiteFile.model_json_schema(by_alias=True, mode="validation")
     generated.pop("required", None)
     for name in _merged_blocks(generated):
         generated["$defs"][name].pop("required", None)
+    generated["$defs"]["ProbeEntry"]["required"] = ["id"]  # probe and expect may come from the conversation
     head = {
         "$schema": JSON_SCHEMA_DIALECT,
         "$id": SCHEMA_ID,
         "title": "recall-eval scenario",
         "description": (
-            "One recall-eval scenario (one YAML file). Fields that a _defaults.yaml may supply are not marked "
-            "required here; `recall-eval validate` checks the merged scenario. See scenarios/README.md."
+            "One recall-eval scenario file: one story, or a conversation whose `probes` each become a scenario. "
+            "Fields that a _defaults.yaml (or the conversation) may supply are not marked required here; "
+            "`recall-eval validate` checks the merged scenario. See scenarios/README.md."
         ),
     }
     body = {key: value for key, value in generated.items() if key not in ("title", "description")}

@@ -140,52 +140,100 @@ def check_data(data: Any) -> list[Finding]:
     models reject the file and one pass shows every problem. Values of the
     wrong shape are skipped here (the models report them), never guessed at.
     """
-    parts = _Parts.of(data)
+    shared = SharedIndex.of(data)
+    return check_shared_data(shared) + check_probe_data(data, shared)
+
+
+def check_shared_data(shared: SharedIndex) -> list[Finding]:
+    """The checks of the sessions and items alone: ids, sources, supersedes, item times and revisions.
+
+    A conversation file runs these once for all its probes.
+    """
+    findings: list[Finding] = []
+    for check in (_check_ids, _check_sources, _check_supersedes, _check_item_times):
+        findings.extend(check(shared))
+    return findings
+
+
+def check_probe_data(data: Any, shared: SharedIndex, *, blame_probe: bool = False) -> list[Finding]:
+    """The checks of one probe (``data``: a scenario or a conversation's probe entry) against ``shared``.
+
+    History turn ids, ``relevant_items`` and ``item_roles`` naming real items,
+    the probe after every session and item, the expectation's regexes and
+    contradictions, the category. ``blame_probe`` puts a time-order error on
+    ``probe.started_at`` (a conversation's probe: the sessions are right for
+    the other probes) instead of on the session or item.
+    """
+    probe, expect = _get(data, "probe"), _get(data, "expect")
     findings: list[Finding] = list(_check_category(data))
-    for check in (_check_ids, _check_sources, _check_references, _check_times, _check_expect):
-        findings.extend(check(parts))
+    findings.extend(_check_history_ids(probe))
+    findings.extend(_check_relevant(shared, probe, expect))
+    findings.extend(_check_item_roles(shared, _get(data, "item_roles")))
+    findings.extend(_check_probe_times(shared, probe, blame_probe))
+    findings.extend(_check_expect(expect))
     return findings
 
 
 @dataclass(frozen=True, slots=True)
-class _Parts:
-    """The blocks of a scenario (model or raw mapping) the cross-field checks share, read once.
+class SharedIndex:
+    """The sessions and items of a scenario or conversation (models or raw mappings), indexed once.
 
     ``sessions`` and ``items`` are None when they hold something other than a
-    list (the models report that); the id maps keep the first entry of each id.
+    list (the models report that); the id maps keep the first entry of each
+    id. ``session_starts`` and ``item_times`` hold every readable time, latest
+    first, so a probe's time checks look only at what starts after it.
     """
 
     sessions: list[Any] | None
     items: list[Any] | None
-    probe: Any
-    expect: Any
     session_ids: dict[str, tuple[int, Any]]
     item_ids: dict[str, tuple[int, Any]]
     turn_ids: list[list[str | None] | None]
+    session_starts: list[tuple[int, int]]
+    item_times: list[tuple[int, int]]
 
     @classmethod
-    def of(cls, data: Any) -> _Parts:
+    def of(cls, data: Any) -> SharedIndex:
         sessions, items = _list(data, "sessions"), _list(data, "items")
         turn_ids: list[list[str | None] | None] = []
-        for session in sessions or []:
+        starts: list[tuple[int, int]] = []
+        for index, session in enumerate(sessions or []):
             turns = _list(session, "turns")
             turn_ids.append(None if turns is None else _turn_ids(turns, SESSION_TURN_PREFIX))
-        probe, expect = _get(data, "probe"), _get(data, "expect")
-        return cls(sessions, items, probe, expect, _by_id(sessions or []), _by_id(items or []), turn_ids)
+            started = _millis(_get(session, "started_at"))
+            if started is not None:
+                starts.append((started, index))
+        session_ids = _by_id(sessions or [])
+        times = []
+        for index, item in enumerate(items or []):
+            observed = _millis(_get(item, "observed_at"))
+            if observed is not None:
+                times.append((observed, index))
+        starts.sort(reverse=True)
+        times.sort(reverse=True)
+        return cls(sessions, items, session_ids, _by_id(items or []), turn_ids, starts, times)
 
 
 def check_partial(data: dict[str, Any]) -> list[Finding]:
     """What can still be checked of a scenario the models refused: :func:`check_data`,
     then the store's rules for every item that is valid on its own."""
-    findings = check_data(data)
+    return check_data(data) + check_store_partial(data)
+
+
+def check_store_partial(data: dict[str, Any]) -> list[Finding]:
+    """The store's rules for every item of a refused mapping that is valid on its own."""
     items = data.get("items")
     if not isinstance(items, list):
-        return findings
+        return []
     sessions = [_valid(Session, raw) for raw in _list(data, "sessions") or []]
     context = _Sessions(data.get("id"), [session for session in sessions if session is not None])
     specs = [_valid(ItemSpec, raw) for raw in items]
-    findings.extend(_check_store_rules(specs, context))
-    return findings
+    return list(_check_store_rules(specs, context))
+
+
+def check_items(items: Sequence[ItemSpec], sessions: Sequence[Session], owner: Any) -> list[Finding]:
+    """The store's rules for validated items (a conversation's, checked once for all its probes)."""
+    return list(_check_store_rules(items, _Sessions(owner, list(sessions))))
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,7 +323,7 @@ def _did_you_mean(word: Any, choices: Iterable[str]) -> str:
     return f"; did you mean {matches[0]!r}?" if matches else ""
 
 
-def _check_ids(parts: _Parts) -> Iterator[Finding]:
+def _check_ids(parts: SharedIndex) -> Iterator[Finding]:
     for name, entries in (("sessions", parts.sessions), ("items", parts.items)):
         first: dict[str, int] = {}
         for index, obj in enumerate(entries or []):
@@ -285,9 +333,16 @@ def _check_ids(parts: _Parts) -> Iterator[Finding]:
             if ident in first:
                 yield Finding((name, index, "id"), f"duplicate id: {name}[{first[ident]}] already uses it", ident)
             first.setdefault(ident, index)
-    history = _turn_ids(_list(parts.probe, "history") or [], HISTORY_TURN_PREFIX)
     turn_lists = [(("sessions", i, "turns"), ids or [], SESSION_TURN_PREFIX) for i, ids in enumerate(parts.turn_ids)]
-    turn_lists.append((("probe", "history"), history, HISTORY_TURN_PREFIX))
+    yield from _duplicate_turns(turn_lists)
+
+
+def _check_history_ids(probe: Any) -> Iterator[Finding]:
+    history = _turn_ids(_list(probe, "history") or [], HISTORY_TURN_PREFIX)
+    yield from _duplicate_turns([(("probe", "history"), history, HISTORY_TURN_PREFIX)])
+
+
+def _duplicate_turns(turn_lists: list[tuple[Loc, list[str | None], str]]) -> Iterator[Finding]:
     for prefix, ids, letter in turn_lists:
         dupes = _duplicates(ids)
         for index, ident in enumerate(ids):
@@ -310,7 +365,7 @@ def _duplicates(values: list[str | None]) -> set[str]:
     return repeated
 
 
-def _check_sources(parts: _Parts) -> Iterator[Finding]:
+def _check_sources(parts: SharedIndex) -> Iterator[Finding]:
     if parts.sessions is None:
         return
     by_id = parts.session_ids
@@ -350,7 +405,7 @@ def _check_sources(parts: _Parts) -> Iterator[Finding]:
                 )
 
 
-def _check_references(parts: _Parts) -> Iterator[Finding]:
+def _check_supersedes(parts: SharedIndex) -> Iterator[Finding]:
     items = parts.items
     if items is None:
         return
@@ -365,11 +420,24 @@ def _check_references(parts: _Parts) -> Iterator[Finding]:
                 yield Finding(("items", i, "supersedes", j), "an item cannot supersede itself", other)
             elif other not in by_id:
                 yield Finding(("items", i, "supersedes", j), f"no item has this id{_did_you_mean(other, by_id)}", other)
-    probe = parts.probe
+
+
+def _check_item_roles(parts: SharedIndex, roles: Any) -> Iterator[Finding]:
+    if parts.items is None or not isinstance(roles, dict):
+        return
+    for item_id in roles:
+        if _ident(item_id) is not None and item_id not in parts.item_ids:
+            yield Finding(("item_roles", item_id), f"no item has this id{_did_you_mean(item_id, parts.item_ids)}", item_id)
+
+
+def _check_relevant(parts: SharedIndex, probe: Any, expect: Any) -> Iterator[Finding]:
+    if parts.items is None:
+        return
+    by_id = parts.item_ids
     raw_workspace = _get(probe, "workspace")
     probe_workspace = _ident(raw_workspace)
     known_probe = isinstance(probe, (dict, BaseModel)) and (raw_workspace is None or probe_workspace is not None)
-    for j, item_id in enumerate(_list(parts.expect, "relevant_items") or []):
+    for j, item_id in enumerate(_list(expect, "relevant_items") or []):
         item_id = _ident(item_id)
         if item_id is None:
             continue
@@ -399,36 +467,65 @@ def _when(millis: int) -> str:
     return f"{millis} ({moment.strftime('%Y-%m-%dT%H:%M:%SZ')})"
 
 
-def _check_times(parts: _Parts) -> Iterator[Finding]:
+def _check_probe_times(parts: SharedIndex, probe: Any, blame_probe: bool) -> Iterator[Finding]:
+    """Sessions start before the probe and items are observed no later than it.
+
+    The error sits on the session's or item's time (one story per file), or
+    with ``blame_probe`` on ``probe.started_at`` naming the latest of them (a
+    conversation: the shared times are right for the probes that come later).
+    """
+    probe_at = _millis(_get(probe, "started_at"))
+    if probe_at is None:
+        return
+    late_sessions = [(at, i) for at, i in parts.session_starts if at >= probe_at]  # latest first
+    late_items = [(at, i) for at, i in parts.item_times if at > probe_at]
+    if blame_probe:
+        if late_sessions:
+            at, i = late_sessions[0]
+            yield Finding(
+                ("probe", "started_at"),
+                f"must follow every earlier session: sessions[{i}].started_at is {_when(at)}"
+                + (f" ({len(late_sessions)} sessions start at or after the probe)" if len(late_sessions) > 1 else ""),
+                _when(probe_at),
+            )
+        if late_items:
+            at, i = late_items[0]
+            yield Finding(
+                ("probe", "started_at"),
+                f"must not precede items[{i}].observed_at {_when(at)}: an item cannot be observed after the probe"
+                + (f" ({len(late_items)} items are)" if len(late_items) > 1 else ""),
+                _when(probe_at),
+            )
+        return
+    for started, i in sorted(late_sessions, key=lambda pair: pair[1]):
+        yield Finding(
+            ("sessions", i, "started_at"),
+            f"an earlier session must start before probe.started_at {_when(probe_at)}",
+            _when(started),
+        )
+    for observed, i in sorted(late_items, key=lambda pair: pair[1]):
+        yield Finding(
+            ("items", i, "observed_at"),
+            f"an item cannot be observed after probe.started_at {_when(probe_at)}",
+            _when(observed),
+        )
+
+
+def _check_item_times(parts: SharedIndex) -> Iterator[Finding]:
     """Times in story order; each error sits on the field that breaks the order and names the other one.
 
-    Sessions precede the probe; an item's revisions are oldest first and no
-    later than its ``observed_at``, which lies between the start of its
-    source sessions and the probe. An ``observed_at`` left to its default
-    (the first source's session start) is never blamed: the session's own
-    ``started_at`` is.
+    An item's revisions are oldest first and no later than its
+    ``observed_at``, which lies no earlier than the start of its source
+    sessions (the probe's side is :func:`_check_probe_times`). An
+    ``observed_at`` left to its default (the first source's session start)
+    is never blamed: the session's own ``started_at`` is.
     """
-    probe_at = _millis(_get(parts.probe, "started_at"))
-    for i, session in enumerate(parts.sessions or []):
-        started = _millis(_get(session, "started_at"))
-        if started is not None and probe_at is not None and started >= probe_at:
-            yield Finding(
-                ("sessions", i, "started_at"),
-                f"an earlier session must start before probe.started_at {_when(probe_at)}",
-                _when(started),
-            )
     by_id = parts.session_ids
     for i, item in enumerate(parts.items or []):
         observed = _millis(_get(item, "observed_at"))
         observed_name = f"items[{i}].observed_at"
         sources = _list(item, "sources") or []
         if observed is not None:
-            if probe_at is not None and observed > probe_at:
-                yield Finding(
-                    ("items", i, "observed_at"),
-                    f"an item cannot be observed after probe.started_at {_when(probe_at)}",
-                    _when(observed),
-                )
             for j, source in enumerate(sources):
                 index, session = by_id.get(_ident(_get(source, "session")) or "", (None, None))
                 started = _millis(_get(session, "started_at"))
@@ -491,8 +588,7 @@ def _wanted(check: Any) -> set[str]:
     return {_fold(text) for text in texts if isinstance(text, str)}
 
 
-def _check_expect(parts: _Parts) -> Iterator[Finding]:
-    expect = parts.expect
+def _check_expect(expect: Any) -> Iterator[Finding]:
     checks: list[tuple[Loc, Any]] = [(("expect",), expect)]
     adherence = _get(expect, "adherence")
     if adherence is not None:
@@ -549,7 +645,18 @@ def _check_category(data: Any) -> Iterator[Finding]:
     )
 
 
-def _check_smells(scenario: Scenario) -> Iterator[Finding]:
+def check_conversation_probe(data: Any, scenario: Scenario | None, shared: SharedIndex) -> list[Finding]:
+    """Every check of one probe of a conversation: :func:`check_probe_data` (times blamed on the probe),
+    then the smells when the probe built a valid ``scenario``."""
+    findings = check_probe_data(data, shared, blame_probe=True)
+    if scenario is not None:
+        findings.extend(_check_smells(scenario, conversation=True))
+    return findings
+
+
+def _check_smells(scenario: Scenario, *, conversation: bool = False) -> Iterator[Finding]:
+    """Warnings. In a conversation (``conversation``) every item the probe does not name as
+    relevant already makes retrieval choose, so no distractor role is asked for."""
     expect = scenario.expect
     if expect.abstain and (expect.must_contain_any or expect.must_contain_all or expect.must_contain_groups):
         yield Finding(
@@ -558,7 +665,12 @@ def _check_smells(scenario: Scenario) -> Iterator[Finding]:
             True,
             "warning",
         )
-    if not any(item.role in DISTRACTOR_ROLES for item in scenario.items):
+    relevant = set(expect.relevant_items) if conversation else None
+    has_distractor = any(
+        item.role in DISTRACTOR_ROLES or (relevant is not None and item.role == "other" and item.id not in relevant)
+        for item in scenario.items
+    )
+    if not has_distractor:
         yield Finding(
             ("items",),
             "no distractor: add at least one item with role distractor, stale or canary so retrieval has to choose",

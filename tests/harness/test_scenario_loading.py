@@ -98,9 +98,28 @@ def test_defaults_lists_and_scalars_in_the_scenario_replace() -> None:
 
 
 def test_defaults_apply_when_a_single_file_is_loaded() -> None:
-    [scenario] = load_scenarios([FIXTURES / "defaults" / "nested" / "inner.yaml"])
-    assert scenario.category == "preference"
+    [scenario] = load_scenarios([FIXTURES / "defaults" / "outer.yaml"])
+    assert scenario.category == "project_fact"
     assert scenario.probe.started_at == 1769936400000
+
+
+def test_defaults_lookup_stops_at_the_named_suite_root() -> None:
+    """Naming defaults/nested makes it the suite root: defaults/_defaults.yaml (above it) is not read."""
+    suite = load_suite([FIXTURES / "defaults" / "nested"])
+    assert suite.scenarios == []
+    assert {p.field for p in suite.errors} == {"description", "probe.started_at"}
+    [scenario] = load_scenarios([FIXTURES / "defaults"], ids=["fx-defaults-inner"])
+    assert scenario.description == "Relies on _defaults.yaml for most fields."
+
+
+def test_defaults_above_the_named_root_are_never_read(tmp_path: Path) -> None:
+    (tmp_path / "_defaults.yaml").write_text("not_a_field: 1\n", encoding="utf-8")
+    suite_root = tmp_path / "suite"
+    suite_root.mkdir()
+    (suite_root / "case.yaml").write_text((FIXTURES / "good" / "valid.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    suite = load_suite([suite_root])
+    assert suite.problems == [] and [s.id for s in suite.scenarios] == ["fx-valid"]
+    assert load_suite([tmp_path]).errors  # named as the root, the outer defaults apply
 
 
 def test_bad_value_from_defaults_points_at_the_defaults_file() -> None:
