@@ -52,6 +52,7 @@ def _score(scores: dict[tuple[str, str], dict[str, Any]], sid: str, arm: str, na
 
 
 def test_the_model_sees_speaker_names_and_the_suites_system_prompt_in_every_arm(records: dict) -> None:
+    """Caught planted bugs: turns sent without their speaker; the scenario's system prompt ignored."""
     for arm in ARMS:
         system = records[("conv-cm/q1", arm)].messages[0]["content"]
         assert system.startswith("You answer questions about the conversations between Caroline and Melanie")
@@ -61,6 +62,7 @@ def test_the_model_sees_speaker_names_and_the_suites_system_prompt_in_every_arm(
 
 
 def test_a_list_answer_passes_in_any_order_and_the_fact_earns_it(scores: dict, records: dict) -> None:
+    """Caught planted bugs: groups required in order; speaker labels kept in the offline model's statements."""
     for arm in ("recall", "full_history"):
         assert scores[("conv-cm/q2", arm)]["outcome"] == "correct"
     assert records[("conv-cm/q2", "full_history")].final_answer.startswith("Earlier Caroline said:")
@@ -68,10 +70,12 @@ def test_a_list_answer_passes_in_any_order_and_the_fact_earns_it(scores: dict, r
 
 
 def test_a_speaker_name_alone_earns_no_answer_in_any_arm(scores: dict) -> None:
+    """Caught planted bug: speaker labels kept in the offline model's statements ("Melanie" answered q4)."""
     assert {scores[("conv-cm/q4", arm)]["outcome"] for arm in ARMS} == {"abstained_correctly"}
 
 
 def test_the_someone_else_trap_is_counted_apart_from_invented(scores: dict, summary: dict) -> None:
+    """Caught planted bug: someone_else canaries filed as ``invented``."""
     for arm in ("recall", "full_history"):
         claims = _score(scores, "conv-cm/q3", arm, "unsupported_claims")
         assert claims["value"] == 2 and "someone_else: 'sunset'" in claims["reason"]
@@ -81,6 +85,7 @@ def test_the_someone_else_trap_is_counted_apart_from_invented(scores: dict, summ
 
 def test_token_f1_is_reported_per_sample_and_per_arm_and_category_but_not_in_the_verdict(
         scores: dict, summary: dict, run_dir: Path) -> None:
+    """Caught planted bug: per-category rows only for the built-in categories."""
     assert _score(scores, "conv-cm/q1", "full_history", "token_f1")["value"] == pytest.approx(2 / 11, abs=1e-4)
     rows = {(r["arm"], r["category"]): r for r in summary["metrics"] if r["metric"] == "token_f1"}
     assert rows[("recall", "single_hop")]["value"] == pytest.approx(2 / 11, abs=1e-6)
@@ -93,6 +98,7 @@ def test_token_f1_is_reported_per_sample_and_per_arm_and_category_but_not_in_the
 
 
 def test_suite_categories_are_broken_down_with_their_descriptions(summary: dict, run_dir: Path) -> None:
+    """Caught planted bugs: built-in categories only; descriptions dropped; the by-category table missing."""
     assert [(c["name"], c["scenarios"]) for c in summary["categories"]] == [
         ("adversarial", 2), ("multi_hop", 1), ("single_hop", 1)]
     assert summary["categories"][1]["description"] == "A list answer gathered from what was said."
@@ -101,9 +107,12 @@ def test_suite_categories_are_broken_down_with_their_descriptions(summary: dict,
     assert {r["category"] for r in summary["paired"]} == {"all", "adversarial", "multi_hop", "single_hop"}
     page = (run_dir / "index.html").read_text(encoding="utf-8")
     assert 'id="by-category"' in page and "One fact said in one session." in page
+    adversarial_row = page[page.index('<th scope="row">adversarial'):].split("</tr>")[0]
+    assert "F1" not in adversarial_row  # no reference in that category: no F1 shown
 
 
 def test_scores_frame_has_tags_and_the_suites_categories(run_dir: Path) -> None:
+    """Caught planted bug: ``scores_frame`` without the ``tags`` column."""
     from harness.report.frames import scores_frame
 
     frame = scores_frame(run_dir)
