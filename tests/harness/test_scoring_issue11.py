@@ -11,6 +11,7 @@ import pytest
 from tests.harness.scoring_factories import make_record, make_scenario, paired_run
 
 from harness.aggregate import aggregate
+from harness.compare import is_regression
 from harness.judge import expected_facts
 from harness.report.headlines import unsupported_by_kind
 from harness.scoring import CLAIM_KINDS, f1_tokens, score_sample, token_f1
@@ -156,6 +157,14 @@ def test_token_f1_is_no_metric_when_no_scenario_has_a_reference() -> None:
     records, scenarios = paired_run(3)
     tables = aggregate([score_sample(r, scenarios[r.scenario_id]) for r in records])
     assert not [r for r in tables["metrics"] if r["metric"] == "token_f1"]
+
+
+def test_token_f1_never_gates_compare() -> None:
+    """Bug planted: ``token_f1`` listed as higher-is-better in ``compare`` (an informational figure failing CI)."""
+    a = {"value": 0.8, "ci_low": 0.75, "ci_high": 0.85}
+    b = {"value": 0.2, "ci_low": 0.15, "ci_high": 0.25}
+    assert is_regression("continuity_accuracy", a, b) is True  # the same drop gates an accuracy metric
+    assert is_regression("token_f1", a, b) is False
 
 
 # --- someone_else canary --------------------------------------------------------------------------------------
