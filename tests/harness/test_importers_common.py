@@ -77,21 +77,21 @@ def test_no_gold_gives_no_check() -> None:
 def test_keys_are_entities_then_frequent_content_words_all_deterministic() -> None:
     keys = keys_for("We drove to Lake Tahoe. The lake was cold, the lake was clear. Tahoe rocks.")
     assert keys[0] == {"key": "Lake Tahoe", "type": "entity", "origin": "deterministic"}
-    concepts = [k["key"] for k in keys if k["type"] == "concept"]
+    concepts = [k["key"] for k in keys if k.get("type", "concept") == "concept"]
     assert concepts[0] == "lake"  # the most frequent content word first
     assert all(k["origin"] == "deterministic" for k in keys) and "the" not in concepts and "was" not in concepts
 
 
 def test_a_lone_word_opening_a_sentence_is_no_entity_unless_capitalized_elsewhere() -> None:
-    assert [k["key"] for k in keys_for("Noted, thanks.") if k["type"] == "entity"] == []
-    assert [k["key"] for k in keys_for("Pixel is cute. I love Pixel.") if k["type"] == "entity"] == ["Pixel"]
+    assert [k["key"] for k in keys_for("Noted, thanks.") if k.get("type") == "entity"] == []
+    assert [k["key"] for k in keys_for("Pixel is cute. I love Pixel.") if k.get("type") == "entity"] == ["Pixel"]
 
 
 def test_keys_are_capped_and_never_empty() -> None:
     many = "alpha bravo charlie delta echoes foxtrot golfing hotel india juliet kilos lima mike november oscar papa"
     keys = keys_for(many)
     assert len(keys) == MAX_KEYS and keys[0]["key"] == "alpha" and keys[-1]["key"] == "lima"
-    assert keys_for("ok") == [{"key": "ok", "type": "concept", "origin": "deterministic"}]
+    assert keys_for("ok") == [{"key": "ok", "origin": "deterministic"}]
 
 
 def test_fact_chunks_cut_at_sentence_ends_and_lose_no_text() -> None:

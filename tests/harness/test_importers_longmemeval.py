@@ -48,7 +48,7 @@ def test_the_extractor_makes_one_item_per_turn_observed_at_its_session_date() ->
     assert item["observed_at"] == "2023-05-22T14:03:00Z" and item["kind"] == "context"
     assert item["sources"] == [{"session": "answer_280352e9", "turn": "t1"}]
     assert {"key": "Lake Tahoe", "type": "entity", "origin": "deterministic"} in item["keys"]
-    assert {"key": "sister", "type": "concept", "origin": "deterministic"} in item["keys"]
+    assert {"key": "sister", "origin": "deterministic"} in item["keys"]
 
 
 def test_a_long_turn_is_cut_at_sentence_ends_into_items_citing_the_same_turn() -> None:
