@@ -27,7 +27,15 @@ from typing import Any
 from harness.importers import locomo, longmemeval
 from harness.importers.faults import FaultLog, ImporterError
 from harness.importers.jsonstream import iter_array
-from harness.importers.output import DEFAULTS, SuiteInfo, dump_yaml, file_sha256, prepare_out, write_provenance, write_text
+from harness.importers.output import (
+    DEFAULTS,
+    SuiteInfo,
+    dump_yaml,
+    file_sha256,
+    prepare_out,
+    write_provenance,
+    write_text,
+)
 
 __all__ = ["FORMATS", "FaultLog", "ImportResult", "ImporterError", "cli_import", "run_import"]
 
@@ -45,7 +53,8 @@ class _Format:
 FORMATS: dict[str, _Format] = {
     "locomo": _Format(
         locomo.convert_sample, locomo.defaults, locomo.LICENCE, locomo.LICENCE_URL, locomo.DATASET_URL,
-        ("One conversation file per LoCoMo sample; observation facts are the memory items, citing their evidence turns.",
+        ("One conversation file per LoCoMo sample; observation facts are the memory items, citing their evidence "
+         "turns.",
          "Categories as LoCoMo's evaluation code numbers them: 1 multi_hop, 2 temporal, 3 open_domain, 4 single_hop, "
          "5 adversarial (abstain; the adversarial answer is a someone_else canary).",
          "Gold answers become approximate checks (variants, list groups, salient words); f1_reference and a rubric "

@@ -51,7 +51,8 @@ up down out off again further once here all any both each few more most other so
 same so too very can will just should would could may might must shall also as because while during before
 after above below between through until against among per via yes ok okay like get got go went going one
 really lot lots thing things something anything nothing everything much many well still even ever never
-always often sometimes maybe perhaps just already yet since around near want wants wanted likely probably since feel feels felt
+always often sometimes maybe perhaps just already yet since around near want wants wanted likely probably
+feel feels felt
 make makes made take takes took say says said think thinks thought know knows knew see sees saw use uses used
 """.split())
 

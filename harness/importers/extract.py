@@ -112,8 +112,8 @@ def keys_for(text: str, *, entities: tuple[str, ...] = ()) -> list[str | dict[st
     is the default type; leaving it out keeps a LongMemEval suite a fifth smaller).
 
     Example:
-        >>> keys_for("Caroline went to the LGBTQ support group.")[:2]
-        [{'key': 'Caroline', 'type': 'entity', 'origin': 'deterministic'}, {'key': 'LGBTQ', 'type': 'entity', 'origin': 'deterministic'}]
+        >>> [k["key"] for k in keys_for("I met Caroline at the LGBTQ support group.")]
+        ['Caroline', 'LGBTQ', 'support', 'group']
     """
     names: list[str] = []
     for name in (*entities, *_entities(text)):

@@ -15,7 +15,7 @@ MAX_EXAMPLES = 3
 
 
 class ImporterError(Exception):
-    """The source file cannot be imported or the output folder cannot be written; the message says why and what to do."""
+    """The source cannot be imported or the output folder cannot be written; the message says why and what to do."""
 
 
 @dataclass

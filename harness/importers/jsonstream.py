@@ -37,7 +37,7 @@ class _Window:
             return False
         self.text, self.offset, self.pos = self.text[self.pos:], self.offset + self.pos, 0
         if len(self.text) > MAX_ELEMENT_CHARS:
-            raise ImporterError(f"an element is larger than {MAX_ELEMENT_CHARS} characters: not a file this importer reads")
+            raise ImporterError(f"an element is larger than {MAX_ELEMENT_CHARS} characters: not a benchmark file")
         piece = self.stream.read(max(self.chunk, len(self.text)))
         if not piece:
             self.eof = True
@@ -72,7 +72,9 @@ def iter_array(path: Path, *, chunk: int = CHUNK_CHARS, stream: IO[str] | None =
             with open(path, encoding="utf-8-sig") as handle:
                 yield from iter_array(path, chunk=chunk, stream=handle)
         except UnicodeDecodeError as exc:
-            raise ImporterError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); is it the benchmark's JSON file?") from None
+            raise ImporterError(
+                f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); is it the benchmark's JSON file?"
+            ) from None
         except OSError as exc:
             raise ImporterError(f"{path}: cannot read: {exc.strerror or exc}") from None
         return

@@ -113,7 +113,9 @@ def _turn_content(turn: dict[str, Any]) -> str:
     return text
 
 
-def _sessions(cid: str, conv: dict[str, Any], faults: FaultLog) -> tuple[list[dict[str, Any]], dict[str, tuple[str, str]], dict[int, _dt.datetime]]:
+def _sessions(
+    cid: str, conv: dict[str, Any], faults: FaultLog
+) -> tuple[list[dict[str, Any]], dict[str, tuple[str, str]], dict[int, _dt.datetime]]:
     """The sessions, the evidence lookup (dia id -> session id, turn id) and each kept session's start."""
     speaker_a, speaker_b = conv.get("speaker_a"), conv.get("speaker_b")
     turns_by_n = _numbered(conv, _SESSION_KEY)
@@ -160,7 +162,8 @@ def _sessions(cid: str, conv: dict[str, Any], faults: FaultLog) -> tuple[list[di
             ids = parse_evidence(turn.get("dia_id"), where, faults) if turn.get("dia_id") else []
             dia = ids[0] if len(ids) == 1 else f"D{n}:{position}"
             if len(ids) != 1:
-                faults.repair("turn without a usable dia_id, numbered by position", f"{where}: {turn.get('dia_id')!r} -> {dia!r}")
+                faults.repair("turn without a usable dia_id, numbered by position",
+                              f"{where}: {turn.get('dia_id')!r} -> {dia!r}")
             if dia in used or dia in lookup:
                 fresh = f"{dia}-{n}-{position}"
                 faults.repair("duplicate dia_id, renamed", f"{where}: {dia!r} -> {fresh!r}")

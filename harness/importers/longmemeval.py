@@ -1,4 +1,4 @@
-"""LongMemEval (``longmemeval_s``/``_m``/``_oracle`` JSON, original or 2025 cleaned) -> one conversation file per question.
+"""LongMemEval (``longmemeval_s``/``_m``/``_oracle``, original or 2025 cleaned) -> one conversation file per question.
 
 The published shape: a JSON list of questions, each with ``question_id``,
 ``question_type``, ``question``, ``answer``, ``question_date``,
@@ -88,7 +88,8 @@ def _sessions(cid: str, question: dict[str, Any], probe_at: _dt.datetime | None,
             sid = fresh
         started = parse_time(dates[position - 1]) if position <= len(dates) else None
         if started is None:
-            faults.drop("session without a usable date", f"{where}: {dates[position - 1] if position <= len(dates) else None!r}")
+            raw_date = dates[position - 1] if position <= len(dates) else None
+            faults.drop("session without a usable date", f"{where}: {raw_date!r}")
             continue
         if probe_at is not None and started >= probe_at:
             faults.drop("session dated at or after the question", f"{where}: {iso(started)} >= {iso(probe_at)}")

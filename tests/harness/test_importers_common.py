@@ -247,3 +247,12 @@ def test_any_text_written_by_the_importer_loads_back_unchanged(text: str) -> Non
 
 def test_a_lone_surrogate_from_a_broken_source_becomes_a_replacement_character() -> None:
     assert yaml.safe_load(dump_yaml({"content": "a\ud800b"})) == {"content": "a\ufffdb"}
+
+
+@pytest.mark.parametrize("module", ["answers", "extract", "times", "output", "locomo"])
+def test_the_docstring_examples_hold(module: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"harness.importers.{module}"))
+    assert result.attempted > 0 and result.failed == 0
