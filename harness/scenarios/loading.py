@@ -402,13 +402,8 @@ def _filter_problems(categories: Iterable[str], scenarios: Iterable[Scenario] = 
 
 def select(scenarios: Iterable[Scenario], *, ids: Sequence[str] = (), categories: Sequence[str] = (), tags: Sequence[str] = ()) -> list[Scenario]:
     """Scenarios matching any id glob, any category and any tag (an empty filter matches all)."""
-    return [
-        s
-        for s in scenarios
-        if (not ids or any(fnmatch.fnmatchcase(s.id, glob) for glob in ids))
-        and (not categories or s.category in categories)
-        and (not tags or any(tag in s.tags for tag in tags))
-    ]
+    selection = Selection(tuple(ids), tuple(categories), tuple(tags))
+    return [s for s in scenarios if selection.matches(s.id, s.category, s.tags)]
 
 
 def load_scenarios(
