@@ -12,6 +12,11 @@ scenarios, so repeating a deterministic run N times changes no p-value and no
 interval. Latency figures leave out cached samples (their latency is a replay
 of the first call's).
 
+Categories are whatever names the scenarios carry (built-in or declared by a
+suite); each gets its rows. ``token_f1`` (informational, LoCoMo-style token
+F1 against ``expect.f1_reference``) is a ``metrics`` row only when some
+sample has a reference; it is never paired, tested or read by the verdict.
+
 The scores become one numpy array per column (NaN = not applicable) and every
 group (model x arm x category) is a boolean mask over them: no pandas, so the
 report neither pays its import nor its per-group overhead. Scenarios are coded
@@ -78,12 +83,13 @@ class _Columns:
              num(None if s.status != "ok" else bool(s.answer_leaks)), len(s.tool_leaks),
              num(s.retrieved_precision), num(s.retrieved_recall), s.tool_calls, s.model_calls, s.prompt_tokens,
              s.completion_tokens, s.tool_result_tokens, num(s.cost_usd), s.latency_s, s.cached,
-             num(None if s.status != "ok" or not s.tools_offered else s.tool_calls > 0))
+             num(None if s.status != "ok" or not s.tools_offered else s.tool_calls > 0),
+             num(s.token_f1 if s.status == "ok" else None))
             for s in scores
         ]
         (model, arm, category, scenario, epoch, ok, abstain, correct, abstained, adherence, unsupported, leak,
          tool_leaks, precision, recall, tool_calls, model_calls, prompt, completion, tool_tokens, cost,
-         latency, cached, tool_use) = zip(*rows)
+         latency, cached, tool_use, f1) = zip(*rows)
         self.model, self.arm, self.category = (np.array(c, dtype=object) for c in (model, arm, category))
         self.scenario_ids, self.sc = np.unique(np.array(scenario, dtype=object).astype(str), return_inverse=True)
         self.epoch = np.array(epoch, dtype=np.int64)
@@ -96,8 +102,11 @@ class _Columns:
         floats = {"correct": correct, "abstained": abstained, "adherence": adherence, "unsupported": unsupported,
                   "answer_leak": leak, "precision": precision, "recall": recall, "cost_usd": cost,
                   "latency_s": latency, "tool_use": tool_use, "tool_calls": tool_calls, "model_calls": model_calls,
-                  "prompt_tokens": prompt, "completion_tokens": completion, "tool_result_tokens": tool_tokens}
+                  "prompt_tokens": prompt, "completion_tokens": completion, "tool_result_tokens": tool_tokens,
+                  "token_f1": f1}
         self.values = {name: np.array(column, dtype=np.float64) for name, column in floats.items()}
+        #: Some sample has a token F1 (its scenario sets ``expect.f1_reference``): only then is it a metric.
+        self.has_f1 = bool((~np.isnan(self.values["token_f1"])).any())
         abst = self.values["abstained"]
         self.values["answered"] = np.where(np.isnan(abst), np.nan, 1.0 - abst)
         self.values["live_latency_s"] = np.where(self.cached, np.nan, self.values["latency_s"])
@@ -137,6 +146,8 @@ def _group_metrics(cols: _Columns, mask: np.ndarray, key: tuple[str, str, str],
     add("over_abstention_rate", ok & ~cols.should_abstain, "abstained")
     add("coverage", ok, "answered")
     add("selective_accuracy", ok & (cols.values["answered"] == 1.0), "correct")
+    if cols.has_f1:  # informational, beside the exact checks; never paired nor in the verdict
+        add("token_f1", ok, "token_f1")
     add("answer_leakage_rate", ok, "answer_leak")
     leaks = int(cols.tool_leaks[mask].sum())
     out.append(_row(model, arm, category, "tool_leakage_count", stats.Interval(leaks, None, None, 0),

@@ -2,7 +2,17 @@
 
 Every arm shares one system prompt; the arms with memory tools append one
 paragraph of tool instructions and nothing else, so a difference between arms
-is the memory's doing. Add an arm by writing a ``build`` function and
+is the memory's doing. A scenario's ``system_prompt`` (set in a suite's
+``_defaults.yaml`` or a conversation's shared part) replaces
+:data:`BASE_SYSTEM_PROMPT` for every arm alike; ``{now}`` in it becomes the
+probe time, and the tool paragraph is still appended for tool arms. The
+prompt is part of the messages, so it is part of every response cache key.
+
+Speakers: a turn with a ``speaker`` reaches the model as its role plus the
+name at the start of its content, ``Caroline: I adopted a dog.`` (in the
+probe's history and in the sessions ``full_history`` pastes). A content
+prefix rather than the OpenAI ``name`` field, because every provider shows
+content to the model and several drop or reject ``name``. Add an arm by writing a ``build`` function and
 registering an :class:`Arm` in :data:`ARMS`; the agent loop does not change.
 
 - ``history_only``: the probe's recent history and message; no tools.
@@ -92,13 +102,24 @@ def format_now(millis: int) -> str:
 
 
 def system_prompt(scenario: Scenario, *, with_tools: bool) -> str:
-    """The shared system prompt; ``with_tools`` appends the tool paragraph and nothing else."""
-    text = BASE_SYSTEM_PROMPT.format(now=format_now(scenario.probe.started_at))
+    """The shared system prompt; ``with_tools`` appends the tool paragraph and nothing else.
+
+    The scenario's ``system_prompt``, when set, replaces :data:`BASE_SYSTEM_PROMPT`
+    (its ``{now}`` becomes the probe time; other braces are left alone).
+    """
+    now = format_now(scenario.probe.started_at)
+    base = scenario.system_prompt
+    text = BASE_SYSTEM_PROMPT.format(now=now) if base is None else base.replace("{now}", now)
     return f"{text}\n\n{TOOL_INSTRUCTIONS}" if with_tools else text
 
 
+def turn_text(turn: Turn) -> str:
+    """What the model reads of a turn: ``"<speaker>: <content>"`` when it has a speaker, else its content."""
+    return f"{turn.speaker}: {turn.content}" if turn.speaker else turn.content
+
+
 def _turn_messages(turns: list[Turn]) -> list[dict[str, Any]]:
-    return [{"role": turn.role, "content": turn.content} for turn in turns]
+    return [{"role": turn.role, "content": turn_text(turn)} for turn in turns]
 
 
 def _merge_same_role(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

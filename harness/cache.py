@@ -1,7 +1,9 @@
 """On-disk cache of model responses, so a rerun is free and reproducible.
 
 The key is the SHA-256 of the canonical JSON of everything that shapes a
-response (model, messages, tools, sampling parameters) plus the epoch: repeats
+response (model, messages, tools, sampling parameters) plus the epoch. The
+messages hold the system prompt, a scenario's own ``system_prompt`` and the
+speaker names included, so changing either never replays an old answer. Repeats
 (epochs) stay real repeats, a rerun of the same epoch is served from disk.
 Entries live at ``<dir>/<first 2 hex chars>/<key>.json`` and are written
 atomically (temp file, then rename). A corrupt entry is logged, ignored and

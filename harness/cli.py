@@ -41,6 +41,7 @@ _HANDLERS = {
     "run": "harness.runner:cli_run",
     "report": "harness.report:cli_report",
     "compare": "harness.compare:cli_compare",
+    "import": "harness.importers:cli_import",
 }
 
 
@@ -156,6 +157,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true", help="also show the metrics that did not change")
     p.add_argument("--include-foreign", action="store_true",
                    help="count results records of samples the run's run.json does not plan (refused otherwise)")
+    p = sub.add_parser("import", help="write a suite from a public benchmark file (LoCoMo, LongMemEval)",
+                       description="Convert a benchmark's published JSON into conversation files; see docs/importers.md.")
+    p.add_argument("format", choices=["locomo", "longmemeval"], help="the benchmark the file comes from")
+    p.add_argument("file", metavar="FILE", help="the published JSON file (locomo10.json, longmemeval_s_cleaned.json, ...)")
+    p.add_argument("out", metavar="OUT", help="suite folder to write: new, empty, or an earlier import (replaced)")
+    p.add_argument("--force", action="store_true", help="write even inside a git work tree (the data must never be committed)")
+    p.add_argument("--limit", type=int, metavar="N", help="import only the first N samples or questions")
     return parser
 
 

@@ -1,8 +1,8 @@
 """A strict, arm-blind LLM judge for scenarios with ``expect.rubric``, cached on disk.
 
 The judge sees the question, the rubric, every positive check of the scenario
-(``must_contain_all``, ``must_contain_any`` and ``must_match``, regexes shown
-as regexes; see :func:`expected_facts`) and the answer: never the arm, the
+(``must_contain_all``, ``must_contain_any``, ``must_contain_groups`` and
+``must_match``, regexes shown as regexes; see :func:`expected_facts`) and the answer: never the arm, the
 tool calls or the transcript. It is told to fail vague,
 on-topic answers that do not state the specific fact (published memory
 benchmarks with generous judges accept most of those). Temperature 0; the
@@ -118,6 +118,8 @@ def expected_facts(check: AnswerCheck | None, adherence: AnswerCheck | None = No
         >>> from harness.scenarios.models import AnswerCheck
         >>> expected_facts(AnswerCheck(must_contain_all=["sqlc"], must_match=["indent_size *= *2"]))
         ['states all of: "sqlc"', 'matches the regular expression /indent_size *= *2/ (case-insensitive)']
+        >>> expected_facts(AnswerCheck(must_contain_groups=[["Paris"], ["Rome", "Roma"]]))
+        ['states every one of these, in any order (one wording per bracket): ("Paris"), ("Rome" | "Roma")']
     """
     lines: list[str] = []
     for prefix, part in (("", check), ("its output ", adherence)):
@@ -129,6 +131,10 @@ def expected_facts(check: AnswerCheck | None, adherence: AnswerCheck | None = No
         if part.must_contain_any:
             lines.append(f"{prefix}states at least one of: " + " | ".join(json.dumps(s, ensure_ascii=False)
                                                                            for s in part.must_contain_any))
+        if part.must_contain_groups:
+            groups = ", ".join("(" + " | ".join(json.dumps(s, ensure_ascii=False) for s in group) + ")"
+                               for group in part.must_contain_groups)
+            lines.append(f"{prefix}states every one of these, in any order (one wording per bracket): {groups}")
         lines += [f"{prefix}matches the regular expression /{p}/ (case-insensitive)" for p in part.must_match]
     return lines
 

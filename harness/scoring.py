@@ -9,6 +9,8 @@ Conventions (also in ``docs/summary-json.md``):
   or fewer, e.g. "no", "yes", "2") and lone numbers ("55432", "1,240"), which
   match word-bounded (:func:`contains`): "no" is not in "know", "2" is not in
   "12" or "2.5". Regexes run with IGNORECASE on the raw answer.
+  ``must_contain_groups``: every group must match, in any order; a group
+  matches when any one of its strings (synonyms) appears, by the same rule.
 * Abstention: :func:`harness.abstention.is_abstention` on the final answer
   (sentence-level cues: a strong "I don't know / no record / you haven't told
   me" anywhere outside quotes, a hedge only in the lead sentence; traps and
@@ -23,6 +25,11 @@ Conventions (also in ``docs/summary-json.md``):
   (gold "No") and "I have 2 notes but no record of the date" (gold "2") are
   abstentions. An answered answer is scored on what it stated, canaries
   included.
+* Token F1 (informational, :func:`token_f1`): when ``expect.f1_reference``
+  is set, the answer's token F1 against it with LoCoMo's normalisation
+  (lowercase, commas and ASCII punctuation removed, the words a/an/the/and
+  removed, whitespace tokens; no stemming). Reported as ``token_f1`` beside
+  the exact checks; it never enters correctness, outcome or the verdict.
 * Continuity, answerable scenario: not abstained, every top-level check
   passes, no unsupported claim. A scenario with no top-level checks but an
   ``adherence`` block scores continuity by adherence (the remembered
@@ -38,8 +45,10 @@ Conventions (also in ``docs/summary-json.md``):
   bound to it in its sentence and the answer passes the scenario's positive
   checks (it states the current value). The rule is in
   :mod:`harness.superseded`; such mentions are not counted but named in the
-  reasons ("stale value mentioned as superseded: ..."). Leakage and invented
-  canaries are always counted, however phrased. Also unsupported: item ids
+  reasons ("stale value mentioned as superseded: ..."). Leakage, invented
+  and someone_else canaries (a true fact about another person: the trap of an
+  adversarial question) are always counted, however phrased, each as its own
+  kind. Also unsupported: item ids
   cited in the answer that no scenario item has (``unknown_item_id``), or
   that exist but were never shown to the agent in this sample, neither by a
   tool nor in a non-assistant message (``undisclosed_item_id``). A string is
@@ -60,7 +69,9 @@ Conventions (also in ``docs/summary-json.md``):
 from __future__ import annotations
 
 import re
+import string
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
@@ -96,11 +107,11 @@ class Score(BaseModel):
     reason: str
 
 
-ClaimKind = Literal["leakage", "stale", "invented", "unknown_item_id", "undisclosed_item_id",
+ClaimKind = Literal["leakage", "stale", "invented", "someone_else", "unknown_item_id", "undisclosed_item_id",
                    "answered_unanswerable", "ungrounded"]
 #: Every kind of unsupported claim, in the order reports list them (see ``docs/summary-json.md``).
-CLAIM_KINDS: tuple[str, ...] = ("leakage", "stale", "invented", "unknown_item_id", "undisclosed_item_id",
-                                "answered_unanswerable", "ungrounded")
+CLAIM_KINDS: tuple[str, ...] = ("leakage", "stale", "invented", "someone_else", "unknown_item_id",
+                                "undisclosed_item_id", "answered_unanswerable", "ungrounded")
 _CLAIM_EXCERPT = 200
 
 
@@ -143,6 +154,9 @@ class SampleScores(BaseModel):
     grounding: Literal["grounded", "ungrounded", "malformed"] | None = Field(
         None, description="The grounding judge's finding; None when it did not run (no judge, abstained, error)")
     adherence: bool | None = Field(None, description="None when the scenario sets no adherence checks")
+    token_f1: float | None = Field(
+        None, description="Informational token F1 against expect.f1_reference (never part of correctness); "
+        "None without a reference or for error samples")
     unsupported_claims: list[UnsupportedClaim] = Field(default_factory=list)
     answer_leaks: list[str] = Field(default_factory=list, description="Leakage canaries in the final answer")
     tool_leaks: list[ToolLeak] = Field(default_factory=list)
@@ -238,10 +252,16 @@ def contains(answer: str, needle: str) -> bool:
 
 
 def check_answer(answer: str, check: AnswerCheck) -> tuple[bool, list[str]]:
-    """Run the five text checks; returns (all passed, reasons for each failure)."""
+    """Run the six text checks; returns (all passed, reasons for each failure).
+
+    ``must_contain_groups`` fails once per group none of whose strings appears.
+    """
     failures: list[str] = []
     if check.must_contain_any and not any(contains(answer, s) for s in check.must_contain_any):
         failures.append(f"none of {check.must_contain_any!r} appears")
+    failures += [f"no item of group {index} {group!r} appears"
+                 for index, group in enumerate(check.must_contain_groups, start=1)
+                 if group and not any(contains(answer, s) for s in group)]
     failures += [f"missing {s!r}" for s in check.must_contain_all if not contains(answer, s)]
     failures += [f"no match for /{p}/" for p in check.must_match if not re.search(p, answer, re.IGNORECASE)]
     failures += [f"contains forbidden {s!r}" for s in check.must_not_contain if contains(answer, s)]
@@ -249,8 +269,49 @@ def check_answer(answer: str, check: AnswerCheck) -> tuple[bool, list[str]]:
     return not failures, failures
 
 
+_F1_DROPPED_WORDS_RE = re.compile(r"\b(?:a|an|the|and)\b")
+_ASCII_PUNCTUATION = frozenset(string.punctuation)
+
+
+def f1_tokens(text: str) -> list[str]:
+    """LoCoMo's answer normalisation, as tokens: lowercase, punctuation and a/an/the/and removed, split on spaces.
+
+    Punctuation is ASCII ``string.punctuation`` (as LoCoMo) plus every Unicode
+    punctuation character (typographic quotes and dashes, which real models
+    write). LoCoMo also Porter-stems each token; we do not (no NLTK), so
+    "painted" and "paint" stay different tokens.
+
+    Example:
+        >>> f1_tokens("The dog, and a cat's toy!")
+        ['dog', 'cats', 'toy']
+    """
+    lowered = text.replace(",", "").lower()
+    kept = "".join(ch for ch in lowered
+                   if ch not in _ASCII_PUNCTUATION and not unicodedata.category(ch).startswith("P"))
+    return _F1_DROPPED_WORDS_RE.sub(" ", kept).split()
+
+
+def token_f1(answer: str, reference: str) -> float:
+    """Token F1 of ``answer`` against ``reference`` (:func:`f1_tokens` of both), as LoCoMo scores answers.
+
+    0.0 when either side has no token or none is shared. Informational: a long
+    correct answer scores low on precision, a short wrong one can share words.
+
+    Example:
+        >>> round(token_f1("She adopted a dog named Max", "Max"), 3)
+        0.333
+    """
+    predicted, gold = f1_tokens(answer), f1_tokens(reference)
+    same = sum((Counter(predicted) & Counter(gold)).values())
+    if not same:
+        return 0.0
+    precision, recall = same / len(predicted), same / len(gold)
+    return 2 * precision * recall / (precision + recall)
+
+
 def _has_positive(check: AnswerCheck | None) -> bool:
-    return check is not None and bool(check.must_contain_any or check.must_contain_all or check.must_match)
+    return check is not None and bool(check.must_contain_any or check.must_contain_all or check.must_match
+                                      or any(check.must_contain_groups))
 
 
 def _has_any(check: AnswerCheck) -> bool:
@@ -258,8 +319,9 @@ def _has_any(check: AnswerCheck) -> bool:
 
 
 def _positive_pass(answer: str, check: AnswerCheck) -> bool:
-    positive = AnswerCheck(
-        must_contain_any=check.must_contain_any, must_contain_all=check.must_contain_all, must_match=check.must_match
+    positive = AnswerCheck.model_construct(
+        must_contain_any=check.must_contain_any, must_contain_all=check.must_contain_all, must_match=check.must_match,
+        must_contain_groups=check.must_contain_groups, must_not_contain=[], must_not_match=[],
     )
     return check_answer(answer, positive)[0]
 
@@ -489,6 +551,7 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
     adherence_failures: list[str] = []
     if expect.adherence is not None:
         adherence, adherence_failures = check_answer(answer, expect.adherence)
+    f1 = None if expect.f1_reference is None else token_f1(answer, expect.f1_reference)
     cue = find_abstention(answer)
     abstained = not answer.strip() or (
         cue is not None and (expect.abstain or not states_expected_fact(answer, scenario)))
@@ -548,6 +611,10 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
     if adherence is not None:
         scores.append(Score(name="adherence", value=adherence, passed=adherence,
                             reason="checks pass" if adherence else "; ".join(adherence_failures)))
+    if f1 is not None:
+        scores.append(Score(name="token_f1", value=round(f1, 4), passed=None,
+                            reason=f"informational, not part of correctness: token F1 {f1:.2f} against "
+                            f"{expect.f1_reference!r}"))
     if precision is not None or recall is not None:
         scores.append(Score(name="retrieval", value=precision, passed=None,
                             reason=f"retrieved {retrieved or 'nothing'}; relevant {expect.relevant_items}; "
@@ -556,7 +623,7 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
         status="ok", outcome=outcome, abstained=abstained, continuity_correct=correct,
         pattern_correct=pattern_correct, judge_verdict=judge_verdict, judge_reason=judge_reason,
         grounding=grounding_finding,
-        adherence=adherence, unsupported_claims=claims, answer_leaks=answer_leaks, scores=scores,
+        adherence=adherence, token_f1=f1, unsupported_claims=claims, answer_leaks=answer_leaks, scores=scores,
         **common,  # type: ignore[arg-type]
     )
 

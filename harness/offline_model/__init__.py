@@ -35,6 +35,10 @@ What it does (one turn = everything after the last user message):
    (system prompt excluded): the best-overlapping statement, preferring the
    user's and the latest. A user statement that overlaps strictly more than
    the best item wins over the item (the current conversation is newer).
+   A speaker name opening line after line (``Caroline: ...``, how the
+   harness shows turns with a speaker) is not part of the statement: it only
+   ranks statements convincing on their own words, and the answer names the
+   speaker (``Earlier Caroline said: "..."``).
 5. With nothing convincing it abstains with :data:`ABSTAIN_ANSWER`, which
    always contains "I don't know".
 

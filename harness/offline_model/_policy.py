@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,9 @@ _HAS_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])\s+|(?<=[\u3002\uff01\uff1f])|\n+")
 _DOCUMENT_BLOCK = re.compile(r"<memory_document>\n(.*?)\n</memory_document>", re.DOTALL)
 _ROLE_LABEL = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?(?:user|assistant|you|me)\s*:\s*", re.IGNORECASE)
+#: ``Name: `` opening a line: one to three words, the first not lowercase (the harness's speaker prefix).
+_SPEAKER_LABEL = re.compile(r"\s*([^\W\d_][\w'\u2019.-]*(?: [^\W\d_][\w'\u2019.-]*){0,2}):[ \t]+(?=\S)")
+_SPEAKER_MIN_LINES = 2
 
 
 @dataclass(slots=True)
@@ -53,6 +57,8 @@ class _Candidate:
     order: int
     item_id: str = ""
     from_user: bool = False
+    speaker: str = ""
+    """The speaker label the statement's line opened with ("" when none)."""
     salient_keys: frozenset[str] = frozenset()
     """Matched keys that themselves hit a salient question concept."""
 
@@ -288,19 +294,52 @@ def _document_candidates(question: QuestionTerms, messages: list[dict[str, Any]]
     ]
 
 
+def _label(line: str) -> re.Match[str] | None:
+    match = _SPEAKER_LABEL.match(line)
+    return match if match is not None and not match.group(1)[0].islower() else None
+
+
+def _speakers(messages: list[dict[str, Any]]) -> frozenset[str]:
+    """Names that open at least two lines of the conversation as ``Name: ...``: its speakers.
+
+    One ``Decision: ...`` line is a heading, not a speaker; a name that opens
+    line after line is who is talking.
+    """
+    counts: Counter[str] = Counter()
+    for message in messages:
+        if message.get("role") in ("user", "assistant"):
+            counts.update(m.group(1) for line in _text(message.get("content")).split("\n")
+                          if (m := _label(line)) is not None)
+    return frozenset(name for name, n in counts.items() if n >= _SPEAKER_MIN_LINES)
+
+
 def _history_candidates(question: QuestionTerms, messages: list[dict[str, Any]]) -> list[_Candidate]:
-    """Statements (not questions, not abstentions) of the conversation before the question."""
+    """Statements (not questions, not abstentions) of the conversation before the question.
+
+    A statement's speaker name (:func:`_speakers`) does not make it convincing:
+    every line of a speaker carries the name, so "What did Caroline adopt?"
+    would otherwise be answered by any line of Caroline's. The name only ranks
+    among statements convincing on their own words.
+    """
     out: list[_Candidate] = []
+    speakers = _speakers(messages)
     for message in messages:
         role = message.get("role")
         if role not in ("user", "assistant"):
             continue
-        for raw in _SENTENCE_SPLIT.split(_text(message.get("content"))):
-            sentence = _ROLE_LABEL.sub("", raw or "").strip()
-            if not sentence or sentence.endswith(("?", "\uff1f")) or "i don't know" in sentence.lower():
-                continue
-            fit = overlap(question, sentence)
-            out.append(_Candidate(sentence, fit, frozenset(), 0, len(out), from_user=role == "user"))
+        for line in _text(message.get("content")).split("\n"):
+            speaker = ""
+            if (match := _label(line)) is not None and match.group(1) in speakers:
+                speaker, line = match.group(1), line[match.end():]
+            for raw in _SENTENCE_SPLIT.split(line):
+                sentence = _ROLE_LABEL.sub("", raw or "").strip()
+                if not sentence or sentence.endswith(("?", "\uff1f")) or "i don't know" in sentence.lower():
+                    continue
+                fit = overlap(question, sentence)
+                if speaker and fit.convincing:
+                    fit = Overlap(overlap(question, f"{speaker} {sentence}").score, fit.salient_hits, True)
+                out.append(_Candidate(sentence, fit, frozenset(), 0, len(out), from_user=role == "user",
+                                      speaker=speaker))
     return out
 
 
@@ -345,11 +384,12 @@ def _final(question: QuestionTerms, history: list[dict[str, Any]], calls: list[_
     items = _pick(_item_candidates(question, calls) + _document_candidates(question, history), recency=False)
     said = _pick(_history_candidates(question, history), recency=True)
     if said and said[0].from_user and (not items or said[0].fit.score > items[0].fit.score):
-        return _answer(f'Earlier you said: "{said[0].text}"')
+        who = f"{said[0].speaker} said" if said[0].speaker else "you said"
+        return _answer(f'Earlier {who}: "{said[0].text}"')
     if items:
         return _answer("From my notes: " + " ".join(_sentence(c.text) for c in items))
     if said:
-        who = "you said" if said[0].from_user else "I noted"
+        who = f"{said[0].speaker} said" if said[0].speaker else "you said" if said[0].from_user else "I noted"
         return _answer(f'Earlier in our conversation {who}: "{said[0].text}"')
     return _answer(ABSTAIN_ANSWER)
 

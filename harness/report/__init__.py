@@ -209,11 +209,29 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
         **tables,
         "tool_use": tool_use(scored, tables.get("metrics") or []),
         "unsupported_by_kind": unsupported_by_kind(scored),
+        "categories": _categories(scored, scenarios),
         "judge": judge_block,
     }
     summary["headlines"] = headlines(summary, health=health, inputs=inputs, config=config,
                                      unjudged_rubric=len(unjudged))
     return summary, samples
+
+
+def _categories(scored: Sequence[Any], scenarios: Mapping[str, Scenario]) -> list[dict[str, Any]]:
+    """``summary.json``'s ``categories``: every category scored, with the suite's description and its scenario count.
+
+    The description is the one a scenario's ``categories`` declares for the
+    name (a suite's ``_defaults.yaml``); null for a built-in category nobody declared.
+    """
+    ids: dict[str, set[str]] = {}
+    for s in scored:
+        ids.setdefault(str(s.category), set()).add(s.scenario_id)
+    described: dict[str, str] = {}
+    for sid in sorted({sid for members in ids.values() for sid in members}):
+        scenario = scenarios.get(sid)
+        for name, text in (scenario.categories if scenario is not None else {}).items():
+            described.setdefault(name, text)
+    return [{"name": name, "description": described.get(name), "scenarios": len(ids[name])} for name in sorted(ids)]
 
 
 def _rate(part: int, whole: int) -> float | None:

@@ -25,6 +25,7 @@ _LABELS = {
     "tool_leakage_count": "tool leakage (count)",
     "tool_calls": "tool calls per sample",
     "model_calls": "model calls per sample",
+    "token_f1": "token F1 (informational)",
 }
 
 

@@ -25,12 +25,13 @@ if TYPE_CHECKING:  # pragma: no cover
 _COUNTED = ("unsupported_claims", "answer_leaks", "tool_leaks")
 
 
-def _row(scores: Any) -> dict[str, Any]:
+def _row(scores: Any, tags: Sequence[str] = ()) -> dict[str, Any]:
     data = scores.model_dump(exclude={"scores", *_COUNTED, "retrieved_items"})
     for name in _COUNTED:
         data[name] = len(getattr(scores, name))
     data["retrieved_items"] = " ".join(scores.retrieved_items)
     data["unsupported"] = scores.unsupported
+    data["tags"] = list(tags)
     return data
 
 
@@ -44,9 +45,12 @@ def scores_frame(run_dir: str | Path, *, exclude: Sequence[str] = ()) -> pandas.
     Records are read as the report reads them: one per sample id (the last),
     unusable lines skipped (the report names them).
 
-    Columns include ``continuity_correct``, ``adherence``, ``abstained``,
+    Columns include ``category`` (a built-in or suite-declared name), ``tags``
+    (the scenario's tags, a list: ``df.explode("tags")`` gives one row per
+    tag), ``continuity_correct``, ``adherence``, ``abstained``,
     ``should_abstain``, ``unsupported`` and ``unsupported_claims`` (a count),
-    ``answer_leaks``/``tool_leaks`` (counts), ``retrieved_precision``,
+    ``answer_leaks``/``tool_leaks`` (counts), ``token_f1`` (informational;
+    NaN without ``expect.f1_reference``), ``retrieved_precision``,
     ``retrieved_recall``, tokens, ``cost_usd`` and ``latency_s``. Error samples
     are rows with ``status == "error"``; filter them out before computing rates,
     as the report does.
@@ -59,7 +63,7 @@ def scores_frame(run_dir: str | Path, *, exclude: Sequence[str] = ()) -> pandas.
     run_dir = Path(run_dir)
     scenarios = _load_scenarios(read_manifest(run_dir))
     rows = [
-        _row(score_sample(record, scenarios[record.scenario_id]))
+        _row(score_sample(record, scenarios[record.scenario_id]), scenarios[record.scenario_id].tags)
         for record in scan_results(run_dir / RESULTS_FILE).records
         if record.scenario_id in scenarios and record.scenario_id not in exclude
     ]

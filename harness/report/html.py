@@ -64,6 +64,7 @@ def render_html(summary: dict[str, Any], samples: list[dict[str, Any]]) -> str:
         "reasons": _reasons(summary),
         "tool_use": summary.get("tool_use") or [],
         "unsupported_kinds": _unsupported_kinds(summary),
+        "category_tables": _category_tables(summary),
         "effect_charts": charts.effect_charts(summary),
         "judge": summary.get("judge"),
         "metric_tables": _metric_tables(summary),
@@ -129,6 +130,34 @@ def _metric_tables(summary: dict[str, Any]) -> list[dict[str, Any]]:
         body = [(m, [table["cells"].get((m, a)) for a in table_arms]) for m in metrics]
         out.append({"model": table["model"], "arms": table_arms, "rows": body})
     return out
+
+
+def _category_tables(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per model: a row per category (the suite's description under its name), a cell per arm.
+
+    A cell holds the ``continuity_accuracy`` row and, when the run has one, the
+    informational ``token_f1`` row of that model, arm and category.
+    """
+    wanted = ("continuity_accuracy", "token_f1")
+    rows = [r for r in summary.get("metrics") or [] if r.get("metric") in wanted and r.get("category", "all") != "all"]
+    described = {str(c.get("name")): c.get("description") for c in summary.get("categories") or []
+                 if isinstance(c, dict)}
+    arms = fmt.run_arms(summary, rows)
+    cells: dict[str, dict[tuple[str, str, str], dict[str, Any]]] = {}
+    for row in rows:
+        cells.setdefault(str(row.get("model")), {})[(str(row.get("category")), str(row.get("arm")),
+                                                     str(row.get("metric")))] = row
+    tables = []
+    for model in sorted(cells):
+        mine = cells[model]
+        categories = sorted({c for c, _, _ in mine})
+        table_arms = [a for a in arms if any((c, a, m) in mine for c in categories for m in wanted)]
+        body = [{"category": c, "description": described.get(c),
+                 "cells": [{"accuracy": mine.get((c, a, "continuity_accuracy")), "f1": mine.get((c, a, "token_f1"))}
+                           for a in table_arms]} for c in categories]
+        tables.append({"model": model, "arms": table_arms, "rows": body,
+                       "has_f1": any(m == "token_f1" for _, _, m in mine)})
+    return tables
 
 
 def _key(row: dict[str, Any]) -> tuple[str, str, str]:

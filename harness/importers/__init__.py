@@ -1,0 +1,152 @@
+"""Importers of public long-term-memory benchmarks into recall-eval suites: ``recall-eval import``.
+
+``recall-eval import locomo FILE OUT`` and ``recall-eval import longmemeval
+FILE OUT`` read the file a benchmark publishes (streamed, one element at a
+time) and write one conversation file per conversation into OUT, with a
+``_defaults.yaml`` declaring the suite's categories (and LoCoMo's system
+prompt), and the provenance next to them: ``_suite.json`` and ``SUITE.md``
+(source file name, sha256, licence, importer version, what was repaired and
+dropped). docs/importers.md describes the mapping and the rules.
+
+Public surface: :func:`run_import`, :class:`ImportResult`, :class:`ImporterError`,
+:class:`FaultLog`, :func:`cli_import`; the converters
+:func:`harness.importers.locomo.convert_sample` and
+:func:`harness.importers.longmemeval.convert_question` work on the parsed
+JSON and are what the tests drive.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.importers import locomo, longmemeval
+from harness.importers.faults import FaultLog, ImporterError
+from harness.importers.jsonstream import iter_array
+from harness.importers.output import (
+    DEFAULTS,
+    SuiteInfo,
+    dump_yaml,
+    file_sha256,
+    prepare_out,
+    write_provenance,
+    write_text,
+)
+
+__all__ = ["FORMATS", "FaultLog", "ImportResult", "ImporterError", "cli_import", "run_import"]
+
+
+@dataclass(frozen=True)
+class _Format:
+    convert: Callable[[Any, int, FaultLog, set[str]], dict[str, Any] | None]
+    defaults: Callable[[], dict[str, Any]]
+    licence: str
+    licence_url: str
+    dataset_url: str
+    notes: tuple[str, ...]
+
+
+FORMATS: dict[str, _Format] = {
+    "locomo": _Format(
+        locomo.convert_sample, locomo.defaults, locomo.LICENCE, locomo.LICENCE_URL, locomo.DATASET_URL,
+        ("One conversation file per LoCoMo sample; observation facts are the memory items, citing their evidence "
+         "turns.",
+         "Categories as LoCoMo's evaluation code numbers them: 1 multi_hop, 2 temporal, 3 open_domain, 4 single_hop, "
+         "5 adversarial (abstain; the adversarial answer is a someone_else canary).",
+         "Gold answers become approximate checks (variants, list groups, salient words); f1_reference and a rubric "
+         "carry the gold itself.")),
+    "longmemeval": _Format(
+        longmemeval.convert_question, longmemeval.defaults, longmemeval.LICENCE, longmemeval.LICENCE_URL,
+        longmemeval.DATASET_URL,
+        ("One conversation file (one probe) per LongMemEval question; _abs questions abstain.",
+         longmemeval.EXTRACTION_NOTE)),
+}
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """What an import wrote."""
+
+    out: Path
+    files: tuple[Path, ...]
+    conversations: int
+    probes: int
+    items: int
+    sha256: str
+    faults: FaultLog
+
+
+def _file_name(cid: str) -> str:
+    return cid.replace(":", "_") + ".yaml"
+
+
+def run_import(kind: str, source: Path, out: Path, *, force: bool = False, limit: int | None = None,
+               echo: Callable[[str], None] = print) -> ImportResult:
+    """Import the benchmark file ``source`` of format ``kind`` into the suite folder ``out``.
+
+    Args:
+        kind: ``locomo`` or ``longmemeval``.
+        source: The published JSON file.
+        out: The suite folder to write (new, empty, or an earlier import).
+        force: Write even inside a git work tree.
+        limit: Import only the first ``limit`` elements (samples or questions).
+        echo: Where progress and the fault summary go.
+
+    Raises:
+        ImporterError: The source is unreadable or not the format's shape, or
+            ``out`` cannot be written (see :func:`harness.importers.output.prepare_out`).
+    """
+    spec = FORMATS[kind]
+    if limit is not None and limit < 1:
+        raise ImporterError(f"--limit {limit}: give 1 or more (the number of samples or questions to import)")
+    if not source.is_file():
+        raise ImporterError(f"{source}: no such file; give the path of the {kind} JSON file you downloaded")
+    sha256 = file_sha256(source)
+    prepare_out(out, force=force)
+    faults = FaultLog()
+    notes = list(spec.notes)
+    if kind == "longmemeval":
+        release = "2025 cleaned release" if "cleaned" in source.name.lower() else "original release (or renamed file)"
+        notes.append(f"Source release by file name: {release}.")
+    info = SuiteInfo(kind, source, spec.licence, spec.licence_url, spec.dataset_url, notes)
+    write_provenance(out, info, faults, sha256, complete=False)
+    write_text(out / DEFAULTS, dump_yaml(spec.defaults()))
+    files: list[Path] = []
+    taken: set[str] = set()
+    for index, element in enumerate(iter_array(source)):
+        if limit is not None and index >= limit:
+            break
+        data = spec.convert(element, index, faults, taken)
+        if data is None:
+            continue
+        path = out / _file_name(data["id"])
+        write_text(path, dump_yaml(data))
+        files.append(path)
+        info.conversations += 1
+        info.probes += len(data["probes"])
+        info.items += len(data["items"])
+        for probe in data["probes"]:
+            info.categories[probe["category"]] = info.categories.get(probe["category"], 0) + 1
+    if not files:
+        raise ImporterError(f"{source}: no usable {kind} element in the file (see the drops above); "
+                            f"is it the {kind} file?" + "".join(f"\n  {line}" for line in faults.lines()))
+    write_provenance(out, info, faults, sha256, complete=True)
+    echo(f"imported {info.conversations} conversations, {info.probes} probes, {info.items} items "
+         f"from {source.name} (sha256 {sha256[:12]}..., licence {spec.licence}) into {out}")
+    for line in faults.lines():
+        echo(line)
+    return ImportResult(out, tuple(files), info.conversations, info.probes, info.items, sha256, faults)
+
+
+def cli_import(args: argparse.Namespace) -> int:
+    """``recall-eval import FORMAT FILE OUT``: 0 on success, 2 when the input or the output folder is refused."""
+    try:
+        run_import(args.format, Path(args.file), Path(args.out), force=args.force, limit=args.limit)
+    except ImporterError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,216 @@
+"""Gold answers as deterministic answer checks: normalized variants, list groups, salient words.
+
+A benchmark's gold is a short free-text answer ("7 May 2023", "Sweden, Canada",
+"2", "She wanted to help people who struggle"). Exact matching of the whole
+gold would fail correct answers worded differently, so the check is built as:
+
+- a short gold (a date, a number, or at most :data:`SHORT_WORDS` words):
+  ``must_contain_any`` of the gold and its variants (dates in the usual
+  orders, numbers as digits and words up to twenty);
+- a list gold (comma or "and"-separated short parts; always tried for
+  LoCoMo's multi-hop category): one ``must_contain_groups`` group per part,
+  each with the part's variants, matched in any order;
+- a longer gold: one group per date or number in it and per salient content
+  word (the longest words that are not stop words, at most
+  :data:`MAX_SALIENT`), so the answer must state the gold's key terms.
+
+Very short golds ("No", "2") are matched word-bounded by the scorer, so "no"
+is not found inside "know". Every check is an approximation of the gold: the
+importers also write the gold as ``f1_reference`` (LoCoMo's token F1) and as
+a rubric for a judge model, which scores paraphrases properly.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from typing import Any
+
+SHORT_WORDS = 4
+MAX_SALIENT = 3
+
+MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december"]
+_MONTH_NUMBER = {name: i + 1 for i, name in enumerate(MONTHS)} | {name[:3]: i + 1 for i, name in enumerate(MONTHS)}
+_MONTH_NUMBER["sept"] = 9
+_MONTH_RE = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH_RE}),?\s+(\d{{4}})\b", re.IGNORECASE)
+_MONTH_DAY_YEAR = re.compile(rf"\b({_MONTH_RE})\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.IGNORECASE)
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_MONTH_YEAR = re.compile(rf"\b({_MONTH_RE}),?\s+(\d{{4}})\b", re.IGNORECASE)
+
+NUMBER_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+                "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"]
+_NUMBER_OF_WORD = {word: i for i, word in enumerate(NUMBER_WORDS)}
+
+STOP_WORDS = frozenset("""
+a an the and or but if then than that this these those there their them they he she it its his her hers him
+i me my mine we us our ours you your yours who whom whose which what when where why how is am are was were be
+been being do does did done have has had having to of in on at by for with about from into onto over under
+up down out off again further once here all any both each few more most other some such no nor not only own
+same so too very can will just should would could may might must shall also as because while during before
+after above below between through until against among per via yes ok okay like get got go went going one
+really lot lots thing things something anything nothing everything much many well still even ever never
+always often sometimes maybe perhaps just already yet since around near want wants wanted likely probably
+feel feels felt
+make makes made take takes took say says said think thinks thought know knows knew see sees saw use uses used
+""".split())
+
+
+def gold_text(value: Any) -> str:
+    """The gold as text: numbers and lists written out, whitespace collapsed, a final full stop dropped."""
+    if isinstance(value, list):
+        value = ", ".join(gold_text(v) for v in value)
+    text = " ".join(str(value).split()) if value is not None else ""
+    return text[:-1].rstrip() if text.endswith(".") and not text.endswith("..") else text
+
+
+def _date_forms(day: int, month: int, year: int) -> list[str]:
+    try:
+        _dt.date(year, month, day)
+    except ValueError:
+        return []
+    name = MONTHS[month - 1].capitalize()
+    return [f"{day} {name} {year}", f"{name} {day}, {year}", f"{name} {day} {year}", f"{day} {name}, {year}",
+            f"{year}-{month:02d}-{day:02d}"]
+
+
+def _dates_in(text: str) -> list[tuple[str, list[str]]]:
+    """Each date written in ``text`` (as written) with all its forms; month-year dates too."""
+    found: list[tuple[str, list[str]]] = []
+    taken: list[tuple[int, int]] = []
+    for pattern, order in ((_DAY_MONTH_YEAR, "dmy"), (_MONTH_DAY_YEAR, "mdy"), (_ISO_DATE, "iso")):
+        for match in pattern.finditer(text):
+            if order == "dmy":
+                day, month, year = int(match[1]), _MONTH_NUMBER.get(match[2].lower().rstrip(".")[:3]), int(match[3])
+            elif order == "mdy":
+                day, month, year = int(match[2]), _MONTH_NUMBER.get(match[1].lower().rstrip(".")[:3]), int(match[3])
+            else:
+                day, month, year = int(match[3]), int(match[2]), int(match[1])
+            forms = _date_forms(day, month or 0, year) if month else []
+            if forms:
+                found.append((match[0], forms))
+                taken.append(match.span())
+    for match in _MONTH_YEAR.finditer(text):
+        if any(start <= match.start() < end for start, end in taken):
+            continue
+        month = _MONTH_NUMBER.get(match[1].lower().rstrip(".")[:3])
+        if month:
+            name = MONTHS[month - 1].capitalize()
+            found.append((match[0], [f"{name} {match[2]}", f"{name}, {match[2]}", f"{match[2]}-{month:02d}"]))
+    return found
+
+
+def _number_forms(text: str) -> list[str]:
+    folded = text.lower()
+    if folded.isdigit() and int(folded) < len(NUMBER_WORDS):
+        return [text, NUMBER_WORDS[int(folded)]]
+    if folded in _NUMBER_OF_WORD:
+        return [text, str(_NUMBER_OF_WORD[folded])]
+    return [text]
+
+
+def variants(gold: str) -> list[str]:
+    """The gold and its normalized variants, first the gold itself, no duplicates (case-insensitive).
+
+    Example:
+        >>> variants("7 May 2023")[:3]
+        ['7 May 2023', 'May 7, 2023', 'May 7 2023']
+        >>> variants("2")
+        ['2', 'two']
+    """
+    gold = gold_text(gold)
+    out = [gold]
+    dates = _dates_in(gold)
+    for written, forms in dates:
+        out += [gold.replace(written, form) for form in forms]
+    if not dates:
+        out += _number_forms(gold)
+        article = re.match(r"(?i)(?:a|an|the)\s+(.+)", gold)
+        if article:
+            out.append(article[1])
+    seen: set[str] = set()
+    unique = []
+    for text in out:
+        if text and text.casefold() not in seen:
+            seen.add(text.casefold())
+            unique.append(text)
+    return unique
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[A-Za-z0-9][A-Za-z0-9'’-]*", text)
+
+
+def is_short(gold: str) -> bool:
+    """A date, a number, or at most :data:`SHORT_WORDS` words: matched as a whole."""
+    gold = gold_text(gold)
+    if any(written == gold for written, _ in _dates_in(gold)):
+        return True
+    return len(_words(gold)) <= SHORT_WORDS
+
+
+def list_parts(gold: str, *, force: bool = False) -> list[str] | None:
+    """The parts of a list gold ("Sweden, Canada and Peru" -> 3 parts), or None when it is not a list.
+
+    A gold is a list when splitting on commas, semicolons and a final "and"
+    gives at least two parts of at most :data:`SHORT_WORDS` words each and it
+    is not a single date ("May 7, 2023"). ``force`` (LoCoMo's multi-hop
+    category, which the paper scores part by part) also splits on a lone "and".
+    """
+    gold = gold_text(gold)
+    if any(written == gold for written, _ in _dates_in(gold)):
+        return None
+    pieces = re.split(r"\s*[,;]\s*", gold)
+    if len(pieces) < 2 and not force:
+        return None
+    parts: list[str] = []
+    for piece in pieces:
+        piece = re.sub(r"(?i)^(?:and|or)\s+", "", piece).strip()
+        parts += [p.strip() for p in re.split(r"(?i)\s+and\s+", piece)] if (len(pieces) > 1 or force) else [piece]
+    parts = [p for p in parts if p]
+    if len(parts) < 2 or any(len(_words(p)) > SHORT_WORDS for p in parts):
+        return None
+    return parts
+
+
+def salient_groups(gold: str) -> list[list[str]]:
+    """Groups for a long gold: each date and number in it (with variants), then its longest content words."""
+    gold = gold_text(gold)
+    groups: list[list[str]] = []
+    rest = gold
+    for written, forms in _dates_in(gold):
+        groups.append([written, *[f for f in forms if f != written]])
+        rest = rest.replace(written, " ")
+    words = _words(rest)
+    for word in words:
+        if word.isdigit() or word.lower() in _NUMBER_OF_WORD:
+            groups.append(_number_forms(word))
+    content = [w for w in words if w.lower() not in STOP_WORDS and not w.isdigit() and w.lower() not in _NUMBER_OF_WORD
+               and len(w) >= 3]
+    ranked = sorted(dict.fromkeys(content), key=lambda w: (-len(w), content.index(w)))[:MAX_SALIENT]
+    groups += [[w] for w in sorted(ranked, key=content.index)]
+    unique: list[list[str]] = []
+    for group in groups:
+        if group not in unique:
+            unique.append(group)
+    return unique
+
+
+def answer_check(gold: Any, *, list_answer: bool = False) -> dict[str, list[Any]]:
+    """The expect fields (``must_contain_any`` or ``must_contain_groups``) for a gold answer; empty for no gold.
+
+    Example:
+        >>> answer_check("Sweden, Canada")
+        {'must_contain_groups': [['Sweden'], ['Canada']]}
+    """
+    text = gold_text(gold)
+    if not text:
+        return {}
+    parts = list_parts(text, force=list_answer)
+    if parts:
+        return {"must_contain_groups": [variants(p) for p in parts]}
+    if is_short(text):
+        return {"must_contain_any": variants(text)}
+    groups = salient_groups(text)
+    return {"must_contain_groups": groups} if groups else {"must_contain_any": variants(text)}

@@ -1,0 +1,136 @@
+"""The baseline extractor: memory items and keys from conversation text, deterministic and documented.
+
+LongMemEval publishes conversations but no extracted memories, so its
+importer builds them here (``docs/importers.md`` says so, and every imported
+suite records that retrieval runs over this baseline extraction). LoCoMo's
+observation facts use :func:`keys_for` only.
+
+Rules:
+
+- one item per turn (user and assistant; the assistant's turns hold the
+  answers to LongMemEval's single-session-assistant questions); a turn longer
+  than :data:`MAX_ITEM_CHARS` is cut at sentence ends into several items
+  ("fact sentences"), each citing the same turn;
+- keys (at most :data:`MAX_KEYS`): first the entities (runs of capitalized
+  words; a lone word opening a sentence only when it is capitalized
+  elsewhere in the text too, and never a stop word) as ``entity`` keys, then the
+  most frequent content words (not stop words, 4 letters or more; ties by
+  first appearance) as ``concept`` keys, all ``deterministic``; a text with
+  neither gets its first word;
+- each item is observed at its session's start.
+"""
+
+from __future__ import annotations
+
+import re
+
+from harness.importers.answers import STOP_WORDS
+from memory_tools import MemoryValidationError, normalize_content
+
+MAX_ITEM_CHARS = 1800
+"""Below the store's 2,000 code-point content limit, with room for normalization."""
+MAX_KEYS = 12
+MAX_ENTITIES = 5
+MAX_KEY_CHARS = 120
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_ENTITY = re.compile(r"\b[A-Z][A-Za-z0-9'’&-]*(?:\s+(?:of\s+|de\s+|the\s+)?[A-Z][A-Za-z0-9'’&-]*)*")
+_WORD = re.compile(r"[a-z][a-z'-]*[a-z]")
+
+
+def fact_chunks(text: str, limit: int = MAX_ITEM_CHARS) -> list[str]:
+    """``text`` cut at sentence ends into pieces of at most ``limit`` characters (a longer sentence is cut hard).
+
+    Example:
+        >>> fact_chunks("One. Two.", limit=5)
+        ['One.', 'Two.']
+    """
+    text = text.strip()
+    if len(text) <= limit:
+        return [text] if text else []
+    chunks: list[str] = []
+    current = ""
+    for sentence in (s.strip() for s in _SENTENCE_END.split(text)):
+        if not sentence:
+            continue
+        while len(sentence) > limit:
+            if current:
+                chunks.append(current)
+                current = ""
+            chunks.append(sentence[:limit])
+            sentence = sentence[limit:].strip()
+        if current and len(current) + 1 + len(sentence) > limit:
+            chunks.append(current)
+            current = ""
+        current = f"{current} {sentence}" if current else sentence
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def storable(content: str) -> bool:
+    """Does the memory store accept ``content`` as an item's content (not empty after normalization, not too long)?"""
+    try:
+        normalize_content(content)
+    except MemoryValidationError:
+        return False
+    return True
+
+
+def _sentence_initial(text: str, start: int) -> bool:
+    """Does the word at ``start`` open the text or a sentence (after ``.!?:"'(``)?"""
+    i = start - 1
+    while i >= 0 and text[i].isspace():
+        i -= 1
+    return i < 0 or text[i] in ".!?:\"'("
+
+
+def _entities(text: str) -> list[str]:
+    """Runs of capitalized words; a lone word opening a sentence counts only if it is capitalized elsewhere too."""
+    matches = list(_ENTITY.finditer(text))
+    inside = {m[0] for m in matches if len(m[0].split()) == 1 and not _sentence_initial(text, m.start())}
+    found: list[str] = []
+    for match in matches:
+        words = match[0].split()
+        name = " ".join(words)
+        if len(words) == 1 and (name.lower() in STOP_WORDS or len(name) < 2
+                                or (_sentence_initial(text, match.start()) and name not in inside)):
+            continue
+        if len(words) > 1 and words[0].lower() in STOP_WORDS:
+            name = " ".join(words[1:])
+        name = name[:MAX_KEY_CHARS].strip()
+        if name and name not in found:
+            found.append(name)
+    return found
+
+
+def keys_for(text: str, *, entities: tuple[str, ...] = ()) -> list[str | dict[str, str]]:
+    """Keys for an item holding ``text``: given ``entities`` first, then found entities, then content words.
+
+    Returns YAML-ready keys: an entity is ``{key, type: entity, origin:
+    deterministic}``, a content word ``{key, origin: deterministic}`` (``concept``
+    is the default type; leaving it out keeps a LongMemEval suite a fifth smaller).
+
+    Example:
+        >>> [k["key"] for k in keys_for("I met Caroline at the LGBTQ support group.")]
+        ['Caroline', 'LGBTQ', 'support', 'group']
+    """
+    names: list[str] = []
+    for name in (*entities, *_entities(text)):
+        if name.casefold() not in {n.casefold() for n in names}:
+            names.append(name)
+    names = names[:MAX_ENTITIES]
+    taken = {n.casefold() for n in names}
+    words = [w.strip("'-") for w in _WORD.findall(text.lower())]
+    counts: dict[str, int] = {}
+    for word in words:
+        if len(word) >= 4 and word not in STOP_WORDS and word not in taken:
+            counts[word] = counts.get(word, 0) + 1
+    order = {word: i for i, word in reversed(list(enumerate(words)))}
+    ranked = sorted(counts, key=lambda w: (-counts[w], order[w]))[: MAX_KEYS - len(names)]
+    keys: list[str | dict[str, str]] = [{"key": n, "type": "entity", "origin": "deterministic"} for n in names]
+    keys += [{"key": w, "origin": "deterministic"} for w in ranked]
+    if not keys:
+        first = (text.split() or ["conversation"])[0][:MAX_KEY_CHARS]
+        keys.append({"key": first, "origin": "deterministic"})
+    return keys

@@ -1,0 +1,58 @@
+"""Parsing the date formats the benchmarks publish into ISO 8601 UTC strings.
+
+LoCoMo writes ``1:56 pm on 8 May, 2023``; LongMemEval ``2023/05/20 (Sat) 02:21``.
+Neither gives a time zone: times are taken as UTC, which keeps their order
+and their calendar dates.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+
+from harness.importers.answers import MONTHS
+
+_LOCOMO = re.compile(
+    r"^\s*(\d{1,2})[:.](\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([A-Za-z]+)\.?,?\s+(\d{4})\s*$", re.IGNORECASE
+)
+_LONGMEMEVAL = re.compile(r"^\s*(\d{4})[/-](\d{1,2})[/-](\d{1,2})(?:\s*\([A-Za-z]+\))?(?:\s+(\d{1,2}):(\d{2}))?\s*$")
+
+
+def _month(name: str) -> int | None:
+    """``May``, ``Sept``, ``december`` -> the month number; None for anything else."""
+    key = name.lower().rstrip(".")
+    return next((n for n, full in enumerate(MONTHS, start=1) if len(key) >= 3 and full.startswith(key)), None)
+
+
+def parse_time(text: object) -> _dt.datetime | None:
+    """A benchmark date string as an aware UTC datetime, or None when it is not one of the known forms.
+
+    Example:
+        >>> parse_time("1:56 pm on 8 May, 2023").isoformat()
+        '2023-05-08T13:56:00+00:00'
+        >>> parse_time("2023/05/20 (Sat) 02:21").isoformat()
+        '2023-05-20T02:21:00+00:00'
+    """
+    if not isinstance(text, str):
+        return None
+    try:
+        match = _LOCOMO.match(text)
+        if match:
+            hour, minute = int(match[1]) % 12 + (12 if match[3].lower() == "p" else 0), int(match[2])
+            month = _month(match[5])
+            if month is None:
+                return None
+            return _dt.datetime(int(match[6]), month, int(match[4]), hour, minute, tzinfo=_dt.timezone.utc)
+        match = _LONGMEMEVAL.match(text)
+        if match:
+            return _dt.datetime(int(match[1]), int(match[2]), int(match[3]), int(match[4] or 0), int(match[5] or 0),
+                                tzinfo=_dt.timezone.utc)
+        moment = _dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment.replace(tzinfo=_dt.timezone.utc) if moment.tzinfo is None else moment.astimezone(_dt.timezone.utc)
+
+
+def iso(moment: _dt.datetime) -> str:
+    """``2023-05-08T13:56:00Z``."""
+    return moment.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
