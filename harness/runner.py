@@ -1,6 +1,7 @@
 """``recall-eval run``: every scenario x arm x model x epoch, concurrently, resumable.
 
-Each sample gets its own freshly seeded in-memory store and Host run (arms
+Each sample gets its own in-memory store (a copy of a template seeded once
+per distinct store: a conversation's probes share one) and Host run (arms
 with memory) and goes through :func:`harness.agent.run_agent`. Finished
 samples stream to ``results.jsonl`` beside ``run.json``; ``--resume DIR``
 re-runs only what is missing or failed, appending (nothing is deleted). API
@@ -109,11 +110,19 @@ class SampleContext:
     hashes: dict[str, str]
     client: ModelClient
     secrets: list[str] = field(default_factory=_secret_values)
+    #: Seeded store images, one per distinct store (a conversation's probes share one): see StoreTemplates.
+    templates: Any = field(default_factory=lambda: _store_templates())
+
+
+def _store_templates() -> Any:
+    from harness.scenarios.seeding import StoreTemplates
+
+    return StoreTemplates()
 
 
 async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
     """Run one sample from a fresh store to a record; never raises for model or provider failures."""
-    from harness.scenarios import probe_policy, seed_store
+    from harness.scenarios import probe_policy
 
     scenario = ctx.scenarios[spec.scenario_id]
     arm = get_arm(spec.arm)
@@ -123,10 +132,9 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
     try:
         host_run = None
         if arm.uses_memory:
-            from memory_tools import Host, MemoryItemStore
+            from memory_tools import Host
 
-            store = MemoryItemStore(":memory:")
-            seed_store(store, scenario)
+            store = ctx.templates.open(scenario)  # a copy of the store seeded once for this scenario's items
             policy, context = probe_policy(scenario)
             host_run = Host(store, policy).open_run(context)
         setup = arm.build(scenario, host_run)

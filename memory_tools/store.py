@@ -126,6 +126,37 @@ class MemoryItemStore:
                 self._db.close()
                 self._db = None
 
+    def snapshot(self) -> bytes:
+        """The whole database as one image (SQLite ``serialize``), for :meth:`from_snapshot` to copy.
+
+        The evaluation harness seeds a conversation's store once and opens a
+        copy per sample instead of inserting and validating every item again.
+        """
+        with self._lock:
+            return self._conn().serialize()
+
+    @classmethod
+    def from_snapshot(cls, image: bytes) -> MemoryItemStore:
+        """A new in-memory store holding a copy of ``image`` (from :meth:`snapshot`); the image is not changed.
+
+        Raises:
+            MemoryStoreError: ``image`` is not a memory store of this schema version.
+        """
+        store = cls(":memory:")
+        with store._lock:
+            db = store._conn()
+            try:
+                db.deserialize(image)
+                version = db.execute("PRAGMA user_version").fetchone()[0]
+            except sqlite3.Error as error:
+                store.close()
+                raise MemoryStoreError(f"not a memory store image: {error}") from error
+            if version != SCHEMA_VERSION:
+                store.close()
+                raise MemoryStoreError(f"memory store image has schema version {version}, expected {SCHEMA_VERSION}")
+            db.execute("PRAGMA foreign_keys = ON")
+        return store
+
     def __enter__(self) -> MemoryItemStore:
         return self
 

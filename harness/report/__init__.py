@@ -2,8 +2,8 @@
 
 ``build_report(run_dir)`` reads ``run.json`` and ``results.jsonl`` (leniently:
 one record per sample id, bad lines named, records outside ``run.json``
-refused; see :mod:`harness.report.inputs`), loads the scenarios the manifest
-names, scores each sample (optionally with a judge for rubric scenarios),
+refused; see :mod:`harness.report.inputs`), loads the scenarios the results
+name (no other), scores each sample (optionally with a judge for rubric scenarios),
 aggregates, decides the verdict, finds the headlines a reader must see first
 (:mod:`harness.report.headlines`) and writes ``summary.json``,
 ``metrics.csv``, ``scores.jsonl``, ``junit.xml`` and ``index.html``.
@@ -55,14 +55,13 @@ class ReportOutcome:
 
 
 def _load_scenarios(manifest: Any) -> dict[str, Scenario]:
-    from harness.scenarios import ScenarioError, load_scenarios
+    """The scenarios ``manifest.scenario_ids`` names (a report passes only the ids its results hold)."""
+    from harness.report.inputs import ScenarioLoadError, load_named_scenarios
 
     try:
-        loaded = load_scenarios(manifest.scenario_paths, ids=manifest.scenario_ids)
-    except ScenarioError as exc:
-        problems = "; ".join(str(p) for p in exc.problems[:5])
-        raise ReportError(f"cannot load the run's scenarios {manifest.scenario_paths}: {exc} {problems}") from None
-    return {s.id: s for s in loaded}
+        return load_named_scenarios(manifest, manifest.scenario_ids)
+    except ScenarioLoadError as exc:
+        raise ReportError(str(exc)) from None
 
 
 def _hash_warnings(records: Sequence[SampleRecord], scenarios: Mapping[str, Scenario]) -> list[str]:
@@ -305,7 +304,10 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
     except ForeignRecordsError as exc:
         raise ReportError(str(exc)) from None
     records = inputs.records
-    scenarios = dict(scenarios) if scenarios is not None else _load_scenarios(manifest)
+    if scenarios is None:  # only the scenarios the results name are loaded (and validated), not the suite
+        named = manifest.model_copy(update={"scenario_ids": sorted({r.scenario_id for r in records})})
+        scenarios = _load_scenarios(named)
+    scenarios = dict(scenarios)
     warnings = inputs.warnings()
     warnings += [f"--exclude {p!r} matches no scenario in the results"
                  for p in exclude if not any(fnmatch.fnmatchcase(r.scenario_id, p) for r in records)]

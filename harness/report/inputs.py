@@ -12,13 +12,41 @@ instead of passing or failing on them.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.results import RESULTS_FILE, RunManifest, SampleRecord, foreign_reasons, scan_results
+from harness.scenarios.models import Scenario
 
 #: Unusable lines listed one by one in warnings; the rest are counted.
 PROBLEMS_LISTED = 20
+
+
+class ScenarioLoadError(Exception):
+    """The scenarios a report needs do not load; the message names the paths and the first problems."""
+
+
+def load_named_scenarios(manifest: RunManifest, ids: Iterable[str]) -> dict[str, Scenario]:
+    """The scenarios of ``manifest.scenario_paths`` with these ids, by id; nothing else is validated.
+
+    A report scores only what its results name: 1 probe of a 2,000-probe suite
+    loads (and checks) that probe and its conversation's shared part, not the suite.
+
+    Raises:
+        ScenarioLoadError: a named scenario does not load.
+    """
+    from harness.scenarios import ScenarioError, load_scenarios
+
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    try:
+        loaded = load_scenarios(manifest.scenario_paths, ids=wanted)
+    except ScenarioError as exc:
+        problems = "; ".join(str(p) for p in exc.problems[:5])
+        raise ScenarioLoadError(f"cannot load the run's scenarios {manifest.scenario_paths}: {exc} {problems}") from None
+    return {s.id: s for s in loaded}
 
 
 class ForeignRecordsError(Exception):

@@ -2,23 +2,27 @@
 
 Public surface (the runner and the report code use these names):
 
-- the format: :class:`Scenario` and its blocks (``models.py``);
-- :func:`discover`, :func:`load_scenarios`, :func:`load_suite`, :func:`scenario_hash` (``loading.py``);
+- the format: :class:`Scenario` and its blocks, :class:`Conversation` and
+  :class:`ProbeEntry` of conversation files (``models.py``, ``conversation.py``);
+- :func:`discover`, :func:`load_scenarios`, :func:`load_suite` with a :class:`Selection`,
+  :func:`scenario_hash` (``loading.py``);
 - :class:`ScenarioError` with :class:`Problem` records (``validation.py``);
-- :func:`seed_store`, :func:`item_input` (``seeding.py``) and :func:`sessions_in_scope`.
+- :func:`seed_store`, :func:`item_input`, :class:`StoreTemplates` (``seeding.py``) and :func:`sessions_in_scope`.
 """
 
-from harness.scenarios.loading import SuiteLoad, discover, load_scenarios, load_suite, scenario_hash, select
+from harness.scenarios.loading import Selection, SuiteLoad, discover, load_scenarios, load_suite, scenario_hash, select
 from harness.scenarios.models import (
     SCENARIO_SCHEMA_VERSION,
     AnswerCheck,
     Canary,
     Category,
+    Conversation,
     Expect,
     ItemSpec,
     KeySpec,
     Policy,
     Probe,
+    ProbeEntry,
     Revision,
     Scenario,
     Session,
@@ -26,7 +30,7 @@ from harness.scenarios.models import (
     Turn,
     sessions_in_scope,
 )
-from harness.scenarios.seeding import item_input, probe_denial, probe_policy, seed_store
+from harness.scenarios.seeding import StoreTemplates, item_input, probe_denial, probe_policy, seed_plan, seed_store
 from harness.scenarios.validation import Problem, ScenarioError
 
 __all__ = [
@@ -34,17 +38,21 @@ __all__ = [
     "AnswerCheck",
     "Canary",
     "Category",
+    "Conversation",
     "Expect",
     "ItemSpec",
     "KeySpec",
     "Policy",
     "Probe",
+    "ProbeEntry",
     "Problem",
     "Revision",
     "Scenario",
     "ScenarioError",
+    "Selection",
     "Session",
     "SourceRef",
+    "StoreTemplates",
     "SuiteLoad",
     "Turn",
     "discover",
@@ -54,6 +62,7 @@ __all__ = [
     "load_scenarios",
     "load_suite",
     "scenario_hash",
+    "seed_plan",
     "seed_store",
     "select",
     "sessions_in_scope",

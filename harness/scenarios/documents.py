@@ -46,13 +46,21 @@ def _display(path: Path) -> Path:
         return path
 
 
-def _parse(path: Path) -> tuple[_Document | None, list[Problem]]:
+def _read(path: Path) -> tuple[str | None, list[Problem]]:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8"), []
     except UnicodeDecodeError as exc:
         return None, [Problem(str(path), None, "", f"not UTF-8 text: {exc.reason} at byte {exc.start}")]
     except OSError as exc:
         return None, [Problem(str(path), None, "", f"cannot read: {exc.strerror}")]
+
+
+def _parse(path: Path, text: str | None = None) -> tuple[_Document | None, list[Problem]]:
+    """Parse ``path`` (or its already-read ``text``) into data and node tree, or problems."""
+    if text is None:
+        text, problems = _read(path)
+        if text is None:
+            return None, problems
     loader = _Loader(text)
     duplicates: list[yaml.Node] = []
     try:

@@ -27,7 +27,9 @@ import argparse
 import fnmatch
 import hashlib
 import json
+import re
 import sys
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -45,11 +47,20 @@ from harness.scenarios.conversation import (
     probe_entries,
     shared_data,
 )
-from harness.scenarios.documents import MAX_DEPTH, _display, _Document, _line_of, _locate, _Loader, _merge, _parse, _schema_findings
+from harness.scenarios.documents import (
+    MAX_DEPTH,
+    _display,
+    _Document,
+    _line_of,
+    _locate,
+    _Loader,
+    _merge,
+    _parse,
+    _read,
+    _schema_findings,
+)
 from harness.scenarios.models import Category, Scenario
 from harness.scenarios.validation import Finding, Problem, ScenarioError, check_partial, check_scenario, format_value
-
-__all__ = ["MAX_DEPTH", "Selection", "SuiteLoad", "discover", "load_scenarios", "load_suite", "scenario_hash", "select", "_Loader"]
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 DEFAULTS_FILE = "_defaults.yaml"
@@ -95,10 +106,21 @@ class Selection:
         """Whether a scenario with these (possibly raw, unvalidated) values is selected."""
         tags = tags if isinstance(tags, list) else []
         return (
-            (not self.ids or (isinstance(ident, str) and any(fnmatch.fnmatchcase(ident, glob) for glob in self.ids)))
+            (not self.ids or (isinstance(ident, str) and self._id_matches(ident)))
             and (not self.categories or category in self.categories)
             and (not self.tags or any(tag in tags for tag in self.tags))
         )
+
+    def _id_matches(self, ident: str) -> bool:
+        exact, globs = _split_globs(self.ids)
+        return ident in exact or any(fnmatch.fnmatchcase(ident, glob) for glob in globs)
+
+
+@lru_cache(maxsize=8)
+def _split_globs(ids: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """Plain ids (a set lookup: a report names thousands) apart from the globs."""
+    globs = tuple(i for i in ids if any(ch in i for ch in "*?["))
+    return frozenset(ids) - frozenset(globs), globs
 
 
 EVERYTHING = Selection()
@@ -200,9 +222,46 @@ def _unreadable(problems: list[Problem], selection: Selection) -> _Loaded:
     return _Loaded(problems=[Problem(p.file, p.line, p.field, p.message + note, p.value, "warning") for p in problems], skipped=True)
 
 
+_TOP_ID = re.compile(r"^id:[ \t]+([A-Za-z0-9][A-Za-z0-9._:-]*)[ \t]*(?:#.*)?$", re.MULTILINE)
+
+
+def _ruled_out(text: str, selection: Selection) -> bool:
+    """True when the file's text alone shows that nothing in it can be selected, so it need not be parsed.
+
+    Only for selections by id: a file with exactly one top-level ``id: <plain
+    id>`` line holds that story, or that conversation's probes ``<id>/...``;
+    when no glob can match either, parsing is skipped (a 100 kB conversation
+    costs about 0.1 s to parse). Anything less certain is parsed.
+    """
+    if not selection.ids or selection.categories or selection.tags:
+        return False
+    found = _TOP_ID.findall(text)
+    if len(found) != 1:
+        return False
+    ident = found[0]
+    return not selection.matches(ident, None, []) and not any(_may_match_probe(ident, glob) for glob in selection.ids)
+
+
+def _may_match_probe(conversation: str, glob: str) -> bool:
+    """Whether ``glob`` may match some ``<conversation>/<probe>`` id (conservatively True when unsure)."""
+    if "[" in glob:
+        return True
+    if "/" not in glob:  # only a wildcard can stand for the '/', after a literal start the id must begin with
+        literal = re.split(r"[*?]", glob, maxsplit=1)
+        return len(literal) > 1 and (conversation + "/").startswith(literal[0])
+    if glob.count("/") > 1:
+        return False  # a scenario id holds one '/'
+    return fnmatch.fnmatchcase(conversation, glob.split("/", 1)[0])  # the glob's '/' is the id's '/'
+
+
 def _load_file(path: Path, root: Path, selection: Selection) -> _Loaded:
     """Read one file (a story or a conversation), select, merge and check it."""
-    document, problems = _parse(path)
+    text, problems = _read(path)
+    if text is None:
+        return _unreadable(problems, selection)
+    if _ruled_out(text, selection):
+        return _Loaded(skipped=True)
+    document, problems = _parse(path, text)
     if document is None:
         return _unreadable(problems, selection)
     if not isinstance(document.data, dict):
@@ -235,7 +294,12 @@ def _load_file(path: Path, root: Path, selection: Selection) -> _Loaded:
 def _load_folder(folder: Path, files: list[Path], root: Path, selection: Selection) -> _Loaded:
     """A conversation folder: ``_conversation.yaml`` (the shared part) and probe files each holding ``probes:``."""
     shared_path = _display(folder / CONVERSATION_FILE)
-    shared, problems = _parse(shared_path)
+    text, problems = _read(shared_path)
+    if text is None:
+        return _unreadable(problems, selection)
+    if _ruled_out(text, selection):
+        return _Loaded(skipped=True)
+    shared, problems = _parse(shared_path, text)
     if shared is None:
         return _unreadable(problems, selection)
     if not isinstance(shared.data, dict):
@@ -336,13 +400,8 @@ def _filter_problems(categories: Iterable[str], scenarios: Iterable[Scenario] = 
 
 def select(scenarios: Iterable[Scenario], *, ids: Sequence[str] = (), categories: Sequence[str] = (), tags: Sequence[str] = ()) -> list[Scenario]:
     """Scenarios matching any id glob, any category and any tag (an empty filter matches all)."""
-    return [
-        s
-        for s in scenarios
-        if (not ids or any(fnmatch.fnmatchcase(s.id, glob) for glob in ids))
-        and (not categories or s.category in categories)
-        and (not tags or any(tag in s.tags for tag in tags))
-    ]
+    selection = Selection(tuple(ids), tuple(categories), tuple(tags))
+    return [s for s in scenarios if selection.matches(s.id, s.category, s.tags)]
 
 
 def load_scenarios(
@@ -375,14 +434,50 @@ def load_scenarios(
     return select(suite.scenarios, ids=ids, categories=categories, tags=tags)
 
 
+_SHARED_PARTS = ("sessions", "items")
+_CANONICAL = {"sort_keys": True, "separators": (",", ":"), "ensure_ascii": False}
+_part_cache: OrderedDict[int, tuple[list[Any], bytes]] = OrderedDict()
+_PART_CACHE_SIZE = 64
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, **_CANONICAL).encode("utf-8")
+
+
+def _part_json(part: list[Any]) -> bytes:
+    """Canonical JSON of a ``sessions`` or ``items`` list, computed once per list object.
+
+    A conversation's probes share these lists, so 200 probes serialize them
+    once. The cache holds the list itself, so its ``id`` cannot be reused while
+    cached; scenarios are frozen and these lists are never changed in place.
+    """
+    known = _part_cache.get(id(part))
+    if known is not None and known[0] is part:
+        _part_cache.move_to_end(id(part))
+        return known[1]
+    text = _canonical([entry.model_dump(mode="json", by_alias=True) for entry in part])
+    _part_cache[id(part)] = (part, text)
+    while len(_part_cache) > _PART_CACHE_SIZE:
+        _part_cache.popitem(last=False)
+    return text
+
+
 def scenario_hash(scenario: Scenario) -> str:
     """SHA-256 of the scenario's canonical JSON, to spot edited fixtures.
 
+    The canonical JSON is ``json.dumps`` of the whole scenario with sorted
+    keys and no spaces; it is fed to the hash piece by piece so that the
+    sessions and items a conversation's probes share are serialized once.
     The ``$schema`` editor hint is left out, so moving a file does not change its hash.
     """
-    data = scenario.model_dump(mode="json", by_alias=True, exclude={"schema_"})
-    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    data = scenario.model_dump(mode="json", by_alias=True, exclude={"schema_", *_SHARED_PARTS})
+    parts = {name: getattr(scenario, name) for name in _SHARED_PARTS}
+    digest = hashlib.sha256(b"{")
+    for index, key in enumerate(sorted([*data, *parts])):
+        digest.update((b"," if index else b"") + _canonical(key) + b":")
+        digest.update(_part_json(parts[key]) if key in parts else _canonical(data[key]))
+    digest.update(b"}")
+    return digest.hexdigest()
 
 
 def cli_list(args: argparse.Namespace) -> int:

@@ -7,13 +7,19 @@ spec's id; a ``workspace`` makes it a workspace item; each source becomes a
 the item's ``observed_at`` (default: the start of its first source's session),
 so two seedings of one scenario give identical stores.
 
-The runner seeds a fresh store for every sample, so the common case (active
-items without revisions) goes through a single ``bulk_create``.
+Seeding is planned first (:func:`seed_plan`: the store inputs, hashable), then
+applied. The runner seeds each distinct plan once into a template and opens a
+copy of its image per sample (:class:`StoreTemplates`): the 200 probes of a
+conversation share one store, and the arms and epochs of a story share theirs,
+instead of inserting and validating every item again. Within a plan the
+common case (active items without revisions) goes through a single ``bulk_create``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections import OrderedDict
+from typing import Any
 
 from memory_tools import (
     DenialReason,
@@ -72,6 +78,41 @@ def item_input(spec: ItemSpec, scenario: Scenario) -> ItemInput:
     )
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Staged:
+    """An item created in steps: its final input, earlier ``(content, at)`` revisions, archived or not."""
+
+    final: ItemInput
+    revisions: tuple[tuple[str, int], ...]
+    archived: bool
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SeedPlan:
+    """Everything that decides a seeded store, hashable: equal plans give identical stores.
+
+    Item roles, titles and probes are not in it, so every probe of a
+    conversation has the same plan.
+    """
+
+    plain: tuple[ItemInput, ...]
+    staged: tuple[_Staged, ...]
+
+
+def seed_plan(scenario: Scenario) -> SeedPlan:
+    """The store inputs of ``scenario``'s items (see :func:`seed_store` for how they are applied)."""
+    plain: list[ItemInput] = []
+    staged: list[_Staged] = []
+    for spec in scenario.items:
+        final = item_input(spec, scenario)
+        archived = spec.state is LifecycleState.ARCHIVED
+        if spec.revisions or archived:
+            staged.append(_Staged(final, tuple((r.content, r.at) for r in spec.revisions), archived))
+        else:
+            plain.append(final)
+    return SeedPlan(tuple(plain), tuple(staged))
+
+
 def seed_store(store: MemoryItemStore, scenario: Scenario) -> None:
     """Create every item of ``scenario`` in ``store`` (expected fresh).
 
@@ -82,27 +123,78 @@ def seed_store(store: MemoryItemStore, scenario: Scenario) -> None:
     ``len(revisions) + 1``. Archived items are archived last, at ``observed_at``
     (one more version).
     """
-    plain: list[ItemInput] = []
-    staged: list[tuple[ItemSpec, ItemInput]] = []
-    for spec in scenario.items:
-        final = item_input(spec, scenario)
-        if spec.revisions or spec.state is LifecycleState.ARCHIVED:
-            staged.append((spec, final))
-        else:
-            plain.append(final)
-    if plain:
-        store.bulk_create(plain)
-    for spec, final in staged:
-        if spec.revisions:
-            first = spec.revisions[0]
-            store.create(dataclasses.replace(final, content=first.content, observed_at=first.at, now=first.at))
-            for revision in spec.revisions[1:]:
-                store.update(spec.id, content=revision.content, observed_at=revision.at, now=revision.at)
-            store.update(spec.id, content=final.content, observed_at=final.observed_at, now=final.now)
+    apply_plan(store, seed_plan(scenario))
+
+
+def apply_plan(store: MemoryItemStore, plan: SeedPlan) -> None:
+    """Create the items of ``plan`` in ``store`` (expected fresh), as :func:`seed_store` describes."""
+    if plan.plain:
+        store.bulk_create(plan.plain)
+    for step in plan.staged:
+        final = step.final
+        item_id = str(final.item_id)  # seeding always names its items
+        if step.revisions:
+            content, at = step.revisions[0]
+            store.create(dataclasses.replace(final, content=content, observed_at=at, now=at))
+            for content, at in step.revisions[1:]:
+                store.update(item_id, content=content, observed_at=at, now=at)
+            store.update(item_id, content=final.content, observed_at=final.observed_at, now=final.now)
         else:
             store.create(final)
-        if spec.state is LifecycleState.ARCHIVED:
-            store.archive(spec.id, now=final.now)
+        if step.archived:
+            store.archive(item_id, now=final.now)
+
+
+class StoreTemplates:
+    """Seeded stores by plan, each seeded once; :meth:`open` gives a sample its own copy.
+
+    A template is the serialized image of a store seeded with one
+    :class:`SeedPlan`; opening a copy costs a ``deserialize``, not an insert
+    and validation per item. The images kept are bounded (least recently used
+    first out), so a suite of thousands of one-story files keeps only the
+    stores of the scenarios in flight. Not thread-safe: one per event loop or
+    worker process.
+
+    Example:
+        >>> templates = StoreTemplates()
+        >>> store = templates.open(scenario)  # doctest: +SKIP
+    """
+
+    def __init__(self, capacity: int = 32) -> None:
+        self.capacity = capacity
+        self._images: OrderedDict[SeedPlan, bytes] = OrderedDict()
+        # Plans by the identity of the (items, sessions) lists: a conversation's probes share them, so one plan
+        # serves all; the lists are kept with the plan, so their ids cannot be reused while cached.
+        self._plans: OrderedDict[tuple[int, int], tuple[list[ItemSpec], list[Any], SeedPlan]] = OrderedDict()
+        self.seeded = 0
+
+    def plan(self, scenario: Scenario) -> SeedPlan:
+        key = (id(scenario.items), id(scenario.sessions))
+        known = self._plans.get(key)
+        if known is None or known[0] is not scenario.items or known[1] is not scenario.sessions:
+            known = (scenario.items, scenario.sessions, seed_plan(scenario))
+            self._plans[key] = known
+            while len(self._plans) > 8 * self.capacity:
+                self._plans.popitem(last=False)
+        else:
+            self._plans.move_to_end(key)
+        return known[2]
+
+    def open(self, scenario: Scenario) -> MemoryItemStore:
+        """A fresh store holding ``scenario``'s items, copied from its template (seeded on first use)."""
+        plan = self.plan(scenario)
+        image = self._images.get(plan)
+        if image is None:
+            with MemoryItemStore(":memory:") as template:
+                apply_plan(template, plan)
+                image = template.snapshot()
+            self.seeded += 1
+            self._images[plan] = image
+            while len(self._images) > self.capacity:
+                self._images.popitem(last=False)
+        else:
+            self._images.move_to_end(plan)
+        return MemoryItemStore.from_snapshot(image)
 
 
 def probe_policy(scenario: Scenario) -> tuple[MemoryPolicy, RunContext]:

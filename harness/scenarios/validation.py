@@ -8,8 +8,10 @@ items the store itself would refuse (by calling the store's own
 warnings rather than errors (no distractor, the answer already in the probe
 history, ``abstain`` together with ``must_contain_*``).
 
-Every check is a pure function returning :class:`Finding` records located by
-field path; the loader turns them into :class:`Problem` records with a file
+The cross-field checks come in two halves: those of the sessions and items
+alone (:func:`check_shared_data`, run once per conversation file) and those of
+one probe against them (:func:`check_probe_data`, run per probe). Every check
+is a pure function returning :class:`Finding` records located by field path; the loader turns them into :class:`Problem` records with a file
 and a line. The cross-field checks (:func:`check_data`) read a
 :class:`~harness.scenarios.models.Scenario` or, when the models refuse a file,
 the raw mapping that parsed (:func:`check_partial`), so one ``validate`` shows
@@ -23,6 +25,7 @@ import argparse
 import dataclasses
 import datetime as _dt
 import difflib
+import itertools
 import re
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -477,8 +480,8 @@ def _check_probe_times(parts: SharedIndex, probe: Any, blame_probe: bool) -> Ite
     probe_at = _millis(_get(probe, "started_at"))
     if probe_at is None:
         return
-    late_sessions = [(at, i) for at, i in parts.session_starts if at >= probe_at]  # latest first
-    late_items = [(at, i) for at, i in parts.item_times if at > probe_at]
+    late_sessions = list(itertools.takewhile(lambda pair: pair[0] >= probe_at, parts.session_starts))  # latest first
+    late_items = list(itertools.takewhile(lambda pair: pair[0] > probe_at, parts.item_times))
     if blame_probe:
         if late_sessions:
             at, i = late_sessions[0]
@@ -707,11 +710,11 @@ def _check_smells(scenario: Scenario, *, conversation: bool = False) -> Iterator
                 )
     if scenario.category == Category.RECENT_HISTORY and not probe.history:
         yield Finding(("probe", "history"), "a recent_history scenario needs probe.history", severity="warning")
-    readable = not tools_off
-    visible = [item for item in scenario.items if readable and _visible(item, scenario) and item.state.value == "active"]
-    for j, canary in enumerate(scenario.expect.canaries):
-        if canary.kind != "leakage":
-            continue
+    leakage = [(j, canary) for j, canary in enumerate(scenario.expect.canaries) if canary.kind == "leakage"]
+    if tools_off or not leakage:
+        return
+    visible = [item for item in scenario.items if _visible(item, scenario) and item.state is LifecycleState.ACTIVE]
+    for j, canary in leakage:
         needle = _fold(canary.text)
         holders = [item.id for item in visible if needle in _fold(item.content)]
         if holders:

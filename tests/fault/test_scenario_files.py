@@ -113,3 +113,18 @@ def test_deeply_nested_file_is_refused_without_a_traceback(tmp_path: Path) -> No
     code, out, err, _ = _recall_eval("validate", "deep.yaml", cwd=tmp_path)
     assert code == 1 and "Traceback" not in out + err, err
     assert out.splitlines()[0].startswith("deep.yaml:1: nested more than 32 levels deep")
+
+
+def test_a_broken_file_outside_the_filter_does_not_stop_a_filtered_list_but_fails_validate(tmp_path: Path) -> None:
+    """A suite holding a schema-broken file and an unparseable one still lists (and runs) the probe a filter selects; ``validate`` reports both."""
+    from tests.harness.conversation_factories import write_conversation
+
+    suite = tmp_path / "suite"
+    write_conversation(suite, probes=3)
+    (suite / "broken.yaml").write_text(GOOD.read_text(encoding="utf-8").replace("kind: context", "kind: contxt", 1), encoding="utf-8")
+    (suite / "syntax.yaml").write_text("id: [unclosed\n", encoding="utf-8")
+    code, out, err, _ = _recall_eval("list", "suite", "--id", "conv-1/q2", cwd=tmp_path)
+    assert code == 0 and "Traceback" not in out + err, err
+    assert "conv-1/q2" in out and out.strip().endswith("1 scenario")
+    code, out, err, _ = _recall_eval("validate", "suite", cwd=tmp_path)
+    assert code == 1 and "suite/broken.yaml:" in out and "suite/syntax.yaml:" in out

@@ -236,3 +236,48 @@ def test_unknown_category_filter_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as caught:
         load_scenarios([tmp_path], categories=["nonsense"])
     assert caught.value.problems[0].file == "--category"
+
+
+def _reference_hash(scenario) -> str:  # noqa: ANN001 - the definition: sha256 of the whole canonical JSON
+    import hashlib
+    import json
+
+    data = scenario.model_dump(mode="json", by_alias=True, exclude={"schema_"})
+    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
+
+
+def test_scenario_hash_is_the_hash_of_the_canonical_json(tmp_path: Path) -> None:
+    """The piecewise hash (shared parts serialized once) equals the plain definition, for stories and probes."""
+    path = write_conversation(tmp_path, probes=3)
+    path.write_text(path.read_text(encoding="utf-8").replace("  - id: q2\n", "  - id: q2\n    item_roles: {it-move: answer}\n"), encoding="utf-8")
+    (tmp_path / "story.yaml").write_text(VALID.read_text(encoding="utf-8"), encoding="utf-8")
+    scenarios = load_scenarios([tmp_path, ROOT / "scenarios" / "smoke"])
+    for scenario in scenarios:
+        assert scenario_hash(scenario) == _reference_hash(scenario)
+        assert scenario_hash(scenario) == _reference_hash(scenario)  # served from the cache
+    assert len({scenario_hash(s) for s in scenarios}) == len(scenarios)
+
+
+@pytest.mark.parametrize(
+    ("glob", "skipped"),
+    [("conv-2/q1", True), ("conv-1/q1", False), ("conv-1/*", False), ("conv-?/q1", False), ("*q1", False),
+     ("conv-1?q1", False), ("fx-*", True), ("[c]onv-2/q1", False), ("conv-2/*", True), ("a/b/c", True)],
+)
+def test_an_id_filter_skips_parsing_files_that_cannot_match(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, glob: str, skipped: bool) -> None:
+    """Files whose top-level id rules them out are not even parsed; any doubt parses (conv-1 is the file here)."""
+    from harness.scenarios import loading
+
+    write_conversation(tmp_path, probes=2)
+    parsed: list[Path] = []
+    real = loading._parse
+    monkeypatch.setattr(loading, "_parse", lambda path, text=None: parsed.append(path) or real(path, text))
+    load_suite([tmp_path], loading.Selection(ids=(glob,)))
+    assert (parsed == []) is skipped
+
+
+def test_a_quoted_or_flow_id_is_always_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.scenarios import loading
+
+    path = write_conversation(tmp_path, probes=2)
+    path.write_text(path.read_text(encoding="utf-8").replace("id: conv-1\n", 'id: "conv-1"\n', 1), encoding="utf-8")
+    assert [s.id for s in load_scenarios([tmp_path], ids=["conv-1/q2"])] == ["conv-1/q2"]

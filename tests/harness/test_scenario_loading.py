@@ -228,10 +228,24 @@ def test_readme_worked_example_is_a_valid_scenario(tmp_path: Path) -> None:
     import re
 
     readme = (SHIPPED / "README.md").read_text(encoding="utf-8")
-    [example] = [b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if "\nid: " in b]
+    [example] = [b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if "\nid: " in b and "\nprobes:" not in b]
     (tmp_path / "example.yaml").write_text(example, encoding="utf-8")
     [scenario] = load_scenarios([tmp_path])
     assert scenario.items[0].revisions and scenario.expect.canaries
+
+
+def test_readme_conversation_example_is_valid_with_its_declared_categories(tmp_path: Path) -> None:
+    import re
+
+    readme = (SHIPPED / "README.md").read_text(encoding="utf-8")
+    [example] = [b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if "\nprobes:" in b]
+    [categories] = [b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if b.startswith("categories:")]
+    (tmp_path / "conv-26.yaml").write_text(example, encoding="utf-8")
+    (tmp_path / "_defaults.yaml").write_text(categories.replace("multi_hop", "adversarial"), encoding="utf-8")
+    suite = load_suite([tmp_path])
+    assert suite.problems == []
+    assert [(s.id, s.category) for s in suite.scenarios] == [
+        ("conv-26/q001", "temporal"), ("conv-26/q002", "single_hop"), ("conv-26/q003", "adversarial")]
 
 
 def _billion_laughs(levels: int = 9) -> str:

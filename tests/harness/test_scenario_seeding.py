@@ -91,3 +91,58 @@ def test_every_shipped_scenario_seeds_a_fresh_store() -> None:
             assert record is not None, (shipped.id, spec.id)
             assert record.item.lifecycle_state is spec.state
             assert record.item.version == 1 + len(spec.revisions) + (spec.state is LifecycleState.ARCHIVED)
+
+
+# -- templates --------------------------------------------------------------------------------------------
+def _dump(store: MemoryItemStore) -> list[str]:
+    return list(store._conn().iterdump())  # every table, row by row: the whole store
+
+
+def test_template_seeding_gives_the_same_store_as_direct_seeding(scenario: Scenario, store: MemoryItemStore) -> None:
+    """Revisions, archived, global and workspace items: a copy of the template holds exactly what seeding writes."""
+    from harness.scenarios.seeding import StoreTemplates
+
+    templates = StoreTemplates()
+    with templates.open(scenario) as copy:
+        assert _dump(copy) == _dump(store)
+    with templates.open(scenario) as again:
+        assert _dump(again) == _dump(store)
+    assert templates.seeded == 1
+
+
+def test_template_copies_are_independent(scenario: Scenario) -> None:
+    from harness.scenarios.seeding import StoreTemplates
+
+    templates = StoreTemplates()
+    with templates.open(scenario) as first:
+        first.archive("it-rate-limit", now=FEB_10 + 1)
+        with templates.open(scenario) as second:
+            assert second.read_item("it-rate-limit").item.lifecycle_state is LifecycleState.ACTIVE
+
+
+def test_a_conversation_seeds_one_template_for_all_its_probes(tmp_path: Path) -> None:
+    from harness.scenarios.seeding import StoreTemplates
+    from tests.harness.conversation_factories import write_conversation
+
+    path = write_conversation(tmp_path, probes=5)
+    path.write_text(path.read_text(encoding="utf-8").replace("  - id: q2\n", "  - id: q2\n    item_roles: {it-move: answer}\n"), encoding="utf-8")
+    probes = load_scenarios([tmp_path])
+    templates = StoreTemplates()
+    for probe in probes:
+        templates.open(probe).close()
+    assert templates.seeded == 1  # roles never reach the store
+    assert templates.plan(probes[0]) is templates.plan(probes[2])  # planned once per conversation, not per probe
+    stories = load_scenarios([FIXTURES / "seeding", FIXTURES / "good"])
+    for story in stories:
+        templates.open(story).close()
+    assert templates.seeded == 3
+
+
+def test_templates_keep_at_most_their_capacity(scenario: Scenario, tmp_path: Path) -> None:
+    from harness.scenarios.seeding import StoreTemplates
+
+    templates = StoreTemplates(capacity=1)
+    good = load_scenarios([FIXTURES / "good"])[0]
+    for story in (scenario, good, scenario):
+        templates.open(story).close()
+    assert templates.seeded == 3  # the first image was dropped for the second, then seeded again

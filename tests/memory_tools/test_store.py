@@ -409,3 +409,26 @@ def test_not_a_database_file_rejected(tmp_path):  # noqa: ANN001
     path.write_text("hello, this is not sqlite" * 100)
     with pytest.raises(MemoryStoreError, match="cannot open memory store"):
         MemoryItemStore(path)
+
+
+# -- snapshots ----------------------------------------------------------------------------------------
+def test_from_snapshot_copies_the_store_and_copies_are_independent(store: MemoryItemStore):
+    store.create(_item("a", "indent"))
+    image = store.snapshot()
+    with MemoryItemStore.from_snapshot(image) as first, MemoryItemStore.from_snapshot(image) as second:
+        assert first.read_item("a") == store.read_item("a")
+        first.archive("a", now=200)
+        first.create(_item("b", "tabs"))
+        assert second.read_item("a").item.lifecycle_state is LifecycleState.ACTIVE
+        assert second.read_item("b") is None
+        assert _ids(second.search_by_keys(["indent"], "exact")) == ["a"]
+    assert store.snapshot() == image
+
+
+def test_from_snapshot_refuses_what_is_not_a_store_image():
+    with pytest.raises(MemoryStoreError, match="not a memory store image"):
+        MemoryItemStore.from_snapshot(b"not a database at all" * 40)
+    other = sqlite3.connect(":memory:")
+    other.execute("CREATE TABLE t (x)")
+    with pytest.raises(MemoryStoreError, match="schema version 0"):
+        MemoryItemStore.from_snapshot(other.serialize())
