@@ -355,7 +355,8 @@ def test_flip_links_are_capped_and_show_the_flip_first() -> None:
     assert any(s["outcome"] in ("correct", "abstained_correctly") for s in treatment)
     page = render_html(summary, samples)
     parsed = _parse(page)
-    row = page[page.index(f"<code>{flip['scenario_id']}</code>"):]
+    flips = page[page.index('id="flips"'):]
+    row = flips[flips.index(f"<code>{flip['scenario_id']}</code>"):]
     row = row[: row.index("</tr>")]
     treatment_links = row[row.index(f"{flip['arm_b']}:"):]
     assert treatment_links.count('class="fl"') == 6
