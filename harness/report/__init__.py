@@ -376,7 +376,9 @@ def cli_report(args: Any) -> int:
     except (ReportError, ResultsError, JudgeError, ScenarioError) as exc:
         print(f"recall-eval report: {exc}", file=sys.stderr)
         return 2
-    out, err = terminal_lines(outcome)
+    from harness.terminal import report_lines
+
+    out, err = report_lines(outcome)  # the same words as the end of `recall-eval run`
     for line in out:
         print(line)
     for line in err:
