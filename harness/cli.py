@@ -156,6 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true", help="also show the metrics that did not change")
     p.add_argument("--include-foreign", action="store_true",
                    help="count results records of samples the run's run.json does not plan (refused otherwise)")
+    p.add_argument("--html", metavar="OUT",
+                   help="also write the comparison as one self-contained page to OUT: the differences between the "
+                        "runs first, then metric deltas with intervals and the scenarios that changed, linking to "
+                        "their transcripts in both reports")
     return parser
 
 
