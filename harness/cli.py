@@ -41,6 +41,7 @@ _HANDLERS = {
     "run": "harness.runner:cli_run",
     "report": "harness.report:cli_report",
     "compare": "harness.compare:cli_compare",
+    "history": "harness.history:cli_history",
 }
 
 
@@ -160,6 +161,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write the comparison as one self-contained page to OUT: the differences between the "
                         "runs first, then metric deltas with intervals and the scenarios that changed, linking to "
                         "their transcripts in both reports")
+
+    p = sub.add_parser(
+        "history", help="one page with the verdict and key metrics of many runs over time (nightly runs)",
+        description="Read each run's summary.json (no results, no model) and write one self-contained page: per "
+                    "model, the paired continuity and unsupported-claim differences and continuity per arm over "
+                    "time, intervals as bands, each point linking to its run's report.",
+    )
+    p.add_argument("dirs", nargs="+", metavar="DIR", help="a run folder, or a folder of run folders (repeatable)")
+    p.add_argument("--out", metavar="FILE", default="history.html", help="the page to write (default history.html)")
     return parser
 
 
