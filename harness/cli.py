@@ -69,9 +69,9 @@ def _add_max_error_rate(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_scenario_filters(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--id", action="append", default=[], metavar="ID", help="only this scenario id (glob; repeatable)")
-    parser.add_argument("--category", action="append", default=[], help="only this category (repeatable)")
-    parser.add_argument("--tag", action="append", default=[], help="only scenarios with this tag (repeatable)")
+    parser.add_argument("--id", action="append", default=[], metavar="ID", help="only this scenario id (glob; repeatable: any of them)")
+    parser.add_argument("--category", action="append", default=[], help="only this category (repeatable: any of them; --id, --category and --tag combine with AND)")
+    parser.add_argument("--tag", action="append", default=[], help="only scenarios with this tag (repeatable: any of them)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -100,7 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", action="append", dest="models", metavar="M", help=f"litellm model string (repeatable; default {DEFAULT_MODEL})")
     p.add_argument("--arms", nargs="+", metavar="ARM", help=f"arms to run (default: {' '.join(DEFAULT_ARMS)})")
     p.add_argument("--scenarios", nargs="+", metavar="PATH", help=f"scenario files or folders (default: {DEFAULT_SUITE}); with --resume, where the run's scenarios are now if they moved (they must hash the same)")
-    p.add_argument("--filter", action="append", default=[], metavar="EXPR", help="id glob, category:NAME or tag:NAME (repeatable)")
+    p.add_argument("--filter", action="append", default=[], metavar="EXPR", help="id glob, category:NAME or tag:NAME (repeatable: filters of one kind combine with OR, "
+                   "kinds with AND, e.g. --filter category:decision --filter category:preference --filter 'tag:hard' "
+                   "runs the hard scenarios of either category)")
     p.add_argument("--epochs", type=int, default=None, help=f"repeats of every sample (default {_d['epochs']})")
     p.add_argument("--seed", type=int, default=None, help=f"base seed (default {_d['seed']})")
     p.add_argument("--max-concurrency", type=int, default=None, metavar="C", help=f"samples in flight at once (default {_d['max_concurrency']})")
