@@ -41,13 +41,13 @@ def test_a_cell_counts_correct_epochs_and_is_mixed_when_they_disagree() -> None:
     assert grid["rows"][0]["differ"] is True
 
 
-def test_errors_are_counted_apart_and_columns_that_agree_do_not_differ() -> None:
+def test_errors_are_counted_apart_from_the_correct_rate() -> None:
     grid = _grid([_sample("s1", "recall", "error", 0, status="error", answer=None),
-                  _sample("s1", "recall", "wrong", 1), _sample("s1", "history_only", "wrong", 0),
-                  _sample("s1", "history_only", "wrong", 1)])
+                  _sample("s1", "recall", "correct", 1), _sample("s1", "history_only", "correct", 0),
+                  _sample("s1", "history_only", "correct", 1)])
     history, recall = grid["rows"][0]["cells"]
-    assert recall["count"] == "0/1 +1 err" and recall["rate"] == 0.0 and recall["head"] == "an answer"
-    assert grid["rows"][0]["differ"] is False
+    assert recall["count"] == "1/1 +1 err" and recall["rate"] == 1.0 and recall["head"] == "an answer"
+    assert grid["rows"][0]["differ"] is False  # both columns right whenever scored
 
 
 def test_a_cell_of_only_errors_names_the_error_and_has_no_rate() -> None:
