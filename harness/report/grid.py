@@ -36,7 +36,7 @@ def answer_head(text: Any, limit: int = ANSWER_HEAD, lines: int = ANSWER_LINES) 
     """
     if not isinstance(text, str):
         return ""
-    kept = [line.strip() for line in text.splitlines() if line.strip()][:lines]
+    kept = [line.strip() for line in text[: limit * 4].splitlines() if line.strip()][:lines]  # never a whole essay
     head = " ".join(kept)
     return head if len(head) <= limit else head[: limit - 1].rstrip() + "…"
 
@@ -59,14 +59,14 @@ def _cell(members: list[dict[str, Any]]) -> dict[str, Any]:
         head = f"error: {error.get('type', 'error')}" if isinstance(error, dict) else "error"
     else:
         head = answer_head(first.get("final_answer")) or "(no answer)"
-    links = [(m.get("epoch"), m["_pid"], "✓" if m["_outcome"] in CORRECT_OUTCOMES else "✗") for m in members]
+    links = [(m.get("epoch"), m["_pid"], "✓" if m["_outcome"] in CORRECT_OUTCOMES else "✗")
+             for m in members[:EPOCH_LINKS]] if len(members) > 1 else []
     return {
         "outcome": outcome, "head": head, "pid": first["_pid"],
         "rate": round(correct / len(scored), 4) if scored else None,
         "count": f"{correct}/{len(scored)}" + (f" +{len(outcomes) - len(scored)} err" if len(scored) < len(outcomes)
                                                else ""),
-        "label": fmt.label(outcome), "links": links[:EPOCH_LINKS] if len(links) > 1 else [],
-        "more": max(len(links) - EPOCH_LINKS, 0),
+        "label": fmt.label(outcome), "links": links, "more": max(len(members) - EPOCH_LINKS, 0),
     }
 
 
