@@ -20,7 +20,7 @@ from harness.report import formatting as fmt
 from harness.scoring import CORRECT_OUTCOMES
 
 #: Characters of the answer shown in a cell (its first lines, cut here).
-ANSWER_HEAD = 140
+ANSWER_HEAD = 100
 #: Lines of the answer shown in a cell.
 ANSWER_LINES = 2
 #: Epoch links per cell; the rest are counted.

@@ -65,7 +65,7 @@ def test_a_missing_cell_is_none() -> None:
 
 def test_the_answer_head_is_its_first_two_lines_cut_with_an_ellipsis() -> None:
     assert answer_head("one\n\n two \nthree") == "one two"
-    assert answer_head("x" * 300) == "x" * 139 + "…"
+    assert answer_head("x" * 300) == "x" * 99 + "…"
     assert answer_head(None) == ""
 
 

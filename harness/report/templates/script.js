@@ -253,7 +253,7 @@
     grows.forEach(function (tr) {
       var ok = (!cat || tr.getAttribute("data-cat") === cat) && (!differ || tr.hasAttribute("data-differ"));
       if (ok && q) ok = tr.cells[0].textContent.toLowerCase().indexOf(q) >= 0;
-      if (ok && oc) ok = !!tr.querySelector('td[data-o="' + oc.replace(/[^a-z_]/g, "") + '"]');
+      if (ok && oc) ok = !!tr.querySelector("td.g-" + oc.replace(/[^a-z_]/g, ""));
       tr.hidden = !ok;
       if (ok) n++;
     });
