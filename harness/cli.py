@@ -42,6 +42,7 @@ _HANDLERS = {
     "report": "harness.report:cli_report",
     "compare": "harness.compare:cli_compare",
     "import": "harness.importers:cli_import",
+    "history": "harness.history:cli_history",
 }
 
 
@@ -69,9 +70,9 @@ def _add_max_error_rate(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_scenario_filters(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--id", action="append", default=[], metavar="ID", help="only this scenario id (glob; repeatable)")
-    parser.add_argument("--category", action="append", default=[], help="only this category (repeatable)")
-    parser.add_argument("--tag", action="append", default=[], help="only scenarios with this tag (repeatable)")
+    parser.add_argument("--id", action="append", default=[], metavar="ID", help="only this scenario id (glob; repeatable: any of them)")
+    parser.add_argument("--category", action="append", default=[], help="only this category (repeatable: any of them; --id, --category and --tag combine with AND)")
+    parser.add_argument("--tag", action="append", default=[], help="only scenarios with this tag (repeatable: any of them)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -100,7 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", action="append", dest="models", metavar="M", help=f"litellm model string (repeatable; default {DEFAULT_MODEL})")
     p.add_argument("--arms", nargs="+", metavar="ARM", help=f"arms to run (default: {' '.join(DEFAULT_ARMS)})")
     p.add_argument("--scenarios", nargs="+", metavar="PATH", help=f"scenario files or folders (default: {DEFAULT_SUITE}); with --resume, where the run's scenarios are now if they moved (they must hash the same)")
-    p.add_argument("--filter", action="append", default=[], metavar="EXPR", help="id glob, category:NAME or tag:NAME (repeatable)")
+    p.add_argument("--filter", action="append", default=[], metavar="EXPR", help="id glob, category:NAME or tag:NAME (repeatable: filters of one kind combine with OR, "
+                   "kinds with AND, e.g. --filter category:decision --filter category:preference --filter 'tag:hard' "
+                   "runs the hard scenarios of either category)")
     p.add_argument("--epochs", type=int, default=None, help=f"repeats of every sample (default {_d['epochs']})")
     p.add_argument("--seed", type=int, default=None, help=f"base seed (default {_d['seed']})")
     p.add_argument("--max-concurrency", type=int, default=None, metavar="C", help=f"samples in flight at once (default {_d['max_concurrency']})")
@@ -157,6 +160,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true", help="also show the metrics that did not change")
     p.add_argument("--include-foreign", action="store_true",
                    help="count results records of samples the run's run.json does not plan (refused otherwise)")
+    p.add_argument("--html", metavar="OUT",
+                   help="also write the comparison as one self-contained page to OUT: the differences between the "
+                        "runs first, then metric deltas with intervals and the scenarios that changed, linking to "
+                        "their transcripts in both reports")
+
     p = sub.add_parser("import", help="write a suite from a public benchmark file (LoCoMo, LongMemEval)",
                        description="Convert a benchmark's published JSON into conversation files; see docs/importers.md.")
     p.add_argument("format", choices=["locomo", "longmemeval"], help="the benchmark the file comes from")
@@ -164,6 +172,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("out", metavar="OUT", help="suite folder to write: new, empty, or an earlier import (replaced)")
     p.add_argument("--force", action="store_true", help="write even inside a git work tree (the data must never be committed)")
     p.add_argument("--limit", type=int, metavar="N", help="import only the first N samples or questions")
+
+    p = sub.add_parser(
+        "history", help="one page with the verdict and key metrics of many runs over time (nightly runs)",
+        description="Read each run's summary.json (no results, no model) and write one self-contained page: per "
+                    "model, the paired continuity and unsupported-claim differences and continuity per arm over "
+                    "time, intervals as bands, each point linking to its run's report.",
+    )
+    p.add_argument("dirs", nargs="+", metavar="DIR", help="a run folder, or a folder of run folders (repeatable)")
+    p.add_argument("--out", metavar="FILE", default="history.html", help="the page to write (default history.html)")
     return parser
 
 

@@ -372,6 +372,20 @@ def print_comparison(cmp: Comparison, *, force: bool = False, show_all: bool = F
     _say(console, f"{n} metric regression(s) beyond the intervals" if n else "no metric regression beyond the intervals")
 
 
+def _write_html(cmp: Comparison, out: Path, force: bool) -> bool:
+    """``--html OUT``: write the page and say where; False (after saying why) when it cannot be written."""
+    from harness.report.compare_page import write_compare_page
+
+    try:
+        write_compare_page(cmp, out, force=force)
+    except OSError as exc:
+        print(f"recall-eval compare: {exc.filename or out}: cannot write the page ({exc.strerror or exc}); "
+              "choose another --html path", file=sys.stderr)
+        return False
+    print(f"page: {out}")
+    return True
+
+
 def cli_compare(args: Any) -> int:
     """``recall-eval compare RUN_A RUN_B``: exit 1 on a regression, 0 if none, 2 when not comparable or on bad input."""
     from harness.report import ReportError
@@ -394,6 +408,8 @@ def cli_compare(args: Any) -> int:
               "nothing to compare, even with --force", file=sys.stderr)
         return 2
     print_comparison(cmp, force=force, show_all=bool(getattr(args, "all", False)))
+    if getattr(args, "html", None) and not _write_html(cmp, Path(args.html), force):
+        return 2
     if not cmp.comparable and not force:
         what = ", ".join([*(["run problems"] if cmp.problems else []), *(d.name for d in cmp.differences)])
         print(f"recall-eval compare: the runs are not comparable ({what}); fix that, or pass --force to compare "

@@ -14,6 +14,7 @@ are now; they are accepted when they hash the same as the run's.
 from __future__ import annotations
 
 import datetime as _dt
+import fnmatch
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -201,8 +202,22 @@ def _load(values: dict[str, Any]) -> tuple[list[Scenario], dict[str, str]]:
             ids.append(expr)
     scenarios = load_scenarios([Path(p) for p in values["scenario_paths"]], ids=ids, categories=categories, tags=tags)
     if not scenarios:
-        raise RunOptionsError(f"no scenario in {', '.join(values['scenario_paths'])} matches --filter {values['filters']}")
+        raise RunOptionsError(f"no scenario in {', '.join(values['scenario_paths'])} matches --filter {values['filters']}"
+                              + _misspelt(ids))
+    unmatched = [glob for glob in ids if not any(fnmatch.fnmatchcase(s.id, glob) for s in scenarios)]
+    if unmatched:  # a typo (categ:leakage) must not silently narrow an OR of id globs
+        raise RunOptionsError(f"--filter {unmatched[0]!r} matches no scenario id"
+                              + (" among those the other filters keep" if categories or tags else "")
+                              + _misspelt(unmatched) + "; fix or drop it")
     return scenarios, {s.id: scenario_hash(s) for s in scenarios}
+
+
+def _misspelt(globs: list[str]) -> str:
+    """A hint when an id glob looks like a misspelt ``category:`` or ``tag:`` filter."""
+    kinds = [g.partition(":")[0] for g in globs if ":" in g]
+    if any(k and ("category".startswith(k) or "tag".startswith(k) or k.startswith(("cat", "tag"))) for k in kinds):
+        return " (an id glob: did you mean category:NAME or tag:NAME?)"
+    return ""
 
 
 def _resumed_values(args: Any, given: dict[str, Any]) -> tuple[Path, RunManifest, dict[str, Any]]:

@@ -337,7 +337,8 @@ def _build_report(options: RunOptions) -> int:
     is given and the verdict is not pass.
     """
     from harness.report import build_report
-    from harness.verdict import VerdictConfig, exit_code, terminal_lines
+    from harness.terminal import report_lines
+    from harness.verdict import VerdictConfig, exit_code
 
     thresholds = VerdictConfig(max_error_rate=options.max_error_rate)
     try:
@@ -345,7 +346,7 @@ def _build_report(options: RunOptions) -> int:
     except Exception as exc:  # noqa: BLE001 - the results are safe; the report can be rebuilt
         print(f"error: report not built ({type(exc).__name__}: {exc}). Retry with: recall-eval report {options.run_dir}", file=sys.stderr)
         return 2
-    out, err = terminal_lines(outcome, upper=False)
+    out, err = report_lines(outcome)  # the same words as `recall-eval report`
     for line in out:
         print(line)
     for line in err:

@@ -52,6 +52,8 @@ class ReportOutcome:
     headlines: list[dict[str, Any]] = field(default_factory=list)
     #: The error rate was above ``--max-error-rate``.
     too_many_errors: bool = False
+    #: The summary written to ``summary.json`` (what the terminal table of ``run`` and ``report`` reads).
+    summary: dict[str, Any] = field(default_factory=dict)
 
 
 def _load_scenarios(manifest: Any) -> dict[str, Scenario]:
@@ -89,13 +91,14 @@ def _sample_dict(record: SampleRecord, scenario: Scenario, scores: Any,
     ``expected`` is :func:`_expected_dict` of the scenario, passed in when the
     caller shares one dict between the samples of a scenario (read-only).
     """
-    dumped = record.model_dump(include={"error", "tool_calls"})  # one serializer call for both
+    dumped = record.model_dump(include={"error", "tool_calls", "model_calls"})  # one serializer call for all
     return {
         "sample_id": record.sample_id, "scenario_id": record.scenario_id, "title": scenario.title,
         "category": record.category, "tags": list(scenario.tags), "arm": record.arm, "model": record.model,
         "epoch": record.epoch, "status": record.status, "error": dumped["error"],
         "outcome": scores.outcome, "final_answer": record.final_answer, "stop_reason": record.stop_reason,
-        "messages": record.messages, "tool_calls": dumped["tool_calls"],
+        "messages": record.messages, "tool_calls": dumped["tool_calls"], "model_calls": dumped["model_calls"],
+        "tools_offered": list(record.tools_offered), "seed": record.seed,
         "scores": scores.model_dump(include={"scores"})["scores"],
         "latency_s": record.wall_time_s, "prompt_tokens": scores.prompt_tokens,
         "completion_tokens": scores.completion_tokens, "tool_result_tokens": scores.tool_result_tokens,
@@ -205,6 +208,7 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
             "duplicates_dropped": inputs.duplicates, "foreign_records": len(inputs.foreign_ids),
             "excluded_scenarios": sorted(excluded), "started_at": manifest.started_at,
             "finished_at": manifest.finished_at, "status": manifest.status, "warnings": list(warnings),
+            "parameters": _shown_parameters(manifest.parameters),
         },
         **tables,
         "tool_use": tool_use(scored, tables.get("metrics") or []),
@@ -232,6 +236,16 @@ def _categories(scored: Sequence[Any], scenarios: Mapping[str, Scenario]) -> lis
         for name, text in (scenario.categories if scenario is not None else {}).items():
             described.setdefault(name, text)
     return [{"name": name, "description": described.get(name), "scenarios": len(ids[name])} for name in sorted(ids)]
+
+
+#: run.json parameters copied to ``summary.run.parameters``: what a reader of a report, a comparison or a
+#: history needs to know was asked of the model (never paths of this machine such as ``cache_dir``).
+SHOWN_PARAMETERS = ("filters", "max_tool_rounds", "max_tokens", "temperature", "timeout_s", "retries", "api_base",
+                    "cache", "judge_model")
+
+
+def _shown_parameters(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: parameters[k] for k in SHOWN_PARAMETERS if k in parameters}
 
 
 def _rate(part: int, whole: int) -> float | None:
@@ -343,7 +357,8 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
     return ReportOutcome(verdict=summary["verdict"]["status"], reasons=list(summary["verdict"]["reasons"]),
                          index_html=paths["index.html"], summary_json=paths["summary.json"], paths=paths,
                          warnings=warnings, headlines=list(summary["headlines"]),
-                         too_many_errors=error_rate is not None and error_rate > config.max_error_rate)
+                         too_many_errors=error_rate is not None and error_rate > config.max_error_rate,
+                         summary=summary)
 
 
 def _thresholds_from_args(args: Any) -> VerdictConfig:
@@ -381,7 +396,9 @@ def cli_report(args: Any) -> int:
     except (ReportError, ResultsError, JudgeError, ScenarioError) as exc:
         print(f"recall-eval report: {exc}", file=sys.stderr)
         return 2
-    out, err = terminal_lines(outcome)
+    from harness.terminal import report_lines
+
+    out, err = report_lines(outcome)  # the same words as the end of `recall-eval run`
     for line in out:
         print(line)
     for line in err:

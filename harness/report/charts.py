@@ -43,27 +43,39 @@ def accuracy_charts(summary: dict[str, Any]) -> list[dict[str, Any]]:
         chart_arms = [a for a in arms if any((c, a) in mine for c in categories)]
         bar, gap, left, top, height = 18, 16, 40, 10, 180
         group = bar * len(chart_arms) + gap
-        bars = []
+        bars, missing = [], []
         for ci, category in enumerate(categories):
             for ai, arm in enumerate(chart_arms):
                 row = mine.get((category, arm))
+                x = left + ci * group + ai * bar + gap / 2
                 if row is None or not is_number(row.get("value")):
+                    # no scored sample: said in words, never drawn as a zero bar
+                    missing.append({"x": x + (bar - 2) / 2, "y": top + height - 4,
+                                    "title": f"{category} · {arm}: no data (n=0)"})
                     continue
                 value = min(max(float(row["value"]), 0.0), 1.0)
                 shown = format_metric(row, "continuity_accuracy")
-                bar_data = {"x": left + ci * group + ai * bar + gap / 2, "y": top + height * (1 - value),
-                            "h": height * value, "w": bar - 2, "cls": arm_class(arm, arms),
+                bar_data = {"x": x, "y": top + height * (1 - value),
+                            "h": height * value, "w": bar - 2, "cls": arm_class(arm, arms), "zero": value == 0.0,
                             "title": f"{category} · {arm}: {shown} (n={row.get('n')})"}
                 if is_number(row.get("ci_low")) and is_number(row.get("ci_high")):
                     bar_data["lo"] = top + height * (1 - min(max(row["ci_low"], 0.0), 1.0))
                     bar_data["hi"] = top + height * (1 - min(max(row["ci_high"], 0.0), 1.0))
                 bars.append(bar_data)
-        labels = [{"x": left + ci * group + group / 2, "text": label(c)} for ci, c in enumerate(categories)]
+        labels = [{"x": left + ci * group + group / 2, "text": f"{label(c)} ({_n_text(mine, c, chart_arms)})"}
+                  for ci, c in enumerate(categories)]
         ticks = [{"y": top + height * (1 - t), "text": f"{t:.2f}"} for t in (0, 0.25, 0.5, 0.75, 1.0)]
-        charts.append({"model": model, "bars": bars, "labels": labels, "ticks": ticks, "left": left,
-                       "base": top + height, "width": left + len(categories) * group + 10, "height": top + height + 75,
+        charts.append({"model": model, "bars": bars, "missing": missing, "labels": labels, "ticks": ticks, "left": left,
+                       "base": top + height, "width": left + len(categories) * group + 10, "height": top + height + 115,
                        "legend": [(a, arm_class(a, arms)) for a in chart_arms]})
     return charts
+
+
+def _n_text(cells: dict[tuple[str, str], dict[str, Any]], category: str, arms: list[str]) -> str:
+    """``n=8`` when every arm scored as many samples of the category, else ``n=8/7/8`` in arm order."""
+    counts = [cells[(category, arm)].get("n") if (category, arm) in cells else 0 for arm in arms]
+    counts = [n if isinstance(n, int) else 0 for n in counts]
+    return f"n={counts[0]}" if len(set(counts)) == 1 else "n=" + "/".join(str(n) for n in counts)
 
 
 _EFFECT_LEFT, _EFFECT_WIDTH, _EFFECT_TEXT = 200, 420, 230  # label column, plot width, value column

@@ -26,6 +26,7 @@ import jinja2
 from harness.report import charts
 from harness.report import formatting as fmt
 from harness.report.formatting import format_metric, label
+from harness.report.grid import scenario_grid
 from harness.report.page_data import data_blobs
 from harness.scoring import CORRECT_OUTCOMES, Outcome
 
@@ -55,7 +56,8 @@ def render_html(summary: dict[str, Any], samples: list[dict[str, Any]]) -> str:
         The whole page as one string; write it with ``encoding="utf-8"``.
     """
     ordered = _sorted_samples(samples, summary)
-    filters_json, transcripts, encoding = data_blobs(ordered, _COMPRESS_ABOVE)
+    filters_json, transcripts, encoding = data_blobs(ordered, _COMPRESS_ABOVE,
+                                                     (summary.get("run") or {}).get("parameters"))
     context = {
         "summary": summary,
         "run": summary.get("run") or {},
@@ -71,6 +73,7 @@ def render_html(summary: dict[str, Any], samples: list[dict[str, Any]]) -> str:
         "paired": _paired_rows(summary),
         "latency_added": summary.get("added_latency") or [],
         "flips": _flip_rows(summary, ordered),
+        "grid": scenario_grid(ordered, summary),
         "accuracy_charts": charts.accuracy_charts(summary),
         "latency_chart": charts.latency_chart(summary),
         "tokens_chart": charts.tokens_chart(summary),

@@ -7,8 +7,14 @@ page's script (``templates/script.js``) decodes a row only when its panel is
 opened and builds DOM nodes with ``textContent``.
 
 Row layout (``r[i]`` of the transcript blob, ``s`` the string table):
-``[messages, tool_logs, expected, scores]`` where a message is
-``[role code, content, tool calls or 0, tool_call_id]``.
+``[messages, tool_logs, expected, scores, model_calls, tools_offered, seed]`` where a
+message is ``[role code, content, tool calls or 0, tool_call_id]`` and a model call
+``[round, latency_s, prompt_tokens, completion_tokens, usage_source, cost_usd,
+finish_reason, tool_call_count, cached, attempts]`` (strings as table indexes).
+
+Filter rows (``r[i]`` of the filter blob): ``[arm, category, model, outcome, scenario id,
+epoch, latency_s, tokens, cost_usd]``, the first four as codes into ``f``, the id an index
+into ``ids``; ``p`` holds the run's request parameters shown with every model call.
 """
 
 from __future__ import annotations
@@ -92,18 +98,46 @@ def _scores(sample: dict[str, Any], intern: Callable[[Any], int]) -> list[list[A
     ]
 
 
+def _model_calls(sample: dict[str, Any], intern: Callable[[Any], int]) -> list[list[Any]]:
+    out = []
+    for call in sample.get("model_calls") or ():
+        if not isinstance(call, dict):
+            continue
+        out.append([
+            call.get("round"), call.get("latency_s"), call.get("prompt_tokens"), call.get("completion_tokens"),
+            intern(call.get("usage_source")), call.get("cost_usd"), intern(call.get("finish_reason")),
+            call.get("tool_call_count"), bool(call.get("cached")), call.get("attempts"),
+        ])  # fmt: skip
+    return out
+
+
+def _number(value: Any) -> float | int | None:
+    """A JSON-safe number for sorting (None for anything else, NaN included)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        return None
+    return value if isinstance(value, int) else round(value, 6)
+
+
+def _tokens(sample: dict[str, Any]) -> int | None:
+    parts = [sample.get(k) for k in ("prompt_tokens", "completion_tokens")]
+    numbers = [p for p in parts if isinstance(p, int | float) and not isinstance(p, bool)]
+    return int(sum(numbers)) if numbers else None
+
+
 def script_json(data: Any) -> str:
     """JSON for a ``<script type="application/json">``: ``<``, ``>``, ``&`` escaped, so ``</script>`` cannot occur."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def data_blobs(samples: list[dict[str, Any]], compress_above: int) -> tuple[Markup, Markup, str]:
+def data_blobs(samples: list[dict[str, Any]], compress_above: int,
+               parameters: dict[str, Any] | None = None) -> tuple[Markup, Markup, str]:
     """The embedded data: filter fields (always plain JSON) and transcripts (plain, or deflate+base64 when large).
 
     Args:
         samples: the samples in page order, each with its ``_outcome``.
         compress_above: transcript JSON longer than this many characters is deflated.
+        parameters: the run's request parameters (``run.json``), shown with each model call.
 
     Returns:
         ``(filters_json, transcripts, encoding)`` with encoding ``"json"`` or ``"deflate-base64"``. Both texts
@@ -122,11 +156,17 @@ def data_blobs(samples: list[dict[str, Any]], compress_above: int) -> tuple[Mark
     for sample in samples:
         filters.append([code("arm", sample.get("arm")), code("category", sample.get("category")),
                         code("model", sample.get("model")), code("outcome", sample["_outcome"]),
-                        ids(str(sample.get("scenario_id")))])
+                        ids(str(sample.get("scenario_id"))), _number(sample.get("epoch")),
+                        _number(sample.get("latency_s")), _tokens(sample), _number(sample.get("cost_usd"))])
+        offered = sample.get("tools_offered")
         rows.append([_messages(sample, intern), _tool_logs(sample, intern), intern(sample.get("expected")),
-                     _scores(sample, intern)])
+                     _scores(sample, intern), _model_calls(sample, intern),
+                     intern(", ".join(str(t) for t in offered) if isinstance(offered, list) else None),
+                     _number(sample.get("seed"))])
+    shown = ("temperature", "max_tokens", "timeout_s", "max_tool_rounds", "api_base")
+    request = {k: (parameters or {}).get(k) for k in shown if (parameters or {}).get(k) is not None}
     filter_text = script_json({"f": {name: list(table) for name, table in fields.items()}, "ids": list(id_table),
-                               "r": filters})
+                               "r": filters, "p": request})
     text = script_json({"s": list(strings), "r": rows})
     encoding = "json"
     if len(text) > compress_above:

@@ -487,7 +487,10 @@ def cli_list(args: argparse.Namespace) -> int:
     except ScenarioError as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
-        print(f"{len(exc.problems)} errors; run `recall-eval validate` for details", file=sys.stderr)
+        in_files = [p for p in exc.problems if not str(p).startswith("--")]  # not a bad --category value
+        n = len(exc.problems)
+        hint = "; run `recall-eval validate` for details" if in_files else ""
+        print(f"{n} error{'s' if n != 1 else ''}{hint}", file=sys.stderr)
         return 1
     rows = [(s.id, s.category, ",".join(s.tags), s.title) for s in scenarios]
     header = ("ID", "CATEGORY", "TAGS", "TITLE")

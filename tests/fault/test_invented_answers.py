@@ -44,4 +44,4 @@ def test_invented_answers_to_unanswerable_questions_are_unsupported_claims_and_n
     assert rates == {"history_only": 1.0, "recall": 1.0}
     lead = summary["headlines"][0]
     assert lead["code"] == "low_tool_use" and lead["lead"]
-    assert printed.index("tool") < printed.index("verdict:")  # the tool-use line comes before the verdict
+    assert printed.index("low tool use") < printed.index("verdict:")  # the tool-use line comes before the verdict

@@ -355,7 +355,8 @@ def test_flip_links_are_capped_and_show_the_flip_first() -> None:
     assert any(s["outcome"] in ("correct", "abstained_correctly") for s in treatment)
     page = render_html(summary, samples)
     parsed = _parse(page)
-    row = page[page.index(f"<code>{flip['scenario_id']}</code>"):]
+    flips = page[page.index('id="flips"'):]
+    row = flips[flips.index(f"<code>{flip['scenario_id']}</code>"):]
     row = row[: row.index("</tr>")]
     treatment_links = row[row.index(f"{flip['arm_b']}:"):]
     assert treatment_links.count('class="fl"') == 6
@@ -469,3 +470,43 @@ def test_a_lead_headline_is_not_repeated_as_a_reason() -> None:
     summary["headlines"] = [{"code": "incomplete", "lead": True, "text": lead}]
     summary["verdict"]["reasons"].insert(0, lead)
     assert render_html(summary, samples).count(lead) == 1
+
+
+# ---------------------------------------------------------------- category charts say n; zero is not missing
+
+
+def _accuracy_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    return [r for r in summary["metrics"] if r["metric"] == "continuity_accuracy"]
+
+
+def test_the_accuracy_chart_labels_say_n_per_category() -> None:
+    from harness.report.charts import accuracy_charts
+
+    summary, _ = make_report_data(n_scenarios=7, seed=2)
+    rows = [r for r in _accuracy_rows(summary) if r["category"] == "preference"]
+    for row, n in zip(rows, (4, 3, 4)):
+        row["n"] = n
+    labels = [label["text"] for label in accuracy_charts(summary)[0]["labels"]]
+    arms_n = {r["arm"]: r["n"] for r in _accuracy_rows(summary) if r["category"] == "all"}
+    assert labels[0] == "all (n=" + ("/".join(str(arms_n[a]) for a in ("history_only", "recall", "full_history"))
+                                     if len(set(arms_n.values())) > 1 else str(arms_n["recall"])) + ")"
+    assert "preference (n=4/3/4)" in labels
+
+
+def test_a_zero_accuracy_is_a_marked_line_and_missing_data_is_said_not_drawn() -> None:
+    from harness.report.charts import accuracy_charts
+
+    summary, samples = make_report_data(n_scenarios=7, seed=2)
+    rows = _accuracy_rows(summary)
+    zero = next(r for r in rows if r["category"] == "decision" and r["arm"] == "recall")
+    zero.update(value=0.0, ci_low=0.0, ci_high=0.0)
+    gone = next(r for r in rows if r["category"] == "temporal" and r["arm"] == "recall")
+    gone.update(value=None, ci_low=None, ci_high=None, n=0)
+    chart = accuracy_charts(summary)[0]
+    zeros = [b for b in chart["bars"] if b["zero"]]
+    assert "decision · recall" in [b["title"].split(":")[0] for b in zeros]
+    assert all(b["title"].split(": ")[1].startswith("0.00") for b in zeros)
+    assert [m["title"] for m in chart["missing"]] == ["temporal · recall: no data (n=0)"]
+    assert not any(b["title"].startswith("temporal · recall") for b in chart["bars"])
+    page = render_html(summary, samples)
+    assert page.count('class="zerobar"') == len(zeros) and page.count('class="nodata"') == 1

@@ -134,15 +134,15 @@ def test_a_broken_results_line_is_named_and_the_report_still_built(tmp_path, sce
     assert [h["code"] for h in summary["headlines"]].count("unusable_lines") == 1
 
 
-def test_cli_report_prints_verdict_first_and_gates(tmp_path, scenarios_patch, capsys):
+def test_cli_report_prints_the_verdict_and_gates(tmp_path, scenarios_patch, capsys):
     run_dir, scenarios = _run(tmp_path)
     scenarios_patch(scenarios)
     args = _args(run_dir, gate=True)
     assert cli_report(args) == 0
-    assert capsys.readouterr().out.startswith("verdict: PASS")
+    assert "\nverdict: PASS\n" in capsys.readouterr().out
     args.min_gain = 0.9
     assert cli_report(args) == 1
-    assert capsys.readouterr().out.startswith("verdict: FAIL")
+    assert "\nverdict: FAIL\n" in capsys.readouterr().out
 
 
 def test_build_report_restores_the_garbage_collector_state(tmp_path):

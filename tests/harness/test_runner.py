@@ -275,7 +275,7 @@ def test_gate_fails_when_the_verdict_is_not_pass(tmp_path: Path, suite: Path, mo
     assert _run(tmp_path, suite, out="a") == 0
     assert _run(tmp_path, suite, "--gate", out="b") == 1
     out = capsys.readouterr().out
-    assert "verdict: inconclusive" in out and "too few" in out and "index.html" in out
+    assert "verdict: INCONCLUSIVE" in out and "too few" in out and "index.html" in out
 
 
 def test_missing_scenarios_folder_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
