@@ -50,10 +50,11 @@ def write_order(scenario: Scenario) -> list[Session]:
 
 
 def render_transcript(session: Session) -> str:
-    """The session as the write prompt shows it: a header line, then ``User:``/``Assistant:`` turns."""
+    """The session as the write prompt shows it: a header line, ``User:``/``Assistant:`` turns, an end line."""
     where = f", workspace {session.workspace}" if session.workspace else ""
     lines = [f"[Conversation {session.id}, {format_now(session.started_at)}{where}]"]
     lines += [f"{'User' if turn.role == 'user' else 'Assistant'}: {turn.content}" for turn in session.turns]
+    lines.append(f"[End of conversation {session.id}]")
     return "\n".join(lines)
 
 

@@ -3,8 +3,8 @@
 Used when the request offers a tool that saves memory (its name or
 description says save, remember, store, write, extract or note, and it takes
 a text-like string) and the last user message carries a transcript
-(``User: ...`` / ``Assistant: ...`` lines, as the harness's write prompt
-shows one). Like the answering policy it reads only the messages and the
+(``User: ...`` / ``Assistant: ...`` lines up to an ``[End of conversation``
+line, as the harness's write prompt shows one). Like the answering policy it reads only the messages and the
 tool specs: never the scenario or its expectations.
 
 In the first round it makes one parallel batch of calls:
@@ -83,6 +83,8 @@ def _transcript(text: str) -> tuple[list[tuple[str, str]], str | None]:
     turns: list[tuple[str, str]] = []
     workspace = None
     for line in text.splitlines():
+        if line.startswith("[End of conversation"):
+            break
         header = _HEADER.match(line.strip())
         if header and not turns:
             workspace = header.group("workspace")
