@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
-from harness.arms import UnknownArmError, get_arm
+from harness.arms import UnknownArmError
 from harness.cache import DEFAULT_CACHE_DIR
 from harness.cli import DEFAULT_ARMS, DEFAULT_MAX_ERROR_RATE, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
 from harness.results import RunManifest, read_manifest
@@ -177,9 +177,11 @@ def _check_values(values: dict[str, Any]) -> None:
         raise RunOptionsError(f"--retry-delay {values['retry_delay_s']}: must not be negative")
     if values["timeout_s"] <= 0:
         raise RunOptionsError(f"--timeout {values['timeout_s']}: must be positive")
+    from harness.memory_systems import resolve_arm
+
     for arm in values["arms"]:
         try:
-            get_arm(arm)
+            resolve_arm(arm)
         except UnknownArmError as exc:
             raise RunOptionsError(f"--arms: {exc}") from None
 

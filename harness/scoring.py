@@ -159,6 +159,10 @@ class SampleScores(BaseModel):
     latency_s: float = 0.0
     cached: bool = Field(False, description="Every model call was served from the response cache (latency is a replay)")
     tools_offered: int = Field(0, description="How many tools the arm offered the model at the probe")
+    write_model_calls: int = Field(0, description="Model calls of the write phase (arms whose agent writes memory); not in model_calls")
+    write_tool_calls: int = Field(0, description="Write calls the agent made before the probe")
+    write_prompt_tokens: int = Field(0, description="Prompt tokens of the write phase; not in prompt_tokens")
+    write_completion_tokens: int = Field(0, description="Completion tokens of the write phase; not in completion_tokens")
     scores: list[Score] = Field(default_factory=list)
 
     @property
@@ -397,8 +401,22 @@ def _cost_fields(record: SampleRecord) -> dict[str, int | float | None]:
         "tool_result_chars": sum(c.result_chars for c in record.tool_calls),
         "cost_usd": sum(costs) if costs and all(c is not None for c in costs) else None,  # type: ignore[misc]
         "latency_s": _sample_latency_s(record),
-        "cached": bool(record.model_calls) and all(call.cached for call in record.model_calls),
+        "cached": bool(record.model_calls) and all(call.cached for call in record.model_calls) and all(
+            call.cached for call in (record.write_phase.model_calls if record.write_phase else ())
+        ),
         "tools_offered": len(record.tools_offered),
+        **_write_fields(record),
+    }
+
+
+def _write_fields(record: SampleRecord) -> dict[str, int]:
+    """The write phase's costs, counted apart from the probe's (all 0 for arms without one)."""
+    calls = record.write_phase.model_calls if record.write_phase is not None else []
+    return {
+        "write_model_calls": len(calls),
+        "write_tool_calls": len(record.write_phase.tool_calls) if record.write_phase is not None else 0,
+        "write_prompt_tokens": sum(c.prompt_tokens for c in calls),
+        "write_completion_tokens": sum(c.completion_tokens for c in calls),
     }
 
 

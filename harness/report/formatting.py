@@ -25,6 +25,10 @@ _LABELS = {
     "tool_leakage_count": "tool leakage (count)",
     "tool_calls": "tool calls per sample",
     "model_calls": "model calls per sample",
+    "write_model_calls": "write-phase model calls per sample",
+    "write_tool_calls": "write calls per sample",
+    "write_prompt_tokens": "write-phase prompt tokens",
+    "write_completion_tokens": "write-phase completion tokens",
 }
 
 
