@@ -163,6 +163,14 @@ class SampleScores(BaseModel):
     write_tool_calls: int = Field(0, description="Write calls the agent made before the probe")
     write_prompt_tokens: int = Field(0, description="Prompt tokens of the write phase; not in prompt_tokens")
     write_completion_tokens: int = Field(0, description="Completion tokens of the write phase; not in completion_tokens")
+    # The write path's own scores (harness.write_scoring): what was written, and where a failure happened.
+    memories_written: int = Field(0, description="Save calls of the write phase that stored something")
+    write_duplicates: int = Field(0, description="Save calls repeating a text already saved, or reported unchanged")
+    writes_rejected: int = Field(0, description="Save calls the memory system refused (status not ok)")
+    forgets_requested: int = Field(0, description="Earlier sessions in which the user asked to forget something")
+    forgets_done: int = Field(0, description="Of those, sessions whose write run made a forget call that ran (ok or not_found)")
+    written_holds_expected: bool | None = Field(None, description="The stored memory states the expected answer")
+    retrieved_holds_expected: bool | None = Field(None, description="The probe's tool results state the expected answer")
     scores: list[Score] = Field(default_factory=list)
 
     @property
@@ -472,6 +480,13 @@ def _grounding_claims(grounding: GroundingVerdict | None) -> list[UnsupportedCla
     return [UnsupportedClaim(kind="ungrounded", text=_excerpt(claim)) for claim in grounding.unsupported]
 
 
+def score_writes(record: SampleRecord, scenario: Scenario) -> dict[str, Any]:
+    """The write-path fields (:mod:`harness.write_scoring`)."""
+    from harness.write_scoring import score_writes as score
+
+    return score(record, scenario)
+
+
 def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdict | None = None,
                  grounding: GroundingVerdict | None = None) -> SampleScores:
     """Score one sample against its scenario.
@@ -492,7 +507,7 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
     leaks = tool_leaks(record, scenario)
     retrieved, precision, recall = retrieval(record, scenario)
     common = {**base, **_cost_fields(record), "tool_leaks": leaks, "retrieved_items": retrieved,
-              "retrieved_precision": precision, "retrieved_recall": recall}
+              "retrieved_precision": precision, "retrieved_recall": recall, **score_writes(record, scenario)}
     if record.status == "error":
         message = f"{record.error.type}: {record.error.message}" if record.error else "error"
         return SampleScores(status="error", outcome="error", **common,  # type: ignore[arg-type]

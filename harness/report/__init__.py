@@ -159,6 +159,7 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
     from harness.report.inputs import ReportInputs
     from harness.scoring import score_sample
     from harness.verdict import decide
+    from harness.write_scoring import write_path_blocks
 
     if inputs is None:
         inputs = ReportInputs(records=list(records), planned=len(records), present=len(records), run_status="complete")
@@ -211,6 +212,7 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
         "tool_use": tool_use(scored, tables.get("metrics") or []),
         "unsupported_by_kind": unsupported_by_kind(scored),
         "judge": judge_block,
+        **write_path_blocks(scored),
     }
     summary["headlines"] = headlines(summary, health=health, inputs=inputs, config=config,
                                      unjudged_rubric=len(unjudged))
