@@ -132,14 +132,12 @@ class ExtractedItemsInstance(ItemStoreInstance):
     def _save(self, session: Session, args: dict[str, Any]) -> ToolExecution:
         unknown = sorted(str(k) for k in args if k not in _SAVE_FIELDS)
         if unknown:
-            return _error("invalid_arguments", f"unknown properties {unknown}; accepted: {', '.join(sorted(_SAVE_FIELDS))}")
+            return self._reject(f"unknown properties {unknown}; accepted: {', '.join(sorted(_SAVE_FIELDS))}")
         scope = args.get("scope") or ("workspace" if session.workspace else "global")
-        if scope not in ("workspace", "global") or (scope == "workspace" and session.workspace is None):
-            reason = 'scope must be "workspace" or "global"' if scope not in ("workspace", "global") else (
-                'this conversation has no workspace: use scope "global"'
-            )
-            self.rejected.append(reason)
-            return _error("invalid_arguments", reason)
+        if scope not in ("workspace", "global"):
+            return self._reject(f'scope must be "workspace" or "global", got {scope!r}')
+        if scope == "workspace" and session.workspace is None:
+            return self._reject('this conversation has no workspace: use scope "global"')
         raw_keys = args.get("keys")
         keys = tuple(KeyInput(k, KeyType.CONCEPT, KeyOrigin.LLM) for k in raw_keys) if isinstance(raw_keys, list) else raw_keys
         self._saved += 1
@@ -163,9 +161,12 @@ class ExtractedItemsInstance(ItemStoreInstance):
         try:
             record = self.store.create(item)
         except MemoryStoreError as exc:  # validation (the store's own rules) or a conflict: recorded, never fatal
-            self.rejected.append(str(exc))
-            return _error("invalid_arguments", f"item rejected: {exc}", read=True)
+            return self._reject(f"item rejected: {exc}", read=True)
         return _result("ok", {"event": "created", "itemId": record.item.item_id, "keys": [k.key for k in record.keys]})
+
+    def _reject(self, reason: str, *, read: bool = False) -> ToolExecution:
+        self.rejected.append(reason)
+        return _error("invalid_arguments", reason, read=read)
 
     def _forget(self, session: Session, args: dict[str, Any]) -> ToolExecution:
         raw = args.get("keys")
