@@ -44,7 +44,7 @@ from harness.scenarios.models import AnswerCheck, Scenario
 
 Stage = Literal["correct", "extraction", "retrieval", "answer"]
 STAGES: tuple[Stage, ...] = ("correct", "extraction", "retrieval", "answer")
-ORACLE_PAIRS: dict[str, str] = {"recall_extracted": "recall"}
+ORACLE_PAIRS: dict[str, str] = {"recall_extracted": "recall", "memory_document_extracted": "memory_document"}
 """Agent-written arm -> the arm reading the same store filled with the scenario's hand-extracted items."""
 
 _FORGET_TOOL = re.compile(r"forget|delete|remove|erase", re.IGNORECASE)

@@ -115,10 +115,11 @@ class MemoryDocumentSystem(MemorySystem):
 def builtin_systems() -> list[MemorySystem]:
     """The built-in systems in arm order (the four original arms first)."""
     from harness.memory_systems.extracted import ExtractedItemsSystem
+    from harness.memory_systems.extracted_document import ExtractedDocumentSystem
     from harness.memory_systems.fts import FullTextSystem
     from harness.memory_systems.named import NamedMemoryColdSystem, NamedMemorySystem
 
     return [
         NoMemorySystem(), MemoryToolsSystem(), TranscriptsSystem(), MemoryDocumentSystem(), FullTextSystem(),
-        ExtractedItemsSystem(), NamedMemorySystem(), NamedMemoryColdSystem(),
+        ExtractedItemsSystem(), NamedMemorySystem(), NamedMemoryColdSystem(), ExtractedDocumentSystem(),
     ]  # fmt: skip

@@ -15,7 +15,7 @@ from harness.scenarios import probe_policy
 from harness.scoring import score_sample
 from tests.harness.test_write_phase import _record, _run, scenario
 
-AGENT_ARMS = ("named_memory", "named_memory_cold", "recall_extracted")
+AGENT_ARMS = ("named_memory", "named_memory_cold", "recall_extracted", "memory_document_extracted")
 
 
 def test_the_agent_written_arms_are_built_in_and_opt_in() -> None:
@@ -156,3 +156,41 @@ def test_any_save_arguments_give_a_record_never_an_exception(arguments: dict[str
         assert (record.status == "invalid_arguments") == bool(instance.rejected)
     finally:
         instance.close()
+
+
+def test_summary_json_shows_the_oracle_vs_extracted_split(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pathlib import Path
+
+    from harness.cli import main
+
+    repo = Path(__file__).resolve().parents[2]
+    out = tmp_path / "run"
+    code = main(["run", "--arms", "recall", "recall_extracted", "--scenarios", str(repo / "scenarios" / "smoke"),
+                 "--out", str(out), "--cache-dir", str(tmp_path / "cache"), "--no-progress"])
+    capsys.readouterr()
+    assert code in (0, 1)
+    summary = json.loads((out / "summary.json").read_text())
+    by_arm = {row["arm"]: row for row in summary["write_path"]}
+    assert set(by_arm) == {"recall", "recall_extracted"}
+    assert by_arm["recall_extracted"]["memories_written"] > 0 and by_arm["recall"]["memories_written"] == 0
+    assert set(by_arm["recall_extracted"]["stages"]) == {"correct", "extraction", "retrieval", "answer"}
+    (pair,) = summary["oracle_vs_extracted"]
+    assert (pair["oracle_arm"], pair["extracted_arm"]) == ("recall", "recall_extracted") and pair["n_scenarios"] >= 1
+    parts = ("both_correct", "extraction_failures", "retrieval_failures", "answer_failures", "oracle_failed_too", "extracted_only_correct")
+    assert sum(pair[k] for k in parts) == pair["n_scenarios"]
+
+
+def test_memory_document_extracted_appends_redacted_entries_and_injects_them_at_the_probe() -> None:
+    base = scenario()
+    secret = "sk-proj-Abc123def456ghi789jkl012mno"
+    sessions = [s.model_copy(update={"turns": [*s.turns, s.turns[0].model_copy(update={"content": f"The deploy key is {secret} for staging."})]})
+                if s.id == "s2" else s for s in base.sessions]
+    scn = base.model_copy(update={"sessions": sessions})
+    result = _run("memory_document_extracted", scn)
+    calls = [c for s in result.write_phase.sessions for c in s.tool_calls]
+    assert calls and all(c.name == "extract_memory" for c in calls)
+    system = result.outcome.messages[0]["content"]
+    assert "<memory_document>" in system and "5174" in system
+    assert "9999" not in system  # ws-b's file is not the probe's
+    assert secret not in json.dumps(result.outcome.messages) and "[REDACTED]" in system
+    assert result.tools == [] and "5174" in result.outcome.final_answer
