@@ -381,7 +381,8 @@ def retrieval(record: SampleRecord, scenario: Scenario) -> tuple[list[str], floa
     retrieved: list[str] = []
     for call in record.tool_calls:
         retrieved += [i for i in call.disclosed_item_ids if i not in retrieved]
-    if not record.tools_offered:
+    if not record.tools_offered or record.write_phase is not None:
+        # An agent-written memory holds its own records, not the scenario's items: ids are not comparable.
         return retrieved, None, None
     relevant = set(scenario.expect.relevant_items)
     hits = len(relevant.intersection(retrieved))

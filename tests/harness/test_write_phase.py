@@ -225,3 +225,11 @@ def test_a_write_phase_failure_ends_the_sample_as_an_error_without_a_probe(notes
     result = _run("test_notes", scenario())
     assert result.outcome.error.message == "write phase, session s0: server gone"
     assert [s.session_id for s in result.write_phase.sessions] == ["s0"] and result.tools == []
+
+
+def test_retrieval_precision_is_not_scored_for_agent_written_memory(notes: NotesSystem) -> None:
+    """Its records are the agent's, not the scenario's items, so precision against relevant_items would be a false 0."""
+    scn = scenario()
+    scores = score_sample(_record(_run("test_notes", scn), scn, "test_notes"), scn)
+    assert scores.retrieved_items == ["note:dev server"]
+    assert scores.retrieved_precision is None and scores.retrieved_recall is None
