@@ -233,3 +233,34 @@ def test_retrieval_precision_is_not_scored_for_agent_written_memory(notes: Notes
     scores = score_sample(_record(_run("test_notes", scn), scn, "test_notes"), scn)
     assert scores.retrieved_items == ["note:dev server"]
     assert scores.retrieved_precision is None and scores.retrieved_recall is None
+
+
+def _with_writes(scn: Scenario, *arguments: str, status: str = "ok") -> SampleRecord:
+    from harness.results import ToolCallLog, WritePhaseLog, WriteSessionLog
+
+    calls = [ToolCallLog(round=0, call_id=f"c{i}", name="save_note", arguments=a, status=status, result_text="{}",
+                         result_chars=2, result_tokens=1, storage_read=True, elapsed_s=0.0) for i, a in enumerate(arguments)]
+    phase = WritePhaseLog(sessions=[WriteSessionLog(session_id="s2", stop_reason="final_answer", tool_calls=calls)])
+    return SampleRecord(sample_id="x", scenario_id=scn.id, scenario_hash="h", category="project_fact", arm="test_notes",
+                        model="m", epoch=0, seed=0, status="ok", final_answer="I don't know.", stop_reason="final_answer",
+                        write_phase=phase, started_at="t", wall_time_s=0.0)
+
+
+def test_a_write_holding_the_expected_fact_is_told_from_vague_advice() -> None:
+    scn = scenario()
+    assert score_sample(_with_writes(scn, '{"title": "dev", "text": "Dev server: port 5174"}'), scn).write_holds_answer is True
+    assert score_sample(_with_writes(scn, '{"title": "dev", "text": "Check the dev server config for the port"}'), scn).write_holds_answer is False
+
+
+def test_only_successful_writes_count_and_escaped_arguments_are_decoded() -> None:
+    scn = scenario()
+    failed = score_sample(_with_writes(scn, '{"text": "port 5174"}', status="invalid_arguments"), scn)
+    assert (failed.write_holds_answer, failed.writes_ok, failed.write_tool_calls) == (False, 0, 1)
+    escaped = score_sample(_with_writes(scn, '{"text": "port \\u0035174"}'), scn)
+    assert escaped.write_holds_answer is True and escaped.writes_ok == 1
+
+
+def test_arms_without_a_write_phase_have_no_write_score() -> None:
+    scn = scenario()
+    record = _with_writes(scn).model_copy(update={"write_phase": None})
+    assert score_sample(record, scn).write_holds_answer is None
