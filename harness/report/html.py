@@ -270,6 +270,8 @@ def _panel(sample: dict[str, Any]) -> _Panel:
         f"{f'${cost:.4g}' if fmt.is_number(cost) else 'unknown'} · {fmt.seconds(sample.get('latency_s'))}{replay} · "
         f"stop {sample.get('stop_reason')}"
     )
+    if sample.get("write_model_calls"):  # apart from the probe's figures above
+        costs += f" · write phase {fmt.num(sample.get('write_model_calls'))} model calls, {fmt.num(sample.get('write_tokens'))} tokens"
     answer = sample.get("final_answer")
     return _Panel(
         pid=sample["_pid"],

@@ -264,3 +264,22 @@ def test_arms_without_a_write_phase_have_no_write_score() -> None:
     scn = scenario()
     record = _with_writes(scn).model_copy(update={"write_phase": None})
     assert score_sample(record, scn).write_holds_answer is None
+
+
+def test_the_report_shows_write_calls_before_the_probe_and_their_costs_apart(notes: NotesSystem) -> None:
+    from harness.report import _sample_dict
+    from harness.report.html import _panel
+    from harness.report.page_data import _string_table, _tool_logs
+
+    scn = scenario()
+    record = _record(_run("test_notes", scn), scn, "test_notes")
+    scores = score_sample(record, scn)
+    sample = _sample_dict(record, scn, scores)
+    table, intern = _string_table()
+    names = [list(table)[row[1]] for row in _tool_logs(sample, intern)]
+    assert names == ["[write phase, session s0] save_note", "[write phase, session s1] forget_note",
+                     "[write phase, session s2] save_note", "find_notes"]
+    costs = _panel({**sample, "_pid": "p", "_outcome": "correct"}).costs
+    tokens = scores.write_prompt_tokens + scores.write_completion_tokens
+    assert costs.endswith(f"write phase 6 model calls, {tokens:,} tokens")
+    assert f"tokens {scores.prompt_tokens:,} prompt" in costs or f"tokens {scores.prompt_tokens} prompt" in costs
