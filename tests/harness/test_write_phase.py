@@ -283,3 +283,31 @@ def test_the_report_shows_write_calls_before_the_probe_and_their_costs_apart(not
     tokens = scores.write_prompt_tokens + scores.write_completion_tokens
     assert costs.endswith(f"write phase 6 model calls, {tokens:,} tokens")
     assert f"tokens {scores.prompt_tokens:,} prompt" in costs or f"tokens {scores.prompt_tokens} prompt" in costs
+
+
+def test_a_sample_is_cached_only_when_its_write_calls_came_from_the_cache_too() -> None:
+    from harness.results import ModelCallLog, WritePhaseLog, WriteSessionLog
+
+    scn = scenario()
+
+    def call(cached: bool) -> ModelCallLog:
+        return ModelCallLog(round=0, latency_s=0.1, prompt_tokens=10, completion_tokens=2, usage_source="response", cached=cached)
+
+    record = _with_writes(scn).model_copy(update={"model_calls": [call(True)]})
+    fresh_writes = WritePhaseLog(sessions=[WriteSessionLog(session_id="s2", stop_reason="final_answer", model_calls=[call(False)])])
+    assert score_sample(record.model_copy(update={"write_phase": fresh_writes}), scn).cached is False
+    cached_writes = WritePhaseLog(sessions=[WriteSessionLog(session_id="s2", stop_reason="final_answer", model_calls=[call(True)])])
+    assert score_sample(record.model_copy(update={"write_phase": cached_writes}), scn).cached is True
+
+
+def test_the_run_counts_a_sample_as_cached_and_cut_off_with_its_write_calls() -> None:
+    from harness.progress import record_flags
+    from harness.results import ModelCallLog, WritePhaseLog, WriteSessionLog
+
+    def call(cached: bool, finish: str = "stop") -> ModelCallLog:
+        return ModelCallLog(round=0, latency_s=0.1, prompt_tokens=10, completion_tokens=2, usage_source="response", cached=cached, finish_reason=finish)
+
+    record = _with_writes(scenario()).model_copy(update={"model_calls": [call(True)]})
+    writes = WritePhaseLog(sessions=[WriteSessionLog(session_id="s2", stop_reason="max_tool_rounds", model_calls=[call(False, "length")])])
+    assert record_flags(record.model_copy(update={"write_phase": writes})) == (True, False, True)
+    assert record_flags(record) == (True, True, False)
