@@ -106,6 +106,7 @@ class _Columns:
         self.tool_leaks = np.array(tool_leaks, dtype=np.int64)
         for name in WRITE_COUNT_METRICS:
             self.values[name] = np.array([getattr(s, name) for s in scores], dtype=np.float64)
+        self.values["write_holds_answer"] = np.array([num(s.write_holds_answer) for s in scores], dtype=np.float64)
 
 
 def _row(model: str, arm: str, category: str, metric: str, iv: stats.Interval | None, n: int) -> dict[str, Any]:
@@ -152,6 +153,7 @@ def _group_metrics(cols: _Columns, mask: np.ndarray, key: tuple[str, str, str],
                     stats.Interval(int(cols.cached[mask].sum()), None, None, 0), int(mask.sum())))
     for column in _COUNT_METRICS + WRITE_COUNT_METRICS:
         add(column, ok, column)
+    add("write_holds_answer_rate", ok, "write_holds_answer")
     n_ok = len(ok_sc)
     cost = cols.values["cost_usd"][ok]
     known_cost = n_ok > 0 and not np.isnan(cost).any()

@@ -95,6 +95,7 @@ class RunOptions:
             "cache": self.use_cache,
             "cache_dir": str(Path(self.cache_dir).absolute()),  # --resume may run from another directory
             "judge_model": self.judge_model,
+            **_plugin_systems(self.arms),
         }
 
 
@@ -158,6 +159,27 @@ def _stored_path(path: str, run_dir: Path) -> str:
         if candidate.exists():
             return str(candidate.resolve())
     return path
+
+
+def _plugin_systems(arms: list[str]) -> dict[str, Any]:
+    """``{"memory_systems": {arm: "<distribution> <version> (...)"}}`` for plug-in arms; nothing when all are built in.
+
+    compare treats a parameter it does not know as changing results, so two
+    runs of a plug-in arm at different plug-in versions are not compared
+    silently; runs of built-in arms only record nothing and stay comparable
+    with runs made before plug-ins existed.
+    """
+    from harness.memory_systems import resolve_arm
+
+    origins = {}
+    for arm in arms:
+        try:
+            origin = resolve_arm(arm).origin
+        except UnknownArmError:
+            continue  # reported by the option checks
+        if origin != "built-in":
+            origins[arm] = origin
+    return {"memory_systems": origins} if origins else {}
 
 
 def _flag(name: str) -> str:

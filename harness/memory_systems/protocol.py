@@ -164,7 +164,7 @@ class MemorySystem:
 
     Attributes:
         name: Unique system name (letters, digits, ``_``, ``-``, ``.``).
-        description: One line for ``--help``, ``list-arms`` and reports.
+        description: One line for ``--help``, docs and reports.
         arms: Arm name -> write mode (``none``, ``seeded`` or ``agent``); arm
             names are unique across all systems and end up in every record.
     """

@@ -29,6 +29,7 @@ _LABELS = {
     "write_tool_calls": "write calls per sample",
     "write_prompt_tokens": "write-phase prompt tokens",
     "write_completion_tokens": "write-phase completion tokens",
+    "write_holds_answer_rate": "writes holding the expected fact",
 }
 
 

@@ -71,6 +71,7 @@ def test_the_starter_suite_offline_results_are_identical_before_and_after_the_pr
     monkeypatch.setattr("harness.verdict.exit_code", lambda outcome, **_: 0)
     out = tmp_path / "run"
     assert main(["run", "--arms", *FOUR_ARMS, "--scenarios", str(STARTER), "--out", str(out), "--no-cache", "--no-progress"]) == 0
+    assert "memory_systems" not in json.loads((out / "run.json").read_text())["parameters"]  # built-in arms only
     digests = {}
     for line in (out / "results.jsonl").read_text().splitlines():
         record = json.loads(line)

@@ -225,3 +225,89 @@ def test_a_write_phase_failure_ends_the_sample_as_an_error_without_a_probe(notes
     result = _run("test_notes", scenario())
     assert result.outcome.error.message == "write phase, session s0: server gone"
     assert [s.session_id for s in result.write_phase.sessions] == ["s0"] and result.tools == []
+
+
+def test_retrieval_precision_is_not_scored_for_agent_written_memory(notes: NotesSystem) -> None:
+    """Its records are the agent's, not the scenario's items, so precision against relevant_items would be a false 0."""
+    scn = scenario()
+    scores = score_sample(_record(_run("test_notes", scn), scn, "test_notes"), scn)
+    assert scores.retrieved_items == ["note:dev server"]
+    assert scores.retrieved_precision is None and scores.retrieved_recall is None
+
+
+def _with_writes(scn: Scenario, *arguments: str, status: str = "ok") -> SampleRecord:
+    from harness.results import ToolCallLog, WritePhaseLog, WriteSessionLog
+
+    calls = [ToolCallLog(round=0, call_id=f"c{i}", name="save_note", arguments=a, status=status, result_text="{}",
+                         result_chars=2, result_tokens=1, storage_read=True, elapsed_s=0.0) for i, a in enumerate(arguments)]
+    phase = WritePhaseLog(sessions=[WriteSessionLog(session_id="s2", stop_reason="final_answer", tool_calls=calls)])
+    return SampleRecord(sample_id="x", scenario_id=scn.id, scenario_hash="h", category="project_fact", arm="test_notes",
+                        model="m", epoch=0, seed=0, status="ok", final_answer="I don't know.", stop_reason="final_answer",
+                        write_phase=phase, started_at="t", wall_time_s=0.0)
+
+
+def test_a_write_holding_the_expected_fact_is_told_from_vague_advice() -> None:
+    scn = scenario()
+    assert score_sample(_with_writes(scn, '{"title": "dev", "text": "Dev server: port 5174"}'), scn).write_holds_answer is True
+    assert score_sample(_with_writes(scn, '{"title": "dev", "text": "Check the dev server config for the port"}'), scn).write_holds_answer is False
+
+
+def test_only_successful_writes_count_and_escaped_arguments_are_decoded() -> None:
+    scn = scenario()
+    failed = score_sample(_with_writes(scn, '{"text": "port 5174"}', status="invalid_arguments"), scn)
+    assert (failed.write_holds_answer, failed.writes_ok, failed.write_tool_calls) == (False, 0, 1)
+    escaped = score_sample(_with_writes(scn, '{"text": "port \\u0035174"}'), scn)
+    assert escaped.write_holds_answer is True and escaped.writes_ok == 1
+
+
+def test_arms_without_a_write_phase_have_no_write_score() -> None:
+    scn = scenario()
+    record = _with_writes(scn).model_copy(update={"write_phase": None})
+    assert score_sample(record, scn).write_holds_answer is None
+
+
+def test_the_report_shows_write_calls_before_the_probe_and_their_costs_apart(notes: NotesSystem) -> None:
+    from harness.report import _sample_dict
+    from harness.report.html import _panel
+    from harness.report.page_data import _string_table, _tool_logs
+
+    scn = scenario()
+    record = _record(_run("test_notes", scn), scn, "test_notes")
+    scores = score_sample(record, scn)
+    sample = _sample_dict(record, scn, scores)
+    table, intern = _string_table()
+    names = [list(table)[row[1]] for row in _tool_logs(sample, intern)]
+    assert names == ["[write phase, session s0] save_note", "[write phase, session s1] forget_note",
+                     "[write phase, session s2] save_note", "find_notes"]
+    costs = _panel({**sample, "_pid": "p", "_outcome": "correct"}).costs
+    tokens = scores.write_prompt_tokens + scores.write_completion_tokens
+    assert costs.endswith(f"write phase 6 model calls, {tokens:,} tokens")
+    assert f"tokens {scores.prompt_tokens:,} prompt" in costs or f"tokens {scores.prompt_tokens} prompt" in costs
+
+
+def test_a_sample_is_cached_only_when_its_write_calls_came_from_the_cache_too() -> None:
+    from harness.results import ModelCallLog, WritePhaseLog, WriteSessionLog
+
+    scn = scenario()
+
+    def call(cached: bool) -> ModelCallLog:
+        return ModelCallLog(round=0, latency_s=0.1, prompt_tokens=10, completion_tokens=2, usage_source="response", cached=cached)
+
+    record = _with_writes(scn).model_copy(update={"model_calls": [call(True)]})
+    fresh_writes = WritePhaseLog(sessions=[WriteSessionLog(session_id="s2", stop_reason="final_answer", model_calls=[call(False)])])
+    assert score_sample(record.model_copy(update={"write_phase": fresh_writes}), scn).cached is False
+    cached_writes = WritePhaseLog(sessions=[WriteSessionLog(session_id="s2", stop_reason="final_answer", model_calls=[call(True)])])
+    assert score_sample(record.model_copy(update={"write_phase": cached_writes}), scn).cached is True
+
+
+def test_the_run_counts_a_sample_as_cached_and_cut_off_with_its_write_calls() -> None:
+    from harness.progress import record_flags
+    from harness.results import ModelCallLog, WritePhaseLog, WriteSessionLog
+
+    def call(cached: bool, finish: str = "stop") -> ModelCallLog:
+        return ModelCallLog(round=0, latency_s=0.1, prompt_tokens=10, completion_tokens=2, usage_source="response", cached=cached, finish_reason=finish)
+
+    record = _with_writes(scenario()).model_copy(update={"model_calls": [call(True)]})
+    writes = WritePhaseLog(sessions=[WriteSessionLog(session_id="s2", stop_reason="max_tool_rounds", model_calls=[call(False, "length")])])
+    assert record_flags(record.model_copy(update={"write_phase": writes})) == (True, False, True)
+    assert record_flags(record) == (True, True, False)

@@ -68,6 +68,8 @@ def test_a_run_with_the_plugin_writes_then_answers_from_its_notes(installed: Pat
     assert writes and all(c["name"] in ("note_save", "note_forget") for c in writes)
     assert all(json.loads(c["arguments"]) and c["result_text"] for c in writes)
     assert notebook["tools_offered"] == ["note_search"] and notebook["tool_calls"][0]["name"] == "note_search"
+    manifest = json.loads((out / "run.json").read_text())
+    assert manifest["parameters"]["memory_systems"] == {"notebook": "recall-eval-notebook 0.1.0 (notebook = recall_eval_notebook:NotebookSystem)"}
     summary = json.loads((out / "summary.json").read_text())
     write_tokens = [m for m in summary["metrics"] if m["metric"] == "write_prompt_tokens" and m["category"] == "all"]
     assert {m["arm"]: m["value"] > 0 for m in write_tokens} == {"history_only": False, "notebook": True}
