@@ -35,6 +35,16 @@ Three steps, each a pure function:
   characters with a visible marker, inside a wrapper that says the memory is
   untrusted, user-authorized context that cannot override system rules.
 
+V0.2 (seed 001): :class:`DocumentSettings` holds the three switches;
+:func:`read_memory_state` gives the reader's ``incognito_blocked`` and
+``disabled`` states without reading, and :func:`agent_prompt_section` the
+section only with agent reads on. ``decayTtlMs`` archives an entry at parse
+time (:func:`archive_decayed` writes that into the file). Every value the
+prompt shows is made safe: times outside the calendar are left out (fail-open),
+tags are percent-decoded once, no line break of any kind (U+2028 included)
+survives in a title or tag, and any tag-like use of the wrapper's name is
+defused. The write path (``extract_memory``) is :mod:`harness.memory_document_write`.
+
 The arm (:func:`build_memory_document`) checks the policy first with
 ``memory_tools.policy.admission`` (incognito, memory disabled or agent reads
 off: no section and no storage read, fail closed), then seeds a fresh store
@@ -147,7 +157,8 @@ class DocumentState:
 # --- writing ---------------------------------------------------------------------------------------------------
 
 
-def _title(content: str) -> str:
+def entry_title(content: str) -> str:
+    """A heading for ``content``: its first line, whitespace collapsed, cut at a word boundary with "…"."""
     first = next((line for line in content.splitlines() if line.strip()), "")
     text = " ".join(first.split()).lstrip("#").strip() or "Untitled"
     if len(text) <= TITLE_MAX_CHARS:
@@ -173,7 +184,8 @@ def _metadata(item: MemoryItem, tags: Iterable[str]) -> str:
     return f"{METADATA_PREFIX} " + " ".join(f"{key}={value}" for key, value in fields.items()) + " -->"
 
 
-def _escaped(content: str) -> str:
+def escape_content(content: str) -> str:
+    """``content`` with every line that would open an entry (``## ``) or add metadata escaped by a backslash."""
     return "\n".join("\\" + line if _ESCAPE.match(line) else line for line in content.splitlines())
 
 
@@ -194,7 +206,7 @@ def render_memory_document(records: Iterable[MemoryItemRecord], *, now_ms: int) 
     for record in chosen:
         item = record.item
         tags = [key.key for key in record.keys]
-        parts.append(f"## {_title(item.content)}\n{_metadata(item, tags)}\n{_escaped(item.content)}")
+        parts.append(f"## {entry_title(item.content)}\n{_metadata(item, tags)}\n{escape_content(item.content)}")
     return "\n\n".join(parts) + "\n"
 
 

@@ -43,8 +43,8 @@ from harness.memory_document import (
     MAX_DOCUMENT_BYTES,
     METADATA_PREFIX,
     DocumentSettings,
-    _escaped,
-    _title,
+    entry_title,
+    escape_content,
     parse_memory_document,
 )
 
@@ -191,7 +191,7 @@ def _encode(value: str) -> str:
 def render_entry(args: ExtractArguments, *, now_ms: int, settings: DocumentSettings) -> tuple[str, str]:
     """The redacted entry text (heading, metadata, escaped content) and its id."""
     content = redact_secrets(args.content)
-    title = _title(redact_secrets(args.title) if args.title else content)
+    title = entry_title(redact_secrets(args.title) if args.title else content)
     title = " ".join(title.split())  # a line break in a title would end the heading
     tags = [redact_secrets(tag) for tag in args.tags]
     identifier = entry_id(content, now_ms)
@@ -207,7 +207,7 @@ def render_entry(args: ExtractArguments, *, now_ms: int, settings: DocumentSetti
     if type(days) is int and days > 0:
         fields["decayTtlMs"] = str(days * DAY_MS)
     metadata = f"{METADATA_PREFIX} " + " ".join(f"{key}={value}" for key, value in fields.items()) + " -->"
-    return f"## {title}\n{metadata}\n{_escaped(content)}", identifier
+    return f"## {title}\n{metadata}\n{escape_content(content)}", identifier
 
 
 def append_entry(document: str, args: ExtractArguments, *, now_ms: int, settings: DocumentSettings) -> tuple[str, str, str]:
@@ -298,7 +298,7 @@ class DocumentExtractRun:
             write_document_file(self._path, self.document)
         return ToolCallRecord(
             name=name if isinstance(name, str) else repr(name),
-            arguments=arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False, default=repr),
+            arguments=arguments if isinstance(arguments, str) else "" if arguments is None else json.dumps(arguments, ensure_ascii=False, default=repr),
             status=status,
             result_text=text,
             result_chars=len(text),

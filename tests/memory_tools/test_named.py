@@ -253,3 +253,10 @@ def test_events_are_json_friendly_tuples(store: NamedMemoryStore) -> None:
     store.remember("port", "5174", "project", WS_A, now=7)
     (event,) = store.events()
     assert json.loads(json.dumps(event))[0::2] == ["created", "port"] and event[3] == 7
+
+
+def test_scopes_user_and_project_map_to_global_and_workspace(store: NamedMemoryStore) -> None:
+    assert {k: v.value for k, v in named_module.SCOPE_TYPES.items()} == {"user": "global", "project": "workspace"}
+    user = store.remember("editor", "vim", "user", WS_A, now=1).memory
+    project = store.remember("editor", "vscode", "project", WS_A, now=1).memory
+    assert (user.scope_key, project.scope_key) == (None, "ws-a")
