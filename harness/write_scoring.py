@@ -79,7 +79,11 @@ def memory_check(scenario: Scenario) -> AnswerCheck | None:
     The expected strings minus those the probe itself shows (its message and
     recent history: "write the 2.3.0 entry" gives "2.3.0", memory need not).
     Regexes (``must_match``) describe the answer's form, not a stored fact, and
-    are left out. An unanswerable scenario (``abstain``) has no such strings.
+    are left out. An unanswerable scenario (``abstain``) has no such strings,
+    and neither has one whose own items (the oracle, in the probe's scope) do
+    not state them: its answer is composed from what is stored (a branch name
+    built from a convention), so a string test cannot tell extraction from
+    retrieval there.
     """
     from harness.scoring import contains
 
@@ -93,7 +97,8 @@ def memory_check(scenario: Scenario) -> AnswerCheck | None:
         needed_any = []  # one of the alternatives is already in view: memory is not needed for this check
     if not (needed_any or needed_all):
         return None
-    return AnswerCheck(must_contain_any=needed_any, must_contain_all=needed_all)
+    check = AnswerCheck(must_contain_any=needed_any, must_contain_all=needed_all)
+    return check if _holds(_oracle_texts(scenario), check) else None
 
 
 def _holds(texts: Iterable[str], check: AnswerCheck | None) -> bool | None:

@@ -131,7 +131,11 @@ def test_denied_probes_stay_cold_after_the_agent_wrote(arm: str, denied: dict[st
 
 
 def test_write_scores_of_a_named_memory_sample() -> None:
-    scn = scenario()
+    from harness.scenarios import Scenario
+
+    item = {"id": "it-port", "content": "The dev server now runs on port 5174.", "kind": "context", "workspace": "ws-a",
+            "keys": ["port"], "sources": [{"session": "s2", "turn": "t1"}]}
+    scn = Scenario.model_validate({**scenario().model_dump(mode="json", by_alias=True), "items": [item]})
     scores = score_sample(_record(_run("named_memory", scn), scn, "named_memory"), scn)
     assert (scores.memories_written, scores.write_duplicates, scores.writes_rejected) == (2, 0, 0)
     assert (scores.forgets_requested, scores.forgets_done) == (1, 1)

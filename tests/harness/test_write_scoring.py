@@ -97,8 +97,13 @@ def test_a_seeded_arm_is_judged_on_the_scenarios_items_in_the_probes_scope() -> 
     other_ws = score_writes(record(None, arm="recall", tools=["memory_search"]), make_scenario(must_contain_any=["9999"]))
     no_memory = score_writes(record(None, arm="history_only", tools=[]), make_scenario())
     assert in_scope["written_holds_expected"] is True
-    assert other_ws["written_holds_expected"] is False  # another workspace's item is not the probe's memory
+    assert other_ws["written_holds_expected"] is None  # another workspace's item is not the probe's memory: no stage
     assert no_memory["written_holds_expected"] is None and no_memory["retrieved_holds_expected"] is None
+
+
+def test_a_composed_answer_the_oracle_items_do_not_state_gets_no_memory_check() -> None:
+    assert memory_check(make_scenario(must_contain_any=["lena/pay-418-fix"])) is None
+    assert score_writes(record({"s1": [remember("Port 5174.")]}), make_scenario(must_contain_any=["5175"]))["written_holds_expected"] is None
 
 
 def test_retrieval_is_judged_on_the_probes_successful_tool_results_only() -> None:
