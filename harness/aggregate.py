@@ -53,6 +53,8 @@ PAIRED_METRICS: dict[str, tuple[str, str | None]] = {
 }
 ONE_EPOCH_TEST = "exact McNemar (1 epoch, scenario pairs)"
 _COUNT_METRICS = ("tool_calls", "model_calls", "prompt_tokens", "completion_tokens", "tool_result_tokens")
+#: The write phase's costs (harness.memory_systems.write_phase), apart from the probe's; 0 for arms without one.
+WRITE_COUNT_METRICS = ("write_model_calls", "write_tool_calls", "write_prompt_tokens", "write_completion_tokens")
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,9 @@ class _Columns:
         self.values["answered"] = np.where(np.isnan(abst), np.nan, 1.0 - abst)
         self.values["live_latency_s"] = np.where(self.cached, np.nan, self.values["latency_s"])
         self.tool_leaks = np.array(tool_leaks, dtype=np.int64)
+        for name in WRITE_COUNT_METRICS:
+            self.values[name] = np.array([getattr(s, name) for s in scores], dtype=np.float64)
+        self.values["write_holds_answer"] = np.array([num(s.write_holds_answer) for s in scores], dtype=np.float64)
 
 
 def _row(model: str, arm: str, category: str, metric: str, iv: stats.Interval | None, n: int) -> dict[str, Any]:
@@ -157,8 +162,9 @@ def _group_metrics(cols: _Columns, mask: np.ndarray, key: tuple[str, str, str],
     add("tool_use_rate", ok, "tool_use")
     out.append(_row(model, arm, category, "cached_samples",
                     stats.Interval(int(cols.cached[mask].sum()), None, None, 0), int(mask.sum())))
-    for column in _COUNT_METRICS:
+    for column in _COUNT_METRICS + WRITE_COUNT_METRICS:
         add(column, ok, column)
+    add("write_holds_answer_rate", ok, "write_holds_answer")
     n_ok = len(ok_sc)
     cost = cols.values["cost_usd"][ok]
     known_cost = n_ok > 0 and not np.isnan(cost).any()

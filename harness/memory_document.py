@@ -35,6 +35,16 @@ Three steps, each a pure function:
   characters with a visible marker, inside a wrapper that says the memory is
   untrusted, user-authorized context that cannot override system rules.
 
+V0.2 (seed 001): :class:`DocumentSettings` holds the three switches;
+:func:`read_memory_state` gives the reader's ``incognito_blocked`` and
+``disabled`` states without reading, and :func:`agent_prompt_section` the
+section only with agent reads on. ``decayTtlMs`` archives an entry at parse
+time (:func:`archive_decayed` writes that into the file). Every value the
+prompt shows is made safe: times outside the calendar are left out (fail-open),
+tags are percent-decoded once, no line break of any kind (U+2028 included)
+survives in a title or tag, and any tag-like use of the wrapper's name is
+defused. The write path (``extract_memory``) is :mod:`harness.memory_document_write`.
+
 The arm (:func:`build_memory_document`) checks the policy first with
 ``memory_tools.policy.admission`` (incognito, memory disabled or agent reads
 off: no section and no storage read, fail closed), then seeds a fresh store
@@ -79,7 +89,10 @@ _ORIGINS = {Origin.USER_REQUESTED: "manual", Origin.AGENT_EXTRACTED: "extracted"
 _KNOWN_ORIGINS = frozenset({"manual", "extracted", "imported", "unknown"})
 _HEADING = re.compile(r"^## (.*)$")
 _ESCAPE = re.compile(r"^(## |\s*<!-- maka-memory:)")
-_SECTION_TAG = re.compile(r"</?\s*memory_document\s*>", re.IGNORECASE)
+# Any tag-like start of the wrapper's name, whatever follows it (attributes, "/>", nothing), is defused.
+_SECTION_TAG = re.compile(r"<(?=\s*/?\s*memory_document)", re.IGNORECASE)
+# Every character ``str.splitlines`` breaks on (U+2028 and U+2029 included): none may reach a prompt line.
+_LINE_BREAKS = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +106,12 @@ class DocumentEntry:
         origin: ``manual``/``extracted``/``imported``; ``unknown`` when missing or not one of these.
         created_at: ``createdAt`` in ms; None when missing or not an integer.
         updated_at: ``updatedAt`` in ms; None when missing or not an integer.
-        status: ``status`` as written; None when missing (which means active).
-        tags: ``tags`` split on commas.
+        status: ``status`` as written, or ``archived`` when the decay timer ran out at
+            parse time; None when missing (which means active).
+        tags: ``tags`` split on commas, each percent-decoded once.
+        decay_ttl_ms: ``decayTtlMs``: the entry is archived once ``now > createdAt + decayTtlMs``;
+            None when missing or not a non-negative integer.
+        decayed: True when this parse archived the entry because its decay timer ran out.
     """
 
     title: str
@@ -105,6 +122,8 @@ class DocumentEntry:
     updated_at: int | None = None
     status: str | None = None
     tags: tuple[str, ...] = ()
+    decay_ttl_ms: int | None = None
+    decayed: bool = False
 
     @property
     def active(self) -> bool:
@@ -117,13 +136,15 @@ class DocumentState:
     """What the reader made of a memory file.
 
     Attributes:
-        status: ``ok``, or ``safe_mode`` when the file is over :data:`MAX_DOCUMENT_BYTES`.
-        entries: Every entry in file order (archived ones included); empty in safe mode.
-        size_bytes: The file's UTF-8 size.
-        reason: Why the reader is in safe mode; None when ``ok``.
+        status: ``ok``; ``safe_mode`` when the file is over :data:`MAX_DOCUMENT_BYTES`;
+            ``disabled`` (memory off) or ``incognito_blocked`` (privacy context) when
+            :func:`read_memory_state` did not read the file at all.
+        entries: Every entry in file order (archived ones included); empty unless ``ok``.
+        size_bytes: The file's UTF-8 size (0 when the file was not read).
+        reason: Why the reader is not ``ok``; None when ``ok``.
     """
 
-    status: Literal["ok", "safe_mode"]
+    status: Literal["ok", "safe_mode", "disabled", "incognito_blocked"]
     entries: tuple[DocumentEntry, ...]
     size_bytes: int
     reason: str | None = None
@@ -136,7 +157,8 @@ class DocumentState:
 # --- writing ---------------------------------------------------------------------------------------------------
 
 
-def _title(content: str) -> str:
+def entry_title(content: str) -> str:
+    """A heading for ``content``: its first line, whitespace collapsed, cut at a word boundary with "…"."""
     first = next((line for line in content.splitlines() if line.strip()), "")
     text = " ".join(first.split()).lstrip("#").strip() or "Untitled"
     if len(text) <= TITLE_MAX_CHARS:
@@ -162,7 +184,8 @@ def _metadata(item: MemoryItem, tags: Iterable[str]) -> str:
     return f"{METADATA_PREFIX} " + " ".join(f"{key}={value}" for key, value in fields.items()) + " -->"
 
 
-def _escaped(content: str) -> str:
+def escape_content(content: str) -> str:
+    """``content`` with every line that would open an entry (``## ``) or add metadata escaped by a backslash."""
     return "\n".join("\\" + line if _ESCAPE.match(line) else line for line in content.splitlines())
 
 
@@ -183,7 +206,7 @@ def render_memory_document(records: Iterable[MemoryItemRecord], *, now_ms: int) 
     for record in chosen:
         item = record.item
         tags = [key.key for key in record.keys]
-        parts.append(f"## {_title(item.content)}\n{_metadata(item, tags)}\n{_escaped(item.content)}")
+        parts.append(f"## {entry_title(item.content)}\n{_metadata(item, tags)}\n{escape_content(item.content)}")
     return "\n\n".join(parts) + "\n"
 
 
@@ -195,7 +218,12 @@ def _integer(value: str | None) -> int | None:
 
 
 def _parse_metadata(line: str) -> dict[str, str]:
-    """``key=value`` tokens of a well-formed comment; a comment without ``-->`` yields nothing."""
+    """``key=value`` tokens of a well-formed comment, values still percent-encoded.
+
+    Each field is decoded exactly once where it is read (a tag list is split on
+    its raw commas first), so ``a%2Cb`` stays the one tag ``a,b`` and ``%2541``
+    the tag ``%41``. A comment without ``-->`` yields nothing.
+    """
     body = line.strip()
     if not body.endswith("-->"):
         return {}
@@ -203,11 +231,20 @@ def _parse_metadata(line: str) -> dict[str, str]:
     for token in body[len(METADATA_PREFIX) : -3].split():
         key, sep, value = token.partition("=")
         if sep and key and key not in fields:
-            fields[key] = unquote(value)
+            fields[key] = value
     return fields
 
 
-def _entry(title: str, lines: list[str]) -> DocumentEntry:
+def _decoded(fields: dict[str, str], key: str) -> str | None:
+    return unquote(fields[key]) if key in fields else None
+
+
+def _decays(created_at: int | None, ttl: int | None, now_ms: int | None) -> bool:
+    """True when the decay timer ran out: ``now > createdAt + decayTtlMs`` (all three known)."""
+    return created_at is not None and ttl is not None and now_ms is not None and now_ms > created_at + ttl
+
+
+def _entry(title: str, lines: list[str], now_ms: int | None = None) -> DocumentEntry:
     meta_line: str | None = None
     body: list[str] = []
     for line in lines:
@@ -217,21 +254,28 @@ def _entry(title: str, lines: list[str]) -> DocumentEntry:
             body.append(line)
     content = "\n".join(body).strip("\n")
     fields = _parse_metadata(meta_line) if meta_line is not None else {}
-    origin = fields.get("origin", "unknown")
+    origin = _decoded(fields, "origin") or "unknown"
     tags = tuple(unquote(tag) for tag in fields["tags"].split(",") if tag) if "tags" in fields else ()
+    created_at = _integer(_decoded(fields, "createdAt"))
+    ttl = _integer(_decoded(fields, "decayTtlMs"))
+    ttl = ttl if ttl is not None and ttl >= 0 else None
+    status = _decoded(fields, "status")
+    decayed = (status is None or status == "active") and _decays(created_at, ttl, now_ms)
     return DocumentEntry(
         title=title.strip(),
         content=content,
-        id=fields.get("id", ""),
+        id=_decoded(fields, "id") or "",
         origin=origin if origin in _KNOWN_ORIGINS else "unknown",
-        created_at=_integer(fields.get("createdAt")),
-        updated_at=_integer(fields.get("updatedAt")),
-        status=fields.get("status"),
+        created_at=created_at,
+        updated_at=_integer(_decoded(fields, "updatedAt")),
+        status="archived" if decayed else status,
         tags=tags,
+        decay_ttl_ms=ttl,
+        decayed=decayed,
     )
 
 
-def parse_memory_document(text: str) -> DocumentState:
+def parse_memory_document(text: str, *, now_ms: int | None = None) -> DocumentState:
     """Read a memory file the way the product's reader does; never raises.
 
     - An entry is a line ``## <title>`` and the lines up to the next one;
@@ -243,6 +287,9 @@ def parse_memory_document(text: str) -> DocumentState:
       content still renders.
     - A missing ``status`` means active; a value other than ``active``
       (``archived`` or unknown) keeps the entry out of the prompt.
+    - V0.2 decay: with ``now_ms`` given, an active entry whose
+      ``createdAt + decayTtlMs`` lies before ``now_ms`` is read as archived
+      (``decayed``); :func:`archive_decayed` writes that into the file.
     - A file over :data:`MAX_DOCUMENT_BYTES` bytes of UTF-8 puts the reader in
       safe mode: no entries at all.
 
@@ -262,24 +309,123 @@ def parse_memory_document(text: str) -> DocumentState:
         heading = _HEADING.match(line)
         if heading:
             if title is not None:
-                entries.append(_entry(title, lines))
+                entries.append(_entry(title, lines, now_ms))
             title, lines = heading.group(1), []
         elif title is not None:
             lines.append(line)
     if title is not None:
-        entries.append(_entry(title, lines))
+        entries.append(_entry(title, lines, now_ms))
     return DocumentState("ok", tuple(entries), size)
+
+
+def archive_decayed(text: str, *, now_ms: int) -> tuple[str, tuple[str, ...]]:
+    """The file with every entry whose decay timer ran out marked ``status=archived`` in its metadata line.
+
+    The seed's rule: the parse that finds an expired entry rewrites the file
+    in-line, a write the user can see, not a hidden mutation. Every other byte
+    stays as it was. Returns the new text and the ids (title when no id) of
+    the entries archived now; a file in safe mode is returned unchanged.
+    """
+    state = parse_memory_document(text, now_ms=now_ms)
+    if state.status != "ok" or not any(entry.decayed for entry in state.entries):
+        return text, ()
+    lines = text.splitlines(keepends=True)
+    entries = iter(state.entries)
+    entry: DocumentEntry | None = None
+    meta_seen = False
+    archived: list[str] = []
+    for index, line in enumerate(lines):
+        if line.startswith("## "):  # what ``_HEADING`` matches on a line of ``splitlines``
+            entry, meta_seen = next(entries), False
+        elif entry is not None and not meta_seen and line.lstrip().startswith(METADATA_PREFIX):
+            meta_seen = True
+            if entry.decayed:
+                lines[index] = _with_status(line, "archived")
+                archived.append(entry.id or entry.title)
+    return "".join(lines), tuple(archived)
+
+
+def _with_status(line: str, status: str) -> str:
+    """``line`` (a well-formed metadata comment) with its first ``status=`` replaced or added before ``-->``."""
+    ending = line[len(line.rstrip("\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029")) :]
+    body = line[: len(line) - len(ending)]
+    tokens = body.rstrip()[: -len("-->")].split(" ")
+    for position, token in enumerate(tokens):
+        if token.startswith("status="):
+            tokens[position] = f"status={status}"
+            return " ".join(tokens).rstrip() + " -->" + ending
+    return " ".join(tokens).rstrip() + f" status={status} -->" + ending
+
+
+# --- settings and state (seed 001's switches) ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentSettings:
+    """The memory file's switches (seed 001, V0.1 and V0.2).
+
+    Only a real ``True`` turns a switch on (fail closed, like ``MemoryPolicy``).
+
+    Attributes:
+        enabled: The file feature (default on); off: the file is not read.
+        agent_read_enabled: The agent may read the file in its system prompt (default off).
+        extract_tool_enabled: Registers the ``extract_memory`` tool (default off); it
+            needs ``agent_read_enabled`` too: you cannot extract what the agent may not read.
+        default_decay_days: Decay timer of entries written without one; None: entries never decay.
+    """
+
+    enabled: bool = True
+    agent_read_enabled: bool = False
+    extract_tool_enabled: bool = False
+    default_decay_days: int | None = None
+
+
+def read_memory_state(text: str, settings: DocumentSettings, *, incognito: bool, now_ms: int | None = None) -> DocumentState:
+    """The reader's state: ``incognito_blocked`` or ``disabled`` without reading, else :func:`parse_memory_document`.
+
+    Incognito wins over everything (seed 001: even with both switches on, no read happens);
+    any ``incognito`` other than a real ``False`` counts as on.
+    """
+    if incognito is not False:
+        return DocumentState("incognito_blocked", (), 0, "a privacy context is active: the memory file is not read")
+    if settings.enabled is not True:
+        return DocumentState("disabled", (), 0, "the memory file is turned off")
+    return parse_memory_document(text, now_ms=now_ms)
+
+
+def agent_prompt_section(text: str, settings: DocumentSettings, *, incognito: bool, now_ms: int | None = None) -> str:
+    """The system-prompt section the agent gets: "" unless agent reads are on, the run is not incognito and the file reads ``ok``."""
+    if settings.agent_read_enabled is not True:
+        return ""
+    return memory_prompt_section(read_memory_state(text, settings, incognito=incognito, now_ms=now_ms))
 
 
 # --- prompt ----------------------------------------------------------------------------------------------------
 
 
+def _shown_time(millis: int | None) -> str | None:
+    """The prompt's date of ``millis``; None when absent or outside what a date can show (fail-open)."""
+    if millis is None:
+        return None
+    try:
+        return format_now(millis)
+    except (OverflowError, ValueError, OSError):
+        return None
+
+
+def _one_line(text: str) -> str:
+    """``text`` with every line break (U+2028 and U+2029 too) turned into a space: it cannot open a prompt line."""
+    return _LINE_BREAKS.sub(" ", text)
+
+
 def _prompt_entry(entry: DocumentEntry) -> str:
-    facts = [f"updated {format_now(entry.updated_at)}"] if entry.updated_at is not None else []
+    updated = _shown_time(entry.updated_at)
+    facts = [f"updated {updated}"] if updated is not None else []
     if entry.tags:
-        facts.append("tags: " + ", ".join(entry.tags))
-    lines = [f"## {entry.title}"] + ([f"_{'; '.join(facts)}_"] if facts else []) + ([entry.content] if entry.content else [])
-    return _SECTION_TAG.sub(lambda m: m.group(0).replace("<", "&lt;"), "\n".join(lines))
+        facts.append("tags: " + ", ".join(_one_line(tag) for tag in entry.tags))
+    content = "\n".join(entry.content.splitlines())  # any exotic line break becomes a plain, visible newline
+    lines = [f"## {_one_line(entry.title)}"] + ([f"_{'; '.join(facts)}_"] if facts else []) + ([content] if content else [])
+    return _SECTION_TAG.sub("&lt;", "\n".join(lines))
 
 
 def _capped_body(blocks: list[str], cap_chars: int) -> str:

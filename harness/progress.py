@@ -14,7 +14,8 @@ def record_flags(record: Any) -> tuple[bool, bool, bool]:
     cache (no model was called). cut_off: a model call ended at ``--max-tokens``
     (``finish_reason`` ``length``).
     """
-    calls = record.model_calls
+    phase = getattr(record, "write_phase", None)  # the write phase's calls count too (harness.memory_systems)
+    calls = [*record.model_calls, *(phase.model_calls if phase is not None else ())]
     ok = record.status == "ok"
     return ok, ok and bool(calls) and all(call.cached for call in calls), any(call.finish_reason == "length" for call in calls)
 

@@ -63,6 +63,31 @@ class ToolCallLog(_Record):
     elapsed_s: float
 
 
+class WriteSessionLog(_Record):
+    """The write run after one earlier session (write mode ``agent``): the model's calls and every write call."""
+
+    session_id: str
+    workspace: str | None = Field(None, description="The session's workspace: the scope its writes went to")
+    stop_reason: str = Field(description="final_answer, max_tool_rounds, empty_answer or error")
+    final_answer: str | None = None
+    model_calls: list[ModelCallLog] = Field(default_factory=list)
+    tool_calls: list[ToolCallLog] = Field(default_factory=list, description="Every write call with its arguments and result")
+
+
+class WritePhaseLog(_Record):
+    """What the agent model wrote before the probe, session by session in time order."""
+
+    sessions: list[WriteSessionLog] = Field(default_factory=list)
+
+    @property
+    def model_calls(self) -> list[ModelCallLog]:
+        return [call for session in self.sessions for call in session.model_calls]
+
+    @property
+    def tool_calls(self) -> list[ToolCallLog]:
+        return [call for session in self.sessions for call in session.tool_calls]
+
+
 class SampleError(_Record):
     type: str
     message: str
@@ -92,6 +117,9 @@ class SampleRecord(_Record):
     messages: list[dict[str, Any]] = Field(default_factory=list, description="Full transcript in OpenAI message format")
     model_calls: list[ModelCallLog] = Field(default_factory=list)
     tool_calls: list[ToolCallLog] = Field(default_factory=list)
+    write_phase: WritePhaseLog | None = Field(
+        None, description="The agent's writes before the probe (arms with write mode agent); None for other arms"
+    )
     started_at: str = Field(description="ISO 8601 UTC")
     wall_time_s: float
 

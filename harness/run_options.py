@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
-from harness.arms import UnknownArmError, get_arm
+from harness.arms import UnknownArmError
 from harness.cache import DEFAULT_CACHE_DIR
 from harness.cli import DEFAULT_ARMS, DEFAULT_MAX_ERROR_RATE, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
 from harness.results import RunManifest, read_manifest
@@ -96,6 +96,7 @@ class RunOptions:
             "cache": self.use_cache,
             "cache_dir": str(Path(self.cache_dir).absolute()),  # --resume may run from another directory
             "judge_model": self.judge_model,
+            **_plugin_systems(self.arms),
         }
 
 
@@ -161,6 +162,27 @@ def _stored_path(path: str, run_dir: Path) -> str:
     return path
 
 
+def _plugin_systems(arms: list[str]) -> dict[str, Any]:
+    """``{"memory_systems": {arm: "<distribution> <version> (...)"}}`` for plug-in arms; nothing when all are built in.
+
+    compare treats a parameter it does not know as changing results, so two
+    runs of a plug-in arm at different plug-in versions are not compared
+    silently; runs of built-in arms only record nothing and stay comparable
+    with runs made before plug-ins existed.
+    """
+    from harness.memory_systems import resolve_arm
+
+    origins = {}
+    for arm in arms:
+        try:
+            origin = resolve_arm(arm).origin
+        except UnknownArmError:
+            continue  # reported by the option checks
+        if origin != "built-in":
+            origins[arm] = origin
+    return {"memory_systems": origins} if origins else {}
+
+
 def _flag(name: str) -> str:
     return _FLAG.get(name, "--" + name.replace("_", "-"))
 
@@ -178,9 +200,11 @@ def _check_values(values: dict[str, Any]) -> None:
         raise RunOptionsError(f"--retry-delay {values['retry_delay_s']}: must not be negative")
     if values["timeout_s"] <= 0:
         raise RunOptionsError(f"--timeout {values['timeout_s']}: must be positive")
+    from harness.memory_systems import resolve_arm
+
     for arm in values["arms"]:
         try:
-            get_arm(arm)
+            resolve_arm(arm)
         except UnknownArmError as exc:
             raise RunOptionsError(f"--arms: {exc}") from None
 

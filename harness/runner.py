@@ -31,8 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.agent import AgentOutcome, ModelClient, ModelSettings, run_agent
-from harness.arms import get_arm
+from harness.agent import ModelClient, ModelSettings
 from harness.cache import ResponseCache
 from harness.progress import RunProgress, record_flags
 from harness.results import (
@@ -110,43 +109,24 @@ class SampleContext:
     hashes: dict[str, str]
     client: ModelClient
     secrets: list[str] = field(default_factory=_secret_values)
-    #: Seeded store images, one per distinct store (a conversation's probes share one): see StoreTemplates.
-    templates: Any = field(default_factory=lambda: _store_templates())
-
-
-def _store_templates() -> Any:
-    from harness.scenarios.seeding import StoreTemplates
-
-    return StoreTemplates()
 
 
 async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
     """Run one sample from a fresh store to a record; never raises for model or provider failures."""
-    from harness.scenarios import probe_policy
+    from harness.memory_systems.sample import error_outcome, run_memory_sample
 
     scenario = ctx.scenarios[spec.scenario_id]
-    arm = get_arm(spec.arm)
     started_at, t0 = now_iso(), time.perf_counter()
     tools: list[dict[str, Any]] = []
-    store = None
+    write_phase = None
     try:
-        host_run = None
-        if arm.uses_memory:
-            from memory_tools import Host
-
-            store = ctx.templates.open(scenario)  # a copy of the store seeded once for this scenario's items
-            policy, context = probe_policy(scenario)
-            host_run = Host(store, policy).open_run(context)
-        setup = arm.build(scenario, host_run)
-        tools = setup.tools
         opts = ctx.options
         settings = ModelSettings(spec.model, opts.temperature, opts.timeout_s, spec.seed, opts.api_base, max_tokens=opts.max_tokens)
-        outcome = await run_agent(setup, host_run, client=ctx.client, settings=settings, epoch=spec.epoch, max_tool_rounds=opts.max_tool_rounds)
+        # The arm's memory system: fresh storage, its write phase (if any), then the probe (harness.memory_systems).
+        sample = await run_memory_sample(spec.arm, scenario, client=ctx.client, settings=settings, epoch=spec.epoch, max_tool_rounds=opts.max_tool_rounds)
+        tools, outcome, write_phase = sample.tools, sample.outcome, sample.write_phase
     except Exception as exc:  # noqa: BLE001 - seeding or arm failure: an error sample, not a crash
-        outcome = AgentOutcome(None, "error", [], [], [], SampleError(type=type(exc).__name__, message=str(exc)))
-    finally:
-        if store is not None:
-            store.close()
+        outcome = error_outcome(exc)
     error = outcome.error
     if error is not None:
         error = error.model_copy(update={"message": redact(error.message, ctx.secrets)})
@@ -167,6 +147,7 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
         messages=outcome.messages,
         model_calls=outcome.model_calls,
         tool_calls=outcome.tool_calls,
+        write_phase=write_phase,
         started_at=started_at,
         wall_time_s=time.perf_counter() - t0,
     )

@@ -68,6 +68,7 @@ Conventions (also in ``docs/summary-json.md``):
 
 from __future__ import annotations
 
+import json
 import re
 import string
 import unicodedata
@@ -173,6 +174,21 @@ class SampleScores(BaseModel):
     latency_s: float = 0.0
     cached: bool = Field(False, description="Every model call was served from the response cache (latency is a replay)")
     tools_offered: int = Field(0, description="How many tools the arm offered the model at the probe")
+    write_model_calls: int = Field(0, description="Model calls of the write phase (arms whose agent writes memory); not in model_calls")
+    write_tool_calls: int = Field(0, description="Write calls the agent made before the probe")
+    writes_ok: int = Field(0, description="Write calls that succeeded (status ok)")
+    write_holds_answer: bool | None = Field(
+        None, description="Some successful write states the expected fact; None without a write phase or expected strings")
+    write_prompt_tokens: int = Field(0, description="Prompt tokens of the write phase; not in prompt_tokens")
+    write_completion_tokens: int = Field(0, description="Completion tokens of the write phase; not in completion_tokens")
+    # The write path's own scores (harness.write_scoring): what was written, and where a failure happened.
+    memories_written: int = Field(0, description="Save calls of the write phase that stored something")
+    write_duplicates: int = Field(0, description="Save calls repeating a text already saved, or reported unchanged")
+    writes_rejected: int = Field(0, description="Save calls the memory system refused (status not ok)")
+    forgets_requested: int = Field(0, description="Earlier sessions in which the user asked to forget something")
+    forgets_done: int = Field(0, description="Of those, sessions whose write run made a forget call that ran (ok or not_found)")
+    written_holds_expected: bool | None = Field(None, description="The stored memory states the expected answer")
+    retrieved_holds_expected: bool | None = Field(None, description="The probe's tool results state the expected answer")
     scores: list[Score] = Field(default_factory=list)
 
     @property
@@ -439,7 +455,8 @@ def retrieval(record: SampleRecord, scenario: Scenario) -> tuple[list[str], floa
     retrieved: list[str] = []
     for call in record.tool_calls:
         retrieved += [i for i in call.disclosed_item_ids if i not in retrieved]
-    if not record.tools_offered:
+    if not record.tools_offered or record.write_phase is not None:
+        # An agent-written memory holds its own records, not the scenario's items: ids are not comparable.
         return retrieved, None, None
     relevant = set(scenario.expect.relevant_items)
     hits = len(relevant.intersection(retrieved))
@@ -459,9 +476,60 @@ def _cost_fields(record: SampleRecord) -> dict[str, int | float | None]:
         "tool_result_chars": sum(c.result_chars for c in record.tool_calls),
         "cost_usd": sum(costs) if costs and all(c is not None for c in costs) else None,  # type: ignore[misc]
         "latency_s": _sample_latency_s(record),
-        "cached": bool(record.model_calls) and all(call.cached for call in record.model_calls),
+        "cached": bool(record.model_calls) and all(call.cached for call in record.model_calls) and all(
+            call.cached for call in (record.write_phase.model_calls if record.write_phase else ())
+        ),
         "tools_offered": len(record.tools_offered),
     }
+
+
+def _write_fields(record: SampleRecord, scenario: Scenario) -> dict[str, int | bool | None]:
+    """The write phase's costs, counted apart from the probe's (all 0 for arms without one), and what it wrote.
+
+    ``write_holds_answer`` tells extraction failures from retrieval failures
+    for agent-written memory: did some successful write state the scenario's
+    expected fact (its ``must_contain_any`` / ``must_contain_all`` strings,
+    matched like an answer) rather than vague advice? None without a write
+    phase and for scenarios without such strings (abstention, adherence-only).
+    """
+    phase = record.write_phase
+    calls = phase.model_calls if phase is not None else []
+    writes = phase.tool_calls if phase is not None else []
+    written = [_argument_text(call.arguments) for call in writes if call.status == "ok"]
+    expect = scenario.expect
+    holds: bool | None = None
+    if phase is not None and not expect.abstain and (expect.must_contain_any or expect.must_contain_all):
+        text = "\n".join(written)
+        holds = (not expect.must_contain_any or any(contains(text, s) for s in expect.must_contain_any)) and all(
+            contains(text, s) for s in expect.must_contain_all
+        )
+    return {
+        "write_model_calls": len(calls),
+        "write_tool_calls": len(writes),
+        "writes_ok": len(written),
+        "write_prompt_tokens": sum(c.prompt_tokens for c in calls),
+        "write_completion_tokens": sum(c.completion_tokens for c in calls),
+        "write_holds_answer": holds,
+    }
+
+
+def _argument_text(arguments: str) -> str:
+    """Every string value of a tool call's JSON arguments (escapes decoded), or the raw text when it is not JSON."""
+    try:
+        value = json.loads(arguments)
+    except (ValueError, RecursionError):
+        return arguments
+    strings: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            strings.append(item)
+        elif isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+    return "\n".join(strings)
 
 
 def _sample_latency_s(record: SampleRecord) -> float:
@@ -516,6 +584,13 @@ def _grounding_claims(grounding: GroundingVerdict | None) -> list[UnsupportedCla
     return [UnsupportedClaim(kind="ungrounded", text=_excerpt(claim)) for claim in grounding.unsupported]
 
 
+def score_writes(record: SampleRecord, scenario: Scenario) -> dict[str, Any]:
+    """The write-path fields (:mod:`harness.write_scoring`)."""
+    from harness.write_scoring import score_writes as score
+
+    return score(record, scenario)
+
+
 def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdict | None = None,
                  grounding: GroundingVerdict | None = None) -> SampleScores:
     """Score one sample against its scenario.
@@ -535,8 +610,8 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
     base = _base(record, scenario)
     leaks = tool_leaks(record, scenario)
     retrieved, precision, recall = retrieval(record, scenario)
-    common = {**base, **_cost_fields(record), "tool_leaks": leaks, "retrieved_items": retrieved,
-              "retrieved_precision": precision, "retrieved_recall": recall}
+    common = {**base, **_cost_fields(record), **_write_fields(record, scenario), "tool_leaks": leaks, "retrieved_items": retrieved,
+              "retrieved_precision": precision, "retrieved_recall": recall, **score_writes(record, scenario)}
     if record.status == "error":
         message = f"{record.error.type}: {record.error.message}" if record.error else "error"
         return SampleScores(status="error", outcome="error", **common,  # type: ignore[arg-type]

@@ -4,7 +4,9 @@ This package knows nothing of the harness. Public surface:
 
 - :class:`MemoryItemStore` and its records (``MemoryItem``, ``MemoryItemRecord``, ...);
 - :func:`normalize_search_term`, the one normalization of keys and query terms;
-- the Host read path (``MemoryPolicy``, ``RunContext``, ``admission``, ``Host``).
+- the Host read path (``MemoryPolicy``, ``RunContext``, ``admission``, ``Host``);
+- named memories (seed 004): ``NamedMemoryStore`` and its ``remember``/``recall``/``forget``
+  tools (``open_named_run``).
 """
 
 from memory_tools.model import (
@@ -38,8 +40,17 @@ from memory_tools.normalize import (
 from memory_tools.store import SCHEMA_VERSION, MemoryItemStore
 from memory_tools.policy import TOOL_NAMES, DenialReason, MemoryPolicy, RunContext, admission, item_in_scope
 from memory_tools.host import Host, HostConfigurationError, MemoryRun, ToolCallRecord
+from memory_tools.named import NamedIdentity, NamedMemory, NamedMemoryStore, WriteEvent
+from memory_tools.named_tools import NAMED_TOOL_NAMES, NamedMemoryRun, open_named_run
 
 __all__ = [
+    "NAMED_TOOL_NAMES",
+    "NamedIdentity",
+    "NamedMemory",
+    "NamedMemoryRun",
+    "NamedMemoryStore",
+    "WriteEvent",
+    "open_named_run",
     "TOOL_NAMES",
     "DenialReason",
     "admission",

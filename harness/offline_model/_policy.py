@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.offline_model._terms import Overlap, QuestionTerms, analyze_question, overlap
+from harness.offline_model._reader import entries, generic_search_tool, search_arguments
+from harness.offline_model._writer import write_reply
 
 ABSTAIN_ANSWER = "I don't know — I have no record of that in memory or in our conversation."
 """The one abstention reply; scorers detect abstention by its "I don't know"."""
@@ -94,6 +96,16 @@ def _offered_tools(tools: Any) -> dict[str, dict[str, Any]]:
             params = function.get("parameters")
             offered[function["name"]] = params if isinstance(params, dict) else {}
     return offered
+
+
+def _descriptions(tools: Any) -> dict[str, str]:
+    """Each offered function name's description."""
+    out: dict[str, str] = {}
+    for tool in tools if isinstance(tools, list) else []:
+        function = tool.get("function", tool) if isinstance(tool, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            out[function["name"]] = str(function.get("description") or "")
+    return out
 
 
 def _properties(schema: dict[str, Any]) -> dict[str, Any]:
@@ -411,6 +423,9 @@ def respond(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None =
         "I don't know — I have no record of that in memory or in our conversation."
     """
     msgs = [m for m in (_as_dict(m) for m in messages or []) if m is not None]
+    written = write_reply(msgs, tools)  # the write phase: a transcript to save and a save tool offered
+    if written is not None:
+        return written
     last_user = max((i for i, m in enumerate(msgs) if m.get("role") == "user"), default=-1)
     if last_user < 0:
         return _answer(ABSTAIN_ANSWER)
@@ -433,6 +448,16 @@ def respond(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None =
                 args = _search_args(offered[SEARCH_TOOL], question, error)
                 if args is not None and args != searches[0].arguments:
                     return _tool_call(SEARCH_TOOL, args, len(msgs))
+
+    elif (generic := generic_search_tool(offered, _descriptions(tools))) is not None:
+        # Another system's search tool: call it once, then read its entries as memory_search results.
+        if not any(c.name == generic for c in calls):
+            args = search_arguments(offered[generic], question.search_terms)
+            if args is not None:
+                return _tool_call(generic, args, len(msgs))
+        for call in calls:
+            if call.name == generic and _error_of(call.result) is None:
+                call.name, call.result = SEARCH_TOOL, {"results": entries(call.result)}
 
     if GET_TOOL in offered and not any(c.name == GET_TOOL for c in calls):
         best = _pick(_item_candidates(question, calls), recency=False)

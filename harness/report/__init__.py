@@ -103,9 +103,23 @@ def _sample_dict(record: SampleRecord, scenario: Scenario, scores: Any,
         "latency_s": record.wall_time_s, "prompt_tokens": scores.prompt_tokens,
         "completion_tokens": scores.completion_tokens, "tool_result_tokens": scores.tool_result_tokens,
         "cost_usd": scores.cost_usd, "cached": scores.cached,
+        # The write phase (arms whose agent writes memory): its calls shown before the probe's, its costs apart.
+        "write_calls": _write_calls(record), "write_model_calls": scores.write_model_calls,
+        "write_tokens": scores.write_prompt_tokens + scores.write_completion_tokens,
         "unsupported_kinds": dict(Counter(c.kind for c in claims)) if (claims := scores.unsupported_claims) else {},
         "expected": expected if expected is not None else _expected_dict(scenario),
     }
+
+
+def _write_calls(record: SampleRecord) -> list[dict[str, Any]]:
+    """Every write call of the sample's write phase, named after its session for the transcript view."""
+    if record.write_phase is None:
+        return []
+    return [
+        {**call.model_dump(), "name": f"[write phase, session {session.session_id}] {call.name}"}
+        for session in record.write_phase.sessions
+        for call in session.tool_calls
+    ]
 
 
 def _judge_for(judge_model: str | None, judge_cache_dir: Path | None) -> Any:
@@ -161,6 +175,7 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
     from harness.report.inputs import ReportInputs
     from harness.scoring import score_sample
     from harness.verdict import decide
+    from harness.write_scoring import write_path_blocks
 
     if inputs is None:
         inputs = ReportInputs(records=list(records), planned=len(records), present=len(records), run_status="complete")
@@ -215,6 +230,7 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
         "unsupported_by_kind": unsupported_by_kind(scored),
         "categories": _categories(scored, scenarios),
         "judge": judge_block,
+        **write_path_blocks(scored),
     }
     summary["headlines"] = headlines(summary, health=health, inputs=inputs, config=config,
                                      unjudged_rubric=len(unjudged))

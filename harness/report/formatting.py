@@ -26,6 +26,11 @@ _LABELS = {
     "tool_calls": "tool calls per sample",
     "model_calls": "model calls per sample",
     "token_f1": "token F1 (informational)",
+    "write_model_calls": "write-phase model calls per sample",
+    "write_tool_calls": "write calls per sample",
+    "write_prompt_tokens": "write-phase prompt tokens",
+    "write_completion_tokens": "write-phase completion tokens",
+    "write_holds_answer_rate": "writes holding the expected fact",
 }
 
 

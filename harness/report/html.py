@@ -38,7 +38,8 @@ METRIC_ORDER = (
     "continuity_accuracy", "adherence_rate", "unsupported_claim_rate", "abstention_rate_unanswerable",
     "over_abstention_rate", "coverage", "selective_accuracy", "token_f1", "answer_leakage_rate", "tool_leakage_count",
     "retrieved_precision", "retrieved_recall", "tool_calls", "model_calls", "prompt_tokens", "completion_tokens",
-    "tool_result_tokens", "cost_usd", "latency_p50_s", "latency_p95_s", "tokens_per_correct", "cost_per_correct",
+    "tool_result_tokens", "write_model_calls", "write_tool_calls", "write_prompt_tokens", "write_completion_tokens",
+    "write_holds_answer_rate", "cost_usd", "latency_p50_s", "latency_p95_s", "tokens_per_correct", "cost_per_correct",
     "error_rate",
 )  # fmt: skip
 _COMPRESS_ABOVE = 1_500_000  # characters of transcript JSON; smaller reports stay plain (greppable) JSON
@@ -301,6 +302,8 @@ def _panel(sample: dict[str, Any]) -> _Panel:
         f"{f'${cost:.4g}' if fmt.is_number(cost) else 'unknown'} · {fmt.seconds(sample.get('latency_s'))}{replay} · "
         f"stop {sample.get('stop_reason')}"
     )
+    if sample.get("write_model_calls"):  # apart from the probe's figures above
+        costs += f" · write phase {fmt.num(sample.get('write_model_calls'))} model calls, {fmt.num(sample.get('write_tokens'))} tokens"
     answer = sample.get("final_answer")
     return _Panel(
         pid=sample["_pid"],

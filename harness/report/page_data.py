@@ -78,7 +78,7 @@ def _messages(sample: dict[str, Any], intern: Callable[[Any], int]) -> list[list
 
 def _tool_logs(sample: dict[str, Any], intern: Callable[[Any], int]) -> list[list[Any]]:
     out = []
-    for log in sample.get("tool_calls") or ():
+    for log in [*(sample.get("write_calls") or ()), *(sample.get("tool_calls") or ())]:  # writes came first
         if not isinstance(log, dict):
             continue
         ids = ", ".join(str(i) for i in log.get("disclosed_item_ids") or ())

@@ -18,6 +18,7 @@ common case (active items without revisions) goes through a single ``bulk_create
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections import OrderedDict
 from typing import Any
 
@@ -195,6 +196,25 @@ class StoreTemplates:
         else:
             self._images.move_to_end(plan)
         return MemoryItemStore.from_snapshot(image)
+
+
+_SHARED_TEMPLATES: StoreTemplates | None = None
+_SHARED_LOCK = threading.Lock()
+
+
+def open_seeded_store(scenario: Scenario) -> MemoryItemStore:
+    """A fresh store holding ``scenario``'s items, copied from this process's shared templates.
+
+    Every memory system that reads the scenario's items calls this, so a
+    conversation's probes (and the arms and epochs of one story) seed their
+    store once per process; the lock keeps the cache whole if a plug-in opens
+    stores from threads.
+    """
+    global _SHARED_TEMPLATES
+    with _SHARED_LOCK:
+        if _SHARED_TEMPLATES is None:
+            _SHARED_TEMPLATES = StoreTemplates()
+        return _SHARED_TEMPLATES.open(scenario)
 
 
 def probe_policy(scenario: Scenario) -> tuple[MemoryPolicy, RunContext]:

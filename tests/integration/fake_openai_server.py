@@ -15,6 +15,8 @@ Behaviour is chosen by :class:`Script`:
   malformed (invalid JSON arguments, a tool named ``memory_delete``, or an
   extra ``workspaceKey`` property); the follow-up is a final answer.
 - ``mode="empty"``: an empty answer, no tool calls.
+- ``mode="offline"``: whatever ``offline/reference`` would answer (its write
+  phase included: it saves through any save tool it is offered).
 - ``mode="endless"``: a ``memory_search`` call on every request.
 - ``mode="invent"``: never calls a tool and answers every question with
   confident, invented specifics (a CI system, a customer), as small real
@@ -117,6 +119,11 @@ def decide(script: Script, body: dict[str, Any]) -> tuple[str | None, list[dict[
     search_args = json.dumps({"terms": terms})
     if script.mode == "empty":
         return "", []
+    if script.mode == "offline":  # the offline reference agent's policy, over the wire (write phase included)
+        from harness.offline_model import respond
+
+        reply = respond(messages, tools)
+        return reply.get("content"), reply.get("tool_calls") or []
     if script.mode == "invent":
         return INVENTED_ANSWER, []
     if script.mode == "endless" and tools:

@@ -1,0 +1,59 @@
+"""Memory systems: one protocol for every way an agent can carry memory across sessions.
+
+An arm is a memory system plus a write mode (``none``, ``seeded``,
+``agent``); see :mod:`harness.memory_systems.protocol` for the contract and
+``docs/memory-systems.md`` for writing one. Public surface:
+
+- the protocol: :class:`MemorySystem`, :class:`MemoryInstance`,
+  :class:`ToolRun`, :class:`ProbeSetup`, :class:`ToolExecution`,
+  :class:`StaticToolRun`, :func:`probe_messages`, :func:`policy_denial`,
+  :data:`ENTRY_POINT_GROUP`;
+- the registry: :func:`resolve_arm`, :func:`all_arms`, :func:`builtin_arms`,
+  :func:`plugin_arms`, :class:`SystemArm`, :class:`MemorySystemError`;
+- the write phase: :data:`WRITE_SYSTEM_PROMPT`, :func:`render_transcript`.
+"""
+
+from harness.memory_systems.protocol import (
+    ENTRY_POINT_GROUP,
+    WRITE_MODES,
+    MemoryInstance,
+    MemorySystem,
+    ProbeSetup,
+    StaticToolRun,
+    SystemArm,
+    ToolExecution,
+    ToolRun,
+    WriteMode,
+    arguments_text,
+    decode_arguments,
+    policy_denial,
+    probe_messages,
+)
+from harness.memory_systems.registry import MemorySystemError, all_arms, builtin_arms, plugin_arms, resolve_arm
+from harness.memory_systems.write_phase import WRITE_SYSTEM_PROMPT, render_transcript, write_messages, write_order
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "WRITE_MODES",
+    "WRITE_SYSTEM_PROMPT",
+    "MemoryInstance",
+    "MemorySystem",
+    "MemorySystemError",
+    "ProbeSetup",
+    "StaticToolRun",
+    "SystemArm",
+    "ToolExecution",
+    "ToolRun",
+    "WriteMode",
+    "all_arms",
+    "arguments_text",
+    "builtin_arms",
+    "decode_arguments",
+    "plugin_arms",
+    "policy_denial",
+    "probe_messages",
+    "render_transcript",
+    "resolve_arm",
+    "write_messages",
+    "write_order",
+]

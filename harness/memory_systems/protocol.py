@@ -1,0 +1,291 @@
+"""The memory-system protocol: what a memory system must do to be evaluated.
+
+An **arm** is a memory system plus a **write mode**. For every sample the
+harness opens a fresh :class:`MemoryInstance` (its own storage: nothing
+crosses samples) and drives it through two phases; the agent loop, scoring
+and the report never change when a system is added.
+
+1. **Write phase** (what happens to the earlier sessions), by write mode:
+
+   - ``none``: nothing is stored (``history_only``; ``full_history`` pastes
+     the transcripts at the probe instead);
+   - ``seeded``: the scenario's hand-extracted items are stored as they are
+     (the oracle: ``recall``, ``memory_document``, ``recall_fts``); the
+     system does this in :meth:`MemorySystem.open`, no model call;
+   - ``agent``: after each earlier session, in time order (all of them, every
+     workspace: another workspace's session writes into its own scope, which
+     is how canaries get into the store), the harness calls
+     :meth:`MemoryInstance.begin_write` for a :class:`ToolRun` of that
+     session's write tools, gives the agent model the session's transcript
+     and those tools, asks it to save what will matter later and forget what
+     the user asked to forget (:mod:`harness.memory_systems.write_phase`),
+     and executes every call through ``ToolRun.call``. Every write call is
+     recorded in the sample with its arguments and result; write-phase model
+     calls and tokens are counted apart from the probe's.
+
+2. **Read phase** (the probe): :meth:`MemoryInstance.begin_probe` gets the
+   probe's policy and run context (derived by the harness, never by the
+   model) and returns a :class:`ProbeSetup`: the OpenAI-format messages
+   (built with :func:`probe_messages` so every arm shares the base system
+   prompt; a system may add one tool paragraph and/or one injected context
+   section) and a :class:`ToolRun` whose specs are offered at the probe
+   (none: no tools).
+
+**Records.** ``ToolRun.call(name, arguments)`` executes one model tool call
+and never raises for the model's input: it returns a :class:`ToolExecution`
+(or anything with the same attributes, e.g. ``memory_tools.ToolCallRecord``)
+holding the exact result text the model sees, the ids of the items whose
+content reached the model (``disclosed_item_ids``, for retrieval precision
+and scope leaks) and whether storage was read at all (``storage_read``).
+
+**Policy gate.** ``policy_denial(policy, context)``
+(``memory_tools.admission``) says whether the probe may read memory:
+incognito, memory disabled or agent reads off deny it. Under a denial a
+system must stay cold: no injected context, and either no tools or tools
+that answer without reading storage. The harness does not hide storage from
+a system; it scores any probe call that reads storage under a denying policy
+as a tool-level leak (``policy_denied_read``), whatever the system.
+
+**Registration.** Built-in systems live in
+:mod:`harness.memory_systems.builtin`. A third-party package registers a
+system under the entry-point group :data:`ENTRY_POINT_GROUP`; the entry
+point names a :class:`MemorySystem` instance, or a class or function that
+returns one when called without arguments. ``docs/memory-systems.md`` walks
+through writing one; ``examples/recall-eval-notebook`` is a complete one.
+
+Example (a system that injects a fixed note as context)::
+
+    class Sticky(MemorySystem):
+        name = "sticky"
+        description = "one fixed note injected into every probe"
+        arms = {"sticky": "seeded"}
+
+        def open(self, scenario, write_mode):
+            return StickyInstance(scenario)
+
+    class StickyInstance(MemoryInstance):
+        def begin_probe(self, policy, context):
+            denied = policy_denial(policy, context) is not None
+            return ProbeSetup(probe_messages(self.scenario, context_section=None if denied else "..."))
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from memory_tools import DenialReason, MemoryPolicy, RunContext, admission
+
+from harness.arms import ArmSetup, _conversation, system_prompt
+from harness.scenarios.models import Scenario, Session
+
+WriteMode = Literal["none", "seeded", "agent"]
+WRITE_MODES: tuple[str, ...] = ("none", "seeded", "agent")
+ENTRY_POINT_GROUP = "recall_eval.memory_systems"
+"""Entry-point group third-party memory systems register under."""
+
+
+@dataclass(frozen=True)
+class ToolExecution:
+    """One tool call as a memory system executed it (what the sample records).
+
+    Attributes:
+        name: The tool name as the model sent it.
+        arguments: The arguments as received (a dict JSON-dumped: use :func:`arguments_text`).
+        status: ``ok`` or an error code (``invalid_arguments``, ``unknown_tool``,
+            ``policy_denied``, ``not_found`` or the system's own).
+        result_text: The exact text given back to the model.
+        disclosed_item_ids: Ids of the stored records whose content reached the model.
+        storage_read: Whether the call read storage at all (a read under a denying policy is a leak).
+        elapsed_s: Time the system spent on the call.
+    """
+
+    name: str
+    arguments: str
+    status: str
+    result_text: str
+    disclosed_item_ids: tuple[str, ...] = ()
+    storage_read: bool = False
+    elapsed_s: float = 0.0
+
+
+@runtime_checkable
+class ToolRun(Protocol):
+    """The tools of one phase of one sample, fixed when it began (``memory_tools.MemoryRun`` is one)."""
+
+    def tool_specs(self) -> list[dict[str, Any]]:
+        """The tools offered, in OpenAI/litellm function format (a fresh copy; empty: none)."""
+        ...
+
+    def call(self, name: str, arguments: str | dict[str, Any] | None) -> Any:
+        """Execute one tool call; returns a :class:`ToolExecution` (or the same attributes); never raises for bad input."""
+        ...
+
+
+@dataclass(frozen=True)
+class ProbeSetup:
+    """What the probe starts from: the messages, and the tools (None or no specs: no tools)."""
+
+    messages: list[dict[str, Any]]
+    tools: ToolRun | None = None
+
+    def arm_setup(self) -> ArmSetup:
+        """The agent loop's input: the messages and the offered tool specs."""
+        specs = list(self.tools.tool_specs()) if self.tools is not None else []
+        return ArmSetup(messages=self.messages, tools=specs)
+
+
+class MemoryInstance:
+    """One sample's memory: fresh storage opened by :meth:`MemorySystem.open`, closed after the sample.
+
+    Subclass and override what the system does; the defaults write nothing,
+    offer no tools and inject nothing (exactly ``history_only``).
+    """
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+
+    def begin_write(self, session: Session) -> ToolRun | None:
+        """The write tools for ``session`` (write mode ``agent``), scoped to ``session.workspace``; None: skip it."""
+        return None
+
+    def begin_probe(self, policy: MemoryPolicy, context: RunContext) -> ProbeSetup:
+        """The probe's messages and tools under the probe's policy and run context (see the policy gate)."""
+        return ProbeSetup(probe_messages(self.scenario))
+
+    def close(self) -> None:
+        """Release the sample's storage (called once, also after a failure)."""
+
+
+class MemorySystem:
+    """A memory system: a name, the arms it offers, and a factory of per-sample instances.
+
+    Attributes:
+        name: Unique system name (letters, digits, ``_``, ``-``, ``.``).
+        description: One line for ``--help``, docs and reports.
+        arms: Arm name -> write mode (``none``, ``seeded`` or ``agent``); arm
+            names are unique across all systems and end up in every record.
+    """
+
+    name: str = ""
+    description: str = ""
+    arms: Mapping[str, WriteMode] = {}
+
+    def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
+        """A fresh instance for one sample of ``scenario``; ``seeded`` stores the scenario's items now."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class SystemArm:
+    """One runnable arm: a system and a write mode under a name."""
+
+    name: str
+    system: MemorySystem
+    write_mode: WriteMode
+    origin: str = "built-in"
+    """``built-in`` or the plug-in's ``distribution version`` (entry point)."""
+
+    @property
+    def description(self) -> str:
+        return self.system.description
+
+
+def policy_denial(policy: MemoryPolicy, context: RunContext) -> DenialReason | None:
+    """Why the probe may not read memory (incognito, memory disabled, agent reads off), or None: the one gate."""
+    return admission(policy, context)
+
+
+def probe_messages(
+    scenario: Scenario,
+    *,
+    tool_instructions: str | None = None,
+    context_section: str | None = None,
+) -> list[dict[str, Any]]:
+    """The probe messages every arm shares: base system prompt, recent history, the user's message.
+
+    Args:
+        scenario: The scenario whose probe is answered.
+        tool_instructions: One paragraph appended to the system prompt when the system offers tools.
+        context_section: Injected memory (e.g. a ``<memory_...>`` block saying it is untrusted
+            context), appended to the system prompt after the tool paragraph.
+    """
+    messages = _conversation(scenario, with_tools=False)
+    text = system_prompt(scenario, with_tools=False)
+    for extra in (tool_instructions, context_section):
+        if extra:
+            text = f"{text}\n\n{extra}"
+    messages[0] = {"role": "system", "content": text}
+    return messages
+
+
+def arguments_text(arguments: object) -> str:
+    """Arguments as the record keeps them: text as given, a dict as compact JSON, None as ``""``."""
+    if isinstance(arguments, str):
+        return arguments
+    if arguments is None:
+        return ""
+    try:
+        return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return repr(arguments)
+
+
+def decode_arguments(arguments: str | dict[str, Any] | None) -> dict[str, Any] | str:
+    """The model's arguments as a dict, or an error message for the model (never raises)."""
+    if isinstance(arguments, dict):
+        return arguments
+    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
+        return {}
+    if not isinstance(arguments, str):
+        return "arguments must be a JSON object"
+    try:
+        value = json.loads(arguments)
+    except (json.JSONDecodeError, RecursionError, ValueError) as exc:
+        return f"arguments are not valid JSON ({exc}); send one JSON object"
+    return value if isinstance(value, dict) else "arguments must be a JSON object"
+
+
+@dataclass
+class StaticToolRun:
+    """A :class:`ToolRun` over plain handlers: ``{name: (spec, handler)}``, handler(dict) -> ToolExecution.
+
+    Decodes arguments, answers unknown tools and bad JSON with an error the
+    model can read, and times each call; handy for plug-ins.
+    """
+
+    handlers: dict[str, tuple[dict[str, Any], Any]] = field(default_factory=dict)
+
+    def tool_specs(self) -> list[dict[str, Any]]:
+        return json.loads(json.dumps([spec for spec, _ in self.handlers.values()]))
+
+    def call(self, name: str, arguments: str | dict[str, Any] | None) -> ToolExecution:
+        import time
+
+        started = time.perf_counter()
+        text_args = arguments_text(arguments)
+        if name not in self.handlers:
+            known = ", ".join(self.handlers) or "none"
+            return _error(name, text_args, "unknown_tool", f"unknown tool {name!r}; available: {known}", started)
+        decoded = decode_arguments(arguments)
+        if isinstance(decoded, str):
+            return _error(name, text_args, "invalid_arguments", decoded, started)
+        result: ToolExecution = self.handlers[name][1](decoded)
+        return ToolExecution(
+            name=name,
+            arguments=text_args,
+            status=result.status,
+            result_text=result.result_text,
+            disclosed_item_ids=tuple(result.disclosed_item_ids),
+            storage_read=result.storage_read,
+            elapsed_s=time.perf_counter() - started,
+        )
+
+
+def _error(name: str, arguments: str, code: str, message: str, started: float) -> ToolExecution:
+    import time
+
+    text = json.dumps({"error": {"code": code, "message": message}}, ensure_ascii=False, separators=(",", ":"))
+    return ToolExecution(name, arguments, code, text, elapsed_s=time.perf_counter() - started)

@@ -1,0 +1,79 @@
+"""The offline agent's use of search tools other than ``memory_search`` (plug-in and other memory systems).
+
+When ``memory_search`` is not offered but another tool searches memory (its
+name or description says search, recall, find, lookup or query, and it takes
+one string such as ``query``, ``text``, ``topic`` or a ``terms`` array), the
+agent calls it once with the question's search terms (a string: the terms
+joined by spaces) and reads the results it returns: a JSON list under
+``results``, ``memories``, ``notes``, ``items`` or ``entries`` (or the result
+itself), each entry's text from ``content``/``text``/``value``/``body`` and
+its name from ``name``/``title``/``key`` (used like matched keys). Entries
+then compete exactly like ``memory_search`` items.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_SEARCH_WORDS = ("search", "recall", "find", "lookup", "look up", "query", "retrieve")
+_QUERY_FIELDS = ("query", "text", "topic", "q", "question", "name")
+_LIST_KEYS = ("results", "memories", "notes", "items", "entries", "matches")
+_TEXT_KEYS = ("content", "text", "value", "body", "memory", "note")
+_NAME_KEYS = ("name", "title", "key")
+
+
+def generic_search_tool(offered: dict[str, dict[str, Any]], descriptions: dict[str, str]) -> str | None:
+    """The first offered tool that searches memory by a query, other than ``memory_search``."""
+    for name, params in offered.items():
+        text = f"{name} {descriptions.get(name, '').split('.')[0]}".lower()
+        if not any(re.search(rf"(^|[^a-z]){w}", text) for w in _SEARCH_WORDS):
+            continue
+        props = params.get("properties") if isinstance(params.get("properties"), dict) else {}
+        if any(f in props for f in _QUERY_FIELDS) or "terms" in props:
+            return name
+    return None
+
+
+def search_arguments(params: dict[str, Any], terms: tuple[str, ...]) -> dict[str, Any] | None:
+    props = params.get("properties") if isinstance(params.get("properties"), dict) else {}
+    if "terms" in props:
+        return {"terms": list(terms[:32])}
+    field = next((f for f in _QUERY_FIELDS if f in props), None)
+    if field is None or not terms:
+        return None
+    args: dict[str, Any] = {field: " ".join(terms[:16])}
+    required = params.get("required") if isinstance(params.get("required"), list) else []
+    return args if all(r in args for r in required) else None
+
+
+def entries(result: Any) -> list[dict[str, Any]]:
+    """(itemId, content, matchedKeys, observedAt) dicts in memory_search's shape, from any result."""
+    if isinstance(result, dict):
+        listed = next((result[k] for k in _LIST_KEYS if isinstance(result.get(k), list)), None)
+        if listed is None:
+            listed = [result] if any(isinstance(result.get(k), str) for k in _TEXT_KEYS) else []
+    elif isinstance(result, list):
+        listed = result
+    else:
+        listed = []
+    out = []
+    for index, entry in enumerate(listed):
+        if not isinstance(entry, dict):
+            continue
+        text = next((entry[k] for k in _TEXT_KEYS if isinstance(entry.get(k), str)), None)
+        name = next((entry[k] for k in _NAME_KEYS if isinstance(entry.get(k), str)), None)
+        if text is None:
+            continue
+        item_id = entry.get("itemId") or entry.get("id") or name or f"entry-{index}"
+        observed = next((entry[k] for k in ("observedAt", "updatedAt", "createdAt") if isinstance(entry.get(k), int)), 0)
+        out.append({"itemId": str(item_id), "content": text, "matchedKeys": [name] if name else [], "observedAt": observed})
+    return out
+
+
+def loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,210 @@
+"""The named-memory model tools: admission, argument errors as tool errors, wire format, cold control."""
+
+from __future__ import annotations
+
+import doctest
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import memory_tools.named_tools as tools_module
+from memory_tools import MemoryPolicy, RunContext
+from memory_tools.named import MAX_RECALL_LIMIT, NamedMemoryStore
+from memory_tools.named_tools import (
+    NAMED_TOOL_NAMES,
+    READ_TOOLS,
+    RECALL_BUDGET_CHARS,
+    WRITE_TOOLS,
+    named_tool_specs,
+    open_named_run,
+)
+
+READ = MemoryPolicy(enabled=True, agent_read_enabled=True)
+
+
+def run(store: NamedMemoryStore, *, workspace: str | None = "ws-a", policy: MemoryPolicy = READ, **kw: Any):  # type: ignore[no-untyped-def]
+    return open_named_run(store, policy, RunContext(workspace), application="recall-eval", now_ms=kw.pop("now_ms", 100), **kw)
+
+
+def result(record: Any) -> dict[str, Any]:
+    return json.loads(record.result_text)
+
+
+@pytest.fixture()
+def store() -> NamedMemoryStore:
+    with NamedMemoryStore() as s:
+        yield s
+
+
+def test_doctests_of_the_tools_module_hold() -> None:
+    globs = {"NamedMemoryStore": NamedMemoryStore, "MemoryPolicy": MemoryPolicy, "RunContext": RunContext}
+    assert doctest.testmod(tools_module, extraglobs=globs).failed == 0
+
+
+def test_specs_are_strict_objects_without_any_scope_identity() -> None:
+    specs = named_tool_specs()
+    assert [s["function"]["name"] for s in specs] == list(NAMED_TOOL_NAMES)
+    for spec in specs:
+        parameters = spec["function"]["parameters"]
+        assert parameters["additionalProperties"] is False
+        assert not {"workspace", "workspaceKey", "application", "namespace", "sessionId"} & set(parameters["properties"])
+    assert specs[0]["function"]["parameters"]["required"] == ["name", "text", "scope"]
+
+
+@pytest.mark.parametrize(
+    "policy, context",
+    [
+        (MemoryPolicy(enabled=True, agent_read_enabled=False), RunContext("ws-a")),
+        (MemoryPolicy(enabled=False, agent_read_enabled=True), RunContext("ws-a")),
+        (READ, RunContext("ws-a", incognito=True)),
+    ],
+    ids=["agent_reads_off", "memory_disabled", "incognito"],
+)
+def test_denied_runs_offer_no_tools_and_touch_no_storage(policy: MemoryPolicy, context: RunContext) -> None:
+    class NoStorage:
+        def __getattr__(self, name: str) -> Any:
+            raise AssertionError(f"storage touched: {name}")
+
+    denied = open_named_run(NoStorage(), policy, context, application="a", now_ms=1)  # type: ignore[arg-type]
+    assert (denied.admitted, denied.tool_names, denied.tool_specs()) == (False, (), [])
+    record = denied.call("remember", '{"name": 5}')  # not even argument errors are revealed
+    assert (record.status, record.storage_read) == ("policy_denied", False)
+    assert result(record)["error"]["code"] == "policy_denied"
+
+
+def test_write_and_read_phases_offer_only_their_tools(store: NamedMemoryStore) -> None:
+    writer = run(store, tools=WRITE_TOOLS)
+    assert [s["function"]["name"] for s in writer.tool_specs()] == ["remember", "forget"]
+    record = writer.call("recall", '{"query": "port"}')
+    assert record.status == "unknown_tool" and "available: remember, forget" in result(record)["error"]["message"]
+    assert [s["function"]["name"] for s in run(store, tools=READ_TOOLS).tool_specs()] == ["recall"]
+    with pytest.raises(ValueError, match="unknown named-memory tools"):
+        run(store, tools=("remember", "update_memory"))
+
+
+def test_remember_reports_created_updated_and_unchanged_on_the_wire(store: NamedMemoryStore) -> None:
+    writer = run(store)
+    args = {"name": "port", "text": "dev server on 5174", "scope": "project"}
+    first = writer.call("remember", json.dumps(args))
+    second = writer.call("remember", args)  # a dict is accepted too
+    third = run(store, now_ms=200).call("remember", {**args, "text": "dev server on 5175"})
+    assert [result(r)["event"] for r in (first, second, third)] == ["created", "unchanged", "updated"]
+    assert result(third)["version"] == 2
+    assert all(r.status == "ok" and r.storage_read and r.disclosed_item_ids == () for r in (first, second, third))
+    assert second.arguments == json.dumps(args, separators=(",", ":"))
+
+
+def test_recall_by_name_and_query_disclose_the_memories_they_return(store: NamedMemoryStore) -> None:
+    writer = run(store)
+    writer.call("remember", {"name": "deploy route", "text": "make ship ENV=prod", "scope": "project"})
+    writer.call("remember", {"name": "editor", "text": "vim", "scope": "user"})
+    by_name = writer.call("recall", {"name": "Deploy Route"})
+    body = result(by_name)
+    assert body["memories"] == [
+        {"name": "deploy route", "scope": "project", "text": "make ship ENV=prod", "createdAt": 100, "updatedAt": 100}
+    ]
+    assert (body["limit"], body["limitCapped"], body["truncated"], body["omittedCount"]) == (5, False, False, 0)
+    assert len(by_name.disclosed_item_ids) == 1
+    by_query = writer.call("recall", {"query": "which editor do I use", "limit": 500})
+    assert [m["text"] for m in result(by_query)["memories"]] == ["vim"]
+    assert (result(by_query)["limit"], result(by_query)["limitCapped"]) == (MAX_RECALL_LIMIT, True)
+
+
+def test_another_workspace_never_reaches_a_project_memory(store: NamedMemoryStore) -> None:
+    run(store, workspace="ws-b").call("remember", {"name": "customer", "text": "CANARY Northwind", "scope": "project"})
+    for reader in (run(store, workspace="ws-a"), run(store, workspace=None)):
+        for args in ({"name": "customer"}, {"query": "customer northwind"}):
+            record = reader.call("recall", args)
+            assert "CANARY" not in record.result_text and record.disclosed_item_ids == ()
+
+
+def test_forget_deletes_and_a_missing_name_is_not_found(store: NamedMemoryStore) -> None:
+    writer = run(store)
+    writer.call("remember", {"name": "port", "text": "5174", "scope": "project"})
+    forgotten = writer.call("forget", {"name": "port", "scope": "project"})
+    assert (forgotten.status, result(forgotten)) == ("ok", {"event": "forgotten", "name": "port", "scope": "project"})
+    again = writer.call("forget", {"name": "port", "scope": "project"})
+    assert again.status == "not_found" and "no memory named" in result(again)["error"]["message"]
+    assert result(writer.call("recall", {"name": "port"}))["memories"] == []
+
+
+def test_recall_disabled_is_the_cold_control(store: NamedMemoryStore) -> None:
+    run(store).call("remember", {"name": "port", "text": "5174", "scope": "project"})
+    cold = run(store, recall_enabled=False)
+    assert cold.admitted and [s["function"]["name"] for s in cold.tool_specs()] == list(NAMED_TOOL_NAMES)
+    for args in ({"name": "port"}, {"query": "port"}):
+        record = cold.call("recall", args)
+        assert (record.status, result(record)["memories"], record.storage_read) == ("ok", [], False)
+    assert result(cold.call("remember", {"name": "port", "text": "5175", "scope": "project"}))["event"] == "updated"
+    assert result(run(store).call("recall", {"name": "port"}))["memories"][0]["text"] == "5175"
+
+
+def test_recall_result_is_cut_to_the_budget_by_whole_memories(store: NamedMemoryStore) -> None:
+    writer = run(store)
+    for n in range(6):
+        writer.call("remember", {"name": f"note {n}", "text": f"deploy {n} " + "x" * 3_900, "scope": "project"})
+    record = writer.call("recall", {"query": "deploy", "limit": 6})
+    body = result(record)
+    assert len(record.result_text) <= RECALL_BUDGET_CHARS
+    assert body["truncated"] and body["omittedCount"] == 6 - len(body["memories"]) > 0
+    assert len(record.disclosed_item_ids) == len(body["memories"])
+
+
+@pytest.mark.parametrize(
+    "tool, arguments, message",
+    [
+        ("remember", "{", "not valid JSON"),
+        ("remember", "[1]", "must be a JSON object"),
+        ("remember", 7, "must be a JSON object"),
+        ("remember", {"name": "port", "text": "5174"}, "scope is required"),
+        ("remember", {"name": "port", "text": "5174", "scope": "global"}, 'scope must be "user" or "project"'),
+        ("remember", {"name": "", "text": "5174", "scope": "user"}, "name must be a non-empty string"),
+        ("remember", {"name": ["port"], "text": "5174", "scope": "user"}, "name must be a non-empty string"),
+        ("remember", {"name": "port", "text": None, "scope": "user"}, "text is required"),
+        ("remember", {"name": "port", "text": "x", "scope": "user", "workspaceKey": "ws-b"}, "scope is set by the host"),
+        ("remember", {"name": "port\nx", "text": "5174", "scope": "user"}, "must not contain control"),
+        ("remember", {"name": "p" * 200, "text": "5174", "scope": "user"}, "at most"),
+        ("remember", {"name": "port", "text": "x" * 5_000, "scope": "user"}, "at most 4000"),
+        ("recall", {}, "give name"),
+        ("recall", {"name": "a", "query": "b"}, "not both"),
+        ("recall", {"query": "a", "limit": 0}, "at least 1"),
+        ("recall", {"query": "a", "limit": "5"}, "limit must be an integer"),
+        ("recall", {"query": "a", "limit": True}, "limit must be an integer"),
+        ("recall", {"query": "a", "color": "red"}, "unknown property"),
+        ("forget", {"name": "port"}, "scope is required"),
+    ],
+)
+def test_malformed_arguments_are_tool_errors_never_exceptions(
+    store: NamedMemoryStore, tool: str, arguments: Any, message: str
+) -> None:
+    record = run(store).call(tool, arguments)
+    assert record.status == "invalid_arguments"
+    assert message in result(record)["error"]["message"]
+
+
+def test_project_scope_without_a_workspace_is_a_tool_error(store: NamedMemoryStore) -> None:
+    record = run(store, workspace=None).call("remember", {"name": "port", "text": "5174", "scope": "project"})
+    assert record.status == "invalid_arguments" and 'use "user"' in result(record)["error"]["message"]
+    assert run(store, workspace=None).call("recall", {"name": "x", "scope": "project"}).status == "invalid_arguments"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(list(NAMED_TOOL_NAMES) + ["nope"]),
+    st.one_of(
+        st.text(max_size=40),
+        st.dictionaries(
+            st.sampled_from(["name", "text", "scope", "query", "limit", "x"]),
+            st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=20), st.lists(st.integers())),
+            max_size=5,
+        ),
+    ),
+)
+def test_any_model_input_gives_a_record_never_an_exception(tool: str, arguments: Any) -> None:
+    with NamedMemoryStore() as store:
+        record = run(store).call(tool, arguments)
+    assert record.status in {"ok", "invalid_arguments", "unknown_tool", "not_found"}
+    assert isinstance(json.loads(record.result_text), dict)
