@@ -2,8 +2,9 @@
 
 Every arm shares one system prompt; the arms with memory tools append one
 paragraph of tool instructions and nothing else, so a difference between arms
-is the memory's doing. Add an arm by writing a ``build`` function and
-registering an :class:`Arm` in :data:`ARMS`; the agent loop does not change.
+is the memory's doing. The runner reaches these builders through the memory
+systems of :mod:`harness.memory_systems` (an arm is a system plus a write
+mode); add an arm there, or as a plug-in (``docs/memory-systems.md``).
 
 - ``history_only``: the probe's recent history and message; no tools.
 - ``recall``: the same plus the memory tools the Host admits under the
