@@ -12,8 +12,11 @@ Speakers: a turn with a ``speaker`` reaches the model as its role plus the
 name at the start of its content, ``Caroline: I adopted a dog.`` (in the
 probe's history and in the sessions ``full_history`` pastes). A content
 prefix rather than the OpenAI ``name`` field, because every provider shows
-content to the model and several drop or reject ``name``. Add an arm by writing a ``build`` function and
-registering an :class:`Arm` in :data:`ARMS`; the agent loop does not change.
+content to the model and several drop or reject ``name``.
+
+The runner reaches these builders through the memory
+systems of :mod:`harness.memory_systems` (an arm is a system plus a write
+mode); add an arm there, or as a plug-in (``docs/memory-systems.md``).
 
 - ``history_only``: the probe's recent history and message; no tools.
 - ``recall``: the same plus the memory tools the Host admits under the

@@ -72,6 +72,7 @@ Example (a system that injects a fixed note as context)::
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -262,8 +263,6 @@ class StaticToolRun:
         return json.loads(json.dumps([spec for spec, _ in self.handlers.values()]))
 
     def call(self, name: str, arguments: str | dict[str, Any] | None) -> ToolExecution:
-        import time
-
         started = time.perf_counter()
         text_args = arguments_text(arguments)
         if name not in self.handlers:
@@ -285,7 +284,5 @@ class StaticToolRun:
 
 
 def _error(name: str, arguments: str, code: str, message: str, started: float) -> ToolExecution:
-    import time
-
     text = json.dumps({"error": {"code": code, "message": message}}, ensure_ascii=False, separators=(",", ":"))
     return ToolExecution(name, arguments, code, text, elapsed_s=time.perf_counter() - started)

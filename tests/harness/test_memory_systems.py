@@ -174,3 +174,18 @@ def test_probe_messages_share_the_base_system_prompt(starter: list) -> None:
     with_context = probe_messages(scenario, tool_instructions="Tools: x.", context_section="<m>y</m>")
     assert with_context[0]["content"] == base[0]["content"] + "\n\nTools: x.\n\n<m>y</m>"
     assert with_context[1:] == base[1:]
+
+
+def test_a_static_tool_run_answers_unknown_tools_and_bad_json_without_calling_the_handler() -> None:
+    from harness.memory_systems import StaticToolRun, ToolExecution
+
+    called = []
+    spec = {"type": "function", "function": {"name": "note_search", "parameters": {"type": "object"}}}
+    run = StaticToolRun({"note_search": (spec, lambda args: called.append(args) or ToolExecution("", "", "ok", "{}", ("n1",), True))})
+    unknown = run.call("note_delete", "{}")
+    assert (unknown.status, json.loads(unknown.result_text)["error"]["message"]) == ("unknown_tool", "unknown tool 'note_delete'; available: note_search")
+    bad = run.call("note_search", '{"query": ')
+    assert bad.status == "invalid_arguments" and not bad.storage_read and called == []
+    ok = run.call("note_search", {"query": "port"})
+    assert (ok.name, ok.arguments, ok.disclosed_item_ids, ok.storage_read) == ("note_search", '{"query":"port"}', ("n1",), True)
+    assert called == [{"query": "port"}] and run.tool_specs() == [spec] and run.tool_specs() is not run.tool_specs()
