@@ -78,12 +78,15 @@ class Plan:
 
     def line(self) -> str:
         """The one line every run starts with."""
-        cost = _usd(self.cost_usd)
-        worst = _usd(self.cost_max_usd)
+        unpriced = [m.model for m in self.models if m.cost_usd is None]
+        if unpriced:
+            cost = f"cost unknown (litellm's price map has no price for {', '.join(unpriced)})"
+        else:
+            cost = f"cost ~{_usd(self.cost_usd)} (at most {_usd(self.cost_max_usd)})"
         by_model = "; ".join(f"{m.model} {_usd(m.cost_usd)}" for m in self.models) if len(self.models) > 1 else ""
         return (f"plan: {self.samples:,} samples, {self.calls_expected:,} model calls expected (at most {self.calls_max:,} "
-                f"at the round cap of {self.round_cap}), ~{self.input_tokens:,} input tokens, cost ~{cost} "
-                f"(at most {worst})" + (f" [{by_model}]" if by_model else ""))
+                f"at the round cap of {self.round_cap}), ~{self.input_tokens:,} input tokens, {cost}"
+                + (f" [{by_model}]" if by_model else ""))
 
     def table(self) -> list[str]:
         """``--plan``'s lines per model."""
@@ -100,7 +103,7 @@ class Plan:
 
 def _usd(value: float | None) -> str:
     if value is None:
-        return "unknown (no price in litellm's map)"
+        return "unknown"
     return f"${value:,.4f}" if value < 100 else f"${value:,.2f}"
 
 
@@ -205,6 +208,9 @@ def make_plan(scenarios: list[Scenario], specs: Iterable[Any], *, round_cap: int
 
 def plan_for(options: Any, scenarios: list[Scenario], specs: Iterable[Any]) -> Plan:
     """:func:`make_plan` with the run's round cap, token limit and Router configuration."""
+    from harness.runner import register_offline
+
+    register_offline()  # offline/* priced at 0 before prices are looked up
     config, tokenizers = None, {}
     if getattr(options, "router_config", None):
         from harness.router import load_router_config
@@ -213,6 +219,26 @@ def plan_for(options: Any, scenarios: list[Scenario], specs: Iterable[Any]) -> P
         tokenizers = {m: config.underlying_models(m)[0] for m in options.models}
     return make_plan(scenarios, specs, round_cap=options.max_tool_rounds, max_tokens=options.max_tokens,
                      tokenizer_models=tokenizers, router_config=config)
+
+
+def price_problem(options: Any) -> str | None:
+    """Why ``--max-cost-usd`` cannot bound the run (a model without a price in litellm's map), or None."""
+    if options.max_cost_usd is None:
+        return None
+    from harness.calls import prices
+    from harness.runner import register_offline
+
+    register_offline()
+    config = None
+    if getattr(options, "router_config", None):
+        from harness.router import load_router_config
+
+        config = load_router_config(options.router_config)
+    unknown = [m for m, p in prices(options.models, config).items() if p is None]
+    if not unknown:
+        return None
+    return (f"--max-cost-usd: litellm's price map has no price for {', '.join(unknown)}, so the cost cannot be bounded; "
+            "drop --max-cost-usd for these models")
 
 
 def start_line(options: Any, scenarios: list[Scenario], specs: list[Any], done: Iterable[Any]) -> tuple[Any, str | None]:

@@ -373,10 +373,13 @@ def cli_run(args: Any) -> int:
     except (RunOptionsError, ResultsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if options.plan_only:
-        from harness.plan import cli_plan
+    from harness.plan import cli_plan, price_problem
 
+    if options.plan_only:
         return cli_plan(options, scenarios)
+    if (problem := price_problem(options)) is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     try:
         prepare_folder(options.run_dir)
         lock = lock_folder(options.run_dir, now_iso())
