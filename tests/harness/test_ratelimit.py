@@ -71,9 +71,19 @@ def test_tpm_charges_prompt_and_limit_and_refunds_the_unused_part() -> None:
     asyncio.run(limiter.acquire("m", 100))
     asyncio.run(limiter.acquire("m", 100))
     assert clock.sleeps == [1.0]
-    limiter.settle("m", 100, 40)  # the response used 40 of the 100 charged
+    asyncio.run(limiter.acquire("m", 100))
+    limiter.settle("m", 100, 40)  # the response used 40 of the 100 charged: 60 come back, not 100
     asyncio.run(limiter.acquire("m", 60))
-    assert clock.sleeps == [1.0]  # the 60 refunded tokens paid for it: no wait
+    assert clock.sleeps == [1.0, 1.0]  # the refund paid for these 60 tokens
+    asyncio.run(limiter.acquire("m", 1))
+    assert clock.sleeps == [1.0, 1.0, pytest.approx(0.01)]  # and for nothing more
+
+
+def test_idle_time_saves_at_most_one_second_of_requests() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(rpm={"m": 60}, clock=clock)
+    clock.now += 3600  # an hour without calls
+    assert [limiter._requests["m"].take() for _ in range(3)] == [0.0, 1.0, 2.0]
 
 
 def test_a_refund_never_fills_a_bucket_past_its_burst() -> None:
