@@ -85,6 +85,8 @@ class Completion:
     cost_usd: float | None
     cached: bool
     attempts: int
+    #: The Router deployment that answered (``model_info.id``), None without a Router or from the cache.
+    deployment: str | None = None
 
 
 @dataclass
@@ -160,17 +162,28 @@ def _cost(litellm: Any, model: str, response: Any) -> float | None:
 
 
 class ModelClient:
-    """Calls litellm with a per-try timeout, retries of transient errors and the response cache."""
+    """Calls litellm with a per-try timeout, retries of transient errors and the response cache.
 
-    def __init__(self, cache: ResponseCache | None = None, retry: RetryPolicy | None = None) -> None:
+    Optional, each set up by :func:`harness.calls.model_client`: ``router`` (a ``litellm.Router``
+    the calls go through; ``routes`` maps each model group to a hash of its deployments, part of
+    the cache key), ``limiter`` (:class:`harness.ratelimit.RateLimiter`, waited on before every
+    try) and ``budget`` (:class:`harness.budget.Budget`, reserved before every call made).
+    """
+
+    def __init__(self, cache: ResponseCache | None = None, retry: RetryPolicy | None = None, *, router: Any = None,
+                 routes: dict[str, str] | None = None, limiter: Any = None, budget: Any = None) -> None:
         self.cache = cache or ResponseCache(".", enabled=False)
         self.retry = retry or RetryPolicy()
+        self.router, self.routes, self.limiter, self.budget = router, routes or {}, limiter, budget
 
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], settings: ModelSettings, *, epoch: int) -> Completion:
         """One completion. Raises :class:`RetryExhaustedError` when it finally fails."""
         key = ""
         if self.cache.enabled:
-            key = cache_key(model=settings.model, messages=messages, tools=tools, parameters=settings.cache_parameters(), epoch=epoch)
+            parameters = settings.cache_parameters()
+            if settings.model in self.routes:  # another deployment set behind the same group name is another model
+                parameters["route"] = self.routes[settings.model]
+            key = cache_key(model=settings.model, messages=messages, tools=tools, parameters=parameters, epoch=epoch)
         hit = self.cache.get(key) if key else None
         if hit is not None:
             return Completion(hit.message, hit.prompt_tokens, hit.completion_tokens, hit.finish_reason, hit.latency_s, hit.cost_usd, True, 0)
@@ -193,26 +206,48 @@ class ModelClient:
         if settings.api_base:
             kwargs["api_base"] = settings.api_base
         latency = 0.0
+        call = self.router.acompletion if self.router is not None else litellm.acompletion
+        limiter, charged = self.limiter, 0
+        if limiter is not None and limiter.counts_tokens(settings.model):
+            charged = count_tokens(settings.model, messages=messages) + (settings.max_tokens or 0)
+        reserved = self._reserve(settings, messages)
 
         async def attempt() -> Any:
             nonlocal latency
+            if limiter is not None:
+                await limiter.acquire(settings.model, charged)
             started = time.perf_counter()
             try:
                 async with asyncio.timeout(settings.timeout_s):
-                    response = await litellm.acompletion(**kwargs)
+                    response = await call(**kwargs)
             except TimeoutError:  # asyncio's own carries no message
                 raise TimeoutError(f"no response from {settings.model} within {settings.timeout_s:g} s (--timeout)") from None
             latency = time.perf_counter() - started
             return response
 
-        response, attempts = await call_with_retries(attempt, self.retry)
+        try:
+            response, attempts = await call_with_retries(attempt, self.retry)
+        except BaseException:
+            if self.budget is not None:
+                self.budget.settle(settings.model, reserved, None)
+            raise
         message, finish_reason = _plain_message(response)
         usage = getattr(response, "usage", None)
         prompt = getattr(usage, "prompt_tokens", None) if usage is not None else None
         completion = getattr(usage, "completion_tokens", None) if usage is not None else None
         if not prompt and not completion:
             prompt = completion = None
-        result = Completion(message, prompt, completion, finish_reason, latency, _cost(litellm, settings.model, response), False, attempts)
+        cost = _cost(litellm, settings.model, response)
+        if limiter is not None and charged:
+            limiter.settle(settings.model, charged, None if prompt is None else prompt + (completion or 0))
+        if self.budget is not None:
+            self.budget.settle(settings.model, reserved, cost or 0.0)
+        deployment = None
+        if self.router is not None:
+            from harness.router import answered_by
+
+            deployment = answered_by(response)
+        result = Completion(message, prompt, completion, finish_reason, latency, cost, False, attempts, deployment)
         if not key:
             return result
         self.cache.put(
@@ -227,6 +262,12 @@ class ModelClient:
             ),
         )
         return result
+
+    def _reserve(self, settings: ModelSettings, messages: list[dict[str, Any]]) -> float:
+        """Reserve the call's worst case in the budget (0 without one); raises ``BudgetExceeded``."""
+        if self.budget is None:
+            return 0.0
+        return float(self.budget.reserve(settings.model, count_tokens(settings.model, messages=messages), settings.max_tokens or 0))
 
 
 def _model_call_log(completion: Completion, round_: int, model: str, messages: list[dict[str, Any]]) -> ModelCallLog:
@@ -248,6 +289,7 @@ def _model_call_log(completion: Completion, round_: int, model: str, messages: l
         tool_call_count=len(completion.message.get("tool_calls", [])),
         cached=completion.cached,
         attempts=completion.attempts,
+        deployment=completion.deployment,
     )
 
 

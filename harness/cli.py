@@ -43,6 +43,7 @@ _HANDLERS = {
     "compare": "harness.compare:cli_compare",
     "import": "harness.importers:cli_import",
     "history": "harness.history:cli_history",
+    "merge": "harness.merge:cli_merge",
 }
 
 
@@ -73,6 +74,42 @@ def _add_scenario_filters(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--id", action="append", default=[], metavar="ID", help="only this scenario id (glob; repeatable: any of them)")
     parser.add_argument("--category", action="append", default=[], help="only this category (repeatable: any of them; --id, --category and --tag combine with AND)")
     parser.add_argument("--tag", action="append", default=[], help="only scenarios with this tag (repeatable: any of them)")
+
+
+def _usd(text: str) -> float:
+    """An argparse type: an amount of US dollars, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an amount; give US dollars such as 12.50") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text}: must not be negative")
+    return value
+
+
+def _add_scale_flags(parser: argparse.ArgumentParser) -> None:
+    """``run``'s flags for Routers, rate limits, shards, the plan and the budget."""
+    parser.add_argument(
+        "--router-config", metavar="FILE",
+        help="a litellm Router configuration (YAML or JSON, litellm's model_list format, optional router_settings); "
+             "--model values name its model groups and calls go through the Router (load balancing, per-deployment "
+             "limits, cooldowns, fallbacks). Each model call records the deployment that answered; run.json the "
+             "config's hash (credentials left out)",
+    )
+    parser.add_argument("--rpm", action="append", metavar="N|MODEL=N",
+                        help="at most N requests per minute per model, over all workers, retries included (repeatable; MODEL=N for one model)")
+    parser.add_argument("--tpm", action="append", metavar="N|MODEL=N",
+                        help="at most N tokens per minute per model (prompt by litellm's counter plus --max-tokens, refunded "
+                             "to the usage reported), over all workers (repeatable; MODEL=N for one model)")
+    parser.add_argument("--shard", metavar="I/N",
+                        help="run only shard I of N (counting from 1): a deterministic split by scenario (every arm, model "
+                             "and epoch of a scenario in one shard), balanced by samples; join the shards with `recall-eval merge`")
+    parser.add_argument("--plan", action="store_true",
+                        help="print the plan (samples, model calls expected and at the round cap, input tokens by litellm's "
+                             "counter, cost from litellm's price map per model) and stop: no model call, no file written")
+    parser.add_argument("--max-cost-usd", type=_usd, metavar="X",
+                        help="stop before a model call whose worst case (prompt plus --max-tokens at litellm's prices) would take "
+                             "the run's recorded cost past X; the run is resumable (exit 3); cached answers cost nothing")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -129,6 +166,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gate", action="store_true", help="exit 1 when the verdict is not pass")
     _add_max_error_rate(p)
     p.add_argument("--no-progress", action="store_true", help="plain log lines even on a terminal")
+    _add_scale_flags(p)
+
+    p = sub.add_parser(
+        "merge", help="merge the run folders of one sharded run (run --shard I/N) into one run folder and build its report",
+        description="Check that the shard folders belong to one plan (same whole-suite hash, models, arms, epochs, seed, "
+                    "parameters, harness version; every shard 1..N once, none overlapping), write OUT/run.json and "
+                    "OUT/results.jsonl (one record per sample) and build the report, as `recall-eval report OUT` would.",
+        epilog="exit codes: 0 merged (and, with --gate, the verdict passed), 1 the verdict asks for it (as `report`), "
+               "2 the shards do not make one whole run (missing, overlapping or from different plans: each named) or cannot be read",
+    )
+    p.add_argument("out", metavar="OUT", help="the merged run folder (must not hold a run yet)")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="the shard run folders (any order)")
+    p.add_argument("--gate", action="store_true", help="exit 1 when the verdict is not pass (incomplete included)")
+    _add_max_error_rate(p)
+    p.add_argument("--no-report", action="store_true", help="write run.json and results.jsonl only (build the report later with `recall-eval report OUT`)")
 
     p = sub.add_parser("report", help="rebuild summary.json, metrics.csv, junit.xml and index.html from a run folder")
     p.add_argument("run_dir", metavar="RUN_DIR")

@@ -22,7 +22,7 @@ from harness.results import ResultsScan, RunManifest
 
 # run.json `parameters` that change what a sample answers: runs differing in one are not comparable.
 # api_base is here because the same model string on another server may be another model.
-RESULT_PARAMETERS = ("max_tool_rounds", "temperature", "max_tokens", "api_base")
+RESULT_PARAMETERS = ("max_tool_rounds", "temperature", "max_tokens", "api_base", "router_config_hash")
 # run.json `parameters` that change how a run executes, never what a sample answers, so compare ignores them:
 # filters (their effect, the scenario ids, is compared), timeout/retries (how hard to try; failures show as
 # error_rate), concurrency, workers, progress, the cache switch and its folder (a cached answer is the same
@@ -31,6 +31,8 @@ RESULT_PARAMETERS = ("max_tool_rounds", "temperature", "max_tokens", "api_base")
 IGNORED_PARAMETERS = frozenset({
     "filters", "timeout_s", "retries", "retry_delay_s", "max_concurrency", "workers", "progress", "cache",
     "cache_dir", "judge_model",
+    # --router-config's path (its hash is compared), and --rpm/--tpm (how fast, never what is answered)
+    "router_config", "rpm", "tpm",
 })
 # How many ids a difference names before "and N more".
 _SHOWN_IDS = 5

@@ -21,6 +21,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness.shards import ShardInfo
+
 RESULTS_SCHEMA_VERSION = 1
 RESULTS_FILE = "results.jsonl"
 MANIFEST_FILE = "run.json"
@@ -45,6 +47,9 @@ class ModelCallLog(_Record):
     tool_call_count: int = 0
     cached: bool = Field(False, description="Served from the response cache")
     attempts: int = Field(1, description="Tries including retries after transient errors")
+    deployment: str | None = Field(
+        None, description="With --router-config: the model_info.id of the Router deployment that answered (no secrets)"
+    )
 
 
 class ToolCallLog(_Record):
@@ -147,6 +152,8 @@ class RunManifest(_Record):
     cached_samples: int = Field(
         0, description="Finished samples whose every model call was served from the response cache (no model was called for them)"
     )
+    shard: ShardInfo | None = Field(None, description="run --shard I/N: which shard this run is, and the whole suite it is part of")
+    merged_from: list[str] | None = Field(None, description="recall-eval merge: the run ids of the shards merged into this run, by shard index")
 
 
 class ResultsError(Exception):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 import fnmatch
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from harness.cache import DEFAULT_CACHE_DIR
 from harness.cli import DEFAULT_ARMS, DEFAULT_MAX_ERROR_RATE, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
 from harness.results import RunManifest, read_manifest
 from harness.scenarios.models import Scenario
+from harness.shards import Shard, ShardError, ShardInfo, parse_shard, shard_ids
 
 # Parameters that define the samples: a resumed run must keep them.
 # (Scenario paths may change: the suite hash decides whether they hold the same scenarios.)
@@ -79,6 +80,20 @@ class RunOptions:
     progress: bool = True
     resume: bool = False
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE
+    #: ``--router-config``: absolute path of the litellm Router configuration (None: no Router).
+    router_config: str | None = None
+    router_config_hash: str | None = None
+    #: ``--rpm`` / ``--tpm``: requests and tokens per minute per model, for this process.
+    rpm: dict[str, float] = field(default_factory=dict)
+    tpm: dict[str, float] = field(default_factory=dict)
+    #: ``--shard I/N`` (None: the whole suite).
+    shard: Shard | None = None
+    #: ``--max-cost-usd``: the limit of the run's recorded cost of model calls (None: no limit).
+    max_cost_usd: float | None = None
+    #: What this process may still spend (set by the runner from ``max_cost_usd`` and what was recorded before).
+    budget_usd: float | None = None
+    #: ``--plan``: print the plan and stop before any model call.
+    plan_only: bool = False
 
     def parameters(self) -> dict[str, Any]:
         """What the manifest records beside its own fields (never environment values)."""
@@ -97,7 +112,20 @@ class RunOptions:
             "cache_dir": str(Path(self.cache_dir).absolute()),  # --resume may run from another directory
             "judge_model": self.judge_model,
             **_plugin_systems(self.arms),
+            **self._scale_parameters(),
         }
+
+    def _scale_parameters(self) -> dict[str, Any]:
+        """Router and rate-limit settings, recorded only when used (older runs compare unchanged)."""
+        out: dict[str, Any] = {}
+        if self.router_config:
+            out["router_config"] = self.router_config
+            out["router_config_hash"] = self.router_config_hash
+        if self.rpm:
+            out["rpm"] = dict(self.rpm)
+        if self.tpm:
+            out["tpm"] = dict(self.tpm)
+        return out
 
 
 def now_iso() -> str:
@@ -289,6 +317,9 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         api_base = args.api_base
     _check_values(values)
     scenarios, hashes = _load(values)
+    scale = _scale_values(args, values, previous, api_base)
+    scenarios, hashes, shard_info = _select_shard(scenarios, hashes, scale.pop("shard_given"), previous,
+                                                  len(values["arms"]) * len(values["models"]) * values["epochs"])
     options = RunOptions(
         run_dir=run_dir,
         api_base=api_base,
@@ -300,9 +331,72 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         max_error_rate=getattr(args, "max_error_rate", RunOptions.max_error_rate),
         progress=not args.no_progress,
         resume=previous is not None,
+        shard=Shard(shard_info.index, shard_info.count) if shard_info else None,
+        **scale,
         **values,
     )
-    return options, scenarios, hashes, _manifest(options, hashes, previous, total=len(scenarios) * len(options.arms) * len(options.models) * options.epochs)
+    manifest = _manifest(options, hashes, previous, total=len(scenarios) * len(options.arms) * len(options.models) * options.epochs)
+    if shard_info is not None and previous is None:
+        manifest = manifest.model_copy(update={"shard": shard_info})
+    return options, scenarios, hashes, manifest
+
+
+def _scale_values(args: Any, values: dict[str, Any], previous: RunManifest | None, api_base: str | None) -> dict[str, Any]:
+    """``--router-config``, ``--rpm``, ``--tpm``, ``--max-cost-usd``, ``--plan`` and ``--shard`` checked (a resumed run keeps its own)."""
+    from harness.ratelimit import RateLimitError, parse_limits
+    from harness.router import RouterConfigError, check_models, config_hash, load_router_config
+
+    stored = previous.parameters if previous else {}
+    out: dict[str, Any] = {"plan_only": bool(getattr(args, "plan", False)), "max_cost_usd": getattr(args, "max_cost_usd", None)}
+    if out["max_cost_usd"] is not None and out["max_cost_usd"] < 0:
+        raise RunOptionsError(f"--max-cost-usd {out['max_cost_usd']}: must not be negative")
+    router_path = getattr(args, "router_config", None)
+    router_path = _absolute(router_path) if router_path else stored.get("router_config")
+    if router_path:
+        if api_base and not previous:
+            raise RunOptionsError("--api-base conflicts with --router-config: each deployment in the config names its own api_base")
+        try:
+            config = load_router_config(router_path)
+            check_models(config, values["models"])
+        except RouterConfigError as exc:
+            raise RunOptionsError(str(exc)) from None
+        digest = config_hash(config)
+        if previous and stored.get("router_config_hash") not in (None, digest):
+            raise RunOptionsError(f"--router-config {router_path}: its deployments or settings changed since {previous.run_id} started "
+                                  "(another hash); resuming would mix deployments. Restore the file or start a new run.")
+        out["router_config"], out["router_config_hash"] = router_path, digest
+    try:
+        for flag, name in (("--rpm", "rpm"), ("--tpm", "tpm")):
+            given = getattr(args, name, None)
+            out[name] = parse_limits(given, values["models"], flag) if given else dict(stored.get(name) or {})
+        out["shard_given"] = parse_shard(args.shard) if getattr(args, "shard", None) else None
+    except (RateLimitError, ShardError) as exc:
+        raise RunOptionsError(str(exc)) from None
+    return out
+
+
+def _select_shard(scenarios: list[Scenario], hashes: dict[str, str], given: Shard | None, previous: RunManifest | None,
+                  per_scenario: int) -> tuple[list[Scenario], dict[str, str], ShardInfo | None]:
+    """The scenarios of the shard asked for (or of the resumed run's shard), with the whole suite's facts."""
+    stored = previous.shard if previous is not None else None
+    if stored is not None and given is not None and (given.index, given.count) != (stored.index, stored.count):
+        raise RunOptionsError(f"--shard {given} conflicts with the run being resumed (shard {stored.index}/{stored.count}); drop --shard")
+    if previous is not None and stored is None and given is not None:
+        raise RunOptionsError(f"--shard {given}: the run being resumed is not a shard; drop --shard")
+    shard = given or (Shard(stored.index, stored.count) if stored is not None else None)
+    if shard is None:
+        return scenarios, hashes, None
+    keep = set(shard_ids({s.id: per_scenario for s in scenarios}, shard))
+    info = ShardInfo(index=shard.index, count=shard.count, suite_hash=suite_hash(hashes), scenario_count=len(scenarios),
+                     sample_count=len(scenarios) * per_scenario)
+    if stored is not None and stored.suite_hash != info.suite_hash:
+        raise RunOptionsError(f"{previous.run_id}: the whole suite changed since this shard started (suite hash "
+                              f"{stored.suite_hash[:12]} then, {info.suite_hash[:12]} now); start a new run")
+    if not keep:
+        import sys
+
+        print(f"note: shard {shard} holds no scenario (the suite has {len(scenarios)}, fewer than {shard.count} shards)", file=sys.stderr)
+    return [s for s in scenarios if s.id in keep], {sid: h for sid, h in hashes.items() if sid in keep}, info
 
 
 def _manifest(options: RunOptions, hashes: dict[str, str], previous: RunManifest | None, *, total: int) -> RunManifest:

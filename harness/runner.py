@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.agent import ModelClient, ModelSettings
-from harness.cache import ResponseCache
 from harness.progress import RunProgress, record_flags
 from harness.results import (
     RESULTS_FILE,
@@ -47,7 +46,7 @@ from harness.results import (
     sample_id,
     write_manifest,
 )
-from harness.retry import RetryPolicy, is_config_error
+from harness.retry import is_config_error
 from harness.run_folder import EarlierAttempt, RunFolderError, check_fresh, lock_folder, prepare_folder, read_earlier_attempt
 from harness.run_options import RunOptions, RunOptionsError, now_iso, resolve_options
 from harness.scenarios.models import Scenario
@@ -204,6 +203,7 @@ async def execute(specs: list[SampleSpec], ctx: SampleContext, emit: Callable[[S
     for spec in specs:
         planned[spec.model] = planned.get(spec.model, 0) + 1
     watch = _ConfigWatch(planned)
+    budget = getattr(ctx.client, "budget", None)  # --max-cost-usd: once exhausted, no sample starts
     tasks: dict[str, list[asyncio.Task[None]]] = {}
     everything: list[asyncio.Task[None]] = []
     failure: list[Exception] = []
@@ -215,7 +215,7 @@ async def execute(specs: list[SampleSpec], ctx: SampleContext, emit: Callable[[S
 
     async def one(spec: SampleSpec) -> None:
         async with semaphore:
-            if spec.model in watch.stopped or failure:
+            if spec.model in watch.stopped or failure or (budget is not None and budget.exhausted):
                 return
             record = await run_sample(spec, ctx)
         try:
@@ -241,7 +241,8 @@ async def execute(specs: list[SampleSpec], ctx: SampleContext, emit: Callable[[S
         status = "interrupted"
     if failure:
         raise failure[0]
-    return ("interrupted" if watch.stopped else status), watch.stopped
+    stopped_early = watch.stopped or (budget is not None and budget.exhausted)
+    return ("interrupted" if stopped_early else status), watch.stopped
 
 
 def run_specs(
@@ -306,8 +307,10 @@ def frozen_heap() -> Iterator[None]:
 
 def ctx_for(options: RunOptions, scenarios: list[Scenario], hashes: dict[str, str]) -> SampleContext:
     """A fresh :class:`SampleContext` (model client with the run's cache and retry policy)."""
-    client = ModelClient(ResponseCache(options.cache_dir, enabled=options.use_cache), RetryPolicy(retries=options.retries, base_delay_s=options.retry_delay_s))
-    return SampleContext(options, {s.id: s for s in scenarios}, hashes, client)
+    from harness.calls import model_client
+
+    client, secrets = model_client(options)  # cache, retries; Router, rate limits and budget when asked for
+    return SampleContext(options, {s.id: s for s in scenarios}, hashes, client, secrets=sorted({*_secret_values(), *secrets}, key=len, reverse=True))
 
 
 def _build_report(options: RunOptions) -> int:
@@ -360,6 +363,13 @@ def cli_run(args: Any) -> int:
     except (RunOptionsError, ResultsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    from harness.plan import cli_plan, price_problem
+
+    if options.plan_only:
+        return cli_plan(options, scenarios)
+    if (problem := price_problem(options)) is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     try:
         prepare_folder(options.run_dir)
         lock = lock_folder(options.run_dir, now_iso())
@@ -407,6 +417,12 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
         warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
         done_ids = {r.sample_id for r in earlier.done}
         specs = [s for s in plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed) if s.sample_id not in done_ids]
+        from harness.plan import start_line
+
+        options, problem = start_line(options, scenarios, specs, earlier.done)  # the plan, first; the budget left
+        if problem is not None:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
         again = f", {earlier.failed} failed before and run again" if earlier.failed else ""
         print(f"run {run_dir}: {len(specs)} samples to run ({len(done_ids)} already done{again})", file=sys.stderr)
         progress = RunProgress(len(specs), live=options.progress)
@@ -448,6 +464,13 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
             file=sys.stderr,
         )
         return 2
+    if options.max_cost_usd is not None and status == "interrupted" and not terminated.is_set():
+        from harness.budget import budget_stop
+
+        message = budget_stop(run_dir, options.max_cost_usd)
+        if message is not None:
+            print(f"{message}. Continue with: {resume_hint} --max-cost-usd <a higher limit>", file=sys.stderr)
+            return 3
     if stopped:
         for model, reason in stopped.items():
             print(f"error: stopped model {model}: its first samples all failed with {reason}", file=sys.stderr)

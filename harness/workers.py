@@ -109,6 +109,15 @@ def share(total: int, workers: int, index: int) -> int:
     return max(1, total // workers + (1 if index < total % workers else 0))
 
 
+def _limit_shares(options: RunOptions, count: int) -> dict[str, Any]:
+    """One worker's part of ``--rpm``, ``--tpm`` and the ``--max-cost-usd`` budget: ``1/count`` of each, so the sums hold."""
+    from harness.ratelimit import share_limits
+
+    budget = getattr(options, "budget_usd", None)
+    return {"rpm": share_limits(options.rpm, count), "tpm": share_limits(options.tpm, count),
+            "budget_usd": None if budget is None else budget / count}
+
+
 async def _watch_parent(main: asyncio.Task[Any]) -> None:
     parent = multiprocessing.parent_process()
     while parent is not None and parent.is_alive():
@@ -202,7 +211,8 @@ def run_in_workers(
     count = min(options.workers, len(specs))
     processes, conns = [], {}
     for index in range(count):
-        worker_options = dataclasses.replace(options, max_concurrency=share(options.max_concurrency, count, index), workers=1)
+        worker_options = dataclasses.replace(options, max_concurrency=share(options.max_concurrency, count, index), workers=1,
+                                             **_limit_shares(options, count))
         receiver, sender = ctx.Pipe(duplex=False)
         args = (index, specs[index::count], worker_options, scenarios, hashes, sender, worker_setup)
         process = ctx.Process(target=_worker_main, args=args, name=f"recall-eval-worker-{index}", daemon=True)

@@ -80,6 +80,8 @@ class Seen:
     body: dict[str, Any]
     authorization: str | None
     status: int
+    #: Arrival time (``time.time()``): rates are measured on the server's side.
+    at: float = 0.0
 
 
 @dataclass
@@ -90,6 +92,8 @@ class _State:
     first_request_at: float | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     stopping: threading.Event = field(default_factory=threading.Event)
+    #: A file that gets one JSON line per request (``{"at", "path", "status"}``): what a test reads of a server in another process.
+    log_path: str | None = None
 
 
 def search_terms(text: str) -> list[str]:
@@ -200,7 +204,11 @@ def _handler_class(state: _State) -> type[BaseHTTPRequestHandler]:
                 if fail:
                     state.failures_sent += 1
                 status = script.fail_status if fail else 200
-                state.requests.append(Seen(self.path, body, self.headers.get("Authorization"), status or 200))
+                seen = Seen(self.path, body, self.headers.get("Authorization"), status or 200, time.time())
+                state.requests.append(seen)
+                if state.log_path:
+                    with open(state.log_path, "a", encoding="utf-8") as log:
+                        log.write(json.dumps({"at": seen.at, "path": seen.path, "status": seen.status}) + "\n")
             if not self.path.rstrip("/").endswith("/chat/completions"):
                 self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
                 return
@@ -221,8 +229,8 @@ def _handler_class(state: _State) -> type[BaseHTTPRequestHandler]:
 class FakeOpenAIServer:
     """The scripted server on 127.0.0.1; use as a context manager."""
 
-    def __init__(self, script: Script | None = None) -> None:
-        self._state = _State(script or Script())
+    def __init__(self, script: Script | None = None, *, log_path: str | None = None) -> None:
+        self._state = _State(script or Script(), log_path=log_path)
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_class(self._state))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -258,11 +266,11 @@ class FakeOpenAIServer:
         self.stop()
 
 
-def main() -> None:  # pragma: no cover - manual use: python -m tests.integration.fake_openai_server [mode] [delay]
+def main() -> None:  # pragma: no cover - python -m tests.integration.fake_openai_server [mode] [delay] [log file]
     import sys
 
     script = Script(mode=sys.argv[1] if len(sys.argv) > 1 else "recall", delay_s=float(sys.argv[2]) if len(sys.argv) > 2 else 0.0)
-    with FakeOpenAIServer(script) as server:
+    with FakeOpenAIServer(script, log_path=sys.argv[3] if len(sys.argv) > 3 else None) as server:
         print(server.base_url, flush=True)
         try:
             while True:

@@ -1,0 +1,165 @@
+"""``recall-eval merge OUT RUN...``: shards checked against one plan, merged without duplicates, reported."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from harness.cli import main  # noqa: E402
+from harness.report import build_report  # noqa: E402
+from harness.results import RESULTS_FILE, read_manifest, scan_results, write_manifest  # noqa: E402
+
+STARTER = Path(__file__).resolve().parents[2] / "scenarios" / "starter"
+
+
+def _run(folder: Path, *flags: str, filter_: str = "*") -> int:
+    return main(["run", "--scenarios", str(STARTER), "--filter", filter_, "--out", str(folder), "--no-cache", "--no-progress",
+                 "--seed", "11", *flags])
+
+
+def _without_clock(run_dir: Path) -> None:
+    """Zero the wall-clock fields, which no two runs share (latency, tool time, start times); nothing else is touched."""
+    path = run_dir / RESULTS_FILE
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        record["wall_time_s"], record["started_at"] = 0.0, "2026-01-01T00:00:00Z"
+        for call in record["model_calls"]:
+            call["latency_s"] = 0.0
+        for call in record["tool_calls"]:
+            call["elapsed_s"] = 0.0
+        out.append(json.dumps(record))
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+
+
+def _summary(run_dir: Path) -> dict[str, Any]:
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    summary.pop("generated_at")
+    for key in ("run_id", "started_at", "finished_at"):
+        summary["run"].pop(key)
+    return summary
+
+
+def _scores(run_dir: Path) -> dict[str, dict[str, Any]]:
+    rows = [json.loads(line) for line in (run_dir / "scores.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    by_id = {row["sample_id"]: row for row in rows}
+    assert len(by_id) == len(rows)
+    return by_id
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The starter suite over 2 epochs, once whole and once as 3 shards (same seed, no cache), clocks zeroed."""
+    root = tmp_path_factory.mktemp("shards")
+    assert _run(root / "whole", "--epochs", "2") in (0, 1)
+    for index in (1, 2, 3):
+        assert _run(root / f"s{index}", "--epochs", "2", "--shard", f"{index}/3") in (0, 1)
+    for name in ("whole", "s1", "s2", "s3"):
+        _without_clock(root / name)
+    return root
+
+
+def test_merged_report_is_identical_sample_for_sample_and_number_for_number_to_the_unsharded_run(shards: Path) -> None:
+    merged = shards / "merged"
+    assert main(["merge", str(merged), str(shards / "s3"), str(shards / "s1"), str(shards / "s2")]) in (0, 1)
+    build_report(shards / "whole")  # rebuilt from the clock-free records, as the merge built its own
+    whole_scores, merged_scores = _scores(shards / "whole"), _scores(merged)
+    assert len(whole_scores) == 60 * 3 * 2
+    assert merged_scores == whole_scores
+    assert _summary(merged) == _summary(shards / "whole")
+    whole, joined = read_manifest(shards / "whole"), read_manifest(merged)
+    assert (joined.suite_hash, joined.scenario_ids, joined.sample_count, joined.status) == (
+        whole.suite_hash, whole.scenario_ids, whole.sample_count, "complete")
+    assert joined.shard is None and joined.merged_from == ["s1", "s2", "s3"]
+
+
+def test_merge_writes_one_record_per_sample_when_a_shard_holds_duplicates(shards: Path, tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    copy = tmp_path / "s1"
+    shutil.copytree(shards / "s1", copy)
+    lines = (copy / RESULTS_FILE).read_text(encoding="utf-8").splitlines()
+    with open(copy / RESULTS_FILE, "a", encoding="utf-8") as handle:
+        handle.write(lines[0] + "\n" + lines[1] + "\n")  # a resumed attempt appended the same samples again
+    assert main(["merge", str(tmp_path / "m"), str(copy), str(shards / "s2"), str(shards / "s3"), "--no-report"]) == 0
+    merged = (tmp_path / "m" / RESULTS_FILE).read_text(encoding="utf-8").splitlines()
+    ids = [json.loads(line)["sample_id"] for line in merged]
+    assert len(ids) == len(set(ids)) == 360
+    assert "2 duplicate record(s) dropped" in capsys.readouterr().err
+
+
+def test_merge_names_a_missing_shard_and_writes_nothing(shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["merge", str(tmp_path / "m"), str(shards / "s1"), str(shards / "s3")]) == 2
+    assert "missing shard(s) 2/3 of 3" in capsys.readouterr().err
+    assert not (tmp_path / "m").exists()
+
+
+def test_merge_names_a_shard_given_twice(shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    shutil.copytree(shards / "s2", tmp_path / "again")
+    assert main(["merge", str(tmp_path / "m"), str(shards / "s1"), str(shards / "s2"), str(tmp_path / "again"), str(shards / "s3")]) == 2
+    err = capsys.readouterr().err
+    assert "shard 2/3 given 2 times" in err and str(tmp_path / "again") in err
+
+
+def test_merge_names_overlapping_scenarios(shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    shutil.copytree(shards / "s1", tmp_path / "s1")
+    manifest = read_manifest(tmp_path / "s1")
+    stolen = read_manifest(shards / "s2").scenario_ids[0]
+    write_manifest(tmp_path / "s1", manifest.model_copy(update={"scenario_ids": sorted([*manifest.scenario_ids, stolen])}))
+    assert main(["merge", str(tmp_path / "m"), str(tmp_path / "s1"), str(shards / "s2"), str(shards / "s3")]) == 2
+    assert f"scenario {stolen!r} is in both" in capsys.readouterr().err
+
+
+def test_merge_refuses_shards_of_different_plans_naming_each_difference(shards: Path, tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    shutil.copytree(shards / "s2", tmp_path / "s2")
+    manifest = read_manifest(tmp_path / "s2")
+    params = {**manifest.parameters, "temperature": 0.7}
+    write_manifest(tmp_path / "s2", manifest.model_copy(update={"seed": 12, "harness_version": "9.9", "parameters": params}))
+    assert main(["merge", str(tmp_path / "m"), str(shards / "s1"), str(tmp_path / "s2"), str(shards / "s3")]) == 2
+    err = capsys.readouterr().err
+    assert "seed 12 differs" in err and "harness version 9.9 differs" in err and "parameter temperature 0.7 differs" in err
+
+
+def test_merge_refuses_records_a_shard_does_not_plan(shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    shutil.copytree(shards / "s1", tmp_path / "s1")
+    other = (shards / "s2" / RESULTS_FILE).read_text(encoding="utf-8").splitlines()[0]
+    with open(tmp_path / "s1" / RESULTS_FILE, "a", encoding="utf-8") as handle:
+        handle.write(other + "\n")
+    assert main(["merge", str(tmp_path / "m"), str(tmp_path / "s1"), str(shards / "s2"), str(shards / "s3")]) == 2
+    assert "1 record(s) outside its run.json" in capsys.readouterr().err
+
+
+def test_merge_of_an_unfinished_shard_is_an_incomplete_run(shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    shutil.copytree(shards / "s3", tmp_path / "s3")
+    lines = (tmp_path / "s3" / RESULTS_FILE).read_text(encoding="utf-8").splitlines()
+    (tmp_path / "s3" / RESULTS_FILE).write_text("\n".join(lines[:-5]) + "\n", encoding="utf-8")
+    write_manifest(tmp_path / "s3", read_manifest(tmp_path / "s3").model_copy(update={"status": "interrupted"}))
+    assert main(["merge", str(tmp_path / "m"), str(shards / "s1"), str(shards / "s2"), str(tmp_path / "s3")]) == 1
+    captured = capsys.readouterr()
+    assert "status 'interrupted'" in captured.err and "--resume" in captured.err
+    summary = json.loads((tmp_path / "m" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["verdict"]["status"] == "incomplete" and summary["run"]["present_samples"] == 355
+    assert len(scan_results(tmp_path / "m" / RESULTS_FILE).records) == 355
+
+
+def test_merge_refuses_an_out_folder_that_holds_a_run(shards: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["merge", str(shards / "whole"), str(shards / "s1"), str(shards / "s2"), str(shards / "s3")]) == 2
+    assert "already holds a run" in capsys.readouterr().err

@@ -1,0 +1,126 @@
+"""``--rpm``/``--tpm``: token buckets per model, on a fake clock (no wall time), and their flags."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from harness.ratelimit import RateLimiter, RateLimitError, TokenBucket, bucket_for, parse_limits, share_limits
+
+
+class FakeClock:
+    """A clock that moves only when a waiter sleeps (what a limited caller does)."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.sleeps: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+def _limited_calls(limiter: RateLimiter, clock: FakeClock, model: str, calls: int, tokens: int = 0) -> list[float]:
+    """Times at which ``calls`` sequential callers may call."""
+    times = []
+
+    async def go() -> None:
+        for _ in range(calls):
+            await limiter.acquire(model, tokens)
+            times.append(clock.now)
+
+    asyncio.run(go())
+    return times
+
+
+def test_rpm_limit_gives_exactly_the_rate_after_one_second_of_burst() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(rpm={"m": 600}, clock=clock, sleep=clock.sleep)
+    times = _limited_calls(limiter, clock, "m", 110)
+    assert times[:10] == [100.0] * 10  # one second's worth at once
+    steady = times[10:]
+    assert steady[-1] - steady[0] == pytest.approx(99 / 10.0)  # then 10 per second, exactly
+    in_any_minute = sum(1 for t in times if t < times[0] + 60)
+    assert in_any_minute <= 600
+
+
+def test_concurrent_waiters_are_spaced_by_the_rate_not_released_together() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(rpm={"m": 60}, clock=clock)  # 1 per second, burst 1
+    waits = [limiter._requests["m"].take() for _ in range(5)]  # five callers arrive at once
+    assert waits == [0.0, 1.0, 2.0, 3.0, 4.0]
+
+
+def test_models_have_their_own_buckets_and_unlimited_models_never_wait() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(rpm={"slow": 60}, clock=clock, sleep=clock.sleep)
+    _limited_calls(limiter, clock, "fast", 50)
+    assert clock.sleeps == []
+    _limited_calls(limiter, clock, "slow", 3)
+    assert clock.sleeps == [1.0, 1.0]
+
+
+def test_tpm_charges_prompt_and_limit_and_refunds_the_unused_part() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(tpm={"m": 6000}, clock=clock, sleep=clock.sleep)  # 100 tokens/s, burst 100
+    assert limiter.counts_tokens("m") and not limiter.counts_tokens("other")
+    asyncio.run(limiter.acquire("m", 100))
+    asyncio.run(limiter.acquire("m", 100))
+    assert clock.sleeps == [1.0]
+    asyncio.run(limiter.acquire("m", 100))
+    limiter.settle("m", 100, 40)  # the response used 40 of the 100 charged: 60 come back, not 100
+    asyncio.run(limiter.acquire("m", 60))
+    assert clock.sleeps == [1.0, 1.0]  # the refund paid for these 60 tokens
+    asyncio.run(limiter.acquire("m", 1))
+    assert clock.sleeps == [1.0, 1.0, pytest.approx(0.01)]  # and for nothing more
+
+
+def test_idle_time_saves_at_most_one_second_of_requests() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(rpm={"m": 60}, clock=clock)
+    clock.now += 3600  # an hour without calls
+    assert [limiter._requests["m"].take() for _ in range(3)] == [0.0, 1.0, 2.0]
+
+
+def test_a_refund_never_fills_a_bucket_past_its_burst() -> None:
+    bucket = TokenBucket(rate_per_s=1.0, capacity=2.0, clock=lambda: 0.0)
+    bucket.give(50.0)
+    assert [bucket.take(), bucket.take(), bucket.take()] == [0.0, 0.0, 1.0]
+
+
+def test_bucket_burst_is_one_second_of_the_limit_and_at_least_one_request() -> None:
+    assert bucket_for(6000).capacity == 100.0 and bucket_for(30).capacity == 1.0
+
+
+def test_parse_limits_takes_n_for_every_model_and_model_equals_n_for_one() -> None:
+    models = ["openai/gpt-4o-mini", "offline/reference"]
+    assert parse_limits(["500"], models, "--rpm") == {"openai/gpt-4o-mini": 500.0, "offline/reference": 500.0}
+    assert parse_limits(["offline/reference=5", "50"], models, "--rpm") == {"openai/gpt-4o-mini": 50.0, "offline/reference": 50.0}
+    assert parse_limits(["50", "offline/reference=5"], models, "--rpm") == {"openai/gpt-4o-mini": 50.0, "offline/reference": 5.0}
+
+
+@pytest.mark.parametrize(("value", "message"), [("fast", "is not a number"), ("0", "must be above 0"), ("x/y=5", "has no model 'x/y'")])
+def test_parse_limits_names_a_bad_value(value: str, message: str) -> None:
+    with pytest.raises(RateLimitError, match=message):
+        parse_limits([value], ["offline/reference"], "--tpm")
+
+
+def test_workers_share_every_limit_so_the_sum_holds() -> None:
+    shares = [share_limits({"m": 900.0}, 3) for _ in range(3)]
+    assert sum(s["m"] for s in shares) == pytest.approx(900.0)
+
+
+def test_worker_options_carry_their_share_of_limits_and_budget() -> None:
+    from pathlib import Path
+
+    from harness.run_options import RunOptions
+    from harness.workers import _limit_shares
+
+    options = RunOptions(run_dir=Path("r"), models=["m"], arms=["recall"], scenario_paths=[], filters=[], epochs=1, seed=0,
+                         max_tool_rounds=4, temperature=0.0, timeout_s=1.0, retries=0, max_concurrency=4,
+                         rpm={"m": 120.0}, tpm={"m": 10000.0}, budget_usd=3.0)
+    assert _limit_shares(options, 2) == {"rpm": {"m": 60.0}, "tpm": {"m": 5000.0}, "budget_usd": 1.5}
