@@ -43,6 +43,20 @@ def test_plan_counts_one_call_without_tools_and_two_expected_up_to_the_round_cap
     assert capped.calls_max == 2 * 2 * (1 + 2 + 1)
 
 
+def test_plan_of_an_agent_written_arm_adds_one_write_run_per_earlier_session_at_the_write_phase_cap(suite: Path) -> None:
+    from harness.memory_systems.write_phase import WRITE_MAX_TOOL_ROUNDS, write_order
+
+    recall, scenarios = _plan(suite, arms=["recall"])
+    named, _ = _plan(suite, arms=["named_memory"])
+    sessions = sum(len(write_order(s)) for s in scenarios)
+    assert sessions > 0
+    (r,), (n,) = recall.models, named.models
+    # the probe: 2 expected calls (tools offered) either way; the writes: 2 expected, at most the write cap + 1, per session
+    assert n.calls_expected == r.calls_expected + 2 * sessions
+    assert n.calls_max == 2 * (4 + 1) + sessions * (WRITE_MAX_TOOL_ROUNDS + 1)
+    assert n.input_tokens > r.input_tokens  # the transcripts the model is asked to write from are counted
+
+
 def test_plan_tokens_are_litellms_count_of_each_first_prompt(suite: Path) -> None:
     plan, scenarios = _plan(suite, arms=["history_only", "full_history"])
     expected = sum(
