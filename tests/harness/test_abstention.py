@@ -118,6 +118,9 @@ def test_but_no_record_of_is_an_abstention_cue():
     ("I, honestly, don't know.", ""),                               # a cue across clauses: the whole sentence
     ('The file says "I don\'t know" twice.', 'the file says "i don\'t know" twice.'),  # quotes are not cues
     ("Billing runs Postgres 15.", "billing runs postgres 15."),
+    # a sentence's clauses end at its own end: the next sentence's abstention clause does not take "sorry." along
+    ("I don't know, sorry. I have no record of it, but it is Postgres 15.", "sorry. but it is postgres 15."),
+    ('I don\'t have "the staging key".', 'i don\'t have "the staging key".'),  # quoted: no object, as in find_abstention
 ])
 def test_outside_abstention_removes_only_the_abstention_clauses(answer, kept):
     from harness.abstention import ABSTENTION_GAP, outside_abstention
@@ -131,3 +134,8 @@ def test_removed_clause_leaves_a_gap_words_cannot_match_across():
     from harness.scoring import contains
 
     assert not contains(outside_abstention("Postgres, I don't know which version, 15 maybe"), "postgres 15")
+
+
+def test_reason_quotes_the_cue_words_without_the_punctuation_that_starts_the_cue():
+    assert abstention_reason("Well, no record of that.") == 'sentence 1: "no record" (no record)'
+    assert find_abstention("Well, no record of that.").text == "no record"
