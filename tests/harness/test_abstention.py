@@ -162,3 +162,9 @@ def test_a_hedge_in_a_lead_sentence_with_a_condition_still_abstains_but_stays_in
     # a strong cue inside the condition ("you never told me") is no cue; the hedge outside it is kept as stated text
     hedged = "If you never told me the port, I'm not sure which one, maybe 5432."
     assert outside_abstention(hedged) == "if you never told me the port, i'm not sure which one, maybe 5432."
+
+
+def test_typographic_apostrophes_and_runs_of_spaces_read_as_plain_ones():
+    assert abstention_reason("I don\u2018t know.") == 'sentence 1: "i don\'t know" (not know)'
+    assert abstention_reason("I don\u2019t know.") == 'sentence 1: "i don\'t know" (not know)'
+    assert abstention_reason("I don't  \t know.") == 'sentence 1: "i don\'t know" (not know)'
