@@ -120,7 +120,8 @@ def test_but_no_record_of_is_an_abstention_cue():
     ("Billing runs Postgres 15.", "billing runs postgres 15."),
     # a sentence's clauses end at its own end: the next sentence's abstention clause does not take "sorry." along
     ("I don't know, sorry. I have no record of it, but it is Postgres 15.", "sorry. but it is postgres 15."),
-    ('I don\'t have "the staging key".', 'i don\'t have "the staging key".'),  # quoted: no object, as in find_abstention
+    # quoted text is no object of "have" here either, as in find_abstention
+    ('I don\'t have "the staging key".', 'i don\'t have "the staging key".'),
 ])
 def test_outside_abstention_removes_only_the_abstention_clauses(answer, kept):
     from harness.abstention import ABSTENTION_GAP, outside_abstention
@@ -143,7 +144,8 @@ def test_reason_quotes_the_cue_words_without_the_punctuation_that_starts_the_cue
 
 def test_a_strong_cue_is_reported_as_no_hedge_and_a_hedge_as_one():
     assert find_abstention("I don't know.") == AbstentionCue("not know", "i don't know", 1, hedge=False)
-    assert find_abstention("If you mean staging, I'm not sure.") == AbstentionCue("not sure", "i'm not sure", 1, hedge=True)
+    assert find_abstention("If you mean staging, I'm not sure.") == \
+        AbstentionCue("not sure", "i'm not sure", 1, hedge=True)
 
 
 def test_reason_names_the_sentence_of_a_hedge_and_of_a_cue_after_a_condition():
