@@ -194,7 +194,9 @@ def cluster_quantile_ci(
     target = q * (counts @ below[:, -1]) * (1.0 - _REL_TOL)
     lo = np.zeros(resamples, dtype=np.int64)
     hi = np.full(resamples, n - 1, dtype=np.int64)
-    while np.any(lo < hi):
+    for _ in range(n.bit_length()):  # bisecting n positions takes at most that many halvings; bounded by design
+        if not np.any(lo < hi):
+            break
         mid = (lo + hi) // 2
         reached = np.einsum("bk,kb->b", counts, below[:, mid]) >= target
         hi = np.where(reached, mid, hi)
