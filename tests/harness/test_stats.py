@@ -245,3 +245,13 @@ def test_sign_flip_monte_carlo_fallback_is_seeded_and_close_to_exact(monkeypatch
     assert "Monte Carlo" in approx.test and "40000" in approx.test and exact.test != approx.test
     assert approx == stats.sign_flip_test(diffs, draws=40_000, seed=3)
     assert abs(approx.p_value - exact.p_value) < 4 * math.sqrt(exact.p_value * (1 - exact.p_value) / 40_000) + 1e-4
+
+
+def test_quantile_interval_is_the_same_whatever_block_of_resamples_is_held_at_once(monkeypatch):
+    rng = np.random.default_rng(5)
+    values, clusters = rng.exponential(size=90), np.repeat(np.arange(30), 3)
+    whole = stats.cluster_quantile_ci(values, clusters, 0.95, resamples=301, seed=2)
+    monkeypatch.setattr(stats, "_QUANTILE_BLOCK", 7 * 90)  # 7 resamples at a time; the last block is partial
+    assert stats.cluster_quantile_ci(values, clusters, 0.95, resamples=301, seed=2) == whole
+    monkeypatch.setattr(stats, "_QUANTILE_BLOCK", 1)  # one resample at a time
+    assert stats.cluster_quantile_ci(values, clusters, 0.95, resamples=301, seed=2) == whole
