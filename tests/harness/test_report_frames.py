@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from harness.report import build_report
 from harness.report.frames import metrics_frame, scores_frame
 from tests.harness.scoring_factories import make_record, make_scenario, write_run
@@ -18,6 +20,10 @@ def _run(tmp_path, monkeypatch):
     import harness.report as report
 
     monkeypatch.setattr(report, "_load_scenarios", lambda manifest: {scenario.id: scenario})
+    import harness.report.inputs as inputs
+
+    monkeypatch.setattr(inputs, "load_named_scenarios",
+                        lambda manifest, ids: {scenario.id: scenario} if scenario.id in ids else {})
     return run_dir
 
 
@@ -38,3 +44,19 @@ def test_metrics_frame_builds_the_report_when_missing(tmp_path, monkeypatch) -> 
     row = frame[(frame.arm == "recall") & (frame.category == "all") & (frame.metric == "continuity_accuracy")]
     assert float(row.value.iloc[0]) == 1.0
     assert build_report(run_dir).summary_json.is_file()
+
+
+def test_scores_frame_loads_only_the_scenarios_the_results_name(tmp_path, monkeypatch) -> None:
+    run_dir = _run(tmp_path, monkeypatch)
+    import harness.report.inputs as inputs
+
+    asked: list[set[str]] = []
+    real = inputs.load_named_scenarios
+    monkeypatch.setattr(inputs, "load_named_scenarios", lambda manifest, ids: asked.append(set(ids)) or real(manifest, ids))
+    manifest = run_dir / "run.json"
+    data = json.loads(manifest.read_text())
+    data["scenario_ids"] = [*data["scenario_ids"], "never-run-01"]  # planned, not in the results
+    manifest.write_text(json.dumps(data))
+    assert len(scores_frame(run_dir)) == 3
+    assert asked == [{"fact-01"}]
+    assert len(scores_frame(run_dir, exclude=["fact-01"])) == 0 and asked[-1] == set()
