@@ -160,8 +160,14 @@ def cluster_ratio_ci(
     den_k = np.bincount(codes, weights=den, minlength=k)
     value = float(num_k.sum() / den_k.sum())
     counts = _counts(k, resamples, seed)
+    if den_k[0] == np.rint(den_k[0]) and (den_k == den_k[0]).all():
+        # Every scenario has the same whole number of samples (a mean over epochs that all ran): each resample
+        # draws k scenarios, so its denominator is exactly that number times k, no product needed.
+        den_resampled = np.full(resamples, den_k[0] * k)
+    else:
+        den_resampled = counts @ den_k
     with np.errstate(invalid="ignore", divide="ignore"):
-        resampled = (counts @ num_k) / (counts @ den_k)
+        resampled = (counts @ num_k) / den_resampled
     return _interval(value, resampled, level, k)
 
 
