@@ -19,11 +19,8 @@ def _run(tmp_path, monkeypatch):
     run_dir = write_run(tmp_path / "run", records)
     import harness.report as report
 
-    monkeypatch.setattr(report, "_load_scenarios", lambda manifest: {scenario.id: scenario})
-    import harness.report.inputs as inputs
-
-    monkeypatch.setattr(inputs, "load_named_scenarios",
-                        lambda manifest, ids: {scenario.id: scenario} if scenario.id in ids else {})
+    monkeypatch.setattr(report, "_load_scenarios",
+                        lambda manifest: {scenario.id: scenario} if scenario.id in manifest.scenario_ids else {})
     return run_dir
 
 
@@ -48,11 +45,11 @@ def test_metrics_frame_builds_the_report_when_missing(tmp_path, monkeypatch) -> 
 
 def test_scores_frame_loads_only_the_scenarios_the_results_name(tmp_path, monkeypatch) -> None:
     run_dir = _run(tmp_path, monkeypatch)
-    import harness.report.inputs as inputs
+    import harness.report as report
 
     asked: list[set[str]] = []
-    real = inputs.load_named_scenarios
-    monkeypatch.setattr(inputs, "load_named_scenarios", lambda manifest, ids: asked.append(set(ids)) or real(manifest, ids))
+    real = report._load_scenarios
+    monkeypatch.setattr(report, "_load_scenarios", lambda manifest: asked.append(set(manifest.scenario_ids)) or real(manifest))
     manifest = run_dir / "run.json"
     data = json.loads(manifest.read_text())
     data["scenario_ids"] = [*data["scenario_ids"], "never-run-01"]  # planned, not in the results
