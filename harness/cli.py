@@ -236,12 +236,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Thread counts of numpy's BLAS, set before numpy loads unless the user set them.
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def single_threaded_blas(environ: dict[str, str] | os._Environ[str] = os.environ) -> None:
+    """One BLAS thread unless the user chose otherwise: the report's bootstrap is many small matrix-vector
+    products, where OpenBLAS's extra threads spin-wait for work and, on a busy 2-core machine, doubled the
+    report's CPU time (13 s against 7 s for 6,000 samples) for no gain in wall time."""
+    for name in BLAS_THREAD_VARIABLES:
+        environ.setdefault(name, "1")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_help()
         return 2
+    single_threaded_blas()  # before any command imports numpy
     module_name, func_name = _HANDLERS[args.command].split(":")
     handler = getattr(importlib.import_module(module_name), func_name)
     try:
