@@ -163,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="bypass the on-disk response cache")
     p.add_argument("--cache-dir", metavar="DIR", help="response cache folder (default .recall-eval-cache)")
     p.add_argument("--judge-model", metavar="M", help="litellm model for rubric scenarios and the grounding judge, which lists unsupported specifics in every answer (optional)")
+    p.add_argument("--judge-api-base", metavar="URL", help="endpoint of an OpenAI-compatible server for --judge-model (e.g. a local llama.cpp server); recorded in run.json, so --resume keeps it")
     p.add_argument("--gate", action="store_true", help="exit 1 when the verdict is not pass")
     _add_max_error_rate(p)
     p.add_argument("--no-progress", action="store_true", help="plain log lines even on a terminal")
