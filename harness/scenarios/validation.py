@@ -576,6 +576,10 @@ def _check_item_times(parts: SharedIndex) -> Iterator[Finding]:
                 )
 
 
+#: A lone number: scoring matches it with digit edges, never as a substring (as ``harness.scoring``'s).
+_NUMBER = re.compile(r"[+-]?\d+(?:[.,:' ]\d+)*%?")
+
+
 def _strings(obj: Any, name: str) -> list[Any]:
     return _list(obj, name) or []
 
@@ -620,10 +624,22 @@ def _check_expect(expect: Any) -> Iterator[Finding]:
                     group,
                 )
     wanted = _wanted(expect)
+    groups = [g for g in _strings(expect, "must_contain_groups") if isinstance(g, list) and g]
     for j, canary in enumerate(_strings(expect, "canaries")):
         text = _get(canary, "text")
-        if isinstance(text, str) and _fold(text) in wanted:
+        if not isinstance(text, str):
+            continue
+        if _fold(text) in wanted or any(all(_states(t, text) for t in group) for group in groups):
             yield Finding(("expect", "canaries", j, "text"), "a canary is also required text: no answer can pass", text)
+
+
+def _states(synonym: Any, canary: str) -> bool:
+    """Does an answer holding ``synonym`` hold ``canary``? Equal, or contained in it when the canary is
+    long enough that scoring matches it as a plain substring (short ones need word edges there)."""
+    if not isinstance(synonym, str):
+        return False
+    needle, text = _fold(canary), _fold(synonym)
+    return needle == text or (len(needle) > 3 and not _NUMBER.fullmatch(needle) and needle in text)
 
 
 def _visible(item: ItemSpec, scenario: Scenario) -> bool:
