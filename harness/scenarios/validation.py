@@ -588,10 +588,23 @@ def _fold(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+def _groups(check: Any) -> list[tuple[Loc, list[Any]]]:
+    """The check's synonym groups with their places: each ``must_contain_groups`` entry, and
+    ``must_contain_any`` as one group (an answer passes it with any one of its entries)."""
+    groups: list[tuple[Loc, list[Any]]] = [
+        (("must_contain_groups", j), group)
+        for j, group in enumerate(_strings(check, "must_contain_groups")) if isinstance(group, list) and group
+    ]
+    any_of = _strings(check, "must_contain_any")
+    if any_of:
+        groups.append((("must_contain_any",), any_of))
+    return groups
+
+
 def _wanted(check: Any) -> set[str]:
-    """Texts every passing answer must hold: ``must_contain_*`` entries and one-synonym groups."""
-    texts = [*_strings(check, "must_contain_any"), *_strings(check, "must_contain_all")]
-    texts += [group[0] for group in _strings(check, "must_contain_groups") if isinstance(group, list) and len(group) == 1]
+    """Texts every passing answer must hold: ``must_contain_all`` entries and one-synonym groups."""
+    texts = [*_strings(check, "must_contain_all")]
+    texts += [group[0] for _, group in _groups(check) if len(group) == 1]
     return {_fold(text) for text in texts if isinstance(text, str)}
 
 
@@ -616,15 +629,12 @@ def _check_expect(expect: Any) -> Iterator[Finding]:
                 forbidden.add(_fold(text))
                 if _fold(text) in wanted:
                     yield Finding((*prefix, "must_not_contain", j), "also listed as required text: no answer can pass", text)
-        for j, group in enumerate(_strings(check, "must_contain_groups")):
-            if isinstance(group, list) and len(group) > 1 and all(isinstance(t, str) and _fold(t) in forbidden for t in group):
-                yield Finding(
-                    (*prefix, "must_contain_groups", j),
-                    "every synonym of this group is also in must_not_contain: no answer can pass",
-                    group,
-                )
+        for loc, group in _groups(check):
+            if len(group) > 1 and all(isinstance(t, str) and _fold(t) in forbidden for t in group):
+                what = "entry" if loc[0] == "must_contain_any" else "synonym of this group"
+                yield Finding((*prefix, *loc), f"every {what} is also in must_not_contain: no answer can pass", group)
     wanted = _wanted(expect)
-    groups = [g for g in _strings(expect, "must_contain_groups") if isinstance(g, list) and g]
+    groups = [group for _, group in _groups(expect)]
     for j, canary in enumerate(_strings(expect, "canaries")):
         text = _get(canary, "text")
         if not isinstance(text, str):

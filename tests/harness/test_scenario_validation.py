@@ -160,6 +160,23 @@ def test_canary_a_passing_synonym_can_avoid_is_not_an_error(tmp_path: Path, grou
     assert [p for p in problems if p.field.startswith("expect.canaries")] == []
 
 
+def test_must_contain_any_with_one_entry_an_answer_can_avoid_is_not_a_clash(tmp_path: Path) -> None:
+    """``must_contain_any`` is one group: an answer holding only its other entry passes, so no error."""
+    problems = _with_expect(tmp_path, BROKEN / "canary_required.yaml",
+                            {"must_contain_any": ["Postgres 16", "PG 15"], "must_not_contain": ["PG 15"],
+                             "canaries": [{"text": "PG 15", "kind": "stale"}]})
+    assert [p for p in problems if p.severity == "error"] == []
+
+
+def test_must_contain_any_whose_every_entry_is_forbidden_or_a_canary_is_an_error(tmp_path: Path) -> None:
+    problems = _with_expect(tmp_path, BROKEN / "canary_required.yaml",
+                            {"must_contain_any": ["PG 15", "Postgres 15"], "must_not_contain": ["pg 15", "postgres 15"]})
+    assert [p.field for p in problems if p.severity == "error"] == ["expect.must_contain_any"]
+    problems = _with_expect(tmp_path, BROKEN / "canary_required.yaml",
+                            {"must_contain_any": ["16"], "canaries": [{"text": "16", "kind": "stale"}]})
+    assert [p.field for p in problems if p.severity == "error"] == ["expect.canaries[0].text"]
+
+
 def test_abstain_with_must_contain_groups_is_a_warning(tmp_path: Path) -> None:
     problems = _with_expect(tmp_path, FIXTURES / "warnings" / "abstain_must_contain.yaml",
                             {"abstain": True, "must_contain_groups": [["16"]]})
