@@ -17,6 +17,11 @@ Never run as a test (tests never assert on wall time).
 
 from __future__ import annotations
 
+import os
+
+for _name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # as `recall-eval` sets them (harness.cli.single_threaded_blas)
+    os.environ.setdefault(_name, "1")
+
 import argparse
 import sys
 import tempfile

@@ -10,6 +10,11 @@ report, while the CPU time is what the report itself costs.
 
 from __future__ import annotations
 
+import os
+
+for _name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # as `recall-eval` sets them (harness.cli.single_threaded_blas)
+    os.environ.setdefault(_name, "1")
+
 import argparse
 import json
 import random
