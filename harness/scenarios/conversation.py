@@ -60,7 +60,7 @@ class ProbeSource:
 class ConversationLoad:
     """What :func:`load_conversation` built: scenarios with the file and id line of each, and problems."""
 
-    scenarios: list[tuple[Scenario, ProbeSource, int | None]] = field(default_factory=list)
+    scenarios: list[tuple[Scenario, ProbeSource, Callable[[], int | None]]] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
 
 
@@ -78,12 +78,20 @@ def probe_entries(document: _Document) -> tuple[list[ProbeSource], list[Problem]
     if not isinstance(raw, list):
         line, _ = _line_of(document.node, (PROBES_KEY,))
         return [], [Problem(str(document.path), line, PROBES_KEY, f"must be a list of probes, not {type(raw).__name__}")]
-    node = _child(document.node, PROBES_KEY)
     entries = []
     for index, entry in enumerate(raw):
-        entry_node = node.value[index] if node is not None and index < len(node.value) else None
-        entries.append(ProbeSource(_Document(document.path, entry, entry_node), index))
+        entries.append(ProbeSource(_Document(document.path, entry, compose=_entry_node(document, index)), index))
     return entries, []
+
+
+def _entry_node(document: _Document, index: int) -> Callable[[], Any]:
+    """Compose the node of probe ``index`` only when asked (the file's tree is built once, on first use)."""
+
+    def compose() -> Any:
+        node = _child(document.node, PROBES_KEY)
+        return node.value[index] if node is not None and index < len(node.value) else None
+
+    return compose
 
 
 def _child(node: Any, key: str) -> Any:
@@ -162,8 +170,13 @@ def load_conversation(
         scenario, problems = _load_probe(entry, data, entry_defaults, conversation, index, stack)
         out.problems.extend(problems)
         if scenario is not None and shared_ok and not any(p.severity == "error" for p in problems):
-            out.scenarios.append((scenario, entry, _line_of(entry.document.node, ("id",))[0]))
+            out.scenarios.append((scenario, entry, _id_line(entry.document)))
     return out
+
+
+def _id_line(document: _Document) -> Callable[[], int | None]:
+    """The line of ``document``'s ``id``, found only if a duplicate id needs it."""
+    return lambda: _line_of(document.node, ("id",))[0]
 
 
 def _load_probe(

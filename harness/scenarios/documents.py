@@ -10,9 +10,9 @@ schema or cross-field finding becomes a :class:`Problem` at a file and line
 from __future__ import annotations
 
 import difflib
+import json
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +28,102 @@ MAX_DEPTH = 32
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-@dataclass(frozen=True)
 class _Document:
-    """One parsed YAML file: its data and its node tree (for line numbers)."""
+    """One parsed YAML file: its data and its node tree (for line numbers).
 
-    path: Path
-    data: Any
-    node: yaml.Node | None
+    The node tree is composed only when a problem asks for a line: ``node``
+    may be given, or ``compose`` builds it on first use (a large JSON-syntax
+    file that validates cleanly never pays for it).
+    """
+
+    __slots__ = ("path", "data", "_node", "_compose")
+
+    def __init__(self, path: Path, data: Any, node: yaml.Node | None = None, compose: Callable[[], yaml.Node | None] | None = None) -> None:
+        self.path, self.data, self._node, self._compose = path, data, node, compose
+
+    @property
+    def node(self) -> yaml.Node | None:
+        if self._compose is not None:
+            self._node, self._compose = self._compose(), None
+        return self._node
+
+
+class _NotPlainJson(Exception):
+    """The text is not JSON the YAML path would read the same way: parse it as YAML."""
+
+
+_NON_PRINTABLE = re.compile("[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010ffff]")
+"""Characters PyYAML's reader refuses anywhere in a file (JSON takes some of them raw)."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotPlainJson(name)  # NaN/Infinity: not JSON, and YAML reads them as strings
+
+
+def _float(literal: str) -> float:
+    # YAML 1.1 reads a float only with a '.' and a signed exponent, so `1e5` and `1.0e5` are strings there
+    exponent = max(literal.find("e"), literal.find("E"))
+    if "." not in literal or (exponent >= 0 and literal[exponent + 1] not in "+-"):
+        raise _NotPlainJson(literal)
+    return float(literal)
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        raise _NotPlainJson("duplicate key")  # the YAML path names it with its line
+    return result
+
+
+def _json_body(text: str) -> str | None:
+    """``text`` without leading comment and blank lines when the rest may be JSON (starts with ``{``), else None."""
+    start = 0
+    while True:
+        end = text.find("\n", start)
+        line = text[start:] if end < 0 else text[start:end]
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            return text[start:] if stripped.startswith("{") else None
+        if end < 0:
+            return None
+        start = end + 1
+
+
+def _too_deep_data(data: Any) -> bool:
+    """Whether ``data`` nests mappings and lists deeper than :data:`MAX_DEPTH` (iterative walk)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth > MAX_DEPTH:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def _parse_json(text: str) -> Any:
+    """The data of a JSON-syntax scenario file, or raise :class:`_NotPlainJson` for the YAML path to judge it.
+
+    The importers write JSON syntax (valid YAML), which ``json`` parses about
+    a hundred times faster than YAML. Anything YAML could read differently
+    or must refuse with a line (duplicate keys, NaN, ``1e5``, deep nesting,
+    a tab or control character YAML rejects) goes to the YAML path.
+    """
+    body = _json_body(text)
+    if body is None or _NON_PRINTABLE.search(body):
+        raise _NotPlainJson("not JSON")
+    try:
+        data = json.loads(body, object_pairs_hook=_pairs, parse_constant=_no_constant, parse_float=_float)
+    except (ValueError, RecursionError) as exc:
+        raise _NotPlainJson(str(exc)) from None
+    if _too_deep_data(data):
+        raise _NotPlainJson("too deep")
+    return data
 
 
 
@@ -61,6 +150,13 @@ def _parse(path: Path, text: str | None = None) -> tuple[_Document | None, list[
         text, problems = _read(path)
         if text is None:
             return None, problems
+    if "{" in text[:4096]:
+        try:
+            data = _parse_json(text)
+        except _NotPlainJson:
+            pass
+        else:
+            return _Document(path, data, compose=lambda: _compose(text)), []
     loader = _Loader(text)
     duplicates: list[yaml.Node] = []
     try:
@@ -97,6 +193,15 @@ def _parse(path: Path, text: str | None = None) -> tuple[_Document | None, list[
         for key in duplicates
     ]
     return _Document(path, data, node), problems
+
+
+def _compose(text: str) -> yaml.Node | None:
+    """The node tree of text already parsed once (for line numbers only)."""
+    loader = _Loader(text)
+    try:
+        return loader.get_single_node()
+    finally:
+        loader.dispose()
 
 
 def _refuse_shape(path: Path, text: str, node: yaml.Node) -> Problem | None:
