@@ -52,8 +52,10 @@ class _NotPlainJson(Exception):
     """The text is not JSON the YAML path would read the same way: parse it as YAML."""
 
 
-_NON_PRINTABLE = re.compile("[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010ffff]")
-"""Characters PyYAML's reader refuses anywhere in a file (JSON takes some of them raw)."""
+_NOT_AS_JSON = re.compile(
+    "[^\x09\x0A\x0D\x20-\x7E\xA0-\u2027\u202A-\uD7FF\uE000-\uFFFD\U00010000-\U0010ffff]|\\\\u[dD][89a-fA-F]"
+)
+"""What YAML reads differently from JSON: characters PyYAML refuses, YAML line breaks (folded inside quotes), surrogate escapes (refused)."""
 
 
 def _no_constant(name: str) -> Any:
@@ -115,7 +117,7 @@ def _parse_json(text: str) -> Any:
     a tab or control character YAML rejects) goes to the YAML path.
     """
     body = _json_body(text)
-    if body is None or _NON_PRINTABLE.search(body):
+    if body is None or _NOT_AS_JSON.search(body):
         raise _NotPlainJson("not JSON")
     try:
         data = json.loads(body, object_pairs_hook=_pairs, parse_constant=_no_constant, parse_float=_float)
