@@ -78,27 +78,8 @@ def probe_entries(document: _Document) -> tuple[list[ProbeSource], list[Problem]
     if not isinstance(raw, list):
         line, _ = _line_of(document.node, (PROBES_KEY,))
         return [], [Problem(str(document.path), line, PROBES_KEY, f"must be a list of probes, not {type(raw).__name__}")]
-    entries = []
-    for index, entry in enumerate(raw):
-        entries.append(ProbeSource(_Document(document.path, entry, compose=_entry_node(document, index)), index))
+    entries = [ProbeSource(document.entry(entry, PROBES_KEY, index), index) for index, entry in enumerate(raw)]
     return entries, []
-
-
-def _entry_node(document: _Document, index: int) -> Callable[[], Any]:
-    """Compose the node of probe ``index`` only when asked (the file's tree is built once, on first use)."""
-
-    def compose() -> Any:
-        node = _child(document.node, PROBES_KEY)
-        return node.value[index] if node is not None and index < len(node.value) else None
-
-    return compose
-
-
-def _child(node: Any, key: str) -> Any:
-    for key_node, value in getattr(node, "value", ()):
-        if getattr(key_node, "value", None) == key:
-            return value
-    return None
 
 
 def entry_identity(entry: ProbeSource, shared: dict[str, Any]) -> tuple[str | None, Any, list[Any]]:
@@ -170,13 +151,8 @@ def load_conversation(
         scenario, problems = _load_probe(entry, data, entry_defaults, conversation, index, stack)
         out.problems.extend(problems)
         if scenario is not None and shared_ok and not any(p.severity == "error" for p in problems):
-            out.scenarios.append((scenario, entry, _id_line(entry.document)))
+            out.scenarios.append((scenario, entry, entry.document.line_getter(("id",))))
     return out
-
-
-def _id_line(document: _Document) -> Callable[[], int | None]:
-    """The line of ``document``'s ``id``, found only if a duplicate id needs it."""
-    return lambda: _line_of(document.node, ("id",))[0]
 
 
 def _load_probe(

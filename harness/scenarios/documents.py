@@ -10,6 +10,7 @@ schema or cross-field finding becomes a :class:`Problem` at a file and line
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -29,23 +30,51 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _Document:
-    """One parsed YAML file: its data and its node tree (for line numbers).
+    """One parsed YAML file (or one probe entry of it): its data and its node tree (for line numbers).
 
-    The node tree is composed only when a problem asks for a line: ``node``
-    may be given, or ``compose`` builds it on first use (a large JSON-syntax
-    file that validates cleanly never pays for it).
+    A file read by the JSON fast path keeps its ``text`` instead of a node
+    tree, and ``node`` composes the tree (once per text) only when a problem
+    asks for a line; ``where`` is the entry's place in its file's tree.
     """
 
-    __slots__ = ("path", "data", "_node", "_compose")
+    __slots__ = ("path", "data", "_node", "_text", "_where")
 
-    def __init__(self, path: Path, data: Any, node: yaml.Node | None = None, compose: Callable[[], yaml.Node | None] | None = None) -> None:
-        self.path, self.data, self._node, self._compose = path, data, node, compose
+    def __init__(self, path: Path, data: Any, node: yaml.Node | None = None, *, text: str | None = None, where: Loc = ()) -> None:
+        self.path, self.data, self._node, self._text, self._where = path, data, node, text, where
 
     @property
     def node(self) -> yaml.Node | None:
-        if self._compose is not None:
-            self._node, self._compose = self._compose(), None
+        if self._text is not None:
+            self._node, self._text = _node_at(_compose(self._text), self._where), None
         return self._node
+
+    def entry(self, data: Any, key: str, index: int) -> _Document:
+        """The document of item ``index`` of this mapping's list ``key`` (lazy when this one is)."""
+        if self._text is not None:
+            return _Document(self.path, data, text=self._text, where=(*self._where, key, index))
+        return _Document(self.path, data, _node_at(self._node, (key, index)))
+
+    def line_getter(self, loc: Loc) -> Callable[[], int | None]:
+        """The line of ``loc``, looked up when called; holds only the file's text (not its data) until then."""
+        if self._text is None:
+            line = _line_of(self.node, loc)[0]
+            return lambda: line
+        text, where = self._text, (*self._where, *loc)
+        return lambda: _line_of(_compose(text), where)[0]
+
+
+def _node_at(node: yaml.Node | None, loc: Loc) -> yaml.Node | None:
+    """The node at ``loc`` below ``node`` (None when the path leaves the tree)."""
+    for part in loc:
+        child = None
+        if isinstance(node, yaml.MappingNode):
+            child = next((value for key, value in node.value if isinstance(key, yaml.ScalarNode) and key.value == part), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            child = node.value[part]
+        if child is None:
+            return None
+        node = child
+    return node
 
 
 class _NotPlainJson(Exception):
@@ -158,7 +187,7 @@ def _parse(path: Path, text: str | None = None) -> tuple[_Document | None, list[
         except _NotPlainJson:
             pass
         else:
-            return _Document(path, data, compose=lambda: _compose(text)), []
+            return _Document(path, data, text=text), []
     loader = _Loader(text)
     duplicates: list[yaml.Node] = []
     try:
@@ -197,8 +226,9 @@ def _parse(path: Path, text: str | None = None) -> tuple[_Document | None, list[
     return _Document(path, data, node), problems
 
 
+@functools.lru_cache(maxsize=2)
 def _compose(text: str) -> yaml.Node | None:
-    """The node tree of text already parsed once (for line numbers only)."""
+    """The node tree of text already parsed once (for line numbers only; the last two kept, for a file's several lines)."""
     loader = _Loader(text)
     try:
         return loader.get_single_node()

@@ -288,7 +288,7 @@ def _load_file(path: Path, root: Path, selection: Selection) -> _Loaded:
         findings.append(Finding(("id",), "'/' separates a conversation id from a probe id: a one-story file's id takes none", scenario.id))
     problems.extend(_locate(finding, document, defaults) for finding in findings)
     passed = not any(p.severity == "error" for p in problems)
-    return _Loaded([(scenario, path, lambda: _line_of(document.node, ("id",))[0], passed)], problems)
+    return _Loaded([(scenario, path, document.line_getter(("id",)), passed)], problems)
 
 
 def _load_folder(folder: Path, files: list[Path], root: Path, selection: Selection) -> _Loaded:
