@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import hashlib
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -55,12 +56,26 @@ class _Document:
         return _Document(self.path, data, _node_at(self._node, (key, index)))
 
     def line_getter(self, loc: Loc) -> Callable[[], int | None]:
-        """The line of ``loc``, looked up when called; holds only the file's text (not its data) until then."""
+        """The line of ``loc``, looked up when called (only a duplicate id asks).
+
+        A lazy document's getter holds neither its data nor its text (a suite
+        of large files would keep them all alive): it re-reads the file, and
+        gives no line if the file changed since it was parsed.
+        """
         if self._text is None:
             line = _line_of(self.node, loc)[0]
             return lambda: line
-        text, where = self._text, (*self._where, *loc)
-        return lambda: _line_of(_compose(text), where)[0]
+        path, digest, where = self.path, _digest(self._text), (*self._where, *loc)
+
+        def line() -> int | None:
+            text, _ = _read(path)
+            return _line_of(_compose(text), where)[0] if text is not None and _digest(text) == digest else None
+
+        return line
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def _node_at(node: yaml.Node | None, loc: Loc) -> yaml.Node | None:
