@@ -152,8 +152,10 @@ def _dump(data: Any) -> str:
     return yaml.dump(data, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False, allow_unicode=True, width=1_000_000)
 
 
-def generate(target: Path, conversations: int, probes: int, story_probes: int, seed: int = 0) -> dict[str, Any]:
+def generate(target: Path, conversations: int, probes: int, story_probes: int, seed: int = 0, json_syntax: bool = False) -> dict[str, Any]:
     """Write both layouts under ``target``; returns what was written."""
+    from harness.importers.output import dump_yaml
+
     rng = random.Random(seed)
     conv_dir, story_dir = target / "conversation", target / "one-story"
     conv_dir.mkdir(parents=True)
@@ -167,7 +169,8 @@ def generate(target: Path, conversations: int, probes: int, story_probes: int, s
         shared = {"id": conv_id, "title": f"{conv['speakers'][0]} and {conv['speakers'][1]}",
                   "description": "Two friends talk over months; questions about what they said.",
                   "tags": ["locomo-like"], "sessions": conv["sessions"], "items": conv["items"]}
-        (conv_dir / f"{conv_id}.yaml").write_text(_dump({**shared, "probes": entries}), encoding="utf-8")
+        conv_text = dump_yaml({**shared, "probes": entries}) if json_syntax else _dump({**shared, "probes": entries})
+        (conv_dir / f"{conv_id}.yaml").write_text(conv_text, encoding="utf-8")
         tokens += sum(len(t["content"]) for s in conv["sessions"] for t in s["turns"]) // 4
         ids += [f"{conv_id}/{e['id']}" for e in entries]
         body = _dump({"sessions": _legacy_sessions(conv["sessions"]), "items": conv["items"]})
@@ -262,11 +265,13 @@ def main() -> None:
     parser.add_argument("--story-probes", type=int, default=20, help="probes per conversation written one story per file")
     parser.add_argument("--harness", type=Path, help="another checkout whose harness also runs the one-story measurements")
     parser.add_argument("--keep", type=Path, help="write the suites here and keep them")
+    parser.add_argument("--json-syntax", action="store_true",
+                        help="write the conversation files in JSON syntax as the importers do (the loader's JSON fast path)")
     args = parser.parse_args()
     target = (args.keep or Path(tempfile.mkdtemp(prefix="suite-scale-"))).resolve()
     try:
         t0 = time.perf_counter()
-        made = generate(target, args.conversations, args.probes, args.story_probes)
+        made = generate(target, args.conversations, args.probes, args.story_probes, json_syntax=args.json_syntax)
         total = args.conversations * args.probes
         print(f"generated in {time.perf_counter() - t0:.1f} s: {args.conversations} conversations x {args.probes} probes, "
               f"~{made['tokens_per_conversation']:,} tokens of history each")

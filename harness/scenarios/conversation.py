@@ -60,7 +60,7 @@ class ProbeSource:
 class ConversationLoad:
     """What :func:`load_conversation` built: scenarios with the file and id line of each, and problems."""
 
-    scenarios: list[tuple[Scenario, ProbeSource, int | None]] = field(default_factory=list)
+    scenarios: list[tuple[Scenario, ProbeSource, Callable[[], int | None]]] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
 
 
@@ -78,19 +78,8 @@ def probe_entries(document: _Document) -> tuple[list[ProbeSource], list[Problem]
     if not isinstance(raw, list):
         line, _ = _line_of(document.node, (PROBES_KEY,))
         return [], [Problem(str(document.path), line, PROBES_KEY, f"must be a list of probes, not {type(raw).__name__}")]
-    node = _child(document.node, PROBES_KEY)
-    entries = []
-    for index, entry in enumerate(raw):
-        entry_node = node.value[index] if node is not None and index < len(node.value) else None
-        entries.append(ProbeSource(_Document(document.path, entry, entry_node), index))
+    entries = [ProbeSource(document.entry(entry, PROBES_KEY, index), index) for index, entry in enumerate(raw)]
     return entries, []
-
-
-def _child(node: Any, key: str) -> Any:
-    for key_node, value in getattr(node, "value", ()):
-        if getattr(key_node, "value", None) == key:
-            return value
-    return None
 
 
 def entry_identity(entry: ProbeSource, shared: dict[str, Any]) -> tuple[str | None, Any, list[Any]]:
@@ -162,7 +151,7 @@ def load_conversation(
         scenario, problems = _load_probe(entry, data, entry_defaults, conversation, index, stack)
         out.problems.extend(problems)
         if scenario is not None and shared_ok and not any(p.severity == "error" for p in problems):
-            out.scenarios.append((scenario, entry, _line_of(entry.document.node, ("id",))[0]))
+            out.scenarios.append((scenario, entry, entry.document.line_getter(("id",))))
     return out
 
 

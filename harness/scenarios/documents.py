@@ -10,9 +10,11 @@ schema or cross-field finding becomes a :class:`Problem` at a file and line
 from __future__ import annotations
 
 import difflib
+import functools
+import hashlib
+import json
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +30,146 @@ MAX_DEPTH = 32
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-@dataclass(frozen=True)
 class _Document:
-    """One parsed YAML file: its data and its node tree (for line numbers)."""
+    """One parsed YAML file (or one probe entry of it): its data and its node tree (for line numbers).
 
-    path: Path
-    data: Any
-    node: yaml.Node | None
+    A file read by the JSON fast path keeps its ``text`` instead of a node
+    tree, and ``node`` composes the tree (once per text) only when a problem
+    asks for a line; ``where`` is the entry's place in its file's tree.
+    """
+
+    __slots__ = ("path", "data", "_node", "_text", "_where")
+
+    def __init__(self, path: Path, data: Any, node: yaml.Node | None = None, *, text: str | None = None, where: Loc = ()) -> None:
+        self.path, self.data, self._node, self._text, self._where = path, data, node, text, where
+
+    @property
+    def node(self) -> yaml.Node | None:
+        if self._text is not None:
+            self._node, self._text = _node_at(_compose(self._text), self._where), None
+        return self._node
+
+    def entry(self, data: Any, key: str, index: int) -> _Document:
+        """The document of item ``index`` of this mapping's list ``key`` (lazy when this one is)."""
+        if self._text is not None:
+            return _Document(self.path, data, text=self._text, where=(*self._where, key, index))
+        return _Document(self.path, data, _node_at(self._node, (key, index)))
+
+    def line_getter(self, loc: Loc) -> Callable[[], int | None]:
+        """The line of ``loc``, looked up when called (only a duplicate id asks).
+
+        A lazy document's getter holds neither its data nor its text (a suite
+        of large files would keep them all alive): it re-reads the file, and
+        gives no line if the file changed since it was parsed.
+        """
+        if self._text is None:
+            line = _line_of(self.node, loc)[0]
+            return lambda: line
+        path, digest, where = self.path, _digest(self._text), (*self._where, *loc)
+
+        def line() -> int | None:
+            text, _ = _read(path)
+            return _line_of(_compose(text), where)[0] if text is not None and _digest(text) == digest else None
+
+        return line
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def _node_at(node: yaml.Node | None, loc: Loc) -> yaml.Node | None:
+    """The node at ``loc`` below ``node`` (None when the path leaves the tree)."""
+    for part in loc:
+        child = None
+        if isinstance(node, yaml.MappingNode):
+            child = next((value for key, value in node.value if isinstance(key, yaml.ScalarNode) and key.value == part), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            child = node.value[part]
+        if child is None:
+            return None
+        node = child
+    return node
+
+
+class _NotPlainJson(Exception):
+    """The text is not JSON the YAML path would read the same way: parse it as YAML."""
+
+
+_NOT_AS_JSON = re.compile(
+    "[^\x09\x0A\x0D\x20-\x7E\xA0-\u2027\u202A-\uD7FF\uE000-\uFFFD\U00010000-\U0010ffff]|\\\\u[dD][89a-fA-F]"
+)
+"""What YAML reads differently from JSON: characters PyYAML refuses, YAML line breaks (folded inside quotes), surrogate escapes (refused)."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotPlainJson(name)  # NaN/Infinity: not JSON, and YAML reads them as strings
+
+
+def _float(literal: str) -> float:
+    # YAML 1.1 reads a float only with a '.' and a signed exponent, so `1e5` and `1.0e5` are strings there
+    exponent = max(literal.find("e"), literal.find("E"))
+    if "." not in literal or (exponent >= 0 and literal[exponent + 1] not in "+-"):
+        raise _NotPlainJson(literal)
+    return float(literal)
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        raise _NotPlainJson("duplicate key")  # the YAML path names it with its line
+    return result
+
+
+def _json_body(text: str) -> str | None:
+    """``text`` without leading comment and blank lines when the rest may be JSON (starts with ``{``), else None."""
+    start = 0
+    while True:
+        end = text.find("\n", start)
+        line = text[start:] if end < 0 else text[start:end]
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            return text[start:] if stripped.startswith("{") else None
+        if end < 0:
+            return None
+        start = end + 1
+
+
+def _too_deep_data(data: Any) -> bool:
+    """Whether ``data`` nests mappings and lists deeper than :data:`MAX_DEPTH` (iterative walk)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth > MAX_DEPTH:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def _parse_json(text: str) -> Any:
+    """The data of a JSON-syntax scenario file, or raise :class:`_NotPlainJson` for the YAML path to judge it.
+
+    The importers write JSON syntax (valid YAML), which ``json`` parses about
+    a hundred times faster than YAML. Anything YAML could read differently
+    or must refuse with a line (duplicate keys, NaN, ``1e5``, deep nesting,
+    a tab or control character YAML rejects) goes to the YAML path.
+    """
+    body = _json_body(text)
+    if body is None or _NOT_AS_JSON.search(body):
+        raise _NotPlainJson("not JSON")
+    try:
+        data = json.loads(body, object_pairs_hook=_pairs, parse_constant=_no_constant, parse_float=_float)
+    except (ValueError, RecursionError) as exc:
+        raise _NotPlainJson(str(exc)) from None
+    if _too_deep_data(data):
+        raise _NotPlainJson("too deep")
+    return data
 
 
 
@@ -61,6 +196,13 @@ def _parse(path: Path, text: str | None = None) -> tuple[_Document | None, list[
         text, problems = _read(path)
         if text is None:
             return None, problems
+    if "{" in text[:4096]:
+        try:
+            data = _parse_json(text)
+        except _NotPlainJson:
+            pass
+        else:
+            return _Document(path, data, text=text), []
     loader = _Loader(text)
     duplicates: list[yaml.Node] = []
     try:
@@ -109,6 +251,16 @@ def read_yaml(path: Path) -> tuple[Any, list[Problem]]:
     """
     document, problems = _parse(path)
     return (None if problems or document is None else document.data), problems
+
+
+@functools.lru_cache(maxsize=2)
+def _compose(text: str) -> yaml.Node | None:
+    """The node tree of text already parsed once (for line numbers only; the last two kept, for a file's several lines)."""
+    loader = _Loader(text)
+    try:
+        return loader.get_single_node()
+    finally:
+        loader.dispose()
 
 
 def _refuse_shape(path: Path, text: str, node: yaml.Node) -> Problem | None:

@@ -30,7 +30,7 @@ import json
 import re
 import sys
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -209,7 +209,7 @@ def _defaults(folder: Path, root: Path) -> tuple[tuple[_Document, ...], tuple[Pr
 class _Loaded:
     """What one file or conversation gave: scenarios with their file, id line and whether they passed, and problems."""
 
-    scenarios: list[tuple[Scenario, Path, int | None, bool]] = field(default_factory=list)
+    scenarios: list[tuple[Scenario, Path, Callable[[], int | None], bool]] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     skipped: bool = False
 
@@ -288,7 +288,7 @@ def _load_file(path: Path, root: Path, selection: Selection) -> _Loaded:
         findings.append(Finding(("id",), "'/' separates a conversation id from a probe id: a one-story file's id takes none", scenario.id))
     problems.extend(_locate(finding, document, defaults) for finding in findings)
     passed = not any(p.severity == "error" for p in problems)
-    return _Loaded([(scenario, path, _line_of(document.node, ("id",))[0], passed)], problems)
+    return _Loaded([(scenario, path, document.line_getter(("id",)), passed)], problems)
 
 
 def _load_folder(folder: Path, files: list[Path], root: Path, selection: Selection) -> _Loaded:
@@ -363,7 +363,7 @@ def load_suite(paths: Sequence[str | Path], selection: Selection = EVERYTHING) -
     for folder, members in folders.items():
         loads.append(_load_folder(folder, members, files[members[0]], selection))
     seen_problems: set[Problem] = set()
-    first_seen: dict[str, tuple[Path, int | None]] = {}
+    first_seen: dict[str, tuple[Path, Callable[[], int | None]]] = {}
     for loaded in loads:
         suite.skipped += loaded.skipped
         for problem in loaded.problems:  # defaults problems repeat for every file below them
@@ -372,9 +372,10 @@ def load_suite(paths: Sequence[str | Path], selection: Selection = EVERYTHING) -
                 problems.append(problem)
         for scenario, path, id_line, passed in loaded.scenarios:
             if scenario.id in first_seen:
-                other, other_line = first_seen[scenario.id]
+                other, other_id_line = first_seen[scenario.id]
+                other_line = other_id_line()
                 where = f"{other}:{other_line}" if other_line else str(other)
-                problems.append(Problem(str(path), id_line, "id", f"duplicate scenario id: {where} uses it too", format_value(scenario.id)))
+                problems.append(Problem(str(path), id_line(), "id", f"duplicate scenario id: {where} uses it too", format_value(scenario.id)))
                 continue
             first_seen[scenario.id] = (path, id_line)
             if passed:
