@@ -17,8 +17,9 @@ Each command runs as its own process (``python -m harness.cli ...``), timed
 wall-clock, with its peak RSS read from ``wait4``. ``report`` reads a
 synthesized ``results.jsonl`` (2,000 probes x 3 arms, transcripts of a few kB,
 not the 20k-token pasted history a real ``full_history`` sample carries).
-``--harness DIR`` runs the one-story measurements with another checkout too
-(its ``.venv`` when it has one; e.g. ``/work/main``: the figures before issue 11).
+``--harness DIR`` runs the one-story measurements and the 6,000-sample
+``report`` with another checkout too (its ``.venv`` when it has one; e.g.
+``/work/main``: the figures before a change).
 
 Targets (issue 11): validate < 3 s and < 400 MB; run --filter < 10 s; report < 5 s.
 
@@ -284,6 +285,8 @@ def main() -> None:
         results = target / "run-all"
         samples = synthesize_results(results, conv, made["ids"])
         _row(f"report ({samples} samples)", *_command(["report", str(results)])[:4], "[target < 5 s]")
+        if args.harness:  # the same report with the other checkout, for before/after (its summary.json replaced)
+            _row(f"  same report, {args.harness}", *_command(["report", str(results)], args.harness)[:4])
         scale = total / max(made["story_files"], 1)
         checkouts = [("this checkout", None)] + ([(str(args.harness), args.harness)] if args.harness else [])
         for label, harness in checkouts:

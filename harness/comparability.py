@@ -26,11 +26,11 @@ RESULT_PARAMETERS = ("max_tool_rounds", "temperature", "max_tokens", "api_base",
 # run.json `parameters` that change how a run executes, never what a sample answers, so compare ignores them:
 # filters (their effect, the scenario ids, is compared), timeout/retries (how hard to try; failures show as
 # error_rate), concurrency, workers, progress, the cache switch and its folder (a cached answer is the same
-# answer), and judge_model (the judge that scored is compared from summary.json instead).
+# answer), and judge_model and judge_api_base (the judge that scored is compared from summary.json instead).
 # A parameter in neither list (added later) counts as changing results until it is listed here.
 IGNORED_PARAMETERS = frozenset({
     "filters", "timeout_s", "retries", "retry_delay_s", "max_concurrency", "workers", "progress", "cache",
-    "cache_dir", "judge_model",
+    "cache_dir", "judge_model", "judge_api_base",
     # --router-config's path (its hash is compared), and --rpm/--tpm (how fast, never what is answered)
     "router_config", "rpm", "tpm",
 })

@@ -266,10 +266,16 @@ def rates(labels: Sequence[bool], predictions: Sequence[bool]) -> tuple[float | 
 
 
 def load_labelled(path: Path, labels: tuple[str, str]) -> list[dict[str, Any]]:
-    """The ``items`` of a calibration file, each with a ``label`` from ``labels`` (JudgeError naming the item if not)."""
-    import yaml
+    """The ``items`` of a calibration file, each with a ``label`` from ``labels`` (JudgeError naming the item if not).
 
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    Read as scenario files are (:func:`harness.scenarios.documents.read_yaml`): a YAML alias, nesting
+    deeper than its ``MAX_DEPTH`` or a duplicate key is a one-line JudgeError naming the file and line.
+    """
+    from harness.scenarios.documents import read_yaml
+
+    data, problems = read_yaml(Path(path))
+    if problems:
+        raise JudgeError(str(problems[0]))
     items = data.get("items", []) if isinstance(data, dict) else []
     for index, item in enumerate(items):
         if item.get("label") not in labels:

@@ -54,6 +54,8 @@ class Plan:
     samples: int
     round_cap: int
     models: list[ModelPlan] = field(default_factory=list)
+    #: arm -> why its prompts could not be built (its calls are not counted)
+    unplanned: dict[str, str] = field(default_factory=dict)
 
     @property
     def calls_expected(self) -> int:
@@ -87,7 +89,8 @@ class Plan:
         by_model = "; ".join(f"{m.model} {_usd(m.cost_usd)}" for m in self.models) if len(self.models) > 1 else ""
         return (f"plan: {self.samples:,} samples, {self.calls_expected:,} model calls expected (at most {self.calls_max:,} "
                 f"at the round cap of {self.round_cap}), ~{self.input_tokens:,} input tokens, {cost}"
-                + (f" [{by_model}]" if by_model else ""))
+                + (f" [{by_model}]" if by_model else "")
+                + "".join(f"; arm {arm} not counted ({why})" for arm, why in sorted(self.unplanned.items())))
 
     def table(self) -> list[str]:
         """``--plan``'s lines per model."""
@@ -99,7 +102,8 @@ class Plan:
         return rows
 
     def as_dict(self) -> dict[str, Any]:
-        return {"samples": self.samples, "round_cap": self.round_cap, "models": [vars(m) for m in self.models]}
+        return {"samples": self.samples, "round_cap": self.round_cap, "models": [vars(m) for m in self.models],
+                "unplanned": dict(self.unplanned)}
 
 
 def _usd(value: float | None) -> str:
@@ -149,15 +153,17 @@ class _Counter:
 
 
 def _starting_prompts(
-    scenarios: Iterable[Scenario], arms: list[str]
+    scenarios: Iterable[Scenario], arms: list[str], unplanned: dict[str, str]
 ) -> dict[tuple[str, str], list[tuple[list[dict[str, Any]], list[dict[str, Any]], int]]]:
     """``(scenario id, arm) -> [(messages, tools, round cap), ...]``: the first call of each agent run of a sample.
 
     Built exactly as :func:`harness.memory_systems.sample.run_memory_sample`
     builds them: the write runs of an agent-written system (one per earlier
     session that gets write tools, capped at the write phase's rounds), then
-    the probe (capped at ``None``: the run's own cap). Opening a system costs
-    a copy of a seeded store, never a model call.
+    the probe (capped at ``-1``: the run's own cap). Opening a system costs
+    a copy of a seeded store, never a model call. An arm whose system raises
+    while building them is planned as no calls, and ``unplanned`` gets its
+    first error (the run records those samples as errors).
     """
     from harness.memory_systems.registry import resolve_arm
     from harness.memory_systems.write_phase import WRITE_MAX_TOOL_ROUNDS, write_messages, write_order
@@ -168,19 +174,24 @@ def _starting_prompts(
         for name in arms:
             arm = resolve_arm(name)
             runs: list[tuple[list[dict[str, Any]], list[dict[str, Any]], int]] = []
-            instance = arm.system.open(scenario, arm.write_mode)
             try:
-                if arm.write_mode == "agent":
-                    for session in write_order(scenario):
-                        tools = instance.begin_write(session)
-                        specs = list(tools.tool_specs()) if tools is not None else []
-                        if specs:
-                            runs.append((write_messages(session), specs, WRITE_MAX_TOOL_ROUNDS))
-                policy, context = probe_policy(scenario)
-                setup = instance.begin_probe(policy, context).arm_setup()
-                runs.append((setup.messages, setup.tools, -1))
-            finally:
-                instance.close()
+                instance = arm.system.open(scenario, arm.write_mode)
+                try:
+                    if arm.write_mode == "agent":
+                        for session in write_order(scenario):
+                            tools = instance.begin_write(session)
+                            specs = list(tools.tool_specs()) if tools is not None else []
+                            if specs:
+                                runs.append((write_messages(session), specs, WRITE_MAX_TOOL_ROUNDS))
+                    policy, context = probe_policy(scenario)
+                    setup = instance.begin_probe(policy, context).arm_setup()
+                    runs.append((setup.messages, setup.tools, -1))
+                finally:
+                    instance.close()
+            except Exception as exc:  # noqa: BLE001 - a system that cannot build its prompts fails its samples in the run
+                # The plan never stops a run: those samples will be error records naming the cause; plan them as nothing.
+                unplanned.setdefault(name, f"{type(exc).__name__}: {exc}")
+                runs = []
             out[(scenario.id, name)] = runs
     return out
 
@@ -204,7 +215,8 @@ def make_plan(scenarios: list[Scenario], specs: Iterable[Any], *, round_cap: int
     by_id = {s.id: s for s in scenarios}
     arms = list(dict.fromkeys(spec.arm for spec in specs))
     needed = list(dict.fromkeys(spec.scenario_id for spec in specs))
-    prompts = _starting_prompts((by_id[sid] for sid in needed), arms)
+    unplanned: dict[str, str] = {}
+    prompts = _starting_prompts((by_id[sid] for sid in needed), arms, unplanned)
     models = list(dict.fromkeys(spec.model for spec in specs))
     price = prices(models, router_config)
     tokenizers = tokenizer_models or {}
@@ -234,7 +246,7 @@ def make_plan(scenarios: list[Scenario], specs: Iterable[Any], *, round_cap: int
         if p is not None:
             plan.cost_usd = p.cost(plan.input_tokens, plan.output_tokens)
             plan.cost_max_usd = p.cost(plan.input_tokens_max, plan.output_tokens_max)
-    return Plan(samples=len(specs), round_cap=round_cap, models=list(plans.values()))
+    return Plan(samples=len(specs), round_cap=round_cap, models=list(plans.values()), unplanned=unplanned)
 
 
 def plan_for(options: Any, scenarios: list[Scenario], specs: Iterable[Any]) -> Plan:

@@ -76,6 +76,8 @@ class RunOptions:
     use_cache: bool = True
     cache_dir: Path = Path(DEFAULT_CACHE_DIR)
     judge_model: str | None = None
+    #: ``--judge-api-base``: the judges' OpenAI-compatible endpoint (None: litellm's default for the judge model).
+    judge_api_base: str | None = None
     gate: bool = False
     progress: bool = True
     resume: bool = False
@@ -116,8 +118,10 @@ class RunOptions:
         }
 
     def _scale_parameters(self) -> dict[str, Any]:
-        """Router and rate-limit settings, recorded only when used (older runs compare unchanged)."""
+        """The judges' endpoint, Router and rate-limit settings, recorded only when used (older runs compare unchanged)."""
         out: dict[str, Any] = {}
+        if self.judge_api_base:
+            out["judge_api_base"] = _without_userinfo(self.judge_api_base)
         if self.router_config:
             out["router_config"] = self.router_config
             out["router_config_hash"] = self.router_config_hash
@@ -327,6 +331,7 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         use_cache=not args.no_cache and bool(previous.parameters.get("cache", True) if previous else True),
         cache_dir=Path(args.cache_dir or (previous.parameters.get("cache_dir") if previous else None) or DEFAULT_CACHE_DIR),
         judge_model=args.judge_model or (previous.parameters.get("judge_model") if previous else None),
+        judge_api_base=getattr(args, "judge_api_base", None) or (previous.parameters.get("judge_api_base") if previous else None),
         gate=bool(args.gate),
         max_error_rate=getattr(args, "max_error_rate", RunOptions.max_error_rate),
         progress=not args.no_progress,

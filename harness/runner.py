@@ -326,7 +326,8 @@ def _build_report(options: RunOptions) -> int:
 
     thresholds = VerdictConfig(max_error_rate=options.max_error_rate)
     try:
-        outcome = build_report(options.run_dir, judge_model=options.judge_model, thresholds=thresholds)
+        outcome = build_report(options.run_dir, judge_model=options.judge_model, thresholds=thresholds,
+                               judge_api_base=options.judge_api_base)
     except Exception as exc:  # noqa: BLE001 - the results are safe; the report can be rebuilt
         print(f"error: report not built ({type(exc).__name__}: {exc}). Retry with: recall-eval report {options.run_dir}", file=sys.stderr)
         return 2

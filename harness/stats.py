@@ -34,6 +34,8 @@ SIGN_FLIP_DRAWS = 20_000
 _LATTICE_WORK = 20_000_000
 _ENUMERATE_MAX = 20  # up to 2^20 sign assignments are enumerated when the lattice is too large
 _REL_TOL = 1e-9  # cumulative weights are integers; this only absorbs float rounding of q * total
+#: Cells (resamples x samples) of cumulative weights :func:`cluster_quantile_ci` holds at once (32 MB of floats).
+_QUANTILE_BLOCK = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,14 @@ def _counts(n_clusters: int, resamples: int, seed: int) -> np.ndarray:
     counts = rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=resamples).astype(np.float64)
     counts.flags.writeable = False
     return counts
+
+
+@lru_cache(maxsize=16)
+def _counts_by_scenario(n_clusters: int, resamples: int, seed: int) -> np.ndarray:
+    """:func:`_counts` transposed into rows per scenario (cached; read-only), for :func:`cluster_quantile_ci`."""
+    by_scenario = np.ascontiguousarray(_counts(n_clusters, resamples, seed).T)
+    by_scenario.flags.writeable = False
+    return by_scenario
 
 
 def _codes(clusters: Sequence[object]) -> tuple[np.ndarray, int]:
@@ -150,8 +160,14 @@ def cluster_ratio_ci(
     den_k = np.bincount(codes, weights=den, minlength=k)
     value = float(num_k.sum() / den_k.sum())
     counts = _counts(k, resamples, seed)
+    if den_k[0] == np.rint(den_k[0]) and (den_k == den_k[0]).all():
+        # Every scenario has the same whole number of samples (a mean over epochs that all ran): each resample
+        # draws k scenarios, so its denominator is exactly that number times k, no product needed.
+        den_resampled = np.full(resamples, den_k[0] * k)
+    else:
+        den_resampled = counts @ den_k
     with np.errstate(invalid="ignore", divide="ignore"):
-        resampled = (counts @ num_k) / (counts @ den_k)
+        resampled = (counts @ num_k) / den_resampled
     return _interval(value, resampled, level, k)
 
 
@@ -172,9 +188,13 @@ def cluster_quantile_ci(
     """The q-quantile (:func:`quantile`) with a clustered bootstrap interval.
 
     Each resample weights every sample by its scenario's draw count and takes
-    the same lower quantile of the weighted values; it is found on the values
-    sorted once, by a binary search run for all resamples at once (memory:
-    scenarios x samples floats).
+    the same lower quantile of the weighted values: on the values sorted
+    once, a resample's cumulative weight at each position is a running sum of
+    its draw counts read in sorted order, and its quantile is the first
+    position where that reaches ``q`` of its total. Resamples go through in
+    blocks of about :data:`_QUANTILE_BLOCK` cells, so memory stays bounded for
+    any number of samples. The weights are integers, so every cumulative sum
+    is exact and the result does not depend on how it is summed.
     """
     vals = np.asarray(values, dtype=np.float64)
     codes, k = _codes(clusters)
@@ -184,22 +204,20 @@ def cluster_quantile_ci(
     assert value is not None
     order = np.argsort(vals, kind="stable")
     sorted_vals, sorted_codes = vals[order], codes[order]
-    counts = _counts(k, resamples, seed)
+    by_scenario = _counts_by_scenario(k, resamples, seed)
     n = len(vals)
-    # below[k, j]: samples of scenario k at sorted positions <= j. A resample's cumulative weight at j is
-    # counts[b] @ below[:, j]; it grows with j, so each resample's quantile is found by binary search.
-    below = np.zeros((k, n))
-    below[sorted_codes, np.arange(n)] = 1.0
-    np.cumsum(below, axis=1, out=below)
-    target = q * (counts @ below[:, -1]) * (1.0 - _REL_TOL)
-    lo = np.zeros(resamples, dtype=np.int64)
-    hi = np.full(resamples, n - 1, dtype=np.int64)
-    while np.any(lo < hi):
-        mid = (lo + hi) // 2
-        reached = np.einsum("bk,kb->b", counts, below[:, mid]) >= target
-        hi = np.where(reached, mid, hi)
-        lo = np.where(reached, lo, mid + 1)
-    return _interval(value, sorted_vals[lo], level, k)
+    positions = np.empty(resamples, dtype=np.int64)
+    block = max(1, _QUANTILE_BLOCK // n)
+    for start in range(0, resamples, block):
+        # cumulative[j, b]: draws, in resample b, of the samples at sorted positions <= j (rows are contiguous,
+        # so the running sum adds whole rows, in place).
+        cumulative = by_scenario[sorted_codes, start:start + block]
+        np.cumsum(cumulative, axis=0, out=cumulative)
+        target = q * cumulative[-1] * (1.0 - _REL_TOL)
+        # The first position whose cumulative weight reaches the target (it only grows down a column; the last
+        # row, the total, always reaches it: q <= 1 and the target is shaved by _REL_TOL).
+        positions[start:start + block] = (cumulative < target).sum(axis=0)
+    return _interval(value, sorted_vals[positions], level, k)
 
 
 def paired_diff_ci(

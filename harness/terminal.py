@@ -140,7 +140,9 @@ def report_lines(outcome: Any) -> tuple[list[str], list[str]]:
 
     summary = getattr(outcome, "summary", None) or {}
     out, err = terminal_lines(outcome, upper=True)
-    verdict_at = next(i for i, line in enumerate(out) if line.startswith("verdict: "))
+    verdict_at = next((i for i, line in enumerate(out) if line.startswith("verdict: ")), None)
+    if verdict_at is None:  # no verdict line to place the table and checks around: print what the verdict said
+        return out, err
     checks = _check_lines(summary)
     if checks:
         said = set(out[:verdict_at])

@@ -334,13 +334,12 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
     except ForeignRecordsError as exc:
         raise ReportError(str(exc)) from None
     records = inputs.records
+    _check_exclude(exclude, sorted({r.scenario_id for r in records}))
     if scenarios is None:  # only the scenarios the results name are loaded (and validated), not the suite
         named = manifest.model_copy(update={"scenario_ids": sorted({r.scenario_id for r in records})})
         scenarios = _load_scenarios(named)
     scenarios = dict(scenarios)
     warnings = inputs.warnings()
-    warnings += [f"--exclude {p!r} matches no scenario in the results"
-                 for p in exclude if not any(fnmatch.fnmatchcase(r.scenario_id, p) for r in records)]
     excluded = sorted({r.scenario_id for r in records if any(fnmatch.fnmatchcase(r.scenario_id, p) for p in exclude)})
     records = [r for r in records if r.scenario_id not in excluded]
     unknown = sorted({r.scenario_id for r in records} - scenarios.keys())
@@ -375,6 +374,18 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
                          warnings=warnings, headlines=list(summary["headlines"]),
                          too_many_errors=error_rate is not None and error_rate > config.max_error_rate,
                          summary=summary)
+
+
+def _check_exclude(exclude: Sequence[str], ids: Sequence[str]) -> None:
+    """An ``--exclude`` pattern matching no scenario id in the results is an error, as a ``run --filter``
+    id glob matching nothing is: a typo would otherwise leave the known-bad scenario in the numbers."""
+    import difflib
+
+    for pattern in exclude:
+        if not any(fnmatch.fnmatchcase(i, pattern) for i in ids):
+            close = difflib.get_close_matches(pattern, list(ids), n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ReportError(f"--exclude {pattern!r} matches no scenario id in the results{hint}; fix or drop it")
 
 
 def _thresholds_from_args(args: Any) -> VerdictConfig:

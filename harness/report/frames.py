@@ -61,11 +61,14 @@ def scores_frame(run_dir: str | Path, *, exclude: Sequence[str] = ()) -> pandas.
     from harness.scoring import score_sample
 
     run_dir = Path(run_dir)
-    scenarios = _load_scenarios(read_manifest(run_dir))
+    records = [r for r in scan_results(run_dir / RESULTS_FILE).records if r.scenario_id not in exclude]
+    # Only the scenarios the results name, as the report does: one probe of a 2,000-probe suite loads that probe.
+    manifest = read_manifest(run_dir)
+    scenarios = _load_scenarios(manifest.model_copy(update={"scenario_ids": sorted({r.scenario_id for r in records})}))
     rows = [
         _row(score_sample(record, scenarios[record.scenario_id]), scenarios[record.scenario_id].tags)
-        for record in scan_results(run_dir / RESULTS_FILE).records
-        if record.scenario_id in scenarios and record.scenario_id not in exclude
+        for record in records
+        if record.scenario_id in scenarios
     ]
     return pd.DataFrame(rows)
 

@@ -99,6 +99,18 @@ def _parse(path: Path, text: str | None = None) -> tuple[_Document | None, list[
     return _Document(path, data, node), problems
 
 
+def read_yaml(path: Path) -> tuple[Any, list[Problem]]:
+    """The data of a YAML file that is not a scenario (a judge calibration set), parsed as scenario files are.
+
+    Aliases, nesting deeper than :data:`MAX_DEPTH`, syntax errors and duplicate
+    keys are problems (``file:line: what``), so a hostile or mistyped file costs
+    one line, not gigabytes or a traceback. Returns ``(data, problems)``; the
+    data is None when there are problems.
+    """
+    document, problems = _parse(path)
+    return (None if problems or document is None else document.data), problems
+
+
 def _refuse_shape(path: Path, text: str, node: yaml.Node) -> Problem | None:
     """Refuse YAML aliases and deep nesting while the file is still a node tree.
 
@@ -136,7 +148,7 @@ def _too_deep(path: Path, node: yaml.Node) -> Problem:
         str(path),
         node.start_mark.line + 1,
         "",
-        f"nested more than {MAX_DEPTH} levels deep: a scenario needs about 8; flatten this part of the file",
+        f"nested more than {MAX_DEPTH} levels deep: a scenario needs about 8; flatten this part of the file",  # any file
     )
 
 
@@ -156,8 +168,8 @@ def _alias_problem(path: Path, text: str, shared: yaml.Node) -> Problem:
                 str(path),
                 event.start_mark.line + 1,
                 "",
-                f"YAML alias *{name} ({where}) refused: {why}; scenario files take no aliases: "
-                "write the value out, or put values shared by several files in a _defaults.yaml",
+                f"YAML alias *{name} ({where}) refused: {why}; this file takes no aliases: "
+                "write the value out (values several scenario files share belong in a _defaults.yaml)",
             )
         if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
             open_anchors.append(event.anchor)
@@ -165,7 +177,7 @@ def _alias_problem(path: Path, text: str, shared: yaml.Node) -> Problem:
             open_anchors.pop()
         if isinstance(event, yaml.NodeEvent) and event.anchor is not None:
             anchors.setdefault(event.anchor, event.start_mark.line + 1)
-    return Problem(str(path), shared.start_mark.line + 1, "", "YAML alias refused: scenario files take no aliases")
+    return Problem(str(path), shared.start_mark.line + 1, "", "YAML alias refused: this file takes no aliases")
 
 
 _STR_TAG = "tag:yaml.org,2002:str"

@@ -576,6 +576,10 @@ def _check_item_times(parts: SharedIndex) -> Iterator[Finding]:
                 )
 
 
+#: A lone number: scoring matches it with digit edges, never as a substring (as ``harness.scoring``'s).
+_NUMBER = re.compile(r"[+-]?\d+(?:[.,:' ]\d+)*%?")
+
+
 def _strings(obj: Any, name: str) -> list[Any]:
     return _list(obj, name) or []
 
@@ -584,10 +588,23 @@ def _fold(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+def _groups(check: Any) -> list[tuple[Loc, list[Any]]]:
+    """The check's synonym groups with their places: each ``must_contain_groups`` entry, and
+    ``must_contain_any`` as one group (an answer passes it with any one of its entries)."""
+    groups: list[tuple[Loc, list[Any]]] = [
+        (("must_contain_groups", j), group)
+        for j, group in enumerate(_strings(check, "must_contain_groups")) if isinstance(group, list) and group
+    ]
+    any_of = _strings(check, "must_contain_any")
+    if any_of:
+        groups.append((("must_contain_any",), any_of))
+    return groups
+
+
 def _wanted(check: Any) -> set[str]:
-    """Texts every passing answer must hold: ``must_contain_*`` entries and one-synonym groups."""
-    texts = [*_strings(check, "must_contain_any"), *_strings(check, "must_contain_all")]
-    texts += [group[0] for group in _strings(check, "must_contain_groups") if isinstance(group, list) and len(group) == 1]
+    """Texts every passing answer must hold: ``must_contain_all`` entries and one-synonym groups."""
+    texts = [*_strings(check, "must_contain_all")]
+    texts += [group[0] for _, group in _groups(check) if len(group) == 1]
     return {_fold(text) for text in texts if isinstance(text, str)}
 
 
@@ -612,18 +629,27 @@ def _check_expect(expect: Any) -> Iterator[Finding]:
                 forbidden.add(_fold(text))
                 if _fold(text) in wanted:
                     yield Finding((*prefix, "must_not_contain", j), "also listed as required text: no answer can pass", text)
-        for j, group in enumerate(_strings(check, "must_contain_groups")):
-            if isinstance(group, list) and len(group) > 1 and all(isinstance(t, str) and _fold(t) in forbidden for t in group):
-                yield Finding(
-                    (*prefix, "must_contain_groups", j),
-                    "every synonym of this group is also in must_not_contain: no answer can pass",
-                    group,
-                )
+        for loc, group in _groups(check):
+            if len(group) > 1 and all(isinstance(t, str) and _fold(t) in forbidden for t in group):
+                what = "entry" if loc[0] == "must_contain_any" else "synonym of this group"
+                yield Finding((*prefix, *loc), f"every {what} is also in must_not_contain: no answer can pass", group)
     wanted = _wanted(expect)
+    groups = [group for _, group in _groups(expect)]
     for j, canary in enumerate(_strings(expect, "canaries")):
         text = _get(canary, "text")
-        if isinstance(text, str) and _fold(text) in wanted:
+        if not isinstance(text, str):
+            continue
+        if _fold(text) in wanted or any(all(_states(t, text) for t in group) for group in groups):
             yield Finding(("expect", "canaries", j, "text"), "a canary is also required text: no answer can pass", text)
+
+
+def _states(synonym: Any, canary: str) -> bool:
+    """Does an answer holding ``synonym`` hold ``canary``? Equal, or contained in it when the canary is
+    long enough that scoring matches it as a plain substring (short ones need word edges there)."""
+    if not isinstance(synonym, str):
+        return False
+    needle, text = _fold(canary), _fold(synonym)
+    return needle == text or (len(needle) > 3 and not _NUMBER.fullmatch(needle) and needle in text)
 
 
 def _visible(item: ItemSpec, scenario: Scenario) -> bool:

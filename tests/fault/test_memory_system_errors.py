@@ -87,5 +87,6 @@ def test_a_memory_system_raising_in_open_a_write_tool_or_the_probe_fails_only_it
     assert errors["faulty_write_tool"][0] == "OSError" and errors["faulty_write_tool"][1].startswith("write phase, session ")
     assert errors["faulty_probe"] == ("RuntimeError", "probe setup broke")
     assert records["faulty_write_tool"]["write_phase"]["sessions"][0]["stop_reason"] == "error"
-    assert sorted(CLOSED) == ["probe", "write_tool"]
+    # each instance opened is closed: one by the plan line (which builds every arm's prompts), one by the sample
+    assert sorted(CLOSED) == ["probe", "probe", "write_tool", "write_tool"]
     assert json.loads((out / "run.json").read_text())["status"] == "complete" and code == 0  # the verdict is faked here

@@ -8,7 +8,7 @@ import pytest
 import yaml
 from tests.harness.scoring_factories import make_record, make_scenario
 
-from harness.abstention import abstention_reason, find_abstention, is_abstention
+from harness.abstention import AbstentionCue, abstention_reason, find_abstention, is_abstention
 from harness.offline_model._policy import ABSTAIN_ANSWER
 from harness.scoring import score_sample
 
@@ -118,6 +118,10 @@ def test_but_no_record_of_is_an_abstention_cue():
     ("I, honestly, don't know.", ""),                               # a cue across clauses: the whole sentence
     ('The file says "I don\'t know" twice.', 'the file says "i don\'t know" twice.'),  # quotes are not cues
     ("Billing runs Postgres 15.", "billing runs postgres 15."),
+    # a sentence's clauses end at its own end: the next sentence's abstention clause does not take "sorry." along
+    ("I don't know, sorry. I have no record of it, but it is Postgres 15.", "sorry. but it is postgres 15."),
+    # quoted text is no object of "have" here either, as in find_abstention
+    ('I don\'t have "the staging key".', 'i don\'t have "the staging key".'),
 ])
 def test_outside_abstention_removes_only_the_abstention_clauses(answer, kept):
     from harness.abstention import ABSTENTION_GAP, outside_abstention
@@ -131,3 +135,38 @@ def test_removed_clause_leaves_a_gap_words_cannot_match_across():
     from harness.scoring import contains
 
     assert not contains(outside_abstention("Postgres, I don't know which version, 15 maybe"), "postgres 15")
+
+
+def test_reason_quotes_the_cue_words_without_the_punctuation_that_starts_the_cue():
+    assert abstention_reason("Well, no record of that.") == 'sentence 1: "no record" (no record)'
+    assert find_abstention("Well, no record of that.").text == "no record"
+
+
+def test_a_strong_cue_is_reported_as_no_hedge_and_a_hedge_as_one():
+    assert find_abstention("I don't know.") == AbstentionCue("not know", "i don't know", 1, hedge=False)
+    assert find_abstention("If you mean staging, I'm not sure.") == \
+        AbstentionCue("not sure", "i'm not sure", 1, hedge=True)
+
+
+def test_reason_names_the_sentence_of_a_hedge_and_of_a_cue_after_a_condition():
+    assert abstention_reason("Let me check. I'm not sure which port it is.") == \
+        "sentence 2: \"i'm not sure\" (hedge: not sure)"
+    assert abstention_reason("Let me check. If it was changed, I don't know to what.") == \
+        "sentence 2: \"i don't know\" (not know)"
+
+
+def test_a_hedge_in_a_lead_sentence_with_a_condition_still_abstains_but_stays_in_the_stated_text():
+    from harness.abstention import outside_abstention
+
+    assert is_abstention("If you mean staging, I'm not sure.")
+    answer = "If you mean staging, I'm not sure, but it may be 5432."
+    assert outside_abstention(answer) == "if you mean staging, i'm not sure, but it may be 5432."
+    # a strong cue inside the condition ("you never told me") is no cue; the hedge outside it is kept as stated text
+    hedged = "If you never told me the port, I'm not sure which one, maybe 5432."
+    assert outside_abstention(hedged) == "if you never told me the port, i'm not sure which one, maybe 5432."
+
+
+def test_typographic_apostrophes_and_runs_of_spaces_read_as_plain_ones():
+    assert abstention_reason("I don\u2018t know.") == 'sentence 1: "i don\'t know" (not know)'
+    assert abstention_reason("I don\u2019t know.") == 'sentence 1: "i don\'t know" (not know)'
+    assert abstention_reason("I don't  \t know.") == 'sentence 1: "i don\'t know" (not know)'

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from harness.report import build_report
 from harness.report.frames import metrics_frame, scores_frame
 from tests.harness.scoring_factories import make_record, make_scenario, write_run
@@ -17,7 +19,8 @@ def _run(tmp_path, monkeypatch):
     run_dir = write_run(tmp_path / "run", records)
     import harness.report as report
 
-    monkeypatch.setattr(report, "_load_scenarios", lambda manifest: {scenario.id: scenario})
+    monkeypatch.setattr(report, "_load_scenarios",
+                        lambda manifest: {scenario.id: scenario} if scenario.id in manifest.scenario_ids else {})
     return run_dir
 
 
@@ -38,3 +41,19 @@ def test_metrics_frame_builds_the_report_when_missing(tmp_path, monkeypatch) -> 
     row = frame[(frame.arm == "recall") & (frame.category == "all") & (frame.metric == "continuity_accuracy")]
     assert float(row.value.iloc[0]) == 1.0
     assert build_report(run_dir).summary_json.is_file()
+
+
+def test_scores_frame_loads_only_the_scenarios_the_results_name(tmp_path, monkeypatch) -> None:
+    run_dir = _run(tmp_path, monkeypatch)
+    import harness.report as report
+
+    asked: list[set[str]] = []
+    real = report._load_scenarios
+    monkeypatch.setattr(report, "_load_scenarios", lambda manifest: asked.append(set(manifest.scenario_ids)) or real(manifest))
+    manifest = run_dir / "run.json"
+    data = json.loads(manifest.read_text())
+    data["scenario_ids"] = [*data["scenario_ids"], "never-run-01"]  # planned, not in the results
+    manifest.write_text(json.dumps(data))
+    assert len(scores_frame(run_dir)) == 3
+    assert asked == [{"fact-01"}]
+    assert len(scores_frame(run_dir, exclude=["fact-01"])) == 0 and asked[-1] == set()

@@ -109,6 +109,21 @@ def test_exclude_leaves_a_scenario_out(tmp_path):
     assert summary["run"]["samples"] == 12
 
 
+def test_exclude_matching_no_scenario_is_an_error_with_a_did_you_mean(tmp_path, scenarios_patch, capsys):
+    run_dir, scenarios = _run(tmp_path)
+    scenarios_patch(scenarios)
+    assert cli_report(_args(run_dir, exclude=["fact-00", "fact-00x"])) == 2
+    err = capsys.readouterr().err
+    assert "--exclude 'fact-00x' matches no scenario id in the results (did you mean 'fact-00'?); fix or drop it" in err
+    assert "fact-00' matches" not in err and not (run_dir / "summary.json").exists()
+
+
+def test_exclude_matching_nothing_names_a_scenario_only_when_one_is_close(tmp_path):
+    run_dir, scenarios = _run(tmp_path)
+    with pytest.raises(ReportError, match=r"--exclude 'nope' matches no scenario id in the results; fix or drop it"):
+        build_report(run_dir, scenarios=scenarios, exclude=["nope"])
+
+
 def test_report_on_a_folder_without_manifest_is_a_clear_error(tmp_path, capsys):
     with pytest.raises(ResultsError, match="run manifest"):
         build_report(tmp_path)

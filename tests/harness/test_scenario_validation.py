@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -125,6 +126,62 @@ def test_smells_are_warnings_not_errors(name: str, field: str, words: str) -> No
     assert suite.errors == [] and len(suite.scenarios) == 1
     [warning] = suite.problems
     assert warning.severity == "warning" and warning.field == field and words in warning.message
+
+
+def _with_expect(tmp_path: Path, source: Path, expect: dict[str, object]) -> list[Problem]:
+    """Problems of ``source`` with its ``expect`` replaced by ``expect`` (a variant written to ``tmp_path``)."""
+    data = yaml.safe_load(source.read_text(encoding="utf-8"))
+    data["expect"] = expect
+    path = tmp_path / source.name
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return load_suite([path]).problems
+
+
+@pytest.mark.parametrize(
+    "group",
+    [["Postgres 16", "postgres  16"], ["It runs Postgres 16", "Postgres 16 on staging"]],
+    ids=["every-synonym-equals", "every-synonym-holds"],
+)
+def test_canary_stated_by_every_synonym_of_a_group_is_an_error(tmp_path: Path, group: list[str]) -> None:
+    problems = _with_expect(tmp_path, BROKEN / "canary_required.yaml",
+                            {"must_contain_groups": [group], "canaries": [{"text": "Postgres 16", "kind": "stale"}]})
+    [problem] = [p for p in problems if p.field == "expect.canaries[0].text"]
+    assert problem.severity == "error" and "no answer can pass" in problem.message
+
+
+@pytest.mark.parametrize(
+    ("group", "canary"),
+    [(["Postgres 16", "PG16"], "Postgres 16"), (["version 16 no", "16 now"], "no")],
+    ids=["one-synonym-lacks-it", "short-canary-inside-a-word"],
+)
+def test_canary_a_passing_synonym_can_avoid_is_not_an_error(tmp_path: Path, group: list[str], canary: str) -> None:
+    problems = _with_expect(tmp_path, BROKEN / "canary_required.yaml",
+                            {"must_contain_groups": [group], "canaries": [{"text": canary, "kind": "stale"}]})
+    assert [p for p in problems if p.field.startswith("expect.canaries")] == []
+
+
+def test_must_contain_any_with_one_entry_an_answer_can_avoid_is_not_a_clash(tmp_path: Path) -> None:
+    """``must_contain_any`` is one group: an answer holding only its other entry passes, so no error."""
+    problems = _with_expect(tmp_path, BROKEN / "canary_required.yaml",
+                            {"must_contain_any": ["Postgres 16", "PG 15"], "must_not_contain": ["PG 15"],
+                             "canaries": [{"text": "PG 15", "kind": "stale"}]})
+    assert [p for p in problems if p.severity == "error"] == []
+
+
+def test_must_contain_any_whose_every_entry_is_forbidden_or_a_canary_is_an_error(tmp_path: Path) -> None:
+    problems = _with_expect(tmp_path, BROKEN / "canary_required.yaml",
+                            {"must_contain_any": ["PG 15", "Postgres 15"], "must_not_contain": ["pg 15", "postgres 15"]})
+    assert [p.field for p in problems if p.severity == "error"] == ["expect.must_contain_any"]
+    problems = _with_expect(tmp_path, BROKEN / "canary_required.yaml",
+                            {"must_contain_any": ["16"], "canaries": [{"text": "16", "kind": "stale"}]})
+    assert [p.field for p in problems if p.severity == "error"] == ["expect.canaries[0].text"]
+
+
+def test_abstain_with_must_contain_groups_is_a_warning(tmp_path: Path) -> None:
+    problems = _with_expect(tmp_path, FIXTURES / "warnings" / "abstain_must_contain.yaml",
+                            {"abstain": True, "must_contain_groups": [["16"]]})
+    [warning] = [p for p in problems if p.field == "expect.abstain"]
+    assert warning.severity == "warning" and "abstain is true" in warning.message
 
 
 def test_problem_line_format() -> None:

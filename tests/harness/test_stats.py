@@ -245,3 +245,36 @@ def test_sign_flip_monte_carlo_fallback_is_seeded_and_close_to_exact(monkeypatch
     assert "Monte Carlo" in approx.test and "40000" in approx.test and exact.test != approx.test
     assert approx == stats.sign_flip_test(diffs, draws=40_000, seed=3)
     assert abs(approx.p_value - exact.p_value) < 4 * math.sqrt(exact.p_value * (1 - exact.p_value) / 40_000) + 1e-4
+
+
+def test_quantile_interval_is_the_same_whatever_block_of_resamples_is_held_at_once(monkeypatch):
+    rng = np.random.default_rng(5)
+    values, clusters = rng.exponential(size=90), np.repeat(np.arange(30), 3)
+    whole = stats.cluster_quantile_ci(values, clusters, 0.95, resamples=301, seed=2)
+    monkeypatch.setattr(stats, "_QUANTILE_BLOCK", 7 * 90)  # 7 resamples at a time; the last block is partial
+    assert stats.cluster_quantile_ci(values, clusters, 0.95, resamples=301, seed=2) == whole
+    monkeypatch.setattr(stats, "_QUANTILE_BLOCK", 1)  # one resample at a time
+    assert stats.cluster_quantile_ci(values, clusters, 0.95, resamples=301, seed=2) == whole
+
+
+def _ratio_by_products(num, den, clusters, resamples, seed):
+    """The ratio interval computed the long way: both per-resample sums as matrix products."""
+    codes, k = stats._codes(clusters)
+    num_k, den_k = np.bincount(codes, weights=num, minlength=k), np.bincount(codes, weights=den, minlength=k)
+    counts = stats._counts(k, resamples, seed)
+    return stats._interval(float(num_k.sum() / den_k.sum()), (counts @ num_k) / (counts @ den_k), 0.95, k)
+
+
+def test_a_mean_over_equal_epochs_per_scenario_has_the_interval_of_the_full_products():
+    rng = np.random.default_rng(9)
+    clusters = np.repeat(np.arange(40), 3)  # 3 epochs each: every resample's denominator is 3 x 40
+    values = rng.random(120)
+    assert stats.cluster_mean_ci(values, clusters, resamples=400, seed=4) == \
+        _ratio_by_products(values, np.ones(120), clusters, 400, 4)
+    uneven = np.concatenate([clusters, [0, 1]])  # two scenarios with a fourth epoch: the products again
+    more = np.concatenate([values, [0.3, 0.9]])
+    assert stats.cluster_mean_ci(more, uneven, resamples=400, seed=4) == \
+        _ratio_by_products(more, np.ones(122), uneven, 400, 4)
+    halves = np.full(120, 0.5)  # equal but not whole denominators take the products too
+    assert stats.cluster_ratio_ci(values, halves, clusters, resamples=400, seed=4) == \
+        _ratio_by_products(values, halves, clusters, 400, 4)

@@ -134,7 +134,7 @@ def _run(arm: str, scn: Scenario):
 def _record(result, scn: Scenario, arm: str) -> SampleRecord:
     outcome = result.outcome
     return SampleRecord(
-        sample_id=f"{scn.id}|{arm}|offline/reference|0", scenario_id=scn.id, scenario_hash="x", category=scn.category.value,
+        sample_id=f"{scn.id}|{arm}|offline/reference|0", scenario_id=scn.id, scenario_hash="x", category=scn.category,
         arm=arm, model="offline/reference", epoch=0, seed=1, status="error" if outcome.error else "ok", error=outcome.error,
         final_answer=outcome.final_answer, stop_reason=outcome.stop_reason,
         tools_offered=[t["function"]["name"] for t in result.tools], messages=outcome.messages,

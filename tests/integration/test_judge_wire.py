@@ -61,3 +61,20 @@ def test_grounding_and_rubric_judges_through_litellm_to_a_local_server(tmp_path,
 def _judge_cache_in_tmp(tmp_path, monkeypatch):
     """The judge cache goes to ./.recall-eval-cache/judge: keep it in the test's folder."""
     monkeypatch.chdir(tmp_path)
+
+
+def test_run_judge_api_base_sends_the_judge_to_that_server_and_records_it(tmp_path, server, monkeypatch, capsys):
+    """`run --judge-api-base` means what `report --judge-api-base` means: the judges' endpoint (run.json keeps it)."""
+    from harness.cli import main
+
+    monkeypatch.setattr(fake_openai_server, "decide", _judge_decide)
+    run_dir = tmp_path / "run"
+    code = main(["run", "--scenarios", str(SMOKE), "--filter", "smoke-02*", "--arms", "history_only", "recall",
+                 "--out", str(run_dir), "--cache-dir", str(tmp_path / "cache"), "--no-progress",
+                 "--judge-model", "openai/fake", "--judge-api-base", server.base_url])
+    assert code in (0, 1), capsys.readouterr().err
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    assert summary["judge"]["grounding"]["judged"] > 0 and summary["judge"]["grounding"]["malformed"] == 0
+    assert server.requests and all(seen.body["model"] == "fake" for seen in server.requests)
+    manifest = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    assert manifest["parameters"]["judge_api_base"] == server.base_url

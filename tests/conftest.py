@@ -1,0 +1,26 @@
+"""Test-session setup shared by every test folder."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _fresh_harness_caches() -> None:
+    """Start each test session with empty ``lru_cache``s in the harness and memory_tools modules.
+
+    The results are pure functions of their arguments, so clearing changes no
+    test's outcome. It matters to mutation testing (docs/mutation-testing.md):
+    mutmut runs the clean suite in its own process and forks one child per
+    mutant, so without this a child would answer from caches filled by the
+    unmutated code and never call the mutated helpers behind them.
+    """
+    for name, module in list(sys.modules.items()):
+        if module is None or not name.startswith(("harness.", "memory_tools.")):
+            continue
+        for value in list(vars(module).values()):
+            clear = getattr(value, "cache_clear", None)
+            if callable(clear) and getattr(value, "__module__", None) == name:
+                clear()
