@@ -3,7 +3,9 @@
 The table has one row per model x arm: continuity accuracy with its 95%
 interval, the unsupported-claim rate, leaks (tool-level count / answers with a
 leaked canary), errors, tokens and cost per sample, and samples replayed from
-the cache. Then the lead headlines, ``verdict: STATUS``, each check of each
+the cache. When some arm wrote memory through the agent (a write phase), the
+tokens read ``probe + write`` per sample and a column gives model calls the
+same way, so the cost of building memory stands beside the probe's. Then the lead headlines, ``verdict: STATUS``, each check of each
 model marked ``✓ pass``, ``✗ fail`` or ``? undecided`` (the words of the HTML
 report), and the notes. The leads come first: they say what to know before trusting any number.
 Plain text with no colour codes, so CI logs read the
@@ -57,6 +59,23 @@ def _cost(row: Mapping[str, Any] | None) -> str:
     return f"${row['value']:.4g}" if row["value"] else "$0"
 
 
+_WRITE_TOKENS = ("write_prompt_tokens", "write_completion_tokens")
+
+
+def _sum(metrics: Mapping[str, Mapping[str, Any]], names: Sequence[str]) -> float | None:
+    """The sum of the named per-sample means that are numbers; None when none is."""
+    values = [metrics[k]["value"] for k in names if k in metrics and _number(metrics[k].get("value"))]
+    return sum(values) if values else None
+
+
+def _tokens(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:,.0f}"
+
+
+def _calls(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
 def arm_table(summary: Mapping[str, Any]) -> list[str]:
     """The per-arm table as aligned lines (header first); empty when the summary has no metrics."""
     cells: dict[tuple[str, str], dict[str, Mapping[str, Any]]] = {}
@@ -69,14 +88,18 @@ def arm_table(summary: Mapping[str, Any]) -> list[str]:
 
     arms = run_arms(dict(summary), [{"arm": arm} for _, arm in cells])
     keys = sorted(cells, key=lambda k: (k[0], arms.index(k[1]) if k[1] in arms else len(arms), k[1]))
-    rows = [_HEADER]
+    written = any(_number((m.get("write_model_calls") or {}).get("value")) and m["write_model_calls"]["value"] > 0
+                  for m in cells.values())
+    header = _HEADER if not written else (*_HEADER[:5], "tokens/sample probe + write", "model calls probe + write",
+                                          *_HEADER[6:])
+    rows = [header]
     for model, arm in keys:
         m = cells[(model, arm)]
         samples = (m.get("error_rate") or {}).get("n")
         errors = _count(m.get("error_rate"), of_samples=True)
         tool_leaks = _count(m.get("tool_leakage_count"), of_samples=False)
         answer_leaks = _count(m.get("answer_leakage_rate"), of_samples=True)
-        tokens = [m[k]["value"] for k in ("prompt_tokens", "completion_tokens") if k in m and _number(m[k].get("value"))]
+        tokens = _sum(m, ("prompt_tokens", "completion_tokens"))
         cached = _count(m.get("cached_samples"), of_samples=False)
         total = "?" if samples is None else str(samples)
         rows.append((
@@ -85,11 +108,12 @@ def arm_table(summary: Mapping[str, Any]) -> list[str]:
             _rate(m.get("unsupported_claim_rate")),
             f"{'?' if tool_leaks is None else tool_leaks}/{'?' if answer_leaks is None else answer_leaks}",
             f"{'?' if errors is None else errors}/{total}",
-            f"{sum(tokens):,.0f}" if tokens else "n/a",
+            _tokens(tokens) + (f" + {_tokens(_sum(m, _WRITE_TOKENS))}" if written else ""),
+            *((f"{_calls(_sum(m, ('model_calls',)))} + {_calls(_sum(m, ('write_model_calls',)))}",) if written else ()),
             _cost(m.get("cost_usd")),
             f"{'?' if cached is None else cached}/{total}",
         ))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(_HEADER))]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     return ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths)))
             .rstrip() for r in rows]
 

@@ -28,6 +28,7 @@ from harness.report import formatting as fmt
 from harness.report.formatting import format_metric, label
 from harness.report.grid import scenario_grid
 from harness.report.page_data import data_blobs
+from harness.report.write_path import PAIR_COLUMNS, STAGE_COLUMNS, WRITE_COLUMNS, write_path_section
 from harness.scoring import CORRECT_OUTCOMES, Outcome
 
 __all__ = ["METRIC_ORDER", "format_metric", "render_html"]
@@ -71,6 +72,7 @@ def render_html(summary: dict[str, Any], samples: list[dict[str, Any]]) -> str:
         "effect_charts": charts.effect_charts(summary),
         "judge": summary.get("judge"),
         "metric_tables": _metric_tables(summary),
+        "write_path": write_path_section(summary),
         "paired": _paired_rows(summary),
         "latency_added": summary.get("added_latency") or [],
         "flips": _flip_rows(summary, ordered),
@@ -111,7 +113,9 @@ def _environment() -> jinja2.Environment:
     )
     env.filters.update(metric=format_metric, num=fmt.num, signed=fmt.signed, pvalue=fmt.pvalue,
                        paired=fmt.paired_diff, seconds=fmt.seconds)
-    env.globals.update(arm_class=fmt.arm_class, label=fmt.label, seconds_interval=fmt.seconds_interval)
+    env.globals.update(arm_class=fmt.arm_class, label=fmt.label, seconds_interval=fmt.seconds_interval,
+                       write_columns=[h for _, h in WRITE_COLUMNS], stage_columns=[h for _, h in STAGE_COLUMNS],
+                       pair_columns=[h for _, h in PAIR_COLUMNS])
     return env
 
 
@@ -131,9 +135,36 @@ def _metric_tables(summary: dict[str, Any]) -> list[dict[str, Any]]:
         present = {metric for metric, _ in table["cells"]}
         metrics = [m for m in METRIC_ORDER if m in present] + sorted(present - set(METRIC_ORDER))
         table_arms = [a for a in arms if any((m, a) in table["cells"] for m in metrics)]
-        body = [(m, [table["cells"].get((m, a)) for a in table_arms]) for m in metrics]
+        body: list[tuple[str, list[Any]]] = [(m, [table["cells"].get((m, a)) for a in table_arms]) for m in metrics]
+        if any(fmt.is_number(c.get("value")) and c["value"] > 0
+               for (m, _), c in table["cells"].items() if m == "write_model_calls"):
+            at = next((i + 1 for i, (m, _) in enumerate(body) if m == "completion_tokens"), len(body))
+            body[at:at] = [(name, [_probe_plus_write(table["cells"], a, parts) for a in table_arms])
+                           for name, parts in _PROBE_PLUS_WRITE.items()]
         out.append({"model": table["model"], "arms": table_arms, "rows": body})
     return out
+
+
+#: Rows of the metric table that put the write phase's cost beside the probe's (runs with a write phase only).
+_PROBE_PLUS_WRITE = {
+    "model calls per sample, probe + write": (("model_calls",), ("write_model_calls",)),
+    "tokens per sample, probe + write": (("prompt_tokens", "completion_tokens"),
+                                         ("write_prompt_tokens", "write_completion_tokens")),
+}
+
+
+def _probe_plus_write(cells: dict[tuple[str, str], Any], arm: str,
+                      parts: tuple[tuple[str, ...], tuple[str, ...]]) -> dict[str, str] | None:
+    """``{"text": "1,234 + 5,678"}``: an arm's probe and write-phase figure side by side (None without either)."""
+    sums = []
+    for metrics in parts:
+        values = [(cells.get((m, arm)) or {}).get("value") for m in metrics]
+        numbers = [v for v in values if fmt.is_number(v)]
+        sums.append(sum(numbers) if numbers else None)
+    if all(s is None for s in sums):
+        return None
+    calls = parts[0] == ("model_calls",)
+    return {"text": " + ".join(fmt.num(s) if calls or s is None else f"{s:,.0f}" for s in sums)}
 
 
 def _category_tables(summary: dict[str, Any]) -> list[dict[str, Any]]:

@@ -1,8 +1,8 @@
 """Pages the browser tests (and ``benchmarks/browser_bench.py``) open: hostile text, long tool results, 10,000 samples.
 
 ``hostile_page`` is the XSS fixture: every text a model or a scenario writes
-(answer, transcript, tool result, score reason, title, model name, error,
-answer key) holds markup that would run script or add elements if any of it
+(answer, transcript, tool result, write call, score reason, title, model
+name, arm name in the write-path tables, error, answer key) holds markup that would run script or add elements if any of it
 were inserted as HTML. Opening it must add no element and run nothing.
 """
 
@@ -57,7 +57,37 @@ def hostile_data() -> tuple[dict[str, Any], list[dict[str, Any]]]:
     long_one["sample_id"] = "long-tool-result|" + "|".join(long_one["sample_id"].split("|")[1:])
     error = next((s for s in samples if s["status"] == "error"), samples[0])
     error["status"], error["error"] = "error", {"type": _hostile(1), "message": _hostile(2)}
+    _add_hostile_write_phase(summary, samples)
     return summary, samples
+
+
+def _add_hostile_write_phase(summary: dict[str, Any], samples: list[dict[str, Any]]) -> None:
+    """Write calls whose arguments and results are hostile, and write-path rows naming hostile models and arms."""
+    for n, sample in enumerate(s for s in samples if s["arm"] == "recall"):
+        sample["write_calls"] = [{
+            "call_id": f"w{n}", "name": f"[write phase, session {_hostile(n)}] remember", "status": "ok",
+            "arguments": json.dumps({"name": _hostile(n + 1), "text": _hostile(n + 2)}), "result_text": _hostile(n + 3),
+            "disclosed_item_ids": [], "result_tokens": 12, "elapsed_s": 0.001, "storage_read": False,
+        }]
+        sample["write_model_calls"], sample["write_tokens"] = 2, 550
+    model = (summary.get("run") or {}).get("models", ["openai/gpt-4o-mini"])[0]
+    summary["metrics"] = [*(summary.get("metrics") or []), *(
+        {"model": model, "arm": "recall", "category": "all", "metric": metric, "value": value, "ci_low": None,
+         "ci_high": None, "n": 4}
+        for metric, value in (("write_model_calls", 2.0), ("write_prompt_tokens", 500.0),
+                              ("write_completion_tokens", 50.0)))]
+    stages = {"correct": 1, "extraction": 1, "retrieval": 1, "answer": 0}
+    summary["write_path"] = [
+        {"model": "m/" + PAYLOADS[0], "arm": arm, "samples": 4, "memories_written": 3, "write_duplicates": 1,
+         "writes_rejected": 1, "forgets_requested": 1, "forgets_done": 1, "written_holds_expected_rate": 0.5,
+         "retrieved_holds_expected_rate": 0.25, "stages": stages}
+        for arm in ("recall", _hostile(2))
+    ]
+    summary["oracle_vs_extracted"] = [
+        {"model": _hostile(4), "oracle_arm": _hostile(1), "extracted_arm": _hostile(3), "n_scenarios": 3,
+         "both_correct": 1, "extraction_failures": 1, "retrieval_failures": 1, "answer_failures": 0,
+         "oracle_failed_too": 0, "extracted_only_correct": 0}
+    ]
 
 
 def write_page(path: Path, summary: dict[str, Any], samples: list[dict[str, Any]]) -> Path:
