@@ -223,15 +223,11 @@ def probe_messages(
 
 
 def arguments_text(arguments: object) -> str:
-    """Arguments as the record keeps them: text as given, a dict as compact JSON, None as ``""``."""
-    if isinstance(arguments, str):
-        return arguments
-    if arguments is None:
-        return ""
-    try:
-        return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
-    except (TypeError, ValueError):
-        return repr(arguments)
+    """Arguments as the record keeps them: text as given, a dict as compact JSON, None as ``""``
+    (the Host's own rule, so every system's call records read alike; a self-referencing dict is its repr)."""
+    from memory_tools.host import _record_arguments
+
+    return _record_arguments(arguments)
 
 
 def decode_arguments(arguments: str | dict[str, Any] | None) -> dict[str, Any] | str:
