@@ -53,7 +53,7 @@ from memory_tools.policy import (
     MemoryPolicy,
     RunContext,
     ToolArgumentError,
-    _as_integer,
+    limit_argument,
     _join,
     _json_type,
     _show,
@@ -226,16 +226,7 @@ def parse_recall_arguments(arguments: dict[str, Any]) -> RecallArguments:
     elif arguments.get("name") is not None and arguments.get("query") is not None:
         errors.append("give either name or query, not both")
     scope = _scope(arguments, errors, required=False)
-    limit, capped = DEFAULT_RECALL_LIMIT, False
-    raw_limit = arguments.get("limit")
-    if raw_limit is not None:
-        value = _as_integer(raw_limit)
-        if value is None:
-            errors.append(f"limit must be an integer from 1 to {MAX_RECALL_LIMIT}, got {_show(raw_limit)}")
-        elif value < 1:
-            errors.append(f"limit must be at least 1, got {value}")
-        else:
-            limit, capped = min(value, MAX_RECALL_LIMIT), value > MAX_RECALL_LIMIT
+    limit, capped = limit_argument(arguments, errors, DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT)
     if errors:
         raise ToolArgumentError(_join(errors))
     return RecallArguments(name, query, scope, limit, capped)

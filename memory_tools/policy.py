@@ -232,16 +232,7 @@ def parse_search_arguments(arguments: dict[str, Any]) -> SearchArguments:
         else:
             errors.append(f'match must be "exact" or "prefix", got {_show(raw_match)}')
 
-    limit, limit_capped = DEFAULT_SEARCH_LIMIT, False
-    raw_limit = arguments.get("limit")
-    if raw_limit is not None:
-        value = _as_integer(raw_limit)
-        if value is None:
-            errors.append(f"limit must be an integer from 1 to {MAX_SEARCH_LIMIT}, got {_show(raw_limit)}")
-        elif value < 1:
-            errors.append(f"limit must be at least 1, got {value}")
-        else:
-            limit, limit_capped = min(value, MAX_SEARCH_LIMIT), value > MAX_SEARCH_LIMIT
+    limit, limit_capped = limit_argument(arguments, errors, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)
 
     if errors:
         raise ToolArgumentError(_join(errors))
@@ -301,6 +292,22 @@ def _as_integer(value: object) -> int | None:
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         return int(value)
     return None
+
+
+def limit_argument(arguments: dict[str, Any], errors: list[str], default: int, maximum: int) -> tuple[int, bool]:
+    """``(limit, capped)`` from an optional ``limit`` argument: ``default`` when absent, clamped to
+    ``maximum`` (capped True then); a non-integer or a value below 1 appends an error and gives the default."""
+    raw_limit = arguments.get("limit")
+    if raw_limit is None:
+        return default, False
+    value = _as_integer(raw_limit)
+    if value is None:
+        errors.append(f"limit must be an integer from 1 to {maximum}, got {_show(raw_limit)}")
+    elif value < 1:
+        errors.append(f"limit must be at least 1, got {value}")
+    else:
+        return min(value, maximum), value > maximum
+    return default, False
 
 
 def _json_type(value: object) -> str:
