@@ -9,6 +9,7 @@ Usage:
     python scripts/mutation.py memory_tools/host.py harness/cache.py
     python scripts/mutation.py --report-only harness/cache.py    # results of the last run, no run
     python scripts/mutation.py --survivors harness/cache.py      # re-test only the last survivors
+    python scripts/mutation.py --resume harness/aggregate.py     # only the mutants an interrupted run left
     python scripts/mutation.py --children 2 harness/verdict.py
 
 A module is a path (``harness/cache.py``) or a dotted name (``harness.cache``)
@@ -59,6 +60,15 @@ def _dotted(path: str) -> str:
     return path[: -len(".py")].replace("/", ".")
 
 
+def unchecked(path: str) -> list[str]:
+    """Names of one module's mutants that have no result yet (an interrupted or never-run module)."""
+    meta = ROOT / "mutants" / f"{path}.meta"
+    if not meta.exists():
+        return []
+    codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
+    return sorted(name for name, code in codes.items() if code in _NOT_CHECKED)
+
+
 def summary(path: str) -> tuple[Counter[str], list[str]]:
     """(counts by status, surviving mutant names) of one module from mutmut's ``.meta`` file."""
     meta = ROOT / "mutants" / f"{path}.meta"
@@ -102,7 +112,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report-only", action="store_true", help="print the last run's results without running")
     parser.add_argument("--survivors", action="store_true",
                         help="re-test only the mutants that survived the last run (after adding tests)")
+    parser.add_argument("--resume", action="store_true",
+                        help="test only the mutants the last run left unchecked (an interrupted run)")
     args = parser.parse_args(argv)
+    if args.resume and args.survivors:
+        parser.error("--resume and --survivors re-test different mutants; give one")
     known = configured_modules()
     try:
         paths = [module_path(m, known) for m in args.modules] or known
@@ -114,6 +128,12 @@ def main(argv: list[str] | None = None) -> int:
             patterns = [name.split(" ")[0] for path in paths for name in summary(path)[1]]
             if not patterns:
                 print("no survivors to re-test")
+                report(paths)
+                return 0
+        elif args.resume:
+            patterns = [name for path in paths for name in unchecked(path)]
+            if not patterns:
+                print("nothing left unchecked (run without --resume to re-test every mutant)")
                 report(paths)
                 return 0
         mutmut = [sys.executable, "-m", "mutmut"]
