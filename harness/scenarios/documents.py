@@ -22,6 +22,7 @@ import yaml
 from pydantic import BaseModel
 
 from harness.scenarios.models import CATEGORY_PATTERN, Category, Scenario
+from harness.memo import ByIdentity
 from harness.scenarios.validation import Finding, Loc, Problem, format_loc, format_value
 
 MAX_DEPTH = 32
@@ -65,7 +66,7 @@ class _Document:
         if self._text is None:
             line = _line_of(self.node, loc)[0]
             return lambda: line
-        path, digest, where = self.path, _digest(self._text), (*self._where, *loc)
+        path, digest, where = self.path, _text_digest(self._text), (*self._where, *loc)
 
         def line() -> int | None:
             text, _ = _read(path)
@@ -76,6 +77,11 @@ class _Document:
 
 def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+# The probes of one conversation file share its text object: digest it once, not once per probe (a LoCoMo
+# file is hundreds of kB and holds hundreds of probes). Only the last few texts are kept alive.
+_text_digest = ByIdentity(_digest, maxsize=4)
 
 
 def _node_at(node: yaml.Node | None, loc: Loc) -> yaml.Node | None:
