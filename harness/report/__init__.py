@@ -18,6 +18,7 @@ import fnmatch
 import gc
 import sys
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -346,14 +347,21 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
     if unknown:
         warnings.append(f"not scored: scenarios {unknown} are in the results but not in {manifest.scenario_paths}")
         records = [r for r in records if r.scenario_id in scenarios]
-    warnings += _hash_warnings(records, scenarios)
     config = thresholds or VerdictConfig()
     judge = _judge_for(judge_model, judge_cache_dir)
     if judge is not None and judge_api_base:
         judge.api_base = judge_api_base
     grounding = _grounding_for(judge)
-    summary, samples = build_summary(manifest, records, scenarios, config=config, judge=judge, excluded=excluded,
-                                     warnings=warnings, grounding=grounding, inputs=inputs)
+    # The scenario hashes are checked on a second thread while the samples are scored: SHA-256 of a benchmark
+    # suite reads hundreds of MB (each probe's hash covers its conversation) and releases the GIL to do it.
+    # Nothing in scoring reads the warnings; they are added once both are done, last as before.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="scenario-hashes") as pool:
+        hashing = pool.submit(_hash_warnings, records, scenarios)
+        summary, samples = build_summary(manifest, records, scenarios, config=config, judge=judge, excluded=excluded,
+                                         warnings=warnings, grounding=grounding, inputs=inputs)
+        changed = hashing.result()
+    warnings += changed
+    summary["run"]["warnings"] += changed
     page = render_html(summary, samples)
     try:
         paths = {

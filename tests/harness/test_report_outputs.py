@@ -207,3 +207,21 @@ def test_judge_verdicts_decide_rubric_scenarios_through_build_report(tmp_path) -
     scores = [json.loads(line) for line in (run_dir / "scores.jsonl").read_text().splitlines()]
     assert asked and all(s["outcome"] == "wrong" for s in scores)  # the judge, not the patterns, decided
     assert outcome.summary_json.is_file()
+
+
+def test_a_scenario_edited_since_the_run_is_named_in_the_warnings_after_the_other_warnings(tmp_path):
+    """The hash check runs beside scoring; its warnings still reach summary.json and the outcome, last, once each.
+
+    Bugs planted: the check's result dropped (no warning), added to the outcome only, and added twice.
+    """
+    records, scenarios = paired_run(4)
+    run_dir = write_run(tmp_path / "run", records)
+    edited = {sid: sc for sid, sc in scenarios.items() if sid != "fact-03"}  # its results are "not scored": a warning
+    edited["fact-02"] = scenarios["fact-02"].model_copy(update={"title": "Edited after the run"})
+    outcome = build_report(run_dir, scenarios=edited)
+    summary = json.loads(outcome.summary_json.read_text())
+    changed = [w for w in outcome.warnings if "changed since the run" in w]
+    assert len(changed) == 1 and changed[0].startswith("scenario 'fact-02' changed since the run (hash ")
+    assert outcome.warnings[-1] == changed[0] and outcome.warnings[0].startswith("not scored: scenarios ['fact-03']")
+    assert summary["run"]["warnings"] == outcome.warnings
+    assert not [w for w in build_report(run_dir, scenarios=scenarios).warnings if "changed since" in w]
