@@ -96,16 +96,20 @@ class _JsonLines:
     list are found once, by the C JSON scanner, when a lookup first enters it.
     A mapping child's line is its key's, a list item's its value's first
     character, as the YAML tree's start marks; lines count ``\n``, ``\r\n``
-    and a lone ``\r`` as YAML does.
+    and a lone ``\r`` as YAML does. A file whose JSON is all on one line
+    (as ``json.dumps`` writes it) has every value on that line: only whether a
+    path exists is asked, of the data.
     """
 
-    __slots__ = ("_text", "_root", "_children")
+    __slots__ = ("_text", "_root", "_children", "_flat")
 
     def __init__(self, text: str) -> None:
         self._text = text
         body = _json_body(text)
         self._root = text.index("{", len(text) - len(body)) if body is not None else -1
         self._children: dict[int, dict[str, tuple[int, int]] | list[tuple[int, int]] | None] = {}
+        one_line = body is not None and "\n" not in body.rstrip() and "\r" not in body.rstrip()
+        self._flat: Any = json.loads(body) if one_line else _MISSING
 
     def line(self, pos: int) -> int:
         text = self._text
@@ -124,6 +128,8 @@ class _JsonLines:
 
     def line_of(self, where: Loc, loc: Loc) -> tuple[int | None, bool]:
         """:func:`_line_of` of the node at ``where`` (a probe entry's place), for ``loc`` below it."""
+        if self._flat is not _MISSING:
+            return self._flat_line_of(where, loc)
         pos = self._at(where)
         line = None
         for part in loc:
@@ -134,8 +140,25 @@ class _JsonLines:
         return line, True
 
     def start_line(self, where: Loc) -> int | None:
+        if self._flat is not _MISSING:
+            return self.line(self._root) if self._flat_at(where) is not _MISSING else None
         pos = self._at(where)
         return self.line(pos) if pos is not None else None
+
+    def _flat_at(self, where: Loc) -> Any:
+        value = self._flat
+        for part in where:
+            value = _data_child(value, part)
+        return value
+
+    def _flat_line_of(self, where: Loc, loc: Loc) -> tuple[int | None, bool]:
+        value, line = self._flat_at(where), None
+        for part in loc:
+            value = _data_child(value, part)
+            if value is _MISSING:
+                return line, False
+            line = self.line(self._root)
+        return line, True
 
     def _child(self, pos: int, part: Any) -> tuple[int, int] | None:
         """(position its line is read at, position of its value) of child ``part`` of the value at ``pos``."""
@@ -169,6 +192,18 @@ class _JsonLines:
         if opening == "{":
             return {key: (key_pos, value_pos) for key, key_pos, value_pos in reversed(found)}  # the first of a key
         return [(value_pos, value_pos) for _, _, value_pos in found]
+
+
+_MISSING: Any = object()
+
+
+def _data_child(value: Any, part: Any) -> Any:
+    """Child ``part`` of parsed JSON ``value``, found as :func:`_line_of` finds it in the tree (:data:`_MISSING` if not)."""
+    if isinstance(value, dict):
+        return value.get(part, _MISSING)
+    if isinstance(value, list) and isinstance(part, int) and part < len(value):
+        return value[part]
+    return _MISSING
 
 
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
@@ -244,20 +279,22 @@ def _json_body(text: str) -> str | None:
 
 
 def _too_deep_data(data: Any) -> bool:
-    """Whether ``data`` nests mappings and lists deeper than :data:`MAX_DEPTH` (iterative walk)."""
-    stack: list[tuple[Any, int]] = [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, dict):
-            children: Any = value.values()
-        elif isinstance(value, list):
-            children = value
-        else:
-            continue
+    """Whether ``data`` (plain JSON data) nests mappings and lists deeper than :data:`MAX_DEPTH`.
+
+    Recursive, but never past :data:`MAX_DEPTH` + 1 calls deep.
+    """
+
+    def over(value: Any, depth: int) -> bool:
         if depth > MAX_DEPTH:
             return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
-    return False
+        for child in value.values() if value.__class__ is dict else value:
+            kind = child.__class__
+            if (kind is dict or kind is list) and over(child, depth + 1):
+                return True
+        return False
+
+    kind = data.__class__
+    return (kind is dict or kind is list) and over(data, 1)
 
 
 def _parse_json(text: str) -> Any:

@@ -236,3 +236,15 @@ def test_warnings_of_one_line_json_files_are_placed_as_the_yaml_path_places_them
     assert composed == []
     _yaml_only(monkeypatch)
     assert _problems(tmp_path) == fast
+
+
+@pytest.mark.parametrize("levels", [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1])
+def test_json_syntax_at_the_depth_limit_is_read_or_refused_exactly_as_the_yaml_path_does(
+    levels: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "edge.yaml"
+    path.write_text('{"x": ' + "[" * (levels - 1) + "]" * (levels - 1) + ', "y": {"z": []}}\n')  # levels counts the outer {}
+    fast, fast_problems = _parse(path)
+    _yaml_only(monkeypatch)
+    slow, slow_problems = _parse(path)
+    assert fast_problems == slow_problems and (fast is None) == (slow is None) == (levels > MAX_DEPTH)
