@@ -19,6 +19,7 @@ most ``--max-tokens`` per call. Cost comes from litellm's price map per model
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -271,25 +272,30 @@ def make_plan(scenarios: list[Scenario], specs: Iterable[Any], *, round_cap: int
     tokenizers = tokenizer_models or {}
     counters = {m: _Counter(tokenizers.get(m, m)) for m in models}
     tool_tokens: dict[tuple[str, str], int] = {}  # (model, tool specs) -> their token count
+    canonical: dict[int, str] = {}  # id(tool specs) -> their canonical JSON (``prompts`` keeps every list alive)
     plans = {m: ModelPlan(m) for m in models}
-    for spec in specs:
-        counter, plan = counters[spec.model], plans[spec.model]
-        plan.samples += 1
-        for messages, tools, cap in prompts[(spec.scenario_id, spec.arm)]:
+    # Each distinct (model, scenario, arm) is counted once: its epochs (and repeated specs) share the prompts.
+    repeats = Counter((spec.model, spec.scenario_id, spec.arm) for spec in specs)
+    for (model, scenario_id, arm), times in repeats.items():
+        counter, plan = counters[model], plans[model]
+        plan.samples += times
+        for messages, tools, cap in prompts[(scenario_id, arm)]:
             prompt = counter.messages(messages)
             if tools:
-                key = (spec.model, json.dumps(tools, separators=(",", ":"), sort_keys=True))
+                if id(tools) not in canonical:
+                    canonical[id(tools)] = json.dumps(tools, separators=(",", ":"), sort_keys=True)
+                key = (model, canonical[id(tools)])
                 if key not in tool_tokens:
                     tool_tokens[key] = counter.text(json.dumps(tools, separators=(",", ":")))
                 prompt += tool_tokens[key]
             rounds = round_cap if cap < 0 else cap
             expected, most = (2, rounds + 1) if tools else (1, 1)
-            plan.calls_expected += expected
-            plan.calls_max += most
-            plan.input_tokens += prompt * expected
-            plan.input_tokens_max += prompt * most
-            plan.output_tokens += EXPECTED_OUTPUT_TOKENS * expected
-            plan.output_tokens_max += max_tokens * most
+            plan.calls_expected += expected * times
+            plan.calls_max += most * times
+            plan.input_tokens += prompt * expected * times
+            plan.input_tokens_max += prompt * most * times
+            plan.output_tokens += EXPECTED_OUTPUT_TOKENS * expected * times
+            plan.output_tokens_max += max_tokens * most * times
     for model, plan in plans.items():
         p = price.get(model)
         if p is not None:
