@@ -144,10 +144,10 @@ def _read_scores(path: Path) -> list[dict[str, Any]]:
 
 def _foreign(manifest: RunManifest, scan: ResultsScan) -> list[str]:
     """Records of samples the manifest does not plan (another run's lines appended, an edited run.json)."""
-    from harness.results import foreign_reasons
+    from harness.results import foreign_check
 
-    return [f"{r.sample_id}: {', '.join(why)} not in run.json" for r in scan.records
-            if (why := foreign_reasons(r, manifest))]
+    foreign_reasons = foreign_check(manifest)
+    return [f"{r.sample_id}: {', '.join(why)} not in run.json" for r in scan.records if (why := foreign_reasons(r))]
 
 
 def _foreign_keyword(build_report: Any, include_foreign: bool) -> dict[str, bool]:

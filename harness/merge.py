@@ -137,13 +137,14 @@ def check_plan(shards: Sequence[_Shard]) -> list[str]:
 
 def _read_records(shards: Sequence[_Shard]) -> list[str]:
     """Each shard's records (last per sample); records its run.json does not plan are problems."""
-    from harness.results import foreign_reasons, scan_results
+    from harness.results import foreign_check, scan_results
 
     problems = []
     for shard in shards:
         scan = scan_results(shard.path / RESULTS_FILE)
         shard.records, shard.problems, shard.duplicates = scan.records, scan.problems, scan.duplicates
-        foreign = [(r.sample_id, why) for r in scan.records if (why := foreign_reasons(r, shard.manifest))]
+        foreign_reasons = foreign_check(shard.manifest)
+        foreign = [(r.sample_id, why) for r in scan.records if (why := foreign_reasons(r))]
         if foreign:
             sid, why = foreign[0]
             problems.append(f"{shard.path / RESULTS_FILE}: {len(foreign)} record(s) outside its run.json, e.g. {sid} ({', '.join(why)}); "

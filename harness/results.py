@@ -14,7 +14,7 @@ import contextlib
 import errno
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -359,19 +359,30 @@ def iter_records(path: Path) -> Iterator[SampleRecord]:
 def foreign_reasons(record: SampleRecord, manifest: RunManifest) -> list[str]:
     """What puts ``record`` outside the run ``manifest`` describes (empty when it belongs).
 
-    The one rule of what a run folder may hold, used by ``report`` and ``compare`` alike:
-    a model, arm, scenario or epoch that ``run.json`` does not plan is foreign.
+    The one rule of what a run folder may hold, used by ``report``, ``compare`` and ``merge`` alike:
+    a model, arm, scenario or epoch that ``run.json`` does not plan is foreign. To check many
+    records against one manifest, use :func:`foreign_check` (it indexes the manifest once).
     """
-    reasons = []
-    if record.model not in manifest.models:
-        reasons.append(f"model {record.model!r}")
-    if record.arm not in manifest.arms:
-        reasons.append(f"arm {record.arm!r}")
-    if record.scenario_id not in manifest.scenario_ids:
-        reasons.append(f"scenario {record.scenario_id!r}")
-    if not 0 <= record.epoch < manifest.epochs:
-        reasons.append(f"epoch {record.epoch}")
-    return reasons
+    return foreign_check(manifest)(record)
+
+
+def foreign_check(manifest: RunManifest) -> Callable[[SampleRecord], list[str]]:
+    """:func:`foreign_reasons` against ``manifest`` as it is now, its lists read once into sets."""
+    models, arms, ids, epochs = frozenset(manifest.models), frozenset(manifest.arms), frozenset(manifest.scenario_ids), manifest.epochs
+
+    def reasons_for(record: SampleRecord) -> list[str]:
+        reasons = []
+        if record.model not in models:
+            reasons.append(f"model {record.model!r}")
+        if record.arm not in arms:
+            reasons.append(f"arm {record.arm!r}")
+        if record.scenario_id not in ids:
+            reasons.append(f"scenario {record.scenario_id!r}")
+        if not 0 <= record.epoch < epochs:
+            reasons.append(f"epoch {record.epoch}")
+        return reasons
+
+    return reasons_for
 
 
 def read_manifest(run_dir: Path) -> RunManifest:

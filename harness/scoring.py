@@ -73,16 +73,18 @@ import re
 import string
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.abstention import find_abstention, outside_abstention
 from harness.abstention import is_abstention as is_abstention  # re-exported: callers score with harness.scoring
+from harness.memo import by_identity
 from harness.results import SampleRecord
-from harness.scenarios.models import AnswerCheck, Scenario
+from harness.scenarios.models import AnswerCheck, ItemSpec, Scenario
 from harness.superseded import is_superseded_mention, occurrences
 
 if TYPE_CHECKING:
@@ -248,7 +250,8 @@ def find_spans(text: str, needle: str) -> list[tuple[int, int]]:
     if not needle:
         return []
     if is_short_needle(needle):
-        return [m.span() for m in _bounded_pattern(needle).finditer(text)]
+        # The plain substring test first: it is far faster than the bounded pattern's scan of a long text.
+        return [m.span() for m in _bounded_pattern(needle).finditer(text)] if needle in text else []
     return occurrences(text, needle)
 
 
@@ -262,8 +265,8 @@ def contains(answer: str, needle: str) -> bool:
     folded, haystack = normalize_text(needle), normalize_text(answer)
     if not folded:
         return True
-    if is_short_needle(folded):
-        return _bounded_pattern(folded).search(haystack) is not None
+    if is_short_needle(folded):  # the substring test first, as in find_spans
+        return folded in haystack and _bounded_pattern(folded).search(haystack) is not None
     return folded in haystack
 
 
@@ -287,6 +290,7 @@ def check_answer(answer: str, check: AnswerCheck) -> tuple[bool, list[str]]:
 
 _F1_DROPPED_WORDS_RE = re.compile(r"\b(?:a|an|the|and)\b")
 _ASCII_PUNCTUATION = frozenset(string.punctuation)
+_DROP_ASCII_PUNCTUATION = str.maketrans("", "", string.punctuation)
 
 
 def f1_tokens(text: str) -> list[str]:
@@ -302,8 +306,11 @@ def f1_tokens(text: str) -> list[str]:
         ['dog', 'cats', 'toy']
     """
     lowered = text.replace(",", "").lower()
-    kept = "".join(ch for ch in lowered
-                   if ch not in _ASCII_PUNCTUATION and not unicodedata.category(ch).startswith("P"))
+    if lowered.isascii():  # every ASCII punctuation character is in string.punctuation: one C-level pass
+        kept = lowered.translate(_DROP_ASCII_PUNCTUATION)
+    else:
+        kept = "".join(ch for ch in lowered
+                       if ch not in _ASCII_PUNCTUATION and not unicodedata.category(ch).startswith("P"))
     return _F1_DROPPED_WORDS_RE.sub(" ", kept).split()
 
 
@@ -342,13 +349,23 @@ def _positive_pass(answer: str, check: AnswerCheck) -> bool:
     return check_answer(answer, positive)[0]
 
 
-def _id_prefixes(scenario: Scenario) -> frozenset[str]:
-    return _prefixes_of(tuple(item.id for item in scenario.items))
+def _ids_of(items: Sequence[ItemSpec]) -> frozenset[str]:
+    return frozenset(item.id for item in items)
 
 
-@lru_cache(maxsize=1024)
-def _prefixes_of(item_ids: tuple[str, ...]) -> frozenset[str]:
-    return frozenset(m.group(1) for item_id in item_ids if (m := _ID_PREFIX_RE.match(item_id)))
+def _id_prefixes_of(items: Sequence[ItemSpec]) -> frozenset[str]:
+    return frozenset(m.group(1) for item in items if (m := _ID_PREFIX_RE.match(item.id)))
+
+
+def _by_id(items: Sequence[ItemSpec]) -> Mapping[str, ItemSpec]:
+    return MappingProxyType({item.id: item for item in items})
+
+
+# Derived from a scenario's item list alone, once per list: every arm and epoch of a scenario, and every
+# probe of a conversation, share one (see harness.memo).
+_item_ids = by_identity(_ids_of)
+_item_id_prefixes = by_identity(_id_prefixes_of)
+_items_by_id = by_identity(_by_id)
 
 
 @lru_cache(maxsize=1024)
@@ -409,10 +426,10 @@ def _canary_findings(answer: str, scenario: Scenario) -> tuple[list[UnsupportedC
 def _unsupported_claims(answer: str, record: SampleRecord, scenario: Scenario,
                         canary_claims: list[UnsupportedClaim] | None = None) -> list[UnsupportedClaim]:
     claims = list(canary_claims) if canary_claims is not None else _canary_findings(answer, scenario)[0]
-    item_ids = {item.id for item in scenario.items}
+    item_ids = _item_ids(scenario.items)
     disclosed = {i for call in record.tool_calls for i in call.disclosed_item_ids}
     visible: str | None = None
-    for cited in _cited_ids(answer, _id_prefixes(scenario)):
+    for cited in _cited_ids(answer, _item_id_prefixes(scenario.items)):
         if cited not in item_ids:
             claims.append(UnsupportedClaim(kind="unknown_item_id", text=cited))
             continue
@@ -428,7 +445,7 @@ def tool_leaks(record: SampleRecord, scenario: Scenario) -> list[ToolLeak]:
     """Leaks at the tool level: what the Host should never have returned."""
     probe = scenario.probe
     denied = probe.incognito or not probe.policy.enabled or not probe.policy.agent_read_enabled
-    items = {item.id: item for item in scenario.items}
+    items = _items_by_id(scenario.items)
     leak_canaries = [c.text for c in scenario.expect.canaries if c.kind == "leakage"]
     leaks: list[ToolLeak] = []
     for call in record.tool_calls:

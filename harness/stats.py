@@ -81,17 +81,36 @@ def _rank(q: float, total: int) -> int:
 
 @lru_cache(maxsize=256)
 def _counts(n_clusters: int, resamples: int, seed: int) -> np.ndarray:
-    """Draw counts per scenario, one row per resample (cached; read-only)."""
+    """Draw counts per scenario, one row per resample (cached; read-only).
+
+    A resample draws ``n_clusters`` scenario indices uniformly with
+    replacement; its row counts how often each scenario was drawn (a
+    multinomial row). Counting index draws is the definition of those counts
+    and, for the thousands of scenarios of a benchmark suite, about twice as
+    fast as numpy's ``multinomial``, which draws one binomial per cell. Rows
+    are made in blocks of about :data:`_QUANTILE_BLOCK` cells, so the index
+    draws in flight stay bounded.
+    """
     rng = np.random.default_rng(seed)
-    counts = rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=resamples).astype(np.float64)
+    counts = np.empty((resamples, n_clusters), dtype=np.float64)
+    rows = max(1, _QUANTILE_BLOCK // max(n_clusters, 1))
+    for start in range(0, resamples, rows):
+        block = counts[start:start + rows]
+        draws = rng.integers(0, n_clusters, size=block.shape)
+        draws += np.arange(0, block.size, n_clusters)[:, None]  # row r's draws count into cells r*k .. r*k+k-1
+        block[:] = np.bincount(draws.ravel(), minlength=block.size).reshape(block.shape)
     counts.flags.writeable = False
     return counts
 
 
 @lru_cache(maxsize=16)
 def _counts_by_scenario(n_clusters: int, resamples: int, seed: int) -> np.ndarray:
-    """:func:`_counts` transposed into rows per scenario (cached; read-only), for :func:`cluster_quantile_ci`."""
-    by_scenario = np.ascontiguousarray(_counts(n_clusters, resamples, seed).T)
+    """:func:`_counts` transposed into rows per scenario (cached; read-only), for :func:`cluster_quantile_ci`.
+
+    As 32-bit integers: the running sums over them are exact whatever their
+    type, and half the bytes halve the memory traffic that bounds that loop.
+    """
+    by_scenario = np.ascontiguousarray(_counts(n_clusters, resamples, seed).T, dtype=np.int32)
     by_scenario.flags.writeable = False
     return by_scenario
 

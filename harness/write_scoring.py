@@ -39,8 +39,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
+from harness.memo import by_identity
 from harness.results import SampleRecord, ToolCallLog
-from harness.scenarios.models import AnswerCheck, Scenario
+from harness.scenarios.models import AnswerCheck, ItemSpec, Scenario
 
 Stage = Literal["correct", "extraction", "retrieval", "answer"]
 STAGES: tuple[Stage, ...] = ("correct", "extraction", "retrieval", "answer")
@@ -73,7 +74,7 @@ def is_forget(call: ToolCallLog) -> bool:
     return _FORGET_TOOL.search(call.name) is not None
 
 
-def memory_check(scenario: Scenario) -> AnswerCheck | None:
+def _memory_check(scenario: Scenario) -> AnswerCheck | None:
     """The strings stored memory must hold to support the expected answer; None when there are none.
 
     The expected strings minus those the probe itself shows (its message and
@@ -110,14 +111,36 @@ def _holds(texts: Iterable[str], check: AnswerCheck | None) -> bool | None:
     return check_answer(joined, check)[0]
 
 
-def _oracle_texts(scenario: Scenario) -> list[str]:
-    """The scenario's items the probe's scope may see (active, global or the probe's workspace)."""
-    workspace = scenario.probe.workspace
-    return [
-        item.content
-        for item in scenario.items
-        if item.state == "active" and (item.workspace is None or item.workspace == workspace)
-    ]
+def _contents_by_scope(items: Sequence[ItemSpec]) -> dict[str | None, tuple[str, ...]]:
+    """The active items' contents a probe in each workspace the items name may see (None: global items only)."""
+    return {
+        workspace: tuple(
+            item.content for item in items if item.state == "active" and (item.workspace is None or item.workspace == workspace)
+        )
+        for workspace in {item.workspace for item in items} | {None}
+    }
+
+
+def _oracle_texts(scenario: Scenario) -> tuple[str, ...]:
+    """The scenario's items the probe's scope may see (active, global or the probe's workspace).
+
+    A workspace no item names sees the global items only, as a probe in no workspace does.
+    """
+    by_scope = _scope_contents(scenario.items)
+    return by_scope.get(scenario.probe.workspace, by_scope[None])
+
+
+def _scenario_oracle_holds(scenario: Scenario) -> bool | None:
+    """Whether the oracle texts hold :func:`memory_check`'s strings; None when there are none."""
+    check = memory_check(scenario)
+    return _holds(_oracle_texts(scenario), check) if check is not None else None
+
+
+# Functions of the scenario alone, computed once per scenario object: a report scores each scenario's
+# samples (every arm, model and epoch) against the same one, and a benchmark conversation's items are many.
+memory_check = by_identity(_memory_check)
+_oracle_holds = by_identity(_scenario_oracle_holds)
+_scope_contents = by_identity(_contents_by_scope)  # per item list: a conversation's probes share theirs
 
 
 def score_writes(record: SampleRecord, scenario: Scenario) -> dict[str, Any]:
@@ -156,7 +179,7 @@ def score_writes(record: SampleRecord, scenario: Scenario) -> dict[str, Any]:
         fields["forgets_requested"], fields["forgets_done"] = len(asked), len(asked & forgot)
         fields["written_holds_expected"] = _holds(written, check) if check is not None else None
     elif record.tools_offered or record.arm in ORACLE_PAIRS.values():
-        fields["written_holds_expected"] = _holds(_oracle_texts(scenario), check) if check is not None else None
+        fields["written_holds_expected"] = _oracle_holds(scenario)
     else:
         fields["written_holds_expected"] = None
     results = [c.result_text for c in record.tool_calls if c.status == "ok"]

@@ -22,5 +22,5 @@ def _fresh_harness_caches() -> None:
             continue
         for value in list(vars(module).values()):
             clear = getattr(value, "cache_clear", None)
-            if callable(clear) and getattr(value, "__module__", None) == name:
+            if callable(clear) and not isinstance(value, type) and getattr(value, "__module__", None) == name:
                 clear()

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.results import RESULTS_FILE, RunManifest, SampleRecord, foreign_reasons, scan_results
+from harness.results import RESULTS_FILE, RunManifest, SampleRecord, foreign_check, scan_results
 from harness.scenarios.models import Scenario
 
 #: Unusable lines listed one by one in warnings; the rest are counted.
@@ -125,8 +125,9 @@ def read_inputs(run_dir: Path, manifest: RunManifest, *, include_foreign: bool =
     scan = scan_results(path)
     foreign: Counter[str] = Counter()
     foreign_ids = set()
+    foreign_reasons = foreign_check(manifest)
     for record in scan.records:
-        reasons = foreign_reasons(record, manifest)
+        reasons = foreign_reasons(record)
         if reasons:
             foreign_ids.add(record.sample_id)
             foreign.update(reasons)

@@ -22,6 +22,7 @@ import yaml
 from pydantic import BaseModel
 
 from harness.scenarios.models import CATEGORY_PATTERN, Category, Scenario
+from harness.memo import ByIdentity
 from harness.scenarios.validation import Finding, Loc, Problem, format_loc, format_value
 
 MAX_DEPTH = 32
@@ -77,7 +78,7 @@ class _Document:
         if self._text is None:
             line = _line_of(self._node, loc)[0]
             return lambda: line
-        path, digest, where = self.path, _digest(self._text), self._where
+        path, digest, where = self.path, _text_digest(self._text), self._where
 
         def line() -> int | None:
             text, _ = _read(path)
@@ -219,6 +220,11 @@ def _json_lines(text: str) -> _JsonLines:
 
 def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+# The probes of one conversation file share its text object: digest it once, not once per probe (a LoCoMo
+# file is hundreds of kB and holds hundreds of probes). Only the last few texts are kept alive.
+_text_digest = ByIdentity(_digest, maxsize=4)
 
 
 def _node_at(node: yaml.Node | None, loc: Loc) -> yaml.Node | None:

@@ -32,7 +32,7 @@ import sys
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -111,15 +111,14 @@ class Selection:
         )
 
     def _id_matches(self, ident: str) -> bool:
-        exact, globs = _split_globs(self.ids)
+        exact, globs = self._split_ids
         return ident in exact or any(fnmatch.fnmatchcase(ident, glob) for glob in globs)
 
-
-@lru_cache(maxsize=8)
-def _split_globs(ids: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
-    """Plain ids (a set lookup: a report names thousands) apart from the globs."""
-    globs = tuple(i for i in ids if any(ch in i for ch in "*?["))
-    return frozenset(ids) - frozenset(globs), globs
+    @cached_property
+    def _split_ids(self) -> tuple[frozenset[str], tuple[str, ...]]:
+        """Plain ids (a set lookup: a report names thousands) apart from the globs, split once per selection."""
+        globs = tuple(i for i in self.ids if any(ch in i for ch in "*?["))
+        return frozenset(self.ids) - frozenset(globs), globs
 
 
 EVERYTHING = Selection()
@@ -462,15 +461,40 @@ def _part_json(part: list[Any]) -> bytes:
     return text
 
 
+#: Stand-ins for the shared parts in the per-probe JSON (a NUL cannot occur unescaped in JSON text).
+_MARKS = {name: f"\x00recall-eval:{name}\x00" for name in _SHARED_PARTS}
+_MARK_JSON = {name: _canonical(mark) for name, mark in _MARKS.items()}
+
+
 def scenario_hash(scenario: Scenario) -> str:
     """SHA-256 of the scenario's canonical JSON, to spot edited fixtures.
 
     The canonical JSON is ``json.dumps`` of the whole scenario with sorted
-    keys and no spaces; it is fed to the hash piece by piece so that the
-    sessions and items a conversation's probes share are serialized once.
+    keys and no spaces. It is fed to the hash in pieces so that the sessions
+    and items a conversation's probes share are serialized once: the rest of
+    the scenario is serialized in one call with a stand-in string for each
+    shared part, and the hash reads the text around each stand-in and the
+    part's cached JSON in its place. Should a scenario's own text hold a
+    stand-in, the keys are serialized one by one instead (same hash).
     The ``$schema`` editor hint is left out, so moving a file does not change its hash.
     """
     data = scenario.model_dump(mode="json", by_alias=True, exclude={"schema_", *_SHARED_PARTS})
+    text = _canonical({**data, **_MARKS})
+    found = sorted((text.find(mark), name) for name, mark in _MARK_JSON.items() if text.count(mark) == 1)
+    if len(found) != len(_MARKS):
+        return _hash_key_by_key(scenario, data)
+    digest = hashlib.sha256()
+    start = 0
+    for at, name in found:
+        digest.update(text[start:at])
+        digest.update(_part_json(getattr(scenario, name)))
+        start = at + len(_MARK_JSON[name])
+    digest.update(text[start:])
+    return digest.hexdigest()
+
+
+def _hash_key_by_key(scenario: Scenario, data: dict[str, Any]) -> str:
+    """:func:`scenario_hash` serializing each top-level key on its own (for a scenario whose text holds a stand-in)."""
     parts = {name: getattr(scenario, name) for name in _SHARED_PARTS}
     digest = hashlib.sha256(b"{")
     for index, key in enumerate(sorted([*data, *parts])):

@@ -258,6 +258,19 @@ def test_scenario_hash_is_the_hash_of_the_canonical_json(tmp_path: Path) -> None
     assert len({scenario_hash(s) for s in scenarios}) == len(scenarios)
 
 
+def test_scenario_hash_is_the_plain_definition_even_when_a_text_holds_the_hash_stand_in(tmp_path: Path) -> None:
+    """A probe message equal to the stand-in the piecewise hash splices at is hashed as the plain definition says."""
+    from harness.scenarios import loading
+
+    write_conversation(tmp_path, probes=2)
+    scenario = load_scenarios([tmp_path])[0]
+    for mark in loading._MARKS.values():
+        tricky = scenario.model_copy(update={"title": mark, "probe": scenario.probe.model_copy(update={"message": mark})})
+        assert scenario_hash(tricky) == _reference_hash(tricky) != scenario_hash(scenario)
+    both = scenario.model_copy(update={"tags": list(loading._MARKS.values())})
+    assert scenario_hash(both) == _reference_hash(both)
+
+
 @pytest.mark.parametrize(
     ("glob", "skipped"),
     [("conv-2/q1", True), ("conv-1/q1", False), ("conv-1/*", False), ("conv-?/q1", False), ("*q1", False),

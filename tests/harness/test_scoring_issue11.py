@@ -5,9 +5,12 @@ Each test names the planted bug it was watched failing against.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.harness.scoring_factories import make_record, make_scenario, paired_run
 
 from harness.aggregate import aggregate
@@ -197,3 +200,19 @@ def test_reports_split_someone_else_from_invented() -> None:
     rows = {r["kind"]: r for r in unsupported_by_kind(scored)}
     assert rows["someone_else"]["claims"] == 1 and rows["invented"]["claims"] == 1
     assert CLAIM_KINDS.index("someone_else") == CLAIM_KINDS.index("invented") + 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(codec="ascii"), max_size=60) | st.text(max_size=40))
+def test_f1_tokens_of_ascii_text_are_those_of_the_character_by_character_rule(text: str) -> None:
+    """The ASCII fast path drops exactly what the per-character rule drops (ASCII punctuation and symbols, Unicode P*).
+
+    Bug planted: the fast path removing ``string.punctuation`` minus the symbols (``$`` and ``+`` kept), and one
+    removing only the Unicode P* characters: both disagree with the rule on generated text.
+    """
+    import string
+    import unicodedata
+
+    lowered = text.replace(",", "").lower()
+    kept = "".join(ch for ch in lowered if ch not in string.punctuation and not unicodedata.category(ch).startswith("P"))
+    assert f1_tokens(text) == re.sub(r"\b(?:a|an|the|and)\b", " ", kept).split()

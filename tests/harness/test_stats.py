@@ -278,3 +278,21 @@ def test_a_mean_over_equal_epochs_per_scenario_has_the_interval_of_the_full_prod
     halves = np.full(120, 0.5)  # equal but not whole denominators take the products too
     assert stats.cluster_ratio_ci(values, halves, clusters, resamples=400, seed=4) == \
         _ratio_by_products(values, halves, clusters, 400, 4)
+
+
+def test_draw_counts_are_multinomial_rows_whatever_the_block_size(monkeypatch):
+    """Each resample draws k scenarios: every row sums to k, each scenario is drawn once per row on average,
+    with the multinomial's variance (1 - 1/k), and the counts do not depend on how many rows are drawn at once.
+
+    Bugs planted: the row offsets left out (every draw counted in the first row), indices drawn from ``k - 1``
+    scenarios (the last one never drawn), and every block drawn from a fresh generator of the same seed (repeated rows).
+    """
+    k, resamples = 7, 4000
+    whole = stats._counts(k, resamples, 5)
+    assert whole.shape == (resamples, k) and (whole.sum(axis=1) == k).all()
+    assert np.allclose(whole.mean(axis=0), 1.0, atol=0.06)
+    assert np.allclose(whole.var(axis=0), 1 - 1 / k, atol=0.08)
+    stats._counts.cache_clear()
+    monkeypatch.setattr(stats, "_QUANTILE_BLOCK", 3 * k + 1)  # blocks of 3 rows
+    assert np.array_equal(stats._counts(k, resamples, 5), whole)
+    stats._counts.cache_clear()

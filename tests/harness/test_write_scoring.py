@@ -169,3 +169,21 @@ def test_oracle_vs_extracted_splits_extraction_from_retrieval_failures() -> None
 def test_arms_without_memory_have_no_write_path_row() -> None:
     blocks = write_path_blocks([scores(arm="history_only", write_model_calls=0, tools_offered=0, written_holds_expected=None)])
     assert blocks == {"write_path": [], "oracle_vs_extracted": []}
+
+
+def test_the_oracle_is_the_probes_workspace_plus_global_items_for_any_workspace() -> None:
+    """A probe in ws-b sees ws-b's item; a probe in a workspace no item names, or in none, sees the global items only.
+
+    Bug planted: a workspace no item names seeing nothing at all (its global items lost from the oracle).
+    """
+    base = make_scenario(must_contain_any=["9999"])
+    glob = base.items[1].model_copy(update={"id": "it-global", "content": "Deploys go out on Tuesdays.", "workspace": None})
+    scenario = base.model_copy(update={"items": [*base.items, glob]})
+    assert memory_check(scenario) is None  # ws-a does not see ws-b's 9999
+    in_b = scenario.model_copy(update={"probe": scenario.probe.model_copy(update={"workspace": "ws-b"})})
+    assert memory_check(in_b).must_contain_any == ["9999"]
+    for workspace in ("ws-unnamed", None):
+        probe = scenario.probe.model_copy(update={"workspace": workspace})
+        for needed, seen in ((["Tuesdays"], True), (["9999"], False), (["5174"], False)):
+            other = scenario.model_copy(update={"probe": probe, "expect": scenario.expect.model_copy(update={"must_contain_any": needed})})
+            assert (memory_check(other) is not None) is seen, (workspace, needed)
