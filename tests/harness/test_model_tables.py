@@ -38,7 +38,8 @@ MESSAGES = [
 TOOLS = [{"type": "function", "function": {"name": "memory_search", "description": "Search the memory store.",
                                            "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}}}]
 #: Models the shipped files answer for: o200k_base names with and without provider prefixes, and the offline test models.
-LOCAL_MODELS = ["openai/gpt-4o-mini", "gpt-4o", "openai/gpt-4.1", "o3-mini", "azure/gpt-4o", "offline/reference", "offline/abstain"]
+LOCAL_MODELS = ["openai/gpt-4o-mini", "gpt-4o", "openai/gpt-4.1", "o3-mini", "gpt-5-mini", "azure/gpt-4o", "openrouter/openai/gpt-4o",
+                "offline/reference", "offline/abstain"]
 #: Models litellm must count: another tokenizer (Claude, DeepSeek, Llama), an older OpenAI name, an unknown model.
 LITELLM_MODELS = ["claude-sonnet-4-5", "anthropic/claude-opus-4-6", "deepseek/deepseek-chat", "groq/llama-3.1-8b-instant",
                   "gpt-4", "openai/gpt-3.5-turbo", "my-provider/some-model", "scripted/x"]
