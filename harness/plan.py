@@ -5,7 +5,11 @@ run builds them through the arm's memory system (the probe's messages and the
 tools the Host admits; for an agent-written system also one write run per
 earlier session, capped at the write phase's rounds), and their tokens are counted
 with litellm's token counter (each distinct text once, plus the chat framing
-of 3 tokens per message and 3 for the reply, as OpenAI's counting goes).
+of 3 tokens per message and 3 for the reply, as OpenAI's counting goes). Where
+:mod:`harness.model_tables` knows litellm's answer from the files it ships
+(tokenizer and price map), litellm is not imported at all: its import is most
+of a ``--plan`` on a large suite. Each distinct (model, scenario, arm) is
+counted once and multiplied by its repeats (epochs).
 
 Model calls: a sample without tools makes one call; a sample with tools is
 expected to make two (a search, then the answer) and makes at most
@@ -19,6 +23,7 @@ most ``--max-tokens`` per call. Cost comes from litellm's price map per model
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -113,26 +118,49 @@ def _usd(value: float | None) -> str:
 
 
 class _Counter:
-    """litellm's token counter for one model, each distinct text counted once."""
+    """litellm's token counter for one model, each distinct text counted once.
 
-    def __init__(self, litellm: Any, model: str) -> None:
-        self._litellm, self._model = litellm, model
+    Where :mod:`harness.model_tables` knows the tiktoken encoding litellm would
+    pick, texts are counted with it directly and litellm is never imported
+    (its import is most of a plan's time); otherwise litellm counts.
+    """
+
+    def __init__(self, model: str) -> None:
+        self._model = model
         self._seen: dict[str, int] = {}
+        self._litellm_count: Any = None
         self._count = self._counting_function()
 
     def _counting_function(self) -> Any:
-        """The function ``token_counter(text=...)`` counts with, selected once instead of on every call.
+        """The function a text is counted with, selected once instead of on every call."""
+        from harness.model_tables import count_function
 
-        Selecting the tokenizer is most of a ``token_counter`` call (6,000 prompts: ~2 s of it); the
-        function is litellm's own, so the counts are the same. An older or newer litellm without it:
-        ``token_counter`` per text.
+        local = count_function(self._model)
+        if local is None:
+            return self._litellm_function()
+
+        def count(text: str) -> int:
+            found = local(text)
+            return found if found is not None else self._litellm_function()(text)  # a text litellm samples
+
+        return count
+
+    def _litellm_function(self) -> Any:
+        """litellm's ``token_counter(text=...)`` function for the model.
+
+        Selecting the tokenizer is most of a ``token_counter`` call (6,000 prompts: ~2 s of it);
+        the function is litellm's own, so the counts are the same. An older or newer litellm
+        without it: ``token_counter`` per text.
         """
-        try:
-            from litellm.litellm_core_utils.token_counter import _get_count_function
+        if self._litellm_count is None:
+            litellm = _litellm()
+            try:
+                from litellm.litellm_core_utils.token_counter import _get_count_function
 
-            return _get_count_function(self._model, None)
-        except Exception:  # noqa: BLE001 - not this litellm's layout
-            return lambda text: self._litellm.token_counter(model=self._model, text=text)
+                self._litellm_count = _get_count_function(self._model, None)
+            except Exception:  # noqa: BLE001 - not this litellm's layout
+                self._litellm_count = lambda text: litellm.token_counter(model=self._model, text=text)
+        return self._litellm_count
 
     def text(self, text: str) -> int:
         count = self._seen.get(text)
@@ -196,6 +224,36 @@ def _starting_prompts(
     return out
 
 
+def _litellm() -> Any:
+    """litellm, imported with the shipped price map (never fetched) and ``offline/*`` priced at 0."""
+    import os
+
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    from harness.runner import register_offline
+
+    register_offline()
+    return litellm
+
+
+def _prices(models: list[str], router_config: Any) -> dict[str, Any]:
+    """:func:`harness.calls.prices`, read from litellm's shipped price map without importing litellm where that is certain."""
+    import os
+
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    if router_config is None:
+        from harness.model_tables import local_prices
+
+        found = local_prices(models)
+        if found is not None:
+            return found
+    from harness.calls import prices
+
+    _litellm()
+    return prices(models, router_config)
+
+
 def make_plan(scenarios: list[Scenario], specs: Iterable[Any], *, round_cap: int, max_tokens: int,
               tokenizer_models: dict[str, str] | None = None, router_config: Any = None) -> Plan:
     """The plan of ``specs`` (:class:`harness.runner.SampleSpec`), without calling any model.
@@ -206,11 +264,7 @@ def make_plan(scenarios: list[Scenario], specs: Iterable[Any], *, round_cap: int
     """
     import os
 
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    from harness.calls import prices
-
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm's shipped price map, never a fetched one
     specs = list(specs)
     by_id = {s.id: s for s in scenarios}
     arms = list(dict.fromkeys(spec.arm for spec in specs))
@@ -218,29 +272,34 @@ def make_plan(scenarios: list[Scenario], specs: Iterable[Any], *, round_cap: int
     unplanned: dict[str, str] = {}
     prompts = _starting_prompts((by_id[sid] for sid in needed), arms, unplanned)
     models = list(dict.fromkeys(spec.model for spec in specs))
-    price = prices(models, router_config)
+    price = _prices(models, router_config)
     tokenizers = tokenizer_models or {}
-    counters = {m: _Counter(litellm, tokenizers.get(m, m)) for m in models}
+    counters = {m: _Counter(tokenizers.get(m, m)) for m in models}
     tool_tokens: dict[tuple[str, str], int] = {}  # (model, tool specs) -> their token count
+    canonical: dict[int, str] = {}  # id(tool specs) -> their canonical JSON (``prompts`` keeps every list alive)
     plans = {m: ModelPlan(m) for m in models}
-    for spec in specs:
-        counter, plan = counters[spec.model], plans[spec.model]
-        plan.samples += 1
-        for messages, tools, cap in prompts[(spec.scenario_id, spec.arm)]:
+    # Each distinct (model, scenario, arm) is counted once: its epochs (and repeated specs) share the prompts.
+    repeats = Counter((spec.model, spec.scenario_id, spec.arm) for spec in specs)
+    for (model, scenario_id, arm), times in repeats.items():
+        counter, plan = counters[model], plans[model]
+        plan.samples += times
+        for messages, tools, cap in prompts[(scenario_id, arm)]:
             prompt = counter.messages(messages)
             if tools:
-                key = (spec.model, json.dumps(tools, separators=(",", ":"), sort_keys=True))
+                if id(tools) not in canonical:
+                    canonical[id(tools)] = json.dumps(tools, separators=(",", ":"), sort_keys=True)
+                key = (model, canonical[id(tools)])
                 if key not in tool_tokens:
                     tool_tokens[key] = counter.text(json.dumps(tools, separators=(",", ":")))
                 prompt += tool_tokens[key]
             rounds = round_cap if cap < 0 else cap
             expected, most = (2, rounds + 1) if tools else (1, 1)
-            plan.calls_expected += expected
-            plan.calls_max += most
-            plan.input_tokens += prompt * expected
-            plan.input_tokens_max += prompt * most
-            plan.output_tokens += EXPECTED_OUTPUT_TOKENS * expected
-            plan.output_tokens_max += max_tokens * most
+            plan.calls_expected += expected * times
+            plan.calls_max += most * times
+            plan.input_tokens += prompt * expected * times
+            plan.input_tokens_max += prompt * most * times
+            plan.output_tokens += EXPECTED_OUTPUT_TOKENS * expected * times
+            plan.output_tokens_max += max_tokens * most * times
     for model, plan in plans.items():
         p = price.get(model)
         if p is not None:
@@ -251,9 +310,6 @@ def make_plan(scenarios: list[Scenario], specs: Iterable[Any], *, round_cap: int
 
 def plan_for(options: Any, scenarios: list[Scenario], specs: Iterable[Any]) -> Plan:
     """:func:`make_plan` with the run's round cap, token limit and Router configuration."""
-    from harness.runner import register_offline
-
-    register_offline()  # offline/* priced at 0 before prices are looked up
     config, tokenizers = None, {}
     if getattr(options, "router_config", None):
         from harness.router import load_router_config
@@ -268,16 +324,12 @@ def price_problem(options: Any) -> str | None:
     """Why ``--max-cost-usd`` cannot bound the run (a model without a price in litellm's map), or None."""
     if options.max_cost_usd is None:
         return None
-    from harness.calls import prices
-    from harness.runner import register_offline
-
-    register_offline()
     config = None
     if getattr(options, "router_config", None):
         from harness.router import load_router_config
 
         config = load_router_config(options.router_config)
-    unknown = [m for m, p in prices(options.models, config).items() if p is None]
+    unknown = [m for m, p in _prices(options.models, config).items() if p is None]
     if not unknown:
         return None
     return (f"--max-cost-usd: litellm's price map has no price for {', '.join(unknown)}, so the cost cannot be bounded; "

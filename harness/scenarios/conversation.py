@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from harness.scenarios.documents import _Document, _line_of, _locate, _merge, _schema_findings
+from harness.scenarios.documents import _Document, _locate, _merge, _schema_findings
 from harness.scenarios.models import Conversation, ItemSpec, ProbeEntry, Scenario
 from harness.scenarios.validation import (
     Finding,
@@ -76,7 +76,7 @@ def probe_entries(document: _Document) -> tuple[list[ProbeSource], list[Problem]
     """The entries of ``document``'s ``probes:`` list (a problem when it is not a list)."""
     raw = document.data.get(PROBES_KEY)
     if not isinstance(raw, list):
-        line, _ = _line_of(document.node, (PROBES_KEY,))
+        line, _ = document.line_of((PROBES_KEY,))
         return [], [Problem(str(document.path), line, PROBES_KEY, f"must be a list of probes, not {type(raw).__name__}")]
     entries = [ProbeSource(document.entry(entry, PROBES_KEY, index), index) for index, entry in enumerate(raw)]
     return entries, []
@@ -128,7 +128,7 @@ def load_conversation(
     out.problems.extend(_locate(f, shared_doc, defaults) for f in shared_findings)
     shared_ok = not any(p.severity == "error" for p in out.problems)
     if not entries:
-        line, _ = _line_of(shared_doc.node, (PROBES_KEY,))
+        line, _ = shared_doc.line_of((PROBES_KEY,))
         out.problems.append(Problem(str(shared_doc.path), line, PROBES_KEY, "no probes: this conversation adds no scenario", severity="warning"))
     seen: dict[str, ProbeSource] = {}
     stack = [*defaults, shared_doc]  # where a probe's inherited values come from, outermost first
@@ -138,8 +138,8 @@ def load_conversation(
         if isinstance(probe_id, str):
             if probe_id in seen:
                 first = seen[probe_id]
-                line, _ = _line_of(entry.document.node, ("id",))
-                first_line, _ = _line_of(first.document.node, ("id",))
+                line, _ = entry.document.line_of(("id",))
+                first_line, _ = first.document.line_of(("id",))
                 out.problems.append(Problem(
                     str(entry.document.path), line, f"{PROBES_KEY}[{entry.index}].id",
                     f"duplicate probe id: {first.document.path}:{first_line} uses it too", format_value(probe_id),
@@ -168,8 +168,7 @@ def _load_probe(
     path = entry.document.path
     if not isinstance(raw, dict):
         kind = "nothing" if raw is None else f"a {type(raw).__name__}"
-        line, _ = _line_of(entry.document.node, ())
-        line = line or (entry.document.node.start_mark.line + 1 if entry.document.node is not None else None)
+        line = entry.document.start_line()
         return None, [Problem(str(path), line, format_entry(entry), f"a probe must be a mapping with id, probe and expect, not {kind}")]
     data = dict(raw)
     for key, default in entry_defaults.items():

@@ -35,8 +35,8 @@ class _Document:
     """One parsed YAML file (or one probe entry of it): its data and its node tree (for line numbers).
 
     A file read by the JSON fast path keeps its ``text`` instead of a node
-    tree, and ``node`` composes the tree (once per text) only when a problem
-    asks for a line; ``where`` is the entry's place in its file's tree.
+    tree, and finds a line by scanning that JSON text (:class:`_JsonLines`),
+    never composing a YAML tree; ``where`` is the entry's place in its file.
     """
 
     __slots__ = ("path", "data", "_node", "_text", "_where")
@@ -49,6 +49,18 @@ class _Document:
         if self._text is not None:
             self._node, self._text = _node_at(_compose(self._text), self._where), None
         return self._node
+
+    def line_of(self, loc: Loc) -> tuple[int | None, bool]:
+        """:func:`_line_of` of this document's node tree, read from the JSON text when there is no tree."""
+        if self._text is not None:
+            return _json_lines(self._text).line_of(self._where, loc)
+        return _line_of(self._node, loc)
+
+    def start_line(self) -> int | None:
+        """The line this document (a probe entry: its value in the ``probes`` list) starts on."""
+        if self._text is not None:
+            return _json_lines(self._text).start_line(self._where)
+        return self._node.start_mark.line + 1 if self._node is not None else None
 
     def entry(self, data: Any, key: str, index: int) -> _Document:
         """The document of item ``index`` of this mapping's list ``key`` (lazy when this one is)."""
@@ -64,15 +76,146 @@ class _Document:
         gives no line if the file changed since it was parsed.
         """
         if self._text is None:
-            line = _line_of(self.node, loc)[0]
+            line = _line_of(self._node, loc)[0]
             return lambda: line
-        path, digest, where = self.path, _text_digest(self._text), (*self._where, *loc)
+        path, digest, where = self.path, _text_digest(self._text), self._where
 
         def line() -> int | None:
             text, _ = _read(path)
-            return _line_of(_compose(text), where)[0] if text is not None and _digest(text) == digest else None
+            return _json_lines(text).line_of(where, loc)[0] if text is not None and _digest(text) == digest else None
 
         return line
+
+
+class _JsonLines:
+    """Lines of the values of a JSON-syntax file, as the YAML node tree would give them, without composing it.
+
+    Composing a YAML tree costs about a millisecond per 2 kB, which a suite of
+    small files with a warning each paid once per file for a line number. A
+    JSON text (one the fast path accepted: valid JSON that YAML reads the same
+    way, so no duplicate keys) is scanned instead: the children of a mapping or
+    list are found once, by the C JSON scanner, when a lookup first enters it.
+    A mapping child's line is its key's, a list item's its value's first
+    character, as the YAML tree's start marks; lines count ``\n``, ``\r\n``
+    and a lone ``\r`` as YAML does. A file whose JSON is all on one line
+    (as ``json.dumps`` writes it) has every value on that line: only whether a
+    path exists is asked, of the data.
+    """
+
+    __slots__ = ("_text", "_root", "_children", "_flat")
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        body = _json_body(text)
+        self._root = text.index("{", len(text) - len(body)) if body is not None else -1
+        self._children: dict[int, dict[str, tuple[int, int]] | list[tuple[int, int]] | None] = {}
+        one_line = body is not None and "\n" not in body.rstrip() and "\r" not in body.rstrip()
+        self._flat: Any = json.loads(body) if one_line else _MISSING
+
+    def line(self, pos: int) -> int:
+        text = self._text
+        breaks = text.count("\n", 0, pos)
+        if "\r" in text:
+            breaks += text.count("\r", 0, pos) - text.count("\r\n", 0, pos)
+        return breaks + 1
+
+    def _at(self, where: Loc) -> int | None:
+        """Position of the value at ``where`` (None when the path leaves the data, as :func:`_node_at`)."""
+        pos: int | None = self._root if self._root >= 0 else None
+        for part in where:
+            child = self._child(pos, part) if pos is not None else None
+            pos = child[1] if child is not None else None
+        return pos
+
+    def line_of(self, where: Loc, loc: Loc) -> tuple[int | None, bool]:
+        """:func:`_line_of` of the node at ``where`` (a probe entry's place), for ``loc`` below it."""
+        if self._flat is not _MISSING:
+            return self._flat_line_of(where, loc)
+        pos = self._at(where)
+        line = None
+        for part in loc:
+            child = self._child(pos, part) if pos is not None else None
+            if child is None:
+                return line, False
+            line, pos = self.line(child[0]), child[1]
+        return line, True
+
+    def start_line(self, where: Loc) -> int | None:
+        if self._flat is not _MISSING:
+            return self.line(self._root) if self._flat_at(where) is not _MISSING else None
+        pos = self._at(where)
+        return self.line(pos) if pos is not None else None
+
+    def _flat_at(self, where: Loc) -> Any:
+        value = self._flat
+        for part in where:
+            value = _data_child(value, part)
+        return value
+
+    def _flat_line_of(self, where: Loc, loc: Loc) -> tuple[int | None, bool]:
+        value, line = self._flat_at(where), None
+        for part in loc:
+            value = _data_child(value, part)
+            if value is _MISSING:
+                return line, False
+            line = self.line(self._root)
+        return line, True
+
+    def _child(self, pos: int, part: Any) -> tuple[int, int] | None:
+        """(position its line is read at, position of its value) of child ``part`` of the value at ``pos``."""
+        if pos not in self._children:
+            self._children[pos] = self._scan(pos)
+        children = self._children[pos]
+        if isinstance(children, dict):
+            return children.get(part) if isinstance(part, str) else None
+        if isinstance(children, list) and isinstance(part, int) and part < len(children):
+            return children[part]
+        return None
+
+    def _scan(self, pos: int) -> dict[str, tuple[int, int]] | list[tuple[int, int]] | None:
+        text, skip = self._text, _JSON_SPACE.match
+        opening = text[pos]
+        if opening not in "{[":
+            return None  # a scalar has no children
+        closing = "}" if opening == "{" else "]"
+        found: list[tuple[str, int, int]] = []
+        index = skip(text, pos + 1).end()
+        while text[index] != closing:
+            key, key_pos = "", index
+            if opening == "{":
+                key, end = _scan_string(text, index + 1)
+                index = skip(text, skip(text, end).end() + 1).end()  # past the ':'
+            _, end = _scan_value(text, index)
+            found.append((key, key_pos, index))
+            index = skip(text, end).end()
+            if text[index] == ",":
+                index = skip(text, index + 1).end()
+        if opening == "{":
+            return {key: (key_pos, value_pos) for key, key_pos, value_pos in reversed(found)}  # the first of a key
+        return [(value_pos, value_pos) for _, _, value_pos in found]
+
+
+_MISSING: Any = object()
+
+
+def _data_child(value: Any, part: Any) -> Any:
+    """Child ``part`` of parsed JSON ``value``, found as :func:`_line_of` finds it in the tree (:data:`_MISSING` if not)."""
+    if isinstance(value, dict):
+        return value.get(part, _MISSING)
+    if isinstance(value, list) and isinstance(part, int) and part < len(value):
+        return value[part]
+    return _MISSING
+
+
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+_scan_string = json.decoder.scanstring
+_scan_value = json.JSONDecoder().scan_once
+
+
+@functools.lru_cache(maxsize=2)
+def _json_lines(text: str) -> _JsonLines:
+    """The line finder of a text (the last two kept: a file's problems ask for several lines)."""
+    return _JsonLines(text)
 
 
 def _digest(text: str) -> bytes:
@@ -142,20 +285,22 @@ def _json_body(text: str) -> str | None:
 
 
 def _too_deep_data(data: Any) -> bool:
-    """Whether ``data`` nests mappings and lists deeper than :data:`MAX_DEPTH` (iterative walk)."""
-    stack: list[tuple[Any, int]] = [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, dict):
-            children: Any = value.values()
-        elif isinstance(value, list):
-            children = value
-        else:
-            continue
+    """Whether ``data`` (plain JSON data) nests mappings and lists deeper than :data:`MAX_DEPTH`.
+
+    Recursive, but never past :data:`MAX_DEPTH` + 1 calls deep.
+    """
+
+    def over(value: Any, depth: int) -> bool:
         if depth > MAX_DEPTH:
             return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
-    return False
+        for child in value.values() if value.__class__ is dict else value:
+            kind = child.__class__
+            if (kind is dict or kind is list) and over(child, depth + 1):
+                return True
+        return False
+
+    kind = data.__class__
+    return (kind is dict or kind is list) and over(data, 1)
 
 
 def _parse_json(text: str) -> Any:
@@ -538,11 +683,11 @@ def _locate(finding: Finding, document: _Document, defaults: Sequence[_Document]
     e.g. ``("probes", 6)`` for a conversation's probe), then ``defaults``
     nearest first (a conversation's shared part, the ``_defaults.yaml`` files).
     """
-    line, complete = _line_of(document.node, finding.loc)
+    line, complete = document.line_of(finding.loc)
     file, loc = document.path, (*prefix, *finding.loc)
     if not complete:
         for default in reversed(defaults):
-            default_line, found = _line_of(default.node, finding.loc)
+            default_line, found = default.line_of(finding.loc)
             if found:
                 line, file, loc = default_line, default.path, finding.loc
                 break

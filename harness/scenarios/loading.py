@@ -51,7 +51,6 @@ from harness.scenarios.documents import (
     MAX_DEPTH,
     _display,
     _Document,
-    _line_of,
     _locate,
     _Loader,
     _merge,
@@ -316,7 +315,7 @@ def _load_folder(folder: Path, files: list[Path], root: Path, selection: Selecti
             continue
         for key in document.data:
             if key not in PROBE_FILE_KEYS:
-                line, _ = _line_of(document.node, (key,))
+                line, _ = document.line_of((key,))
                 problems.append(Problem(str(path), line, key, f"belongs in {CONVERSATION_FILE}: a probe file holds only `probes:`"))
         documents.append(document)
     defaults, default_problems = _defaults(folder, root)

@@ -116,3 +116,12 @@ def test_budget_learns_when_a_provider_bills_more_than_the_estimate() -> None:
     reserved = budget.reserve("m", 100, 0)  # 1.0 estimated
     budget.settle("m", reserved, 3.0)  # billed three times the estimate
     assert budget.reserve("m", 100, 0) == pytest.approx(3.0)
+
+
+def test_plan_of_several_epochs_is_the_plan_of_one_times_the_epochs_in_every_number(suite: Path) -> None:
+    one, _ = _plan(suite, epochs=1)
+    three, _ = _plan(suite, epochs=3)
+    (a,), (b,) = one.models, three.models
+    for name in ("samples", "calls_expected", "calls_max", "input_tokens", "input_tokens_max", "output_tokens", "output_tokens_max"):
+        assert getattr(b, name) == 3 * getattr(a, name) > 0, name
+    assert b.cost_usd == pytest.approx(3 * a.cost_usd)

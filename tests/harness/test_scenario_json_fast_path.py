@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from harness.scenarios import documents, load_suite
 from harness.scenarios.documents import MAX_DEPTH, _parse
@@ -167,3 +169,82 @@ def test_json_syntax_reads_exactly_what_the_yaml_path_reads(text: str, tmp_path:
     assert fast_problems == slow_problems
     if fast is not None and slow is not None:
         assert repr(fast.data) == repr(slow.data)  # repr: 1e5 the string, not the float; NaN compares unequal
+
+
+_KEYS = st.text(alphabet="ab\u00e9\u4e2d \"\\/\t", max_size=4)
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-1000, 1000), st.sampled_from([0.5, -2.25, 10.0]),
+                     st.text(alphabet="xy\u00e9\U0001f600 \"\\\n\t:#{}[],&*", max_size=6))
+_JSON = st.recursive(_SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_KEYS, inner, max_size=4)),
+                     max_leaves=25)
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path in ``value``, and beside each container a few that leave it (a missing key, an index past the end)."""
+    found = [prefix]
+    if isinstance(value, dict):
+        found += [(*prefix, "missing"), (*prefix, 0)]
+        for key, child in value.items():
+            found += _paths(child, (*prefix, key))
+    elif isinstance(value, list):
+        found += [(*prefix, len(value)), (*prefix, "0")]
+        for index, child in enumerate(value):
+            found += _paths(child, (*prefix, index))
+    else:
+        found.append((*prefix, "below a scalar"))
+    return found
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=st.dictionaries(_KEYS, _JSON, max_size=5),
+    indent=st.sampled_from([None, 0, 1, 2, "\t"]),
+    separators=st.sampled_from([(", ", ": "), (",", ":"), (" ,  ", " :  "), (",\n", ":\n ")]),
+    newline=st.sampled_from(["\n", "\r\n", "\r"]),
+    header=st.sampled_from(["", "# a comment\n", "\n# one\n  # two\n\n", "  "]),
+)
+def test_lines_read_from_json_text_are_the_lines_of_the_yaml_node_tree(
+    data: dict[str, Any], indent: Any, separators: tuple[str, str], newline: str, header: str
+) -> None:
+    """Every path of a JSON-syntax file (and paths that leave it) gets the line, and found-or-not, the YAML tree gives."""
+    text = header + json.dumps(data, indent=indent, separators=separators, ensure_ascii=False).replace("\n", newline) + "\n"
+    try:
+        documents._parse_json(text)
+    except documents._NotPlainJson:
+        assume(False)  # the YAML path reads this one: its lines come from the tree anyway
+    lines, tree = documents._JsonLines(text), documents._compose(text)
+    paths = _paths(data)
+    for where in [()] + [p for p in paths if len(p) in (1, 2)][:6]:
+        node = documents._node_at(tree, where)
+        assert lines.start_line(where) == (node.start_mark.line + 1 if node is not None else None), where
+        for loc in paths:
+            assert lines.line_of(where, loc) == documents._line_of(node, loc), (where, loc)
+
+
+def test_warnings_of_one_line_json_files_are_placed_as_the_yaml_path_places_them_without_composing_a_node_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.harness.scoring_factories import make_scenario
+
+    for index in range(3):  # as plan_bench.py writes them: each with a workspace item citing another workspace's session
+        data = make_scenario(f"one-line-{index}").model_dump(mode="json", exclude_none=True)
+        (tmp_path / f"one-line-{index}.yaml").write_text(json.dumps(data), encoding="utf-8")
+    composed: list[str] = []
+    real = documents._compose
+    monkeypatch.setattr(documents, "_compose", lambda text: composed.append(text) or real(text))
+    fast = _problems(tmp_path)
+    assert len(fast) == 3 and all(":1: items[2].sources[0].session: warning:" in p for p in fast), fast
+    assert composed == []
+    _yaml_only(monkeypatch)
+    assert _problems(tmp_path) == fast
+
+
+@pytest.mark.parametrize("levels", [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1])
+def test_json_syntax_at_the_depth_limit_is_read_or_refused_exactly_as_the_yaml_path_does(
+    levels: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "edge.yaml"
+    path.write_text('{"x": ' + "[" * (levels - 1) + "]" * (levels - 1) + ', "y": {"z": []}}\n')  # levels counts the outer {}
+    fast, fast_problems = _parse(path)
+    _yaml_only(monkeypatch)
+    slow, slow_problems = _parse(path)
+    assert fast_problems == slow_problems and (fast is None) == (slow is None) == (levels > MAX_DEPTH)
