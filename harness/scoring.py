@@ -655,9 +655,10 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
         grounding_finding = ("malformed" if grounding.status != "ok"
                              else "ungrounded" if grounding.unsupported else "grounded")
     if expect.abstain:
-        negative_ok = not [f for f in top_failures if f.startswith(("contains forbidden", "matches forbidden"))]
-        pattern_correct = abstained and negative_ok and not claims
-        why = "abstained" if abstained else "answered although nothing supports an answer"
+        forbidden = [f for f in top_failures if f.startswith(("contains forbidden", "matches forbidden"))]
+        pattern_correct = abstained and not forbidden and not claims
+        # The forbidden matches are named: "abstained" alone would not tell a reader why it is wrong.
+        why = "; ".join(["abstained" if abstained else "answered although nothing supports an answer", *forbidden])
     elif not _has_any(expect) and adherence is not None:
         pattern_correct = bool(adherence) and not abstained and not claims
         why = "adherence checks pass" if adherence else "; ".join(adherence_failures)
