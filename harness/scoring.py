@@ -424,8 +424,9 @@ def _canary_findings(answer: str, scenario: Scenario) -> tuple[list[UnsupportedC
 
 
 def _unsupported_claims(answer: str, record: SampleRecord, scenario: Scenario,
-                        canary_claims: list[UnsupportedClaim] | None = None) -> list[UnsupportedClaim]:
-    claims = list(canary_claims) if canary_claims is not None else _canary_findings(answer, scenario)[0]
+                        canary_claims: list[UnsupportedClaim]) -> list[UnsupportedClaim]:
+    """``canary_claims`` (of :func:`_canary_findings`) and every cited item id nothing shown supports."""
+    claims = list(canary_claims)
     item_ids = _item_ids(scenario.items)
     disclosed = {i for call in record.tool_calls for i in call.disclosed_item_ids}
     visible: str | None = None
