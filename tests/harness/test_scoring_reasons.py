@@ -161,7 +161,8 @@ CASES: dict[str, Case] = {
                   {"role": "assistant", "content": "Billing runs Postgres 15, see it-global."}]),
     "stale values mentioned as superseded are named and not counted": Case(
         TWO_STALE, "Billing moved from Postgres 13 to Postgres 15; Postgres 12 is no longer used.", "correct", [
-            ("continuity", True, True, "checks pass; stale value mentioned as superseded: 'Postgres 13', 'Postgres 12'"),
+            ("continuity", True, True,
+             "checks pass; stale value mentioned as superseded: 'Postgres 13', 'Postgres 12'"),
             ANSWERED,
             ("unsupported_claims", 0, True,
              "none (stale value mentioned as superseded: 'Postgres 13', 'Postgres 12', not counted)"),
@@ -245,7 +246,8 @@ CASES: dict[str, Case] = {
         _adherence_only(canaries=[{"text": "2 spaces", "kind": "stale"}]), "Use 4 spaces, not 2 spaces anymore.",
         "correct", [
             ("continuity", True, True, "adherence checks pass; stale value mentioned as superseded: '2 spaces'"),
-            ANSWERED, ("unsupported_claims", 0, True, "none (stale value mentioned as superseded: '2 spaces', not counted)"),
+            ANSWERED,
+            ("unsupported_claims", 0, True, "none (stale value mentioned as superseded: '2 spaces', not counted)"),
             NO_LEAKS, ("adherence", True, True, "checks pass")]),
     "top-level checks decide when a scenario has both, whatever adherence says": Case(
         BOTH_CHECKS, "Billing runs MySQL.", "wrong", [
@@ -349,15 +351,16 @@ def test_states_expected_fact_needs_every_must_contain_all_string() -> None:
     assert states_expected_fact("I'm not sure, but I think it's Postgres 15.", scenario) is False
 
 
+PET = make_scenario("pet-01", expect={"must_contain_any": ["Max"], "relevant_items": [], "canaries": []})
+
+
 def _written(*arguments: dict[str, Any]) -> SampleRecord:
+    """A sample whose write phase saved one note per ``arguments`` (the probe's answer does not matter here)."""
     calls = [ToolCallLog(round=0, call_id=f"w{i}", name="save_note", arguments=json.dumps(a), status="ok",
                          result_text="{}", result_chars=2, result_tokens=1, storage_read=True, elapsed_s=0.0)
              for i, a in enumerate(arguments)]
     phase = WritePhaseLog(sessions=[WriteSessionLog(session_id="s1", stop_reason="final_answer", tool_calls=calls)])
     return make_record(PET, "I don't know.", arm="history_only").model_copy(update={"write_phase": phase})
-
-
-PET = make_scenario("pet-01", expect={"must_contain_any": ["Max"], "relevant_items": [], "canaries": []})
 
 
 @pytest.mark.parametrize("arguments", [
