@@ -424,8 +424,9 @@ def _canary_findings(answer: str, scenario: Scenario) -> tuple[list[UnsupportedC
 
 
 def _unsupported_claims(answer: str, record: SampleRecord, scenario: Scenario,
-                        canary_claims: list[UnsupportedClaim] | None = None) -> list[UnsupportedClaim]:
-    claims = list(canary_claims) if canary_claims is not None else _canary_findings(answer, scenario)[0]
+                        canary_claims: list[UnsupportedClaim]) -> list[UnsupportedClaim]:
+    """``canary_claims`` (of :func:`_canary_findings`) and every cited item id nothing shown supports."""
+    claims = list(canary_claims)
     item_ids = _item_ids(scenario.items)
     disclosed = {i for call in record.tool_calls for i in call.disclosed_item_ids}
     visible: str | None = None
@@ -655,9 +656,10 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
         grounding_finding = ("malformed" if grounding.status != "ok"
                              else "ungrounded" if grounding.unsupported else "grounded")
     if expect.abstain:
-        negative_ok = not [f for f in top_failures if f.startswith(("contains forbidden", "matches forbidden"))]
-        pattern_correct = abstained and negative_ok and not claims
-        why = "abstained" if abstained else "answered although nothing supports an answer"
+        forbidden = [f for f in top_failures if f.startswith(("contains forbidden", "matches forbidden"))]
+        pattern_correct = abstained and not forbidden and not claims
+        # The forbidden matches are named: "abstained" alone would not tell a reader why it is wrong.
+        why = "; ".join(["abstained" if abstained else "answered although nothing supports an answer", *forbidden])
     elif not _has_any(expect) and adherence is not None:
         pattern_correct = bool(adherence) and not abstained and not claims
         why = "adherence checks pass" if adherence else "; ".join(adherence_failures)
