@@ -678,8 +678,12 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
     judge_verdict = judge_reason = None
     if judge is not None and expect.rubric:
         judge_verdict, judge_reason = judge.verdict, judge.reason
-        correct = judge.verdict == "pass" and not claims and (abstained or not expect.abstain)
+        # A judge grades the content; whether the answer abstained is the patterns' call for every sample, so an
+        # answer that declines an answerable question is never correct, as its outcome (abstained_wrongly) says.
+        correct = judge.verdict == "pass" and not claims and abstained == expect.abstain
         why = f"judge {judge.verdict}: {judge.reason} (patterns: {'pass' if pattern_correct else 'fail'})"
+        if abstained and not expect.abstain:
+            why += "; abstained on an answerable question"
     if expect.abstain:
         outcome: Outcome = "abstained_correctly" if correct else "wrong"
     elif abstained:

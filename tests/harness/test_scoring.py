@@ -231,6 +231,19 @@ def test_judge_decides_rubric_scenarios_and_keeps_pattern_result():
     assert s.continuity_correct is False and s.pattern_correct is True and s.judge_reason == "vague"
 
 
+def test_a_judge_pass_does_not_make_an_abstention_on_an_answerable_question_correct():
+    """Continuity and the outcome agree: an answer that declines an answerable question is abstained_wrongly and not
+    correct, even when the rubric judge passes it. Bug (found by mutation testing): the judge's pass counted it correct
+    while its outcome said abstained_wrongly, so accuracy and the outcome table disagreed."""
+    sc = make_scenario(expect={"must_contain_any": [], "rubric": "Pass only if Postgres 15 is stated."})
+    verdict = JudgeVerdict(verdict="pass", reason="close enough", raw="{}", model="m")
+    s = score_sample(make_record(sc, "I don't know which database billing runs, I have no record of it."), sc, judge=verdict)
+    assert (s.abstained, s.outcome, s.continuity_correct) == (True, "abstained_wrongly", False)
+    assert s.scores[0].reason == "judge pass: close enough (patterns: fail); abstained on an answerable question"
+    answered = score_sample(make_record(sc, "Billing runs Postgres 15."), sc, judge=verdict)
+    assert (answered.abstained, answered.outcome, answered.continuity_correct) == (False, "correct", True)
+
+
 def test_judge_ignored_without_rubric():
     verdict = JudgeVerdict(verdict="fail", reason="x", raw="{}", model="m")
     s = score_sample(make_record(make_scenario()), make_scenario(), judge=verdict)
