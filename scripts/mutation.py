@@ -60,6 +60,23 @@ def _dotted(path: str) -> str:
     return path[: -len(".py")].replace("/", ".")
 
 
+# mutmut regenerates its mutants (forgetting the results of functions whose source changed) only at the start
+# of `mutmut run`; --resume needs that first, to know what is left. These are mutmut's own steps of that start
+# (3.8), without the test runs that follow.
+_REGENERATE = (
+    "import os\n"
+    "from mutmut.__main__ import copy_also_copy_files, copy_src_dir, create_mutants, set_mutant_under_test, setup_source_paths\n"
+    "set_mutant_under_test('mutant_generation')\n"
+    "os.makedirs('mutants', exist_ok=True)\n"
+    "copy_src_dir(); copy_also_copy_files(); setup_source_paths(); create_mutants(1)\n"
+)
+
+
+def regenerate_mutants() -> None:
+    """Bring ``mutants/`` up to the current source, as ``mutmut run`` does first (no tests are run)."""
+    subprocess.run([sys.executable, "-c", _REGENERATE], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+
+
 def unchecked(path: str) -> list[str]:
     """Names of one module's mutants that have no result yet (an interrupted or never-run module)."""
     meta = ROOT / "mutants" / f"{path}.meta"
@@ -113,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--survivors", action="store_true",
                         help="re-test only the mutants that survived the last run (after adding tests)")
     parser.add_argument("--resume", action="store_true",
-                        help="test only the mutants the last run left unchecked (an interrupted run)")
+                        help="test only the mutants without a result: those an interrupted run left, and those of "
+                             "functions edited since (mutmut forgets their results)")
     args = parser.parse_args(argv)
     if args.resume and args.survivors:
         parser.error("--resume and --survivors re-test different mutants; give one")
@@ -131,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
                 report(paths)
                 return 0
         elif args.resume:
+            regenerate_mutants()  # an edited function's old results are forgotten: it is left to test again
             patterns = [name for path in paths for name in unchecked(path)]
             if not patterns:
                 print("nothing left unchecked (run without --resume to re-test every mutant)")
