@@ -125,3 +125,48 @@ def test_paired_all_rows_come_first_even_before_a_category_that_sorts_before_all
     first_abstention = categories.index("abstention")
     assert set(categories[:first_abstention]) == {"all"}
     assert categories == sorted(categories, key=lambda c: ["all", "abstention", "project_fact"].index(c))
+
+
+def test_arms_that_share_no_scenario_get_the_no_pairs_test_row() -> None:
+    """Two arms that ran disjoint scenarios: one McNemar row with no pairs, p = 1 and the test named as none.
+
+    Bugs planted: the p-value None or 2.0 and the test name lost or respelled (mutants of the no-pairs branch).
+    """
+    scores = [sample(i, "history_only", 0, True) for i in range(3)] + [sample(i, "recall", 0, True) for i in range(3, 6)]
+    (row,) = aggregate(scores)["mcnemar"]
+    assert (row["n_pairs"], row["p_value"], row["test"]) == (0, 1.0, "none (no scenario ran in both arms)")
+
+
+def test_one_arm_with_several_epochs_is_tested_with_the_sign_flip_test_not_mcnemar() -> None:
+    """The exact McNemar test needs one sample per scenario in BOTH arms; one epoch in the baseline and two in the
+    treatment is a clustered design. Bug planted: ``or`` for ``and`` (McNemar when only one arm has single epochs)."""
+    scores = [sample(i, "history_only", 0, i % 3 == 0) for i in range(8)]
+    scores += [sample(i, "recall", e, i % 2 == 0 or e == 1) for i in range(8) for e in (0, 1)]
+    (row,) = aggregate(scores)["mcnemar"]
+    assert not row["test"].startswith("exact McNemar") and row["n_pairs"] == 8
+
+
+def test_the_configured_seed_reaches_the_sign_flip_test(monkeypatch) -> None:
+    """Bugs planted: the sign-flip test called with ``seed=None`` (an unseeded p-value) or the default seed."""
+    seen = []
+    real = stats.sign_flip_test
+    monkeypatch.setattr(stats, "sign_flip_test", lambda diffs, **kw: seen.append(kw) or real(diffs, **kw))
+    scores = [sample(i, arm, e, (i + e) % 2 == 0 or arm == "recall") for i in range(6) for arm in ("history_only", "recall")
+              for e in (0, 1)]
+    aggregate(scores, config=AggregateConfig(seed=stats.DEFAULT_SEED + 17))
+    assert seen == [{"seed": stats.DEFAULT_SEED + 17}]
+
+
+def test_a_flip_names_its_scenario_title_category_and_direction() -> None:
+    """Each flip carries the scenario's title (its id when no title is known), its category and fixed/broken.
+
+    Bugs planted: the ``title`` or ``category`` key misspelled, the category replaced by "None", the title
+    lookup without the id fallback.
+    """
+    scores = [sample(0, "history_only", 0, False, category="decision"), sample(0, "recall", 0, True, category="decision"),
+              sample(1, "history_only", 0, True, category="preference"), sample(1, "recall", 0, False, category="preference"),
+              sample(2, "history_only", 0, True), sample(2, "recall", 0, True)]
+    flips = aggregate(scores, titles={"sc-000": "Which database"})["flips"]
+    assert [(f["scenario_id"], f["title"], f["category"], f["kind"], f["a_correct_rate"], f["b_correct_rate"])
+            for f in flips] == [("sc-001", "sc-001", "preference", "broken", 1.0, 0.0),
+                                ("sc-000", "Which database", "decision", "fixed", 0.0, 1.0)]
