@@ -170,3 +170,28 @@ def test_a_flip_names_its_scenario_title_category_and_direction() -> None:
     assert [(f["scenario_id"], f["title"], f["category"], f["kind"], f["a_correct_rate"], f["b_correct_rate"])
             for f in flips] == [("sc-001", "sc-001", "preference", "broken", 1.0, 0.0),
                                 ("sc-000", "Which database", "decision", "fixed", 0.0, 1.0)]
+
+
+def test_flips_list_the_largest_change_first_within_each_kind_then_by_id() -> None:
+    """Bugs planted: the smallest change first (``+abs``), and the change measured as ``b + a``."""
+    def epochs(scenario: int, arm: str, hits: tuple[bool, bool]) -> list:
+        return [sample(scenario, arm, e, hit) for e, hit in enumerate(hits)]
+
+    scores = (epochs(0, "history_only", (True, False)) + epochs(0, "recall", (True, True))      # 0.5 -> 1.0
+              + epochs(1, "history_only", (False, False)) + epochs(1, "recall", (True, False))  # 0.0 -> 0.5
+              + epochs(2, "history_only", (False, False)) + epochs(2, "recall", (True, True)))  # 0.0 -> 1.0
+    assert [f["scenario_id"] for f in aggregate(scores)["flips"]] == ["sc-002", "sc-000", "sc-001"]
+
+
+def test_every_interval_uses_the_configured_resamples_and_seed(monkeypatch) -> None:
+    """Bug planted: the added-latency p50 interval drawn with the default resamples and seed."""
+    calls = []
+    for name in ("cluster_quantile_ci", "cluster_ratio_ci", "paired_diff_ci"):
+        real = getattr(stats, name)
+        monkeypatch.setattr(stats, name, lambda *a, _real=real, _name=name, **kw: calls.append((_name, kw)) or _real(*a, **kw))
+    scores = [sample(i, arm, 0, (i + len(arm)) % 3 == 0, latency=1.0 + i / 10 + (arm == "recall"))
+              for i in range(6) for arm in ("history_only", "recall")]
+    tables = aggregate(scores, config=AggregateConfig(resamples=333, seed=stats.DEFAULT_SEED + 5))
+    assert tables["added_latency"] and {name for name, _ in calls} == {"cluster_quantile_ci", "cluster_ratio_ci",
+                                                                       "paired_diff_ci"}
+    assert all(kw.get("resamples") == 333 and kw.get("seed") == stats.DEFAULT_SEED + 5 for _, kw in calls), calls
