@@ -174,8 +174,10 @@ def _group_metrics(cols: _Columns, mask: np.ndarray, key: tuple[str, str, str],
         out.append(_row(model, arm, category, "cost_usd", None, 0))
     live = ok & ~cols.cached
     latency, live_sc = cols.values["latency_s"][live], cols.sc[live]
-    for metric, q in (("latency_p50_s", 0.5), ("latency_p95_s", 0.95)):
-        iv = stats.cluster_quantile_ci(latency, live_sc, q, **boot) if len(latency) else None
+    quantiles = (("latency_p50_s", 0.5), ("latency_p95_s", 0.95))
+    intervals = (stats.cluster_quantile_cis(latency, live_sc, [q for _, q in quantiles], **boot) if len(latency)
+                 else [None] * len(quantiles))
+    for (metric, _), iv in zip(quantiles, intervals):
         out.append(_row(model, arm, category, metric, iv, len(latency)))
     correct = cols.values["correct"][ok]
     n_correct = float(np.nansum(correct))

@@ -186,12 +186,12 @@ def test_flips_list_the_largest_change_first_within_each_kind_then_by_id() -> No
 def test_every_interval_uses_the_configured_resamples_and_seed(monkeypatch) -> None:
     """Bug planted: the added-latency p50 interval drawn with the default resamples and seed."""
     calls = []
-    for name in ("cluster_quantile_ci", "cluster_ratio_ci", "paired_diff_ci"):
+    for name in ("cluster_quantile_ci", "cluster_quantile_cis", "cluster_ratio_ci", "paired_diff_ci"):
         real = getattr(stats, name)
         monkeypatch.setattr(stats, name, lambda *a, _real=real, _name=name, **kw: calls.append((_name, kw)) or _real(*a, **kw))
     scores = [sample(i, arm, 0, (i + len(arm)) % 3 == 0, latency=1.0 + i / 10 + (arm == "recall"))
               for i in range(6) for arm in ("history_only", "recall")]
     tables = aggregate(scores, config=AggregateConfig(resamples=333, seed=stats.DEFAULT_SEED + 5))
-    assert tables["added_latency"] and {name for name, _ in calls} == {"cluster_quantile_ci", "cluster_ratio_ci",
-                                                                       "paired_diff_ci"}
+    assert tables["added_latency"] and {name for name, _ in calls} == {
+        "cluster_quantile_ci", "cluster_quantile_cis", "cluster_ratio_ci", "paired_diff_ci"}
     assert all(kw.get("resamples") == 333 and kw.get("seed") == stats.DEFAULT_SEED + 5 for _, kw in calls), calls

@@ -296,3 +296,22 @@ def test_draw_counts_are_multinomial_rows_whatever_the_block_size(monkeypatch):
     monkeypatch.setattr(stats, "_QUANTILE_BLOCK", 3 * k + 1)  # blocks of 3 rows
     assert np.array_equal(stats._counts(k, resamples, 5), whole)
     stats._counts.cache_clear()
+
+
+def test_quantiles_drawn_together_are_each_the_brute_force_resampled_quantile():
+    """A p50 and a p95 from one pass over the running sums each equal the brute-force resampled quantile.
+
+    Bugs planted: every q read with the first q's target, and the rows of the positions swapped.
+    """
+    rng = np.random.default_rng(5)
+    values, clusters = rng.lognormal(size=48), np.repeat([f"s{k:02d}" for k in range(12)], 4)
+    together = stats.cluster_quantile_cis(values, clusters, (0.5, 0.95), resamples=200, seed=3)
+    counts = stats._counts(12, 200, 3)
+    for q, iv in zip((0.5, 0.95), together):
+        brute = []
+        for row in counts:
+            resampled = np.sort(np.concatenate([np.repeat(values[clusters == f"s{k:02d}"], int(c)) for k, c in enumerate(row)]))
+            brute.append(resampled[int(np.ceil(q * len(resampled) * (1 - 1e-9))) - 1])
+        brute.sort()
+        assert (iv.value, iv.ci_low, iv.ci_high) == (stats.quantile(values, q), brute[4], brute[194])
+    assert together[0] != together[1]
