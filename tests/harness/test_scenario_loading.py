@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.cli import main
 from harness.scenarios import (
@@ -331,3 +334,51 @@ def test_nesting_deeper_than_the_limit_is_refused_not_a_recursion_error(tmp_path
     problems = load_suite([tmp_path]).problems
     deep = {Path(p.file).name for p in problems if p.message.startswith(f"nested more than {MAX_DEPTH} levels deep")}
     assert deep == {"over_limit.yaml", "far_over.yaml"}
+
+
+_TRICKY_SCALARS = ["yes", "No", "on", "OFF", "y", "n", "~", "null", "Null", "", "true", "False", "1e3", "1.0e+3", "0x1F",
+                   "0o17", "017", "1_000", "-.inf", ".NaN", "2024-01-05", "2024-01-05T09:00:00Z", "=", "<<", "12:30:00",
+                   "+12", "-0", "3.", "a: b", "plain text", "19:59", "1,000", ".5", "0b101", "!x", "&y"]
+
+
+def _tags(node) -> list:  # noqa: ANN001 - a yaml node
+    import yaml
+
+    if isinstance(node, yaml.MappingNode):
+        return [node.tag] + [t for k, v in node.value for t in (*_tags(k), *_tags(v))]
+    if isinstance(node, yaml.SequenceNode):
+        return [node.tag] + [t for v in node.value for t in _tags(v)]
+    return [(node.tag, node.value)]
+
+
+def _same_tags_as_pyyaml(text: str) -> bool | None:
+    """True when the scenario loader tags every node as PyYAML's safe loader does; None for text YAML refuses."""
+    import yaml
+
+    from harness.scenarios import documents
+
+    try:
+        expected = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    return _tags(documents._Loader(text).get_single_node()) == _tags(expected)
+
+
+@pytest.mark.parametrize("scalar", _TRICKY_SCALARS)
+def test_scenario_files_resolve_every_scalar_tag_as_pyyaml_does(scalar: str) -> None:
+    """The loader's shortcut tag resolution gives PyYAML's safe tags to plain, quoted, key and list scalars.
+
+    Bugs planted: the first-character lookup on the whole value (never matching: "yes" read as text), and
+    quoted scalars resolved as plain ones ("yes" in quotes read as a boolean).
+    """
+    quoted = json.dumps(scalar)
+    assert _same_tags_as_pyyaml(f"quoted: {quoted}\n{quoted}: key\nlist: [{quoted}]\n") is True
+    assert _same_tags_as_pyyaml(f"plain: {scalar}\n") in (True, None)
+    assert _same_tags_as_pyyaml(f"- {scalar}\n") in (True, None)
+
+
+@given(st.text(alphabet="0123456789.eE+-:_xXoObB nNyYtTfFlLuU~", min_size=1, max_size=10))
+@settings(max_examples=300, deadline=None)
+def test_generated_plain_scalars_get_pyyamls_tags(scalar: str) -> None:
+    """Random number-, date- and boolean-like plain scalars: the same tags as PyYAML's safe loader."""
+    assert _same_tags_as_pyyaml(f"value: {scalar}\n") in (True, None)
