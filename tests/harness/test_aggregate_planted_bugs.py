@@ -195,3 +195,25 @@ def test_every_interval_uses_the_configured_resamples_and_seed(monkeypatch) -> N
     assert tables["added_latency"] and {name for name, _ in calls} == {
         "cluster_quantile_ci", "cluster_quantile_cis", "cluster_ratio_ci", "paired_diff_ci"}
     assert all(kw.get("resamples") == 333 and kw.get("seed") == stats.DEFAULT_SEED + 5 for _, kw in calls), calls
+
+
+def test_added_latency_reports_the_95th_percentile_of_the_paired_differences() -> None:
+    """Bug planted: ``quantile(diff, 1.95)`` (the largest difference, not the 95th percentile)."""
+    scores = [sample(i, arm, 0, True, latency=1.0 + (i * (arm == "recall")) / 10) for i in range(40)
+              for arm in ("history_only", "recall")]
+    (row,) = aggregate(scores)["added_latency"]
+    diffs = [i / 10 for i in range(40)]
+    assert row["p95_s"] == round(stats.quantile(diffs, 0.95), 6) == 3.7 and row["p95_s"] < max(diffs)
+
+
+def test_the_minimum_detectable_effect_uses_the_configured_alpha_and_power_and_zero_discordance_without_pairs() -> None:
+    """Bugs planted: the MDE computed at the default alpha or power, and no pairs reported as discordance 1."""
+    scores = [sample(i, arm, 0, (i % 3 == 0) != (arm == "recall")) for i in range(30) for arm in ("history_only", "recall")]
+    (row,) = aggregate(scores, config=AggregateConfig(alpha=0.01, power=0.9))["min_detectable_effect"]
+    expected = stats.min_detectable_effect(row["n_scenarios"], row["discordance"], alpha=0.01, power=0.9)
+    assert row["mde"] == round(expected, 6) != round(stats.min_detectable_effect(row["n_scenarios"], row["discordance"]), 6)
+    assert round(stats.min_detectable_effect(30, row["discordance"], alpha=0.01), 6) != row["mde"]
+    assert round(stats.min_detectable_effect(30, row["discordance"], power=0.9), 6) != row["mde"]
+    disjoint = [sample(i, "history_only", 0, True) for i in range(3)] + [sample(i, "recall", 0, True) for i in range(3, 6)]
+    (none,) = aggregate(disjoint)["min_detectable_effect"]
+    assert (none["n_scenarios"], none["discordance"]) == (0, 0.0)
