@@ -217,3 +217,29 @@ def test_the_minimum_detectable_effect_uses_the_configured_alpha_and_power_and_z
     disjoint = [sample(i, "history_only", 0, True) for i in range(3)] + [sample(i, "recall", 0, True) for i in range(3, 6)]
     (none,) = aggregate(disjoint)["min_detectable_effect"]
     assert (none["n_scenarios"], none["discordance"]) == (0, 0.0)
+
+
+def test_each_rate_reads_its_own_column() -> None:
+    """Adherence, retrieval precision and recall, cost and tool use each come from their own field, with distinct
+    values per field so a column read as another, or as missing, shows.
+
+    Bugs planted (mutation survivors of ``_Columns``): adherence, precision, recall or cost read as None.
+    """
+    from harness.scoring import SampleScores
+
+    def scored(i: int, adherence: bool, precision: float, recall: float, cost: float) -> SampleScores:
+        base = sample(i, "recall", 0, True, tool_calls=1)
+        return base.model_copy(update={"adherence": adherence, "retrieved_precision": precision,
+                                       "retrieved_recall": recall, "cost_usd": cost})
+
+    scores = [scored(0, True, 0.5, 1.0, 0.002), scored(1, False, 0.25, 0.5, 0.004), scored(2, False, 1.0, 0.0, 0.006),
+              scored(3, False, 0.75, 0.5, 0.008)]
+    tables = aggregate(scores)
+    values = {m: _metric_of(tables, m)["value"] for m in ("adherence_rate", "retrieved_precision", "retrieved_recall",
+                                                         "cost_usd", "tool_use_rate", "continuity_accuracy")}
+    assert values == {"adherence_rate": 0.25, "retrieved_precision": 0.625, "retrieved_recall": 0.5,
+                      "cost_usd": 0.005, "tool_use_rate": 1.0, "continuity_accuracy": 1.0}
+
+
+def _metric_of(tables, metric: str) -> dict:
+    return next(r for r in tables["metrics"] if (r["model"], r["arm"], r["category"], r["metric"]) == ("m", "recall", "all", metric))
