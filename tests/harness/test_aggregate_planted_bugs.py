@@ -243,3 +243,22 @@ def test_each_rate_reads_its_own_column() -> None:
 
 def _metric_of(tables, metric: str) -> dict:
     return next(r for r in tables["metrics"] if (r["model"], r["arm"], r["category"], r["metric"]) == ("m", "recall", "all", metric))
+
+
+def test_retrieval_and_write_rates_leave_out_error_samples_and_read_their_own_column() -> None:
+    """An error sample keeps the retrieval figures of the tool calls it made before failing; they are not scored.
+
+    Bugs planted: retrieval precision or recall taken over every sample (errors included), and the written-memory
+    rate read as missing.
+    """
+    from harness.scoring import SampleScores
+
+    def scored(i: int, precision: float, recall: float, holds: bool | None, *, ok: bool = True) -> SampleScores:
+        return sample(i, "recall", 0, True, ok=ok).model_copy(update={
+            "retrieved_precision": precision, "retrieved_recall": recall, "write_holds_answer": holds})
+
+    scores = [scored(0, 1.0, 1.0, True), scored(1, 0.5, 0.0, False), scored(2, 0.0, 0.0, True, ok=False)]
+    tables = aggregate(scores)
+    assert _metric_of(tables, "retrieved_precision")["value"] == 0.75
+    assert _metric_of(tables, "retrieved_recall")["value"] == 0.5
+    assert _metric_of(tables, "write_holds_answer_rate")["value"] == 0.5
