@@ -262,3 +262,20 @@ def test_retrieval_and_write_rates_leave_out_error_samples_and_read_their_own_co
     assert _metric_of(tables, "retrieved_precision")["value"] == 0.75
     assert _metric_of(tables, "retrieved_recall")["value"] == 0.5
     assert _metric_of(tables, "write_holds_answer_rate")["value"] == 0.5
+
+
+def test_cost_is_unknown_for_a_group_with_an_unpriced_sample_and_leaves_out_error_samples() -> None:
+    """One scored sample without a price makes the group's cost unknown (a full row of None, n 0), never a mean of
+    the priced ones; an error sample's spend is not in the per-sample cost of scored samples.
+
+    Bugs planted: ``or`` for ``and`` in the known-cost test, the unknown row with no model, category or metric name,
+    or n 1, and the cost mean taken over error samples too.
+    """
+    priced = [sample(0, "recall", 0, True, tokens=1024), sample(1, "recall", 0, True, tokens=2048),
+              sample(2, "recall", 0, True, ok=False, tokens=10240)]
+    assert _metric_of(aggregate(priced), "cost_usd")["value"] == 1.5
+    unpriced = [*priced[:2], sample(3, "recall", 0, True).model_copy(update={"cost_usd": None})]
+    tables = aggregate(unpriced)
+    assert _metric_of(tables, "cost_usd") == {"model": "m", "arm": "recall", "category": "all", "metric": "cost_usd",
+                                              "value": None, "ci_low": None, "ci_high": None, "n": 0}
+    assert _metric_of(tables, "cost_per_correct")["value"] is None
