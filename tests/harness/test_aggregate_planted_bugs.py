@@ -279,3 +279,11 @@ def test_cost_is_unknown_for_a_group_with_an_unpriced_sample_and_leaves_out_erro
     assert _metric_of(tables, "cost_usd") == {"model": "m", "arm": "recall", "category": "all", "metric": "cost_usd",
                                               "value": None, "ci_low": None, "ci_high": None, "n": 0}
     assert _metric_of(tables, "cost_per_correct")["value"] is None
+
+
+def test_each_arm_has_its_own_error_rate() -> None:
+    """Bug planted (a mutation survivor): the error rate taken over every sample of the run instead of the group's."""
+    scores = [sample(i, "history_only", 0, True, ok=i != 0) for i in range(4)] + [sample(i, "recall", 0, True) for i in range(4)]
+    tables = aggregate(scores)
+    rates = {r["arm"]: r["value"] for r in tables["metrics"] if r["metric"] == "error_rate" and r["category"] == "all"}
+    assert rates == {"history_only": 0.25, "recall": 0.0}
