@@ -206,6 +206,16 @@ def test_added_latency_reports_the_95th_percentile_of_the_paired_differences() -
     assert row["p95_s"] == round(stats.quantile(diffs, 0.95), 6) == 3.7 and row["p95_s"] < max(diffs)
 
 
+def test_each_arms_latency_row_reports_its_95th_percentile_not_its_slowest_sample() -> None:
+    """Bug planted: ``quantile(latency, 1.95)`` in the latency table (every arm's slowest sample as its p95)."""
+    scores = [sample(i, arm, 0, True, latency=1.0 + i / 10) for i in range(40) for arm in ("history_only", "recall")]
+    rows = {row["arm"]: row for row in aggregate(scores)["latency"]}
+    latencies = [1.0 + i / 10 for i in range(40)]
+    for arm in ("history_only", "recall"):
+        assert rows[arm]["p95_s"] == round(stats.quantile(latencies, 0.95), 6) == 4.7
+        assert rows[arm]["p95_s"] < max(latencies) and rows[arm]["p50_s"] == 2.9
+
+
 def test_the_minimum_detectable_effect_uses_the_configured_alpha_and_power_and_zero_discordance_without_pairs() -> None:
     """Bugs planted: the MDE computed at the default alpha or power, and no pairs reported as discordance 1."""
     scores = [sample(i, arm, 0, (i % 3 == 0) != (arm == "recall")) for i in range(30) for arm in ("history_only", "recall")]
