@@ -229,3 +229,15 @@ def test_resamples_that_draw_only_zero_denominator_scenarios_are_skipped_without
         invalid = stats.cluster_ratio_ci([100.0, 0.0], [1.0, 0.0], ["a", "b"], resamples=200, seed=1)
     assert (divide.value, invalid.value) == (150.0, 100.0)
     assert invalid.ci_low == invalid.ci_high == 100.0
+
+
+def test_the_cached_draws_are_read_only_so_no_caller_can_change_a_later_interval():
+    """Bugs planted: either ``flags.writeable = False`` dropped, or set to True (None is read as False).
+
+    The draws are shared through ``lru_cache``: a caller that scaled them in place would silently change
+    every later interval of the same size and seed.
+    """
+    for draws in (stats._counts(6, 50, 2), stats._counts_by_scenario(6, 50, 2)):
+        with pytest.raises(ValueError, match="read-only"):
+            draws[0, 0] = 99
+    assert stats._counts_by_scenario(6, 50, 2).shape == (6, 50)
