@@ -247,8 +247,10 @@ def cluster_quantile_cis(
         for row, q in enumerate(qs):
             target = q * cumulative[-1] * (1.0 - _REL_TOL)
             # The first position whose cumulative weight reaches the target (it only grows down a column; the
-            # last row, the total, always reaches it: q <= 1 and the target is shaved by _REL_TOL).
-            positions[row, start:start + block] = (cumulative < target).sum(axis=0)
+            # last row, the total, always reaches it: q <= 1 and the target is shaved by _REL_TOL). "Reaches" is
+            # strictly past the target (a shaved target is never a whole number, so this is the same for q > 0):
+            # at q = 0 that is the first sample the resample drew, its minimum, not the sample sorted first.
+            positions[row, start:start + block] = (cumulative <= target).sum(axis=0)
     return [_interval(quantile(vals, q), sorted_vals[positions[row]], level, k)  # type: ignore[arg-type]
             for row, q in enumerate(qs)]
 

@@ -241,3 +241,15 @@ def test_the_cached_draws_are_read_only_so_no_caller_can_change_a_later_interval
         with pytest.raises(ValueError, match="read-only"):
             draws[0, 0] = 99
     assert stats._counts_by_scenario(6, 50, 2).shape == (6, 50)
+
+
+def test_the_minimum_of_a_resample_is_the_smallest_value_it_drew_not_the_smallest_of_all():
+    """Bug this found (it was the code, kept as the planted one): ``cumulative < target`` in the quantile
+    bootstrap. At q = 0 the target is 0, so every resample "reached" it at the first sorted sample and took
+    the global minimum, even the resamples that never drew that scenario: the interval was [min, min].
+    """
+    values, clusters = np.arange(1.0, 7.0), np.array(["a", "a", "b", "b", "c", "c"])
+    iv = stats.cluster_quantile_ci(values, clusters, 0.0, resamples=400, seed=6)
+    counts = stats._counts(3, 400, 6)
+    minima = np.sort([min(values[2 * k] for k in range(3) if row[k]) for row in counts])
+    assert (iv.value, iv.ci_low, iv.ci_high) == (1.0, minima[9], minima[389]) and iv.ci_high > 1.0
