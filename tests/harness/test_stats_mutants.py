@@ -253,3 +253,11 @@ def test_the_minimum_of_a_resample_is_the_smallest_value_it_drew_not_the_smalles
     counts = stats._counts(3, 400, 6)
     minima = np.sort([min(values[2 * k] for k in range(3) if row[k]) for row in counts])
     assert (iv.value, iv.ci_low, iv.ci_high) == (1.0, minima[9], minima[389]) and iv.ci_high > 1.0
+
+
+def test_one_quantile_passes_its_level_on():
+    """Bug planted (a mutation survivor): ``cluster_quantile_ci`` calling ``cluster_quantile_cis`` without ``level``."""
+    values, clusters = np.arange(40, dtype=float), np.repeat(np.arange(10), 4)
+    half = stats.cluster_quantile_ci(values, clusters, 0.5, resamples=300, seed=2, level=0.5)
+    assert half == stats.cluster_quantile_cis(values, clusters, (0.5,), resamples=300, seed=2, level=0.5)[0]
+    assert half != stats.cluster_quantile_ci(values, clusters, 0.5, resamples=300, seed=2)
