@@ -45,7 +45,14 @@ def _visible_rows(driver: Any) -> list[Any]:
 
 
 def _open_panel(driver: Any) -> Any:
-    """The sample panel that is open (exactly one expected)."""
+    """The sample panel that is open (exactly one expected), once one is.
+
+    A clicked link opens its panel from the page's ``hashchange`` handler, which the browser runs after the
+    click returns: looking at once raced it (seen failing on a loaded CI machine).
+    """
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, 30).until(lambda d: d.find_elements("css selector", "details.p[open]"))
     opened = driver.find_elements("css selector", "details.p[open]")
     assert len(opened) == 1, [p.get_attribute("id") for p in opened]
     return opened[0]
