@@ -52,8 +52,7 @@ def _open_panel(driver: Any) -> Any:
     """
     from selenium.webdriver.support.ui import WebDriverWait
 
-    WebDriverWait(driver, 30).until(lambda d: d.find_elements("css selector", "details.p[open]"))
-    opened = driver.find_elements("css selector", "details.p[open]")
+    opened = WebDriverWait(driver, 30).until(lambda d: d.find_elements("css selector", "details.p[open]"))
     assert len(opened) == 1, [p.get_attribute("id") for p in opened]
     return opened[0]
 
