@@ -297,3 +297,33 @@ def test_each_arm_has_its_own_error_rate() -> None:
     tables = aggregate(scores)
     rates = {r["arm"]: r["value"] for r in tables["metrics"] if r["metric"] == "error_rate" and r["category"] == "all"}
     assert rates == {"history_only": 0.25, "recall": 0.0}
+
+
+def test_each_latency_row_names_its_model_and_lists_its_samples_to_the_millisecond() -> None:
+    """Bugs planted: the latency row's ``model`` key renamed (``"MODEL"``), and ``values_s`` rounded to 4 places."""
+    scores = [sample(i, arm, 0, True, latency=1.23449 + i) for i in range(3) for arm in ("history_only", "recall")]
+    rows = aggregate(scores)["latency"]
+    assert [(row["model"], row["arm"]) for row in rows] == [("m", "history_only"), ("m", "recall")]
+    assert all(set(row) == {"model", "arm", "p50_s", "p95_s", "values_s"} for row in rows)
+    assert rows[0]["values_s"] == [1.234, 2.234, 3.234]
+
+
+def test_a_model_without_the_treatment_arm_does_not_stop_the_comparisons_of_the_next_model() -> None:
+    """Bug planted: ``break`` for ``continue`` when a model lacks the treatment arm (every later model lost its comparisons)."""
+    first = [sample(i, "history_only", 0, True).model_copy(update={"model": "a-model"}) for i in range(4)]
+    second = [sample(i, arm, 0, arm == "recall").model_copy(update={"model": "b-model"})
+              for i in range(4) for arm in ("history_only", "recall")]
+    tables = aggregate(first + second)
+    assert {row["model"] for row in tables["paired"]} == {"b-model"}
+    assert {row["model"] for row in tables["mcnemar"]} == {"b-model"}
+    assert {row["model"] for row in tables["latency"]} == {"a-model", "b-model"}
+
+
+def test_the_baseline_arm_is_compared_first_then_every_other_arm_by_name() -> None:
+    """Bugs planted: the baselines sorted by name only (``key=None`` or no key), or the baseline arm sorted last."""
+    arms = ("oracle", "full_history", "recall", "history_only")
+    scores = [sample(i, arm, 0, arm == "recall") for i in range(4) for arm in arms]
+    rows = [row for row in aggregate(scores)["paired"]
+            if (row["metric"], row["category"]) == ("continuity_accuracy", "all")]
+    assert [(row["arm_a"], row["arm_b"]) for row in rows] == [
+        ("history_only", "recall"), ("full_history", "recall"), ("oracle", "recall")]
