@@ -21,6 +21,7 @@ from memory_tools.policy import (
     ToolArgumentError,
     admission,
     decode_arguments,
+    limit_argument,
     parse_get_arguments,
     parse_search_arguments,
 )
@@ -92,6 +93,17 @@ def test_limit_defaults_to_five_and_is_clamped_to_ten(arguments: dict[str, Any],
     assert (parsed.limit, parsed.limit_capped) == (limit, capped)
     assert parsed.terms == ("Coffee ", "coffee", "Tea") and parsed.normalized_terms == ("coffee", "tea")
     assert parsed.match is MatchMode.EXACT
+
+
+@pytest.mark.parametrize(("raw", "message"), [
+    ("ten", 'limit must be an integer from 1 to 10, got "ten"'), (0, "limit must be at least 1, got 0"),
+])
+def test_an_invalid_limit_gives_the_default_uncapped_and_says_why(raw: object, message: str) -> None:
+    """``memory_search`` and the named ``recall`` share this rule; both raise on the error, but the pair
+    itself must not claim a cap that never happened (planted: ``return default, True`` after an error)."""
+    errors: list[str] = []
+    assert limit_argument({"limit": raw}, errors, 5, 10) == (5, False)
+    assert errors == [message]
 
 
 @pytest.mark.parametrize("match", ["exact", "prefix"])
