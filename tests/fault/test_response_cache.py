@@ -121,3 +121,25 @@ def test_the_cache_round_trips_non_ascii_text_under_a_c_locale(tmp_path: Path) -
                           text=True, encoding="utf-8", timeout=120)
     assert done.returncode == 0, done.stderr
     assert "héllo ☕" in done.stdout
+
+
+@pytest.mark.skipif(bool(sys.flags.utf8_mode), reason="in UTF-8 mode the locale cannot change the default encoding")
+def test_the_cache_round_trips_non_ascii_text_with_an_ascii_ctype_in_this_process(tmp_path: Path) -> None:
+    """The same fault in-process: LC_CTYPE switched to C makes the default text encoding ASCII here too.
+
+    The subprocess test above is the real fault. This one exists because mutmut names its mutants with
+    U+01C1, which a child process under a C locale cannot read from its environment, so it could not see
+    that test catch ``read_text``/``write_text`` without ``encoding="utf-8"``.
+    """
+    import locale
+
+    before = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")
+    try:
+        assert locale.getpreferredencoding(False).lower() in {"ascii", "ansi_x3.4-1968", "us-ascii"}
+        cache = ResponseCache(tmp_path)
+        cache.put(KEY, ENTRY)
+        assert cache.get(KEY) == ENTRY
+    finally:
+        locale.setlocale(locale.LC_CTYPE, before)
+    assert "héllo ☕" in cache.path(KEY).read_bytes().decode("utf-8")
