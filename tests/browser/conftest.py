@@ -68,16 +68,27 @@ def browser() -> Iterator[Any]:
         driver.quit()
 
 
-def open_page(driver: Any, path: Path, fragment: str = "") -> None:
-    """Load a page from disk and wait until its script has finished (``data-ready``), if it has one."""
+def wait_until(driver: Any, condition: Any, seconds: float = 30) -> Any:
+    """``condition(driver)``'s first truthy value, polled for up to ``seconds`` (selenium imported only here)."""
     from selenium.webdriver.support.ui import WebDriverWait
 
+    return WebDriverWait(driver, seconds).until(condition)
+
+
+def wait_ready(driver: Any) -> None:
+    """Wait until the page's script has marked the document ready (``data-ready``), e.g. after a navigation."""
+    wait_until(driver, lambda d: d.execute_script("return document.documentElement.getAttribute('data-ready') === '1'"),
+               60)
+
+
+def open_page(driver: Any, path: Path, fragment: str = "") -> None:
+    """Load a page from disk and wait until its script has finished (``data-ready``), if it has one."""
     driver.get("about:blank")  # a new document even when only the fragment differs from the last page
     driver.get(Path(path).resolve().as_uri() + fragment)
     driver.get_log("browser")  # start each page with an empty log
     if driver.execute_script("return document.scripts.length") > 0:
-        WebDriverWait(driver, 60).until(lambda d: d.execute_script(
-            "return document.documentElement.getAttribute('data-ready') === '1' || window.__errors.length > 0"))
+        wait_until(driver, lambda d: d.execute_script(
+            "return document.documentElement.getAttribute('data-ready') === '1' || window.__errors.length > 0"), 60)
 
 
 def script_errors(driver: Any) -> list[str]:

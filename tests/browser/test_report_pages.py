@@ -16,7 +16,7 @@ from urllib.parse import quote
 import pytest
 
 from harness.cli import main
-from tests.browser.conftest import open_page, script_errors
+from tests.browser.conftest import open_page, script_errors, wait_ready, wait_until
 from tests.browser.pages import LONG_RESULT_CHARS, hostile_data, large_data, write_page
 
 pytestmark = pytest.mark.browser
@@ -50,17 +50,13 @@ def _open_panel(driver: Any) -> Any:
     A clicked link opens its panel from the page's ``hashchange`` handler, which the browser runs after the
     click returns: looking at once raced it (seen failing on a loaded CI machine).
     """
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    opened = WebDriverWait(driver, 30).until(lambda d: d.find_elements("css selector", "details.p[open]"))
+    opened = wait_until(driver, lambda d: d.find_elements("css selector", "details.p[open]"))
     assert len(opened) == 1, [p.get_attribute("id") for p in opened]
     return opened[0]
 
 
 def _wait_built(driver: Any, panel: Any) -> None:
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    WebDriverWait(driver, 30).until(lambda d: panel.find_element("css selector", ".tx").get_attribute("data-built"))
+    wait_until(driver, lambda d: panel.find_element("css selector", ".tx").get_attribute("data-built"))
 
 
 def test_the_grid_has_a_row_per_scenario_and_a_column_per_arm(browser: Any, runs: dict[str, Path]) -> None:
@@ -166,10 +162,7 @@ def test_a_compare_flip_opens_the_sample_in_the_other_runs_report(browser: Any, 
     link = browser.find_elements("css selector", "#flips a.fl")[-1]  # a B link of the last row
     sample_id = link.get_attribute("href").split("#sample=")[1]
     link.click()
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    WebDriverWait(browser, 60).until(lambda d: d.execute_script(
-        "return document.documentElement.getAttribute('data-ready') === '1'"))
+    wait_ready(browser)
     panel = _open_panel(browser)
     _wait_built(browser, panel)
     assert panel.find_element("css selector", "a.plink").get_attribute("href").endswith("#sample=" + sample_id)
@@ -182,10 +175,7 @@ def test_the_history_page_links_each_point_to_a_report(browser: Any, runs: dict[
     assert len(points) == 2 * (1 + 1 + 3)  # 2 runs: two difference charts, continuity of three arms
     assert script_errors(browser) == []
     browser.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", points[0])
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    WebDriverWait(browser, 60).until(lambda d: d.execute_script(
-        "return document.documentElement.getAttribute('data-ready') === '1'"))
+    wait_ready(browser)
     assert browser.current_url.endswith("/runs/a/index.html") and browser.find_element("id", "verdict")
 
 
