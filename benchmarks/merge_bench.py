@@ -20,9 +20,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.report_bench import ARMS, synthesize  # noqa: E402
-from harness.results import RESULTS_FILE, read_manifest, write_manifest  # noqa: E402
-from harness.run_options import suite_hash  # noqa: E402
-from harness.shards import Shard, ShardInfo, shard_ids  # noqa: E402
+from harness.records import RESULTS_FILE, read_manifest, write_manifest  # noqa: E402
+from harness.run.options import suite_hash  # noqa: E402
+from harness.run.shards import Shard, ShardInfo, shard_ids  # noqa: E402
 from tests.harness.scoring_factories import write_run  # noqa: E402
 
 
@@ -50,7 +50,7 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=67)
     parser.add_argument("--keep", metavar="DIR")
     args = parser.parse_args()
-    from harness.merge import merge_runs
+    from harness.runs.merge import merge_runs
     from harness.report import build_report
 
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp())

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from harness.ratelimit import RateLimiter  # noqa: E402
+from harness.run.ratelimit import RateLimiter  # noqa: E402
 
 
 async def _noop(model: str, tokens: int = 0) -> None:
@@ -49,8 +49,8 @@ def main() -> None:
     print(f"rpm limiter: {(rpm - base) / n * 1e6:.2f} us per call over an awaited no-op  [target < 100 us]")
     print(f"rpm + tpm buckets: {(both - base) / n * 1e6:.2f} us per call (token count excluded)")
 
-    from harness.agent import count_tokens
-    from harness.arms import build_history_only
+    from harness.run.agent import count_tokens
+    from harness.memory_systems.prompts import build_history_only
     from tests.harness.scoring_factories import make_scenario
 
     messages = build_history_only(make_scenario("bench")).messages

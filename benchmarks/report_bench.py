@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.results import ToolCallLog, read_manifest, write_manifest  # noqa: E402
+from harness.records import ToolCallLog, read_manifest, write_manifest  # noqa: E402
 from tests.harness.scoring_factories import make_record, make_scenario, write_run  # noqa: E402
 
 ARMS = ("history_only", "recall", "full_history")
@@ -113,11 +113,11 @@ def main() -> None:
 
 def _phases(run_dir: Path, scenarios: dict) -> None:
     """Where the time goes (second pass: imports already paid; the GC paused as build_report does)."""
-    from harness.aggregate import AggregateConfig, aggregate
+    from harness.analysis.aggregate import AggregateConfig, aggregate
     from harness.report import VerdictConfig, _gc_paused, build_summary, outputs
     from harness.report.html import render_html
-    from harness.results import iter_records
-    from harness.scoring import score_sample
+    from harness.records import iter_records
+    from harness.score.scoring import score_sample
 
     marks = [("start", time.perf_counter(), time.process_time())]
 

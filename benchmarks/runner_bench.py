@@ -55,12 +55,12 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import litellm  # noqa: E402
 from litellm import CustomLLM, ModelResponse  # noqa: E402
 
-import harness.agent as agent_mod  # noqa: E402
-import harness.runner as runner_mod  # noqa: E402
+import harness.run.agent as agent_mod  # noqa: E402
+import harness.run.runner as runner_mod  # noqa: E402
 import harness.scenarios as scenarios_mod  # noqa: E402
 from harness.cli import build_parser  # noqa: E402
-from harness.progress import RunProgress  # noqa: E402
-from harness.run_options import resolve_options  # noqa: E402
+from harness.run.progress import RunProgress  # noqa: E402
+from harness.run.options import resolve_options  # noqa: E402
 
 TIMERS: dict[str, float] = {}
 STATE_COST = os.environ.get("RUNNER_BENCH_UNPRICED") != "1"  # an environment variable: the workers read it too
@@ -245,7 +245,7 @@ def concurrency(suite: str, calls: int, limit: int, workers: int, tmp: Path) -> 
 def _bare_litellm(ctx: Any, calls: int, limit: int) -> tuple[float, float]:
     """The same calls straight through litellm (no arms, Host, records): the floor we cannot beat."""
     scenario = ctx[1][0]
-    from harness.arms import get_arm
+    from harness.memory_systems.prompts import get_arm
 
     messages = get_arm("history_only").build(scenario, None).messages
 
@@ -285,8 +285,8 @@ def _bare_process(messages: list[dict[str, Any]], calls: int, limit: int, go: An
 
 def _bare_in_processes(ctx: Any, calls: int, limit: int, workers: int) -> tuple[float, float]:
     """The same calls straight through litellm in ``workers`` warm processes at once: the floor of ``--workers``."""
-    from harness.arms import get_arm
-    from harness.workers import _context as worker_context
+    from harness.memory_systems.prompts import get_arm
+    from harness.run.workers import _context as worker_context
 
     messages = get_arm("history_only").build(ctx[1][0], None).messages
     mp = worker_context()

@@ -6,13 +6,13 @@ mutants. Slow (minutes per module): run it by hand, never in ``.ci/run``.
 
 Usage:
     python scripts/mutation.py                                   # all configured modules
-    python scripts/mutation.py memory_tools/host.py harness/cache.py
-    python scripts/mutation.py --report-only harness/cache.py    # results of the last run, no run
-    python scripts/mutation.py --survivors harness/cache.py      # re-test only the last survivors
-    python scripts/mutation.py --resume harness/aggregate.py     # only the mutants an interrupted run left
-    python scripts/mutation.py --children 2 harness/verdict.py
+    python scripts/mutation.py memory_tools/host.py harness/run/cache.py
+    python scripts/mutation.py --report-only harness/run/cache.py    # results of the last run, no run
+    python scripts/mutation.py --survivors harness/run/cache.py      # re-test only the last survivors
+    python scripts/mutation.py --resume harness/analysis/aggregate.py     # only the mutants an interrupted run left
+    python scripts/mutation.py --children 2 harness/analysis/verdict.py
 
-A module is a path (``harness/cache.py``) or a dotted name (``harness.cache``)
+A module is a path (``harness/run/cache.py``) or a dotted name (``harness.run.cache``)
 listed under ``[tool.mutmut] only_mutate`` in pyproject.toml. Show one
 survivor's diff with ``mutmut show <name>``; ``mutmut browse`` lists them all.
 """
@@ -47,7 +47,7 @@ def configured_modules() -> list[str]:
 
 
 def module_path(name: str, known: list[str]) -> str:
-    """``harness.cache`` or ``harness/cache.py`` -> ``harness/cache.py``, checked against ``known``."""
+    """``harness.run.cache`` or ``harness/run/cache.py`` -> ``harness/run/cache.py``, checked against ``known``."""
     path = name if name.endswith(".py") else name.replace(".", "/") + ".py"
     if path not in known:
         raise MutationUsageError(

@@ -30,7 +30,7 @@ from harness.memory_systems.protocol import (
     probe_messages,
 )
 from harness.memory_systems.registry import MemorySystemError, all_arms, builtin_arms, plugin_arms, resolve_arm
-from harness.memory_systems.write_phase import WRITE_SYSTEM_PROMPT, render_transcript, write_messages, write_order
+from harness.run.write_phase import WRITE_SYSTEM_PROMPT, render_transcript, write_messages, write_order
 
 __all__ = [
     "ENTRY_POINT_GROUP",

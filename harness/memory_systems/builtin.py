@@ -1,7 +1,7 @@
 """The built-in memory systems: the four original arms as protocol instances, and the full-text layer.
 
 Each of the four original arms keeps its name and builds exactly the prompt
-and tools it built before (``harness.arms.build_*`` do the work), so results
+and tools it built before (``harness.memory_systems.prompts.build_*`` do the work), so results
 and cache keys are unchanged:
 
 - ``none`` -> ``history_only`` (write ``none``: no memory at all);
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from memory_tools import Host, MemoryItemStore, MemoryPolicy, RunContext
 
-from harness.arms import build_full_history, build_history_only, build_memory_document, build_recall
+from harness.memory_systems.prompts import build_full_history, build_history_only, build_memory_document, build_recall
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, WriteMode
 from harness.scenarios.models import Scenario
 

@@ -16,7 +16,7 @@
 Run beside ``recall`` (the same store and tools over the scenario's
 hand-extracted items, the oracle), it separates extraction failures (the
 agent never wrote the fact) from retrieval failures (the fact was stored but
-the probe did not find it): see ``harness.write_scoring``.
+the probe did not find it): see ``harness.score.writes``.
 """
 
 from __future__ import annotations

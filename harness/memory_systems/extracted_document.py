@@ -1,7 +1,7 @@
 """The memory document's write path as a memory system: the agent appends with ``extract_memory``.
 
 - write (mode ``agent``): after each earlier session the agent model gets
-  ``extract_memory`` (:mod:`harness.memory_document_write`) over the memory
+  ``extract_memory`` (:mod:`harness.memory_systems.document_write`) over the memory
   file of the session's workspace (sessions without a workspace write the
   user's global file), with the seed's switches all on: extraction enabled,
   agent reads on, not incognito. Secrets are redacted on write; entries carry
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from memory_tools import MemoryPolicy, RunContext
 
-from harness.memory_document import DocumentSettings, DocumentState, memory_prompt_section, parse_memory_document
-from harness.memory_document_write import DocumentExtractRun
+from harness.memory_systems.document import DocumentSettings, DocumentState, memory_prompt_section, parse_memory_document
+from harness.memory_systems.document_write import DocumentExtractRun
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, ToolRun, WriteMode, policy_denial, probe_messages
 from harness.scenarios.models import Scenario, Session
 

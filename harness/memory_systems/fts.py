@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from memory_tools import MemoryPolicy, RunContext
 
-from harness.arms import build_recall
+from harness.memory_systems.prompts import build_recall
 from harness.memory_systems.builtin import ItemStoreInstance, seeded_item_store
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, WriteMode
 from harness.scenarios.models import Scenario

@@ -18,7 +18,7 @@ and the report never change when a system is added.
      :meth:`MemoryInstance.begin_write` for a :class:`ToolRun` of that
      session's write tools, gives the agent model the session's transcript
      and those tools, asks it to save what will matter later and forget what
-     the user asked to forget (:mod:`harness.memory_systems.write_phase`),
+     the user asked to forget (:mod:`harness.run.write_phase`),
      and executes every call through ``ToolRun.call``. Every write call is
      recorded in the sample with its arguments and result; write-phase model
      calls and tokens are counted apart from the probe's.
@@ -79,7 +79,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from memory_tools import DenialReason, MemoryPolicy, RunContext, admission
 
-from harness.arms import ArmSetup, _conversation, system_prompt
+from harness.memory_systems.prompts import ArmSetup, _conversation, system_prompt
 from harness.scenarios.models import Scenario, Session
 
 WriteMode = Literal["none", "seeded", "agent"]

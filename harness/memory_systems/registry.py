@@ -12,7 +12,7 @@ import functools
 import re
 from importlib import metadata
 
-from harness.arms import UnknownArmError
+from harness.memory_systems.prompts import UnknownArmError
 from harness.memory_systems.protocol import ENTRY_POINT_GROUP, WRITE_MODES, MemorySystem, SystemArm
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
-from harness.results import RESULTS_FILE, ResultsError, SampleRecord, read_manifest
+from harness.records import RESULTS_FILE, ResultsError, SampleRecord, read_manifest
 from harness.scenarios.models import Scenario
-from harness.verdict import RunHealth, VerdictConfig, exit_code, terminal_lines
+from harness.analysis.verdict import RunHealth, VerdictConfig, exit_code, terminal_lines
 
 SUMMARY_SCHEMA_VERSION = 1
 
@@ -126,7 +126,7 @@ def _write_calls(record: SampleRecord) -> list[dict[str, Any]]:
 def _judge_for(judge_model: str | None, judge_cache_dir: Path | None) -> Any:
     if not judge_model:
         return None
-    from harness.judge import DEFAULT_CACHE_DIR, Judge
+    from harness.score.judge import DEFAULT_CACHE_DIR, Judge
 
     return Judge(model=judge_model, cache_dir=judge_cache_dir or DEFAULT_CACHE_DIR)
 
@@ -135,7 +135,7 @@ def _grounding_for(judge: Any) -> Any:
     """The grounding judge: the rubric judge's model, cache folder, endpoint and completer, its own prompt."""
     if judge is None:
         return None
-    from harness.grounding import GroundingJudge
+    from harness.score.grounding import GroundingJudge
 
     return GroundingJudge(model=judge.model, cache_dir=judge.cache_dir, complete=judge.complete,
                           api_base=judge.api_base)
@@ -145,8 +145,8 @@ def _judge_block(judge: Any, grounding: Any, judged: int, ungrounded: int) -> di
     """``summary.json``'s ``judge``: each judge's run counts, then its calibration (whose calls are not counted)."""
     if judge is None and grounding is None:
         return None
-    from harness import grounding as grounding_module
-    from harness.judge import calibrate
+    from harness.score import grounding as grounding_module
+    from harness.score.judge import calibrate
 
     block: dict[str, Any] = {}
     if judge is not None:
@@ -164,19 +164,19 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
                   inputs: Any = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Score, aggregate and decide; returns ``(summary, samples)`` (pure apart from judge calls).
 
-    ``judge`` grades rubric scenarios; ``grounding`` (:class:`harness.grounding.GroundingJudge`)
+    ``judge`` grades rubric scenarios; ``grounding`` (:class:`harness.score.grounding.GroundingJudge`)
     looks for unsupported specifics in every answered sample. ``inputs`` is the
     :class:`harness.report.inputs.ReportInputs` the records came from (completeness, bad lines,
     duplicates); None treats ``records`` as the whole, clean run.
     """
-    from harness.aggregate import AggregateConfig, aggregate
-    from harness.grounding import visible_context
-    from harness.judge import expected_facts
+    from harness.analysis.aggregate import AggregateConfig, aggregate
+    from harness.score.grounding import visible_context
+    from harness.score.judge import expected_facts
     from harness.report.headlines import headlines, tool_use, unsupported_by_kind
     from harness.report.inputs import ReportInputs
-    from harness.scoring import score_sample
-    from harness.verdict import decide
-    from harness.write_scoring import write_path_blocks
+    from harness.score.scoring import score_sample
+    from harness.analysis.verdict import decide
+    from harness.score.writes import write_path_blocks
 
     if inputs is None:
         inputs = ReportInputs(records=list(records), planned=len(records), present=len(records), run_status="complete")
@@ -416,7 +416,7 @@ def cli_report(args: Any) -> int:
     """
     from pydantic import ValidationError
 
-    from harness.judge import JudgeError
+    from harness.score.judge import JudgeError
     from harness.scenarios import ScenarioError
 
     try:
@@ -431,7 +431,7 @@ def cli_report(args: Any) -> int:
     except (ReportError, ResultsError, JudgeError, ScenarioError) as exc:
         print(f"recall-eval report: {exc}", file=sys.stderr)
         return 2
-    from harness.terminal import report_lines
+    from harness.report.terminal import report_lines
 
     out, err = report_lines(outcome)  # the same words as the end of `recall-eval run`
     for line in out:

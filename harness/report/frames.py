@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.results import RESULTS_FILE, read_manifest, scan_results
+from harness.records import RESULTS_FILE, read_manifest, scan_results
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -58,7 +58,7 @@ def scores_frame(run_dir: str | Path, *, exclude: Sequence[str] = ()) -> pandas.
     import pandas as pd
 
     from harness.report import _load_scenarios
-    from harness.scoring import score_sample
+    from harness.score.scoring import score_sample
 
     run_dir = Path(run_dir)
     records = [r for r in scan_results(run_dir / RESULTS_FILE).records if r.scenario_id not in exclude]

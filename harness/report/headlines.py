@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.report.inputs import ReportInputs
-from harness.results import RESULTS_FILE
-from harness.scoring import SampleScores
-from harness.verdict import RunHealth, VerdictConfig
+from harness.records import RESULTS_FILE
+from harness.score.scoring import SampleScores
+from harness.analysis.verdict import RunHealth, VerdictConfig
 
 #: Below this share of tool-offered samples with a tool call, the treatment arm "rarely" used its tools.
 LOW_TOOL_USE = 0.5

@@ -1,6 +1,6 @@
 """What a report is built from: the usable records of a run folder, and everything wrong with them.
 
-``results.jsonl`` is read without trusting it (:func:`harness.results.scan_results`):
+``results.jsonl`` is read without trusting it (:func:`harness.records.scan_results`):
 one record per sample id (the last complete one), every unusable line named
 ``file:line: what``, duplicates counted. Records that ``run.json`` does not
 plan (another model, arm, scenario or epoch: lines appended from another run)
@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.results import RESULTS_FILE, RunManifest, SampleRecord, foreign_check, scan_results
+from harness.records import RESULTS_FILE, RunManifest, SampleRecord, foreign_check, scan_results
 from harness.scenarios.models import Scenario
 
 #: Unusable lines listed one by one in warnings; the rest are counted.

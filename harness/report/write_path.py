@@ -1,7 +1,7 @@
 """The report's *Write path* section: what each memory arm wrote, and where its answerable samples were lost.
 
 Laid out from ``summary.json``'s ``write_path`` and ``oracle_vs_extracted``
-blocks (:mod:`harness.write_scoring` computes them; nothing is recomputed
+blocks (:mod:`harness.score.writes` computes them; nothing is recomputed
 here) into plain rows that ``templates/index.html.j2`` draws and autoescapes.
 The section exists only when it has something to say: some arm wrote memory
 through the agent, or an oracle/extracted pair ran. A run of the default arms

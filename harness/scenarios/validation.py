@@ -576,7 +576,7 @@ def _check_item_times(parts: SharedIndex) -> Iterator[Finding]:
                 )
 
 
-#: A lone number: scoring matches it with digit edges, never as a substring (as ``harness.scoring``'s).
+#: A lone number: scoring matches it with digit edges, never as a substring (as ``harness.score.scoring``'s).
 _NUMBER = re.compile(r"[+-]?\d+(?:[.,:' ]\d+)*%?")
 
 

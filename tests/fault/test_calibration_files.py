@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import grounding, judge
-from harness.judge import JudgeError
+from harness.score import grounding, judge
+from harness.score.judge import JudgeError
 
 
 def _billion_laughs(levels: int = 9) -> str:

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from harness.cli import main
-from harness.compare import cli_compare
-from harness.results import MANIFEST_FILE, RESULTS_FILE
+from harness.runs.compare import cli_compare
+from harness.records import MANIFEST_FILE, RESULTS_FILE
 from tests.harness.compare_factories import synthetic_run
 from tests.harness.scoring_factories import make_record
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import results as results_module
+from harness import records as results_module
 from harness.cli import main
-from harness.results import RESULTS_FILE, ResultsError, iter_records, read_manifest, scan_results, write_manifest
+from harness.records import RESULTS_FILE, ResultsError, iter_records, read_manifest, scan_results, write_manifest
 from tests.fault.conftest import remount, tmpfs
 from tests.harness.test_agent import install_scripted
 

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from harness.cli import main
-from harness.results import scan_results
+from harness.records import scan_results
 from tests.integration.fake_openai_server import INVENTED_ANSWER, FakeOpenAIServer
 
 STARTER = Path(__file__).resolve().parents[2] / "scenarios" / "starter"

@@ -65,8 +65,8 @@ def faulty(monkeypatch: pytest.MonkeyPatch):
     fake = types.ModuleType("harness.report")
     fake.build_report = lambda run_dir, **_: types.SimpleNamespace(verdict="pass", reasons=[], index_html=Path(run_dir) / "i.html")
     monkeypatch.setitem(sys.modules, "harness.report", fake)
-    monkeypatch.setattr("harness.verdict.terminal_lines", lambda outcome, upper=False: (["verdict: PASS"], []))
-    monkeypatch.setattr("harness.verdict.exit_code", lambda outcome, **_: 0)
+    monkeypatch.setattr("harness.analysis.verdict.terminal_lines", lambda outcome, upper=False: (["verdict: PASS"], []))
+    monkeypatch.setattr("harness.analysis.verdict.exit_code", lambda outcome, **_: 0)
     registry.plugin_arms.cache_clear()
     CLOSED.clear()
     yield

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.results import scan_results
+from harness.records import scan_results
 from tests.integration.fake_openai_server import FakeOpenAIServer
 
 ARMS = ("history_only", "recall", "full_history")

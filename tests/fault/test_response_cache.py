@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cache import CachedResponse, ResponseCache, cache_key
+from harness.run.cache import CachedResponse, ResponseCache, cache_key
 
 KEY = cache_key(model="m", messages=[{"role": "user", "content": "hi"}], tools=[], parameters={}, epoch=0)
 ENTRY = CachedResponse(message={"role": "assistant", "content": "héllo ☕"}, prompt_tokens=3, completion_tokens=1)
@@ -26,7 +26,7 @@ def test_a_failed_cache_write_is_logged_with_the_path_and_error_and_leaves_no_te
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", disk_full)
-    with caplog.at_level(logging.WARNING, logger="harness.cache"):
+    with caplog.at_level(logging.WARNING, logger="harness.run.cache"):
         cache.put(KEY, ENTRY)
     assert caplog.records[-1].getMessage() == (
         f"response cache: cannot write {cache.path(KEY)} ([Errno 28] No space left on device)")
@@ -42,7 +42,7 @@ def test_a_cache_directory_that_cannot_be_created_is_logged_not_raised(
     blocker = tmp_path / "cache"
     blocker.write_text("not a folder", encoding="utf-8")
     cache = ResponseCache(blocker)
-    with caplog.at_level(logging.WARNING, logger="harness.cache"):
+    with caplog.at_level(logging.WARNING, logger="harness.run.cache"):
         cache.put(KEY, ENTRY)
         assert cache.get(KEY) is None
     assert f"cannot write {cache.path(KEY)}" in caplog.text
@@ -53,7 +53,7 @@ def test_an_unreadable_cache_entry_is_a_logged_miss(tmp_path: Path, caplog: pyte
     """An entry that cannot be read (here a folder in its place) is logged with its path and treated as a miss."""
     cache = ResponseCache(tmp_path)
     cache.path(KEY).mkdir(parents=True)
-    with caplog.at_level(logging.WARNING, logger="harness.cache"):
+    with caplog.at_level(logging.WARNING, logger="harness.run.cache"):
         assert cache.get(KEY) is None
     assert caplog.records[-1].getMessage() == (
         f"response cache: cannot read {cache.path(KEY)} ([Errno 21] Is a directory: '{cache.path(KEY)}'); ignoring it")
@@ -66,7 +66,7 @@ def test_a_corrupt_cache_entry_is_logged_with_its_path_and_error_kind(
     cache = ResponseCache(tmp_path)
     cache.path(KEY).parent.mkdir(parents=True)
     cache.path(KEY).write_text('{"message": 5}', encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="harness.cache"):
+    with caplog.at_level(logging.WARNING, logger="harness.run.cache"):
         assert cache.get(KEY) is None
     assert caplog.records[-1].getMessage() == (
         f"response cache: corrupt entry {cache.path(KEY)} (ValidationError); ignoring and overwriting it")
@@ -102,7 +102,7 @@ def test_a_cache_entry_round_trips_non_ascii_text_as_utf8(tmp_path: Path) -> Non
 
 _ROUND_TRIP = r"""
 import sys
-from harness.cache import CachedResponse, ResponseCache
+from harness.run.cache import CachedResponse, ResponseCache
 cache = ResponseCache(sys.argv[1])
 entry = CachedResponse(message={"role": "assistant", "content": "h\u00e9llo \u2615"})
 cache.put("ab12", entry)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.results import RESULTS_FILE, read_manifest, scan_results, write_manifest
+from harness.records import RESULTS_FILE, read_manifest, scan_results, write_manifest
 from tests.fault.conftest import SMOKE
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from harness.results import RESULTS_FILE, read_manifest, scan_results
+from harness.records import RESULTS_FILE, read_manifest, scan_results
 from tests.fault.conftest import RECALL_EVAL, cli_env
 from tests.integration.conftest import SMOKE
 from tests.integration.servers import GROUP, server_processes, wait_for, write_router_config

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.results import RESULTS_FILE, iter_records, read_manifest, scan_results, write_manifest
+from harness.records import RESULTS_FILE, iter_records, read_manifest, scan_results, write_manifest
 from tests.fault.conftest import fake_run_argv, finish, lines, lock_holder, start, wait_until
 from tests.integration.fake_openai_server import FakeOpenAIServer
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.results import RESULTS_FILE, read_manifest
+from harness.records import RESULTS_FILE, read_manifest
 from tests.fault.conftest import RECALL_EVAL, fake_run_argv, finish, lines, start, wait_until
 from tests.integration.fake_openai_server import FakeOpenAIServer
 

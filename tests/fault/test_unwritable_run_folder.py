@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.results import RESULTS_FILE, read_manifest
+from harness.records import RESULTS_FILE, read_manifest
 from tests.fault.conftest import remount, tmpfs
 from tests.harness.test_agent import install_scripted
 

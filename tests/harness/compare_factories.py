@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.report import build_report
-from harness.results import MANIFEST_FILE
-from harness.run_options import suite_hash
+from harness.records import MANIFEST_FILE
+from harness.run.options import suite_hash
 from harness.scenarios import scenario_hash
 from tests.harness.scoring_factories import MODEL, make_record, make_scenario, tool_call, write_run
 

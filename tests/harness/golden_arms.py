@@ -51,16 +51,16 @@ def record_digest(record: dict[str, Any]) -> str:
 
 def setup_cache_key(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str:
     """The response-cache key of a first model call for :data:`REAL_MODEL` with default parameters."""
-    from harness.agent import ModelSettings
-    from harness.cache import cache_key
+    from harness.run.agent import ModelSettings
+    from harness.run.cache import cache_key
 
     settings = ModelSettings(REAL_MODEL, seed=1, max_tokens=2048)
     return cache_key(model=REAL_MODEL, messages=messages, tools=tools, parameters=settings.cache_parameters(), epoch=0)
 
 
 def old_setups(scenarios: list[Any]) -> dict[str, str]:
-    """Cache keys of every scenario x arm built by the pre-protocol code (``harness.arms`` + the runner's seeding)."""
-    from harness.arms import get_arm
+    """Cache keys of every scenario x arm built by the pre-protocol code (``harness.memory_systems.prompts`` + the runner's seeding)."""
+    from harness.memory_systems.prompts import get_arm
     from harness.scenarios import probe_policy, seed_store
     from memory_tools import Host, MemoryItemStore
 

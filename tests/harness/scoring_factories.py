@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.results import (
+from harness.records import (
     MANIFEST_FILE,
     RESULTS_FILE,
     ModelCallLog,

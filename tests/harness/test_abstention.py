@@ -8,9 +8,9 @@ import pytest
 import yaml
 from tests.harness.scoring_factories import make_record, make_scenario
 
-from harness.abstention import AbstentionCue, abstention_reason, find_abstention, is_abstention
+from harness.score.abstention import AbstentionCue, abstention_reason, find_abstention, is_abstention
 from harness.offline_model._policy import ABSTAIN_ANSWER
-from harness.scoring import score_sample
+from harness.score.scoring import score_sample
 
 _CASES = yaml.safe_load((Path(__file__).parent / "abstention_cases.yaml").read_text(encoding="utf-8"))["cases"]
 
@@ -93,7 +93,7 @@ def test_always_abstaining_in_new_phrasings_cannot_win_on_answerable():
 
 
 def test_cue_start_lookahead_changes_no_result():
-    from harness import abstention
+    from harness.score import abstention
 
     plain = abstention._named(abstention.STRONG_CUES, start="")
     for case in _CASES:
@@ -124,15 +124,15 @@ def test_but_no_record_of_is_an_abstention_cue():
     ('I don\'t have "the staging key".', 'i don\'t have "the staging key".'),
 ])
 def test_outside_abstention_removes_only_the_abstention_clauses(answer, kept):
-    from harness.abstention import ABSTENTION_GAP, outside_abstention
+    from harness.score.abstention import ABSTENTION_GAP, outside_abstention
 
     remainder = outside_abstention(answer)
     assert " ".join(remainder.replace(ABSTENTION_GAP.strip(), " ").split()) == kept
 
 
 def test_removed_clause_leaves_a_gap_words_cannot_match_across():
-    from harness.abstention import outside_abstention
-    from harness.scoring import contains
+    from harness.score.abstention import outside_abstention
+    from harness.score.scoring import contains
 
     assert not contains(outside_abstention("Postgres, I don't know which version, 15 maybe"), "postgres 15")
 
@@ -156,7 +156,7 @@ def test_reason_names_the_sentence_of_a_hedge_and_of_a_cue_after_a_condition():
 
 
 def test_a_hedge_in_a_lead_sentence_with_a_condition_still_abstains_but_stays_in_the_stated_text():
-    from harness.abstention import outside_abstention
+    from harness.score.abstention import outside_abstention
 
     assert is_abstention("If you mean staging, I'm not sure.")
     answer = "If you mean staging, I'm not sure, but it may be 5432."

@@ -14,11 +14,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import litellm  # noqa: E402
 from litellm import CustomLLM, ModelResponse  # noqa: E402
 
-from harness.agent import Completion, ModelClient, ModelSettings, run_agent  # noqa: E402
-from harness.arms import get_arm  # noqa: E402
-from harness.cache import ResponseCache  # noqa: E402
+from harness.run.agent import Completion, ModelClient, ModelSettings, run_agent  # noqa: E402
+from harness.memory_systems.prompts import get_arm  # noqa: E402
+from harness.run.cache import ResponseCache  # noqa: E402
 from harness.offline_model import register  # noqa: E402
-from harness.retry import RetryPolicy  # noqa: E402
+from harness.run.retry import RetryPolicy  # noqa: E402
 from harness.scenarios import seed_store  # noqa: E402
 from memory_tools.host import Host  # noqa: E402
 from memory_tools.policy import MemoryPolicy, RunContext  # noqa: E402

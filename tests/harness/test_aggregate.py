@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness import stats
-from harness.aggregate import AggregateConfig, aggregate
-from harness.scoring import score_sample
-from harness.verdict import VerdictConfig, decide_model
+from harness.analysis import stats
+from harness.analysis.aggregate import AggregateConfig, aggregate
+from harness.score.scoring import score_sample
+from harness.analysis.verdict import VerdictConfig, decide_model
 from tests.harness.sample_scores import sample
 from tests.harness.scoring_factories import make_record, make_scenario, paired_run
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from tests.harness.sample_scores import sample
 from tests.harness.scoring_factories import MODEL, make_record, make_scenario, tool_call
 
-from harness import stats
-from harness.aggregate import AggregateConfig, aggregate
-from harness.scoring import score_sample
+from harness.analysis import stats
+from harness.analysis.aggregate import AggregateConfig, aggregate
+from harness.score.scoring import score_sample
 
 
 def _tables(records, scenarios):
@@ -235,7 +235,7 @@ def test_each_rate_reads_its_own_column() -> None:
 
     Bugs planted (mutation survivors of ``_Columns``): adherence, precision, recall or cost read as None.
     """
-    from harness.scoring import SampleScores
+    from harness.score.scoring import SampleScores
 
     def scored(i: int, adherence: bool, precision: float, recall: float, cost: float) -> SampleScores:
         base = sample(i, "recall", 0, True, tool_calls=1)
@@ -261,7 +261,7 @@ def test_retrieval_and_write_rates_leave_out_error_samples_and_read_their_own_co
     Bugs planted: retrieval precision or recall taken over every sample (errors included), and the written-memory
     rate read as missing.
     """
-    from harness.scoring import SampleScores
+    from harness.score.scoring import SampleScores
 
     def scored(i: int, precision: float, recall: float, holds: bool | None, *, ok: bool = True) -> SampleScores:
         return sample(i, "recall", 0, True, ok=ok).model_copy(update={

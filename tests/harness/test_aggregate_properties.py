@@ -12,9 +12,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import stats
-from harness.aggregate import AggregateConfig, aggregate
-from harness.scoring import SampleScores
+from harness.analysis import stats
+from harness.analysis.aggregate import AggregateConfig, aggregate
+from harness.score.scoring import SampleScores
 from tests.harness.sample_scores import sample
 
 ARMS = ("history_only", "recall")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.arms import ARMS, TOOL_INSTRUCTIONS, UnknownArmError, get_arm, system_prompt
+from harness.memory_systems.prompts import ARMS, TOOL_INSTRUCTIONS, UnknownArmError, get_arm, system_prompt
 from harness.scenarios import Scenario, seed_store
 from memory_tools.host import Host
 from memory_tools.policy import MemoryPolicy, RunContext

@@ -10,10 +10,10 @@ import pytest
 from tests.harness.test_agent import install_scripted
 from tests.harness.test_arms import _host_run, make_scenario
 
-from harness.agent import ModelClient, ModelSettings
-from harness.arms import BASE_SYSTEM_PROMPT, TOOL_INSTRUCTIONS, get_arm, system_prompt, turn_text
-from harness.cache import ResponseCache
-from harness.retry import RetryPolicy
+from harness.run.agent import ModelClient, ModelSettings
+from harness.memory_systems.prompts import BASE_SYSTEM_PROMPT, TOOL_INSTRUCTIONS, get_arm, system_prompt, turn_text
+from harness.run.cache import ResponseCache
+from harness.run.retry import RetryPolicy
 from harness.scenarios import Scenario
 from memory_tools.store import MemoryItemStore
 

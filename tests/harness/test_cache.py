@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cache import CachedResponse, ResponseCache, cache_key
+from harness.run.cache import CachedResponse, ResponseCache, cache_key
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 
@@ -45,7 +45,7 @@ def test_corrupt_entry_is_ignored_logged_and_overwritten(tmp_path: Path, caplog:
     key = _key()
     cache.path(key).parent.mkdir(parents=True)
     cache.path(key).write_text('{"message": {"role": "assis', encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="harness.cache"):
+    with caplog.at_level(logging.WARNING, logger="harness.run.cache"):
         assert cache.get(key) is None
     assert "corrupt entry" in caplog.text
     cache.put(key, _entry("fresh"))
@@ -66,7 +66,7 @@ def test_missing_entry_is_a_miss(tmp_path: Path) -> None:
 
 def test_offline_model_cache_key_follows_its_code_revision(monkeypatch) -> None:
     from harness import offline_model
-    from harness.agent import ModelSettings
+    from harness.run.agent import ModelSettings
 
     before = ModelSettings("offline/reference").cache_parameters()
     assert before["offline_revision"] == offline_model.code_revision()

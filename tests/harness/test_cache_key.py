@@ -1,6 +1,6 @@
 """The response-cache key covers everything that shapes a response (issue 9's planted bugs).
 
-Each field is checked on :func:`harness.cache.cache_key` and end to end: a
+Each field is checked on :func:`harness.run.cache.cache_key` and end to end: a
 :class:`ModelClient` with a cache must call the provider again when the tool
 specs or the temperature change, and only then.
 """
@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from harness import agent
-from harness.agent import ModelClient, ModelSettings
-from harness.cache import DEFAULT_CACHE_DIR, ResponseCache, cache_key
+from harness.run import agent
+from harness.run.agent import ModelClient, ModelSettings
+from harness.run.cache import DEFAULT_CACHE_DIR, ResponseCache, cache_key
 
 MESSAGES = [{"role": "user", "content": "Which port?"}]
 SEARCH_SPEC = {"type": "function", "function": {"name": "memory_search", "parameters": {"type": "object"}}}

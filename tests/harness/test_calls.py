@@ -9,12 +9,12 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import litellm  # noqa: E402
 
-from harness.agent import ModelClient, ModelSettings  # noqa: E402
-from harness.budget import Budget, Price  # noqa: E402
-from harness.ratelimit import RateLimiter  # noqa: E402
-from harness.retry import RetryPolicy  # noqa: E402
-from harness.run_options import RunOptions  # noqa: E402
-from harness.runner import ctx_for  # noqa: E402
+from harness.run.agent import ModelClient, ModelSettings  # noqa: E402
+from harness.run.budget import Budget, Price  # noqa: E402
+from harness.run.ratelimit import RateLimiter  # noqa: E402
+from harness.run.retry import RetryPolicy  # noqa: E402
+from harness.run.options import RunOptions  # noqa: E402
+from harness.run.runner import ctx_for  # noqa: E402
 from tests.harness.test_agent import _run, install_scripted  # noqa: E402
 
 
@@ -42,7 +42,7 @@ def test_every_try_waits_for_the_rate_limiter_retries_included() -> None:
 
 
 def test_a_cached_answer_neither_waits_nor_spends(tmp_path: Path) -> None:
-    from harness.cache import ResponseCache
+    from harness.run.cache import ResponseCache
 
     install_scripted(lambda m, t: {"content": "answer"})
     cache = ResponseCache(tmp_path)

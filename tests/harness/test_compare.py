@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from harness.cli import main
-from harness.compare import cli_compare, compare_runs, is_regression, metric_tables, scenario_table
+from harness.runs.compare import cli_compare, compare_runs, is_regression, metric_tables, scenario_table
 from harness.report import build_report
-from harness.results import MANIFEST_FILE, RESULTS_FILE
+from harness.records import MANIFEST_FILE, RESULTS_FILE
 from tests.harness.compare_factories import edit_json, synthetic_run
 from tests.harness.scoring_factories import MODEL, paired_run, write_run
 
@@ -92,7 +92,7 @@ def test_is_regression_respects_metric_direction(metric, a, b, expected) -> None
 
 
 def test_latency_under_a_second_prints_in_milliseconds() -> None:
-    from harness.compare import MetricChange, _fmt, _fmt_diff
+    from harness.runs.compare import MetricChange, _fmt, _fmt_diff
 
     a = {"metric": "latency_p50_s", "value": 0.0032, "ci_low": 0.003, "ci_high": 0.0035}
     b = {"metric": "latency_p50_s", "value": 0.0041, "ci_low": 0.0038, "ci_high": 0.0045}
@@ -103,7 +103,7 @@ def test_latency_under_a_second_prints_in_milliseconds() -> None:
 
 
 def test_token_counts_print_grouped_and_small_differences_keep_their_sign() -> None:
-    from harness.compare import MetricChange, _fmt, _fmt_diff
+    from harness.runs.compare import MetricChange, _fmt, _fmt_diff
 
     a = {"metric": "prompt_tokens", "value": 3125.4, "ci_low": 2858.0, "ci_high": 3398.2}
     b = {"metric": "prompt_tokens", "value": 3125.2, "ci_low": 2858.0, "ci_high": 3398.2}
@@ -346,7 +346,7 @@ def test_a_long_category_is_never_cut_when_only_short_metric_names_show() -> Non
 
     from rich.console import Console
 
-    from harness.compare import MetricChange
+    from harness.runs.compare import MetricChange
 
     a = {"metric": "latency_p50_s", "value": 0.0789, "ci_low": 0.0573, "ci_high": 0.0851}
     b = {"metric": "latency_p50_s", "value": 0.196, "ci_low": 0.0978, "ci_high": 0.230}

@@ -10,7 +10,7 @@ from urllib.parse import unquote
 import pytest
 
 from harness.cli import main
-from harness.report.compare_page import report_link
+from harness.runs.compare_page import report_link
 from tests.harness.compare_factories import synthetic_run
 
 

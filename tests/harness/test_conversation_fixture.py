@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from harness.cli import main
-from harness.results import RESULTS_FILE, scan_results
+from harness.records import RESULTS_FILE, scan_results
 
 SUITE = Path(__file__).resolve().parents[1] / "fixtures" / "conversation_suite"
 ARMS = ("history_only", "recall", "full_history")

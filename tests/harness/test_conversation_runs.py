@@ -11,7 +11,7 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from harness.cli import main  # noqa: E402
-from harness.results import RESULTS_FILE, read_manifest, scan_results, write_manifest  # noqa: E402
+from harness.records import RESULTS_FILE, read_manifest, scan_results, write_manifest  # noqa: E402
 from tests.harness.conversation_factories import write_conversation  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

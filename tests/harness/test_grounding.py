@@ -7,7 +7,7 @@ import json
 import pytest
 from tests.harness.scoring_factories import make_record, make_scenario, tool_call
 
-from harness.grounding import (
+from harness.score.grounding import (
     GroundingJudge,
     build_messages,
     calibrate,
@@ -174,8 +174,8 @@ def test_malformed_calibration_replies_count_as_no_finding_and_are_named(tmp_pat
 
 def _summary(records, scenarios, tmp_path, grounding_complete, judge=None):
     from harness.report import build_summary
-    from harness.results import RunManifest
-    from harness.verdict import VerdictConfig
+    from harness.records import RunManifest
+    from harness.analysis.verdict import VerdictConfig
 
     manifest = RunManifest(run_id="r", harness_version="0", status="complete", started_at="t", models=["m"],
                            arms=["history_only", "recall"], epochs=1, seed=0, scenario_paths=[],
@@ -221,7 +221,7 @@ def test_malformed_grounding_replies_are_counted_in_the_summary(tmp_path):
 
 
 def test_rubric_and_grounding_judges_share_the_judge_block(tmp_path):
-    from harness.judge import Judge
+    from harness.score.judge import Judge
 
     sc = make_scenario(expect={"rubric": "Pass only if Postgres 15."})
     rubric = Judge(model="test/g", cache_dir=tmp_path / "r",

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.history import find_runs, read_points
+from harness.runs.history import find_runs, read_points
 from tests.harness.compare_factories import edit_json, synthetic_run
 from tests.harness.scoring_factories import MODEL
 

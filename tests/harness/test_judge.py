@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from harness.judge import Judge, build_messages, calibrate, load_calibration, parse_verdict
+from harness.score.judge import Judge, build_messages, calibrate, load_calibration, parse_verdict
 
 
 class _Scripted:
@@ -97,8 +97,8 @@ def test_rubric_judge_receives_every_positive_check(tmp_path):
     from tests.harness.scoring_factories import make_record, make_scenario
 
     from harness.report import build_summary
-    from harness.results import RunManifest
-    from harness.verdict import VerdictConfig
+    from harness.records import RunManifest
+    from harness.analysis.verdict import VerdictConfig
 
     sc = make_scenario(expect={"rubric": "Pass only if it names sqlc and why.", "must_contain_any": ["n+1", "preload"],
                                "must_contain_all": ["sqlc"], "must_match": [r"gorm\s+preload"],
@@ -117,7 +117,7 @@ def test_rubric_judge_receives_every_positive_check(tmp_path):
 
 
 def test_expected_facts_show_regexes_as_regexes():
-    from harness.judge import expected_facts
+    from harness.score.judge import expected_facts
     from harness.scenarios.models import AnswerCheck
 
     lines = expected_facts(AnswerCheck(must_match=[r"indent_size\s*=\s*2"]))
@@ -134,13 +134,13 @@ def test_expected_facts_show_regexes_as_regexes():
     ([1, 1, 1, 0, 0, 0, 0, 0, 0, 0], [1, 1, 0, 1, 0, 0, 0, 0, 0, 0], 1 - 0.2 / (1 - 0.58)),
 ])
 def test_cohen_kappa_corrects_agreement_for_chance(labels, predictions, kappa):
-    from harness.judge import cohen_kappa
+    from harness.score.judge import cohen_kappa
 
     assert cohen_kappa([bool(x) for x in labels], [bool(x) for x in predictions]) == pytest.approx(kappa)
 
 
 def test_cohen_kappa_is_none_when_undefined():
-    from harness.judge import cohen_kappa
+    from harness.score.judge import cohen_kappa
 
     assert cohen_kappa([], []) is None and cohen_kappa([True, True], [True, True]) is None
 

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.arms import ARMS, get_arm, system_prompt
+from harness.memory_systems.prompts import ARMS, get_arm, system_prompt
 from harness.cli import DEFAULT_ARMS, main
-from harness.memory_document import (
+from harness.memory_systems.document import (
     MAX_DOCUMENT_BYTES,
     SECTION_CLOSE,
     SECTION_OPEN,
@@ -28,7 +28,7 @@ from harness.memory_document import (
     render_memory_document,
     scenario_document,
 )
-from harness.results import RESULTS_FILE, iter_records
+from harness.records import RESULTS_FILE, iter_records
 from harness.scenarios import Scenario, seed_store
 from memory_tools.model import MemoryItemRecord
 from memory_tools.store import MemoryItemStore

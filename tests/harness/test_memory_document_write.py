@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import harness.memory_document_write as write_module
-from harness.memory_document import (
+import harness.memory_systems.document_write as write_module
+from harness.memory_systems.document import (
     MAX_DOCUMENT_BYTES,
     SECTION_OPEN,
     DocumentSettings,
@@ -22,7 +22,7 @@ from harness.memory_document import (
     parse_memory_document,
     read_memory_state,
 )
-from harness.memory_document_write import (
+from harness.memory_systems.document_write import (
     EXTRACT_TOOL,
     REDACTED,
     DocumentExtractRun,

@@ -12,7 +12,7 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from harness.arms import UnknownArmError  # noqa: E402
+from harness.memory_systems.prompts import UnknownArmError  # noqa: E402
 from harness.memory_systems import (  # noqa: E402
     MemoryInstance,
     MemorySystem,
@@ -67,8 +67,8 @@ def test_the_starter_suite_offline_results_are_identical_before_and_after_the_pr
     fake = types.ModuleType("harness.report")
     fake.build_report = lambda run_dir, **_: types.SimpleNamespace(verdict="pass", reasons=[], index_html=Path(run_dir) / "i.html")
     monkeypatch.setitem(sys.modules, "harness.report", fake)
-    monkeypatch.setattr("harness.verdict.terminal_lines", lambda outcome, upper=False: ([], []))
-    monkeypatch.setattr("harness.verdict.exit_code", lambda outcome, **_: 0)
+    monkeypatch.setattr("harness.analysis.verdict.terminal_lines", lambda outcome, upper=False: ([], []))
+    monkeypatch.setattr("harness.analysis.verdict.exit_code", lambda outcome, **_: 0)
     out = tmp_path / "run"
     assert main(["run", "--arms", *FOUR_ARMS, "--scenarios", str(STARTER), "--out", str(out), "--no-cache", "--no-progress"]) == 0
     assert "memory_systems" not in json.loads((out / "run.json").read_text())["parameters"]  # built-in arms only

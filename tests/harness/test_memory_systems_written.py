@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from harness.memory_systems import builtin_arms, resolve_arm
 from harness.memory_systems.extracted import FORGET_TOOL, SAVE_TOOL, ExtractedItemsInstance
 from harness.scenarios import probe_policy
-from harness.scoring import score_sample
+from harness.score.scoring import score_sample
 from tests.harness.test_write_phase import _record, _run, scenario
 
 AGENT_ARMS = ("named_memory", "named_memory_cold", "recall_extracted", "memory_document_extracted")

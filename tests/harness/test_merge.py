@@ -13,7 +13,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from harness.cli import main  # noqa: E402
 from harness.report import build_report  # noqa: E402
-from harness.results import RESULTS_FILE, read_manifest, scan_results, write_manifest  # noqa: E402
+from harness.records import RESULTS_FILE, read_manifest, scan_results, write_manifest  # noqa: E402
 
 STARTER = Path(__file__).resolve().parents[2] / "scenarios" / "starter"
 

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from harness.ratelimit import RateLimiter, RateLimitError, TokenBucket, bucket_for, parse_limits, share_limits
+from harness.run.ratelimit import RateLimiter, RateLimitError, TokenBucket, bucket_for, parse_limits, share_limits
 
 
 class FakeClock:
@@ -117,8 +117,8 @@ def test_workers_share_every_limit_so_the_sum_holds() -> None:
 def test_worker_options_carry_their_share_of_limits_and_budget() -> None:
     from pathlib import Path
 
-    from harness.run_options import RunOptions
-    from harness.workers import _limit_shares
+    from harness.run.options import RunOptions
+    from harness.run.workers import _limit_shares
 
     options = RunOptions(run_dir=Path("r"), models=["m"], arms=["recall"], scenario_paths=[], filters=[], epochs=1, seed=0,
                          max_tool_rounds=4, temperature=0.0, timeout_s=1.0, retries=0, max_concurrency=4,

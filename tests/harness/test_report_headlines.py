@@ -8,8 +8,8 @@ from pathlib import Path
 from harness.report import build_report
 from harness.report.headlines import headlines, tool_use, unsupported_by_kind
 from harness.report.inputs import ReportInputs
-from harness.scoring import score_sample
-from harness.verdict import RunHealth, VerdictConfig, terminal_lines
+from harness.score.scoring import score_sample
+from harness.analysis.verdict import RunHealth, VerdictConfig, terminal_lines
 from tests.harness.scoring_factories import make_record, make_scenario, paired_run, tool_call, write_run
 
 CFG = VerdictConfig()

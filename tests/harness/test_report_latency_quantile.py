@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness import stats
+from harness.analysis import stats
 from harness.report.charts import latency_chart
 from harness.report.formatting import seconds
 

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from harness.report import ReportError, VerdictConfig, build_report, cli_report
-from harness.results import ResultsError
+from harness.records import ResultsError
 from tests.harness.scoring_factories import make_record, paired_run, write_run
 
 
@@ -180,7 +180,7 @@ def test_build_report_restores_the_garbage_collector_state(tmp_path):
 
 
 def test_judge_verdicts_decide_rubric_scenarios_through_build_report(tmp_path) -> None:
-    from harness.judge import Judge
+    from harness.score.judge import Judge
     from tests.harness.scoring_factories import make_record, make_scenario, write_run
 
     scenarios = {

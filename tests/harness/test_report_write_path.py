@@ -13,7 +13,7 @@ import pytest
 
 from harness.cli import main
 from harness.report.html import render_html
-from harness.terminal import arm_table
+from harness.report.terminal import arm_table
 from tests.harness.report_fixtures import make_report_data
 
 REPO = Path(__file__).resolve().parents[2]

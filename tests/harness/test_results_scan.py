@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.results import ResultsError, SampleRecord, iter_records, scan_results
+from harness.records import ResultsError, SampleRecord, iter_records, scan_results
 
 
 def _record(scenario: str, arm: str = "recall", answer: str = "a", status: str = "ok") -> SampleRecord:

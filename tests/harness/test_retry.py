@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from harness.retry import RetryPolicy, call_with_retries, is_transient, retry_after_s
+from harness.run.retry import RetryPolicy, call_with_retries, is_transient, retry_after_s
 
 
 class _Response:
@@ -90,7 +90,7 @@ def test_negative_or_zero_retry_after_never_waits_less_than_zero(value: str) -> 
     ],
 )
 def test_rate_limits_server_errors_and_timeouts_are_never_configuration_errors(type_name: str, message: str) -> None:
-    from harness.retry import is_config_error
+    from harness.run.retry import is_config_error
 
     assert not is_config_error(type_name, message)
 
@@ -106,6 +106,6 @@ def test_rate_limits_server_errors_and_timeouts_are_never_configuration_errors(t
     ],
 )
 def test_authentication_not_found_bad_request_and_missing_credentials_are_configuration_errors(type_name: str, message: str) -> None:
-    from harness.retry import is_config_error
+    from harness.run.retry import is_config_error
 
     assert is_config_error(type_name, message)

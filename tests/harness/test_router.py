@@ -11,7 +11,7 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from harness.cli import main  # noqa: E402
-from harness.router import RouterConfigError, check_models, config_hash, load_router_config, without_credentials  # noqa: E402
+from harness.run.router import RouterConfigError, check_models, config_hash, load_router_config, without_credentials  # noqa: E402
 
 SMOKE = Path(__file__).resolve().parents[2] / "scenarios" / "smoke"
 

@@ -16,9 +16,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import litellm  # noqa: E402
 
 from harness.cli import main  # noqa: E402
-from harness.progress import RunProgress  # noqa: E402
-from harness.results import RESULTS_FILE, iter_records, read_manifest, scan_results, write_manifest  # noqa: E402
-from harness.runner import redact, sample_seed  # noqa: E402
+from harness.run.progress import RunProgress  # noqa: E402
+from harness.records import RESULTS_FILE, iter_records, read_manifest, scan_results, write_manifest  # noqa: E402
+from harness.run.runner import redact, sample_seed  # noqa: E402
 from tests.harness.test_agent import install_scripted  # noqa: E402
 from tests.harness.test_arms import write_small_suite  # noqa: E402
 
@@ -369,7 +369,7 @@ def test_workers_above_the_concurrency_are_a_clear_error(tmp_path: Path, suite: 
 def test_frozen_heap_keeps_objects_out_of_collections_only_during_the_run() -> None:
     import gc
 
-    from harness.runner import frozen_heap
+    from harness.run.runner import frozen_heap
 
     before = gc.get_freeze_count()
     with frozen_heap():

@@ -253,7 +253,7 @@ def test_readme_conversation_example_is_valid_with_its_declared_categories(tmp_p
 
 def test_readme_shows_what_the_model_reads_of_a_speaker_and_of_now() -> None:
     """The README's renderings of a turn's ``speaker`` and of ``{now}`` are the ones the arms produce."""
-    from harness.arms import format_now, turn_text
+    from harness.memory_systems.prompts import format_now, turn_text
     from harness.scenarios.models import Turn
 
     readme = " ".join((SHIPPED / "README.md").read_text(encoding="utf-8").split())

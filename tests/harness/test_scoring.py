@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from tests.harness.scoring_factories import make_record, make_scenario, tool_call
 
-from harness.judge import JudgeVerdict
-from harness.scoring import contains, is_abstention, normalize_text, score_sample
+from harness.score.judge import JudgeVerdict
+from harness.score.scoring import contains, is_abstention, normalize_text, score_sample
 
 
 def test_correct_answer_is_continuity_correct():
@@ -256,7 +256,7 @@ def test_every_score_has_a_reason():
 
 
 def test_latency_is_model_plus_tool_time_and_survives_the_cache():
-    from harness.results import ModelCallLog
+    from harness.records import ModelCallLog
 
     scenario = make_scenario()
     record = make_record(scenario, calls=[tool_call(["it-pg-version"])], latency=1.5)
@@ -356,7 +356,7 @@ def test_answered_answerable_scenario_gets_no_answered_unanswerable_claim():
 
 
 def test_answered_unanswerable_counts_in_the_unsupported_claim_rate():
-    from harness.aggregate import aggregate
+    from harness.analysis.aggregate import aggregate
 
     sc = make_scenario("abs-01", abstain=True, category="abstention")
     scores = [score_sample(make_record(sc, "It's CircleCI.", arm="history_only"), sc),
@@ -376,7 +376,7 @@ def test_long_answer_to_unanswerable_is_excerpted_in_the_claim():
 # ---- grounding judge findings ----
 
 def _grounding(*claims: str, status: str = "ok"):
-    from harness.grounding import GroundingVerdict
+    from harness.score.grounding import GroundingVerdict
 
     return GroundingVerdict(status=status, unsupported=list(claims), raw="{}", model="m",
                             error=None if status == "ok" else "no JSON list")

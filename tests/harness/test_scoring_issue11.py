@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.harness.scoring_factories import make_record, make_scenario, paired_run
 
-from harness.aggregate import aggregate
-from harness.compare import is_regression
-from harness.judge import expected_facts
+from harness.analysis.aggregate import aggregate
+from harness.runs.compare import is_regression
+from harness.score.judge import expected_facts
 from harness.report.headlines import unsupported_by_kind
-from harness.scoring import CLAIM_KINDS, f1_tokens, score_sample, token_f1
+from harness.score.scoring import CLAIM_KINDS, f1_tokens, score_sample, token_f1
 
 PETS = {"must_contain_any": [], "must_contain_groups": [["Max"], ["Luna", "Lulu"]], "relevant_items": []}
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 from tests.harness.scoring_factories import make_record, make_scenario, tool_call
 
-from harness.judge import JudgeVerdict
+from harness.score.judge import JudgeVerdict
 from harness.scenarios.models import Scenario
-from harness.scoring import score_sample, tool_leaks
+from harness.score.scoring import score_sample, tool_leaks
 
 
 def _with_probe(scenario: Scenario, **changes: object) -> Scenario:

@@ -1,7 +1,7 @@
 """What a reader of one sample's scores is told, from hand-built tables (issue 9: tests that kill planted bugs).
 
 Each case builds a scenario and a record by hand and pins the complete
-``scores`` list of :func:`harness.scoring.score_sample` (every Score's name,
+``scores`` list of :func:`harness.score.scoring.score_sample` (every Score's name,
 value, passed and reason) and the outcome. Together the cases reach every
 branch of ``score_sample``: an error record, an unanswerable scenario answered
 and abstained on, adherence-only scenarios, positive checks passing and
@@ -23,11 +23,11 @@ from typing import Any
 import pytest
 from tests.harness.scoring_factories import make_record, make_scenario, tool_call
 
-from harness.grounding import GroundingVerdict
-from harness.judge import JudgeVerdict
-from harness.results import SampleRecord, ToolCallLog, WritePhaseLog, WriteSessionLog
+from harness.score.grounding import GroundingVerdict
+from harness.score.judge import JudgeVerdict
+from harness.records import SampleRecord, ToolCallLog, WritePhaseLog, WriteSessionLog
 from harness.scenarios.models import Scenario
-from harness.scoring import contains, find_spans, score_sample, states_expected_fact
+from harness.score.scoring import contains, find_spans, score_sample, states_expected_fact
 
 Row = tuple[str, Any, Any, str]
 

@@ -12,9 +12,9 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from harness.cli import main  # noqa: E402
-from harness.results import RESULTS_FILE, read_manifest, scan_results  # noqa: E402
-from harness.run_options import suite_hash  # noqa: E402
-from harness.shards import Shard, ShardError, parse_shard, partition  # noqa: E402
+from harness.records import RESULTS_FILE, read_manifest, scan_results  # noqa: E402
+from harness.run.options import suite_hash  # noqa: E402
+from harness.run.shards import Shard, ShardError, parse_shard, partition  # noqa: E402
 
 STARTER = Path(__file__).resolve().parents[2] / "scenarios" / "starter"
 
@@ -52,7 +52,7 @@ def _run(tmp_path: Path, *flags: str, out: str) -> int:
 
 @pytest.fixture()
 def _no_report(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("harness.runner._build_report", lambda options: 0)
+    monkeypatch.setattr("harness.run.runner._build_report", lambda options: 0)
 
 
 @pytest.mark.usefixtures("_no_report")

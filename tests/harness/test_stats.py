@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import stats
+from harness.analysis import stats
 
 
 def test_mcnemar_exact_matches_hand_computation():

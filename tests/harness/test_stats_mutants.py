@@ -2,7 +2,7 @@
 
 Each test pins one behaviour a realistic slip would change (a ``<`` for ``<=``
 at a budget, a lost cap, a tolerance divided instead of multiplied); see
-docs/mutation-testing.md, "harness/stats.py".
+docs/mutation-testing.md, "harness/analysis/stats.py".
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from harness import stats
+from harness.analysis import stats
 
 EXACT = "exact sign-flip permutation test on per-scenario mean differences"
 

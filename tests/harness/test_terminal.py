@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.terminal import arm_table, check_mark, report_lines
+from harness.report.terminal import arm_table, check_mark, report_lines
 
 MODEL = "openai/gpt-4o-mini"
 

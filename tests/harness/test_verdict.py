@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from harness.aggregate import aggregate
-from harness.scoring import score_sample
-from harness.verdict import VerdictConfig, decide
+from harness.analysis.aggregate import aggregate
+from harness.score.scoring import score_sample
+from harness.analysis.verdict import VerdictConfig, decide
 from tests.harness.scoring_factories import MODEL, make_record, make_scenario, paired_run, tool_call
 
 
@@ -78,7 +78,7 @@ def test_overall_fails_when_any_model_fails():
 
 from types import SimpleNamespace  # noqa: E402
 
-from harness.verdict import RunHealth, exit_code, terminal_lines  # noqa: E402
+from harness.analysis.verdict import RunHealth, exit_code, terminal_lines  # noqa: E402
 
 CLEAR_PASS = paired_run(10, recall_right=9, history_right=2)
 

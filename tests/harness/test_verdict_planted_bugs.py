@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from tests.harness.scoring_factories import MODEL, make_record, make_scenario, paired_run, tool_call
 
-from harness.aggregate import aggregate
-from harness.scoring import score_sample
-from harness.verdict import VerdictConfig, decide
+from harness.analysis.aggregate import aggregate
+from harness.score.scoring import score_sample
+from harness.analysis.verdict import VerdictConfig, decide
 
 
 def _verdict(records, scenarios, config=None):

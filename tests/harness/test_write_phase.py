@@ -12,7 +12,7 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from harness.agent import ModelClient, ModelSettings  # noqa: E402
+from harness.run.agent import ModelClient, ModelSettings  # noqa: E402
 from harness.memory_systems import (  # noqa: E402
     MemoryInstance,
     MemorySystem,
@@ -24,11 +24,11 @@ from harness.memory_systems import (  # noqa: E402
     write_messages,
 )
 from harness.memory_systems import registry  # noqa: E402
-from harness.memory_systems.sample import run_memory_sample  # noqa: E402
+from harness.run.sample import run_memory_sample  # noqa: E402
 from harness.offline_model import respond  # noqa: E402
-from harness.results import SampleRecord  # noqa: E402
+from harness.records import SampleRecord  # noqa: E402
 from harness.scenarios import Scenario  # noqa: E402
-from harness.scoring import score_sample  # noqa: E402
+from harness.score.scoring import score_sample  # noqa: E402
 
 SAVE = {"type": "function", "function": {"name": "save_note", "description": "Save one note.", "parameters": {
     "type": "object", "properties": {"title": {"type": "string"}, "text": {"type": "string"}}, "required": ["title", "text"]}}}
@@ -123,7 +123,7 @@ def notes(monkeypatch: pytest.MonkeyPatch):
 
 
 def _run(arm: str, scn: Scenario):
-    from harness.runner import register_offline
+    from harness.run.runner import register_offline
 
     register_offline()
     client = ModelClient()
@@ -191,7 +191,7 @@ def test_write_phase_costs_are_counted_apart_from_the_probe(notes: NotesSystem) 
     assert scores.write_completion_tokens == sum(c.completion_tokens for c in write_calls) > 0
     assert scores.write_tool_calls == 3
     assert scores.model_calls == len(record.model_calls) and scores.prompt_tokens == sum(c.prompt_tokens for c in record.model_calls)
-    from harness.aggregate import aggregate
+    from harness.analysis.aggregate import aggregate
 
     rows = {r["metric"]: r["value"] for r in aggregate([scores])["metrics"] if r["category"] == "all"}
     assert rows["write_prompt_tokens"] == scores.write_prompt_tokens and rows["prompt_tokens"] == scores.prompt_tokens
@@ -207,7 +207,7 @@ def test_a_denied_probe_stays_cold_after_the_write_phase(notes: NotesSystem, den
 
 
 def test_a_system_reading_storage_under_a_denying_policy_is_a_tool_level_leak(notes: NotesSystem) -> None:
-    from harness.scoring import tool_leaks
+    from harness.score.scoring import tool_leaks
 
     scn = scenario(incognito=True)
     record = _record(_run("test_leaky", scn), scn, "test_leaky")
@@ -216,7 +216,7 @@ def test_a_system_reading_storage_under_a_denying_policy_is_a_tool_level_leak(no
 
 
 def test_a_write_phase_failure_ends_the_sample_as_an_error_without_a_probe(notes: NotesSystem, monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness.retry import RetryExhaustedError
+    from harness.run.retry import RetryExhaustedError
 
     async def broken(self, messages, tools, settings, *, epoch):
         raise RetryExhaustedError(ConnectionError("server gone"), 3)
@@ -236,7 +236,7 @@ def test_retrieval_precision_is_not_scored_for_agent_written_memory(notes: Notes
 
 
 def _with_writes(scn: Scenario, *arguments: str, status: str = "ok") -> SampleRecord:
-    from harness.results import ToolCallLog, WritePhaseLog, WriteSessionLog
+    from harness.records import ToolCallLog, WritePhaseLog, WriteSessionLog
 
     calls = [ToolCallLog(round=0, call_id=f"c{i}", name="save_note", arguments=a, status=status, result_text="{}",
                          result_chars=2, result_tokens=1, storage_read=True, elapsed_s=0.0) for i, a in enumerate(arguments)]
@@ -286,7 +286,7 @@ def test_the_report_shows_write_calls_before_the_probe_and_their_costs_apart(not
 
 
 def test_a_sample_is_cached_only_when_its_write_calls_came_from_the_cache_too() -> None:
-    from harness.results import ModelCallLog, WritePhaseLog, WriteSessionLog
+    from harness.records import ModelCallLog, WritePhaseLog, WriteSessionLog
 
     scn = scenario()
 
@@ -301,8 +301,8 @@ def test_a_sample_is_cached_only_when_its_write_calls_came_from_the_cache_too() 
 
 
 def test_the_run_counts_a_sample_as_cached_and_cut_off_with_its_write_calls() -> None:
-    from harness.progress import record_flags
-    from harness.results import ModelCallLog, WritePhaseLog, WriteSessionLog
+    from harness.run.progress import record_flags
+    from harness.records import ModelCallLog, WritePhaseLog, WriteSessionLog
 
     def call(cached: bool, finish: str = "stop") -> ModelCallLog:
         return ModelCallLog(round=0, latency_s=0.1, prompt_tokens=10, completion_tokens=2, usage_source="response", cached=cached, finish_reason=finish)

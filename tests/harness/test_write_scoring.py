@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from harness.results import SampleRecord, ToolCallLog, WritePhaseLog, WriteSessionLog
+from harness.records import SampleRecord, ToolCallLog, WritePhaseLog, WriteSessionLog
 from harness.scenarios import Scenario
-from harness.write_scoring import failure_stage, memory_check, score_writes, write_path_blocks
+from harness.score.writes import failure_stage, memory_check, score_writes, write_path_blocks
 
 
 def make_scenario(**expect: Any) -> Scenario:

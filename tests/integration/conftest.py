@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.results import RESULTS_FILE, SampleRecord, iter_records
+from harness.records import RESULTS_FILE, SampleRecord, iter_records
 from tests.integration.fake_openai_server import FakeOpenAIServer, Script
 
 REPO = Path(__file__).resolve().parents[2]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.results import RESULTS_FILE
+from harness.records import RESULTS_FILE
 from tests.integration.conftest import SMOKE
 
 

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness.results import RESULTS_FILE
+from harness.records import RESULTS_FILE
 from tests.integration.conftest import DUMMY_KEY, SMOKE
 from tests.integration.fake_openai_server import FakeOpenAIServer
 

@@ -6,7 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from harness.results import RESULTS_FILE, read_manifest, scan_results
+from harness.records import RESULTS_FILE, read_manifest, scan_results
 from tests.fault.conftest import RECALL_EVAL, cli_env
 from tests.integration.conftest import SMOKE
 from tests.integration.servers import CONFIG_SECRET, GROUP, server_processes, write_router_config

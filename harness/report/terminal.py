@@ -1,0 +1,162 @@
+"""What ``run`` and ``report`` print at their end, in the same words: a per-arm table, then the verdict.
+
+The table has one row per model x arm: continuity accuracy with its 95%
+interval, the unsupported-claim rate, leaks (tool-level count / answers with a
+leaked canary), errors, tokens and cost per sample, and samples replayed from
+the cache. When some arm wrote memory through the agent (a write phase), the
+tokens read ``probe + write`` per sample and a column gives model calls the
+same way, so the cost of building memory stands beside the probe's. Then the lead headlines, ``verdict: STATUS``, each check of each
+model marked ``✓ pass``, ``✗ fail`` or ``? undecided`` (the words of the HTML
+report), and the notes. The leads come first: they say what to know before trusting any number.
+Plain text with no colour codes, so CI logs read the
+same as a terminal.
+
+Example of the table::
+
+    model · arm                  continuity [95% CI]  unsupported  leaks tool/answer  errors  tokens/sample  cost/sample  cached
+    offline/reference · history_only  0.20 [0.10, 0.30]  0.00     0/0               0/60    2,311          $0           0/60
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["arm_table", "check_mark", "report_lines"]
+
+_HEADER = ("model · arm", "continuity [95% CI]", "unsupported", "leaks tool/answer", "errors", "tokens/sample",
+           "cost/sample", "cached")
+
+
+def check_mark(passed: Any) -> str:
+    """``✓ pass``, ``✗ fail`` or ``? undecided``: the words the HTML report's check table uses."""
+    return "✓ pass" if passed is True else "✗ fail" if passed is False else "? undecided"
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _rate(row: Mapping[str, Any] | None, interval: bool = False) -> str:
+    if not row or not _number(row.get("value")):
+        return "n/a"
+    text = f"{row['value']:.2f}"
+    if interval and _number(row.get("ci_low")) and _number(row.get("ci_high")):
+        text += f" [{row['ci_low']:.2f}, {row['ci_high']:.2f}]"
+    return text
+
+
+def _count(row: Mapping[str, Any] | None, of_samples: bool) -> int | None:
+    """A count from a metrics row: a rate times its n, or the value itself (a count metric)."""
+    if not row or not _number(row.get("value")):
+        return None
+    return round(row["value"] * (row.get("n") or 0)) if of_samples else round(row["value"])
+
+
+def _cost(row: Mapping[str, Any] | None) -> str:
+    if not row or not _number(row.get("value")):
+        return "unknown"
+    return f"${row['value']:.4g}" if row["value"] else "$0"
+
+
+_WRITE_TOKENS = ("write_prompt_tokens", "write_completion_tokens")
+
+
+def _sum(metrics: Mapping[str, Mapping[str, Any]], names: Sequence[str]) -> float | None:
+    """The sum of the named per-sample means that are numbers; None when none is."""
+    values = [metrics[k]["value"] for k in names if k in metrics and _number(metrics[k].get("value"))]
+    return sum(values) if values else None
+
+
+def _tokens(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:,.0f}"
+
+
+def _calls(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def arm_table(summary: Mapping[str, Any]) -> list[str]:
+    """The per-arm table as aligned lines (header first); empty when the summary has no metrics."""
+    cells: dict[tuple[str, str], dict[str, Mapping[str, Any]]] = {}
+    for row in summary.get("metrics") or []:
+        if row.get("category", "all") == "all":
+            cells.setdefault((str(row.get("model")), str(row.get("arm"))), {})[str(row.get("metric"))] = row
+    if not cells:
+        return []
+    from harness.report.formatting import run_arms
+
+    arms = run_arms(dict(summary), [{"arm": arm} for _, arm in cells])
+    keys = sorted(cells, key=lambda k: (k[0], arms.index(k[1]) if k[1] in arms else len(arms), k[1]))
+    written = any(_number((m.get("write_model_calls") or {}).get("value")) and m["write_model_calls"]["value"] > 0
+                  for m in cells.values())
+    header = _HEADER if not written else (*_HEADER[:5], "tokens/sample probe + write", "model calls probe + write",
+                                          *_HEADER[6:])
+    rows = [header]
+    for model, arm in keys:
+        m = cells[(model, arm)]
+        samples = (m.get("error_rate") or {}).get("n")
+        errors = _count(m.get("error_rate"), of_samples=True)
+        tool_leaks = _count(m.get("tool_leakage_count"), of_samples=False)
+        answer_leaks = _count(m.get("answer_leakage_rate"), of_samples=True)
+        tokens = _sum(m, ("prompt_tokens", "completion_tokens"))
+        cached = _count(m.get("cached_samples"), of_samples=False)
+        total = "?" if samples is None else str(samples)
+        rows.append((
+            f"{model} · {arm}",
+            _rate(m.get("continuity_accuracy"), interval=True),
+            _rate(m.get("unsupported_claim_rate")),
+            f"{'?' if tool_leaks is None else tool_leaks}/{'?' if answer_leaks is None else answer_leaks}",
+            f"{'?' if errors is None else errors}/{total}",
+            _tokens(tokens) + (f" + {_tokens(_sum(m, _WRITE_TOKENS))}" if written else ""),
+            *((f"{_calls(_sum(m, ('model_calls',)))} + {_calls(_sum(m, ('write_model_calls',)))}",) if written else ()),
+            _cost(m.get("cost_usd")),
+            f"{'?' if cached is None else cached}/{total}",
+        ))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    return ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths)))
+            .rstrip() for r in rows]
+
+
+def _check_lines(summary: Mapping[str, Any]) -> list[str]:
+    per_model = (summary.get("verdict") or {}).get("per_model") or {}
+    several = len(per_model) > 1
+    lines = []
+    for model in sorted(per_model):
+        for check in per_model[model].get("checks") or []:
+            prefix = f"{model}: " if several else ""
+            lines.append(f"  {check_mark(check.get('passed'))}  {prefix}{check.get('reason')}")
+    return lines
+
+
+def report_lines(outcome: Any) -> tuple[list[str], list[str]]:
+    """``(stdout lines, stderr lines)`` that ``run`` and ``report`` print for a built report.
+
+    The lead headlines, the per-arm table, ``verdict: STATUS``, each check
+    marked pass/fail/undecided (or, for an outcome without a summary, the
+    verdict's reasons), then the notes; warnings go to stderr.
+    """
+    from harness.analysis.verdict import terminal_lines
+
+    summary = getattr(outcome, "summary", None) or {}
+    out, err = terminal_lines(outcome, upper=True)
+    verdict_at = next((i for i, line in enumerate(out) if line.startswith("verdict: ")), None)
+    if verdict_at is None:  # no verdict line to place the table and checks around: print what the verdict said
+        return out, err
+    checks = _check_lines(summary)
+    if checks:
+        said = set(out[:verdict_at])
+        rest = [line for line in out[verdict_at + 1:] if not line.startswith("  - ")]
+        extra = [f"  - {r}" for r in outcome.reasons if r not in said and not _is_check_reason(r, summary)]
+        out = [*out[:verdict_at + 1], *extra, *checks, *rest]
+    table = arm_table(summary)
+    if table:  # after the leads (what to know before trusting any number), before the verdict
+        out = [*out[:verdict_at], *table, "", *out[verdict_at:]]
+    return out, err
+
+
+def _is_check_reason(reason: str, summary: Mapping[str, Any]) -> bool:
+    """True when ``reason`` is a check's reason (possibly prefixed by its model), printed as a check line instead."""
+    per_model = (summary.get("verdict") or {}).get("per_model") or {}
+    texts: Sequence[str] = [str(c.get("reason")) for v in per_model.values() for c in v.get("checks") or []]
+    return any(reason == t or reason.endswith(": " + t) for t in texts)

@@ -1,0 +1,376 @@
+"""The agent loop: talk to a model through litellm, run its tool calls through the Host.
+
+One sample is: call the model with the arm's messages and tools; if it asks
+for tools, execute every call (parallel calls in order) through the Host run,
+append the assistant message and one ``tool`` message per call (content = the
+Host's exact result text), and call again; stop on a final answer.
+
+Cap on tool rounds: the model may make at most ``max_tool_rounds`` rounds of
+tool calls; after the last executed round it gets one more call (tools still
+offered) to answer. If it asks for tools again, the loop stops with
+``max_tool_rounds``, does not execute them, and the answer is that call's text
+(possibly None). So a sample makes at most ``max_tool_rounds + 1`` model calls.
+
+Model mistakes (bad JSON arguments, unknown tools, missing call ids, empty
+answers, endless tool calls) are recorded and scored, never raised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from harness.memory_systems.prompts import ArmSetup
+from harness.run.cache import CachedResponse, ResponseCache, cache_key
+from harness.records import ModelCallLog, SampleError, ToolCallLog
+from harness.run.retry import RetryExhaustedError, RetryPolicy, call_with_retries
+
+DEFAULT_MAX_TOOL_ROUNDS = 4
+
+
+class MemoryRunLike(Protocol):
+    """The part of ``memory_tools.MemoryRun`` the loop needs."""
+
+    def call(self, name: str, arguments: str | dict[str, Any]) -> Any: ...
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """Everything about the model request that is the same for every call of a sample.
+
+    Attributes:
+        model: litellm model string, e.g. ``openai/gpt-4o-mini`` or ``offline/reference``.
+        temperature: Sampling temperature.
+        timeout_s: Limit of one model call (one try).
+        seed: Sample seed, sent with ``drop_params`` so providers without seeds ignore it.
+        api_base: Endpoint of an OpenAI-compatible server, if any.
+        max_tokens: Limit of generated tokens per call (None: the provider's own); a call
+            cut off by it ends with ``finish_reason`` ``length`` and its text is used as given.
+        extra: Further litellm keyword arguments (part of the cache key).
+    """
+
+    model: str
+    temperature: float = 0.0
+    timeout_s: float = 120.0
+    seed: int | None = None
+    api_base: str | None = None
+    max_tokens: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def cache_parameters(self) -> dict[str, Any]:
+        parameters = {"temperature": self.temperature, "seed": self.seed, "api_base": self.api_base, **self.extra}
+        if self.max_tokens is not None:  # absent when unset, so entries cached without a limit still match
+            parameters["max_tokens"] = self.max_tokens
+        if self.model.startswith("offline/"):
+            from harness.offline_model import code_revision
+
+            # The built-in model's code is its weights: a new revision must not hit old answers.
+            parameters["offline_revision"] = code_revision()
+        return parameters
+
+
+@dataclass
+class Completion:
+    """One model response in plain form (fresh or from the cache)."""
+
+    message: dict[str, Any]
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    finish_reason: str | None
+    latency_s: float
+    cost_usd: float | None
+    cached: bool
+    attempts: int
+    #: The Router deployment that answered (``model_info.id``), None without a Router or from the cache.
+    deployment: str | None = None
+
+
+@dataclass
+class AgentOutcome:
+    """What the loop produced for one sample."""
+
+    final_answer: str | None
+    stop_reason: str
+    messages: list[dict[str, Any]]
+    model_calls: list[ModelCallLog]
+    tool_calls: list[ToolCallLog]
+    error: SampleError | None = None
+
+
+def _litellm() -> Any:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True  # errors are recorded per sample; no help banner per failure
+    return litellm
+
+
+def count_tokens(model: str, *, text: str | None = None, messages: list[dict[str, Any]] | None = None) -> int:
+    """litellm's token count, or chars/4 when litellm cannot count for this model."""
+    try:
+        if messages is not None:
+            return int(_litellm().token_counter(model=model, messages=messages))
+        return int(_litellm().token_counter(model=model, text=text or ""))
+    except Exception:  # noqa: BLE001 - any tokenizer failure falls back to an estimate
+        chars = len(text or "") if messages is None else sum(len(str(m.get("content") or "")) for m in messages)
+        return (chars + 3) // 4
+
+
+def _arguments_text(arguments: Any) -> str:
+    if arguments is None:
+        return ""
+    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+
+
+def _plain_message(response: Any) -> tuple[dict[str, Any], str | None]:
+    choice = response.choices[0]
+    msg = choice.message
+    message: dict[str, Any] = {"role": "assistant", "content": msg.content}
+    calls = []
+    for call in getattr(msg, "tool_calls", None) or []:
+        function = call.function
+        calls.append(
+            {
+                "id": call.id or "",
+                "type": "function",
+                "function": {"name": function.name or "", "arguments": _arguments_text(function.arguments)},
+            }
+        )
+    if calls:
+        message["tool_calls"] = calls
+    return message, choice.finish_reason
+
+
+_NO_PRICE: set[str] = set()
+
+
+def _cost(litellm: Any, model: str, response: Any) -> float | None:
+    hidden = getattr(response, "_hidden_params", None) or {}
+    if hidden.get("response_cost") is not None:
+        return float(hidden["response_cost"])
+    if model in _NO_PRICE:
+        return None
+    try:
+        return float(litellm.completion_cost(completion_response=response))
+    except Exception:  # noqa: BLE001 - unknown price is normal for local models
+        _NO_PRICE.add(model)
+        return None
+
+
+class ModelClient:
+    """Calls litellm with a per-try timeout, retries of transient errors and the response cache.
+
+    Optional, each set up by :func:`harness.run.calls.model_client`: ``router`` (a ``litellm.Router``
+    the calls go through; ``routes`` maps each model group to a hash of its deployments, part of
+    the cache key), ``limiter`` (:class:`harness.run.ratelimit.RateLimiter`, waited on before every
+    try) and ``budget`` (:class:`harness.run.budget.Budget`, reserved before every call made).
+    """
+
+    def __init__(self, cache: ResponseCache | None = None, retry: RetryPolicy | None = None, *, router: Any = None,
+                 routes: dict[str, str] | None = None, limiter: Any = None, budget: Any = None) -> None:
+        self.cache = cache or ResponseCache(".", enabled=False)
+        self.retry = retry or RetryPolicy()
+        self.router, self.routes, self.limiter, self.budget = router, routes or {}, limiter, budget
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], settings: ModelSettings, *, epoch: int) -> Completion:
+        """One completion. Raises :class:`RetryExhaustedError` when it finally fails."""
+        key = ""
+        if self.cache.enabled:
+            parameters = settings.cache_parameters()
+            if settings.model in self.routes:  # another deployment set behind the same group name is another model
+                parameters["route"] = self.routes[settings.model]
+            key = cache_key(model=settings.model, messages=messages, tools=tools, parameters=parameters, epoch=epoch)
+        hit = self.cache.get(key) if key else None
+        if hit is not None:
+            return Completion(hit.message, hit.prompt_tokens, hit.completion_tokens, hit.finish_reason, hit.latency_s, hit.cost_usd, True, 0)
+        litellm = _litellm()
+        kwargs: dict[str, Any] = {
+            "model": settings.model,
+            "messages": messages,
+            "temperature": settings.temperature,
+            "timeout": settings.timeout_s,
+            "drop_params": True,
+            "max_retries": 0,  # the provider SDK must not retry behind our back: attempts stay honest
+            **settings.extra,
+        }
+        if tools:
+            kwargs["tools"] = tools
+        if settings.seed is not None:
+            kwargs["seed"] = settings.seed
+        if settings.max_tokens is not None:
+            kwargs["max_tokens"] = settings.max_tokens
+        if settings.api_base:
+            kwargs["api_base"] = settings.api_base
+        latency = 0.0
+        call = self.router.acompletion if self.router is not None else litellm.acompletion
+        limiter, charged = self.limiter, 0
+        if limiter is not None and limiter.counts_tokens(settings.model):
+            charged = count_tokens(settings.model, messages=messages) + (settings.max_tokens or 0)
+        reserved = self._reserve(settings, messages)
+
+        async def attempt() -> Any:
+            nonlocal latency
+            if limiter is not None:
+                await limiter.acquire(settings.model, charged)
+            started = time.perf_counter()
+            try:
+                async with asyncio.timeout(settings.timeout_s):
+                    response = await call(**kwargs)
+            except TimeoutError:  # asyncio's own carries no message
+                raise TimeoutError(f"no response from {settings.model} within {settings.timeout_s:g} s (--timeout)") from None
+            latency = time.perf_counter() - started
+            return response
+
+        try:
+            response, attempts = await call_with_retries(attempt, self.retry)
+        except BaseException:
+            if self.budget is not None:
+                self.budget.settle(settings.model, reserved, None)
+            raise
+        message, finish_reason = _plain_message(response)
+        usage = getattr(response, "usage", None)
+        prompt = getattr(usage, "prompt_tokens", None) if usage is not None else None
+        completion = getattr(usage, "completion_tokens", None) if usage is not None else None
+        if not prompt and not completion:
+            prompt = completion = None
+        cost = _cost(litellm, settings.model, response)
+        if limiter is not None and charged:
+            limiter.settle(settings.model, charged, None if prompt is None else prompt + (completion or 0))
+        if self.budget is not None:
+            self.budget.settle(settings.model, reserved, cost or 0.0)
+        deployment = None
+        if self.router is not None:
+            from harness.run.router import answered_by
+
+            deployment = answered_by(response)
+        result = Completion(message, prompt, completion, finish_reason, latency, cost, False, attempts, deployment)
+        if not key:
+            return result
+        self.cache.put(
+            key,
+            CachedResponse(
+                message=message,
+                prompt_tokens=prompt,
+                completion_tokens=completion,
+                finish_reason=finish_reason,
+                latency_s=latency,
+                cost_usd=result.cost_usd,
+            ),
+        )
+        return result
+
+    def _reserve(self, settings: ModelSettings, messages: list[dict[str, Any]]) -> float:
+        """Reserve the call's worst case in the budget (0 without one); raises ``BudgetExceeded``."""
+        if self.budget is None:
+            return 0.0
+        return float(self.budget.reserve(settings.model, count_tokens(settings.model, messages=messages), settings.max_tokens or 0))
+
+
+def _model_call_log(completion: Completion, round_: int, model: str, messages: list[dict[str, Any]]) -> ModelCallLog:
+    if completion.prompt_tokens is None and completion.completion_tokens is None:
+        prompt = count_tokens(model, messages=messages)
+        answer = completion.message.get("content") or ""
+        calls = "".join(c["function"]["name"] + c["function"]["arguments"] for c in completion.message.get("tool_calls", []))
+        completion_tokens, source = count_tokens(model, text=answer + calls), "counted"
+    else:
+        prompt, completion_tokens, source = completion.prompt_tokens or 0, completion.completion_tokens or 0, "response"
+    return ModelCallLog(
+        round=round_,
+        latency_s=completion.latency_s,
+        prompt_tokens=prompt,
+        completion_tokens=completion_tokens,
+        usage_source=source,
+        cost_usd=completion.cost_usd,
+        finish_reason=completion.finish_reason,
+        tool_call_count=len(completion.message.get("tool_calls", [])),
+        cached=completion.cached,
+        attempts=completion.attempts,
+        deployment=completion.deployment,
+    )
+
+
+def _execute_call(host_run: MemoryRunLike | None, call: dict[str, Any], round_: int, model: str) -> ToolCallLog:
+    name, arguments = call["function"]["name"], call["function"]["arguments"]
+    if host_run is None:
+        text = f"Error: no tool named {name!r} is available in this conversation."
+        status, disclosed, storage_read, elapsed = "unknown_tool", [], False, 0.0
+        arguments = _arguments_text(arguments)
+    else:
+        record = host_run.call(name, arguments)
+        # The Host's record holds the arguments as a string whatever the provider sent (a dict is JSON-dumped).
+        arguments = record.arguments
+        text, status = record.result_text, str(record.status)
+        disclosed, storage_read, elapsed = list(record.disclosed_item_ids), bool(record.storage_read), float(record.elapsed_s)
+    return ToolCallLog(
+        round=round_,
+        call_id=call["id"],
+        name=name,
+        arguments=arguments,
+        status=status,
+        result_text=text,
+        result_chars=len(text),
+        result_tokens=count_tokens(model, text=text),
+        disclosed_item_ids=disclosed,
+        storage_read=storage_read,
+        elapsed_s=elapsed,
+    )
+
+
+async def run_agent(
+    setup: ArmSetup,
+    host_run: MemoryRunLike | None,
+    *,
+    client: ModelClient,
+    settings: ModelSettings,
+    epoch: int = 0,
+    max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
+) -> AgentOutcome:
+    """Run one sample to a final answer, the round cap, an empty answer or an error.
+
+    ``host_run`` None (arms without memory) answers any tool call with an
+    ``unknown_tool`` result and never touches storage.
+    """
+    messages = [dict(m) for m in setup.messages]
+    outcome = AgentOutcome(None, "error", messages, [], [])
+    rounds = 0
+    try:
+        while True:
+            completion = await client.complete(messages, setup.tools, settings, epoch=epoch)
+            outcome.model_calls.append(_model_call_log(completion, rounds, settings.model, messages))
+            message = completion.message
+            calls = message.get("tool_calls", [])
+            for index, call in enumerate(calls):
+                if not call["id"]:
+                    call["id"] = f"call_r{rounds}_{index}"  # the transcript must pair calls with results
+                if not isinstance(call["function"].get("arguments"), str):  # the transcript replays to providers as text
+                    call["function"]["arguments"] = _arguments_text(call["function"].get("arguments"))
+            messages.append(message)
+            content = message.get("content")
+            if not calls:
+                has_text = isinstance(content, str) and content.strip() != ""
+                outcome.final_answer = content if has_text else None
+                outcome.stop_reason = "final_answer" if has_text else "empty_answer"
+                return outcome
+            if rounds >= max_tool_rounds:
+                outcome.final_answer = content if isinstance(content, str) and content.strip() else None
+                outcome.stop_reason = "max_tool_rounds"
+                return outcome
+            for call in calls:
+                log = _execute_call(host_run, call, rounds, settings.model)
+                outcome.tool_calls.append(log)
+                messages.append({"role": "tool", "tool_call_id": log.call_id, "content": log.result_text})
+            rounds += 1
+    except RetryExhaustedError as exc:
+        outcome.error = SampleError(type=type(exc.error).__name__, message=_short(str(exc.error)), attempts=exc.attempts)
+    except Exception as exc:  # noqa: BLE001 - a broken sample is recorded, the run goes on
+        outcome.error = SampleError(type=type(exc).__name__, message=_short(str(exc)), attempts=1)
+    outcome.stop_reason = "error"
+    return outcome
+
+
+def _short(text: str, limit: int = 2000) -> str:
+    return text if len(text) <= limit else text[:limit] + " ..."

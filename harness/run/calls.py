@@ -1,0 +1,86 @@
+"""How a run's model calls are made: one :class:`harness.run.agent.ModelClient` per process, from the run's options.
+
+The client always has the response cache and the retry policy; ``--router-config``
+adds a ``litellm.Router``, ``--rpm``/``--tpm`` a :class:`harness.run.ratelimit.RateLimiter`
+and ``--max-cost-usd`` a :class:`harness.run.budget.Budget`. Prices come from litellm's
+price map (:func:`prices`), for a Router group the highest of its deployments'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from harness.run.agent import ModelClient
+from harness.run.budget import Budget, Price
+from harness.run.cache import ResponseCache
+from harness.run.retry import RetryPolicy
+
+
+class PriceError(ValueError):
+    """litellm knows no price for a model, so its cost cannot be planned or bounded."""
+
+
+def _price_of(litellm: Any, model: str) -> Price | None:
+    """litellm's price per input and output token of ``model`` (None when its map has none)."""
+    entry = litellm.model_cost.get(model)
+    if entry is None and "/" in model:
+        entry = litellm.model_cost.get(model.split("/", 1)[1])
+    if entry is None:
+        try:
+            entry = litellm.get_model_info(model)
+        except Exception:  # noqa: BLE001 - an unknown model has no price, which the caller reports
+            return None
+    inp, out = entry.get("input_cost_per_token"), entry.get("output_cost_per_token")
+    if inp is None and out is None:
+        return None
+    return Price(float(inp or 0.0), float(out or 0.0))
+
+
+def prices(models: Iterable[str], router_config: Any = None) -> dict[str, Price | None]:
+    """Price per run model; a Router group costs what its dearest deployment costs (None: unknown)."""
+    import os
+
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    out: dict[str, Price | None] = {}
+    for model in models:
+        underlying = router_config.underlying_models(model) if router_config is not None else [model]
+        found = [_price_of(litellm, m) for m in underlying]
+        if any(p is None for p in found) or not found:
+            out[model] = None
+        else:
+            out[model] = Price(max(p.input for p in found), max(p.output for p in found))  # type: ignore[union-attr]
+    return out
+
+
+def model_client(options: Any) -> tuple[ModelClient, list[str]]:
+    """The client of one process, and the credential values its error messages must never show.
+
+    Raises:
+        PriceError: ``--max-cost-usd`` with a model whose price litellm does not know.
+    """
+    cache = ResponseCache(options.cache_dir, enabled=options.use_cache)
+    retry = RetryPolicy(retries=options.retries, base_delay_s=options.retry_delay_s)
+    router, routes, secrets, config = None, {}, [], None
+    if getattr(options, "router_config", None):
+        from harness.run.router import build_router, group_hash, load_router_config
+
+        config = load_router_config(options.router_config)
+        router, secrets = build_router(config), config.secrets()
+        routes = {m: group_hash(config, m) for m in options.models}
+    limiter = None
+    if getattr(options, "rpm", None) or getattr(options, "tpm", None):
+        from harness.run.ratelimit import RateLimiter
+
+        limiter = RateLimiter(rpm=dict(options.rpm or {}), tpm=dict(options.tpm or {}))
+    budget = None
+    if getattr(options, "budget_usd", None) is not None:
+        found = prices(options.models, config)
+        unknown = [m for m, p in found.items() if p is None]
+        if unknown:
+            raise PriceError(f"--max-cost-usd: litellm's price map has no price for {', '.join(unknown)}, so the cost cannot be bounded; "
+                             "drop --max-cost-usd for these models")
+        budget = Budget(options.budget_usd, {m: p for m, p in found.items() if p is not None})
+    return ModelClient(cache, retry, router=router, routes=routes, limiter=limiter, budget=budget), secrets

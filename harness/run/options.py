@@ -1,0 +1,438 @@
+"""Options of ``recall-eval run``: flags (and, on ``--resume``, the stored manifest) -> :class:`RunOptions`.
+
+Everything here happens before the first model call: defaults, flag checks,
+scenario loading, the conflict checks of a resumed run and the manifest that
+will be written. :mod:`harness.run.runner` only executes what this resolves.
+
+Scenario paths are stored absolute in ``run.json``, so ``--resume`` works from
+any working directory; a relative path stored by an older run is looked up
+from the working directory first, then from the run folder and its parents.
+If the scenarios moved, ``--resume DIR --scenarios PATH`` names where they
+are now; they are accepted when they hash the same as the run's.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import fnmatch
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness import __version__
+from harness.memory_systems.prompts import UnknownArmError
+from harness.run.cache import DEFAULT_CACHE_DIR
+from harness.cli import DEFAULT_ARMS, DEFAULT_MAX_ERROR_RATE, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
+from harness.records import RunManifest, read_manifest
+from harness.scenarios.models import Scenario
+from harness.run.shards import Shard, ShardError, ShardInfo, parse_shard, shard_ids
+
+# Parameters that define the samples: a resumed run must keep them.
+# (Scenario paths may change: the suite hash decides whether they hold the same scenarios.)
+_FIXED = ("models", "arms", "filters", "epochs", "seed", "max_tool_rounds", "max_tokens", "temperature")
+# Execution settings a resumed run inherits unless given again.
+_INHERITED = ("max_tool_rounds", "max_tokens", "temperature", "timeout_s", "retries", "retry_delay_s", "max_concurrency", "workers")
+_FLAG = {
+    "models": "--model",
+    "arms": "--arms",
+    "scenario_paths": "--scenarios",
+    "filters": "--filter",
+    "timeout_s": "--timeout",
+    "retry_delay_s": "--retry-delay",
+}
+
+
+class RunOptionsError(Exception):
+    """Run flags that cannot be used; the message names the flag or file and the fix."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The resolved settings of one ``run`` invocation (fresh or resumed).
+
+    Attributes:
+        scenario_paths: Absolute paths of the scenario files or folders.
+        max_concurrency: Samples in flight at once, over all workers.
+        workers: Processes that run samples (1: everything in this process).
+    """
+
+    run_dir: Path
+    models: list[str]
+    arms: list[str]
+    scenario_paths: list[str]
+    filters: list[str]
+    epochs: int
+    seed: int
+    max_tool_rounds: int
+    temperature: float
+    timeout_s: float
+    retries: int
+    max_concurrency: int
+    max_tokens: int = 2048
+    retry_delay_s: float = 1.0
+    workers: int = 1
+    api_base: str | None = None
+    use_cache: bool = True
+    cache_dir: Path = Path(DEFAULT_CACHE_DIR)
+    judge_model: str | None = None
+    #: ``--judge-api-base``: the judges' OpenAI-compatible endpoint (None: litellm's default for the judge model).
+    judge_api_base: str | None = None
+    gate: bool = False
+    progress: bool = True
+    resume: bool = False
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE
+    #: ``--router-config``: absolute path of the litellm Router configuration (None: no Router).
+    router_config: str | None = None
+    router_config_hash: str | None = None
+    #: ``--rpm`` / ``--tpm``: requests and tokens per minute per model, for this process.
+    rpm: dict[str, float] = field(default_factory=dict)
+    tpm: dict[str, float] = field(default_factory=dict)
+    #: ``--shard I/N`` (None: the whole suite).
+    shard: Shard | None = None
+    #: ``--max-cost-usd``: the limit of the run's recorded cost of model calls (None: no limit).
+    max_cost_usd: float | None = None
+    #: What this process may still spend (set by the runner from ``max_cost_usd`` and what was recorded before).
+    budget_usd: float | None = None
+    #: ``--plan``: print the plan and stop before any model call.
+    plan_only: bool = False
+
+    def parameters(self) -> dict[str, Any]:
+        """What the manifest records beside its own fields (never environment values)."""
+        return {
+            "filters": self.filters,
+            "max_tool_rounds": self.max_tool_rounds,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "timeout_s": self.timeout_s,
+            "retries": self.retries,
+            "retry_delay_s": self.retry_delay_s,
+            "max_concurrency": self.max_concurrency,
+            "workers": self.workers,
+            "api_base": _without_userinfo(self.api_base),
+            "cache": self.use_cache,
+            "cache_dir": str(Path(self.cache_dir).absolute()),  # --resume may run from another directory
+            "judge_model": self.judge_model,
+            **_plugin_systems(self.arms),
+            **self._scale_parameters(),
+        }
+
+    def _scale_parameters(self) -> dict[str, Any]:
+        """The judges' endpoint, Router and rate-limit settings, recorded only when used (older runs compare unchanged)."""
+        out: dict[str, Any] = {}
+        if self.judge_api_base:
+            out["judge_api_base"] = _without_userinfo(self.judge_api_base)
+        if self.router_config:
+            out["router_config"] = self.router_config
+            out["router_config_hash"] = self.router_config_hash
+        if self.rpm:
+            out["rpm"] = dict(self.rpm)
+        if self.tpm:
+            out["tpm"] = dict(self.tpm)
+        return out
+
+
+def now_iso() -> str:
+    """UTC now as ``2026-01-31T12:00:00Z``."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def suite_hash(hashes: dict[str, str]) -> str:
+    """SHA-256 over the sorted ``id:scenario_hash`` lines of a suite."""
+    text = "\n".join(f"{sid}:{hashes[sid]}" for sid in sorted(hashes))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _without_userinfo(url: str | None) -> str | None:
+    """``http://user:pass@host/v1`` -> ``http://host/v1``: credentials never reach the manifest."""
+    if not url or "@" not in url:
+        return url
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else ""))) if parts.hostname else url
+
+
+def _given(args: Any) -> dict[str, Any]:
+    """Flags the user actually passed (None: not given); scenario paths made absolute."""
+    return {
+        "models": list(dict.fromkeys(args.models)) if args.models else None,
+        "arms": list(dict.fromkeys(args.arms)) if args.arms else None,
+        "scenario_paths": [_absolute(p) for p in args.scenarios] if args.scenarios else None,
+        "filters": list(args.filter) if args.filter else None,
+        "epochs": args.epochs,
+        "seed": args.seed,
+        "max_tool_rounds": args.max_tool_rounds,
+        "max_tokens": getattr(args, "max_tokens", None),
+        "temperature": args.temperature,
+        "timeout_s": args.timeout,
+        "retries": args.retries,
+        "retry_delay_s": getattr(args, "retry_delay", None),
+        "max_concurrency": args.max_concurrency,
+        "workers": getattr(args, "workers", None),
+    }
+
+
+def _absolute(path: str) -> str:
+    return str(Path(path).expanduser().resolve())
+
+
+def _stored_path(path: str, run_dir: Path) -> str:
+    """A scenario path from ``run.json`` as an absolute path that exists, when one can be found.
+
+    Absolute paths are kept. A relative one (written by an older harness)
+    is tried from the working directory, then from the run folder and each
+    of its parents (the default run folder is ``reports/<stamp>`` under the
+    directory the run was started from).
+    """
+    if Path(path).is_absolute():
+        return path
+    for base in (Path.cwd(), run_dir.resolve(), *run_dir.resolve().parents):
+        candidate = base / path
+        if candidate.exists():
+            return str(candidate.resolve())
+    return path
+
+
+def _plugin_systems(arms: list[str]) -> dict[str, Any]:
+    """``{"memory_systems": {arm: "<distribution> <version> (...)"}}`` for plug-in arms; nothing when all are built in.
+
+    compare treats a parameter it does not know as changing results, so two
+    runs of a plug-in arm at different plug-in versions are not compared
+    silently; runs of built-in arms only record nothing and stay comparable
+    with runs made before plug-ins existed.
+    """
+    from harness.memory_systems import resolve_arm
+
+    origins = {}
+    for arm in arms:
+        try:
+            origin = resolve_arm(arm).origin
+        except UnknownArmError:
+            continue  # reported by the option checks
+        if origin != "built-in":
+            origins[arm] = origin
+    return {"memory_systems": origins} if origins else {}
+
+
+def _flag(name: str) -> str:
+    return _FLAG.get(name, "--" + name.replace("_", "-"))
+
+
+def _check_values(values: dict[str, Any]) -> None:
+    for name, minimum in (("epochs", 1), ("max_concurrency", 1), ("max_tool_rounds", 0), ("max_tokens", 1), ("retries", 0), ("workers", 1)):
+        if values[name] < minimum:
+            raise RunOptionsError(f"{_flag(name)} {values[name]}: must be at least {minimum}")
+    if values["workers"] > values["max_concurrency"]:
+        raise RunOptionsError(
+            f"--workers {values['workers']} exceeds --max-concurrency {values['max_concurrency']}: "
+            "the concurrency is split among the workers; raise --max-concurrency or lower --workers"
+        )
+    if values["retry_delay_s"] < 0:
+        raise RunOptionsError(f"--retry-delay {values['retry_delay_s']}: must not be negative")
+    if values["timeout_s"] <= 0:
+        raise RunOptionsError(f"--timeout {values['timeout_s']}: must be positive")
+    from harness.memory_systems import resolve_arm
+
+    for arm in values["arms"]:
+        try:
+            resolve_arm(arm)
+        except UnknownArmError as exc:
+            raise RunOptionsError(f"--arms: {exc}") from None
+
+
+def _load(values: dict[str, Any]) -> tuple[list[Scenario], dict[str, str]]:
+    from harness.scenarios import load_scenarios, scenario_hash
+
+    for path in values["scenario_paths"]:
+        if not Path(path).exists():
+            raise RunOptionsError(f"scenario path {path!r} does not exist (working directory {Path.cwd()}); pass --scenarios PATH")
+    ids, categories, tags = [], [], []
+    for expr in values["filters"]:
+        kind, _, name = expr.partition(":")
+        if kind == "category" and name:
+            categories.append(name)
+        elif kind == "tag" and name:
+            tags.append(name)
+        else:
+            ids.append(expr)
+    scenarios = load_scenarios([Path(p) for p in values["scenario_paths"]], ids=ids, categories=categories, tags=tags)
+    if not scenarios:
+        raise RunOptionsError(f"no scenario in {', '.join(values['scenario_paths'])} matches --filter {values['filters']}"
+                              + _misspelt(ids))
+    unmatched = [glob for glob in ids if not any(fnmatch.fnmatchcase(s.id, glob) for s in scenarios)]
+    if unmatched:  # a typo (categ:leakage) must not silently narrow an OR of id globs
+        raise RunOptionsError(f"--filter {unmatched[0]!r} matches no scenario id"
+                              + (" among those the other filters keep" if categories or tags else "")
+                              + _misspelt(unmatched) + "; fix or drop it")
+    return scenarios, {s.id: scenario_hash(s) for s in scenarios}
+
+
+def _misspelt(globs: list[str]) -> str:
+    """A hint when an id glob looks like a misspelt ``category:`` or ``tag:`` filter."""
+    kinds = [g.partition(":")[0] for g in globs if ":" in g]
+    if any(k and ("category".startswith(k) or "tag".startswith(k) or k.startswith(("cat", "tag"))) for k in kinds):
+        return " (an id glob: did you mean category:NAME or tag:NAME?)"
+    return ""
+
+
+def _resumed_values(args: Any, given: dict[str, Any]) -> tuple[Path, RunManifest, dict[str, Any]]:
+    run_dir = Path(args.resume)
+    previous = read_manifest(run_dir)
+    if args.out and Path(args.out).resolve() != run_dir.resolve():
+        raise RunOptionsError(f"--out {args.out} conflicts with --resume {args.resume}; drop --out")
+    stored = {
+        "models": previous.models,
+        "arms": previous.arms,
+        "scenario_paths": [_stored_path(p, run_dir) for p in previous.scenario_paths],
+        "filters": previous.parameters.get("filters", []),
+        "epochs": previous.epochs,
+        "seed": previous.seed,
+        **{k: previous.parameters.get(k, RUN_DEFAULTS[k]) for k in _INHERITED},
+    }
+    conflicts = [f"{_flag(k)} {given[k]} (the run has {stored[k]})" for k in _FIXED if given[k] is not None and given[k] != stored[k]]
+    if conflicts:
+        raise RunOptionsError(
+            f"{run_dir / 'run.json'}: flags conflict with the run being resumed: {'; '.join(conflicts)}. "
+            "Drop them to resume, or start a new run with --out."
+        )
+    return run_dir, previous, {**stored, **{k: v for k, v in given.items() if v is not None}}
+
+
+def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, str], RunManifest]:
+    """Turn parsed ``run`` flags (and, with ``--resume``, the stored manifest) into options.
+
+    Raises:
+        RunOptionsError: bad or conflicting flags, or scenarios changed since a resumed run began.
+        harness.records.ResultsError: the run folder being resumed is unreadable.
+        harness.scenarios.ScenarioError: the scenarios do not load.
+    """
+    given = _given(args)
+    previous: RunManifest | None = None
+    if args.resume:
+        run_dir, previous, values = _resumed_values(args, given)
+        api_base = args.api_base or previous.parameters.get("api_base")
+    else:
+        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        # (whether it already holds a run is checked once its lock is held: harness.run.folder.check_fresh)
+        run_dir = Path(args.out) if args.out else Path("reports") / stamp
+        defaults = {"models": [DEFAULT_MODEL], "arms": list(DEFAULT_ARMS), "scenario_paths": [_absolute(DEFAULT_SUITE)], "filters": [], **RUN_DEFAULTS}
+        values = {k: given[k] if given[k] is not None else defaults[k] for k in defaults}
+        api_base = args.api_base
+    _check_values(values)
+    scenarios, hashes = _load(values)
+    scale = _scale_values(args, values, previous, api_base)
+    scenarios, hashes, shard_info = _select_shard(scenarios, hashes, scale.pop("shard_given"), previous,
+                                                  len(values["arms"]) * len(values["models"]) * values["epochs"])
+    options = RunOptions(
+        run_dir=run_dir,
+        api_base=api_base,
+        # a resumed run keeps its cache choice unless the flags say otherwise
+        use_cache=not args.no_cache and bool(previous.parameters.get("cache", True) if previous else True),
+        cache_dir=Path(args.cache_dir or (previous.parameters.get("cache_dir") if previous else None) or DEFAULT_CACHE_DIR),
+        judge_model=args.judge_model or (previous.parameters.get("judge_model") if previous else None),
+        judge_api_base=getattr(args, "judge_api_base", None) or (previous.parameters.get("judge_api_base") if previous else None),
+        gate=bool(args.gate),
+        max_error_rate=getattr(args, "max_error_rate", RunOptions.max_error_rate),
+        progress=not args.no_progress,
+        resume=previous is not None,
+        shard=Shard(shard_info.index, shard_info.count) if shard_info else None,
+        **scale,
+        **values,
+    )
+    manifest = _manifest(options, hashes, previous, total=len(scenarios) * len(options.arms) * len(options.models) * options.epochs)
+    if shard_info is not None and previous is None:
+        manifest = manifest.model_copy(update={"shard": shard_info})
+    return options, scenarios, hashes, manifest
+
+
+def _scale_values(args: Any, values: dict[str, Any], previous: RunManifest | None, api_base: str | None) -> dict[str, Any]:
+    """``--router-config``, ``--rpm``, ``--tpm``, ``--max-cost-usd``, ``--plan`` and ``--shard`` checked (a resumed run keeps its own)."""
+    from harness.run.ratelimit import RateLimitError, parse_limits
+    from harness.run.router import RouterConfigError, check_models, config_hash, load_router_config
+
+    stored = previous.parameters if previous else {}
+    out: dict[str, Any] = {"plan_only": bool(getattr(args, "plan", False)), "max_cost_usd": getattr(args, "max_cost_usd", None)}
+    if out["max_cost_usd"] is not None and out["max_cost_usd"] < 0:
+        raise RunOptionsError(f"--max-cost-usd {out['max_cost_usd']}: must not be negative")
+    router_path = getattr(args, "router_config", None)
+    router_path = _absolute(router_path) if router_path else stored.get("router_config")
+    if router_path:
+        if api_base and not previous:
+            raise RunOptionsError("--api-base conflicts with --router-config: each deployment in the config names its own api_base")
+        try:
+            config = load_router_config(router_path)
+            check_models(config, values["models"])
+        except RouterConfigError as exc:
+            raise RunOptionsError(str(exc)) from None
+        digest = config_hash(config)
+        if previous and stored.get("router_config_hash") not in (None, digest):
+            raise RunOptionsError(f"--router-config {router_path}: its deployments or settings changed since {previous.run_id} started "
+                                  "(another hash); resuming would mix deployments. Restore the file or start a new run.")
+        out["router_config"], out["router_config_hash"] = router_path, digest
+    try:
+        for flag, name in (("--rpm", "rpm"), ("--tpm", "tpm")):
+            given = getattr(args, name, None)
+            out[name] = parse_limits(given, values["models"], flag) if given else dict(stored.get(name) or {})
+        out["shard_given"] = parse_shard(args.shard) if getattr(args, "shard", None) else None
+    except (RateLimitError, ShardError) as exc:
+        raise RunOptionsError(str(exc)) from None
+    return out
+
+
+def _select_shard(scenarios: list[Scenario], hashes: dict[str, str], given: Shard | None, previous: RunManifest | None,
+                  per_scenario: int) -> tuple[list[Scenario], dict[str, str], ShardInfo | None]:
+    """The scenarios of the shard asked for (or of the resumed run's shard), with the whole suite's facts."""
+    stored = previous.shard if previous is not None else None
+    if stored is not None and given is not None and (given.index, given.count) != (stored.index, stored.count):
+        raise RunOptionsError(f"--shard {given} conflicts with the run being resumed (shard {stored.index}/{stored.count}); drop --shard")
+    if previous is not None and stored is None and given is not None:
+        raise RunOptionsError(f"--shard {given}: the run being resumed is not a shard; drop --shard")
+    shard = given or (Shard(stored.index, stored.count) if stored is not None else None)
+    if shard is None:
+        return scenarios, hashes, None
+    keep = set(shard_ids({s.id: per_scenario for s in scenarios}, shard))
+    info = ShardInfo(index=shard.index, count=shard.count, suite_hash=suite_hash(hashes), scenario_count=len(scenarios),
+                     sample_count=len(scenarios) * per_scenario)
+    if stored is not None and stored.suite_hash != info.suite_hash:
+        raise RunOptionsError(f"{previous.run_id}: the whole suite changed since this shard started (suite hash "
+                              f"{stored.suite_hash[:12]} then, {info.suite_hash[:12]} now); start a new run")
+    if not keep:
+        import sys
+
+        print(f"note: shard {shard} holds no scenario (the suite has {len(scenarios)}, fewer than {shard.count} shards)", file=sys.stderr)
+    return [s for s in scenarios if s.id in keep], {sid: h for sid, h in hashes.items() if sid in keep}, info
+
+
+def _manifest(options: RunOptions, hashes: dict[str, str], previous: RunManifest | None, *, total: int) -> RunManifest:
+    digest = suite_hash(hashes)
+    if previous is not None:
+        if digest != previous.suite_hash or sorted(hashes) != sorted(previous.scenario_ids):
+            if options.scenario_paths != [_stored_path(p, options.run_dir) for p in previous.scenario_paths]:
+                raise RunOptionsError(
+                    f"--scenarios {' '.join(options.scenario_paths)}: these are not the scenarios of {options.run_dir} "
+                    f"(suite hash {digest[:12]}, the run has {previous.suite_hash[:12]}); pass the folder that holds the run's "
+                    f"scenarios unchanged ({', '.join(previous.scenario_paths)}), or start a new run."
+                )
+            raise RunOptionsError(
+                f"{options.run_dir / 'run.json'}: the scenarios changed since this run started (suite hash "
+                f"{previous.suite_hash[:12]} then, {digest[:12]} now); resuming would mix versions. Start a new run."
+            )
+        return previous.model_copy(
+            update={"status": "running", "finished_at": None, "parameters": options.parameters(), "scenario_paths": options.scenario_paths}
+        )
+    return RunManifest(
+        run_id=options.run_dir.name,
+        harness_version=__version__,
+        status="running",
+        started_at=now_iso(),
+        models=options.models,
+        arms=options.arms,
+        epochs=options.epochs,
+        seed=options.seed,
+        scenario_paths=options.scenario_paths,
+        scenario_ids=sorted(hashes),
+        suite_hash=digest,
+        parameters=options.parameters(),
+        sample_count=total,
+    )

@@ -1,0 +1,381 @@
+"""``run --plan`` and the first line of every run: what the run will ask of each model, before any call.
+
+For each planned sample the arm's starting prompts are built exactly as the
+run builds them through the arm's memory system (the probe's messages and the
+tools the Host admits; for an agent-written system also one write run per
+earlier session, capped at the write phase's rounds), and their tokens are counted
+with litellm's token counter (each distinct text once, plus the chat framing
+of 3 tokens per message and 3 for the reply, as OpenAI's counting goes). Where
+:mod:`harness.run.model_tables` knows litellm's answer from the files it ships
+(tokenizer and price map), litellm is not imported at all: its import is most
+of a ``--plan`` on a large suite. Each distinct (model, scenario, arm) is
+counted once and multiplied by its repeats (epochs).
+
+Model calls: a sample without tools makes one call; a sample with tools is
+expected to make two (a search, then the answer) and makes at most
+``max_tool_rounds + 1`` (the round cap). Input tokens re-send the first prompt
+with every call (tool results, unknown before the run, are not counted);
+output tokens are estimated at :data:`EXPECTED_OUTPUT_TOKENS` per call, and at
+most ``--max-tokens`` per call. Cost comes from litellm's price map per model
+(for a Router group, its dearest deployment); "unknown" when it has no price.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.scenarios.models import Scenario
+
+#: Output tokens expected per call (answers here are a few sentences, tool calls a few dozen tokens).
+EXPECTED_OUTPUT_TOKENS = 100
+#: Chat framing per message, and for the reply, in OpenAI's token counting.
+_PER_MESSAGE, _PER_REPLY = 3, 3
+
+
+@dataclass
+class ModelPlan:
+    """The plan of one model."""
+
+    model: str
+    samples: int = 0
+    calls_expected: int = 0
+    calls_max: int = 0
+    input_tokens: int = 0
+    input_tokens_max: int = 0
+    output_tokens: int = 0
+    output_tokens_max: int = 0
+    cost_usd: float | None = None
+    cost_max_usd: float | None = None
+
+
+@dataclass
+class Plan:
+    """What a run (or what is left of it) will ask of its models."""
+
+    samples: int
+    round_cap: int
+    models: list[ModelPlan] = field(default_factory=list)
+    #: arm -> why its prompts could not be built (its calls are not counted)
+    unplanned: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def calls_expected(self) -> int:
+        return sum(m.calls_expected for m in self.models)
+
+    @property
+    def calls_max(self) -> int:
+        return sum(m.calls_max for m in self.models)
+
+    @property
+    def input_tokens(self) -> int:
+        return sum(m.input_tokens for m in self.models)
+
+    @property
+    def cost_usd(self) -> float | None:
+        costs = [m.cost_usd for m in self.models]
+        return None if any(c is None for c in costs) else sum(costs)  # type: ignore[misc]
+
+    @property
+    def cost_max_usd(self) -> float | None:
+        costs = [m.cost_max_usd for m in self.models]
+        return None if any(c is None for c in costs) else sum(costs)  # type: ignore[misc]
+
+    def line(self) -> str:
+        """The one line every run starts with."""
+        unpriced = [m.model for m in self.models if m.cost_usd is None]
+        if unpriced:
+            cost = f"cost unknown (litellm's price map has no price for {', '.join(unpriced)})"
+        else:
+            cost = f"cost ~{_usd(self.cost_usd)} (at most {_usd(self.cost_max_usd)})"
+        by_model = "; ".join(f"{m.model} {_usd(m.cost_usd)}" for m in self.models) if len(self.models) > 1 else ""
+        return (f"plan: {self.samples:,} samples, {self.calls_expected:,} model calls expected (at most {self.calls_max:,} "
+                f"at the round cap of {self.round_cap}), ~{self.input_tokens:,} input tokens, {cost}"
+                + (f" [{by_model}]" if by_model else "")
+                + "".join(f"; arm {arm} not counted ({why})" for arm, why in sorted(self.unplanned.items())))
+
+    def table(self) -> list[str]:
+        """``--plan``'s lines per model."""
+        head = f"{'model':32} {'samples':>8} {'calls':>8} {'max calls':>10} {'input tok':>12} {'output tok':>11} {'cost':>12} {'max cost':>12}"
+        rows = [head]
+        for m in self.models:
+            rows.append(f"{m.model[:32]:32} {m.samples:>8,} {m.calls_expected:>8,} {m.calls_max:>10,} {m.input_tokens:>12,} "
+                        f"{m.output_tokens:>11,} {_usd(m.cost_usd):>12} {_usd(m.cost_max_usd):>12}")
+        return rows
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"samples": self.samples, "round_cap": self.round_cap, "models": [vars(m) for m in self.models],
+                "unplanned": dict(self.unplanned)}
+
+
+def _usd(value: float | None) -> str:
+    if value is None:
+        return "unknown"
+    return f"${value:,.4f}" if value < 100 else f"${value:,.2f}"
+
+
+class _Counter:
+    """litellm's token counter for one model, each distinct text counted once.
+
+    Where :mod:`harness.run.model_tables` knows the tiktoken encoding litellm would
+    pick, texts are counted with it directly and litellm is never imported
+    (its import is most of a plan's time); otherwise litellm counts.
+    """
+
+    def __init__(self, model: str) -> None:
+        self._model = model
+        self._seen: dict[str, int] = {}
+        self._litellm_count: Any = None
+        self._count = self._counting_function()
+
+    def _counting_function(self) -> Any:
+        """The function a text is counted with, selected once instead of on every call."""
+        from harness.run.model_tables import count_function
+
+        local = count_function(self._model)
+        if local is None:
+            return self._litellm_function()
+
+        def count(text: str) -> int:
+            found = local(text)
+            return found if found is not None else self._litellm_function()(text)  # a text litellm samples
+
+        return count
+
+    def _litellm_function(self) -> Any:
+        """litellm's ``token_counter(text=...)`` function for the model.
+
+        Selecting the tokenizer is most of a ``token_counter`` call (6,000 prompts: ~2 s of it);
+        the function is litellm's own, so the counts are the same. An older or newer litellm
+        without it: ``token_counter`` per text.
+        """
+        if self._litellm_count is None:
+            litellm = _litellm()
+            try:
+                from litellm.litellm_core_utils.token_counter import _get_count_function
+
+                self._litellm_count = _get_count_function(self._model, None)
+            except Exception:  # noqa: BLE001 - not this litellm's layout
+                self._litellm_count = lambda text: litellm.token_counter(model=self._model, text=text)
+        return self._litellm_count
+
+    def text(self, text: str) -> int:
+        count = self._seen.get(text)
+        if count is None:
+            try:
+                count = int(self._count(text))
+            except Exception:  # noqa: BLE001 - a model litellm cannot count: the chars/4 estimate
+                count = (len(text) + 3) // 4
+            self._seen[text] = count
+        return count
+
+    def messages(self, messages: list[dict[str, Any]]) -> int:
+        total = _PER_REPLY
+        for message in messages:
+            content = message.get("content")
+            total += _PER_MESSAGE + self.text(message["role"]) + (self.text(content) if isinstance(content, str) and content else 0)
+        return total
+
+
+def _starting_prompts(
+    scenarios: Iterable[Scenario], arms: list[str], unplanned: dict[str, str]
+) -> dict[tuple[str, str], list[tuple[list[dict[str, Any]], list[dict[str, Any]], int]]]:
+    """``(scenario id, arm) -> [(messages, tools, round cap), ...]``: the first call of each agent run of a sample.
+
+    Built exactly as :func:`harness.run.sample.run_memory_sample`
+    builds them: the write runs of an agent-written system (one per earlier
+    session that gets write tools, capped at the write phase's rounds), then
+    the probe (capped at ``-1``: the run's own cap). Opening a system costs
+    a copy of a seeded store, never a model call. An arm whose system raises
+    while building them is planned as no calls, and ``unplanned`` gets its
+    first error (the run records those samples as errors).
+    """
+    from harness.memory_systems.registry import resolve_arm
+    from harness.run.write_phase import WRITE_MAX_TOOL_ROUNDS, write_messages, write_order
+    from harness.scenarios import probe_policy
+
+    out: dict[tuple[str, str], list[tuple[list[dict[str, Any]], list[dict[str, Any]], int]]] = {}
+    for scenario in scenarios:
+        for name in arms:
+            arm = resolve_arm(name)
+            runs: list[tuple[list[dict[str, Any]], list[dict[str, Any]], int]] = []
+            try:
+                instance = arm.system.open(scenario, arm.write_mode)
+                try:
+                    if arm.write_mode == "agent":
+                        for session in write_order(scenario):
+                            tools = instance.begin_write(session)
+                            specs = list(tools.tool_specs()) if tools is not None else []
+                            if specs:
+                                runs.append((write_messages(session), specs, WRITE_MAX_TOOL_ROUNDS))
+                    policy, context = probe_policy(scenario)
+                    setup = instance.begin_probe(policy, context).arm_setup()
+                    runs.append((setup.messages, setup.tools, -1))
+                finally:
+                    instance.close()
+            except Exception as exc:  # noqa: BLE001 - a system that cannot build its prompts fails its samples in the run
+                # The plan never stops a run: those samples will be error records naming the cause; plan them as nothing.
+                unplanned.setdefault(name, f"{type(exc).__name__}: {exc}")
+                runs = []
+            out[(scenario.id, name)] = runs
+    return out
+
+
+def _litellm() -> Any:
+    """litellm, imported with the shipped price map (never fetched) and ``offline/*`` priced at 0."""
+    import os
+
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    from harness.run.runner import register_offline
+
+    register_offline()
+    return litellm
+
+
+def _prices(models: list[str], router_config: Any) -> dict[str, Any]:
+    """:func:`harness.run.calls.prices`, read from litellm's shipped price map without importing litellm where that is certain."""
+    import os
+
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    if router_config is None:
+        from harness.run.model_tables import local_prices
+
+        found = local_prices(models)
+        if found is not None:
+            return found
+    from harness.run.calls import prices
+
+    _litellm()
+    return prices(models, router_config)
+
+
+def make_plan(scenarios: list[Scenario], specs: Iterable[Any], *, round_cap: int, max_tokens: int,
+              tokenizer_models: dict[str, str] | None = None, router_config: Any = None) -> Plan:
+    """The plan of ``specs`` (:class:`harness.run.runner.SampleSpec`), without calling any model.
+
+    Args:
+        tokenizer_models: run model -> the litellm model whose tokenizer counts its prompts
+            (a Router group: its first deployment's model); default the model itself.
+    """
+    import os
+
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm's shipped price map, never a fetched one
+    specs = list(specs)
+    by_id = {s.id: s for s in scenarios}
+    arms = list(dict.fromkeys(spec.arm for spec in specs))
+    needed = list(dict.fromkeys(spec.scenario_id for spec in specs))
+    unplanned: dict[str, str] = {}
+    prompts = _starting_prompts((by_id[sid] for sid in needed), arms, unplanned)
+    models = list(dict.fromkeys(spec.model for spec in specs))
+    price = _prices(models, router_config)
+    tokenizers = tokenizer_models or {}
+    counters = {m: _Counter(tokenizers.get(m, m)) for m in models}
+    tool_tokens: dict[tuple[str, str], int] = {}  # (model, tool specs) -> their token count
+    canonical: dict[int, str] = {}  # id(tool specs) -> their canonical JSON (``prompts`` keeps every list alive)
+    plans = {m: ModelPlan(m) for m in models}
+    # Each distinct (model, scenario, arm) is counted once: its epochs (and repeated specs) share the prompts.
+    repeats = Counter((spec.model, spec.scenario_id, spec.arm) for spec in specs)
+    for (model, scenario_id, arm), times in repeats.items():
+        counter, plan = counters[model], plans[model]
+        plan.samples += times
+        for messages, tools, cap in prompts[(scenario_id, arm)]:
+            prompt = counter.messages(messages)
+            if tools:
+                if id(tools) not in canonical:
+                    canonical[id(tools)] = json.dumps(tools, separators=(",", ":"), sort_keys=True)
+                key = (model, canonical[id(tools)])
+                if key not in tool_tokens:
+                    tool_tokens[key] = counter.text(json.dumps(tools, separators=(",", ":")))
+                prompt += tool_tokens[key]
+            rounds = round_cap if cap < 0 else cap
+            expected, most = (2, rounds + 1) if tools else (1, 1)
+            plan.calls_expected += expected * times
+            plan.calls_max += most * times
+            plan.input_tokens += prompt * expected * times
+            plan.input_tokens_max += prompt * most * times
+            plan.output_tokens += EXPECTED_OUTPUT_TOKENS * expected * times
+            plan.output_tokens_max += max_tokens * most * times
+    for model, plan in plans.items():
+        p = price.get(model)
+        if p is not None:
+            plan.cost_usd = p.cost(plan.input_tokens, plan.output_tokens)
+            plan.cost_max_usd = p.cost(plan.input_tokens_max, plan.output_tokens_max)
+    return Plan(samples=len(specs), round_cap=round_cap, models=list(plans.values()), unplanned=unplanned)
+
+
+def plan_for(options: Any, scenarios: list[Scenario], specs: Iterable[Any]) -> Plan:
+    """:func:`make_plan` with the run's round cap, token limit and Router configuration."""
+    config, tokenizers = None, {}
+    if getattr(options, "router_config", None):
+        from harness.run.router import load_router_config
+
+        config = load_router_config(options.router_config)
+        tokenizers = {m: config.underlying_models(m)[0] for m in options.models}
+    return make_plan(scenarios, specs, round_cap=options.max_tool_rounds, max_tokens=options.max_tokens,
+                     tokenizer_models=tokenizers, router_config=config)
+
+
+def price_problem(options: Any) -> str | None:
+    """Why ``--max-cost-usd`` cannot bound the run (a model without a price in litellm's map), or None."""
+    if options.max_cost_usd is None:
+        return None
+    config = None
+    if getattr(options, "router_config", None):
+        from harness.run.router import load_router_config
+
+        config = load_router_config(options.router_config)
+    unknown = [m for m, p in _prices(options.models, config).items() if p is None]
+    if not unknown:
+        return None
+    return (f"--max-cost-usd: litellm's price map has no price for {', '.join(unknown)}, so the cost cannot be bounded; "
+            "drop --max-cost-usd for these models")
+
+
+def start_line(options: Any, scenarios: list[Scenario], specs: list[Any], done: Iterable[Any]) -> tuple[Any, str | None]:
+    """Print the plan line a run starts with; return the options with ``--max-cost-usd``'s budget left (or a problem).
+
+    ``done`` are the records an earlier attempt finished: their recorded cost counts against the limit.
+    """
+    import dataclasses
+    import sys
+
+    plan = plan_for(options, scenarios, specs)
+    print(plan.line(), file=sys.stderr)
+    if options.max_cost_usd is None:
+        return options, None
+    from harness.run.budget import recorded_cost
+
+    unknown = [m.model for m in plan.models if m.cost_usd is None]
+    if unknown:
+        return options, (f"--max-cost-usd: litellm's price map has no price for {', '.join(unknown)}, so the cost cannot be "
+                         "bounded; drop --max-cost-usd for these models")
+    before = recorded_cost(done)
+    left = max(0.0, options.max_cost_usd - before)
+    print(f"budget: --max-cost-usd ${options.max_cost_usd:,.4f}, ${before:,.4f} recorded before, ${left:,.4f} left", file=sys.stderr)
+    return dataclasses.replace(options, budget_usd=left), None
+
+
+def cli_plan(options: Any, scenarios: list[Scenario]) -> int:
+    """``run --plan``: the plan of what the run would do (of what is left, with ``--resume``); no model call, no file written."""
+    from harness.run.runner import plan_samples
+
+    done: set[str] = set()
+    if options.resume:
+        from harness.run.folder import read_earlier_attempt
+
+        done = {r.sample_id for r in read_earlier_attempt(options.run_dir).done}
+    specs = [s for s in plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed) if s.sample_id not in done]
+    plan = plan_for(options, scenarios, specs)
+    print(plan.line())
+    for row in plan.table():
+        print(row)
+    shard = f" (shard {options.shard})" if options.shard else ""
+    print(f"{len(scenarios)} scenarios{shard} x {len(options.arms)} arms x {len(options.models)} models x {options.epochs} epochs; "
+          f"{len(done)} samples already done. Expected output {EXPECTED_OUTPUT_TOKENS} tokens per call, at most --max-tokens "
+          f"{options.max_tokens}; tool results are not counted. No model was called.")
+    return 0

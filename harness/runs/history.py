@@ -1,0 +1,260 @@
+"""``recall-eval history DIR... --out FILE``: the verdict and key metrics of many runs over time, on one page.
+
+For nightly runs: a CI keeps its run folders (``reports/nightly-*``); this
+reads each one's ``summary.json`` (never the results: it is fast and changes
+nothing) and writes one self-contained page. Per model, three charts over the
+runs in time order: the paired continuity difference (treatment - baseline)
+and the unsupported-claim difference, each with its 95% interval as a band,
+and continuity accuracy per arm with its band; every point is coloured by the
+run's verdict and links to that run's report. A table lists every run.
+
+A DIR is a run folder (it holds ``run.json``) or a folder of run folders.
+A run without ``summary.json`` is skipped with a warning that says how to
+build it (``recall-eval report DIR``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.runs.compare_page import report_link
+
+__all__ = ["HistoryError", "RunPoint", "cli_history", "find_runs", "history_charts", "read_points", "render_history"]
+
+_LEFT, _PLOT_W, _PLOT_H, _TOP = 120, 640, 160, 14
+
+
+class HistoryError(Exception):
+    """No history can be drawn: a folder is missing or holds no run; the message says which."""
+
+
+@dataclass(frozen=True)
+class RunPoint:
+    """What the history page shows of one run (read from its ``summary.json``)."""
+
+    path: Path
+    run_id: str
+    started_at: str
+    verdict: str
+    treatment: str
+    baseline: str
+    summary: dict[str, Any] = field(repr=False)
+
+    def models(self) -> list[str]:
+        return sorted(str(m) for m in (self.summary.get("run") or {}).get("models") or [])
+
+    def paired(self, model: str, metric: str) -> dict[str, Any] | None:
+        """The overall paired difference treatment - baseline of ``metric`` for ``model``."""
+        return next((r for r in self.summary.get("paired") or []
+                     if r.get("category", "all") == "all" and r.get("model") == model and r.get("metric") == metric
+                     and r.get("arm_a") == self.baseline and r.get("arm_b") == self.treatment), None)
+
+    def metric(self, model: str, arm: str, metric: str) -> dict[str, Any] | None:
+        return next((r for r in self.summary.get("metrics") or []
+                     if r.get("category", "all") == "all" and r.get("model") == model and r.get("arm") == arm
+                     and r.get("metric") == metric), None)
+
+
+def find_runs(paths: Sequence[str | Path]) -> list[Path]:
+    """Run folders named by ``paths`` (a run folder, or a folder whose subfolders are runs), each once.
+
+    Raises:
+        HistoryError: a path does not exist, or is a folder holding no run.
+    """
+    found: dict[Path, None] = {}
+    for raw in paths:
+        path = Path(raw)
+        if not path.is_dir():
+            raise HistoryError(f"{path}: no such folder; pass run folders (or folders of them) written by "
+                               "`recall-eval run`")
+        if (path / "run.json").is_file():
+            found[path] = None
+            continue
+        runs = sorted(p for p in path.iterdir() if p.is_dir() and (p / "run.json").is_file())
+        if not runs:
+            raise HistoryError(f"{path}: neither a run folder (no run.json) nor a folder of run folders")
+        found.update(dict.fromkeys(runs))
+    return list(found)
+
+
+def read_points(runs: Iterable[Path]) -> tuple[list[RunPoint], list[str]]:
+    """Each run's point, oldest first (by start time, then id), and warnings for runs left out."""
+    points, warnings = [], []
+    for run in runs:
+        path = run / "summary.json"
+        if not path.is_file():
+            warnings.append(f"{run}: no summary.json, left out; build it with `recall-eval report {run}`")
+            continue
+        try:
+            summary = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            warnings.append(f"{path}: unreadable ({exc}), left out; rebuild it with `recall-eval report {run}`")
+            continue
+        if not isinstance(summary, dict):
+            warnings.append(f"{path}: not a JSON object, left out; rebuild it with `recall-eval report {run}`")
+            continue
+        info = summary.get("run") if isinstance(summary.get("run"), dict) else {}
+        verdict = summary.get("verdict") if isinstance(summary.get("verdict"), dict) else {}
+        config = verdict.get("config") if isinstance(verdict.get("config"), dict) else {}
+        points.append(RunPoint(path=run, run_id=str(info.get("run_id") or run.name),
+                               started_at=str(info.get("started_at") or summary.get("generated_at") or ""),
+                               verdict=str(verdict.get("status") or "none"),
+                               treatment=str(config.get("treatment_arm") or "recall"),
+                               baseline=str(config.get("baseline_arm") or "history_only"), summary=summary))
+    points.sort(key=lambda p: (p.started_at, p.run_id))
+    return points, warnings
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _series_chart(points: Sequence[RunPoint], series: list[dict[str, Any]], *, symmetric: bool, title: str,
+                  page_dir: Path, threshold: float | None = None) -> dict[str, Any]:
+    """One chart: per series a line through its values, a band between its interval bounds, linked points.
+
+    ``series``: ``{"name", "cls", "values": [(value, low, high) or None per point]}``.
+    """
+    numbers = [v for s in series for triple in s["values"] if triple for v in triple if v is not None]
+    if symmetric:
+        top = max([abs(v) for v in numbers] + [0.1, abs(threshold or 0.0)])
+        top = min(1.0, math.ceil(top * 10 - 1e-9) / 10)  # a round axis: ±0.1, ±0.2 ... ±1
+        low_end, high_end = -top, top
+    else:
+        low_end, high_end = 0.0, 1.0
+    step = _PLOT_W / max(len(points) - 1, 1)
+
+    def x(i: int) -> float:
+        return round(_LEFT + (i * step if len(points) > 1 else _PLOT_W / 2), 1)
+
+    def y(v: float) -> float:
+        v = min(max(v, low_end), high_end)
+        return round(_TOP + _PLOT_H * (high_end - v) / (high_end - low_end), 1)
+
+    drawn = []
+    for s in series:
+        line = [(x(i), y(t[0])) for i, t in enumerate(s["values"]) if t and t[0] is not None]
+        upper = [(x(i), y(t[2])) for i, t in enumerate(s["values"]) if t and t[1] is not None and t[2] is not None]
+        lower = [(x(i), y(t[1])) for i, t in enumerate(s["values"]) if t and t[1] is not None and t[2] is not None]
+        band = " ".join(f"{px},{py}" for px, py in upper + lower[::-1]) if len(upper) > 1 else ""
+        dots = []
+        for i, t in enumerate(s["values"]):
+            if not t or t[0] is None:
+                continue
+            text = f"{t[0]:+.3f}" if symmetric else f"{t[0]:.3f}"
+            if t[1] is not None and t[2] is not None:
+                text += f" [{t[1]:+.3f}, {t[2]:+.3f}]" if symmetric else f" [{t[1]:.3f}, {t[2]:.3f}]"
+            point = points[i]
+            dots.append({"x": x(i), "y": y(t[0]), "verdict": point.verdict,
+                         "href": report_link(point.path, page_dir),
+                         "title": f"{point.run_id} ({point.started_at}) · {s['name']}: {text} · verdict {point.verdict}",
+                         "lo": y(t[1]) if t[1] is not None else None, "hi": y(t[2]) if t[2] is not None else None})
+        drawn.append({"name": s["name"], "cls": s["cls"], "band": band,
+                      "line": " ".join(f"{px},{py}" for px, py in line), "dots": dots})
+    ticks = [low_end + (high_end - low_end) * k / 4 for k in range(5)]
+    return {
+        "title": title, "series": drawn, "width": _LEFT + _PLOT_W + 20, "height": _TOP + _PLOT_H + 70,
+        "left": _LEFT, "right": _LEFT + _PLOT_W, "base": _TOP + _PLOT_H,
+        "zero": y(0.0) if symmetric else None, "threshold": y(threshold) if threshold is not None else None,
+        "ticks": [{"y": y(t), "text": f"{t:+.2f}" if symmetric and t else f"{t:.2f}"} for t in ticks],
+        "labels": [{"x": x(i), "text": (p.started_at or p.run_id)[:16]} for i, p in enumerate(points)],
+    }
+
+
+def _triple(row: dict[str, Any] | None, key: str) -> tuple[float | None, float | None, float | None] | None:
+    if not row or _num(row.get(key)) is None:
+        return None
+    return _num(row.get(key)), _num(row.get("ci_low")), _num(row.get("ci_high"))
+
+
+def history_charts(points: Sequence[RunPoint], page_dir: Path) -> list[dict[str, Any]]:
+    """Per model: the paired continuity and unsupported-claim differences, and continuity per arm, over the runs."""
+    from harness.report.formatting import arm_class, arm_order
+
+    models = sorted({m for p in points for m in p.models()})
+    blocks = []
+    for model in models:
+        treatment = points[-1].treatment if points else "recall"
+        baseline = points[-1].baseline if points else "history_only"
+        tolerance = _num(((points[-1].summary.get("verdict") or {}).get("config") or {}).get("unsupported_tolerance"))
+        diff = [{"name": f"{treatment} − {baseline}", "cls": "c1",
+                 "values": [_triple(p.paired(model, "continuity_accuracy"), "diff") for p in points]}]
+        unsupported = [{"name": f"{treatment} − {baseline}", "cls": "c2",
+                        "values": [_triple(p.paired(model, "unsupported_claim_rate"), "diff") for p in points]}]
+        arms = arm_order(str(r.get("arm")) for p in points for r in p.summary.get("metrics") or []
+                         if r.get("model") == model and r.get("metric") == "continuity_accuracy")
+        per_arm = [{"name": arm, "cls": arm_class(arm, arms),
+                    "values": [_triple(p.metric(model, arm, "continuity_accuracy"), "value") for p in points]}
+                   for arm in arms]
+        blocks.append({"model": model, "charts": [
+            _series_chart(points, diff, symmetric=True, page_dir=page_dir,
+                          title=f"Continuity difference {treatment} − {baseline} (paired, 95% CI band)"),
+            _series_chart(points, unsupported, symmetric=True, page_dir=page_dir, threshold=tolerance,
+                          title=f"Unsupported-claim difference {treatment} − {baseline} (95% CI band"
+                                + (f"; dashed: tolerance {tolerance:g})" if tolerance is not None else ")")),
+            _series_chart(points, per_arm, symmetric=False, page_dir=page_dir,
+                          title="Continuity accuracy per arm (95% CI bands)"),
+        ]})
+    return blocks
+
+
+def _table(points: Sequence[RunPoint], page_dir: Path) -> list[dict[str, Any]]:
+    from harness.report.formatting import paired_diff
+
+    rows = []
+    for p in reversed(points):  # newest first
+        run = p.summary.get("run") or {}
+        cells = []
+        for model in p.models():
+            row = p.paired(model, "continuity_accuracy")
+            unsupported = p.paired(model, "unsupported_claim_rate")
+            cells.append({"model": model, "continuity": paired_diff(row) if row else "—",
+                          "unsupported": paired_diff(unsupported) if unsupported else "—"})
+        rows.append({"run_id": p.run_id, "started_at": p.started_at, "verdict": p.verdict,
+                     "href": report_link(p.path, page_dir), "models": cells, "samples": run.get("samples"),
+                     "errors": run.get("errors"), "status": run.get("status")})
+    return rows
+
+
+def render_history(points: Sequence[RunPoint], page_dir: Path, warnings: Sequence[str] = ()) -> str:
+    """The history page; links are relative to ``page_dir`` (where the page is written)."""
+    from harness.report.html import _environment
+
+    context = {"points": points, "blocks": history_charts(points, page_dir), "rows": _table(points, page_dir),
+               "warnings": list(warnings),
+               "first": points[0].started_at if points else "", "last": points[-1].started_at if points else ""}
+    page = _environment().get_template("history.html.j2").render(context)
+    return page.encode("utf-8", "replace").decode("utf-8")
+
+
+def cli_history(args: Any) -> int:
+    """``recall-eval history DIR... [--out FILE]``: 0 when the page is written, 2 when it cannot be."""
+    from harness.report.outputs import _write
+
+    out = Path(args.out)
+    try:
+        points, warnings = read_points(find_runs(args.dirs))
+    except HistoryError as exc:
+        print(f"recall-eval history: {exc}", file=sys.stderr)
+        return 2
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if not points:
+        print("recall-eval history: no run with a summary.json; build the reports first (`recall-eval report DIR`)",
+              file=sys.stderr)
+        return 2
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        _write(out, render_history(points, out.parent, warnings))
+    except OSError as exc:
+        print(f"recall-eval history: {exc.filename or out}: cannot write the page ({exc.strerror or exc}); "
+              "choose another --out", file=sys.stderr)
+        return 2
+    print(f"history of {len(points)} run(s), {points[0].started_at} to {points[-1].started_at}: {out}")
+    return 0
