@@ -22,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.report_bench import ARMS, synthesize  # noqa: E402
 from harness.records import RESULTS_FILE, read_manifest, write_manifest  # noqa: E402
 from harness.run.options import suite_hash  # noqa: E402
-from harness.run.shards import Shard, ShardInfo, shard_ids  # noqa: E402
+from harness.records import ShardInfo
+from harness.run.shards import Shard, shard_ids  # noqa: E402
 from tests.harness.scoring_factories import write_run  # noqa: E402
 
 

@@ -245,9 +245,9 @@ def concurrency(suite: str, calls: int, limit: int, workers: int, tmp: Path) -> 
 def _bare_litellm(ctx: Any, calls: int, limit: int) -> tuple[float, float]:
     """The same calls straight through litellm (no arms, Host, records): the floor we cannot beat."""
     scenario = ctx[1][0]
-    from harness.memory_systems.prompts import get_arm
+    from harness.memory_systems.prompts import build_history_only
 
-    messages = get_arm("history_only").build(scenario, None).messages
+    messages = build_history_only(scenario).messages
 
     async def run() -> None:
         semaphore = asyncio.Semaphore(limit)
@@ -285,10 +285,10 @@ def _bare_process(messages: list[dict[str, Any]], calls: int, limit: int, go: An
 
 def _bare_in_processes(ctx: Any, calls: int, limit: int, workers: int) -> tuple[float, float]:
     """The same calls straight through litellm in ``workers`` warm processes at once: the floor of ``--workers``."""
-    from harness.memory_systems.prompts import get_arm
+    from harness.memory_systems.prompts import build_history_only
     from harness.run.workers import _context as worker_context
 
-    messages = get_arm("history_only").build(ctx[1][0], None).messages
+    messages = build_history_only(ctx[1][0]).messages
     mp = worker_context()
     go, out = mp.Event(), mp.Queue()
     processes = [mp.Process(target=_bare_process, args=(messages, calls // workers, limit // workers, go, out)) for _ in range(workers)]

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from harness.analysis import stats
-from harness.score.scoring import SampleScores
+from harness.score.models import SampleScores
 
 ALL = "all"
 #: Paired metrics: name -> (column, row filter or None).
@@ -53,7 +53,7 @@ PAIRED_METRICS: dict[str, tuple[str, str | None]] = {
 }
 ONE_EPOCH_TEST = "exact McNemar (1 epoch, scenario pairs)"
 _COUNT_METRICS = ("tool_calls", "model_calls", "prompt_tokens", "completion_tokens", "tool_result_tokens")
-#: The write phase's costs (harness.run.write_phase), apart from the probe's; 0 for arms without one.
+#: The write phase's costs (harness.run.sample.run_write_phase), apart from the probe's; 0 for arms without one.
 WRITE_COUNT_METRICS = ("write_model_calls", "write_tool_calls", "write_prompt_tokens", "write_completion_tokens")
 
 

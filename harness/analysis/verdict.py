@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.cli import DEFAULT_MAX_ERROR_RATE
+from harness.defaults import DEFAULT_MAX_ERROR_RATE
 
 Status = Literal["pass", "fail", "inconclusive", "incomplete"]
 

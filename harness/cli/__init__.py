@@ -15,40 +15,22 @@ import sys
 from collections.abc import Sequence
 
 from harness import __version__
-
-DEFAULT_SUITE = "scenarios/starter"
-DEFAULT_MODEL = "offline/reference"
-DEFAULT_ARMS = ("history_only", "recall", "full_history")
-# `run` settings when neither a flag nor a resumed run's manifest gives them (flags default to None to tell).
-RUN_DEFAULTS: dict[str, int | float] = {
-    "epochs": 1,
-    "seed": 0,
-    "max_tool_rounds": 4,
-    "max_tokens": 2048,
-    "temperature": 0.0,
-    "timeout_s": 120.0,
-    "retries": 4,
-    "retry_delay_s": 1.0,
-    "max_concurrency": 8,
-    "workers": 1,
-}
+from harness.defaults import DEFAULT_ARMS, DEFAULT_MAX_ERROR_RATE, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
 
 # command -> "module:function"
 _HANDLERS = {
-    "validate": "harness.scenarios.validation:cli_validate",
-    "list": "harness.scenarios.loading:cli_list",
+    "validate": "harness.scenarios.commands:cli_validate",
+    "list": "harness.scenarios.commands:cli_list",
     "schema": "harness.scenarios.schema:cli_schema",
-    "run": "harness.run.runner:cli_run",
+    "run": "harness.cli.run:cli_run",
     "report": "harness.report:cli_report",
-    "compare": "harness.runs.compare:cli_compare",
+    "compare": "harness.runs.compare_cli:cli_compare",
     "import": "harness.importers:cli_import",
     "history": "harness.runs.history:cli_history",
     "merge": "harness.runs.merge:cli_merge",
 }
 
 
-# A larger share of error samples makes the verdict inconclusive (and `run`/`report` exit 1).
-DEFAULT_MAX_ERROR_RATE = 0.05
 
 
 def _rate(text: str) -> float:
@@ -269,6 +251,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 141
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

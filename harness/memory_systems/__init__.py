@@ -29,12 +29,16 @@ from harness.memory_systems.protocol import (
     policy_denial,
     probe_messages,
 )
-from harness.memory_systems.registry import MemorySystemError, all_arms, builtin_arms, plugin_arms, resolve_arm
-from harness.run.write_phase import WRITE_SYSTEM_PROMPT, render_transcript, write_messages, write_order
+from harness.memory_systems.prompts import ArmSetup
+from harness.memory_systems.registry import MemorySystemError, UnknownArmError, all_arms, builtin_arms, plugin_arms, resolve_arm
+from harness.memory_systems.write_prompt import WRITE_MAX_TOOL_ROUNDS, WRITE_SYSTEM_PROMPT, render_transcript, write_messages, write_order
 
 __all__ = [
+    "ArmSetup",
+    "UnknownArmError",
     "ENTRY_POINT_GROUP",
     "WRITE_MODES",
+    "WRITE_MAX_TOOL_ROUNDS",
     "WRITE_SYSTEM_PROMPT",
     "MemoryInstance",
     "MemorySystem",

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from memory_tools import Host, MemoryItemStore, MemoryPolicy, RunContext
 
-from harness.memory_systems.prompts import build_full_history, build_history_only, build_memory_document, build_recall
+from harness.memory_systems.document import build_memory_document
+from harness.memory_systems.prompts import build_full_history, build_history_only, build_recall
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, WriteMode
 from harness.scenarios.models import Scenario
 
@@ -105,16 +106,3 @@ class MemoryDocumentSystem(MemorySystem):
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         return _Document(scenario)
-
-
-def builtin_systems() -> list[MemorySystem]:
-    """The built-in systems in arm order (the four original arms first)."""
-    from harness.memory_systems.extracted import ExtractedItemsSystem
-    from harness.memory_systems.extracted_document import ExtractedDocumentSystem
-    from harness.memory_systems.fts import FullTextSystem
-    from harness.memory_systems.named import NamedMemoryColdSystem, NamedMemorySystem
-
-    return [
-        NoMemorySystem(), MemoryToolsSystem(), TranscriptsSystem(), MemoryDocumentSystem(), FullTextSystem(),
-        ExtractedItemsSystem(), NamedMemorySystem(), NamedMemoryColdSystem(), ExtractedDocumentSystem(),
-    ]  # fmt: skip

@@ -38,15 +38,8 @@ from typing import Any
 from memory_tools.host import ToolCallRecord
 from memory_tools.policy import ToolArgumentError, _join, _json_type, _show, _unknown_properties, decode_arguments
 
-from harness.memory_systems.document import (
-    DOCUMENT_HEADING,
-    MAX_DOCUMENT_BYTES,
-    METADATA_PREFIX,
-    DocumentSettings,
-    entry_title,
-    escape_content,
-    parse_memory_document,
-)
+from harness.memory_systems.document import DocumentSettings
+from harness.memory_systems.document_format import DOCUMENT_HEADING, MAX_DOCUMENT_BYTES, METADATA_PREFIX, entry_title, escape_content, parse_memory_document
 
 EXTRACT_TOOL = "extract_memory"
 MAX_CONTENT_CHARS = 2_000

@@ -32,7 +32,6 @@ mode); add an arm there, or as a plug-in (``docs/memory-systems.md``).
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -74,28 +73,6 @@ class ArmSetup:
 
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Arm:
-    """A named way to build a sample's starting prompt.
-
-    Attributes:
-        name: Registry key, written to every record.
-        description: One line for ``--help`` and reports.
-        uses_memory: True when the sample needs a seeded store and a Host run.
-        build: ``build(scenario, host_run) -> ArmSetup``; ``host_run`` is None
-            when ``uses_memory`` is False.
-    """
-
-    name: str
-    description: str
-    uses_memory: bool
-    build: Callable[[Scenario, MemoryRunLike | None], ArmSetup]
-
-
-class UnknownArmError(ValueError):
-    """An arm name that is not registered; the message lists the known ones."""
 
 
 def format_now(millis: int) -> str:
@@ -179,34 +156,3 @@ def build_full_history(scenario: Scenario, host_run: MemoryRunLike | None = None
     sessions = sorted(sessions_in_scope(scenario), key=lambda s: (s.started_at, s.id))
     earlier = [message for session in sessions for message in _session_messages(session)]
     return ArmSetup(messages=_conversation(scenario, with_tools=False, earlier=earlier))
-
-
-def build_memory_document(scenario: Scenario, host_run: MemoryRunLike | None = None) -> ArmSetup:
-    """The ``history_only`` prompt plus the probe scope's memory file as one section (``harness.memory_systems.document``)."""
-    from harness.memory_systems.document import build_memory_document as build
-
-    return build(scenario, host_run)
-
-
-ARMS: dict[str, Arm] = {
-    arm.name: arm
-    for arm in (
-        Arm("history_only", "recent history only, no tools", False, build_history_only),
-        Arm("recall", "recent history plus the Host-admitted memory tools", True, build_recall),
-        Arm("full_history", "every earlier in-scope session pasted in (ceiling)", False, build_full_history),
-        # Opt-in reference arm; seeds its own store from the scenario, so it needs no Host run.
-        Arm("memory_document", "the scope's memory file injected whole into the system prompt", False, build_memory_document),
-    )
-}
-
-
-def get_arm(name: str) -> Arm:
-    """Look an arm up by name.
-
-    Raises:
-        UnknownArmError: ``name`` is not registered; the message lists the known arms.
-    """
-    try:
-        return ARMS[name]
-    except KeyError:
-        raise UnknownArmError(f"unknown arm {name!r}; known arms: {', '.join(ARMS)}") from None

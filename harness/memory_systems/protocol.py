@@ -18,7 +18,7 @@ and the report never change when a system is added.
      :meth:`MemoryInstance.begin_write` for a :class:`ToolRun` of that
      session's write tools, gives the agent model the session's transcript
      and those tools, asks it to save what will matter later and forget what
-     the user asked to forget (:mod:`harness.run.write_phase`),
+     the user asked to forget (:func:`harness.run.sample.run_write_phase`),
      and executes every call through ``ToolRun.call``. Every write call is
      recorded in the sample with its arguments and result; write-phase model
      calls and tokens are counted apart from the probe's.

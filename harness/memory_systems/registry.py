@@ -12,21 +12,36 @@ import functools
 import re
 from importlib import metadata
 
-from harness.memory_systems.prompts import UnknownArmError
 from harness.memory_systems.protocol import ENTRY_POINT_GROUP, WRITE_MODES, MemorySystem, SystemArm
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class UnknownArmError(ValueError):
+    """An arm name that is not registered; the message lists the known ones."""
 
 
 class MemorySystemError(ValueError):
     """A memory system (built-in or plug-in) breaks the protocol; the message names it and the fix."""
 
 
+def builtin_systems() -> list[MemorySystem]:
+    """The built-in systems in arm order (the four original arms first)."""
+    from harness.memory_systems.builtin import MemoryDocumentSystem, MemoryToolsSystem, NoMemorySystem, TranscriptsSystem
+    from harness.memory_systems.extracted import ExtractedItemsSystem
+    from harness.memory_systems.extracted_document import ExtractedDocumentSystem
+    from harness.memory_systems.fts import FullTextSystem
+    from harness.memory_systems.named import NamedMemoryColdSystem, NamedMemorySystem
+
+    return [
+        NoMemorySystem(), MemoryToolsSystem(), TranscriptsSystem(), MemoryDocumentSystem(), FullTextSystem(),
+        ExtractedItemsSystem(), NamedMemorySystem(), NamedMemoryColdSystem(), ExtractedDocumentSystem(),
+    ]  # fmt: skip
+
+
 @functools.cache
 def builtin_arms() -> dict[str, SystemArm]:
     """Arm name -> arm of every built-in system, in the built-in order."""
-    from harness.memory_systems.builtin import builtin_systems
-
     arms: dict[str, SystemArm] = {}
     for system in builtin_systems():
         for arm in _arms_of(system, "built-in", arms):

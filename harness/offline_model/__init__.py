@@ -79,7 +79,7 @@ from harness.offline_model._policy import ABSTAIN_ANSWER, MAX_TOOL_ROUNDS, respo
 PROVIDER = "offline"
 MODEL_NAMES = ("offline/reference", "offline/abstain")
 
-__all__ = ["ABSTAIN_ANSWER", "MAX_TOOL_ROUNDS", "MODEL_NAMES", "PROVIDER", "code_revision", "register", "respond"]
+__all__ = ["ABSTAIN_ANSWER", "MAX_TOOL_ROUNDS", "MODEL_NAMES", "PROVIDER", "code_revision", "register", "register_offline", "respond"]
 
 
 @functools.cache
@@ -113,3 +113,12 @@ def register() -> None:
         return
     current.append({"provider": PROVIDER, "custom_handler": OfflineLLM()})
     litellm.custom_provider_map = current
+
+
+def register_offline() -> None:
+    """Make ``offline/*`` callable and priced at 0 in litellm (idempotent; also run in every worker)."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # _provider imports litellm: no remote cost-map fetch
+    from harness.offline_model._provider import register_prices
+
+    register()
+    register_prices(MODEL_NAMES)

@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from harness.cli import DEFAULT_ARMS
+from harness.defaults import DEFAULT_ARMS
 
 _LABELS = {
     "abstention_rate_unanswerable": "abstention on unanswerable",

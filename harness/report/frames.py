@@ -57,14 +57,14 @@ def scores_frame(run_dir: str | Path, *, exclude: Sequence[str] = ()) -> pandas.
     """
     import pandas as pd
 
-    from harness.report import _load_scenarios
+    from harness.report.build import load_run_scenarios
     from harness.score.scoring import score_sample
 
     run_dir = Path(run_dir)
     records = [r for r in scan_results(run_dir / RESULTS_FILE).records if r.scenario_id not in exclude]
     # Only the scenarios the results name, as the report does: one probe of a 2,000-probe suite loads that probe.
     manifest = read_manifest(run_dir)
-    scenarios = _load_scenarios(manifest.model_copy(update={"scenario_ids": sorted({r.scenario_id for r in records})}))
+    scenarios = load_run_scenarios(manifest.model_copy(update={"scenario_ids": sorted({r.scenario_id for r in records})}))
     rows = [
         _row(score_sample(record, scenarios[record.scenario_id]), scenarios[record.scenario_id].tags)
         for record in records

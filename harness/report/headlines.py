@@ -22,7 +22,7 @@ from typing import Any
 
 from harness.report.inputs import ReportInputs
 from harness.records import RESULTS_FILE
-from harness.score.scoring import SampleScores
+from harness.score.models import SampleScores
 from harness.analysis.verdict import RunHealth, VerdictConfig
 
 #: Below this share of tool-offered samples with a tool call, the treatment arm "rarely" used its tools.

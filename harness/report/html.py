@@ -29,7 +29,7 @@ from harness.report.formatting import format_metric, label
 from harness.report.grid import scenario_grid
 from harness.report.page_data import data_blobs
 from harness.report.write_path import PAIR_COLUMNS, STAGE_COLUMNS, WRITE_COLUMNS, write_path_section
-from harness.score.scoring import CORRECT_OUTCOMES, Outcome
+from harness.score.models import CORRECT_OUTCOMES, Outcome
 
 __all__ = ["METRIC_ORDER", "format_metric", "render_html"]
 
@@ -86,7 +86,7 @@ def render_html(summary: dict[str, Any], samples: list[dict[str, Any]]) -> str:
         "transcripts": transcripts,
         "transcripts_encoding": encoding,
     }
-    page = _environment().get_template("index.html.j2").render(context)
+    page = page_environment().get_template("index.html.j2").render(context)
     try:
         page.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates from a decoded model output
@@ -133,7 +133,7 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
 
 
 @lru_cache(maxsize=1)
-def _environment() -> jinja2.Environment:
+def page_environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(_TEMPLATES)),
         bytecode_cache=_bytecode_cache(),

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.score.scoring import CORRECT_OUTCOMES
+from harness.score.models import CORRECT_OUTCOMES
 
 SUMMARY_FILE = "summary.json"
 METRICS_FILE = "metrics.csv"
@@ -26,7 +26,7 @@ HTML_FILE = "index.html"
 METRICS_COLUMNS = ("model", "arm", "category", "metric", "value", "ci_low", "ci_high", "n")
 
 
-def _write(path: Path, text: str) -> Path:
+def write_output(path: Path, text: str) -> Path:
     """Write ``text`` to ``path`` atomically; on failure the temp file is removed and the OSError raised."""
     tmp = path.with_name(path.name + ".tmp")
     try:
@@ -41,12 +41,12 @@ def _write(path: Path, text: str) -> Path:
 
 def write_summary_json(run_dir: Path, summary: Mapping[str, Any]) -> Path:
     """``summary.json``: the summary dict, verdict first (key order kept)."""
-    return _write(Path(run_dir) / SUMMARY_FILE, json.dumps(summary, indent=1, ensure_ascii=False) + "\n")
+    return write_output(Path(run_dir) / SUMMARY_FILE, json.dumps(summary, indent=1, ensure_ascii=False) + "\n")
 
 
 def write_index_html(run_dir: Path, page: str) -> Path:
     """``index.html``: the rendered page (see :func:`harness.report.html.render_html`)."""
-    return _write(Path(run_dir) / HTML_FILE, page)
+    return write_output(Path(run_dir) / HTML_FILE, page)
 
 
 def write_metrics_csv(run_dir: Path, metrics: Iterable[Mapping[str, Any]]) -> Path:
@@ -56,14 +56,14 @@ def write_metrics_csv(run_dir: Path, metrics: Iterable[Mapping[str, Any]]) -> Pa
     writer.writerow(METRICS_COLUMNS)
     for row in metrics:
         writer.writerow(["" if row.get(c) is None else row.get(c) for c in METRICS_COLUMNS])
-    return _write(Path(run_dir) / METRICS_FILE, buffer.getvalue())
+    return write_output(Path(run_dir) / METRICS_FILE, buffer.getvalue())
 
 
 def write_scores_jsonl(run_dir: Path, samples: Iterable[Mapping[str, Any]]) -> Path:
     """``scores.jsonl``: per-sample outcome and scores without transcripts (read by ``compare``)."""
     keys = ("sample_id", "scenario_id", "title", "category", "arm", "model", "epoch", "status", "outcome", "scores")
     lines = [json.dumps({k: s.get(k) for k in keys}, ensure_ascii=False) for s in samples]
-    return _write(Path(run_dir) / SCORES_FILE, "\n".join(lines) + ("\n" if lines else ""))
+    return write_output(Path(run_dir) / SCORES_FILE, "\n".join(lines) + ("\n" if lines else ""))
 
 
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -128,4 +128,4 @@ def write_junit_xml(run_dir: Path, verdict: Mapping[str, Any], samples: Sequence
         suite.set("errors", str(errors))
     ET.indent(root)
     text = ET.tostring(root, encoding="unicode", xml_declaration=False)
-    return _write(Path(run_dir) / JUNIT_FILE, '<?xml version="1.0" encoding="utf-8"?>\n' + text + "\n")
+    return write_output(Path(run_dir) / JUNIT_FILE, '<?xml version="1.0" encoding="utf-8"?>\n' + text + "\n")

@@ -156,7 +156,7 @@ def price(model: str) -> tuple[bool, Price | None]:
     litellm's lookup reads the row of the model, then of the model without its
     provider prefix; a model in neither (which litellm then resolves by its
     provider rules), or named by an alias, is left to litellm. ``offline/*``
-    costs nothing (``harness.run.runner.register_offline`` prices them at 0).
+    costs nothing (``harness.offline_model.register_offline`` prices them at 0).
     """
     from harness.offline_model import MODEL_NAMES
 

@@ -194,7 +194,7 @@ def _starting_prompts(
     first error (the run records those samples as errors).
     """
     from harness.memory_systems.registry import resolve_arm
-    from harness.run.write_phase import WRITE_MAX_TOOL_ROUNDS, write_messages, write_order
+    from harness.memory_systems import WRITE_MAX_TOOL_ROUNDS, write_messages, write_order
     from harness.scenarios import probe_policy
 
     out: dict[tuple[str, str], list[tuple[list[dict[str, Any]], list[dict[str, Any]], int]]] = {}
@@ -231,7 +231,7 @@ def _litellm() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
-    from harness.run.runner import register_offline
+    from harness.offline_model import register_offline
 
     register_offline()
     return litellm
@@ -256,7 +256,7 @@ def _prices(models: list[str], router_config: Any) -> dict[str, Any]:
 
 def make_plan(scenarios: list[Scenario], specs: Iterable[Any], *, round_cap: int, max_tokens: int,
               tokenizer_models: dict[str, str] | None = None, router_config: Any = None) -> Plan:
-    """The plan of ``specs`` (:class:`harness.run.runner.SampleSpec`), without calling any model.
+    """The plan of ``specs`` (:class:`harness.run.samples.SampleSpec`), without calling any model.
 
     Args:
         tokenizer_models: run model -> the litellm model whose tokenizer counts its prompts
@@ -362,7 +362,7 @@ def start_line(options: Any, scenarios: list[Scenario], specs: list[Any], done: 
 
 def cli_plan(options: Any, scenarios: list[Scenario]) -> int:
     """``run --plan``: the plan of what the run would do (of what is left, with ``--resume``); no model call, no file written."""
-    from harness.run.runner import plan_samples
+    from harness.run.samples import plan_samples
 
     done: set[str] = set()
     if options.resume:

@@ -19,7 +19,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field
 
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
@@ -77,15 +76,3 @@ def partition(weights: Mapping[str, int], count: int) -> list[list[str]]:
 def shard_ids(weights: Mapping[str, int], shard: Shard) -> list[str]:
     """The scenario ids of ``shard`` (sorted)."""
     return partition(weights, shard.count)[shard.index - 1]
-
-
-class ShardInfo(BaseModel):
-    """``run.json`` ``shard``: which part of which whole this run is."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    index: int = Field(description="1-based shard index (I of --shard I/N)")
-    count: int = Field(description="Number of shards (N)")
-    suite_hash: str = Field(description="Suite hash of the whole suite (every shard's scenarios), as an unsharded run records it")
-    scenario_count: int = Field(description="Scenarios in the whole suite")
-    sample_count: int = Field(description="Samples planned in the whole suite (all shards)")

@@ -45,9 +45,12 @@ from collections.abc import Callable
 from multiprocessing import connection
 from typing import Any
 
-from harness.run.progress import record_flags
-from harness.records import SampleRecord
+from harness.offline_model import register_offline
+from harness.records import SampleRecord, append_line, append_record
 from harness.run.options import RunOptions
+from harness.run.progress import RunProgress, record_flags
+from harness.run.runner import ctx_for, execute, frozen_heap
+from harness.run.samples import SampleSpec
 from harness.scenarios.models import Scenario
 
 _POLL_S = 0.2
@@ -159,8 +162,6 @@ def _worker_main(
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and terminates the workers
     try:
         import warnings
-
-        from harness.run.runner import ctx_for, execute, frozen_heap, register_offline
 
         warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
         register_offline()
@@ -280,3 +281,44 @@ def _drain(conns: list[Any], emit_line: Callable[[str, tuple[bool, bool, bool]],
             if message and message[0] == "records":
                 for flags, line in message[1]:
                     emit_line(line, flags)
+
+
+def run_specs(
+    specs: list[SampleSpec],
+    options: RunOptions,
+    scenarios: list[Scenario],
+    hashes: dict[str, str],
+    handle: Any,
+    progress: RunProgress,
+    *,
+    worker_setup: Callable[[], None] | None = None,
+) -> tuple[str, dict[str, str]]:
+    """Run ``specs`` in this process (``options.workers == 1``) or in worker processes.
+
+    Either way this process alone appends to ``handle`` (one flushed line per
+    record, e.g. a :class:`harness.records.ResultsWriter`) and advances
+    ``progress``. ``worker_setup`` runs first in every worker (a module-level
+    function, e.g. one registering a custom provider).
+
+    Returns:
+        As :func:`execute`.
+
+    Raises:
+        harness.records.ResultsWriteError: a record could not be written; nothing was run after it.
+    """
+
+    def emit(record: SampleRecord) -> None:
+        append_record(handle, record)
+        progress.advance(*record_flags(record), error=f"{record.error.type}: {record.error.message}" if record.error else None)
+
+    def emit_line(line: str, flags: tuple[bool, bool, bool]) -> None:  # a worker's record, already dumped as JSON
+        append_line(handle, line)
+        error = None if flags[0] else SampleRecord.model_validate_json(line).error  # errors are rare: parse only those
+        progress.advance(*flags, error=f"{error.type}: {error.message}" if error else None)
+
+    if options.workers > 1 and len(specs) > 1:
+        return run_in_workers(specs, options, scenarios, hashes, emit_line, worker_setup=worker_setup)
+    if worker_setup is not None:
+        worker_setup()
+    with frozen_heap():
+        return asyncio.run(execute(specs, ctx_for(options, scenarios, hashes), emit))

@@ -220,7 +220,7 @@ def _parameter(manifest: RunManifest, name: str) -> Any:
     ``max_tokens`` came later than the others: a run that did not record it sent no limit
     (None), which is not today's default, so it is read as None.
     """
-    from harness.cli import RUN_DEFAULTS
+    from harness.defaults import RUN_DEFAULTS
 
     if name in _ADDED_LATER:
         return manifest.parameters.get(name, _ADDED_LATER[name])

@@ -57,7 +57,7 @@ def _parameter_rows(cmp: Any) -> list[dict[str, Any]]:
 
 
 def _metric_rows(cmp: Any) -> list[dict[str, Any]]:
-    from harness.runs.compare import _fmt, _fmt_diff
+    from harness.runs.compare import format_row, format_diff
     from harness.report.formatting import arm_order
     from harness.report.html import METRIC_ORDER
 
@@ -72,8 +72,8 @@ def _metric_rows(cmp: Any) -> list[dict[str, Any]]:
         if change.category != "all" and not change.regression:
             continue
         name = label(change.metric) + ("" if change.category == "all" else f" ({change.category})")
-        rows.append({"model": change.model, "arm": change.arm, "metric": name, "a": _fmt(change.a),
-                     "b": _fmt(change.b), "diff": _fmt_diff(change), "regression": change.regression,
+        rows.append({"model": change.model, "arm": change.arm, "metric": name, "a": format_row(change.a),
+                     "b": format_row(change.b), "diff": format_diff(change), "regression": change.regression,
                      "changed": change.changed})
     return rows
 
@@ -105,7 +105,7 @@ def _flip_rows(cmp: Any, page_dir: Path) -> list[dict[str, Any]]:
 
 def render_compare(cmp: Any, page_dir: Path, *, force: bool = False) -> str:
     """The comparison page (``cmp`` a :class:`harness.runs.compare.Comparison`); links are relative to ``page_dir``."""
-    from harness.report.html import _environment
+    from harness.report.html import page_environment
 
     compared = cmp.comparable or force
     context = {
@@ -122,15 +122,15 @@ def render_compare(cmp: Any, page_dir: Path, *, force: bool = False) -> str:
         "flips": _flip_rows(cmp, page_dir) if compared else [],
         "regressions": len(cmp.regressions), "verdict_regression": cmp.verdict_regression,
     }
-    page = _environment().get_template("compare.html.j2").render(context)
+    page = page_environment().get_template("compare.html.j2").render(context)
     return page.encode("utf-8", "replace").decode("utf-8")
 
 
 def write_compare_page(cmp: Any, out: Path, *, force: bool = False) -> Path:
     """Render and write the page atomically; raises OSError when ``out`` cannot be written."""
-    from harness.report.outputs import _write
+    from harness.report.outputs import write_output
 
     out = Path(out)
     if out.parent and not out.parent.exists():
         out.parent.mkdir(parents=True, exist_ok=True)
-    return _write(out, render_compare(cmp, out.parent, force=force))
+    return write_output(out, render_compare(cmp, out.parent, force=force))

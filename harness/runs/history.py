@@ -224,18 +224,18 @@ def _table(points: Sequence[RunPoint], page_dir: Path) -> list[dict[str, Any]]:
 
 def render_history(points: Sequence[RunPoint], page_dir: Path, warnings: Sequence[str] = ()) -> str:
     """The history page; links are relative to ``page_dir`` (where the page is written)."""
-    from harness.report.html import _environment
+    from harness.report.html import page_environment
 
     context = {"points": points, "blocks": history_charts(points, page_dir), "rows": _table(points, page_dir),
                "warnings": list(warnings),
                "first": points[0].started_at if points else "", "last": points[-1].started_at if points else ""}
-    page = _environment().get_template("history.html.j2").render(context)
+    page = page_environment().get_template("history.html.j2").render(context)
     return page.encode("utf-8", "replace").decode("utf-8")
 
 
 def cli_history(args: Any) -> int:
     """``recall-eval history DIR... [--out FILE]``: 0 when the page is written, 2 when it cannot be."""
-    from harness.report.outputs import _write
+    from harness.report.outputs import write_output
 
     out = Path(args.out)
     try:
@@ -251,7 +251,7 @@ def cli_history(args: Any) -> int:
         return 2
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        _write(out, render_history(points, out.parent, warnings))
+        write_output(out, render_history(points, out.parent, warnings))
     except OSError as exc:
         print(f"recall-eval history: {exc.filename or out}: cannot write the page ({exc.strerror or exc}); "
               "choose another --out", file=sys.stderr)

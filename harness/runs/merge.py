@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.records import MANIFEST_FILE, RESULTS_FILE, ResultsError, RunManifest, SampleRecord, read_manifest, write_manifest
-from harness.run.shards import ShardInfo
+from harness.records import ShardInfo
 
 # Worst first: a merged run is as finished as its least finished shard.
 _STATUS_RANK = {"failed": 0, "interrupted": 1, "running": 2, "complete": 3}

@@ -10,7 +10,8 @@ Public surface (the runner and the report code use these names):
 - :func:`seed_store`, :func:`item_input`, :class:`StoreTemplates` (``seeding.py``) and :func:`sessions_in_scope`.
 """
 
-from harness.scenarios.loading import Selection, SuiteLoad, discover, load_scenarios, load_suite, scenario_hash, select
+from harness.scenarios.hashing import scenario_hash
+from harness.scenarios.loading import Selection, SuiteLoad, discover, load_scenarios, load_suite, select
 from harness.scenarios.models import (
     SCENARIO_SCHEMA_VERSION,
     AnswerCheck,
@@ -30,8 +31,8 @@ from harness.scenarios.models import (
     Turn,
     sessions_in_scope,
 )
+from harness.scenarios.problems import Problem, ScenarioError
 from harness.scenarios.seeding import StoreTemplates, item_input, probe_denial, probe_policy, seed_plan, seed_store
-from harness.scenarios.validation import Problem, ScenarioError
 
 __all__ = [
     "SCENARIO_SCHEMA_VERSION",

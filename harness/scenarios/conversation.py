@@ -24,17 +24,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from harness.scenarios.documents import _Document, _locate, _merge, _schema_findings
+from harness.scenarios.documents import Document
+from harness.scenarios.locating import locate, merge_defaults, schema_findings
 from harness.scenarios.models import Conversation, ItemSpec, ProbeEntry, Scenario
+from harness.scenarios.problems import Finding, Problem, format_value
 from harness.scenarios.validation import (
-    Finding,
-    Problem,
     SharedIndex,
     check_conversation_probe,
     check_items,
     check_shared_data,
     check_store_partial,
-    format_value,
 )
 
 PROBES_KEY = "probes"
@@ -48,7 +47,7 @@ PROBE_FILE_KEYS = frozenset({PROBES_KEY, "$schema"})
 class ProbeSource:
     """One entry of a ``probes:`` list: the file it sits in, its index and node (for lines)."""
 
-    document: _Document
+    document: Document
     index: int
 
     @property
@@ -64,15 +63,15 @@ class ConversationLoad:
     problems: list[Problem] = field(default_factory=list)
 
 
-def shared_data(document: _Document, defaults: Sequence[_Document]) -> dict[str, Any]:
+def shared_data(document: Document, defaults: Sequence[Document]) -> dict[str, Any]:
     """The shared part of a conversation merged over its defaults, ``probes`` left out."""
     data = {key: value for key, value in document.data.items() if key != PROBES_KEY}
     for default in reversed(defaults):
-        data = _merge(default.data, data)
+        data = merge_defaults(default.data, data)
     return data
 
 
-def probe_entries(document: _Document) -> tuple[list[ProbeSource], list[Problem]]:
+def probe_entries(document: Document) -> tuple[list[ProbeSource], list[Problem]]:
     """The entries of ``document``'s ``probes:`` list (a problem when it is not a list)."""
     raw = document.data.get(PROBES_KEY)
     if not isinstance(raw, list):
@@ -97,9 +96,9 @@ def _list(value: Any) -> list[Any]:
 
 
 def load_conversation(
-    shared_doc: _Document,
+    shared_doc: Document,
     entries: Sequence[ProbeSource],
-    defaults: Sequence[_Document],
+    defaults: Sequence[Document],
     wanted: Callable[[ProbeSource], bool] = lambda entry: True,
 ) -> ConversationLoad:
     """Validate a conversation's shared part once and the ``wanted`` probes each for its own part.
@@ -117,15 +116,15 @@ def load_conversation(
     try:
         conversation = Conversation.model_validate(data)
     except ValidationError as exc:
-        findings = _schema_findings(exc.errors(include_url=False), Conversation)
-        out.problems.extend(_locate(f, shared_doc, defaults) for f in findings)
+        findings = schema_findings(exc.errors(include_url=False), Conversation)
+        out.problems.extend(locate(f, shared_doc, defaults) for f in findings)
     index = SharedIndex.of(conversation if conversation is not None else data)
     shared_findings: list[Finding] = check_shared_data(index)
     if conversation is not None:
         shared_findings += check_items(conversation.items, conversation.sessions, conversation.id)
     else:
         shared_findings += check_store_partial(data)
-    out.problems.extend(_locate(f, shared_doc, defaults) for f in shared_findings)
+    out.problems.extend(locate(f, shared_doc, defaults) for f in shared_findings)
     shared_ok = not any(p.severity == "error" for p in out.problems)
     if not entries:
         line, _ = shared_doc.line_of((PROBES_KEY,))
@@ -161,7 +160,7 @@ def _load_probe(
     entry_defaults: dict[str, Any],
     conversation: Conversation | None,
     index: SharedIndex,
-    stack: Sequence[_Document],
+    stack: Sequence[Document],
 ) -> tuple[Scenario | None, list[Problem]]:
     """One probe: its own fields validated, its references checked against ``index``, a Scenario when all is well."""
     raw = entry.document.data
@@ -172,17 +171,17 @@ def _load_probe(
         return None, [Problem(str(path), line, format_entry(entry), f"a probe must be a mapping with id, probe and expect, not {kind}")]
     data = dict(raw)
     for key, default in entry_defaults.items():
-        data[key] = _merge(default, data[key]) if key in data else default
+        data[key] = merge_defaults(default, data[key]) if key in data else default
     problems: list[Problem] = []
 
     def place(finding: Finding) -> Problem:
-        return _locate(finding, entry.document, stack, entry.prefix)
+        return locate(finding, entry.document, stack, entry.prefix)
 
     parsed: ProbeEntry | None = None
     try:
         parsed = ProbeEntry.model_validate(data)
     except ValidationError as exc:
-        problems.extend(place(f) for f in _schema_findings(exc.errors(include_url=False), ProbeEntry))
+        problems.extend(place(f) for f in schema_findings(exc.errors(include_url=False), ProbeEntry))
     category = data.get("category") or shared.get("category")
     if category is None:
         problems.append(place(Finding(("category",), "required field is missing: set category on the probe or the conversation")))

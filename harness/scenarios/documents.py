@@ -9,24 +9,18 @@ schema or cross-field finding becomes a :class:`Problem` at a file and line
 
 from __future__ import annotations
 
-import difflib
 import functools
 import hashlib
-import json
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel
 
-from harness.scenarios.models import CATEGORY_PATTERN, Category, Scenario
 from harness.memo import ByIdentity
-from harness.scenarios.validation import Finding, Loc, Problem, format_loc, format_value
-
-MAX_DEPTH = 32
-"""Deepest nesting of mappings and lists a scenario file may use (a scenario needs about 8)."""
+from harness.scenarios.json_fast_path import NotPlainJson, json_lines, parse_json
+from harness.scenarios.limits import MAX_DEPTH
+from harness.scenarios.problems import Loc, Problem, format_loc
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -63,7 +57,7 @@ _Loader = (_FastResolveLoader if not _BaseLoader.yaml_path_resolvers and None no
            else _BaseLoader)
 
 
-class _Document:
+class Document:
     """One parsed YAML file (or one probe entry of it): its data and its node tree (for line numbers).
 
     A file read by the JSON fast path keeps its ``text`` instead of a node
@@ -85,20 +79,20 @@ class _Document:
     def line_of(self, loc: Loc) -> tuple[int | None, bool]:
         """:func:`_line_of` of this document's node tree, read from the JSON text when there is no tree."""
         if self._text is not None:
-            return _json_lines(self._text).line_of(self._where, loc)
+            return json_lines(self._text).line_of(self._where, loc)
         return _line_of(self._node, loc)
 
     def start_line(self) -> int | None:
         """The line this document (a probe entry: its value in the ``probes`` list) starts on."""
         if self._text is not None:
-            return _json_lines(self._text).start_line(self._where)
+            return json_lines(self._text).start_line(self._where)
         return self._node.start_mark.line + 1 if self._node is not None else None
 
-    def entry(self, data: Any, key: str, index: int) -> _Document:
+    def entry(self, data: Any, key: str, index: int) -> Document:
         """The document of item ``index`` of this mapping's list ``key`` (lazy when this one is)."""
         if self._text is not None:
-            return _Document(self.path, data, text=self._text, where=(*self._where, key, index))
-        return _Document(self.path, data, _node_at(self._node, (key, index)))
+            return Document(self.path, data, text=self._text, where=(*self._where, key, index))
+        return Document(self.path, data, _node_at(self._node, (key, index)))
 
     def line_getter(self, loc: Loc) -> Callable[[], int | None]:
         """The line of ``loc``, looked up when called (only a duplicate id asks).
@@ -113,141 +107,10 @@ class _Document:
         path, digest, where = self.path, _text_digest(self._text), self._where
 
         def line() -> int | None:
-            text, _ = _read(path)
-            return _json_lines(text).line_of(where, loc)[0] if text is not None and _digest(text) == digest else None
+            text, _ = read_text(path)
+            return json_lines(text).line_of(where, loc)[0] if text is not None and _digest(text) == digest else None
 
         return line
-
-
-class _JsonLines:
-    """Lines of the values of a JSON-syntax file, as the YAML node tree would give them, without composing it.
-
-    Composing a YAML tree costs about a millisecond per 2 kB, which a suite of
-    small files with a warning each paid once per file for a line number. A
-    JSON text (one the fast path accepted: valid JSON that YAML reads the same
-    way, so no duplicate keys) is scanned instead: the children of a mapping or
-    list are found once, by the C JSON scanner, when a lookup first enters it.
-    A mapping child's line is its key's, a list item's its value's first
-    character, as the YAML tree's start marks; lines count ``\n``, ``\r\n``
-    and a lone ``\r`` as YAML does. A file whose JSON is all on one line
-    (as ``json.dumps`` writes it) has every value on that line: only whether a
-    path exists is asked, of the data.
-    """
-
-    __slots__ = ("_text", "_root", "_children", "_flat")
-
-    def __init__(self, text: str) -> None:
-        self._text = text
-        body = _json_body(text)
-        self._root = text.index("{", len(text) - len(body)) if body is not None else -1
-        self._children: dict[int, dict[str, tuple[int, int]] | list[tuple[int, int]] | None] = {}
-        one_line = body is not None and "\n" not in body.rstrip() and "\r" not in body.rstrip()
-        self._flat: Any = json.loads(body) if one_line else _MISSING
-
-    def line(self, pos: int) -> int:
-        text = self._text
-        breaks = text.count("\n", 0, pos)
-        if "\r" in text:
-            breaks += text.count("\r", 0, pos) - text.count("\r\n", 0, pos)
-        return breaks + 1
-
-    def _at(self, where: Loc) -> int | None:
-        """Position of the value at ``where`` (None when the path leaves the data, as :func:`_node_at`)."""
-        pos: int | None = self._root if self._root >= 0 else None
-        for part in where:
-            child = self._child(pos, part) if pos is not None else None
-            pos = child[1] if child is not None else None
-        return pos
-
-    def line_of(self, where: Loc, loc: Loc) -> tuple[int | None, bool]:
-        """:func:`_line_of` of the node at ``where`` (a probe entry's place), for ``loc`` below it."""
-        if self._flat is not _MISSING:
-            return self._flat_line_of(where, loc)
-        pos = self._at(where)
-        line = None
-        for part in loc:
-            child = self._child(pos, part) if pos is not None else None
-            if child is None:
-                return line, False
-            line, pos = self.line(child[0]), child[1]
-        return line, True
-
-    def start_line(self, where: Loc) -> int | None:
-        if self._flat is not _MISSING:
-            return self.line(self._root) if self._flat_at(where) is not _MISSING else None
-        pos = self._at(where)
-        return self.line(pos) if pos is not None else None
-
-    def _flat_at(self, where: Loc) -> Any:
-        value = self._flat
-        for part in where:
-            value = _data_child(value, part)
-        return value
-
-    def _flat_line_of(self, where: Loc, loc: Loc) -> tuple[int | None, bool]:
-        value, line = self._flat_at(where), None
-        for part in loc:
-            value = _data_child(value, part)
-            if value is _MISSING:
-                return line, False
-            line = self.line(self._root)
-        return line, True
-
-    def _child(self, pos: int, part: Any) -> tuple[int, int] | None:
-        """(position its line is read at, position of its value) of child ``part`` of the value at ``pos``."""
-        if pos not in self._children:
-            self._children[pos] = self._scan(pos)
-        children = self._children[pos]
-        if isinstance(children, dict):
-            return children.get(part) if isinstance(part, str) else None
-        if isinstance(children, list) and isinstance(part, int) and part < len(children):
-            return children[part]
-        return None
-
-    def _scan(self, pos: int) -> dict[str, tuple[int, int]] | list[tuple[int, int]] | None:
-        text, skip = self._text, _JSON_SPACE.match
-        opening = text[pos]
-        if opening not in "{[":
-            return None  # a scalar has no children
-        closing = "}" if opening == "{" else "]"
-        found: list[tuple[str, int, int]] = []
-        index = skip(text, pos + 1).end()
-        while text[index] != closing:
-            key, key_pos = "", index
-            if opening == "{":
-                key, end = _scan_string(text, index + 1)
-                index = skip(text, skip(text, end).end() + 1).end()  # past the ':'
-            _, end = _scan_value(text, index)
-            found.append((key, key_pos, index))
-            index = skip(text, end).end()
-            if text[index] == ",":
-                index = skip(text, index + 1).end()
-        if opening == "{":
-            return {key: (key_pos, value_pos) for key, key_pos, value_pos in reversed(found)}  # the first of a key
-        return [(value_pos, value_pos) for _, _, value_pos in found]
-
-
-_MISSING: Any = object()
-
-
-def _data_child(value: Any, part: Any) -> Any:
-    """Child ``part`` of parsed JSON ``value``, found as :func:`_line_of` finds it in the tree (:data:`_MISSING` if not)."""
-    if isinstance(value, dict):
-        return value.get(part, _MISSING)
-    if isinstance(value, list) and isinstance(part, int) and part < len(value):
-        return value[part]
-    return _MISSING
-
-
-_JSON_SPACE = re.compile(r"[ \t\n\r]*")
-_scan_string = json.decoder.scanstring
-_scan_value = json.JSONDecoder().scan_once
-
-
-@functools.lru_cache(maxsize=2)
-def _json_lines(text: str) -> _JsonLines:
-    """The line finder of a text (the last two kept: a file's problems ask for several lines)."""
-    return _JsonLines(text)
 
 
 def _digest(text: str) -> bytes:
@@ -273,90 +136,7 @@ def _node_at(node: yaml.Node | None, loc: Loc) -> yaml.Node | None:
     return node
 
 
-class _NotPlainJson(Exception):
-    """The text is not JSON the YAML path would read the same way: parse it as YAML."""
-
-
-_NOT_AS_JSON = re.compile(
-    "[^\x09\x0A\x0D\x20-\x7E\xA0-\u2027\u202A-\uD7FF\uE000-\uFFFD\U00010000-\U0010ffff]|\\\\u[dD][89a-fA-F]"
-)
-"""What YAML reads differently from JSON: characters PyYAML refuses, YAML line breaks (folded inside quotes), surrogate escapes (refused)."""
-
-
-def _no_constant(name: str) -> Any:
-    raise _NotPlainJson(name)  # NaN/Infinity: not JSON, and YAML reads them as strings
-
-
-def _float(literal: str) -> float:
-    # YAML 1.1 reads a float only with a '.' and a signed exponent, so `1e5` and `1.0e5` are strings there
-    exponent = max(literal.find("e"), literal.find("E"))
-    if "." not in literal or (exponent >= 0 and literal[exponent + 1] not in "+-"):
-        raise _NotPlainJson(literal)
-    return float(literal)
-
-
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result = dict(pairs)
-    if len(result) != len(pairs):
-        raise _NotPlainJson("duplicate key")  # the YAML path names it with its line
-    return result
-
-
-def _json_body(text: str) -> str | None:
-    """``text`` without leading comment and blank lines when the rest may be JSON (starts with ``{``), else None."""
-    start = 0
-    while True:
-        end = text.find("\n", start)
-        line = text[start:] if end < 0 else text[start:end]
-        stripped = line.strip()
-        if stripped and not stripped.startswith("#"):
-            return text[start:] if stripped.startswith("{") else None
-        if end < 0:
-            return None
-        start = end + 1
-
-
-def _too_deep_data(data: Any) -> bool:
-    """Whether ``data`` (plain JSON data) nests mappings and lists deeper than :data:`MAX_DEPTH`.
-
-    Recursive, but never past :data:`MAX_DEPTH` + 1 calls deep.
-    """
-
-    def over(value: Any, depth: int) -> bool:
-        if depth > MAX_DEPTH:
-            return True
-        for child in value.values() if value.__class__ is dict else value:
-            kind = child.__class__
-            if (kind is dict or kind is list) and over(child, depth + 1):
-                return True
-        return False
-
-    kind = data.__class__
-    return (kind is dict or kind is list) and over(data, 1)
-
-
-def _parse_json(text: str) -> Any:
-    """The data of a JSON-syntax scenario file, or raise :class:`_NotPlainJson` for the YAML path to judge it.
-
-    The importers write JSON syntax (valid YAML), which ``json`` parses about
-    a hundred times faster than YAML. Anything YAML could read differently
-    or must refuse with a line (duplicate keys, NaN, ``1e5``, deep nesting,
-    a tab or control character YAML rejects) goes to the YAML path.
-    """
-    body = _json_body(text)
-    if body is None or _NOT_AS_JSON.search(body):
-        raise _NotPlainJson("not JSON")
-    try:
-        data = json.loads(body, object_pairs_hook=_pairs, parse_constant=_no_constant, parse_float=_float)
-    except (ValueError, RecursionError) as exc:
-        raise _NotPlainJson(str(exc)) from None
-    if _too_deep_data(data):
-        raise _NotPlainJson("too deep")
-    return data
-
-
-
-def _display(path: Path) -> Path:
+def display_path(path: Path) -> Path:
     """``path`` relative to the working folder when it lies below it, for messages."""
     try:
         return path.relative_to(Path.cwd())
@@ -364,7 +144,7 @@ def _display(path: Path) -> Path:
         return path
 
 
-def _read(path: Path) -> tuple[str | None, list[Problem]]:
+def read_text(path: Path) -> tuple[str | None, list[Problem]]:
     try:
         return path.read_text(encoding="utf-8"), []
     except UnicodeDecodeError as exc:
@@ -373,19 +153,19 @@ def _read(path: Path) -> tuple[str | None, list[Problem]]:
         return None, [Problem(str(path), None, "", f"cannot read: {exc.strerror}")]
 
 
-def _parse(path: Path, text: str | None = None) -> tuple[_Document | None, list[Problem]]:
+def parse_document(path: Path, text: str | None = None) -> tuple[Document | None, list[Problem]]:
     """Parse ``path`` (or its already-read ``text``) into data and node tree, or problems."""
     if text is None:
-        text, problems = _read(path)
+        text, problems = read_text(path)
         if text is None:
             return None, problems
     if "{" in text[:4096]:
         try:
-            data = _parse_json(text)
-        except _NotPlainJson:
+            data = parse_json(text)
+        except NotPlainJson:
             pass
         else:
-            return _Document(path, data, text=text), []
+            return Document(path, data, text=text), []
     loader = _Loader(text)
     duplicates: list[yaml.Node] = []
     try:
@@ -421,7 +201,7 @@ def _parse(path: Path, text: str | None = None) -> tuple[_Document | None, list[
         Problem(str(path), key.start_mark.line + 1, format_loc(_path_to(node, key)), "duplicate key: the later value would silently win")
         for key in duplicates
     ]
-    return _Document(path, data, node), problems
+    return Document(path, data, node), problems
 
 
 def read_yaml(path: Path) -> tuple[Any, list[Problem]]:
@@ -432,7 +212,7 @@ def read_yaml(path: Path) -> tuple[Any, list[Problem]]:
     one line, not gigabytes or a traceback. Returns ``(data, problems)``; the
     data is None when there are problems.
     """
-    document, problems = _parse(path)
+    document, problems = parse_document(path)
     return (None if problems or document is None else document.data), problems
 
 
@@ -622,107 +402,3 @@ def _line_of(node: yaml.Node | None, loc: Loc) -> tuple[int | None, bool]:
             return line, False
         node = child
     return line, True
-
-def _merge(base: Any, override: Any) -> Any:
-    """Deep merge: mappings merge key by key; anything else in ``override`` replaces ``base``."""
-    if isinstance(base, dict) and isinstance(override, dict):
-        merged = dict(base)
-        for key, value in override.items():
-            merged[key] = _merge(base[key], value) if key in base else value
-        return merged
-    return override
-
-
-def _schema_findings(errors: list[dict[str, Any]], root: type[BaseModel] = Scenario) -> list[Finding]:
-    """pydantic's errors as findings; a missing field with a misspelled sibling says so.
-
-    ``root`` is the model that failed (field suggestions come from its fields).
-    """
-    findings = []
-    misspelled: dict[Loc, str] = {}
-    for error in errors:
-        if error["type"] == "extra_forbidden":
-            loc = tuple(error["loc"])
-            hint = _closest(str(loc[-1]), _known_fields(loc[:-1], root))
-            if hint is not None:
-                misspelled[(*loc[:-1], hint)] = str(loc[-1])
-    for error in errors:
-        loc = tuple(error["loc"])
-        message = _error_message(error, root)
-        if error["type"] == "missing" and loc in misspelled:
-            message += f" (is {misspelled[loc]!r} beside it a misspelling?)"
-        has_value = error["type"] != "missing" and "input" in error
-        findings.append(Finding(loc, message, *((error["input"],) if has_value else ())))
-    return findings
-
-
-def _error_message(error: dict[str, Any], root: type[BaseModel] = Scenario) -> str:
-    kind, message = error["type"], error["msg"]
-    if kind == "missing":
-        return "required field is missing"
-    if kind == "extra_forbidden":
-        known = _known_fields(error["loc"][:-1], root)
-        hint = _closest(str(error["loc"][-1]), known)
-        return "unknown field" + (f"; did you mean {hint!r}?" if hint else f" (allowed: {', '.join(known)})" if known else "")
-    if kind == "string_pattern_mismatch" and error.get("ctx", {}).get("pattern") == CATEGORY_PATTERN:
-        hint = _closest(str(error.get("input")).lower(), [c.value for c in Category])
-        return "must be a category name: lowercase ASCII letters, digits and '_', starting with a letter" + (
-            f"; did you mean {hint!r}?" if hint else ""
-        )
-    if kind == "string_pattern_mismatch":
-        return "must be an identifier: ASCII letters, digits, '.', '_', ':' or '-', starting with a letter or digit"
-    if kind == "value_error":
-        return message.removeprefix("Value error, ")
-    if kind in ("enum", "literal_error") and isinstance(error.get("input"), str):
-        allowed = re.findall(r"'([^']*)'", str(error.get("ctx", {}).get("expected", "")))
-        hint = _closest(error["input"], allowed)  # the error's own allowed values: never another field's enum
-        if hint is not None:
-            return f"{message}; did you mean {hint!r}?"
-    return message
-
-
-def _known_fields(loc: Loc, root: type[BaseModel] = Scenario) -> list[str]:
-    model: type[BaseModel] | None = root
-    for part in loc:
-        if isinstance(part, int) or model is None:
-            continue
-        info = model.model_fields.get(str(part))
-        model = _model_in(info.annotation) if info else None
-    if model is None:
-        return []
-    return [info.alias or name for name, info in model.model_fields.items()]
-
-
-def _model_in(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in getattr(annotation, "__args__", ()) + getattr(annotation, "__metadata__", ()):
-        found = _model_in(arg)
-        if found is not None:
-            return found
-    return None
-
-
-def _closest(word: str, choices: list[str]) -> str | None:
-    matches = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    return matches[0] if matches else None
-
-
-def _locate(finding: Finding, document: _Document, defaults: Sequence[_Document], prefix: Loc = ()) -> Problem:
-    """Turn a finding into a problem with the file and line its value came from.
-
-    ``document`` is searched first (``prefix``: where its node sits in its file,
-    e.g. ``("probes", 6)`` for a conversation's probe), then ``defaults``
-    nearest first (a conversation's shared part, the ``_defaults.yaml`` files).
-    """
-    line, complete = document.line_of(finding.loc)
-    file, loc = document.path, (*prefix, *finding.loc)
-    if not complete:
-        for default in reversed(defaults):
-            default_line, found = default.line_of(finding.loc)
-            if found:
-                line, file, loc = default_line, default.path, finding.loc
-                break
-    value = format_value(finding.value) if finding.has_value else None
-    return Problem(str(file), line, format_loc(loc), finding.message, value, finding.severity)
-

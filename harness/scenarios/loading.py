@@ -1,35 +1,32 @@
-"""Finding, reading and validating scenario files; ``recall-eval list``.
+"""Finding, reading and validating scenario files.
 
-A suite is a folder of ``*.yaml``/``*.yml`` files searched recursively. A file
-holds one story (one scenario), or a conversation whose ``probes:`` each
-become a scenario ``<conversation>/<probe>`` (:mod:`harness.scenarios.conversation`);
-a folder holding ``_conversation.yaml`` is one conversation whose probes are
-spread over the ``*.yaml`` files beside it. A ``_defaults.yaml`` in a folder
-is deep-merged under every scenario in that folder and below, up to the
-suite root named on the command line (never above it): the nearest folder's
-defaults win over outer ones, mappings merge key by key, and a list or scalar
-in the scenario replaces the default. Files whose name starts with ``_`` are
-never scenarios.
+A suite is a folder of ``*.yaml``/``*.yml`` files searched recursively. A
+file holds one story (one scenario), or a conversation whose ``probes:``
+each become a scenario ``<conversation>/<probe>``
+(:mod:`harness.scenarios.conversation`); a folder holding
+``_conversation.yaml`` is one conversation whose probes are spread over the
+``*.yaml`` files beside it. A ``_defaults.yaml`` in a folder is deep-merged
+under every scenario in that folder and below, up to the suite root named on
+the command line (never above it): the nearest folder's defaults win over
+outer ones, mappings merge key by key, and a list or scalar in the scenario
+replaces the default. Files whose name starts with ``_`` are never
+scenarios.
 
 A selection (ids, categories, tags) is applied to what the files say before
 anything is validated: a file or probe not selected is parsed, never checked
 (``validate`` selects everything). Loading collects every problem of every
-selected file (YAML syntax, schema, cross-field checks, duplicate ids) before
-raising one :class:`ScenarioError`, each problem placed at its file and line.
+selected file (YAML syntax, schema, cross-field checks, duplicate ids)
+before raising one :class:`ScenarioError`, each problem placed at its file
+and line.
 
-Example:
-    >>> scenarios = load_scenarios(["scenarios/smoke"], categories=["preference"])
+Example:     >>> scenarios = load_scenarios(["scenarios/smoke"],
+categories=["preference"])
 """
 
 from __future__ import annotations
 
-import argparse
 import fnmatch
-import hashlib
-import json
 import re
-import sys
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -47,19 +44,11 @@ from harness.scenarios.conversation import (
     probe_entries,
     shared_data,
 )
-from harness.scenarios.documents import (
-    MAX_DEPTH,
-    _display,
-    _Document,
-    _locate,
-    _Loader,
-    _merge,
-    _parse,
-    _read,
-    _schema_findings,
-)
+from harness.scenarios.documents import Document, display_path, parse_document, read_text
+from harness.scenarios.locating import locate, merge_defaults, schema_findings
 from harness.scenarios.models import Category, Scenario
-from harness.scenarios.validation import Finding, Problem, ScenarioError, check_partial, check_scenario, format_value
+from harness.scenarios.problems import Finding, Problem, ScenarioError, format_value
+from harness.scenarios.validation import check_partial, check_scenario
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 DEFAULTS_FILE = "_defaults.yaml"
@@ -177,21 +166,21 @@ def _resolved(folder: Path) -> Path:
 
 
 @lru_cache(maxsize=None)
-def _defaults_for(folder: Path, root: Path) -> tuple[tuple[_Document, ...], tuple[Problem, ...]]:
+def _defaults_for(folder: Path, root: Path) -> tuple[tuple[Document, ...], tuple[Problem, ...]]:
     """The ``_defaults.yaml`` documents that apply in ``folder``, outermost first.
 
     Defaults are looked up from the folder upwards to ``root``, the suite root
     named on the command line (included), never above it.
     """
-    parent_docs: tuple[_Document, ...] = ()
+    parent_docs: tuple[Document, ...] = ()
     parent_problems: tuple[Problem, ...] = ()
     if folder != root and folder.parent != folder and root in folder.parents:
         parent_docs, parent_problems = _defaults_for(folder.parent, root)
     path = folder / DEFAULTS_FILE
     if not path.is_file():
         return parent_docs, parent_problems
-    path = _display(path)
-    document, problems = _parse(path)
+    path = display_path(path)
+    document, problems = parse_document(path)
     if document is not None and document.data is not None and not isinstance(document.data, dict):
         problems.append(Problem(str(path), 1, "", f"defaults must be a mapping, not a {type(document.data).__name__}"))
         document = None
@@ -199,7 +188,7 @@ def _defaults_for(folder: Path, root: Path) -> tuple[tuple[_Document, ...], tupl
     return docs, parent_problems + tuple(problems)
 
 
-def _defaults(folder: Path, root: Path) -> tuple[tuple[_Document, ...], tuple[Problem, ...]]:
+def _defaults(folder: Path, root: Path) -> tuple[tuple[Document, ...], tuple[Problem, ...]]:
     return _defaults_for(_resolved(folder), _resolved(root))
 
 
@@ -254,12 +243,12 @@ def _may_match_probe(conversation: str, glob: str) -> bool:
 
 def _load_file(path: Path, root: Path, selection: Selection) -> _Loaded:
     """Read one file (a story or a conversation), select, merge and check it."""
-    text, problems = _read(path)
+    text, problems = read_text(path)
     if text is None:
         return _unreadable(problems, selection)
     if _ruled_out(text, selection):
         return _Loaded(skipped=True)
-    document, problems = _parse(path, text)
+    document, problems = parse_document(path, text)
     if document is None:
         return _unreadable(problems, selection)
     if not isinstance(document.data, dict):
@@ -270,34 +259,34 @@ def _load_file(path: Path, root: Path, selection: Selection) -> _Loaded:
         return _load_conversation_parts(document, [document], defaults, [*problems, *default_problems], selection)
     data = document.data
     for default in reversed(defaults):
-        data = _merge(default.data, data)
+        data = merge_defaults(default.data, data)
     if not selection.matches(data.get("id"), data.get("category"), data.get("tags")):
         return _Loaded(skipped=True)
     problems.extend(default_problems)
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
-        findings = _schema_findings(exc.errors(include_url=False))
+        findings = schema_findings(exc.errors(include_url=False))
         findings.extend(check_partial(data))  # one pass: the cross-field checks still run on what parsed
-        problems.extend(_locate(finding, document, defaults) for finding in findings)
+        problems.extend(locate(finding, document, defaults) for finding in findings)
         return _Loaded(problems=problems)
     findings = check_scenario(scenario)
     if "/" in scenario.id:
         findings.append(Finding(("id",), "'/' separates a conversation id from a probe id: a one-story file's id takes none", scenario.id))
-    problems.extend(_locate(finding, document, defaults) for finding in findings)
+    problems.extend(locate(finding, document, defaults) for finding in findings)
     passed = not any(p.severity == "error" for p in problems)
     return _Loaded([(scenario, path, document.line_getter(("id",)), passed)], problems)
 
 
 def _load_folder(folder: Path, files: list[Path], root: Path, selection: Selection) -> _Loaded:
     """A conversation folder: ``_conversation.yaml`` (the shared part) and probe files each holding ``probes:``."""
-    shared_path = _display(folder / CONVERSATION_FILE)
-    text, problems = _read(shared_path)
+    shared_path = display_path(folder / CONVERSATION_FILE)
+    text, problems = read_text(shared_path)
     if text is None:
         return _unreadable(problems, selection)
     if _ruled_out(text, selection):
         return _Loaded(skipped=True)
-    shared, problems = _parse(shared_path, text)
+    shared, problems = parse_document(shared_path, text)
     if shared is None:
         return _unreadable(problems, selection)
     if not isinstance(shared.data, dict):
@@ -305,7 +294,7 @@ def _load_folder(folder: Path, files: list[Path], root: Path, selection: Selecti
         return _unreadable([*problems, Problem(str(shared_path), 1, "", f"a conversation must be one mapping, not {kind}")], selection)
     documents = [shared] if PROBES_KEY in shared.data else []
     for path in files:
-        document, file_problems = _parse(path)
+        document, file_problems = parse_document(path)
         if document is None:
             problems.extend(file_problems)
             continue
@@ -323,7 +312,7 @@ def _load_folder(folder: Path, files: list[Path], root: Path, selection: Selecti
 
 
 def _load_conversation_parts(
-    shared: _Document, documents: list[_Document], defaults: Sequence[_Document], problems: list[Problem], selection: Selection
+    shared: Document, documents: list[Document], defaults: Sequence[Document], problems: list[Problem], selection: Selection
 ) -> _Loaded:
     entries: list[ProbeSource] = []
     for document in documents:
@@ -431,95 +420,3 @@ def load_scenarios(
     if errors:
         raise ScenarioError(errors)
     return select(suite.scenarios, ids=ids, categories=categories, tags=tags)
-
-
-_SHARED_PARTS = ("sessions", "items")
-_CANONICAL = {"sort_keys": True, "separators": (",", ":"), "ensure_ascii": False}
-_part_cache: OrderedDict[int, tuple[list[Any], bytes]] = OrderedDict()
-_PART_CACHE_SIZE = 64
-
-
-def _canonical(value: Any) -> bytes:
-    return json.dumps(value, **_CANONICAL).encode("utf-8")
-
-
-def _part_json(part: list[Any]) -> bytes:
-    """Canonical JSON of a ``sessions`` or ``items`` list, computed once per list object.
-
-    A conversation's probes share these lists, so 200 probes serialize them
-    once. The cache holds the list itself, so its ``id`` cannot be reused while
-    cached; scenarios are frozen and these lists are never changed in place.
-    """
-    known = _part_cache.get(id(part))
-    if known is not None and known[0] is part:
-        _part_cache.move_to_end(id(part))
-        return known[1]
-    text = _canonical([entry.model_dump(mode="json", by_alias=True) for entry in part])
-    _part_cache[id(part)] = (part, text)
-    while len(_part_cache) > _PART_CACHE_SIZE:
-        _part_cache.popitem(last=False)
-    return text
-
-
-#: Stand-ins for the shared parts in the per-probe JSON (a NUL cannot occur unescaped in JSON text).
-_MARKS = {name: f"\x00recall-eval:{name}\x00" for name in _SHARED_PARTS}
-_MARK_JSON = {name: _canonical(mark) for name, mark in _MARKS.items()}
-
-
-def scenario_hash(scenario: Scenario) -> str:
-    """SHA-256 of the scenario's canonical JSON, to spot edited fixtures.
-
-    The canonical JSON is ``json.dumps`` of the whole scenario with sorted
-    keys and no spaces. It is fed to the hash in pieces so that the sessions
-    and items a conversation's probes share are serialized once: the rest of
-    the scenario is serialized in one call with a stand-in string for each
-    shared part, and the hash reads the text around each stand-in and the
-    part's cached JSON in its place. Should a scenario's own text hold a
-    stand-in, the keys are serialized one by one instead (same hash).
-    The ``$schema`` editor hint is left out, so moving a file does not change its hash.
-    """
-    data = scenario.model_dump(mode="json", by_alias=True, exclude={"schema_", *_SHARED_PARTS})
-    text = _canonical({**data, **_MARKS})
-    found = sorted((text.find(mark), name) for name, mark in _MARK_JSON.items() if text.count(mark) == 1)
-    if len(found) != len(_MARKS):
-        return _hash_key_by_key(scenario, data)
-    digest = hashlib.sha256()
-    start = 0
-    for at, name in found:
-        digest.update(text[start:at])
-        digest.update(_part_json(getattr(scenario, name)))
-        start = at + len(_MARK_JSON[name])
-    digest.update(text[start:])
-    return digest.hexdigest()
-
-
-def _hash_key_by_key(scenario: Scenario, data: dict[str, Any]) -> str:
-    """:func:`scenario_hash` serializing each top-level key on its own (for a scenario whose text holds a stand-in)."""
-    parts = {name: getattr(scenario, name) for name in _SHARED_PARTS}
-    digest = hashlib.sha256(b"{")
-    for index, key in enumerate(sorted([*data, *parts])):
-        digest.update((b"," if index else b"") + _canonical(key) + b":")
-        digest.update(_part_json(parts[key]) if key in parts else _canonical(data[key]))
-    digest.update(b"}")
-    return digest.hexdigest()
-
-
-def cli_list(args: argparse.Namespace) -> int:
-    """``recall-eval list``: a table of id, category, tags and title, then a count."""
-    try:
-        scenarios = load_scenarios(args.paths, ids=args.id, categories=args.category, tags=args.tag)
-    except ScenarioError as exc:
-        for problem in exc.problems:
-            print(problem, file=sys.stderr)
-        in_files = [p for p in exc.problems if not str(p).startswith("--")]  # not a bad --category value
-        n = len(exc.problems)
-        hint = "; run `recall-eval validate` for details" if in_files else ""
-        print(f"{n} error{'s' if n != 1 else ''}{hint}", file=sys.stderr)
-        return 1
-    rows = [(s.id, s.category, ",".join(s.tags), s.title) for s in scenarios]
-    header = ("ID", "CATEGORY", "TAGS", "TITLE")
-    widths = [max([len(header[i])] + [len(row[i]) for row in rows]) for i in range(3)]
-    for row in [header, *rows]:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths)) + "  " + row[3])
-    print(f"{len(rows)} scenario{'s' if len(rows) != 1 else ''}")
-    return 0

@@ -22,6 +22,7 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
+from harness.scenarios.models import ItemSpec, Scenario
 from memory_tools import (
     DenialReason,
     ItemInput,
@@ -34,8 +35,6 @@ from memory_tools import (
     ScopeType,
     admission,
 )
-
-from harness.scenarios.models import ItemSpec, Scenario
 
 
 def _observed_at(spec: ItemSpec, scenario: Scenario) -> int:

@@ -42,6 +42,7 @@ from typing import Any, Literal
 from harness.memo import by_identity
 from harness.records import SampleRecord, ToolCallLog
 from harness.scenarios.models import AnswerCheck, ItemSpec, Scenario
+from harness.score.matching import check_answer, contains
 
 Stage = Literal["correct", "extraction", "retrieval", "answer"]
 STAGES: tuple[Stage, ...] = ("correct", "extraction", "retrieval", "answer")
@@ -86,8 +87,6 @@ def _memory_check(scenario: Scenario) -> AnswerCheck | None:
     built from a convention), so a string test cannot tell extraction from
     retrieval there.
     """
-    from harness.score.scoring import contains
-
     expect = scenario.expect
     if expect.abstain:
         return None
@@ -103,8 +102,6 @@ def _memory_check(scenario: Scenario) -> AnswerCheck | None:
 
 
 def _holds(texts: Iterable[str], check: AnswerCheck | None) -> bool | None:
-    from harness.score.scoring import check_answer
-
     joined = "\n".join(texts)
     if check is None or not joined.strip():
         return None if check is None else False

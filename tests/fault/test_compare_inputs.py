@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from harness.cli import main
-from harness.runs.compare import cli_compare
+from harness.runs.compare_cli import cli_compare
 from harness.records import MANIFEST_FILE, RESULTS_FILE
 from tests.harness.compare_factories import synthetic_run
 from tests.harness.scoring_factories import make_record

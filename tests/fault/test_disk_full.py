@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import records as results_module
+from harness.records import writing as results_module
 from harness.cli import main
 from harness.records import RESULTS_FILE, ResultsError, iter_records, read_manifest, scan_results, write_manifest
 from tests.fault.conftest import remount, tmpfs

@@ -15,7 +15,7 @@ import yaml
 
 from harness.importers import run_import
 from harness.scenarios import AnswerCheck
-from harness.score.scoring import check_answer
+from harness.score.matching import check_answer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "importers"
 LOCOMO = FIXTURES / "locomo_mini.json"

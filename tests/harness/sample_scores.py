@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.score.scoring import SampleScores
+from harness.score.models import SampleScores
 
 
 def sample(scenario: int, arm: str, epoch: int, correct: bool, *, latency: float = 1.0, category: str = "project_fact",

@@ -132,7 +132,7 @@ def test_outside_abstention_removes_only_the_abstention_clauses(answer, kept):
 
 def test_removed_clause_leaves_a_gap_words_cannot_match_across():
     from harness.score.abstention import outside_abstention
-    from harness.score.scoring import contains
+    from harness.score.matching import contains
 
     assert not contains(outside_abstention("Postgres, I don't know which version, 15 maybe"), "postgres 15")
 

@@ -15,7 +15,7 @@ import litellm  # noqa: E402
 from litellm import CustomLLM, ModelResponse  # noqa: E402
 
 from harness.run.agent import Completion, ModelClient, ModelSettings, run_agent  # noqa: E402
-from harness.memory_systems.prompts import get_arm  # noqa: E402
+from tests.harness.arm_builders import get_arm  # noqa: E402
 from harness.run.cache import ResponseCache  # noqa: E402
 from harness.offline_model import register  # noqa: E402
 from harness.run.retry import RetryPolicy  # noqa: E402

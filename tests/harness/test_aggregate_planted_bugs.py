@@ -235,7 +235,7 @@ def test_each_rate_reads_its_own_column() -> None:
 
     Bugs planted (mutation survivors of ``_Columns``): adherence, precision, recall or cost read as None.
     """
-    from harness.score.scoring import SampleScores
+    from harness.score.models import SampleScores
 
     def scored(i: int, adherence: bool, precision: float, recall: float, cost: float) -> SampleScores:
         base = sample(i, "recall", 0, True, tool_calls=1)
@@ -261,7 +261,7 @@ def test_retrieval_and_write_rates_leave_out_error_samples_and_read_their_own_co
     Bugs planted: retrieval precision or recall taken over every sample (errors included), and the written-memory
     rate read as missing.
     """
-    from harness.score.scoring import SampleScores
+    from harness.score.models import SampleScores
 
     def scored(i: int, precision: float, recall: float, holds: bool | None, *, ok: bool = True) -> SampleScores:
         return sample(i, "recall", 0, True, ok=ok).model_copy(update={

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from harness.analysis import stats
 from harness.analysis.aggregate import AggregateConfig, aggregate
-from harness.score.scoring import SampleScores
+from harness.score.models import SampleScores
 from tests.harness.sample_scores import sample
 
 ARMS = ("history_only", "recall")

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.memory_systems.prompts import ARMS, TOOL_INSTRUCTIONS, UnknownArmError, get_arm, system_prompt
+from harness.memory_systems.prompts import TOOL_INSTRUCTIONS, system_prompt
+from tests.harness.arm_builders import ARMS, get_arm
+from harness.memory_systems.registry import UnknownArmError, resolve_arm
 from harness.scenarios import Scenario, seed_store
 from memory_tools.host import Host
 from memory_tools.policy import MemoryPolicy, RunContext
@@ -143,7 +145,7 @@ def test_full_history_keeps_roles_alternating() -> None:
 
 def test_unknown_arm_lists_the_known_arms() -> None:
     with pytest.raises(UnknownArmError, match="known arms: history_only, recall, full_history, memory_document"):
-        get_arm("nope")
+        resolve_arm("nope")
     assert set(ARMS) == {"history_only", "recall", "full_history", "memory_document"}
 
 

@@ -11,7 +11,8 @@ from tests.harness.test_agent import install_scripted
 from tests.harness.test_arms import _host_run, make_scenario
 
 from harness.run.agent import ModelClient, ModelSettings
-from harness.memory_systems.prompts import BASE_SYSTEM_PROMPT, TOOL_INSTRUCTIONS, get_arm, system_prompt, turn_text
+from harness.memory_systems.prompts import BASE_SYSTEM_PROMPT, TOOL_INSTRUCTIONS, system_prompt, turn_text
+from tests.harness.arm_builders import get_arm
 from harness.run.cache import ResponseCache
 from harness.run.retry import RetryPolicy
 from harness.scenarios import Scenario

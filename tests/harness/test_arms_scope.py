@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from tests.harness.test_arms import make_scenario
 
-from harness.memory_systems.prompts import get_arm
+from tests.harness.arm_builders import get_arm
 
 
 def _prompt_text(arm: str, scenario) -> str:

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from harness.cli import main
-from harness.runs.compare import cli_compare, compare_runs, is_regression, metric_tables, scenario_table
+from harness.runs.compare import compare_runs, is_regression
+from harness.runs.compare_cli import cli_compare, metric_tables, scenario_table
 from harness.report import build_report
 from harness.records import MANIFEST_FILE, RESULTS_FILE
 from tests.harness.compare_factories import edit_json, synthetic_run
@@ -92,23 +93,23 @@ def test_is_regression_respects_metric_direction(metric, a, b, expected) -> None
 
 
 def test_latency_under_a_second_prints_in_milliseconds() -> None:
-    from harness.runs.compare import MetricChange, _fmt, _fmt_diff
+    from harness.runs.compare import MetricChange, format_row, format_diff
 
     a = {"metric": "latency_p50_s", "value": 0.0032, "ci_low": 0.003, "ci_high": 0.0035}
     b = {"metric": "latency_p50_s", "value": 0.0041, "ci_low": 0.0038, "ci_high": 0.0045}
-    assert _fmt(a) == "3.2 ms [3.0 ms, 3.5 ms]"
+    assert format_row(a) == "3.2 ms [3.0 ms, 3.5 ms]"
     change = MetricChange("m", "recall", "all", "latency_p50_s", a=a, b=b, regression=True)
-    assert _fmt_diff(change) == "+0.90 ms"
-    assert _fmt({"metric": "coverage", "value": 0.82, "ci_low": 0.74, "ci_high": 0.891}) == "0.82 [0.74, 0.891]"
+    assert format_diff(change) == "+0.90 ms"
+    assert format_row({"metric": "coverage", "value": 0.82, "ci_low": 0.74, "ci_high": 0.891}) == "0.82 [0.74, 0.891]"
 
 
 def test_token_counts_print_grouped_and_small_differences_keep_their_sign() -> None:
-    from harness.runs.compare import MetricChange, _fmt, _fmt_diff
+    from harness.runs.compare import MetricChange, format_row, format_diff
 
     a = {"metric": "prompt_tokens", "value": 3125.4, "ci_low": 2858.0, "ci_high": 3398.2}
     b = {"metric": "prompt_tokens", "value": 3125.2, "ci_low": 2858.0, "ci_high": 3398.2}
-    assert _fmt(a) == "3,125 [2,858, 3,398]"
-    assert _fmt_diff(MetricChange("m", "recall", "all", "prompt_tokens", a=a, b=b, regression=False)) == "-0.2"
+    assert format_row(a) == "3,125 [2,858, 3,398]"
+    assert format_diff(MetricChange("m", "recall", "all", "prompt_tokens", a=a, b=b, regression=False)) == "-0.2"
 
 
 # ---------------------------------------------------------------- comparability

@@ -14,14 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import harness.memory_systems.document_write as write_module
-from harness.memory_systems.document import (
-    MAX_DOCUMENT_BYTES,
-    SECTION_OPEN,
-    DocumentSettings,
-    agent_prompt_section,
-    parse_memory_document,
-    read_memory_state,
-)
+from harness.memory_systems.document import SECTION_OPEN, DocumentSettings, agent_prompt_section, read_memory_state
+from harness.memory_systems.document_format import MAX_DOCUMENT_BYTES, parse_memory_document
 from harness.memory_systems.document_write import (
     EXTRACT_TOOL,
     REDACTED,

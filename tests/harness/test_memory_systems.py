@@ -12,7 +12,7 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from harness.memory_systems.prompts import UnknownArmError  # noqa: E402
+from harness.memory_systems.registry import UnknownArmError  # noqa: E402
 from harness.memory_systems import (  # noqa: E402
     MemoryInstance,
     MemorySystem,

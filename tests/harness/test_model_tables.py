@@ -17,7 +17,8 @@ from litellm.litellm_core_utils.token_counter import _get_count_function  # noqa
 from harness.run import model_tables  # noqa: E402
 from harness.run.calls import _price_of  # noqa: E402
 from harness.run.plan import _Counter, make_plan  # noqa: E402
-from harness.run.runner import plan_samples, register_offline  # noqa: E402
+from harness.offline_model import register_offline
+from harness.run.samples import plan_samples  # noqa: E402
 from harness.scenarios import load_scenarios  # noqa: E402
 from tests.harness.test_arms import write_small_suite  # noqa: E402
 

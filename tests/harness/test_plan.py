@@ -10,11 +10,11 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import litellm  # noqa: E402
 
-from harness.memory_systems.prompts import get_arm  # noqa: E402
+from tests.harness.arm_builders import get_arm  # noqa: E402
 from harness.run.budget import Budget, BudgetExceeded, Price  # noqa: E402
 from harness.cli import main  # noqa: E402
 from harness.run.plan import EXPECTED_OUTPUT_TOKENS, make_plan  # noqa: E402
-from harness.run.runner import plan_samples  # noqa: E402
+from harness.run.samples import plan_samples  # noqa: E402
 from harness.scenarios import load_scenarios  # noqa: E402
 from tests.harness.test_agent import install_scripted  # noqa: E402
 from tests.harness.test_arms import write_small_suite  # noqa: E402
@@ -44,7 +44,7 @@ def test_plan_counts_one_call_without_tools_and_two_expected_up_to_the_round_cap
 
 
 def test_plan_of_an_agent_written_arm_adds_one_write_run_per_earlier_session_at_the_write_phase_cap(suite: Path) -> None:
-    from harness.run.write_phase import WRITE_MAX_TOOL_ROUNDS, write_order
+    from harness.memory_systems import WRITE_MAX_TOOL_ROUNDS, write_order
 
     recall, scenarios = _plan(suite, arms=["recall"])
     named, _ = _plan(suite, arms=["named_memory"])
@@ -90,7 +90,7 @@ def test_run_plan_calls_no_model_and_writes_nothing(tmp_path: Path, suite: Path,
 
 def test_every_run_starts_with_the_plan_line(tmp_path: Path, suite: Path, capsys: pytest.CaptureFixture[str],
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("harness.run.runner._build_report", lambda options: 0)
+    monkeypatch.setattr("harness.cli.run._build_report", lambda options: 0)
     assert main(["run", "--scenarios", str(suite), "--out", str(tmp_path / "run"), "--no-progress", "--no-cache"]) == 0
     first = capsys.readouterr().err.splitlines()[0]
     assert first.startswith("plan: 6 samples,") and "cost ~$0.0000" in first

@@ -17,9 +17,9 @@ def _run(tmp_path, monkeypatch):
         make_record(scenario, None, arm="recall", epoch=1, error=True),
     ]
     run_dir = write_run(tmp_path / "run", records)
-    import harness.report as report
+    import harness.report.build as report
 
-    monkeypatch.setattr(report, "_load_scenarios",
+    monkeypatch.setattr(report, "load_run_scenarios",
                         lambda manifest: {scenario.id: scenario} if scenario.id in manifest.scenario_ids else {})
     return run_dir
 
@@ -45,11 +45,11 @@ def test_metrics_frame_builds_the_report_when_missing(tmp_path, monkeypatch) -> 
 
 def test_scores_frame_loads_only_the_scenarios_the_results_name(tmp_path, monkeypatch) -> None:
     run_dir = _run(tmp_path, monkeypatch)
-    import harness.report as report
+    import harness.report.build as report
 
     asked: list[set[str]] = []
-    real = report._load_scenarios
-    monkeypatch.setattr(report, "_load_scenarios", lambda manifest: asked.append(set(manifest.scenario_ids)) or real(manifest))
+    real = report.load_run_scenarios
+    monkeypatch.setattr(report, "load_run_scenarios", lambda manifest: asked.append(set(manifest.scenario_ids)) or real(manifest))
     manifest = run_dir / "run.json"
     data = json.loads(manifest.read_text())
     data["scenario_ids"] = [*data["scenario_ids"], "never-run-01"]  # planned, not in the results

@@ -15,7 +15,7 @@ from tests.harness.scoring_factories import MODEL, make_record, paired_run, writ
 
 def _use(monkeypatch: pytest.MonkeyPatch, scenarios: dict) -> None:
     """Let the report find the hand-built scenarios (patched in the report module itself, whatever sys.modules holds)."""
-    monkeypatch.setitem(build_report.__globals__, "_load_scenarios", lambda manifest: scenarios)
+    monkeypatch.setitem(build_report.__globals__, "load_run_scenarios", lambda manifest: scenarios)
 
 
 def _summary(run_dir: Path) -> dict:

@@ -18,7 +18,7 @@ from tests.harness.scoring_factories import make_record, paired_run, write_run
 def scenarios_patch(monkeypatch):
     """Let build_report find the hand-built scenarios instead of loading the manifest's paths."""
     def install(scenarios):
-        monkeypatch.setattr("harness.report._load_scenarios", lambda manifest: scenarios)
+        monkeypatch.setattr("harness.report.build.load_run_scenarios", lambda manifest: scenarios)
     return install
 
 
@@ -197,13 +197,14 @@ def test_judge_verdicts_decide_rubric_scenarios_through_build_report(tmp_path) -
 
     judge = Judge(model="test/judge", cache_dir=tmp_path / "judge", complete=complete)
     import harness.report as report
+    import harness.report.build as build
 
-    original = report._judge_for
-    report._judge_for = lambda model, cache: judge
+    original = build.judge_for
+    build.judge_for = lambda model, cache: judge
     try:
         outcome = report.build_report(run_dir, judge_model="test/judge", scenarios=scenarios)
     finally:
-        report._judge_for = original
+        build.judge_for = original
     scores = [json.loads(line) for line in (run_dir / "scores.jsonl").read_text().splitlines()]
     assert asked and all(s["outcome"] == "wrong" for s in scores)  # the judge, not the patterns, decided
     assert outcome.summary_json.is_file()

@@ -18,7 +18,8 @@ import litellm  # noqa: E402
 from harness.cli import main  # noqa: E402
 from harness.run.progress import RunProgress  # noqa: E402
 from harness.records import RESULTS_FILE, iter_records, read_manifest, scan_results, write_manifest  # noqa: E402
-from harness.run.runner import redact, sample_seed  # noqa: E402
+from harness.run.runner import redact
+from harness.run.samples import sample_seed  # noqa: E402
 from tests.harness.test_agent import install_scripted  # noqa: E402
 from tests.harness.test_arms import write_small_suite  # noqa: E402
 

@@ -260,14 +260,14 @@ def test_scenario_hash_is_the_hash_of_the_canonical_json(tmp_path: Path) -> None
 
 def test_scenario_hash_is_the_plain_definition_even_when_a_text_holds_the_hash_stand_in(tmp_path: Path) -> None:
     """A probe message equal to the stand-in the piecewise hash splices at is hashed as the plain definition says."""
-    from harness.scenarios import loading
+    from harness.scenarios import hashing
 
     write_conversation(tmp_path, probes=2)
     scenario = load_scenarios([tmp_path])[0]
-    for mark in loading._MARKS.values():
+    for mark in hashing._MARKS.values():
         tricky = scenario.model_copy(update={"title": mark, "probe": scenario.probe.model_copy(update={"message": mark})})
         assert scenario_hash(tricky) == _reference_hash(tricky) != scenario_hash(scenario)
-    both = scenario.model_copy(update={"tags": list(loading._MARKS.values())})
+    both = scenario.model_copy(update={"tags": list(hashing._MARKS.values())})
     assert scenario_hash(both) == _reference_hash(both)
 
 
@@ -282,8 +282,8 @@ def test_an_id_filter_skips_parsing_files_that_cannot_match(tmp_path: Path, monk
 
     write_conversation(tmp_path, probes=2)
     parsed: list[Path] = []
-    real = loading._parse
-    monkeypatch.setattr(loading, "_parse", lambda path, text=None: parsed.append(path) or real(path, text))
+    real = loading.parse_document
+    monkeypatch.setattr(loading, "parse_document", lambda path, text=None: parsed.append(path) or real(path, text))
     load_suite([tmp_path], loading.Selection(ids=(glob,)))
     assert (parsed == []) is skipped
 

@@ -15,8 +15,9 @@ import yaml
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from harness.scenarios import documents, load_suite
-from harness.scenarios.documents import MAX_DEPTH, _parse
+from harness.scenarios import documents, json_fast_path, load_suite
+from harness.scenarios.documents import parse_document
+from harness.scenarios.limits import MAX_DEPTH
 from tests.harness.importer_fixtures import imported
 
 HEADER = "# Written by `recall-eval import` in JSON syntax (valid YAML, and fast to write); see docs/importers.md.\n"
@@ -24,9 +25,9 @@ HEADER = "# Written by `recall-eval import` in JSON syntax (valid YAML, and fast
 
 def _yaml_only(monkeypatch: pytest.MonkeyPatch) -> None:
     def give_up(text: str) -> Any:
-        raise documents._NotPlainJson("forced")
+        raise documents.NotPlainJson("forced")
 
-    monkeypatch.setattr(documents, "_parse_json", give_up)
+    monkeypatch.setattr(documents, "parse_json", give_up)
 
 
 def _conversation(tmp_path: Path, probes: int = 8) -> tuple[Path, dict[str, Any]]:
@@ -162,9 +163,9 @@ def test_json_syntax_nested_past_the_recursion_limit_is_refused_as_before_not_a_
 def test_json_syntax_reads_exactly_what_the_yaml_path_reads(text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "f.yaml"
     path.write_text(text, encoding="utf-8")
-    fast, fast_problems = _parse(path)
+    fast, fast_problems = parse_document(path)
     _yaml_only(monkeypatch)
-    slow, slow_problems = _parse(path)
+    slow, slow_problems = parse_document(path)
     assert (fast is None) == (slow is None)
     assert fast_problems == slow_problems
     if fast is not None and slow is not None:
@@ -208,10 +209,10 @@ def test_lines_read_from_json_text_are_the_lines_of_the_yaml_node_tree(
     """Every path of a JSON-syntax file (and paths that leave it) gets the line, and found-or-not, the YAML tree gives."""
     text = header + json.dumps(data, indent=indent, separators=separators, ensure_ascii=False).replace("\n", newline) + "\n"
     try:
-        documents._parse_json(text)
-    except documents._NotPlainJson:
+        documents.parse_json(text)
+    except documents.NotPlainJson:
         assume(False)  # the YAML path reads this one: its lines come from the tree anyway
-    lines, tree = documents._JsonLines(text), documents._compose(text)
+    lines, tree = json_fast_path._JsonLines(text), documents._compose(text)
     paths = _paths(data)
     for where in [()] + [p for p in paths if len(p) in (1, 2)][:6]:
         node = documents._node_at(tree, where)
@@ -244,7 +245,7 @@ def test_json_syntax_at_the_depth_limit_is_read_or_refused_exactly_as_the_yaml_p
 ) -> None:
     path = tmp_path / "edge.yaml"
     path.write_text('{"x": ' + "[" * (levels - 1) + "]" * (levels - 1) + ', "y": {"z": []}}\n')  # levels counts the outer {}
-    fast, fast_problems = _parse(path)
+    fast, fast_problems = parse_document(path)
     _yaml_only(monkeypatch)
-    slow, slow_problems = _parse(path)
+    slow, slow_problems = parse_document(path)
     assert fast_problems == slow_problems and (fast is None) == (slow is None) == (levels > MAX_DEPTH)

@@ -21,7 +21,7 @@ from harness.scenarios import (
     scenario_hash,
     sessions_in_scope,
 )
-from harness.scenarios.loading import cli_list
+from harness.scenarios.commands import cli_list
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "scenarios"
@@ -326,7 +326,7 @@ def _nested(depth: int, merge: bool = False) -> str:
 
 @pytest.mark.parametrize("merge", [False, True], ids=["fast-constructor", "pyyaml-constructor"])
 def test_nesting_deeper_than_the_limit_is_refused_not_a_recursion_error(tmp_path: Path, merge: bool) -> None:
-    from harness.scenarios.loading import MAX_DEPTH
+    from harness.scenarios.limits import MAX_DEPTH
 
     (tmp_path / "at_limit.yaml").write_text(_nested(MAX_DEPTH, merge), encoding="utf-8")
     (tmp_path / "over_limit.yaml").write_text(_nested(MAX_DEPTH + 1, merge), encoding="utf-8")

@@ -6,7 +6,9 @@ import pytest
 from tests.harness.scoring_factories import make_record, make_scenario, tool_call
 
 from harness.score.judge import JudgeVerdict
-from harness.score.scoring import contains, is_abstention, normalize_text, score_sample
+from harness.score.abstention import is_abstention
+from harness.score.matching import contains, normalize_text
+from harness.score.scoring import score_sample
 
 
 def test_correct_answer_is_continuity_correct():

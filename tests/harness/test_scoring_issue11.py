@@ -17,7 +17,9 @@ from harness.analysis.aggregate import aggregate
 from harness.runs.compare import is_regression
 from harness.score.judge import expected_facts
 from harness.report.headlines import unsupported_by_kind
-from harness.score.scoring import CLAIM_KINDS, f1_tokens, score_sample, token_f1
+from harness.score.matching import f1_tokens, token_f1
+from harness.score.models import CLAIM_KINDS
+from harness.score.scoring import score_sample
 
 PETS = {"must_contain_any": [], "must_contain_groups": [["Max"], ["Luna", "Lulu"]], "relevant_items": []}
 
@@ -67,13 +69,13 @@ def test_short_group_golds_match_word_bounded(answer: str, correct: bool) -> Non
 def test_group_gold_only_inside_an_abstention_clause_does_not_count(answer: str, abstained: bool,
                                                                     outcome: str) -> None:
     """Bugs planted: the groups left out of the positive check run outside the abstention clauses (the first
-    answer counted as answered); ``_has_positive`` ignoring groups (the second answer abstained)."""
+    answer counted as answered); ``has_positive_check`` ignoring groups (the second answer abstained)."""
     s = _score(answer, PETS)
     assert s.abstained is abstained and s.outcome == outcome
 
 
 def test_groups_count_as_the_current_value_that_excuses_a_stale_mention() -> None:
-    """Bug planted: ``_has_positive`` ignored groups, so a groups-only scenario never excused a stale mention."""
+    """Bug planted: ``has_positive_check`` ignored groups, so a groups-only scenario never excused a stale mention."""
     expect = {**PETS, "canaries": [{"text": "Bella", "kind": "stale"}]}
     s = _score("Max and Luna, not Bella anymore.", expect)
     assert not [c for c in s.unsupported_claims if c.kind == "stale"]

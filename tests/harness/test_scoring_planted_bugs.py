@@ -11,7 +11,8 @@ from tests.harness.scoring_factories import make_record, make_scenario, tool_cal
 
 from harness.score.judge import JudgeVerdict
 from harness.scenarios.models import Scenario
-from harness.score.scoring import score_sample, tool_leaks
+from harness.score.disclosure import tool_leaks
+from harness.score.scoring import score_sample
 
 
 def _with_probe(scenario: Scenario, **changes: object) -> Scenario:

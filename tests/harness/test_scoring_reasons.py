@@ -27,7 +27,8 @@ from harness.score.grounding import GroundingVerdict
 from harness.score.judge import JudgeVerdict
 from harness.records import SampleRecord, ToolCallLog, WritePhaseLog, WriteSessionLog
 from harness.scenarios.models import Scenario
-from harness.score.scoring import contains, find_spans, score_sample, states_expected_fact
+from harness.score.matching import contains, find_spans, states_expected_fact
+from harness.score.scoring import score_sample
 
 Row = tuple[str, Any, Any, str]
 

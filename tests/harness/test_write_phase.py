@@ -123,7 +123,7 @@ def notes(monkeypatch: pytest.MonkeyPatch):
 
 
 def _run(arm: str, scn: Scenario):
-    from harness.run.runner import register_offline
+    from harness.offline_model import register_offline
 
     register_offline()
     client = ModelClient()
@@ -207,7 +207,7 @@ def test_a_denied_probe_stays_cold_after_the_write_phase(notes: NotesSystem, den
 
 
 def test_a_system_reading_storage_under_a_denying_policy_is_a_tool_level_leak(notes: NotesSystem) -> None:
-    from harness.score.scoring import tool_leaks
+    from harness.score.disclosure import tool_leaks
 
     scn = scenario(incognito=True)
     record = _record(_run("test_leaky", scn), scn, "test_leaky")

@@ -1,0 +1,246 @@
+"""``recall-eval run``: resolve the options, print the plan, lock the run folder, run what is missing, report.
+
+The sample loop is :mod:`harness.run`; this command adds what only a
+terminal needs: the plan line, the lock, SIGTERM handled like Ctrl-C, the
+manifest's final status and the report with its verdict, leads first. One
+process writes a run folder at a time (:mod:`harness.run.folder`). A record
+that cannot be written (disk full) stops the run at once: no further model
+call, ``run.json`` says ``failed``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+import threading
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+from harness.offline_model import register_offline
+from harness.records import (
+    RESULTS_FILE,
+    ResultsError,
+    ResultsWriteError,
+    ResultsWriter,
+    RunManifest,
+    write_manifest,
+)
+from harness.run.workers import run_specs
+from harness.run.folder import (
+    EarlierAttempt,
+    RunFolderError,
+    check_fresh,
+    lock_folder,
+    prepare_folder,
+    read_earlier_attempt,
+)
+from harness.run.options import RunOptions, RunOptionsError, now_iso, resolve_options
+from harness.run.progress import RunProgress, record_flags
+from harness.run.runner import secret_values, redact
+from harness.run.samples import plan_samples
+from harness.scenarios.models import Scenario
+
+
+def _build_report(options: RunOptions) -> int:
+    """Build the run's report and print its verdict, leads first; the exit code of ``run``.
+
+    Non-zero when the report cannot be built (2), and (1) when the run is
+    incomplete, its error rate is above ``--max-error-rate``, or ``--gate``
+    is given and the verdict is not pass.
+    """
+    from harness.analysis.verdict import VerdictConfig, exit_code
+    from harness.report import build_report
+    from harness.report.terminal import report_lines
+
+    thresholds = VerdictConfig(max_error_rate=options.max_error_rate)
+    try:
+        outcome = build_report(options.run_dir, judge_model=options.judge_model, thresholds=thresholds,
+                               judge_api_base=options.judge_api_base)
+    except Exception as exc:  # noqa: BLE001 - the results are safe; the report can be rebuilt
+        print(f"error: report not built ({type(exc).__name__}: {exc}). Retry with: recall-eval report {options.run_dir}", file=sys.stderr)
+        return 2
+    out, err = report_lines(outcome)  # the same words as `recall-eval report`
+    for line in out:
+        print(line)
+    for line in err:
+        print(line, file=sys.stderr)
+    print(f"report: {outcome.index_html}")
+    return exit_code(outcome, gate=options.gate, incomplete_fails=True)
+
+
+def cli_run(args: Any) -> int:
+    """Handler of ``recall-eval run``; returns the exit code."""
+    from harness.scenarios import ScenarioError
+
+    try:
+        options, scenarios, hashes, manifest = resolve_options(args)
+    except ScenarioError as exc:
+        print("error: the scenarios do not load:", file=sys.stderr)
+        for problem in exc.problems or [str(exc)]:
+            print(f"  {problem}", file=sys.stderr)
+        return 2
+    except (RunOptionsError, ResultsError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    from harness.run.plan import cli_plan, price_problem
+
+    if options.plan_only:
+        return cli_plan(options, scenarios)
+    if (problem := price_problem(options)) is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    try:
+        prepare_folder(options.run_dir)
+        lock = lock_folder(options.run_dir, now_iso())
+    except RunFolderError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        with _sigterm_as_ctrl_c() as terminated:
+            return _run_locked(options, scenarios, hashes, manifest, terminated)
+    finally:
+        lock.release()
+
+
+def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str, str], manifest: RunManifest, terminated: threading.Event) -> int:
+    """The run itself, with the run folder locked: check the folder, run what is missing, record the outcome, report."""
+    from harness.run.workers import WorkerError
+
+    run_dir = options.run_dir
+    try:
+        earlier = read_earlier_attempt(run_dir) if options.resume else EarlierAttempt()
+        if not options.resume:
+            check_fresh(run_dir)  # again under the lock: another run may have finished here meanwhile
+        writer = ResultsWriter(run_dir / RESULTS_FILE)
+    except RunFolderError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"error: cannot write the run folder {run_dir}: {exc.strerror or exc} ({run_dir / RESULTS_FILE}); choose another --out", file=sys.stderr)
+        return 2
+    resume_hint = f"recall-eval run --resume {run_dir}"
+    with writer:
+        try:
+            write_manifest(run_dir, manifest)
+        except ResultsError as exc:
+            print(f"error: {exc}; nothing was run. Free space or choose another --out", file=sys.stderr)
+            return 2
+        for warning in earlier.warnings():
+            print(f"warning: {warning}", file=sys.stderr)
+        if options.workers > 1:
+            from harness.run.workers import start_server
+
+            start_server()  # its litellm import overlaps ours (register_offline)
+        register_offline()
+        # Cancelling in-flight litellm calls (Ctrl-C, a stopped model) leaves its inner coroutines unawaited; harmless.
+        warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
+        done_ids = {r.sample_id for r in earlier.done}
+        specs = [s for s in plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed) if s.sample_id not in done_ids]
+        from harness.run.plan import start_line
+
+        options, problem = start_line(options, scenarios, specs, earlier.done)  # the plan, first; the budget left
+        if problem is not None:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
+        again = f", {earlier.failed} failed before and run again" if earlier.failed else ""
+        print(f"run {run_dir}: {len(specs)} samples to run ({len(done_ids)} already done{again})", file=sys.stderr)
+        progress = RunProgress(len(specs), live=options.progress)
+        status, stopped, failure, crash = "interrupted", {}, None, None
+        try:
+            status, stopped = run_specs(specs, options, scenarios, hashes, writer, progress)
+        except KeyboardInterrupt:
+            status = "interrupted"
+        except ResultsWriteError as exc:
+            status, failure = "failed", exc
+        except WorkerError as exc:
+            crash = exc
+        finally:
+            progress.close()
+            cached = sum(record_flags(r)[1] for r in earlier.done) + progress.cached
+            final = manifest.model_copy(update={"status": status, "finished_at": now_iso(), "cached_samples": cached})
+            try:
+                write_manifest(run_dir, final)
+                manifest_problem = None
+            except ResultsError as exc:
+                manifest_problem = exc
+    if manifest_problem is not None:
+        print(f"warning: {manifest_problem}; it may still say 'running' (the run is {status})", file=sys.stderr)
+    if progress.cached:
+        print(f"{_samples(progress.cached)} from the cache (no model call); --no-cache calls the model again", file=sys.stderr)
+    if progress.cut_off:
+        print(
+            f"{_samples(progress.cut_off)} had a model call cut off at --max-tokens {options.max_tokens} (finish_reason length); "
+            "the answers are scored as given",
+            file=sys.stderr,
+        )
+    if crash is not None:
+        print(f"error: {redact(str(crash), secret_values())}", file=sys.stderr)
+        return 2
+    if failure is not None:
+        print(
+            f"error: {failure}. The run stopped there: no further model calls ({progress.done} samples written). "
+            f"Free space or fix the folder, then: {resume_hint}",
+            file=sys.stderr,
+        )
+        return 2
+    if options.max_cost_usd is not None and status == "interrupted" and not terminated.is_set():
+        from harness.run.budget import budget_stop
+
+        message = budget_stop(run_dir, options.max_cost_usd)
+        if message is not None:
+            print(f"{message}. Continue with: {resume_hint} --max-cost-usd <a higher limit>", file=sys.stderr)
+            return 3
+    if stopped:
+        for model, reason in stopped.items():
+            print(f"error: stopped model {model}: its first samples all failed with {reason}", file=sys.stderr)
+        print(f"Fix the model name, API key or --api-base (keys come from the environment, e.g. OPENAI_API_KEY), then: {resume_hint}", file=sys.stderr)
+        return 2
+    all_failed = status == "complete" and progress.done > 0 and progress.errors == progress.done
+    if all_failed:
+        print(
+            f"error: every sample failed, the last with {progress.last_error} (all errors are in {run_dir / RESULTS_FILE}). "
+            f"Fix the cause, then: {resume_hint}",
+            file=sys.stderr,
+        )
+    if status == "interrupted":
+        cause = "terminated (SIGTERM)" if terminated.is_set() else "interrupted"
+        print(f"{cause}: finished samples are saved. Continue with: {resume_hint}", file=sys.stderr)
+        return 143 if terminated.is_set() else 130
+    code = _build_report(options)
+    return 2 if all_failed else code
+
+
+def _samples(count: int) -> str:
+    return f"{count} sample" + ("" if count == 1 else "s")
+
+
+@contextlib.contextmanager
+def _sigterm_as_ctrl_c() -> Iterator[threading.Event]:
+    """Handle SIGTERM (what CI systems send on cancel and timeout) as Ctrl-C: the run stops, saved and resumable.
+
+    While asyncio runs the samples its own Ctrl-C handler is called, which
+    cancels the run so that it ends between records; elsewhere (a
+    ``--workers`` parent, or SIGINT ignored in a background job)
+    KeyboardInterrupt is raised, as Ctrl-C does. The event yielded is set
+    once SIGTERM arrived. A SIGTERM ignored by the caller stays ignored.
+    """
+    terminated = threading.Event()
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) == signal.SIG_IGN:
+        yield terminated
+        return
+
+    def on_term(signum: int, frame: Any) -> None:
+        terminated.set()
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler) and handler is not signal.default_int_handler:
+            handler(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield terminated
+    finally:
+        signal.signal(signal.SIGTERM, previous)

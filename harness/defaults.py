@@ -1,0 +1,28 @@
+"""Defaults every stage shares: the suite, model and arms a bare ``recall-eval run`` uses, and run settings.
+
+They live beneath every package so that a lower stage (the verdict, the
+report's arm order, comparability) can read them without importing the
+command line above it.
+"""
+
+from __future__ import annotations
+
+DEFAULT_SUITE = "scenarios/starter"
+DEFAULT_MODEL = "offline/reference"
+DEFAULT_ARMS = ("history_only", "recall", "full_history")
+# `run` settings when neither a flag nor a resumed run's manifest gives them (flags default to None to tell).
+RUN_DEFAULTS: dict[str, int | float] = {
+    "epochs": 1,
+    "seed": 0,
+    "max_tool_rounds": 4,
+    "max_tokens": 2048,
+    "temperature": 0.0,
+    "timeout_s": 120.0,
+    "retries": 4,
+    "retry_delay_s": 1.0,
+    "max_concurrency": 8,
+    "workers": 1,
+}
+
+# A larger share of error samples makes the verdict inconclusive (and `run`/`report` exit 1).
+DEFAULT_MAX_ERROR_RATE = 0.05

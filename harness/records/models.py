@@ -1,0 +1,162 @@
+"""The records a run writes: one :class:`SampleRecord` per sample in ``results.jsonl``, one :class:`RunManifest` in ``run.json``.
+
+Both carry ``schema_version``; readers reject versions they do not know.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RESULTS_SCHEMA_VERSION = 1
+RESULTS_FILE = "results.jsonl"
+MANIFEST_FILE = "run.json"
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelCallLog(_Record):
+    """One completion request to the agent model."""
+
+    round: int = Field(description="0 for the first call of a sample, +1 per tool round")
+    latency_s: float
+    prompt_tokens: int
+    completion_tokens: int
+    usage_source: Literal["response", "counted"] = Field(
+        description="'response' when the provider reported usage, 'counted' when litellm's token counter estimated it"
+    )
+    cost_usd: float | None = Field(None, description="None when litellm knows no price for the model")
+    finish_reason: str | None = None
+    tool_call_count: int = 0
+    cached: bool = Field(False, description="Served from the response cache")
+    attempts: int = Field(1, description="Tries including retries after transient errors")
+    deployment: str | None = Field(
+        None, description="With --router-config: the model_info.id of the Router deployment that answered (no secrets)"
+    )
+
+
+class ToolCallLog(_Record):
+    """One tool call as the Host executed it (the Host's own record plus loop context)."""
+
+    round: int
+    call_id: str
+    name: str
+    arguments: str = Field(description="Arguments exactly as the model produced them")
+    status: str = Field(description="ok, invalid_arguments, unknown_tool, policy_denied or not_found")
+    result_text: str = Field(description="The exact text given back to the model")
+    result_chars: int
+    result_tokens: int
+    disclosed_item_ids: list[str] = Field(default_factory=list)
+    storage_read: bool
+    elapsed_s: float
+
+
+class WriteSessionLog(_Record):
+    """The write run after one earlier session (write mode ``agent``): the model's calls and every write call."""
+
+    session_id: str
+    workspace: str | None = Field(None, description="The session's workspace: the scope its writes went to")
+    stop_reason: str = Field(description="final_answer, max_tool_rounds, empty_answer or error")
+    final_answer: str | None = None
+    model_calls: list[ModelCallLog] = Field(default_factory=list)
+    tool_calls: list[ToolCallLog] = Field(default_factory=list, description="Every write call with its arguments and result")
+
+
+class WritePhaseLog(_Record):
+    """What the agent model wrote before the probe, session by session in time order."""
+
+    sessions: list[WriteSessionLog] = Field(default_factory=list)
+
+    @property
+    def model_calls(self) -> list[ModelCallLog]:
+        return [call for session in self.sessions for call in session.model_calls]
+
+    @property
+    def tool_calls(self) -> list[ToolCallLog]:
+        return [call for session in self.sessions for call in session.tool_calls]
+
+
+class SampleError(_Record):
+    type: str
+    message: str
+    attempts: int = 1
+
+
+class SampleRecord(_Record):
+    """One scenario x arm x model x epoch, finished (ok) or failed (error).
+
+    An error sample is excluded from accuracy, never scored as a wrong answer.
+    """
+
+    schema_version: Literal[1] = RESULTS_SCHEMA_VERSION
+    sample_id: str = Field(description="'<scenario>|<arm>|<model>|<epoch>', unique within a run")
+    scenario_id: str
+    scenario_hash: str = Field(description="SHA-256 of the scenario's canonical JSON, to spot edited fixtures")
+    category: str
+    arm: str
+    model: str
+    epoch: int
+    seed: int
+    status: Literal["ok", "error"]
+    error: SampleError | None = None
+    final_answer: str | None = None
+    stop_reason: str = Field(description="final_answer, max_tool_rounds, empty_answer or error")
+    tools_offered: list[str] = Field(default_factory=list)
+    messages: list[dict[str, Any]] = Field(default_factory=list, description="Full transcript in OpenAI message format")
+    model_calls: list[ModelCallLog] = Field(default_factory=list)
+    tool_calls: list[ToolCallLog] = Field(default_factory=list)
+    write_phase: WritePhaseLog | None = Field(
+        None, description="The agent's writes before the probe (arms with write mode agent); None for other arms"
+    )
+    started_at: str = Field(description="ISO 8601 UTC")
+    wall_time_s: float
+
+
+class ShardInfo(BaseModel):
+    """``run.json`` ``shard``: which part of which whole this run is."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    index: int = Field(description="1-based shard index (I of --shard I/N)")
+    count: int = Field(description="Number of shards (N)")
+    suite_hash: str = Field(description="Suite hash of the whole suite (every shard's scenarios), as an unsharded run records it")
+    scenario_count: int = Field(description="Scenarios in the whole suite")
+    sample_count: int = Field(description="Samples planned in the whole suite (all shards)")
+
+
+class RunManifest(_Record):
+    """``run.json``: what was run, with what, and whether it finished."""
+
+    schema_version: Literal[1] = RESULTS_SCHEMA_VERSION
+    run_id: str
+    harness_version: str
+    status: Literal["running", "complete", "interrupted", "failed"] = Field(
+        description="running; complete; interrupted (Ctrl-C, SIGTERM or a stopped model: resumable); failed (a record could not be written: resumable)"
+    )
+    started_at: str
+    finished_at: str | None = None
+    models: list[str]
+    arms: list[str]
+    epochs: int
+    seed: int
+    scenario_paths: list[str]
+    scenario_ids: list[str]
+    suite_hash: str
+    parameters: dict[str, Any] = Field(default_factory=dict, description="Loop, retry, cache and concurrency settings")
+    sample_count: int = Field(0, description="Samples planned: scenarios x arms x models x epochs")
+    cached_samples: int = Field(
+        0, description="Finished samples whose every model call was served from the response cache (no model was called for them)"
+    )
+    shard: ShardInfo | None = Field(None, description="run --shard I/N: which shard this run is, and the whole suite it is part of")
+    merged_from: list[str] | None = Field(None, description="recall-eval merge: the run ids of the shards merged into this run, by shard index")
+
+
+class ResultsError(Exception):
+    """A results file or manifest cannot be read; the message names the file and line."""
+
+
+def sample_id(scenario_id: str, arm: str, model: str, epoch: int) -> str:
+    return f"{scenario_id}|{arm}|{model}|{epoch}"

@@ -1,0 +1,186 @@
+"""Build every report of a run folder from its results, never calling the agent model.
+
+``build_report(run_dir)`` reads ``run.json`` and ``results.jsonl``
+(leniently: one record per sample id, bad lines named, records outside
+``run.json`` refused; see :mod:`harness.report.inputs`), loads the scenarios
+the results name (no other), scores each sample (optionally with a judge for
+rubric scenarios), aggregates, decides the verdict, finds the headlines a
+reader must see first (:mod:`harness.report.headlines`) and writes
+``summary.json``, ``metrics.csv``, ``scores.jsonl``, ``junit.xml`` and
+``index.html``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import gc
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.analysis.verdict import VerdictConfig
+from harness.records import RESULTS_FILE, read_manifest
+from harness.report.summary import build_summary, grounding_judge_for, hash_warnings, judge_for
+from harness.scenarios.models import Scenario
+
+
+class ReportError(Exception):
+    """A run folder cannot be reported on; the message names the file and what to do."""
+
+
+@dataclass
+class ReportOutcome:
+    """What ``build_report`` decided and wrote."""
+
+    verdict: str
+    reasons: list[str]
+    index_html: Path
+    summary_json: Path
+    paths: dict[str, Path] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    #: ``summary.json``'s headlines: ``{"code", "lead", "text"}``, leads first.
+    headlines: list[dict[str, Any]] = field(default_factory=list)
+    #: The error rate was above ``--max-error-rate``.
+    too_many_errors: bool = False
+    #: The summary written to ``summary.json`` (what the terminal table of ``run`` and ``report`` reads).
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def load_run_scenarios(manifest: Any) -> dict[str, Scenario]:
+    """The scenarios ``manifest.scenario_ids`` names (a report passes only the ids its results hold)."""
+    from harness.report.inputs import ScenarioLoadError, load_named_scenarios
+
+    try:
+        return load_named_scenarios(manifest, manifest.scenario_ids)
+    except ScenarioLoadError as exc:
+        raise ReportError(str(exc)) from None
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector, restoring its previous state afterwards.
+
+    A report holds every transcript of the run in memory (millions of dicts and
+    lists, none of them in reference cycles); with the collector on, each of its
+    automatic passes walks them all again, which cost about 40% of the CPU time
+    of a 10,000-sample report. Reference counting still frees everything.
+    ``build_report`` keeps the collector on when a judge model is called: HTTP
+    clients do make cycles, and network time dwarfs the collector's then.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def build_report(run_dir: Path, *, judge_model: str | None = None, exclude: Sequence[str] = (),
+                 thresholds: VerdictConfig | None = None, scenarios: Mapping[str, Scenario] | None = None,
+                 judge_cache_dir: Path | None = None, judge_api_base: str | None = None,
+                 include_foreign: bool = False) -> ReportOutcome:
+    """Rebuild all outputs of ``run_dir`` from its results.
+
+    Args:
+        run_dir: a run folder (``run.json`` + ``results.jsonl``).
+        judge_model: litellm model for rubric scenarios and the grounding judge; None scores by patterns only.
+        exclude: scenario ids (globs) to leave out, e.g. a known-bad answer key.
+        thresholds: verdict thresholds; defaults to :class:`VerdictConfig`.
+        scenarios: id -> Scenario, instead of loading the manifest's paths (tests, tools).
+        judge_cache_dir: where judge verdicts are cached (default ``.recall-eval-cache/judge``).
+        judge_api_base: endpoint of an OpenAI-compatible server for the judge model.
+        include_foreign: score records whose model, arm, scenario or epoch ``run.json`` does not
+            list (with a warning) instead of refusing the report.
+
+    Raises:
+        ReportError, ResultsError: the folder or its files cannot be read, or records outside
+            ``run.json`` were found; messages say which and why.
+    """
+    with _gc_paused() if not judge_model else contextlib.nullcontext():
+        return _build_report(Path(run_dir), judge_model=judge_model, exclude=exclude, thresholds=thresholds,
+                             scenarios=scenarios, judge_cache_dir=judge_cache_dir, judge_api_base=judge_api_base,
+                             include_foreign=include_foreign)
+
+
+def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[str],
+                  thresholds: VerdictConfig | None, scenarios: Mapping[str, Scenario] | None,
+                  judge_cache_dir: Path | None, judge_api_base: str | None = None,
+                  include_foreign: bool = False) -> ReportOutcome:
+    from harness.report import outputs
+    from harness.report.html import render_html
+    from harness.report.inputs import ForeignRecordsError, read_inputs
+
+    if not run_dir.is_dir():
+        raise ReportError(f"{run_dir}: no such folder; pass a run folder written by `recall-eval run`")
+    manifest = read_manifest(run_dir)
+    results = run_dir / RESULTS_FILE
+    if not results.is_file():
+        raise ReportError(f"{results}: missing; the run wrote no results (run it again or use --resume)")
+    try:
+        inputs = read_inputs(run_dir, manifest, include_foreign=include_foreign)
+    except ForeignRecordsError as exc:
+        raise ReportError(str(exc)) from None
+    records = inputs.records
+    _check_exclude(exclude, sorted({r.scenario_id for r in records}))
+    if scenarios is None:  # only the scenarios the results name are loaded (and validated), not the suite
+        named = manifest.model_copy(update={"scenario_ids": sorted({r.scenario_id for r in records})})
+        scenarios = load_run_scenarios(named)
+    scenarios = dict(scenarios)
+    warnings = inputs.warnings()
+    excluded = sorted({r.scenario_id for r in records if any(fnmatch.fnmatchcase(r.scenario_id, p) for p in exclude)})
+    records = [r for r in records if r.scenario_id not in excluded]
+    unknown = sorted({r.scenario_id for r in records} - scenarios.keys())
+    if unknown:
+        warnings.append(f"not scored: scenarios {unknown} are in the results but not in {manifest.scenario_paths}")
+        records = [r for r in records if r.scenario_id in scenarios]
+    config = thresholds or VerdictConfig()
+    judge = judge_for(judge_model, judge_cache_dir)
+    if judge is not None and judge_api_base:
+        judge.api_base = judge_api_base
+    grounding = grounding_judge_for(judge)
+    # The scenario hashes are checked on a second thread while the samples are scored: SHA-256 of a benchmark
+    # suite reads hundreds of MB (each probe's hash covers its conversation) and releases the GIL to do it.
+    # Nothing in scoring reads the warnings; they are added once both are done, last as before.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="scenario-hashes") as pool:
+        hashing = pool.submit(hash_warnings, records, scenarios)
+        summary, samples = build_summary(manifest, records, scenarios, config=config, judge=judge, excluded=excluded,
+                                         warnings=warnings, grounding=grounding, inputs=inputs)
+        changed = hashing.result()
+    warnings += changed
+    summary["run"]["warnings"] += changed
+    page = render_html(summary, samples)
+    try:
+        paths = {
+            "summary.json": outputs.write_summary_json(run_dir, summary),
+            "metrics.csv": outputs.write_metrics_csv(run_dir, summary["metrics"]),
+            "scores.jsonl": outputs.write_scores_jsonl(run_dir, samples),
+            "junit.xml": outputs.write_junit_xml(run_dir, summary["verdict"], samples),
+            "index.html": outputs.write_index_html(run_dir, page),
+        }
+    except OSError as exc:  # read-only folder, full disk, a folder where a file should be
+        where = exc.filename or run_dir
+        raise ReportError(f"{where}: cannot write the report ({exc.strerror or exc}); the results are untouched. "
+                          f"Make {run_dir} writable (or copy the run folder somewhere writable) and run "
+                          f"`recall-eval report` on it again") from None
+    error_rate = summary["run"]["error_rate"]
+    return ReportOutcome(verdict=summary["verdict"]["status"], reasons=list(summary["verdict"]["reasons"]),
+                         index_html=paths["index.html"], summary_json=paths["summary.json"], paths=paths,
+                         warnings=warnings, headlines=list(summary["headlines"]),
+                         too_many_errors=error_rate is not None and error_rate > config.max_error_rate,
+                         summary=summary)
+
+
+def _check_exclude(exclude: Sequence[str], ids: Sequence[str]) -> None:
+    """An ``--exclude`` pattern matching no scenario id in the results is an error, as a ``run --filter``
+    id glob matching nothing is: a typo would otherwise leave the known-bad scenario in the numbers."""
+    import difflib
+
+    for pattern in exclude:
+        if not any(fnmatch.fnmatchcase(i, pattern) for i in ids):
+            close = difflib.get_close_matches(pattern, list(ids), n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ReportError(f"--exclude {pattern!r} matches no scenario id in the results{hint}; fix or drop it")

@@ -1,0 +1,59 @@
+"""``recall-eval report RUN_DIR``: rebuild a run's outputs, print its table and verdict, and the exit code.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from harness.analysis.verdict import VerdictConfig, exit_code
+from harness.records import ResultsError
+from harness.report.build import ReportError, build_report
+
+
+def _thresholds_from_args(args: Any) -> VerdictConfig:
+    """``--min-gain``, ``--unsupported-tolerance``, ``--max-error-rate`` (when given) as a VerdictConfig."""
+    values = {}
+    if getattr(args, "min_gain", None) is not None:
+        values["min_continuity_gain"] = args.min_gain
+    if getattr(args, "unsupported_tolerance", None) is not None:
+        values["unsupported_tolerance"] = args.unsupported_tolerance
+    if getattr(args, "max_error_rate", None) is not None:
+        values["max_error_rate"] = args.max_error_rate
+    return VerdictConfig(**values)
+
+
+def cli_report(args: Any) -> int:
+    """``recall-eval report RUN_DIR``: leads and verdict first, then the paths.
+
+    Exit 1 when the error rate is above ``--max-error-rate``, or with ``--gate``
+    unless the verdict is pass (an incomplete run included); 2 on bad input.
+    """
+    from pydantic import ValidationError
+
+    from harness.scenarios import ScenarioError
+    from harness.score.judge import JudgeError
+
+    try:
+        try:
+            thresholds = _thresholds_from_args(args)
+        except ValidationError as exc:
+            raise ReportError(f"bad threshold: {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}") from None
+        outcome = build_report(Path(args.run_dir), judge_model=getattr(args, "judge_model", None),
+                               exclude=getattr(args, "exclude", None) or (), thresholds=thresholds,
+                               judge_api_base=getattr(args, "judge_api_base", None),
+                               include_foreign=bool(getattr(args, "include_foreign", False)))
+    except (ReportError, ResultsError, JudgeError, ScenarioError) as exc:
+        print(f"recall-eval report: {exc}", file=sys.stderr)
+        return 2
+    from harness.report.terminal import report_lines
+
+    out, err = report_lines(outcome)  # the same words as the end of `recall-eval run`
+    for line in out:
+        print(line)
+    for line in err:
+        print(line, file=sys.stderr)
+    for name, path in outcome.paths.items():
+        print(f"{name:13} {path}")
+    return exit_code(outcome, gate=bool(getattr(args, "gate", False)))

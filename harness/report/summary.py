@@ -1,0 +1,223 @@
+"""``summary.json``: the scored samples of a run aggregated, the verdict decided and every input named, as one document.
+
+:func:`build_summary` is a pure function of the manifest, the records and
+the scenarios (and the judges' verdicts when a judge is given);
+``docs/summary-json.md`` documents every field.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from harness import __version__
+from harness.analysis.verdict import RunHealth, VerdictConfig
+from harness.records import SampleRecord
+from harness.scenarios.models import Scenario
+
+SUMMARY_SCHEMA_VERSION = 1
+
+
+def hash_warnings(records: Sequence[SampleRecord], scenarios: Mapping[str, Scenario]) -> list[str]:
+    from harness.scenarios import scenario_hash
+
+    seen: dict[str, str] = {}
+    for record in records:
+        seen.setdefault(record.scenario_id, record.scenario_hash)
+    warnings = []
+    for sid, h in sorted(seen.items()):
+        if sid in scenarios and (now := scenario_hash(scenarios[sid])) != h:
+            warnings.append(f"scenario {sid!r} changed since the run (hash {h[:12]} in results, {now[:12]} now)")
+    return warnings
+
+
+def _expected_dict(scenario: Scenario) -> dict[str, Any]:
+    """The answer key shown in a sample's panel: the non-default ``expect`` fields plus ``abstain``."""
+    return scenario.expect.model_dump(mode="json", exclude_defaults=True) | {"abstain": scenario.expect.abstain}
+
+
+def _sample_dict(record: SampleRecord, scenario: Scenario, scores: Any,
+                expected: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One entry of the ``samples`` list handed to the HTML renderer (see report_contract.md).
+
+    ``expected`` is :func:`_expected_dict` of the scenario, passed in when the
+    caller shares one dict between the samples of a scenario (read-only).
+    """
+    dumped = record.model_dump(include={"error", "tool_calls", "model_calls"})  # one serializer call for all
+    return {
+        "sample_id": record.sample_id, "scenario_id": record.scenario_id, "title": scenario.title,
+        "category": record.category, "tags": list(scenario.tags), "arm": record.arm, "model": record.model,
+        "epoch": record.epoch, "status": record.status, "error": dumped["error"],
+        "outcome": scores.outcome, "final_answer": record.final_answer, "stop_reason": record.stop_reason,
+        "messages": record.messages, "tool_calls": dumped["tool_calls"], "model_calls": dumped["model_calls"],
+        "tools_offered": list(record.tools_offered), "seed": record.seed,
+        "scores": scores.model_dump(include={"scores"})["scores"],
+        "latency_s": record.wall_time_s, "prompt_tokens": scores.prompt_tokens,
+        "completion_tokens": scores.completion_tokens, "tool_result_tokens": scores.tool_result_tokens,
+        "cost_usd": scores.cost_usd, "cached": scores.cached,
+        # The write phase (arms whose agent writes memory): its calls shown before the probe's, its costs apart.
+        "write_calls": _write_calls(record), "write_model_calls": scores.write_model_calls,
+        "write_tokens": scores.write_prompt_tokens + scores.write_completion_tokens,
+        "unsupported_kinds": dict(Counter(c.kind for c in claims)) if (claims := scores.unsupported_claims) else {},
+        "expected": expected if expected is not None else _expected_dict(scenario),
+    }
+
+
+def _write_calls(record: SampleRecord) -> list[dict[str, Any]]:
+    """Every write call of the sample's write phase, named after its session for the transcript view."""
+    if record.write_phase is None:
+        return []
+    return [
+        {**call.model_dump(), "name": f"[write phase, session {session.session_id}] {call.name}"}
+        for session in record.write_phase.sessions
+        for call in session.tool_calls
+    ]
+
+
+def judge_for(judge_model: str | None, judge_cache_dir: Path | None) -> Any:
+    if not judge_model:
+        return None
+    from harness.score.judge import DEFAULT_CACHE_DIR, Judge
+
+    return Judge(model=judge_model, cache_dir=judge_cache_dir or DEFAULT_CACHE_DIR)
+
+
+def grounding_judge_for(judge: Any) -> Any:
+    """The grounding judge: the rubric judge's model, cache folder, endpoint and completer, its own prompt."""
+    if judge is None:
+        return None
+    from harness.score.grounding import GroundingJudge
+
+    return GroundingJudge(model=judge.model, cache_dir=judge.cache_dir, complete=judge.complete,
+                          api_base=judge.api_base)
+
+
+def _judge_block(judge: Any, grounding: Any, judged: int, ungrounded: int) -> dict[str, Any] | None:
+    """``summary.json``'s ``judge``: each judge's run counts, then its calibration (whose calls are not counted)."""
+    if judge is None and grounding is None:
+        return None
+    from harness.score import grounding as grounding_module
+    from harness.score.judge import calibrate
+
+    block: dict[str, Any] = {}
+    if judge is not None:
+        block = {"model": judge.model, "calls": judge.calls, "cached": judge.cached}
+        block["calibration"] = calibrate(judge).as_dict()
+    if grounding is not None:
+        counts = {**grounding.summary(), "judged": judged, "ungrounded": ungrounded}
+        block["grounding"] = {**counts, "calibration": grounding_module.calibrate(grounding).as_dict()}
+    return block
+
+
+def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Mapping[str, Scenario], *,
+                  config: VerdictConfig, judge: Any = None, excluded: Sequence[str] = (),
+                  warnings: Sequence[str] = (), grounding: Any = None,
+                  inputs: Any = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Score, aggregate and decide; returns ``(summary, samples)`` (pure apart from judge calls).
+
+    ``judge`` grades rubric scenarios; ``grounding`` (:class:`harness.score.grounding.GroundingJudge`)
+    looks for unsupported specifics in every answered sample. ``inputs`` is the
+    :class:`harness.report.inputs.ReportInputs` the records came from (completeness, bad lines,
+    duplicates); None treats ``records`` as the whole, clean run.
+    """
+    from harness.analysis.aggregate import AggregateConfig, aggregate
+    from harness.analysis.verdict import decide
+    from harness.report.headlines import headlines, tool_use, unsupported_by_kind
+    from harness.report.inputs import ReportInputs
+    from harness.score.grounding import visible_context
+    from harness.score.judge import expected_facts
+    from harness.score.scoring import score_sample
+    from harness.score.writes import write_path_blocks
+
+    if inputs is None:
+        inputs = ReportInputs(records=list(records), planned=len(records), present=len(records), run_status="complete")
+    scored, samples = [], []
+    expected: dict[str, dict[str, Any]] = {}
+    unjudged: set[str] = set()
+    for record in records:
+        scenario = scenarios[record.scenario_id]
+        if record.scenario_id not in expected:
+            expected[record.scenario_id] = _expected_dict(scenario)
+        verdict = None
+        if scenario.expect.rubric and record.status == "ok":
+            if judge is None:
+                unjudged.add(record.scenario_id)
+            else:
+                facts = expected_facts(scenario.expect, scenario.expect.adherence)
+                verdict = judge(scenario.probe.message, scenario.expect.rubric, facts, record.final_answer or "")
+        scores = score_sample(record, scenario, judge=verdict)
+        if grounding is not None and scores.status == "ok" and scores.answered:
+            found = grounding(visible_context(record.messages), record.final_answer or "")
+            scores = score_sample(record, scenario, judge=verdict, grounding=found)
+        scored.append(scores)
+        samples.append(_sample_dict(record, scenario, scores, expected[record.scenario_id]))
+    agg_cfg = AggregateConfig(treatment_arm=config.treatment_arm, baseline_arm=config.baseline_arm, alpha=config.alpha)
+    tables = aggregate(scored, titles={sid: s.title for sid, s in scenarios.items()}, config=agg_cfg)
+    errors = sum(r.status == "error" for r in records)
+    health = RunHealth(planned=inputs.planned, present=inputs.present, run_status=inputs.run_status,
+                       why=tuple(inputs.why_short()), errors=errors, samples=len(records))
+    verdict_block = decide(tables, {s.model for s in scored}, config, health=health)
+    judge_block = _judge_block(judge, grounding, sum(s.grounding is not None for s in scored),
+                               sum(s.grounding == "ungrounded" for s in scored))
+    summary = {
+        "schema_version": SUMMARY_SCHEMA_VERSION,
+        "generated_at": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "harness_version": __version__,
+        "verdict": verdict_block,
+        "headlines": [],
+        "run": {
+            "run_id": manifest.run_id, "models": list(manifest.models), "arms": list(manifest.arms),
+            "epochs": manifest.epochs, "seed": manifest.seed, "suite_hash": manifest.suite_hash,
+            "samples": len(records), "errors": errors, "error_rate": _rate(errors, len(records)),
+            "cached_samples": sum(s.cached for s in scored),
+            "planned_samples": inputs.planned, "present_samples": inputs.present, "complete": health.complete,
+            "unusable_lines": len(inputs.problems), "torn_last_line": inputs.torn_last_line,
+            "duplicates_dropped": inputs.duplicates, "foreign_records": len(inputs.foreign_ids),
+            "excluded_scenarios": sorted(excluded), "started_at": manifest.started_at,
+            "finished_at": manifest.finished_at, "status": manifest.status, "warnings": list(warnings),
+            "parameters": _shown_parameters(manifest.parameters),
+        },
+        **tables,
+        "tool_use": tool_use(scored, tables.get("metrics") or []),
+        "unsupported_by_kind": unsupported_by_kind(scored),
+        "categories": _categories(scored, scenarios),
+        "judge": judge_block,
+        **write_path_blocks(scored),
+    }
+    summary["headlines"] = headlines(summary, health=health, inputs=inputs, config=config,
+                                     unjudged_rubric=len(unjudged))
+    return summary, samples
+
+
+def _categories(scored: Sequence[Any], scenarios: Mapping[str, Scenario]) -> list[dict[str, Any]]:
+    """``summary.json``'s ``categories``: every category scored, with the suite's description and its scenario count.
+
+    The description is the one a scenario's ``categories`` declares for the
+    name (a suite's ``_defaults.yaml``); null for a built-in category nobody declared.
+    """
+    ids: dict[str, set[str]] = {}
+    for s in scored:
+        ids.setdefault(str(s.category), set()).add(s.scenario_id)
+    described: dict[str, str] = {}
+    for sid in sorted({sid for members in ids.values() for sid in members}):
+        scenario = scenarios.get(sid)
+        for name, text in (scenario.categories if scenario is not None else {}).items():
+            described.setdefault(name, text)
+    return [{"name": name, "description": described.get(name), "scenarios": len(ids[name])} for name in sorted(ids)]
+
+
+#: run.json parameters copied to ``summary.run.parameters``: what a reader of a report, a comparison or a
+#: history needs to know was asked of the model (never paths of this machine such as ``cache_dir``).
+SHOWN_PARAMETERS = ("filters", "max_tool_rounds", "max_tokens", "temperature", "timeout_s", "retries", "api_base",
+                    "cache", "judge_model")
+
+
+def _shown_parameters(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: parameters[k] for k in SHOWN_PARAMETERS if k in parameters}
+
+
+def _rate(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None

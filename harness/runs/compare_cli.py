@@ -1,0 +1,231 @@
+"""``recall-eval compare RUN_A RUN_B`` on a terminal: the differences first, then the metric and scenario tables, and the exit code.
+
+Exit codes: 0 no regression, 1 regression, 2 not comparable or bad input.
+``--html OUT`` also writes the comparison as a page
+(:mod:`harness.runs.compare_page`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.runs.comparability import (
+    CompareError,
+    abbreviated,
+)
+from harness.runs.compare import Comparison, MetricChange, compare_runs, format_diff, format_row
+
+# The metric table; a regression is marked REGRESSION after its difference.
+_METRIC_COLUMNS = ("metric", "A", "B", "B - A")
+
+
+def _console() -> Any:
+    """A terminal's own width; elsewhere (CI logs, pipes) ``COLUMNS`` when set, else 120."""
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(highlight=False, width=120)
+    return console
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _say(console: Any, text: str) -> None:
+    """A plain line: never parsed as markup (ids and paths may hold brackets), wrapped by the terminal only."""
+    console.print(text, markup=False, soft_wrap=True)
+
+
+def _header(console: Any, cmp: Comparison) -> None:
+    for side, run in (("A", cmp.a), ("B", cmp.b)):
+        m = run.manifest
+        shape = " x ".join(_plural(n, word) for n, word in ((len(m.scenario_ids), "scenario"), (len(m.arms), "arm"),
+                                                             (len(m.models), "model"), (m.epochs, "epoch")))
+        _say(console, f"{side}: {run.path}: {shape}, {m.status}, verdict {run.summary['verdict']['status']}")
+    for side, run in (("A", cmp.a), ("B", cmp.b)):
+        warnings = run.warnings
+        for warning in warnings:
+            _say(console, f"{side} warning: {warning}")
+        if run.scan.duplicates and not any("duplicate" in w for w in warnings):
+            _say(console, f"{side} warning: {run.scan.duplicates} duplicate record(s) in results.jsonl "
+                          "(the last one per sample id counts)")
+        if run.foreign:
+            _say(console, f"{side} warning: {len(run.foreign)} record(s) outside run.json, counted "
+                          f"(--include-foreign): {abbreviated(run.foreign, 3)}")
+
+
+def _comparability(console: Any, cmp: Comparison, force: bool) -> None:
+    if cmp.comparable:
+        _say(console, "comparable: same suite, models, arms, epochs, seed, parameters and scoring")
+        return
+    _say(console, "NOT COMPARABLE" + (" (compared anyway: --force)" if force else "") + ":")
+    for problem in cmp.problems:
+        _say(console, f"  {problem}")
+    for difference in cmp.differences:
+        for line in difference.lines():
+            _say(console, f"  {line}")
+    if cmp.only_in:
+        _say(console, "only in one run" + (", so left out of the comparison:" if force else ":"))
+        for kind, (a_only, b_only) in cmp.only_in.items():
+            for side, ids in (("A", a_only), ("B", b_only)):
+                if ids:
+                    _say(console, f"  {kind} only in {side} ({len(ids)}): {abbreviated(ids)}")
+
+
+def _name(change: MetricChange) -> str:
+    return change.metric if change.category == "all" else f"{change.metric} ({change.category})"
+
+
+def _widths(total: int, rows: Sequence[Sequence[str]]) -> list[int]:
+    """Widths of the metric table's columns that fit ``total`` columns without cutting a metric name.
+
+    The metric column gets its longest name (when room is short, its longest
+    word: a name wraps before its "(category)", never inside a word), ``B - A`` its longest number (a REGRESSION mark then
+    goes on a second line), and A and B share the rest, wrapping an interval
+    under its value on a narrow terminal. No column is narrower than its header.
+    """
+    longest = [max([len(header), *(len(r[i]) for r in rows)]) for i, header in enumerate(_METRIC_COLUMNS)]
+    overhead = 3 * (len(_METRIC_COLUMNS) - 1)  # between columns: a divider and a space each side
+    if sum(longest) + overhead <= total:
+        return longest
+    diff = max(len("REGRESSION"), *(len(r[3].split(" REGRESSION")[0]) for r in rows))
+    name = longest[0]
+    if name + 2 * max(longest[1], longest[2]) > total - overhead - diff:  # wrap names before their category first
+        name = max(len(_METRIC_COLUMNS[0]), *(len(word) for r in rows for word in r[0].split(" ")))
+    side = max(len("A"), (total - overhead - diff - name) // 2)
+    return [name, min(side, longest[1]), min(side, longest[2]), diff]
+
+
+def _fit(cell: str, width: int) -> str:
+    """A cell too wide for its column breaks before its interval or REGRESSION mark, not inside the interval."""
+    if len(cell) <= width:
+        return cell
+    return cell.replace(" [", "\n[", 1).replace(" REGRESSION", "\nREGRESSION", 1)
+
+
+def _shown(cmp: Comparison, show_all: bool) -> list[MetricChange]:
+    """Rows of category ``all`` that changed (every one with ``show_all``), and every regressing row."""
+    return [c for c in cmp.metrics if c.regression or (c.category == "all" and (show_all or c.changed))]
+
+
+def metric_tables(cmp: Comparison, *, show_all: bool = False, width: int = 80) -> list[Any]:
+    """One rich table per model and arm (no column repeats them, so the rest fits ``width`` columns)."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    shown = _shown(cmp, show_all)
+    if not shown:
+        return []
+    rows = {id(c): (_name(c), format_row(c.a), format_row(c.b), format_diff(c) + (" REGRESSION" if c.regression else ""))
+            for c in shown}
+    widths = _widths(width, list(rows.values()))
+    groups: dict[tuple[str, str], list[MetricChange]] = {}
+    for c in shown:
+        groups.setdefault((c.model, c.arm), []).append(c)
+    tables = []
+    for (model, arm), changes in groups.items():
+        table = Table(title=Text(f"{model} / {arm}"), title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
+                      pad_edge=False, padding=(0, 1))
+        for column, column_width in zip(_METRIC_COLUMNS, widths, strict=True):
+            table.add_column(column, width=column_width, justify="left" if column == "metric" else "right",
+                             overflow="fold")
+        for c in changes:
+            table.add_row(*(Text(_fit(cell, w)) for cell, w in zip(rows[id(c)], widths, strict=True)))
+        tables.append(table)
+    return tables
+
+
+def scenario_table(cmp: Comparison) -> Any:
+    """The scenarios whose correct rate changed, per model and arm."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title="scenarios whose correct rate changed", box=box.SIMPLE_HEAD, show_edge=False,
+                  title_justify="left", pad_edge=False)
+    for column in ("model", "arm", "scenario", "A", "B", "change"):
+        table.add_column(column, overflow="fold")
+    for s in cmp.scenarios:
+        cells = (s["model"], s["arm"], s["scenario_id"], f"{s['a_correct_rate']:.2f}", f"{s['b_correct_rate']:.2f}",
+                 s["change"])
+        table.add_row(*(Text(cell) for cell in cells))
+    return table
+
+
+def print_comparison(cmp: Comparison, *, force: bool = False, show_all: bool = False) -> None:
+    """The report on standard output: the runs, their warnings, comparability, then (when compared) the changes."""
+    console = _console()
+    _header(console, cmp)
+    _comparability(console, cmp, force)
+    if not cmp.comparable and not force:
+        return
+    _say(console, f"verdict: A {cmp.verdict_a} -> B {cmp.verdict_b}")
+    tables = metric_tables(cmp, show_all=show_all, width=console.width)
+    if tables:
+        _say(console, "metrics, category all and any regressing category: "
+                      + ("every row" if show_all else "rows that changed (--all shows every row)"))
+    for table in tables:
+        console.print(table)
+    if cmp.scenarios:
+        console.print(scenario_table(cmp))
+    if not tables and not cmp.scenarios:
+        _say(console, "no changes: every metric and every scenario's correct rate are the same")
+    elif not tables:
+        _say(console, "no metric changed")
+    n = len(cmp.regressions)
+    if cmp.verdict_regression:
+        _say(console, f"verdict regression: A {cmp.verdict_a} -> B {cmp.verdict_b}")
+    _say(console, f"{n} metric regression(s) beyond the intervals" if n else "no metric regression beyond the intervals")
+
+
+def _write_html(cmp: Comparison, out: Path, force: bool) -> bool:
+    """``--html OUT``: write the page and say where; False (after saying why) when it cannot be written."""
+    from harness.runs.compare_page import write_compare_page
+
+    try:
+        write_compare_page(cmp, out, force=force)
+    except OSError as exc:
+        print(f"recall-eval compare: {exc.filename or out}: cannot write the page ({exc.strerror or exc}); "
+              "choose another --html path", file=sys.stderr)
+        return False
+    print(f"page: {out}")
+    return True
+
+
+def cli_compare(args: Any) -> int:
+    """``recall-eval compare RUN_A RUN_B``: exit 1 on a regression, 0 if none, 2 when not comparable or on bad input."""
+    from harness.records import ResultsError
+    from harness.report import ReportError
+    from harness.scenarios import ScenarioError
+
+    force, include_foreign = bool(getattr(args, "force", False)), bool(getattr(args, "include_foreign", False))
+    try:
+        cmp = compare_runs(Path(args.run_a), Path(args.run_b), include_foreign=include_foreign)
+    except (CompareError, ReportError, ResultsError, ScenarioError) as exc:
+        print(f"recall-eval compare: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"recall-eval compare: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    if cmp.nothing_shared:
+        print_comparison(cmp, force=False)
+        print(f"recall-eval compare: the runs have no {' and no '.join(cmp.nothing_shared)} in common: "
+              "nothing to compare, even with --force", file=sys.stderr)
+        return 2
+    print_comparison(cmp, force=force, show_all=bool(getattr(args, "all", False)))
+    if getattr(args, "html", None) and not _write_html(cmp, Path(args.html), force):
+        return 2
+    if not cmp.comparable and not force:
+        what = ", ".join([*(["run problems"] if cmp.problems else []), *(d.name for d in cmp.differences)])
+        print(f"recall-eval compare: the runs are not comparable ({what}); fix that, or pass --force to compare "
+              "what both runs have", file=sys.stderr)
+        return 2
+    return 1 if cmp.regressions or cmp.verdict_regression else 0

@@ -1,0 +1,84 @@
+"""The scenario hash: SHA-256 of a scenario's canonical JSON, recorded with every sample to spot edited fixtures.
+
+A conversation's probes share their sessions and items, so those parts are
+serialized once per list object, not once per probe.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from typing import Any
+
+from harness.scenarios.models import Scenario
+
+_SHARED_PARTS = ("sessions", "items")
+_CANONICAL = {"sort_keys": True, "separators": (",", ":"), "ensure_ascii": False}
+_part_cache: OrderedDict[int, tuple[list[Any], bytes]] = OrderedDict()
+_PART_CACHE_SIZE = 64
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, **_CANONICAL).encode("utf-8")
+
+
+def _part_json(part: list[Any]) -> bytes:
+    """Canonical JSON of a ``sessions`` or ``items`` list, computed once per list object.
+
+    A conversation's probes share these lists, so 200 probes serialize them
+    once. The cache holds the list itself, so its ``id`` cannot be reused while
+    cached; scenarios are frozen and these lists are never changed in place.
+    """
+    known = _part_cache.get(id(part))
+    if known is not None and known[0] is part:
+        _part_cache.move_to_end(id(part))
+        return known[1]
+    text = _canonical([entry.model_dump(mode="json", by_alias=True) for entry in part])
+    _part_cache[id(part)] = (part, text)
+    while len(_part_cache) > _PART_CACHE_SIZE:
+        _part_cache.popitem(last=False)
+    return text
+
+
+#: Stand-ins for the shared parts in the per-probe JSON (a NUL cannot occur unescaped in JSON text).
+_MARKS = {name: f"\x00recall-eval:{name}\x00" for name in _SHARED_PARTS}
+_MARK_JSON = {name: _canonical(mark) for name, mark in _MARKS.items()}
+
+
+def scenario_hash(scenario: Scenario) -> str:
+    """SHA-256 of the scenario's canonical JSON, to spot edited fixtures.
+
+    The canonical JSON is ``json.dumps`` of the whole scenario with sorted
+    keys and no spaces. It is fed to the hash in pieces so that the sessions
+    and items a conversation's probes share are serialized once: the rest of
+    the scenario is serialized in one call with a stand-in string for each
+    shared part, and the hash reads the text around each stand-in and the
+    part's cached JSON in its place. Should a scenario's own text hold a
+    stand-in, the keys are serialized one by one instead (same hash).
+    The ``$schema`` editor hint is left out, so moving a file does not change its hash.
+    """
+    data = scenario.model_dump(mode="json", by_alias=True, exclude={"schema_", *_SHARED_PARTS})
+    text = _canonical({**data, **_MARKS})
+    found = sorted((text.find(mark), name) for name, mark in _MARK_JSON.items() if text.count(mark) == 1)
+    if len(found) != len(_MARKS):
+        return _hash_key_by_key(scenario, data)
+    digest = hashlib.sha256()
+    start = 0
+    for at, name in found:
+        digest.update(text[start:at])
+        digest.update(_part_json(getattr(scenario, name)))
+        start = at + len(_MARK_JSON[name])
+    digest.update(text[start:])
+    return digest.hexdigest()
+
+
+def _hash_key_by_key(scenario: Scenario, data: dict[str, Any]) -> str:
+    """:func:`scenario_hash` serializing each top-level key on its own (for a scenario whose text holds a stand-in)."""
+    parts = {name: getattr(scenario, name) for name in _SHARED_PARTS}
+    digest = hashlib.sha256(b"{")
+    for index, key in enumerate(sorted([*data, *parts])):
+        digest.update((b"," if index else b"") + _canonical(key) + b":")
+        digest.update(_part_json(parts[key]) if key in parts else _canonical(data[key]))
+    digest.update(b"}")
+    return digest.hexdigest()

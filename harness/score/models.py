@@ -1,0 +1,124 @@
+"""What scoring gives: every score of one sample (:class:`SampleScores`), the only thing aggregation reads.
+
+The conventions that fill these fields are in :mod:`harness.score.scoring`
+(and ``docs/summary-json.md``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    pass
+
+
+
+
+Outcome = Literal["correct", "wrong", "abstained_correctly", "abstained_wrongly", "error"]
+# Outcomes that count as right: an answer that passed, or an abstention where abstaining was expected.
+CORRECT_OUTCOMES: frozenset[str] = frozenset({"correct", "abstained_correctly"})
+
+
+class Score(BaseModel):
+    """One named score with the reason a human reads."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    value: bool | float | int | None
+    passed: bool | None = Field(None, description="None when the score is informational or not applicable")
+    reason: str
+
+
+ClaimKind = Literal["leakage", "stale", "invented", "someone_else", "unknown_item_id", "undisclosed_item_id",
+                   "answered_unanswerable", "ungrounded"]
+#: Every kind of unsupported claim, in the order reports list them (see ``docs/summary-json.md``).
+CLAIM_KINDS: tuple[str, ...] = ("leakage", "stale", "invented", "someone_else", "unknown_item_id",
+                                "undisclosed_item_id", "answered_unanswerable", "ungrounded")
+CLAIM_EXCERPT_CHARS = 200
+
+
+class UnsupportedClaim(BaseModel):
+    """One assertion nothing visible supports; ``kind`` says how it was found (reports split by it)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: ClaimKind
+    text: str = Field(description="The canary, id or specific claimed; for answered_unanswerable the answer's start")
+
+
+class ToolLeak(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    call_id: str
+    kind: Literal["out_of_scope_item", "archived_item", "policy_denied_read", "leakage_canary"]
+    detail: str
+
+
+class SampleScores(BaseModel):
+    """Every score of one sample; aggregation reads only these."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sample_id: str
+    scenario_id: str
+    category: str
+    arm: str
+    model: str
+    epoch: int
+    status: Literal["ok", "error"]
+    outcome: Outcome
+    should_abstain: bool
+    abstained: bool | None = Field(None, description="None for error samples")
+    continuity_correct: bool | None = Field(None, description="The deciding result (judge when used)")
+    pattern_correct: bool | None = Field(None, description="The pattern result, kept when a judge decided")
+    judge_verdict: Literal["pass", "fail"] | None = None
+    judge_reason: str | None = None
+    grounding: Literal["grounded", "ungrounded", "malformed"] | None = Field(
+        None, description="The grounding judge's finding; None when it did not run (no judge, abstained, error)")
+    adherence: bool | None = Field(None, description="None when the scenario sets no adherence checks")
+    token_f1: float | None = Field(
+        None, description="Informational token F1 against expect.f1_reference (never part of correctness); "
+        "None without a reference or for error samples")
+    unsupported_claims: list[UnsupportedClaim] = Field(default_factory=list)
+    answer_leaks: list[str] = Field(default_factory=list, description="Leakage canaries in the final answer")
+    tool_leaks: list[ToolLeak] = Field(default_factory=list)
+    retrieved_items: list[str] = Field(default_factory=list)
+    retrieved_precision: float | None = None
+    retrieved_recall: float | None = None
+    tool_calls: int = 0
+    model_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    tool_result_tokens: int = 0
+    tool_result_chars: int = 0
+    cost_usd: float | None = None
+    latency_s: float = 0.0
+    cached: bool = Field(False, description="Every model call was served from the response cache (latency is a replay)")
+    tools_offered: int = Field(0, description="How many tools the arm offered the model at the probe")
+    write_model_calls: int = Field(0, description="Model calls of the write phase (arms whose agent writes memory); not in model_calls")
+    write_tool_calls: int = Field(0, description="Write calls the agent made before the probe")
+    writes_ok: int = Field(0, description="Write calls that succeeded (status ok)")
+    write_holds_answer: bool | None = Field(
+        None, description="Some successful write states the expected fact; None without a write phase or expected strings")
+    write_prompt_tokens: int = Field(0, description="Prompt tokens of the write phase; not in prompt_tokens")
+    write_completion_tokens: int = Field(0, description="Completion tokens of the write phase; not in completion_tokens")
+    # The write path's own scores (harness.score.writes): what was written, and where a failure happened.
+    memories_written: int = Field(0, description="Save calls of the write phase that stored something")
+    write_duplicates: int = Field(0, description="Save calls repeating a text already saved, or reported unchanged")
+    writes_rejected: int = Field(0, description="Save calls the memory system refused (status not ok)")
+    forgets_requested: int = Field(0, description="Earlier sessions in which the user asked to forget something")
+    forgets_done: int = Field(0, description="Of those, sessions whose write run made a forget call that ran (ok or not_found)")
+    written_holds_expected: bool | None = Field(None, description="The stored memory states the expected answer")
+    retrieved_holds_expected: bool | None = Field(None, description="The probe's tool results state the expected answer")
+    scores: list[Score] = Field(default_factory=list)
+
+    @property
+    def unsupported(self) -> bool:
+        return bool(self.unsupported_claims)
+
+    @property
+    def answered(self) -> bool | None:
+        return None if self.abstained is None else not self.abstained
