@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.report import _gc_paused  # noqa: E402
+from harness.report.build import _gc_paused  # noqa: E402
 from harness.report.html import render_html  # noqa: E402
 from tests.harness.report_fixtures import make_report_data  # noqa: E402
 

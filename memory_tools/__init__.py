@@ -6,7 +6,11 @@ This package knows nothing of the harness. Public surface:
 - :func:`normalize_search_term`, the one normalization of keys and query terms;
 - the Host read path (``MemoryPolicy``, ``RunContext``, ``admission``, ``Host``);
 - named memories (seed 004): ``NamedMemoryStore`` and its ``remember``/``recall``/``forget``
-  tools (``open_named_run``).
+  tools (``open_named_run``);
+- full-text search over the same store (``FullTextHost``, SQLite FTS5);
+- the argument checks every tool shares (``decode_arguments``, ``unknown_properties``,
+  ``json_type``, ``show_value``, ``join_errors``), so a tool of another memory system
+  reports a bad call in the same words.
 """
 
 from memory_tools.model import (
@@ -38,12 +42,38 @@ from memory_tools.normalize import (
     validate_item_input,
 )
 from memory_tools.store import SCHEMA_VERSION, MemoryItemStore
-from memory_tools.policy import TOOL_NAMES, DenialReason, MemoryPolicy, RunContext, admission, item_in_scope
-from memory_tools.host import Host, HostConfigurationError, MemoryRun, ToolCallRecord
+from memory_tools.policy import (
+    TOOL_NAMES,
+    DenialReason,
+    MemoryPolicy,
+    RunContext,
+    ToolArgumentError,
+    admission,
+    decode_arguments,
+    item_in_scope,
+    item_visible,
+    join_errors,
+    json_type,
+    show_value,
+    unknown_properties,
+)
+from memory_tools.host import Host, HostConfigurationError, MemoryRun, ToolCallRecord, record_arguments
+from memory_tools.fulltext import FullTextHost
 from memory_tools.named import NamedIdentity, NamedMemory, NamedMemoryStore, WriteEvent
-from memory_tools.named_tools import NAMED_TOOL_NAMES, NamedMemoryRun, open_named_run
+from memory_tools.named_tools import NAMED_TOOL_NAMES, READ_TOOLS, WRITE_TOOLS, NamedMemoryRun, open_named_run
 
 __all__ = [
+    "READ_TOOLS",
+    "WRITE_TOOLS",
+    "FullTextHost",
+    "ToolArgumentError",
+    "decode_arguments",
+    "item_visible",
+    "join_errors",
+    "json_type",
+    "record_arguments",
+    "show_value",
+    "unknown_properties",
     "NAMED_TOOL_NAMES",
     "NamedIdentity",
     "NamedMemory",

@@ -243,7 +243,7 @@ class MemoryRun:
         status, text, disclosed, read = outcome
         return ToolCallRecord(
             name=name if isinstance(name, str) else _safe_repr(name),
-            arguments=_record_arguments(arguments),
+            arguments=record_arguments(arguments),
             status=status,
             result_text=text,
             result_chars=len(text),
@@ -376,7 +376,7 @@ def _safe_repr(value: object) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def _record_arguments(arguments: object) -> str:
+def record_arguments(arguments: object) -> str:
     if isinstance(arguments, str):
         return arguments
     if arguments is None:

@@ -54,10 +54,10 @@ from memory_tools.policy import (
     RunContext,
     ToolArgumentError,
     limit_argument,
-    _join,
-    _json_type,
-    _show,
-    _unknown_properties,
+    join_errors,
+    json_type,
+    show_value,
+    unknown_properties,
     admission,
     decode_arguments,
 )
@@ -163,7 +163,7 @@ def _string(arguments: dict[str, Any], field: str, errors: list[str], hint: str,
             errors.append(f"{field} is required: {hint}")
         return None
     if not isinstance(value, str) or not value.strip():
-        errors.append(f"{field} must be a non-empty string ({hint}), got {_json_type(value) if not isinstance(value, str) else 'blank text'}")
+        errors.append(f"{field} must be a non-empty string ({hint}), got {json_type(value) if not isinstance(value, str) else 'blank text'}")
         return None
     return value
 
@@ -175,7 +175,7 @@ def _scope(arguments: dict[str, Any], errors: list[str], *, required: bool) -> N
             errors.append('scope is required: "user" (about the user) or "project" (this project only)')
         return None
     if value not in ("user", "project"):
-        errors.append(f'scope must be "user" or "project", got {_show(value)}')
+        errors.append(f'scope must be "user" or "project", got {show_value(value)}')
         return None
     return value  # type: ignore[no-any-return]
 
@@ -186,12 +186,12 @@ def parse_remember_arguments(arguments: dict[str, Any]) -> RememberArguments:
     Raises:
         ToolArgumentError: naming every argument at fault (up to five).
     """
-    errors = _unknown_properties(arguments, ("name", "text", "scope"))
+    errors = unknown_properties(arguments, ("name", "text", "scope"))
     name = _string(arguments, "name", errors, "a short stable name such as \"deploy route\"")
     text = _string(arguments, "text", errors, "the memory's full text")
     scope = _scope(arguments, errors, required=True)
     if errors:
-        raise ToolArgumentError(_join(errors))
+        raise ToolArgumentError(join_errors(errors))
     return RememberArguments(name, text, scope)  # type: ignore[arg-type]
 
 
@@ -201,11 +201,11 @@ def parse_forget_arguments(arguments: dict[str, Any]) -> ForgetArguments:
     Raises:
         ToolArgumentError: naming every argument at fault (up to five).
     """
-    errors = _unknown_properties(arguments, ("name", "scope"))
+    errors = unknown_properties(arguments, ("name", "scope"))
     name = _string(arguments, "name", errors, "the exact name of the memory to delete")
     scope = _scope(arguments, errors, required=True)
     if errors:
-        raise ToolArgumentError(_join(errors))
+        raise ToolArgumentError(join_errors(errors))
     return ForgetArguments(name, scope)  # type: ignore[arg-type]
 
 
@@ -218,7 +218,7 @@ def parse_recall_arguments(arguments: dict[str, Any]) -> RecallArguments:
     Raises:
         ToolArgumentError: naming every argument at fault (up to five).
     """
-    errors = _unknown_properties(arguments, ("name", "query", "scope", "limit"))
+    errors = unknown_properties(arguments, ("name", "query", "scope", "limit"))
     name = _string(arguments, "name", errors, "the exact memory name", required=False)
     query = _string(arguments, "query", errors, "a few words about the topic", required=False)
     if arguments.get("name") is None and arguments.get("query") is None:
@@ -228,7 +228,7 @@ def parse_recall_arguments(arguments: dict[str, Any]) -> RecallArguments:
     scope = _scope(arguments, errors, required=False)
     limit, capped = limit_argument(arguments, errors, DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT)
     if errors:
-        raise ToolArgumentError(_join(errors))
+        raise ToolArgumentError(join_errors(errors))
     return RecallArguments(name, query, scope, limit, capped)
 
 
@@ -313,7 +313,7 @@ class NamedMemoryRun:
         if isinstance(args, ForgetArguments):
             forgotten = self._store.forget(args.name, args.scope, self._identity, now=self._now_ms)
             if forgotten is None:
-                message = f"no memory named {_show(args.name)} in scope {args.scope}; recall lists the saved names"
+                message = f"no memory named {show_value(args.name)} in scope {args.scope}; recall lists the saved names"
                 return _error("not_found", message, storage_read=True)
             return "ok", _dumps({"event": "forgotten", "name": forgotten.memory.name, "scope": args.scope}), (), True
         found = self._store.recall(self._identity, name=args.name, query=args.query, scope=args.scope, limit=args.limit)

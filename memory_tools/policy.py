@@ -188,7 +188,7 @@ def decode_arguments(raw: object, tool: str) -> dict[str, Any]:
     except (ValueError, RecursionError):  # huge integer literal, absurd nesting
         raise ToolArgumentError(f"arguments could not be decoded; send one JSON object such as {example}") from None
     if not isinstance(value, dict):
-        raise ToolArgumentError(f"arguments must be a JSON object such as {example}, got {_json_type(value)}")
+        raise ToolArgumentError(f"arguments must be a JSON object such as {example}, got {json_type(value)}")
     return value
 
 
@@ -201,14 +201,14 @@ def parse_search_arguments(arguments: dict[str, Any]) -> SearchArguments:
     Raises:
         ToolArgumentError: naming every argument at fault (up to five).
     """
-    errors = _unknown_properties(arguments, ("terms", "match", "limit"))
+    errors = unknown_properties(arguments, ("terms", "match", "limit"))
     terms: tuple[str, ...] = ()
     normalized: set[str] = set()
     raw_terms = arguments.get("terms")
     if "terms" not in arguments or raw_terms is None:
         errors.append('terms is required: an array of 1 to 32 key strings, e.g. ["coffee", "咖啡"]')
     elif not isinstance(raw_terms, list):
-        errors.append(f'terms must be an array of strings, e.g. ["coffee"], got {_json_type(raw_terms)}')
+        errors.append(f'terms must be an array of strings, e.g. ["coffee"], got {json_type(raw_terms)}')
     elif not raw_terms:
         errors.append("terms is empty: give at least one term")
     elif len(raw_terms) > MAX_SEARCH_TERMS:
@@ -216,7 +216,7 @@ def parse_search_arguments(arguments: dict[str, Any]) -> SearchArguments:
     else:
         for index, term in enumerate(raw_terms):
             if not isinstance(term, str):
-                errors.append(f"terms[{index}] must be a string, got {_json_type(term)}")
+                errors.append(f"terms[{index}] must be a string, got {json_type(term)}")
                 continue
             try:
                 normalized.add(normalize_search_term(term, f"terms[{index}]"))
@@ -230,12 +230,12 @@ def parse_search_arguments(arguments: dict[str, Any]) -> SearchArguments:
         if isinstance(raw_match, str) and raw_match in (MatchMode.EXACT.value, MatchMode.PREFIX.value):
             match = MatchMode(raw_match)
         else:
-            errors.append(f'match must be "exact" or "prefix", got {_show(raw_match)}')
+            errors.append(f'match must be "exact" or "prefix", got {show_value(raw_match)}')
 
     limit, limit_capped = limit_argument(arguments, errors, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)
 
     if errors:
-        raise ToolArgumentError(_join(errors))
+        raise ToolArgumentError(join_errors(errors))
     return SearchArguments(terms, tuple(sorted(normalized)), match, limit, limit_capped)
 
 
@@ -245,20 +245,20 @@ def parse_get_arguments(arguments: dict[str, Any]) -> GetArguments:
     Raises:
         ToolArgumentError: naming every argument at fault (up to five).
     """
-    errors = _unknown_properties(arguments, ("itemId",))
+    errors = unknown_properties(arguments, ("itemId",))
     raw_id = arguments.get("itemId")
     item_id = ""
     if raw_id is None:
         errors.append("itemId is required: the itemId of a memory_search result")
     elif not isinstance(raw_id, str):
-        errors.append(f"itemId must be a string, got {_json_type(raw_id)}")
+        errors.append(f"itemId must be a string, got {json_type(raw_id)}")
     else:
         try:
             item_id = normalize_identifier(raw_id, "itemId")
         except MemoryValidationError as exc:
             errors.append(f"{exc}; pass the itemId exactly as memory_search returned it")
     if errors:
-        raise ToolArgumentError(_join(errors))
+        raise ToolArgumentError(join_errors(errors))
     return GetArguments(item_id)
 
 
@@ -269,18 +269,18 @@ def _reject_duplicate_properties(pairs: list[tuple[str, Any]]) -> dict[str, Any]
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
-            raise ToolArgumentError(f"property {_show(key)} appears more than once")
+            raise ToolArgumentError(f"property {show_value(key)} appears more than once")
         result[key] = value
     return result
 
 
-def _unknown_properties(arguments: dict[str, Any], allowed: tuple[str, ...]) -> list[str]:
+def unknown_properties(arguments: dict[str, Any], allowed: tuple[str, ...]) -> list[str]:
     errors = []
     for name in sorted((k for k in arguments if k not in allowed), key=str):
         if str(name).lower() in _SCOPE_PROPERTIES:
-            errors.append(f"unknown property {_show(name)}: scope is set by the host, not by the tool call")
+            errors.append(f"unknown property {show_value(name)}: scope is set by the host, not by the tool call")
         else:
-            errors.append(f"unknown property {_show(name)}; accepted: {', '.join(allowed)}")
+            errors.append(f"unknown property {show_value(name)}; accepted: {', '.join(allowed)}")
     return errors
 
 
@@ -302,7 +302,7 @@ def limit_argument(arguments: dict[str, Any], errors: list[str], default: int, m
         return default, False
     value = _as_integer(raw_limit)
     if value is None:
-        errors.append(f"limit must be an integer from 1 to {maximum}, got {_show(raw_limit)}")
+        errors.append(f"limit must be an integer from 1 to {maximum}, got {show_value(raw_limit)}")
     elif value < 1:
         errors.append(f"limit must be at least 1, got {value}")
     else:
@@ -310,7 +310,7 @@ def limit_argument(arguments: dict[str, Any], errors: list[str], default: int, m
     return default, False
 
 
-def _json_type(value: object) -> str:
+def json_type(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -326,7 +326,7 @@ def _json_type(value: object) -> str:
     return type(value).__name__
 
 
-def _show(value: object, limit: int = 60) -> str:
+def show_value(value: object, limit: int = 60) -> str:
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError):
@@ -334,7 +334,7 @@ def _show(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _join(errors: list[str]) -> str:
+def join_errors(errors: list[str]) -> str:
     shown = errors[:_MAX_REPORTED_ERRORS]
     more = len(errors) - len(shown)
     return "; ".join(shown) + (f"; and {more} more problem(s)" if more else "")

@@ -62,7 +62,11 @@ MODULES = _modules()
 
 
 def imports_of(module: str, path: Path) -> Iterator[tuple[str, int]]:
-    """(imported module, line) for every import of ours in ``path``, wherever it stands."""
+    """(imported module, line) for every import of ours in ``path``, wherever it stands.
+
+    ``from harness.score import grounding`` names the module ``harness.score.grounding``;
+    ``from harness.score import score_sample`` names ``harness.score``.
+    """
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
@@ -111,12 +115,46 @@ def private(found: list[tuple[str, str, int]]) -> list[str]:
     ]
 
 
+def through_submodules(found: list[tuple[str, str, str, int]]) -> list[str]:
+    """Imports of another stage that name one of its modules (``from harness.score.scoring import ...``), not its package."""
+    return [
+        f"{module}:{line} imports from {written}; import from {stage_of(written)}"
+        for module, written, _, line in found
+        if stage_of(module) != stage_of(written) and written != stage_of(written)
+    ]
+
+
+def written_imports() -> list[tuple[str, str, str, int]]:
+    """(module, the module a ``from X import`` names, what it resolves to, line) of every from-import of ours."""
+    found = []
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                if node.module.split(".")[0] in ("harness", "memory_tools"):
+                    found.append((module, node.module, node.module, node.lineno))
+    return found
+
+
 def test_every_import_points_down_the_flow() -> None:
     assert upward(edges()) == []
 
 
 def test_no_module_imports_another_packages_private_module() -> None:
     assert private(edges()) == []
+
+
+def test_another_stage_is_imported_through_its_package() -> None:
+    """Each package's ``__init__`` is its public surface: callers outside it use that, so a module can move or split inside."""
+    assert through_submodules(written_imports()) == []
+
+
+def test_the_package_check_names_an_import_of_another_stages_module() -> None:
+    planted = [
+        ("harness.report.html", "harness.score.scoring", "harness.score.scoring", 5),
+        ("harness.report.html", "harness.score", "harness.score", 6),
+        ("harness.report.html", "harness.report.formatting", "harness.report.formatting", 7),
+    ]
+    assert through_submodules(planted) == ["harness.report.html:5 imports from harness.score.scoring; import from harness.score"]
 
 
 def test_the_checks_name_an_upward_import_a_sideways_one_and_a_private_one() -> None:

@@ -1,0 +1,16 @@
+"""Analysis: the scores of a run aggregated, compared arm against arm, and the verdict decided.
+
+Takes: every :class:`~harness.score.SampleScores` of a run. Gives: the
+aggregate tables (per model, arm and category, with bootstrap intervals
+clustered by scenario: ``aggregate``), the paired statistics (differences,
+the exact McNemar test, the flip table, the minimum detectable effect:
+``stats``) and the verdict with its reasons and exit code (``verdict``).
+The unit of inference is the scenario: epochs refine each scenario's
+estimate, they never add independent pairs.
+"""
+
+from harness.analysis.aggregate import AggregateConfig, aggregate
+from harness.analysis.stats import quantile
+from harness.analysis.verdict import RunHealth, VerdictConfig, decide, exit_code, terminal_lines
+
+__all__ = ["AggregateConfig", "RunHealth", "VerdictConfig", "aggregate", "decide", "exit_code", "quantile", "terminal_lines"]

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from harness.analysis import stats
-from harness.score.models import SampleScores
+from harness.score import SampleScores
 
 ALL = "all"
 #: Paired metrics: name -> (column, row filter or None).

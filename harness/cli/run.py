@@ -27,20 +27,13 @@ from harness.records import (
     RunManifest,
     write_manifest,
 )
-from harness.run.workers import run_specs
-from harness.run.folder import (
-    EarlierAttempt,
-    RunFolderError,
-    check_fresh,
-    lock_folder,
-    prepare_folder,
-    read_earlier_attempt,
-)
-from harness.run.options import RunOptions, RunOptionsError, now_iso, resolve_options
-from harness.run.progress import RunProgress, record_flags
-from harness.run.runner import secret_values, redact
-from harness.run.samples import plan_samples
-from harness.scenarios.models import Scenario
+from harness.run import run_specs
+from harness.run import EarlierAttempt, RunFolderError, check_fresh, lock_folder, prepare_folder, read_earlier_attempt
+from harness.run import RunOptions, RunOptionsError, now_iso, resolve_options
+from harness.run import RunProgress, record_flags
+from harness.run import secret_values, redact
+from harness.run import plan_samples
+from harness.scenarios import Scenario
 
 
 def _build_report(options: RunOptions) -> int:
@@ -50,9 +43,8 @@ def _build_report(options: RunOptions) -> int:
     incomplete, its error rate is above ``--max-error-rate``, or ``--gate``
     is given and the verdict is not pass.
     """
-    from harness.analysis.verdict import VerdictConfig, exit_code
-    from harness.report import build_report
-    from harness.report.terminal import report_lines
+    from harness.analysis import VerdictConfig, exit_code
+    from harness.report import build_report, report_lines
 
     thresholds = VerdictConfig(max_error_rate=options.max_error_rate)
     try:
@@ -84,7 +76,7 @@ def cli_run(args: Any) -> int:
     except (RunOptionsError, ResultsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    from harness.run.plan import cli_plan, price_problem
+    from harness.run import cli_plan, price_problem
 
     if options.plan_only:
         return cli_plan(options, scenarios)
@@ -106,7 +98,7 @@ def cli_run(args: Any) -> int:
 
 def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str, str], manifest: RunManifest, terminated: threading.Event) -> int:
     """The run itself, with the run folder locked: check the folder, run what is missing, record the outcome, report."""
-    from harness.run.workers import WorkerError
+    from harness.run import WorkerError
 
     run_dir = options.run_dir
     try:
@@ -130,7 +122,7 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
         for warning in earlier.warnings():
             print(f"warning: {warning}", file=sys.stderr)
         if options.workers > 1:
-            from harness.run.workers import start_server
+            from harness.run import start_server
 
             start_server()  # its litellm import overlaps ours (register_offline)
         register_offline()
@@ -138,7 +130,7 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
         warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
         done_ids = {r.sample_id for r in earlier.done}
         specs = [s for s in plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed) if s.sample_id not in done_ids]
-        from harness.run.plan import start_line
+        from harness.run import start_line
 
         options, problem = start_line(options, scenarios, specs, earlier.done)  # the plan, first; the budget left
         if problem is not None:
@@ -186,7 +178,7 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
         )
         return 2
     if options.max_cost_usd is not None and status == "interrupted" and not terminated.is_set():
-        from harness.run.budget import budget_stop
+        from harness.run import budget_stop
 
         message = budget_stop(run_dir, options.max_cost_usd)
         if message is not None:

@@ -21,7 +21,7 @@ from memory_tools import Host, MemoryItemStore, MemoryPolicy, RunContext
 from harness.memory_systems.document import build_memory_document
 from harness.memory_systems.prompts import build_full_history, build_history_only, build_recall
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, WriteMode
-from harness.scenarios.models import Scenario
+from harness.scenarios import Scenario
 
 
 class _NoMemory(MemoryInstance):
@@ -75,7 +75,7 @@ class ItemStoreInstance(MemoryInstance):
 def seeded_item_store(scenario: Scenario) -> MemoryItemStore:
     """A fresh in-memory store holding the scenario's items: a copy of the store seeded once per
     distinct item set (``harness.scenarios.seeding.open_seeded_store``), so a conversation's probes share one seeding."""
-    from harness.scenarios.seeding import open_seeded_store
+    from harness.scenarios import open_seeded_store
 
     return open_seeded_store(scenario)
 

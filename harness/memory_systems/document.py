@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from harness.memory_systems.document_format import DocumentEntry, DocumentState, parse_memory_document, render_memory_document
 from harness.memory_systems.prompts import ArmSetup, MemoryRunLike, build_history_only, format_now
-from harness.scenarios.models import Scenario
+from harness.scenarios import Scenario
 
 PROMPT_CAP_CHARS = 12_000
 """Default ceiling of the prompt body (entries plus truncation marker)."""

@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory_tools.host import ToolCallRecord
-from memory_tools.policy import ToolArgumentError, _join, _json_type, _show, _unknown_properties, decode_arguments
+from memory_tools import ToolCallRecord
+from memory_tools import ToolArgumentError, join_errors, json_type, show_value, unknown_properties, decode_arguments
 
 from harness.memory_systems.document import DocumentSettings
 from harness.memory_systems.document_format import DOCUMENT_HEADING, MAX_DOCUMENT_BYTES, METADATA_PREFIX, entry_title, escape_content, parse_memory_document
@@ -142,30 +142,30 @@ def parse_extract_arguments(arguments: dict[str, Any]) -> ExtractArguments:
     Raises:
         ToolArgumentError: naming every argument at fault (up to five).
     """
-    errors = _unknown_properties(arguments, ("content", "title", "tags"))
+    errors = unknown_properties(arguments, ("content", "title", "tags"))
     content = arguments.get("content")
     if content is None:
         errors.append("content is required: the fact to remember, with its exact values")
     elif not isinstance(content, str) or not content.strip():
-        errors.append(f"content must be non-empty text, got {_json_type(content) if not isinstance(content, str) else 'blank text'}")
+        errors.append(f"content must be non-empty text, got {json_type(content) if not isinstance(content, str) else 'blank text'}")
     elif len(content.strip()) > MAX_CONTENT_CHARS:
         errors.append(f"content has {len(content.strip())} characters; at most {MAX_CONTENT_CHARS} are allowed")
     title = arguments.get("title")
     if title is not None and not isinstance(title, str):
-        errors.append(f"title must be a string, got {_json_type(title)}")
+        errors.append(f"title must be a string, got {json_type(title)}")
     tags = arguments.get("tags")
     if tags is None:
         tags = []
     elif not isinstance(tags, list):
-        errors.append(f'tags must be an array of strings, e.g. ["deploy"], got {_json_type(tags)}')
+        errors.append(f'tags must be an array of strings, e.g. ["deploy"], got {json_type(tags)}')
         tags = []
     elif len(tags) > MAX_TAGS:
         errors.append(f"tags has {len(tags)} entries; at most {MAX_TAGS} are allowed")
     for index, tag in enumerate(tags if isinstance(tags, list) else []):
         if not isinstance(tag, str) or not tag.strip() or len(tag.strip()) > MAX_TAG_CHARS:
-            errors.append(f"tags[{index}] must be text of 1 to {MAX_TAG_CHARS} characters, got {_show(tag)}")
+            errors.append(f"tags[{index}] must be text of 1 to {MAX_TAG_CHARS} characters, got {show_value(tag)}")
     if errors:
-        raise ToolArgumentError(_join(errors))
+        raise ToolArgumentError(join_errors(errors))
     clean_tags = tuple(dict.fromkeys(" ".join(tag.split()) for tag in tags))
     return ExtractArguments(content.strip(), title.strip() or None if isinstance(title, str) else None, clean_tags)  # type: ignore[union-attr]
 
@@ -275,7 +275,7 @@ class DocumentExtractRun:
         if not self._registered:
             status, text = _error("policy_denied", "the memory file cannot be written in this conversation")
         elif name != EXTRACT_TOOL:
-            status, text = _error("unknown_tool", f"unknown tool {_show(name)}; available: {EXTRACT_TOOL}")
+            status, text = _error("unknown_tool", f"unknown tool {show_value(name)}; available: {EXTRACT_TOOL}")
         else:
             try:
                 args = parse_extract_arguments(decode_arguments(arguments, name))

@@ -35,12 +35,12 @@ from memory_tools import (
     StatementType,
     TemporalType,
 )
-from memory_tools.model import KeyOrigin, KeyType, LifecycleState, MemoryStoreError
-from memory_tools.policy import item_visible
+from memory_tools import KeyOrigin, KeyType, LifecycleState, MemoryStoreError
+from memory_tools import item_visible
 
 from harness.memory_systems.builtin import ItemStoreInstance
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, StaticToolRun, ToolExecution, ToolRun, WriteMode
-from harness.scenarios.models import Scenario, Session
+from harness.scenarios import Scenario, Session
 
 SAVE_TOOL = "save_memory_item"
 FORGET_TOOL = "forget_memory_items"

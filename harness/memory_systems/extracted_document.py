@@ -20,7 +20,7 @@ from harness.memory_systems.document import DocumentSettings, memory_prompt_sect
 from harness.memory_systems.document_format import DocumentState, parse_memory_document
 from harness.memory_systems.document_write import DocumentExtractRun
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, ToolRun, WriteMode, policy_denial, probe_messages
-from harness.scenarios.models import Scenario, Session
+from harness.scenarios import Scenario, Session
 
 WRITE_SETTINGS = DocumentSettings(enabled=True, agent_read_enabled=True, extract_tool_enabled=True)
 

@@ -14,12 +14,12 @@ from memory_tools import MemoryPolicy, RunContext
 from harness.memory_systems.prompts import build_recall
 from harness.memory_systems.builtin import ItemStoreInstance, seeded_item_store
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, WriteMode
-from harness.scenarios.models import Scenario
+from harness.scenarios import Scenario
 
 
 class _FullTextInstance(ItemStoreInstance):
     def begin_probe(self, policy: MemoryPolicy, context: RunContext) -> ProbeSetup:
-        from memory_tools.fulltext import FullTextHost
+        from memory_tools import FullTextHost
 
         host_run = FullTextHost(self.store, policy).open_run(context)
         return ProbeSetup(build_recall(self.scenario, host_run).messages, host_run)

@@ -35,7 +35,7 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from harness.scenarios.models import Scenario, Session, Turn
+from harness.scenarios import Scenario, Session, Turn
 
 BASE_SYSTEM_PROMPT = """\
 You are a capable, careful assistant helping one user with their work across many conversations.

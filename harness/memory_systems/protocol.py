@@ -80,7 +80,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from memory_tools import DenialReason, MemoryPolicy, RunContext, admission
 
 from harness.memory_systems.prompts import ArmSetup, _conversation, system_prompt
-from harness.scenarios.models import Scenario, Session
+from harness.scenarios import Scenario, Session
 
 WriteMode = Literal["none", "seeded", "agent"]
 WRITE_MODES: tuple[str, ...] = ("none", "seeded", "agent")
@@ -225,9 +225,9 @@ def probe_messages(
 def arguments_text(arguments: object) -> str:
     """Arguments as the record keeps them: text as given, a dict as compact JSON, None as ``""``
     (the Host's own rule, so every system's call records read alike; a self-referencing dict is its repr)."""
-    from memory_tools.host import _record_arguments
+    from memory_tools import record_arguments
 
-    return _record_arguments(arguments)
+    return record_arguments(arguments)
 
 
 def decode_arguments(arguments: str | dict[str, Any] | None) -> dict[str, Any] | str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.memory_systems.prompts import format_now
-from harness.scenarios.models import Scenario, Session
+from harness.scenarios import Scenario, Session
 
 WRITE_MAX_TOOL_ROUNDS = 4
 """Tool rounds one session's write run may take (parallel calls in one round count once)."""

@@ -12,25 +12,34 @@ judge model only when one is asked for). :func:`build_report` is the entry;
 
 from harness.report.build import ReportError, ReportOutcome, build_report, load_run_scenarios
 from harness.report.commands import cli_report
+from harness.report.formatting import arm_class, arm_order, label, metric_kind, paired_diff, seconds, seconds_interval
 from harness.report.frames import metrics_frame, scores_frame
-from harness.report.html import page_environment
+from harness.report.html import METRIC_ORDER, page_environment
 from harness.report.outputs import SCORES_FILE, SUMMARY_FILE, write_output
 from harness.report.summary import SUMMARY_SCHEMA_VERSION, build_summary
 from harness.report.terminal import report_lines
 
 __all__ = [
+    "METRIC_ORDER",
     "SCORES_FILE",
     "SUMMARY_FILE",
     "SUMMARY_SCHEMA_VERSION",
     "ReportError",
     "ReportOutcome",
+    "arm_class",
+    "arm_order",
     "build_report",
     "build_summary",
     "cli_report",
+    "label",
     "load_run_scenarios",
+    "metric_kind",
     "metrics_frame",
     "page_environment",
+    "paired_diff",
     "report_lines",
     "scores_frame",
+    "seconds",
+    "seconds_interval",
     "write_output",
 ]

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.analysis.verdict import VerdictConfig
+from harness.analysis import VerdictConfig
 from harness.records import RESULTS_FILE, read_manifest
 from harness.report.summary import build_summary, grounding_judge_for, hash_warnings, judge_for
-from harness.scenarios.models import Scenario
+from harness.scenarios import Scenario
 
 
 class ReportError(Exception):

@@ -155,7 +155,7 @@ def effect_charts(summary: dict[str, Any], metric: str = "continuity_accuracy") 
 
 def _quantile(ordered: list[float], q: float) -> float:
     """The harness's one quantile definition, so the chart's p50/p95 are the summary's."""
-    from harness.analysis.stats import quantile
+    from harness.analysis import quantile
 
     return quantile(ordered, q) or 0.0
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.analysis.verdict import VerdictConfig, exit_code
+from harness.analysis import VerdictConfig, exit_code
 from harness.records import ResultsError
 from harness.report.build import ReportError, build_report
 
@@ -33,7 +33,7 @@ def cli_report(args: Any) -> int:
     from pydantic import ValidationError
 
     from harness.scenarios import ScenarioError
-    from harness.score.judge import JudgeError
+    from harness.score import JudgeError
 
     try:
         try:

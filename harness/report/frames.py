@@ -58,7 +58,7 @@ def scores_frame(run_dir: str | Path, *, exclude: Sequence[str] = ()) -> pandas.
     import pandas as pd
 
     from harness.report.build import load_run_scenarios
-    from harness.score.scoring import score_sample
+    from harness.score import score_sample
 
     run_dir = Path(run_dir)
     records = [r for r in scan_results(run_dir / RESULTS_FILE).records if r.scenario_id not in exclude]

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.report import formatting as fmt
-from harness.score.models import CORRECT_OUTCOMES
+from harness.score import CORRECT_OUTCOMES
 
 #: Characters of the answer shown in a cell (its first lines, cut here).
 ANSWER_HEAD = 100

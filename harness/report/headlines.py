@@ -22,8 +22,8 @@ from typing import Any
 
 from harness.report.inputs import ReportInputs
 from harness.records import RESULTS_FILE
-from harness.score.models import SampleScores
-from harness.analysis.verdict import RunHealth, VerdictConfig
+from harness.score import SampleScores
+from harness.analysis import RunHealth, VerdictConfig
 
 #: Below this share of tool-offered samples with a tool call, the treatment arm "rarely" used its tools.
 LOW_TOOL_USE = 0.5

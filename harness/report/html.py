@@ -29,7 +29,7 @@ from harness.report.formatting import format_metric, label
 from harness.report.grid import scenario_grid
 from harness.report.page_data import data_blobs
 from harness.report.write_path import PAIR_COLUMNS, STAGE_COLUMNS, WRITE_COLUMNS, write_path_section
-from harness.score.models import CORRECT_OUTCOMES, Outcome
+from harness.score import CORRECT_OUTCOMES, Outcome
 
 __all__ = ["METRIC_ORDER", "format_metric", "render_html"]
 

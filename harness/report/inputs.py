@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.records import RESULTS_FILE, RunManifest, SampleRecord, foreign_check, scan_results
-from harness.scenarios.models import Scenario
+from harness.scenarios import Scenario
 
 #: Unusable lines listed one by one in warnings; the rest are counted.
 PROBLEMS_LISTED = 20

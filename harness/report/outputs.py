@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.score.models import CORRECT_OUTCOMES
+from harness.score import CORRECT_OUTCOMES
 
 SUMMARY_FILE = "summary.json"
 METRICS_FILE = "metrics.csv"

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
-from harness.analysis.verdict import RunHealth, VerdictConfig
+from harness.analysis import RunHealth, VerdictConfig
 from harness.records import SampleRecord
-from harness.scenarios.models import Scenario
+from harness.scenarios import Scenario
 
 SUMMARY_SCHEMA_VERSION = 1
 
@@ -80,7 +80,7 @@ def _write_calls(record: SampleRecord) -> list[dict[str, Any]]:
 def judge_for(judge_model: str | None, judge_cache_dir: Path | None) -> Any:
     if not judge_model:
         return None
-    from harness.score.judge import DEFAULT_CACHE_DIR, Judge
+    from harness.score import DEFAULT_CACHE_DIR, Judge
 
     return Judge(model=judge_model, cache_dir=judge_cache_dir or DEFAULT_CACHE_DIR)
 
@@ -89,7 +89,7 @@ def grounding_judge_for(judge: Any) -> Any:
     """The grounding judge: the rubric judge's model, cache folder, endpoint and completer, its own prompt."""
     if judge is None:
         return None
-    from harness.score.grounding import GroundingJudge
+    from harness.score import GroundingJudge
 
     return GroundingJudge(model=judge.model, cache_dir=judge.cache_dir, complete=judge.complete,
                           api_base=judge.api_base)
@@ -100,7 +100,7 @@ def _judge_block(judge: Any, grounding: Any, judged: int, ungrounded: int) -> di
     if judge is None and grounding is None:
         return None
     from harness.score import grounding as grounding_module
-    from harness.score.judge import calibrate
+    from harness.score import calibrate
 
     block: dict[str, Any] = {}
     if judge is not None:
@@ -123,14 +123,14 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
     :class:`harness.report.inputs.ReportInputs` the records came from (completeness, bad lines,
     duplicates); None treats ``records`` as the whole, clean run.
     """
-    from harness.analysis.aggregate import AggregateConfig, aggregate
-    from harness.analysis.verdict import decide
+    from harness.analysis import AggregateConfig, aggregate
+    from harness.analysis import decide
     from harness.report.headlines import headlines, tool_use, unsupported_by_kind
     from harness.report.inputs import ReportInputs
-    from harness.score.grounding import visible_context
-    from harness.score.judge import expected_facts
-    from harness.score.scoring import score_sample
-    from harness.score.writes import write_path_blocks
+    from harness.score import visible_context
+    from harness.score import expected_facts
+    from harness.score import score_sample
+    from harness.score import write_path_blocks
 
     if inputs is None:
         inputs = ReportInputs(records=list(records), planned=len(records), present=len(records), run_status="complete")

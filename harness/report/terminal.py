@@ -136,7 +136,7 @@ def report_lines(outcome: Any) -> tuple[list[str], list[str]]:
     marked pass/fail/undecided (or, for an outcome without a summary, the
     verdict's reasons), then the notes; warnings go to stderr.
     """
-    from harness.analysis.verdict import terminal_lines
+    from harness.analysis import terminal_lines
 
     summary = getattr(outcome, "summary", None) or {}
     out, err = terminal_lines(outcome, upper=True)

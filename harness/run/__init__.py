@@ -1,0 +1,64 @@
+"""Run: every planned sample through the agent loop, each from fresh storage, streamed to the run folder.
+
+Takes: validated scenarios (:mod:`harness.scenarios`), the arms of
+:mod:`harness.memory_systems`, and the run's options (models, epochs, seeds,
+limits). Gives: one :class:`~harness.records.SampleRecord` per sample in
+``results.jsonl`` and the ``run.json`` manifest (:mod:`harness.records`).
+
+What is here: the agent loop (``agent``) and the model client a run uses
+(``calls``: the response cache, retries, rate limits, a litellm Router and the
+cost budget), the plan printed before any call (``plan``, ``model_tables``),
+the options of ``recall-eval run`` (``options``), the run folder's lock and
+resume state (``folder``), the samples and their seeds (``samples``), one
+sample from open to close (``sample``: write phase, probe), the loop over
+them (``runner``), worker processes (``workers``), shards (``shards``) and
+the progress display (``progress``). Every model call goes through litellm.
+"""
+
+from harness.run.agent import AgentOutcome, ModelClient, ModelSettings, run_agent
+from harness.run.budget import budget_stop
+from harness.run.folder import EarlierAttempt, RunFolderError, check_fresh, lock_folder, prepare_folder, read_earlier_attempt
+from harness.run.options import RunOptions, RunOptionsError, now_iso, resolve_options
+from harness.run.plan import cli_plan, price_problem, start_line
+from harness.run.progress import RunProgress, record_flags
+from harness.run.runner import ctx_for, execute, redact, secret_values
+from harness.run.samples import SampleSpec, plan_samples, sample_seed
+from harness.run.shards import Shard, ShardError, parse_shard, shard_ids
+from harness.run.workers import WorkerError, run_specs, start_server
+
+__all__ = [
+    "AgentOutcome",
+    "EarlierAttempt",
+    "ModelClient",
+    "ModelSettings",
+    "RunFolderError",
+    "RunOptions",
+    "RunOptionsError",
+    "RunProgress",
+    "SampleSpec",
+    "Shard",
+    "ShardError",
+    "WorkerError",
+    "budget_stop",
+    "check_fresh",
+    "cli_plan",
+    "ctx_for",
+    "execute",
+    "lock_folder",
+    "now_iso",
+    "parse_shard",
+    "plan_samples",
+    "prepare_folder",
+    "price_problem",
+    "read_earlier_attempt",
+    "record_flags",
+    "redact",
+    "resolve_options",
+    "run_agent",
+    "run_specs",
+    "sample_seed",
+    "secret_values",
+    "shard_ids",
+    "start_line",
+    "start_server",
+]

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from harness.memory_systems.prompts import ArmSetup
+from harness.memory_systems import ArmSetup
 from harness.run.cache import CachedResponse, ResponseCache, cache_key
 from harness.records import ModelCallLog, SampleError, ToolCallLog
 from harness.run.retry import RetryExhaustedError, RetryPolicy, call_with_retries

@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
-from harness.memory_systems.registry import UnknownArmError
+from harness.memory_systems import UnknownArmError
 from harness.run.cache import DEFAULT_CACHE_DIR
 from harness.defaults import DEFAULT_ARMS, DEFAULT_MAX_ERROR_RATE, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
 from harness.records import RunManifest, read_manifest
-from harness.scenarios.models import Scenario
+from harness.scenarios import Scenario
 from harness.records import ShardInfo
 from harness.run.shards import Shard, ShardError, parse_shard, shard_ids
 

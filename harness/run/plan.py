@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.scenarios.models import Scenario
+from harness.scenarios import Scenario
 
 #: Output tokens expected per call (answers here are a few sentences, tool calls a few dozen tokens).
 EXPECTED_OUTPUT_TOKENS = 100
@@ -193,7 +193,7 @@ def _starting_prompts(
     while building them is planned as no calls, and ``unplanned`` gets its
     first error (the run records those samples as errors).
     """
-    from harness.memory_systems.registry import resolve_arm
+    from harness.memory_systems import resolve_arm
     from harness.memory_systems import WRITE_MAX_TOOL_ROUNDS, write_messages, write_order
     from harness.scenarios import probe_policy
 

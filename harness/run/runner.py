@@ -28,7 +28,7 @@ from harness.run.agent import ModelClient, ModelSettings
 from harness.run.options import RunOptions, now_iso
 from harness.run.retry import is_config_error
 from harness.run.samples import SampleSpec
-from harness.scenarios.models import Scenario
+from harness.scenarios import Scenario
 
 # A model whose first samples all fail with one configuration error is skipped.
 CONFIG_FAILURE_THRESHOLD = 3

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from harness.records import (
     sample_id,
 )
-from harness.scenarios.models import Scenario
+from harness.scenarios import Scenario
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ from harness.run.options import RunOptions
 from harness.run.progress import RunProgress, record_flags
 from harness.run.runner import ctx_for, execute, frozen_heap
 from harness.run.samples import SampleSpec
-from harness.scenarios.models import Scenario
+from harness.scenarios import Scenario
 
 _POLL_S = 0.2
 _EXIT_GRACE_S = 2.0  # a worker that sent "done" only has to exit

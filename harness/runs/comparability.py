@@ -165,7 +165,7 @@ def load_run(run_dir: Path, *, include_foreign: bool = False) -> RunData:
         CompareError, ReportError, ResultsError, OSError: the folder cannot be read; messages name the file.
     """
     from harness.report import build_report
-    from harness.report.outputs import SCORES_FILE, SUMMARY_FILE
+    from harness.report import SCORES_FILE, SUMMARY_FILE
     from harness.records import RESULTS_FILE, read_manifest, scan_results
 
     run_dir = Path(run_dir)

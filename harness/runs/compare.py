@@ -140,7 +140,7 @@ def metric_changes(summary_a: Mapping[str, Any], summary_b: Mapping[str, Any]) -
 
 def scenario_changes(samples_a: list[Mapping[str, Any]], samples_b: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Scenarios whose correct rate changed, per model and arm (error samples left out)."""
-    from harness.score.models import CORRECT_OUTCOMES
+    from harness.score import CORRECT_OUTCOMES
 
     def rates(samples: list[Mapping[str, Any]]) -> dict[tuple[str, str, str], float]:
         tally: dict[tuple[str, str, str], list[int]] = {}
@@ -177,7 +177,7 @@ def compare_runs(run_a: Path, run_b: Path, *, include_foreign: bool = False) -> 
 
 def format_row(row: Mapping[str, Any]) -> str:
     """``0.82 [0.74, 0.89]``; durations as in the HTML report (``3.2 ms [3.0 ms, 3.5 ms]``); tokens grouped."""
-    from harness.report.formatting import metric_kind, seconds_interval
+    from harness.report import metric_kind, seconds_interval
 
     if row.get("value") is None:
         return "n/a"
@@ -193,7 +193,7 @@ def format_row(row: Mapping[str, Any]) -> str:
 
 
 def format_diff(change: MetricChange) -> str:
-    from harness.report.formatting import metric_kind, seconds
+    from harness.report import metric_kind, seconds
 
     if change.diff is None:
         return "n/a"

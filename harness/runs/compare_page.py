@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from harness.report.formatting import label
+from harness.report import label
 
 #: Sample links per run and scenario row; the rest are counted.
 SAMPLE_LINKS = 6
@@ -58,8 +58,8 @@ def _parameter_rows(cmp: Any) -> list[dict[str, Any]]:
 
 def _metric_rows(cmp: Any) -> list[dict[str, Any]]:
     from harness.runs.compare import format_row, format_diff
-    from harness.report.formatting import arm_order
-    from harness.report.html import METRIC_ORDER
+    from harness.report import arm_order
+    from harness.report import METRIC_ORDER
 
     arms = arm_order(c.arm for c in cmp.metrics)
 
@@ -105,7 +105,7 @@ def _flip_rows(cmp: Any, page_dir: Path) -> list[dict[str, Any]]:
 
 def render_compare(cmp: Any, page_dir: Path, *, force: bool = False) -> str:
     """The comparison page (``cmp`` a :class:`harness.runs.compare.Comparison`); links are relative to ``page_dir``."""
-    from harness.report.html import page_environment
+    from harness.report import page_environment
 
     compared = cmp.comparable or force
     context = {
@@ -128,7 +128,7 @@ def render_compare(cmp: Any, page_dir: Path, *, force: bool = False) -> str:
 
 def write_compare_page(cmp: Any, out: Path, *, force: bool = False) -> Path:
     """Render and write the page atomically; raises OSError when ``out`` cannot be written."""
-    from harness.report.outputs import write_output
+    from harness.report import write_output
 
     out = Path(out)
     if out.parent and not out.parent.exists():

@@ -175,7 +175,7 @@ def _triple(row: dict[str, Any] | None, key: str) -> tuple[float | None, float |
 
 def history_charts(points: Sequence[RunPoint], page_dir: Path) -> list[dict[str, Any]]:
     """Per model: the paired continuity and unsupported-claim differences, and continuity per arm, over the runs."""
-    from harness.report.formatting import arm_class, arm_order
+    from harness.report import arm_class, arm_order
 
     models = sorted({m for p in points for m in p.models()})
     blocks = []
@@ -205,7 +205,7 @@ def history_charts(points: Sequence[RunPoint], page_dir: Path) -> list[dict[str,
 
 
 def _table(points: Sequence[RunPoint], page_dir: Path) -> list[dict[str, Any]]:
-    from harness.report.formatting import paired_diff
+    from harness.report import paired_diff
 
     rows = []
     for p in reversed(points):  # newest first
@@ -224,7 +224,7 @@ def _table(points: Sequence[RunPoint], page_dir: Path) -> list[dict[str, Any]]:
 
 def render_history(points: Sequence[RunPoint], page_dir: Path, warnings: Sequence[str] = ()) -> str:
     """The history page; links are relative to ``page_dir`` (where the page is written)."""
-    from harness.report.html import page_environment
+    from harness.report import page_environment
 
     context = {"points": points, "blocks": history_charts(points, page_dir), "rows": _table(points, page_dir),
                "warnings": list(warnings),
@@ -235,7 +235,7 @@ def render_history(points: Sequence[RunPoint], page_dir: Path, warnings: Sequenc
 
 def cli_history(args: Any) -> int:
     """``recall-eval history DIR... [--out FILE]``: 0 when the page is written, 2 when it cannot be."""
-    from harness.report.outputs import write_output
+    from harness.report import write_output
 
     out = Path(args.out)
     try:

@@ -214,7 +214,7 @@ def merge_runs(out: Path, runs: Sequence[Path]) -> MergeOutcome:
 def cli_merge(args: Any) -> int:
     """Handler of ``recall-eval merge OUT RUN...``; returns the exit code."""
     from harness.report import ReportError, build_report
-    from harness.analysis.verdict import VerdictConfig, exit_code, terminal_lines
+    from harness.analysis import VerdictConfig, exit_code, terminal_lines
 
     try:
         outcome = merge_runs(Path(args.out), [Path(r) for r in args.runs])

@@ -1,15 +1,21 @@
-"""Scenario fixtures: models, loading, validation and store seeding.
+"""Scenarios: files -> validated :class:`Scenario` models, and the stores they seed.
 
-Public surface (the runner and the report code use these names):
+Takes: scenario files and suites (YAML or JSON, documented in
+``scenarios/README.md``). Gives: validated, frozen :class:`Scenario` models,
+every problem of every file placed at its file and line, and a seeded
+``memory_tools`` store per scenario. Public surface (the stages above use
+these names):
 
 - the format: :class:`Scenario` and its blocks, :class:`Conversation` and
   :class:`ProbeEntry` of conversation files (``models.py``, ``conversation.py``);
 - :func:`discover`, :func:`load_scenarios`, :func:`load_suite` with a :class:`Selection`,
   :func:`scenario_hash` (``loading.py``);
-- :class:`ScenarioError` with :class:`Problem` records (``validation.py``);
-- :func:`seed_store`, :func:`item_input`, :class:`StoreTemplates` (``seeding.py``) and :func:`sessions_in_scope`.
+- :class:`ScenarioError` with :class:`Problem` records (``problems.py``; the checks are ``validation/``);
+- :func:`seed_store`, :func:`open_seeded_store`, :func:`item_input`, :class:`StoreTemplates` (``seeding.py``) and :func:`sessions_in_scope`;
+- :func:`read_yaml`: any YAML file read as safely as a scenario file (``documents.py``).
 """
 
+from harness.scenarios.documents import read_yaml
 from harness.scenarios.hashing import scenario_hash
 from harness.scenarios.loading import Selection, SuiteLoad, discover, load_scenarios, load_suite, select
 from harness.scenarios.models import (
@@ -32,7 +38,7 @@ from harness.scenarios.models import (
     sessions_in_scope,
 )
 from harness.scenarios.problems import Problem, ScenarioError
-from harness.scenarios.seeding import StoreTemplates, item_input, probe_denial, probe_policy, seed_plan, seed_store
+from harness.scenarios.seeding import StoreTemplates, item_input, open_seeded_store, probe_denial, probe_policy, seed_plan, seed_store
 
 __all__ = [
     "SCENARIO_SCHEMA_VERSION",
@@ -58,10 +64,12 @@ __all__ = [
     "Turn",
     "discover",
     "item_input",
+    "open_seeded_store",
     "probe_denial",
     "probe_policy",
     "load_scenarios",
     "load_suite",
+    "read_yaml",
     "scenario_hash",
     "seed_plan",
     "seed_store",

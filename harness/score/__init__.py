@@ -1,0 +1,53 @@
+"""Score: pure functions of one finished record and its scenario.
+
+Takes: a :class:`~harness.records.SampleRecord` and its
+:class:`~harness.scenarios.Scenario` (and, when a judge ran, the judge's
+verdicts). Gives: :class:`SampleScores`, every score of that sample, the only
+thing aggregation reads. Nothing here calls the agent model; the judges
+(``judge``: rubric scenarios; ``grounding``: unsupported specifics) call
+their own model, cached, and are calibrated against labelled sets shipped
+beside them.
+
+By metric family: text matching (``matching``), abstention as selective
+prediction (``abstention``), unsupported claims (``claims``, with the
+supersession rule of ``superseded``), what the tools disclosed: tool leakage
+and retrieval (``disclosure``), the write path of agent-written memory
+(``writes``), and the composition of one sample's scores (``scoring``, whose
+docstring states every convention).
+"""
+
+from harness.score.abstention import find_abstention, is_abstention, outside_abstention
+from harness.score.grounding import GroundingJudge, GroundingVerdict, visible_context
+from harness.score.judge import DEFAULT_CACHE_DIR, Judge, JudgeError, JudgeVerdict, calibrate, expected_facts
+from harness.score.matching import check_answer, contains, normalize_text, token_f1
+from harness.score.models import CLAIM_KINDS, CORRECT_OUTCOMES, Outcome, SampleScores, Score, ToolLeak, UnsupportedClaim
+from harness.score.scoring import score_sample
+from harness.score.writes import write_path_blocks
+
+__all__ = [
+    "CLAIM_KINDS",
+    "CORRECT_OUTCOMES",
+    "DEFAULT_CACHE_DIR",
+    "GroundingJudge",
+    "GroundingVerdict",
+    "Judge",
+    "JudgeError",
+    "JudgeVerdict",
+    "Outcome",
+    "SampleScores",
+    "Score",
+    "ToolLeak",
+    "UnsupportedClaim",
+    "calibrate",
+    "check_answer",
+    "contains",
+    "expected_facts",
+    "find_abstention",
+    "is_abstention",
+    "normalize_text",
+    "outside_abstention",
+    "score_sample",
+    "token_f1",
+    "visible_context",
+    "write_path_blocks",
+]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from harness.memo import by_identity
 from harness.records import SampleRecord
-from harness.scenarios.models import ItemSpec, Scenario
+from harness.scenarios import ItemSpec, Scenario
 from harness.score.matching import (
     contains,
     find_spans,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.records import SampleRecord
-from harness.scenarios.models import Scenario
+from harness.scenarios import Scenario
 from harness.score.claims import items_by_id
 from harness.score.matching import contains
 from harness.score.models import ToolLeak

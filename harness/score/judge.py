@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
-    from harness.scenarios.models import AnswerCheck
+    from harness.scenarios import AnswerCheck
 
 PROMPT_VERSION = "strict-v2"
 CALIBRATION_FILE = Path(__file__).with_name("judge_calibration.yaml")
@@ -271,7 +271,7 @@ def load_labelled(path: Path, labels: tuple[str, str]) -> list[dict[str, Any]]:
     Read as scenario files are (:func:`harness.scenarios.documents.read_yaml`): a YAML alias, nesting
     deeper than its ``MAX_DEPTH`` or a duplicate key is a one-line JudgeError naming the file and line.
     """
-    from harness.scenarios.documents import read_yaml
+    from harness.scenarios import read_yaml
 
     data, problems = read_yaml(Path(path))
     if problems:

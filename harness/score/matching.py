@@ -19,7 +19,7 @@ from collections import Counter
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from harness.scenarios.models import AnswerCheck, Scenario
+from harness.scenarios import AnswerCheck, Scenario
 from harness.score.abstention import outside_abstention
 from harness.score.superseded import occurrences
 

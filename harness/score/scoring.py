@@ -72,7 +72,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from harness.records import SampleRecord
-from harness.scenarios.models import Scenario
+from harness.scenarios import Scenario
 from harness.score.abstention import find_abstention
 from harness.score.claims import canary_findings, cited_id_claims, excerpt, grounding_claims
 from harness.score.disclosure import retrieval, tool_leaks

@@ -41,7 +41,7 @@ from typing import Any, Literal
 
 from harness.memo import by_identity
 from harness.records import SampleRecord, ToolCallLog
-from harness.scenarios.models import AnswerCheck, ItemSpec, Scenario
+from harness.scenarios import AnswerCheck, ItemSpec, Scenario
 from harness.score.matching import check_answer, contains
 
 Stage = Literal["correct", "extraction", "retrieval", "answer"]

@@ -110,6 +110,4 @@ def fake_report(monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep in-process runs about running: the report step is a stub that always passes."""
     import types
 
-    fake = types.ModuleType("harness.report")
-    fake.build_report = lambda run_dir, judge_model=None, exclude=(), **_: types.SimpleNamespace(verdict="pass", reasons=[], index_html=Path(run_dir) / "index.html")
-    monkeypatch.setitem(sys.modules, "harness.report", fake)
+    monkeypatch.setattr("harness.report.build_report", lambda run_dir, judge_model=None, exclude=(), **_: types.SimpleNamespace(verdict="pass", reasons=[], index_html=Path(run_dir) / "index.html"))

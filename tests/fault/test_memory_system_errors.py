@@ -62,11 +62,9 @@ def faulty(monkeypatch: pytest.MonkeyPatch):
     systems = [_System(w) for w in ("open", "write_tool", "probe")]
     entries = [types.SimpleNamespace(name=s.name, value=f"tests:{s.name}", dist=None, load=lambda s=s: s) for s in systems]
     monkeypatch.setattr(registry.metadata, "entry_points", lambda group: entries)
-    fake = types.ModuleType("harness.report")
-    fake.build_report = lambda run_dir, **_: types.SimpleNamespace(verdict="pass", reasons=[], index_html=Path(run_dir) / "i.html")
-    monkeypatch.setitem(sys.modules, "harness.report", fake)
-    monkeypatch.setattr("harness.analysis.verdict.terminal_lines", lambda outcome, upper=False: (["verdict: PASS"], []))
-    monkeypatch.setattr("harness.analysis.verdict.exit_code", lambda outcome, **_: 0)
+    monkeypatch.setattr("harness.report.build_report", lambda run_dir, **_: types.SimpleNamespace(verdict="pass", reasons=[], index_html=Path(run_dir) / "i.html"))
+    monkeypatch.setattr("harness.analysis.terminal_lines", lambda outcome, upper=False: (["verdict: PASS"], []))
+    monkeypatch.setattr("harness.analysis.exit_code", lambda outcome, **_: 0)
     registry.plugin_arms.cache_clear()
     CLOSED.clear()
     yield

@@ -64,11 +64,9 @@ def test_the_starter_suite_offline_results_are_identical_before_and_after_the_pr
     """Every starter sample of the four original arms on offline/reference, digest for digest."""
     from harness.cli import main
 
-    fake = types.ModuleType("harness.report")
-    fake.build_report = lambda run_dir, **_: types.SimpleNamespace(verdict="pass", reasons=[], index_html=Path(run_dir) / "i.html")
-    monkeypatch.setitem(sys.modules, "harness.report", fake)
-    monkeypatch.setattr("harness.analysis.verdict.terminal_lines", lambda outcome, upper=False: ([], []))
-    monkeypatch.setattr("harness.analysis.verdict.exit_code", lambda outcome, **_: 0)
+    monkeypatch.setattr("harness.report.build_report", lambda run_dir, **_: types.SimpleNamespace(verdict="pass", reasons=[], index_html=Path(run_dir) / "i.html"))
+    monkeypatch.setattr("harness.analysis.terminal_lines", lambda outcome, upper=False: ([], []))
+    monkeypatch.setattr("harness.analysis.exit_code", lambda outcome, **_: 0)
     out = tmp_path / "run"
     assert main(["run", "--arms", *FOUR_ARMS, "--scenarios", str(STARTER), "--out", str(out), "--no-cache", "--no-progress"]) == 0
     assert "memory_systems" not in json.loads((out / "run.json").read_text())["parameters"]  # built-in arms only

@@ -8,7 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.report import ReportError, VerdictConfig, build_report, cli_report
+from harness.analysis import VerdictConfig
+from harness.report import ReportError, build_report, cli_report
 from harness.records import MANIFEST_FILE, RESULTS_FILE, ModelCallLog, read_manifest, write_manifest
 from tests.harness.scoring_factories import MODEL, make_record, paired_run, write_run
 

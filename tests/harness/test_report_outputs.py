@@ -9,7 +9,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.report import ReportError, VerdictConfig, build_report, cli_report
+from harness.analysis import VerdictConfig
+from harness.report import ReportError, build_report, cli_report
 from harness.records import ResultsError
 from tests.harness.scoring_factories import make_record, paired_run, write_run
 

@@ -34,9 +34,7 @@ def suite(tmp_path: Path) -> Path:
 @pytest.fixture(autouse=True)
 def _no_report(monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep these tests about running; the report is faked (see the gate tests)."""
-    fake = types.ModuleType("harness.report")
-    fake.build_report = lambda run_dir, judge_model=None, exclude=(), **_: types.SimpleNamespace(verdict="pass", reasons=["fine"], index_html=Path(run_dir) / "index.html")
-    monkeypatch.setitem(sys.modules, "harness.report", fake)
+    monkeypatch.setattr("harness.report.build_report", lambda run_dir, judge_model=None, exclude=(), **_: types.SimpleNamespace(verdict="pass", reasons=["fine"], index_html=Path(run_dir) / "index.html"))
 
 
 def _run(tmp_path: Path, suite: Path, *extra: str, out: str = "run", model: str = "scripted/x") -> int:
@@ -269,9 +267,7 @@ def test_interrupt_keeps_finished_lines_and_marks_the_manifest(
 
 
 def test_gate_fails_when_the_verdict_is_not_pass(tmp_path: Path, suite: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    fake = types.ModuleType("harness.report")
-    fake.build_report = lambda run_dir, judge_model=None, exclude=(), **_: types.SimpleNamespace(verdict="inconclusive", reasons=["too few"], index_html=Path(run_dir) / "index.html")
-    monkeypatch.setitem(sys.modules, "harness.report", fake)
+    monkeypatch.setattr("harness.report.build_report", lambda run_dir, judge_model=None, exclude=(), **_: types.SimpleNamespace(verdict="inconclusive", reasons=["too few"], index_html=Path(run_dir) / "index.html"))
     install_scripted(lambda m, t: {"content": "ok"})
     assert _run(tmp_path, suite, out="a") == 0
     assert _run(tmp_path, suite, "--gate", out="b") == 1
@@ -310,17 +306,10 @@ def test_plain_progress_prints_lines_without_a_terminal() -> None:
 
 
 def test_run_builds_the_real_report_and_prints_the_verdict(tmp_path: Path, suite: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    # Put the real report module back in place of the autouse fake. Deleting the entry instead would
-    # import a second copy and leave it as the `harness` package's attribute after the test, so a later
-    # `import harness.report as report` would patch a module that `from harness.report import ...` no
-    # longer uses (a test-order dependency mutmut's reordering exposed).
-    import harness
+    # Put the real build_report back in place of the autouse fake.
+    from harness.report.build import build_report
 
-    real = getattr(harness, "report", None)
-    if real is not None:
-        monkeypatch.setitem(sys.modules, "harness.report", real)
-    else:
-        monkeypatch.delitem(sys.modules, "harness.report")
+    monkeypatch.setattr("harness.report.build_report", build_report)
     assert _run(tmp_path, suite, model="offline/reference") == 0
     out = capsys.readouterr().out
     assert "verdict: " in out and (tmp_path / "run" / "index.html").is_file()

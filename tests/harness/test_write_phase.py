@@ -267,7 +267,7 @@ def test_arms_without_a_write_phase_have_no_write_score() -> None:
 
 
 def test_the_report_shows_write_calls_before_the_probe_and_their_costs_apart(notes: NotesSystem) -> None:
-    from harness.report import _sample_dict
+    from harness.report.summary import _sample_dict
     from harness.report.html import _panel
     from harness.report.page_data import _string_table, _tool_logs
 
