@@ -13,11 +13,11 @@ from tests.harness.report_fixtures import make_report_data
 
 def _render(monkeypatch: pytest.MonkeyPatch, cache: object) -> str:
     monkeypatch.setattr(html, "_bytecode_cache", lambda: cache)
-    html._environment.cache_clear()
+    html.page_environment.cache_clear()
     try:
         return html.render_html(*make_report_data(n_scenarios=3, arms=("history_only", "recall"), seed=4))
     finally:
-        html._environment.cache_clear()
+        html.page_environment.cache_clear()
 
 
 def test_a_template_cache_folder_that_is_a_file_is_skipped_and_the_page_is_unchanged(

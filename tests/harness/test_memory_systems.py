@@ -25,7 +25,7 @@ from harness.memory_systems import (  # noqa: E402
 )
 from harness.memory_systems import registry  # noqa: E402
 from harness.scenarios import load_scenarios, probe_policy  # noqa: E402
-from tests.harness.golden_arms import FOUR_ARMS, GOLDEN, STARTER, record_digest, setup_cache_key  # noqa: E402
+from tests.golden.digests import FOUR_ARMS, GOLDEN, STARTER, record_digest, setup_cache_key  # noqa: E402
 
 
 @pytest.fixture(scope="module")
