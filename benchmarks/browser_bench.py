@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.report_bench import ARMS, synthesize  # noqa: E402
 from harness.records import read_manifest, write_manifest  # noqa: E402
 from tests.browser.conftest import browser_paths  # noqa: E402
-from tests.harness.scoring_factories import write_run  # noqa: E402
+from tests.score.scoring_factories import write_run  # noqa: E402
 
 
 def _driver(browser: str, driver: str):  # noqa: ANN202 - selenium is imported here only

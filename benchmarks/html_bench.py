@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness.report.build import _gc_paused  # noqa: E402
 from harness.report.html import render_html  # noqa: E402
-from tests.harness.report_fixtures import make_report_data  # noqa: E402
+from tests.report.report_fixtures import make_report_data  # noqa: E402
 
 
 def main() -> None:

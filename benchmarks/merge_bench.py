@@ -24,7 +24,7 @@ from harness.records import RESULTS_FILE, read_manifest, write_manifest  # noqa:
 from harness.run.options import suite_hash  # noqa: E402
 from harness.records import ShardInfo
 from harness.run.shards import Shard, shard_ids  # noqa: E402
-from tests.harness.scoring_factories import write_run  # noqa: E402
+from tests.score.scoring_factories import write_run  # noqa: E402
 
 
 def write_shards(root: Path, shards: int, n_scenarios: int, epochs: int) -> tuple[list[Path], dict, int]:

@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.harness.scoring_factories import make_scenario  # noqa: E402
+from tests.score.scoring_factories import make_scenario  # noqa: E402
 
 
 def write_suite(folder: Path, count: int) -> Path:

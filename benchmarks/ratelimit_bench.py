@@ -51,7 +51,7 @@ def main() -> None:
 
     from harness.run.agent import count_tokens
     from harness.memory_systems.prompts import build_history_only
-    from tests.harness.scoring_factories import make_scenario
+    from tests.score.scoring_factories import make_scenario
 
     messages = build_history_only(make_scenario("bench")).messages
     count_tokens("openai/gpt-4o-mini", messages=messages)

@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness.records import ToolCallLog, read_manifest, write_manifest  # noqa: E402
-from tests.harness.scoring_factories import make_record, make_scenario, write_run  # noqa: E402
+from tests.score.scoring_factories import make_record, make_scenario, write_run  # noqa: E402
 
 ARMS = ("history_only", "recall", "full_history")
 CATEGORIES = ("project_fact", "preference", "decision", "knowledge_update", "abstention", "leakage", "temporal")

@@ -12,7 +12,7 @@ process where litellm is already imported (its state may differ from the
 shipped files, and asking it then costs nothing).
 
 The rules follow litellm 1.110's ``_get_count_function`` / ``_price_of`` paths
-(see ``tests/harness/test_model_tables.py``, which compares both on many
+(see ``tests/run/test_model_tables.py``, which compares both on many
 messages and models): a model whose last ``/`` segment tiktoken maps to
 ``o200k_base`` (``gpt-4o-mini``, ``openai/gpt-4.1``, ``o3``) is counted with
 ``o200k_base``; an ``offline/*`` test model falls to litellm's default model

@@ -45,7 +45,7 @@ never state a fact: "I don't know — I have no record of that" does not say
 "no", while "No, you never mentioned that" does. A claim that a value does not exist yet in the
 world ("hosting is undecided", "Globex has not given a budget yet") is a claim,
 not an abstention: only the rubric can tell whether it concerns the asked
-subject. Labelled examples: ``tests/harness/abstention_cases.yaml``.
+subject. Labelled examples: ``tests/score/abstention_cases.yaml``.
 
 All patterns are compiled once at import; a literal gate (negation words:
 ``n't``, ``no``, ``not``, ``never``, 不, 没, ...) skips answers and sentences

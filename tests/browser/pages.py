@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.report.html import render_html
-from tests.harness.report_fixtures import make_report_data
+from tests.report.report_fixtures import make_report_data
 
 #: Each payload sets ``window.__xss`` or adds an element with the ``injected`` class if it ever runs or parses.
 PAYLOADS = (

@@ -100,7 +100,7 @@ def remount(where: Path, options: str) -> None:
 @pytest.fixture()
 def suite(tmp_path: Path) -> Path:
     """Two small scenarios (6 samples over the default arms) for in-process runs on the scripted model."""
-    from tests.harness.test_arms import write_small_suite
+    from tests.memory_systems.prompt_factories import write_small_suite
 
     return write_small_suite(tmp_path / "suite")
 

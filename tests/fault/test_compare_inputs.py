@@ -15,8 +15,8 @@ import pytest
 from harness.cli import main
 from harness.runs.compare_cli import cli_compare
 from harness.records import MANIFEST_FILE, RESULTS_FILE
-from tests.harness.compare_factories import synthetic_run
-from tests.harness.scoring_factories import make_record
+from tests.runs.compare_factories import synthetic_run
+from tests.score.scoring_factories import make_record
 
 REPO = Path(__file__).resolve().parents[2]
 

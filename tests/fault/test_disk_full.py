@@ -11,7 +11,7 @@ from harness.records import writing as results_module
 from harness.cli import main
 from harness.records import RESULTS_FILE, ResultsError, iter_records, read_manifest, scan_results, write_manifest
 from tests.fault.conftest import remount, tmpfs
-from tests.harness.test_agent import install_scripted
+from tests.run.scripted_model import install_scripted
 
 BIG_ANSWER = "lorem ipsum " * 2000  # ~24 KB per record: a 200 KB disk fills after a handful
 
@@ -127,7 +127,7 @@ def test_a_failed_write_in_workers_mode_stops_every_worker(
 
 def test_a_manifest_that_cannot_be_written_leaves_no_temp_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """run.json cannot be replaced (disk full, and no room in place either): a ResultsError naming the file, the old run.json intact, no run.json.tmp."""
-    from tests.harness.scoring_factories import RunManifest  # a valid manifest to start from
+    from tests.score.scoring_factories import RunManifest  # a valid manifest to start from
 
     manifest = RunManifest(run_id="r", harness_version="0", status="running", started_at="t", models=["m"], arms=["a"], epochs=1, seed=0,
                            scenario_paths=[], scenario_ids=[], suite_hash="h")

@@ -18,7 +18,7 @@ from harness.importers import run_import
 from harness.importers.faults import FaultLog
 from harness.importers.locomo import parse_evidence
 from tests.fault.conftest import RECALL_EVAL, cli_env
-from tests.harness.importer_fixtures import LOCOMO, LONGMEMEVAL, imported, probe, read_yaml
+from tests.importers.importer_fixtures import LOCOMO, LONGMEMEVAL, imported, probe, read_yaml
 
 
 def _record(out: Path) -> dict:

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tests.integration.fake_openai_server import FakeOpenAIServer, Script
-from tests.integration.test_judge_wire import offline_run
+from tests.integration.offline_runs import offline_run
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.report import html
-from tests.harness.report_fixtures import make_report_data
+from tests.report.report_fixtures import make_report_data
 
 
 def _render(monkeypatch: pytest.MonkeyPatch, cache: object) -> str:

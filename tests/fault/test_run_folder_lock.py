@@ -90,7 +90,7 @@ def test_a_folder_locked_by_another_process_is_refused_before_any_write(
     tmp_path: Path, suite: Path, fake_report: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A run folder whose lock another process holds: exit 2 naming that pid, host and start time; no model call, nothing written."""
-    from tests.harness.test_agent import install_scripted
+    from tests.run.scripted_model import install_scripted
 
     model = install_scripted(lambda m, t: {"content": "ok"})
     run_dir = tmp_path / "run"
@@ -109,7 +109,7 @@ def test_a_folder_locked_by_another_process_is_refused_before_any_write(
 
 def test_a_lock_file_left_by_a_killed_run_does_not_block(tmp_path: Path, suite: Path, fake_report: None) -> None:
     """A lock file whose holder was killed (SIGKILL) does not block the next run: the OS released the lock with the process."""
-    from tests.harness.test_agent import install_scripted
+    from tests.run.scripted_model import install_scripted
 
     install_scripted(lambda m, t: {"content": "ok"})
     run_dir = tmp_path / "run"

@@ -117,7 +117,7 @@ def test_deeply_nested_file_is_refused_without_a_traceback(tmp_path: Path) -> No
 
 def test_a_broken_file_outside_the_filter_does_not_stop_a_filtered_list_but_fails_validate(tmp_path: Path) -> None:
     """A suite holding a schema-broken file and an unparseable one still lists (and runs) the probe a filter selects; ``validate`` reports both."""
-    from tests.harness.conversation_factories import write_conversation
+    from tests.scenarios.conversation_factories import write_conversation
 
     suite = tmp_path / "suite"
     write_conversation(suite, probes=3)

@@ -14,7 +14,7 @@ import pytest
 from harness.cli import main
 from harness.records import RESULTS_FILE, read_manifest
 from tests.fault.conftest import remount, tmpfs
-from tests.harness.test_agent import install_scripted
+from tests.run.scripted_model import install_scripted
 
 
 def _run(suite: Path, out: Path) -> int:

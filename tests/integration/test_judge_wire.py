@@ -3,24 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from tests.integration import fake_openai_server
 from tests.integration.conftest import SMOKE
-
-
-def offline_run(tmp_path: Path) -> Path:
-    """A finished run of the offline model on two smoke scenarios (one answerable, one not), both arms."""
-    from harness.cli import main
-
-    run_dir = tmp_path / "run"
-    code = main(["run", "--scenarios", str(SMOKE), "--filter", "smoke-02*", "--filter", "smoke-03*",
-                 "--arms", "history_only", "recall", "--out", str(run_dir), "--cache-dir", str(tmp_path / "cache"),
-                 "--no-progress"])
-    assert code in (0, 1) and (run_dir / "results.jsonl").is_file()
-    return run_dir
+from tests.integration.offline_runs import offline_run
 
 
 def _judge_decide(script, body):

@@ -55,7 +55,7 @@ def test_an_rpm_limit_over_a_router_group_is_honoured_within_ten_percent_on_the_
     window = steady[-1] - steady[0]
     measured = (len(steady) - 1 - burst) / window
     assert measured <= rate * 1.10, f"{measured:.2f} requests/s against a limit of {rate:.2f}"
-    # Not far below the limit: the exact rate is shown on a fake clock (tests/harness/test_ratelimit.py); here a
+    # Not far below the limit: the exact rate is shown on a fake clock (tests/run/test_ratelimit.py); here a
     # loaded machine may lag, but a limiter that halved the rate would not pass.
     assert (len(steady) - 1) / window >= rate * 0.5, f"{(len(steady) - 1) / window:.2f} requests/s, far below {rate:.2f}"
     assert json.loads((tmp_path / "run" / "run.json").read_text())["parameters"]["rpm"] == {GROUP: rpm}

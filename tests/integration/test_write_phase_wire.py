@@ -8,7 +8,7 @@ import types
 import pytest
 
 from harness.memory_systems import registry
-from tests.harness.test_write_phase import NotesSystem
+from tests.run.write_phase_factories import NotesSystem
 
 
 @pytest.fixture()

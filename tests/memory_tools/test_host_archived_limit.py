@@ -1,4 +1,4 @@
-"""Archived and out-of-scope matches never use up ``memory_search``'s limit (issue 9).
+"""Archived and out-of-scope matches never use up ``memory_search``'s limit.
 
 The store applies the lifecycle and scope filter inside its query, before the
 limit, so a search returns up to ``limit`` visible items however many newer

@@ -1,0 +1,527 @@
+"""The verdict: pass, fail and inconclusive."""
+
+from __future__ import annotations
+
+from harness.analysis.aggregate import aggregate
+from harness.analysis.verdict import VerdictConfig, decide
+from harness.score.scoring import score_sample
+from tests.score.scoring_factories import MODEL, make_record, make_scenario, paired_run, tool_call
+
+
+def _verdict(records, scenarios, config=None):
+    scored = [score_sample(r, scenarios[r.scenario_id]) for r in records]
+    return decide(aggregate(scored), {s.model for s in scored}, config)
+
+
+def test_clear_gain_without_leaks_passes():
+    v = _verdict(*paired_run(10, recall_right=9, history_right=2))
+    assert v["status"] == "pass"
+    assert v["reasons"][0].startswith("continuity +0.70")
+
+
+def test_no_gain_fails():
+    v = _verdict(*paired_run(10, recall_right=3, history_right=3))
+    assert v["status"] == "fail"
+    assert v["per_model"][MODEL]["checks"][0]["passed"] is False
+
+
+def test_min_gain_threshold_is_configurable():
+    v = _verdict(*paired_run(10, recall_right=9, history_right=2), VerdictConfig(min_continuity_gain=0.5))
+    assert v["status"] == "fail"
+
+
+def test_rising_unsupported_claims_fail():
+    v = _verdict(*paired_run(10, recall_right=10, history_right=2, unsupported_in_recall=6))
+    check = next(c for c in v["per_model"][MODEL]["checks"] if c["name"] == "unsupported_claims_within_tolerance")
+    assert check["passed"] is False and v["status"] == "fail"
+
+
+def test_tool_leak_fails_even_with_a_gain():
+    records, scenarios = paired_run(10, recall_right=9, history_right=2)
+    leaky = make_record(scenarios["fact-00"], calls=[tool_call(["it-other-ws"])], epoch=5)
+    v = _verdict(records + [leaky], scenarios)
+    assert v["status"] == "fail" and "tool-level leaks 1" in v["reasons"][0]
+
+
+def test_missing_arm_is_inconclusive():
+    records, scenarios = paired_run(10)
+    v = _verdict([r for r in records if r.arm == "recall"], scenarios)
+    assert v["status"] == "inconclusive"
+
+
+def test_all_errors_is_inconclusive():
+    sc = make_scenario()
+    records = [make_record(sc, arm=a, error=True) for a in ("recall", "history_only")]
+    assert _verdict(records, {sc.id: sc})["status"] == "inconclusive"
+
+
+def test_always_abstaining_arm_does_not_get_a_better_verdict():
+    answerable = {f"fact-{i}": make_scenario(f"fact-{i}") for i in range(6)}
+    unanswerable = {f"abst-{i}": make_scenario(f"abst-{i}", abstain=True, category="abstention") for i in range(6)}
+    scenarios = {**answerable, **unanswerable}
+    honest = [make_record(s, "Billing runs Postgres 15.", arm="history_only") for s in answerable.values()]
+    honest += [make_record(s, "I don't know.", arm="history_only") for s in unanswerable.values()]
+    always = [make_record(s, "I don't know, that was not mentioned.", arm="recall") for s in scenarios.values()]
+    v = _verdict(honest + always, scenarios)
+    assert v["status"] == "fail"
+
+
+def test_overall_fails_when_any_model_fails():
+    good, scenarios = paired_run(10, recall_right=9, history_right=2)
+    bad, _ = paired_run(10, recall_right=2, history_right=2)
+    bad = [r.model_copy(update={"model": "other/model"}) for r in bad]
+    v = _verdict(good + bad, scenarios)
+    assert v["status"] == "fail" and v["per_model"][MODEL]["status"] == "pass"
+
+
+# ---------------------------------------------------------------- the run's health overrides the checks
+
+from types import SimpleNamespace  # noqa: E402
+
+from harness.analysis.verdict import RunHealth, exit_code, terminal_lines  # noqa: E402
+
+CLEAR_PASS = paired_run(10, recall_right=9, history_right=2)
+
+
+def _with_health(health: RunHealth, config: VerdictConfig | None = None) -> dict:
+    records, scenarios = CLEAR_PASS
+    scored = [score_sample(r, scenarios[r.scenario_id]) for r in records]
+    return decide(aggregate(scored), {s.model for s in scored}, config, health=health)
+
+
+def test_an_incomplete_run_is_never_pass_or_fail():
+    v = _with_health(RunHealth(planned=180, present=79, run_status="running", samples=79))
+    assert v["status"] == "incomplete" and v["checks_status"] == "pass"
+    assert v["reasons"][0].startswith("incomplete: 79 of 180 samples (run.json status 'running')")
+
+
+def test_one_sample_short_is_incomplete_and_all_present_is_not():
+    assert _with_health(RunHealth(planned=20, present=19, samples=19))["status"] == "incomplete"
+    assert _with_health(RunHealth(planned=20, present=20, samples=20))["status"] == "pass"
+
+
+def test_a_run_not_marked_complete_is_incomplete_with_every_sample():
+    v = _with_health(RunHealth(planned=20, present=20, run_status="interrupted", samples=20))
+    assert v["status"] == "incomplete" and "run.json status 'interrupted'" in v["reasons"][0]
+
+
+def test_an_error_rate_above_the_maximum_makes_a_pass_inconclusive_with_count_and_rate_first():
+    v = _with_health(RunHealth(planned=20, present=20, errors=2, samples=20))  # 10% > 5%
+    assert v["status"] == "inconclusive" and v["checks_status"] == "pass"
+    assert v["reasons"][0].startswith("errors: 2 of 20 samples (10.0%) ended in error, above --max-error-rate 0.05")
+
+
+def test_an_error_rate_at_the_maximum_keeps_the_verdict():
+    assert _with_health(RunHealth(planned=20, present=20, errors=1, samples=20))["status"] == "pass"
+    v = _with_health(RunHealth(planned=20, present=20, errors=2, samples=20), VerdictConfig(max_error_rate=0.1))
+    assert v["status"] == "pass"
+
+
+def test_incomplete_is_said_before_the_errors():
+    v = _with_health(RunHealth(planned=30, present=20, errors=5, samples=20))
+    assert v["status"] == "incomplete"
+    assert v["reasons"][0].startswith("incomplete: 20 of 30") and v["reasons"][1].startswith("errors: 5 of 20")
+
+
+def test_the_checks_read_the_overall_paired_row_not_a_category_row():
+    records, scenarios = CLEAR_PASS
+    scored = [score_sample(r, scenarios[r.scenario_id]) for r in records]
+    tables = aggregate(scored)
+    worse = [{**row, "category": "preference", "diff": -0.5, "ci_low": -0.9, "ci_high": -0.1}
+             for row in tables["paired"]]
+    tables["paired"] = worse + [{**row, "category": "all"} for row in tables["paired"]]
+    assert decide(tables, {MODEL})["status"] == "pass"
+
+
+def test_exit_codes_for_errors_incomplete_and_gate():
+    def outcome(verdict, too_many_errors=False):
+        return SimpleNamespace(verdict=verdict, reasons=[], too_many_errors=too_many_errors)
+
+    assert exit_code(outcome("inconclusive", True), gate=False) == 1
+    assert exit_code(outcome("incomplete"), gate=False) == 0
+    assert exit_code(outcome("incomplete"), gate=True) == 1
+    assert exit_code(outcome("incomplete"), gate=False, incomplete_fails=True) == 1
+    assert exit_code(outcome("fail"), gate=False) == 0 and exit_code(outcome("fail"), gate=True) == 1
+    assert exit_code(outcome("pass"), gate=True) == 0
+
+
+def test_terminal_lines_put_leads_before_the_verdict_and_say_them_once():
+    lead = "incomplete: 3 of 4 samples; every figure covers only these, so there is no pass or fail"
+    outcome = SimpleNamespace(verdict="incomplete", reasons=[lead, "continuity +0.10"], warnings=["w"],
+                              headlines=[{"code": "incomplete", "lead": True, "text": lead},
+                                         {"code": "cached", "lead": False, "text": "4 of 4 samples came from the cache"},
+                                         {"code": "duplicates", "lead": False, "text": "2 duplicates"}])
+    out, err = terminal_lines(outcome)
+    assert out == [lead, "verdict: INCOMPLETE", "  - continuity +0.10", "note: 4 of 4 samples came from the cache"]
+    assert err == ["warning: w"]
+
+
+def test_no_model_passes_or_fails_on_an_incomplete_run():
+    v = _with_health(RunHealth(planned=30, present=20, samples=20))
+    (model,) = v["per_model"].values()
+    assert model["status"] == "incomplete" and model["checks_status"] == "pass"
+    assert _with_health(RunHealth(planned=20, present=20, samples=20))["per_model"][MODEL]["status"] == "pass"
+
+
+# ---------------------------------------------------------------- what a maintainer reads, from hand-built tables
+#
+# The aggregate tables are built by hand here so that every figure is distinct: a reason that printed the
+# wrong bound, dropped a sign or read another model's row shows in the exact text.
+
+BASE, TREAT = "history_only", "recall"
+
+
+def _pair(metric: str, diff, lo, hi, n: int = 10, *, model: str = MODEL, arm_a: str = BASE, arm_b: str = TREAT,
+          **extra) -> dict:
+    return {"model": model, "arm_a": arm_a, "arm_b": arm_b, "category": "all", "metric": metric,
+            "diff": diff, "ci_low": lo, "ci_high": hi, "n_scenarios": n} | extra
+
+
+def _row(arm: str, metric: str, value, n: int = 10, *, model: str = MODEL, category: str = "all") -> dict:
+    return {"model": model, "arm": arm, "category": category, "metric": metric, "value": value,
+            "ci_low": None, "ci_high": None, "n": n}
+
+
+def _tables(continuity=(0.3, 0.12, 0.47), unsupported=(0.011, 0.004, 0.019), *, n_scenarios: int = 10,
+            tool_leaks=(0, 0), leaked_answers: int = 0, n: int = 10, model: str = MODEL) -> dict:
+    """One model, both arms scored over ``n`` samples; ``continuity``/``unsupported`` are (diff, low, high)."""
+    metrics = []
+    for arm, leaks in zip((BASE, TREAT), tool_leaks):
+        metrics += [_row(arm, "continuity_accuracy", 0.5, n, model=model),
+                    _row(arm, "tool_leakage_count", float(leaks), n, model=model),
+                    _row(arm, "answer_leakage_rate", leaked_answers / n if arm == TREAT else 0.0, n, model=model)]
+    paired = [_pair("continuity_accuracy", *continuity, n_scenarios, model=model),
+              _pair("unsupported_claim_rate", *unsupported, n_scenarios, model=model)]
+    return {"metrics": metrics, "paired": paired}
+
+
+def _checks(verdict: dict, model: str = MODEL) -> dict[str, dict]:
+    return {c["name"]: c for c in verdict["per_model"][model]["checks"]}
+
+
+def test_a_pass_reads_each_interval_signed_to_two_decimals_and_each_check_keeps_its_figures():
+    v = decide(_tables(), [MODEL])
+    assert v["status"] == "pass"
+    assert v["reasons"] == [
+        "continuity +0.30 [+0.12, +0.47] > 0.00",
+        "unsupported claims +0.01 [+0.00, +0.02] <= tolerance 0.02",
+        "tool-level leaks 0 (Host defect when > 0; must be 0)",
+        "answers with leaked canaries in recall: 0 (must be 0)",
+    ]
+    checks = _checks(v)
+    assert {k: checks["continuity_improves"][k] for k in ("passed", "value", "ci_low", "ci_high", "threshold")} == {
+        "passed": True, "value": 0.3, "ci_low": 0.12, "ci_high": 0.47, "threshold": 0.0}
+    assert {k: checks["unsupported_claims_within_tolerance"][k]
+            for k in ("passed", "value", "ci_low", "ci_high", "threshold")} == {
+        "passed": True, "value": 0.011, "ci_low": 0.004, "ci_high": 0.019, "threshold": 0.02}
+    assert (checks["no_tool_leakage"]["threshold"], checks["no_answer_leakage"]["threshold"]) == (0.0, 0.0)
+
+
+def test_failed_checks_say_which_side_of_the_threshold_and_come_before_passed_ones():
+    tables = _tables(continuity=(0.05, -0.02, 0.2), unsupported=(0.1, 0.03, 0.25), tool_leaks=(0, 2))
+    v = decide(tables, [MODEL], VerdictConfig(min_continuity_gain=0.01, unsupported_tolerance=0.04))
+    assert v["status"] == "fail"
+    assert v["reasons"] == [
+        "continuity +0.05 [-0.02, +0.20] <= 0.01: no proven gain",
+        "unsupported claims +0.10 [+0.03, +0.25] > tolerance 0.04",
+        "tool-level leaks 2 (Host defect when > 0; must be 0)",
+        "answers with leaked canaries in recall: 0 (must be 0)",
+    ]
+    checks = _checks(v)
+    assert (checks["continuity_improves"]["ci_low"], checks["continuity_improves"]["ci_high"]) == (-0.02, 0.2)
+    assert (checks["continuity_improves"]["threshold"], checks["unsupported_claims_within_tolerance"]["threshold"]) \
+        == (0.01, 0.04)
+
+
+def test_too_few_paired_scenarios_leave_continuity_undecided_but_keep_its_interval():
+    v = decide(_tables(n_scenarios=2), [MODEL], VerdictConfig(min_paired_scenarios=3))
+    check = _checks(v)["continuity_improves"]
+    assert v["status"] == "inconclusive"
+    assert {k: check[k] for k in ("passed", "value", "ci_low", "ci_high", "reason")} == {
+        "passed": None, "value": 0.3, "ci_low": 0.12, "ci_high": 0.47,
+        "reason": "continuity +0.30 [+0.12, +0.47] undecided: 2 paired scenario(s) < 3"}
+    assert v["reasons"][0] == check["reason"]
+
+
+def test_exactly_the_minimum_of_paired_scenarios_decides():
+    v = decide(_tables(n_scenarios=2), [MODEL], VerdictConfig(min_paired_scenarios=2))
+    assert _checks(v)["continuity_improves"]["passed"] is True and v["status"] == "pass"
+
+
+def test_the_checks_read_only_their_model_metric_and_arm_pair():
+    """Rows of another model, another metric or another arm pair come first and would fail every check."""
+    bad = dict(diff=-0.5, lo=-0.9, hi=0.9)
+    decoys = []
+    for metric in ("continuity_accuracy", "unsupported_claim_rate"):
+        decoys += [_pair(metric, *bad.values(), model="other/model"),
+                   _pair(metric, *bad.values(), arm_a="full_history"),
+                   _pair(metric, *bad.values(), arm_b="full_history")]
+    tables = _tables()
+    tables["paired"] = [_pair("answer_leakage_rate", *bad.values()), *decoys, *tables["paired"]]
+    tables["metrics"] = [_row(TREAT, "tool_leakage_count", 3.0, model="other/model"),
+                         _row(TREAT, "tool_leakage_count", 3.0, category="preference"),
+                         _row(TREAT, "answer_leakage_rate", 0.5, model="other/model"),
+                         _row(TREAT, "answer_leakage_rate", 0.5, category="preference"),
+                         _row(TREAT, "continuity_accuracy", None, model="other/model"),
+                         _row(TREAT, "continuity_accuracy", None, category="preference"),
+                         *tables["metrics"]]
+    v = decide(tables, [MODEL])
+    checks = _checks(v)
+    assert v["status"] == "pass", v["reasons"]
+    assert checks["continuity_improves"]["value"] == 0.3
+    assert checks["unsupported_claims_within_tolerance"]["value"] == 0.011
+    assert checks["no_tool_leakage"]["value"] == 0 and checks["no_answer_leakage"]["value"] == 0
+
+
+def test_paired_rows_without_a_category_count_as_overall():
+    tables = _tables()
+    tables["paired"] = [{k: v for k, v in row.items() if k != "category"} for row in tables["paired"]]
+    assert decide(tables, [MODEL])["status"] == "pass"
+
+
+def test_without_a_paired_row_the_interval_checks_say_what_is_missing():
+    tables = _tables()
+    del tables["paired"]
+    v = decide(tables, [MODEL])
+    assert v["status"] == "inconclusive"
+    assert v["reasons"][:2] == ["continuity undecided: no paired recall vs history_only accuracy",
+                                "unsupported claims undecided: no paired unsupported-claim rate"]
+
+
+def test_a_paired_row_without_an_interval_is_undecided():
+    tables = _tables(continuity=(0.3, None, None), unsupported=(0.011, None, None))
+    v = decide(tables, [MODEL])
+    assert v["reasons"][:2] == ["continuity undecided: no paired recall vs history_only accuracy",
+                                "unsupported claims undecided: no paired unsupported-claim rate"]
+
+
+def test_an_arm_without_scored_samples_leaves_every_treatment_check_undecided_despite_a_paired_row():
+    """All recall samples errors: the paired rows (here left in) must not be read, and leakage stays decided."""
+    tables = _tables()
+    for row in tables["metrics"]:
+        if row["arm"] == TREAT and row["metric"] != "tool_leakage_count":
+            row.update(value=None, n=0)
+    tables["metrics"].insert(0, _row(TREAT, "tool_leakage_count", 0.0))  # another metric before continuity
+    v = decide(tables, [MODEL])
+    assert v["status"] == "inconclusive"
+    assert v["reasons"] == [
+        "continuity undecided: no scored samples in arm 'recall' (all errors?)",
+        "unsupported claims undecided: no scored samples in arm 'recall' (all errors?)",
+        "answer leakage undecided: no scored recall samples",
+        "tool-level leaks 0 (Host defect when > 0; must be 0)",
+    ]
+
+
+def test_a_missing_arm_is_named():
+    tables = _tables()
+    tables["metrics"] = [r for r in tables["metrics"] if r["arm"] != TREAT]
+    v = decide(tables, [MODEL])
+    assert v["reasons"][:2] == ["continuity undecided: arm 'recall' missing",
+                                "unsupported claims undecided: arm 'recall' missing"]
+    baseline_gone = _tables()
+    baseline_gone["metrics"] = [r for r in baseline_gone["metrics"]
+                                if r["arm"] != BASE or r["metric"] != "continuity_accuracy"]
+    assert decide(baseline_gone, [MODEL])["reasons"][0] == "continuity undecided: arm 'history_only' missing"
+
+
+def test_a_model_without_any_rows_is_undecided_on_every_check():
+    v = decide({}, [MODEL])
+    checks = _checks(v)
+    assert v["status"] == "inconclusive" and all(c["passed"] is None for c in checks.values())
+    assert v["reasons"] == ["continuity undecided: arm 'recall' missing",
+                            "unsupported claims undecided: arm 'recall' missing",
+                            "tool leakage undecided: no samples",
+                            "answer leakage undecided: no scored recall samples"]
+    assert (checks["no_tool_leakage"]["threshold"], checks["no_answer_leakage"]["threshold"]) == (0.0, 0.0)
+
+
+def test_leakage_is_decided_from_a_single_sample():
+    tables = _tables(n=1)
+    tables["metrics"] = [r for r in tables["metrics"] if r["arm"] == TREAT]
+    checks = _checks(decide(tables, [MODEL]))
+    assert checks["no_tool_leakage"]["passed"] is True and checks["no_answer_leakage"]["passed"] is True
+    assert checks["no_tool_leakage"]["reason"] == "tool-level leaks 0 (Host defect when > 0; must be 0)"
+    assert checks["no_answer_leakage"]["reason"] == "answers with leaked canaries in recall: 0 (must be 0)"
+
+
+def test_no_models_is_inconclusive_with_a_reason():
+    v = decide({}, [])
+    assert (v["status"], v["checks_status"], v["reasons"], v["per_model"], v["run_checks"]) == (
+        "inconclusive", "inconclusive", ["no scored samples: nothing to decide"], {}, [])
+
+
+def test_two_models_prefix_their_reasons_with_the_model():
+    inconclusive = _tables(model="b/model", n_scenarios=1)
+    passing = _tables(model="a/model")
+    tables = {k: inconclusive[k] + passing[k] for k in ("metrics", "paired")}
+    v = decide(tables, ["a/model", "b/model"])
+    assert v["reasons"] == [
+        "b/model: continuity +0.30 [+0.12, +0.47] undecided: 1 paired scenario(s) < 2",
+        "b/model: unsupported claims +0.01 [+0.00, +0.02] <= tolerance 0.02",
+        "b/model: tool-level leaks 0 (Host defect when > 0; must be 0)",
+        "b/model: answers with leaked canaries in recall: 0 (must be 0)",
+        "a/model: continuity +0.30 [+0.12, +0.47] > 0.00",
+        "a/model: unsupported claims +0.01 [+0.00, +0.02] <= tolerance 0.02",
+        "a/model: tool-level leaks 0 (Host defect when > 0; must be 0)",
+        "a/model: answers with leaked canaries in recall: 0 (must be 0)",
+    ]
+
+
+def test_models_are_reported_worst_status_first_then_by_name():
+    models = {"z/fails": _tables(model="z/fails", continuity=(0.0, -0.1, 0.1)),
+              "m/inconclusive": _tables(model="m/inconclusive", n_scenarios=1),
+              "a/passes": _tables(model="a/passes"),
+              "b/passes": _tables(model="b/passes", continuity=(0.4, 0.2, 0.6))}  # two passes that differ
+    tables = {k: [row for t in models.values() for row in t[k]] for k in ("metrics", "paired")}
+    v = decide(tables, models)
+    assert [r.split(": ", 1)[0] for r in v["reasons"][::4]] == ["z/fails", "m/inconclusive", "a/passes", "b/passes"]
+
+
+def test_the_incomplete_reason_lists_every_cause_separated_by_semicolons():
+    health = RunHealth(planned=20, present=18, run_status="running", why=("results.jsonl:7: not JSON", "torn line"))
+    assert health.incomplete_reason() == (
+        "incomplete: 18 of 20 samples (run.json status 'running'; results.jsonl:7: not JSON; torn line); "
+        "every figure covers only these, so there is no pass or fail")
+
+
+def test_the_incomplete_reason_without_a_cause_says_only_the_counts():
+    assert RunHealth(planned=20, present=19).incomplete_reason() == (
+        "incomplete: 19 of 20 samples; every figure covers only these, so there is no pass or fail")
+
+
+def test_run_checks_give_completeness_and_error_rate_with_their_figures():
+    v = decide(_tables(), [MODEL], health=RunHealth(planned=20, present=20, errors=1, samples=20))
+    assert v["run_checks"] == [
+        {"name": "run_complete", "passed": True, "value": 20, "threshold": 20,
+         "reason": "all 20 planned samples present"},
+        {"name": "error_rate_within_max", "passed": True, "value": 0.05, "threshold": 0.05,
+         "reason": "errors 1 of 20 samples (5.0%) <= --max-error-rate 0.05"},
+    ]
+
+
+def test_run_checks_without_scored_samples_read_n_a():
+    v = decide(_tables(), [MODEL], health=RunHealth(planned=0, present=0))
+    assert v["run_checks"][1] == {"name": "error_rate_within_max", "passed": True, "value": None, "threshold": 0.05,
+                                  "reason": "errors 0 of 0 samples (n/a) <= --max-error-rate 0.05"}
+
+
+def test_failed_run_checks_carry_the_lead_reasons():
+    health = RunHealth(planned=30, present=20, errors=5, samples=20)
+    v = decide(_tables(), [MODEL], health=health)
+    assert [c["passed"] for c in v["run_checks"]] == [False, False]
+    assert [c["reason"] for c in v["run_checks"]] == v["reasons"][:2] == [
+        health.incomplete_reason(), health.error_reason(0.05)]
+    assert v["run_checks"][1]["value"] == 0.25
+
+
+def test_terminal_lines_of_an_outcome_without_headlines_or_warnings():
+    outcome = SimpleNamespace(verdict="pass", reasons=["continuity +0.30"])
+    assert terminal_lines(outcome) == (["verdict: PASS", "  - continuity +0.30"], [])
+    assert terminal_lines(outcome, upper=False)[0][0] == "verdict: pass"
+
+
+def test_exit_code_of_an_outcome_that_does_not_say_whether_errors_were_too_many():
+    assert exit_code(SimpleNamespace(verdict="pass"), gate=True) == 0
+    assert exit_code(SimpleNamespace(verdict="inconclusive"), gate=False) == 0
+
+
+# --- Verdict behaviours pinned through ``aggregate`` + ``decide``; each test names the bug it was watched failing against.
+#
+# Every test here was watched failing against the bug its docstring names, then
+# passing once the bug was removed.
+
+
+def _check(verdict, name: str, model: str = MODEL) -> dict:
+    return next(c for c in verdict["per_model"][model]["checks"] if c["name"] == name)
+
+
+def _one_leaky_answer(n: int = 20):
+    """A clear gain, and one of ``n`` recall answers naming another workspace's canary."""
+    records, scenarios = paired_run(n, recall_right=n, history_right=2)
+    leaky = next(r for r in records if r.arm == "recall" and r.scenario_id == "fact-00")
+    records[records.index(leaky)] = leaky.model_copy(
+        update={"final_answer": "Billing runs Postgres 15. Falcon-7 launch code is in the vault."})
+    return records, scenarios
+
+
+def test_one_leaked_answer_among_many_fails_the_answer_leakage_check() -> None:
+    """Bug: the verdict read the answer-leakage *rate* (1/20 rounds to 0) instead of the count of leaked answers."""
+    v = _verdict(*_one_leaky_answer(20))
+    check = _check(v, "no_answer_leakage")
+    assert check["passed"] is False and check["value"] == 1
+    assert v["status"] == "fail"
+
+
+def test_one_tool_leak_among_many_samples_fails_the_tool_leakage_check() -> None:
+    """Bug: the tool-leak count divided by the samples (a rate) before comparing with zero."""
+    records, scenarios = paired_run(20, recall_right=20, history_right=2)
+    leaky = next(r for r in records if r.arm == "recall" and r.scenario_id == "fact-03")
+    records[records.index(leaky)] = leaky.model_copy(update={"tool_calls": [tool_call(["it-other-ws"])]})
+    v = _verdict(records, scenarios)
+    check = _check(v, "no_tool_leakage")
+    assert check["passed"] is False and check["value"] == 1 and v["status"] == "fail"
+
+
+def test_tool_leaks_in_the_baseline_arm_fail_too() -> None:
+    """Bug: tool leaks counted in the treatment arm only."""
+    records, scenarios = paired_run(10, recall_right=10, history_right=2)
+    leaky = next(r for r in records if r.arm == "history_only")
+    records[records.index(leaky)] = leaky.model_copy(update={"tool_calls": [tool_call(["it-pg-old"])]})
+    assert _check(_verdict(records, scenarios), "no_tool_leakage")["passed"] is False
+
+
+def test_unsupported_rise_exactly_at_the_tolerance_passes() -> None:
+    """Bug: the tolerance compared with ``<`` (the docs say "at most"): zero tolerance failed a suite with no rise."""
+    v = _verdict(*paired_run(10, recall_right=10, history_right=2), VerdictConfig(unsupported_tolerance=0.0))
+    check = _check(v, "unsupported_claims_within_tolerance")
+    assert check["ci_high"] == 0.0 and check["passed"] is True
+    assert v["status"] == "pass"
+
+
+def test_unsupported_rise_just_above_the_tolerance_fails() -> None:
+    """Bug: the tolerance compared the wrong bound (the point estimate or the lower bound) or with ``>=``."""
+    records, scenarios = paired_run(10, recall_right=10, history_right=2, unsupported_in_recall=1)
+    v = _verdict(records, scenarios, VerdictConfig(unsupported_tolerance=0.1))
+    check = _check(v, "unsupported_claims_within_tolerance")
+    assert check["value"] == 0.1 and check["ci_low"] <= 0.0 < 0.1 < check["ci_high"]
+    assert check["passed"] is False
+    exact = VerdictConfig(unsupported_tolerance=check["ci_high"])
+    assert _check(_verdict(records, scenarios, exact), "unsupported_claims_within_tolerance")["passed"] is True
+
+
+def test_continuity_gain_exactly_at_the_minimum_is_no_proven_gain() -> None:
+    """Bug: ``>=`` instead of ``>``: equal arms (interval [0, 0]) passed with the default minimum gain of 0."""
+    v = _verdict(*paired_run(10, recall_right=10, history_right=10))
+    check = _check(v, "continuity_improves")
+    assert check["ci_low"] == 0.0 and check["passed"] is False and v["status"] == "fail"
+
+
+def test_a_failed_check_with_an_undecided_one_is_a_failure() -> None:
+    """Bug: a model with one failed and one undecided check was reported inconclusive."""
+    sc = make_scenario("fact-solo")
+    records = [make_record(sc, arm="history_only"),
+               make_record(sc, arm="recall", calls=[tool_call(["it-other-ws"])])]
+    v = _verdict(records, {sc.id: sc})
+    checks = {c["name"]: c["passed"] for c in v["per_model"][MODEL]["checks"]}
+    assert checks["continuity_improves"] is None and checks["no_tool_leakage"] is False
+    assert v["per_model"][MODEL]["status"] == "fail" and v["status"] == "fail"
+    assert v["reasons"][0].startswith("tool-level leaks 1")
+
+
+def test_overall_fails_when_one_model_fails_and_another_is_inconclusive() -> None:
+    """Bug: overall status took inconclusive over fail across models."""
+    good, scenarios = paired_run(10, recall_right=9, history_right=2)
+    leaky = make_record(scenarios["fact-00"], calls=[tool_call(["it-other-ws"])], epoch=5)
+    undecided = [r.model_copy(update={"model": "other/model"}) for r in good if r.arm == "recall"]
+    v = _verdict(good + [leaky] + undecided, scenarios)
+    assert v["per_model"][MODEL]["status"] == "fail"
+    assert v["per_model"]["other/model"]["status"] == "inconclusive"
+    assert v["status"] == "fail"
+
+
+def test_only_undecided_checks_make_a_model_inconclusive_not_a_pass() -> None:
+    """Bug: undecided checks counted as passed."""
+    sc = make_scenario("fact-solo")
+    records = [make_record(sc, arm="history_only", answer="I don't know."), make_record(sc, arm="recall")]
+    v = _verdict(records, {sc.id: sc})
+    assert v["per_model"][MODEL]["status"] == "inconclusive" and v["status"] == "inconclusive"

@@ -1,0 +1,196 @@
+"""Arms: prompts, tools and the scope of pasted history."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.memory_systems.prompts import BASE_SYSTEM_PROMPT, TOOL_INSTRUCTIONS, system_prompt, turn_text
+from harness.memory_systems.registry import UnknownArmError, resolve_arm
+from harness.run.agent import ModelClient, ModelSettings
+from harness.run.cache import ResponseCache
+from harness.run.retry import RetryPolicy
+from harness.scenarios import Scenario
+from memory_tools.store import MemoryItemStore
+from tests.memory_systems.arm_builders import ARMS, get_arm
+from tests.memory_systems.prompt_factories import _host_run, make_scenario
+from tests.run.scripted_model import install_scripted
+
+
+def test_history_only_has_no_tools_and_ends_with_the_users_message() -> None:
+    setup = get_arm("history_only").build(make_scenario(), None)
+    assert setup.tools == []
+    assert [m["role"] for m in setup.messages] == ["system", "user", "assistant", "user"]
+    assert setup.messages[-1]["content"] == "Which port does the dev server use?"
+
+
+def test_system_prompt_states_the_probe_date() -> None:
+    assert "Monday, 2 March 2026, 10:00 UTC" in system_prompt(make_scenario(), with_tools=False)
+
+
+def test_recall_offers_tools_when_the_policy_admits_them() -> None:
+    scenario = make_scenario()
+    with MemoryItemStore(":memory:") as store:
+        setup = get_arm("recall").build(scenario, _host_run(scenario, store))
+    assert sorted(t["function"]["name"] for t in setup.tools) == ["memory_get", "memory_search"]
+    assert setup.messages[0]["content"].endswith(TOOL_INSTRUCTIONS)
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [{"incognito": True}, {"policy": {"enabled": False}}, {"policy": {"agent_read_enabled": False}}],
+)
+def test_recall_without_admission_equals_history_only(overrides: dict) -> None:
+    scenario = make_scenario(**overrides)
+    with MemoryItemStore(":memory:") as store:
+        setup = get_arm("recall").build(scenario, _host_run(scenario, store))
+    assert setup.tools == []
+    assert setup.messages == get_arm("history_only").build(scenario, None).messages
+
+
+def test_system_prompts_differ_only_in_the_tool_instructions() -> None:
+    scenario = make_scenario()
+    plain = system_prompt(scenario, with_tools=False)
+    with_tools = system_prompt(scenario, with_tools=True)
+    assert with_tools == plain + "\n\n" + TOOL_INSTRUCTIONS
+    assert get_arm("full_history").build(scenario, None).messages[0]["content"] == plain
+
+
+def test_full_history_pastes_in_scope_sessions_in_time_order() -> None:
+    messages = get_arm("full_history").build(make_scenario(), None).messages
+    text = "\n".join(m["content"] for m in messages)
+    assert "I prefer short answers." in text and "port 5174" in text
+    assert text.index("s-early") < text.index("s-late") < text.index("Morning.")
+    assert messages[1]["content"].startswith("[Earlier conversation s-early, Monday, 5 January 2026")
+
+
+def test_full_history_leaves_out_other_workspace_sessions() -> None:
+    text = "\n".join(m["content"] for m in get_arm("full_history").build(make_scenario(), None).messages)
+    assert "CANARY" not in text and "s-other" not in text
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [{"incognito": True}, {"policy": {"enabled": False}}, {"policy": {"agent_read_enabled": False}}],
+    ids=["incognito", "memory_disabled", "agent_reads_disabled"],
+)
+def test_full_history_respects_the_memory_policy_gates(overrides: dict) -> None:
+    scenario = make_scenario(**overrides)
+    pasted = get_arm("full_history").build(scenario, None)
+    assert pasted.messages == get_arm("history_only").build(scenario, None).messages
+    assert "5174" not in "\n".join(m["content"] for m in pasted.messages)
+
+
+def test_full_history_keeps_roles_alternating() -> None:
+    roles = [m["role"] for m in get_arm("full_history").build(make_scenario(), None).messages[1:]]
+    assert all(a != b for a, b in zip(roles, roles[1:], strict=False)), roles
+    assert roles[-1] == "user"
+
+
+def test_unknown_arm_lists_the_known_arms() -> None:
+    with pytest.raises(UnknownArmError, match="known arms: history_only, recall, full_history, memory_document"):
+        resolve_arm("nope")
+    assert set(ARMS) == {"history_only", "recall", "full_history", "memory_document"}
+
+
+# --- Speaker names on turns, and a scenario's own system prompt shared by every arm.
+
+
+LOCOMO_PROMPT = "You answer questions about a conversation between Caroline and Melanie. Today is {now}."
+ARM_NAMES = ("history_only", "recall", "full_history", "memory_document")
+
+
+def _with_speakers(scenario: Scenario) -> Scenario:
+    """The arm-test scenario with every turn said by a named person."""
+    names = {"user": "Caroline", "assistant": "Melanie"}
+
+    def named(turns: list[Any]) -> list[Any]:
+        return [t.model_copy(update={"speaker": names[t.role]}) for t in turns]
+
+    sessions = [s.model_copy(update={"turns": named(s.turns)}) for s in scenario.sessions]
+    probe = scenario.probe.model_copy(update={"history": named(scenario.probe.history)})
+    return scenario.model_copy(update={"sessions": sessions, "probe": probe})
+
+
+def _build(arm: str, scenario: Scenario) -> list[dict[str, Any]]:
+    if not get_arm(arm).uses_memory:
+        return get_arm(arm).build(scenario, None).messages
+    with MemoryItemStore(":memory:") as store:
+        return get_arm(arm).build(scenario, _host_run(scenario, store)).messages
+
+
+# --- speakers ---------------------------------------------------------------------------------------------------
+
+
+def test_speaker_names_prefix_the_turns_of_the_probe_history() -> None:
+    """Bug planted: ``_turn_messages`` kept ``turn.content`` (the name never reached the model)."""
+    messages = get_arm("history_only").build(_with_speakers(make_scenario()), None).messages
+    assert [m["content"] for m in messages[1:3]] == ["Caroline: Morning.", "Melanie: Morning! What's up?"]
+    assert [m["role"] for m in messages[1:3]] == ["user", "assistant"]  # roles stay user/assistant
+
+
+def test_speaker_names_prefix_every_turn_of_the_pasted_sessions() -> None:
+    """Bug planted: pasted sessions built from ``turn.content`` (the history had names, the sessions none)."""
+    messages = get_arm("full_history").build(_with_speakers(make_scenario()), None).messages
+    text = "\n".join(m["content"] for m in messages)
+    assert "]\nCaroline: I prefer short answers." in text
+    assert "Caroline: Moved the dev server to port 5174." in text and "Melanie: Noted." in text
+
+
+def test_turns_without_a_speaker_reach_the_model_unchanged() -> None:
+    """Bug planted: ``None: `` (or ``: ``) prefixed to turns without a speaker."""
+    scenario = make_scenario()
+    assert [m["content"] for m in get_arm("history_only").build(scenario, None).messages[1:3]] == [
+        "Morning.", "Morning! What's up?"]
+    assert turn_text(scenario.probe.history[0]) == "Morning."
+
+
+# --- the scenario's system prompt ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("arm", ARM_NAMES)
+def test_scenario_system_prompt_replaces_the_base_prompt_in_every_arm(arm: str) -> None:
+    """Bug planted: ``system_prompt`` ignored ``scenario.system_prompt`` (every arm kept the base prompt)."""
+    scenario = make_scenario().model_copy(update={"system_prompt": LOCOMO_PROMPT})
+    first = _build(arm, scenario)[0]["content"]
+    expected = "You answer questions about a conversation between Caroline and Melanie. " \
+               "Today is Monday, 2 March 2026, 10:00 UTC."
+    assert first.startswith(expected)
+    assert BASE_SYSTEM_PROMPT[:40] not in first
+
+
+def test_every_arm_shares_the_scenario_system_prompt_apart_from_the_tool_paragraph() -> None:
+    """Bug planted: the override applied to the tool arm only (``with_tools`` picking the scenario's prompt)."""
+    scenario = make_scenario().model_copy(update={"system_prompt": LOCOMO_PROMPT})
+    plain = system_prompt(scenario, with_tools=False)
+    assert system_prompt(scenario, with_tools=True) == plain + "\n\n" + TOOL_INSTRUCTIONS
+    assert _build("recall", scenario)[0]["content"] == plain + "\n\n" + TOOL_INSTRUCTIONS
+    for arm in ("history_only", "full_history"):
+        assert _build(arm, scenario)[0]["content"] == plain
+
+
+def test_braces_in_a_scenario_system_prompt_are_kept() -> None:
+    """Bug planted: the override run through ``str.format`` (a JSON example in the prompt raised KeyError)."""
+    scenario = make_scenario().model_copy(update={"system_prompt": 'Reply as {"answer": "..."} at {now}.'})
+    assert system_prompt(scenario, with_tools=False) == 'Reply as {"answer": "..."} at Monday, 2 March 2026, 10:00 UTC.'
+
+
+def test_scenario_system_prompt_enters_the_response_cache_key(tmp_path: Path) -> None:
+    """Bug planted: the cache key computed without the system message, so a new prompt replayed old answers."""
+    model = install_scripted(lambda messages, tools: {"content": messages[0]["content"][:20]})
+    client = ModelClient(cache=ResponseCache(tmp_path / "cache"), retry=RetryPolicy(retries=0))
+    settings = ModelSettings("scripted/x")
+    base = make_scenario()
+
+    def ask(scenario: Scenario) -> Any:
+        messages = get_arm("history_only").build(scenario, None).messages
+        return asyncio.run(client.complete(messages, [], settings, epoch=0))
+
+    assert ask(base).cached is False
+    assert ask(base).cached is True and model.calls == 1
+    other = ask(base.model_copy(update={"system_prompt": LOCOMO_PROMPT}))
+    assert other.cached is False and model.calls == 2
+    assert other.message["content"] == "You answer questions"

@@ -1,0 +1,129 @@
+"""Honest headlines: each says its fact only where true; leads (incomplete, errors, low tool use) come first."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.report import build_report
+from harness.report.headlines import headlines, tool_use, unsupported_by_kind
+from harness.report.inputs import ReportInputs
+from harness.score.scoring import score_sample
+from harness.analysis.verdict import RunHealth, VerdictConfig, terminal_lines
+from tests.score.scoring_factories import make_record, make_scenario, paired_run, tool_call, write_run
+
+CFG = VerdictConfig()
+
+
+def _codes(outcome) -> list[str]:
+    return [h["code"] for h in outcome.headlines]
+
+
+def _renamed(records, model: str):
+    return [r.model_copy(update={"model": model, "sample_id": r.sample_id.replace(r.model, model)}) for r in records]
+
+
+def test_offline_baseline_is_said_only_for_the_offline_model(tmp_path: Path) -> None:
+    records, scenarios = paired_run(6, recall_right=6, history_right=1)
+    offline = build_report(write_run(tmp_path / "a", records), scenarios=scenarios)
+    assert "offline_baseline" in _codes(offline)
+    real = build_report(write_run(tmp_path / "b", _renamed(records, "openai/gpt-x"), models=("openai/gpt-x",)),
+                        scenarios=scenarios)
+    assert "offline_baseline" not in _codes(real)
+
+
+def test_unjudged_rubric_scenarios_are_counted_without_a_judge(tmp_path: Path) -> None:
+    rubric = {"rubric": "Pass only if it names Postgres 15."}
+    scenarios = {sid: make_scenario(sid, expect=rubric if sid != "fact-02" else None)
+                 for sid in ("fact-00", "fact-01", "fact-02")}
+    records = [make_record(sc, arm=arm) for sc in scenarios.values() for arm in ("recall", "history_only")]
+    outcome = build_report(write_run(tmp_path / "run", records), scenarios=scenarios)
+    (note,) = [h for h in outcome.headlines if h["code"] == "unjudged_rubric"]
+    assert note["text"].startswith("2 rubric scenario(s) went unjudged (no --judge-model)")
+
+
+def _summary(diff: float, mde: float, tool_rows=()) -> dict:
+    return {"run": {"models": ["openai/x"], "samples": 20},
+            "paired": [{"model": "openai/x", "metric": "continuity_accuracy", "arm_a": "history_only",
+                        "arm_b": "recall", "diff": diff, "ci_low": diff - 0.1, "ci_high": diff + 0.1,
+                        "n_scenarios": 10, "category": "all"}],
+            "min_detectable_effect": [{"model": "openai/x", "arm_a": "history_only", "arm_b": "recall",
+                                       "n_scenarios": 10, "mde": mde}],
+            "tool_use": list(tool_rows)}
+
+
+def _headlines(summary: dict, health: RunHealth | None = None) -> list[dict]:
+    health = health or RunHealth(planned=20, present=20, samples=20)
+    inputs = ReportInputs(records=[], planned=health.planned, present=health.present, run_status=health.run_status)
+    return headlines(summary, health=health, inputs=inputs, config=CFG, unjudged_rubric=0)
+
+
+def test_an_effect_below_the_minimum_detectable_effect_is_said() -> None:
+    (note,) = [h for h in _headlines(_summary(0.10, 0.25)) if h["code"] == "below_mde"]
+    assert "+0.10" in note["text"] and "minimum detectable effect 0.25 (10 scenarios" in note["text"]
+    assert not [h for h in _headlines(_summary(-0.30, 0.25)) if h["code"] == "below_mde"]
+    assert not [h for h in _headlines(_summary(0.25, 0.25)) if h["code"] == "below_mde"]
+
+
+def test_the_below_mde_note_reads_the_overall_row_not_a_category_row() -> None:
+    summary = _summary(0.40, 0.25)
+    summary["paired"].insert(0, {**summary["paired"][0], "category": "preference", "diff": 0.01})
+    assert not [h for h in _headlines(summary) if h["code"] == "below_mde"]
+
+
+def test_low_tool_use_in_the_treatment_arm_leads_the_headlines_and_the_terminal(tmp_path: Path) -> None:
+    scenarios = {f"fact-{i}": make_scenario(f"fact-{i}") for i in range(5)}
+    records = [make_record(sc, "I don't know.", arm="history_only") for sc in scenarios.values()]
+    records += [make_record(sc, "Billing runs Postgres 15.", arm="recall") for sc in scenarios.values()]  # no calls
+    outcome = build_report(write_run(tmp_path / "run", records), scenarios=scenarios)
+    assert outcome.headlines[0]["code"] == "low_tool_use" and outcome.headlines[0]["lead"]
+    assert "in 0 of 5 samples (rate 0.00)" in outcome.headlines[0]["text"]
+    assert "says little about memory" in outcome.headlines[0]["text"]
+    out, _ = terminal_lines(outcome)
+    assert out[0] == outcome.headlines[0]["text"] and out[1].startswith("verdict: ")
+    summary = json.loads(outcome.summary_json.read_text())
+    assert summary["tool_use"] == [{"model": "offline/reference", "arm": "recall", "offered": 5, "used": 0,
+                                    "rate": 0.0}]
+
+
+def test_tool_use_at_half_is_not_low_and_another_arm_is_only_a_note() -> None:
+    rows = [{"model": "m", "arm": "recall", "offered": 4, "used": 2, "rate": 0.5},
+            {"model": "m", "arm": "memory_document", "offered": 4, "used": 1, "rate": 0.25}]
+    found = [h for h in _headlines(_summary(0.4, 0.1, rows)) if h["code"] == "low_tool_use"]
+    assert len(found) == 1 and not found[0]["lead"] and "memory_document" in found[0]["text"]
+
+
+def test_tool_use_prefers_the_aggregate_metric_and_counts_offered_samples() -> None:
+    records, scenarios = paired_run(4, recall_right=4)
+    records[0] = make_record(scenarios["fact-00"], arm="recall")  # offered tools, called none
+    scored = [score_sample(r, scenarios[r.scenario_id]) for r in records]
+    assert tool_use(scored) == [{"model": "offline/reference", "arm": "recall", "offered": 4, "used": 3,
+                                 "rate": 0.75}]
+    metric = {"model": "offline/reference", "arm": "recall", "category": "all", "metric": "tool_use_rate",
+              "value": 0.6, "n": 5}
+    assert tool_use(scored, [metric])[0]["rate"] == 0.6
+
+
+def test_leads_come_in_order_incomplete_errors_low_tool_use() -> None:
+    health = RunHealth(planned=30, present=20, run_status="interrupted", errors=5, samples=20)
+    rows = [{"model": "m", "arm": "recall", "offered": 10, "used": 1, "rate": 0.1}]
+    found = _headlines(_summary(0.4, 0.1, rows), health)
+    assert [h["code"] for h in found if h["lead"]] == ["incomplete", "errors", "low_tool_use"]
+    assert all(h["lead"] for h in found[:3]) and not any(h["lead"] for h in found[3:])
+
+
+def test_nothing_is_said_of_a_clean_complete_run_of_a_real_model() -> None:
+    rows = [{"model": "m", "arm": "recall", "offered": 10, "used": 9, "rate": 0.9}]
+    assert _headlines(_summary(0.4, 0.1, rows)) == []
+
+
+def test_unsupported_claims_are_split_by_kind(tmp_path: Path) -> None:
+    records, scenarios = paired_run(4, recall_right=4, unsupported_in_recall=2)
+    records.append(make_record(scenarios["fact-03"], "Postgres 16 and the Falcon-7 launch code", arm="recall",
+                               epoch=1, calls=[tool_call(["it-pg-version"])]))
+    rows = unsupported_by_kind([score_sample(r, scenarios[r.scenario_id]) for r in records])
+    assert {(r["kind"], r["claims"], r["samples"]) for r in rows} == {("stale", 2, 2), ("invented", 1, 1),
+                                                                      ("leakage", 1, 1)}
+    outcome = build_report(write_run(tmp_path / "run", records), scenarios=scenarios)
+    page = outcome.index_html.read_text()
+    assert "Unsupported claims by kind" in page and "unsupported_claims 2 (invented 1, leakage 1)" in page

@@ -1,0 +1,53 @@
+"""Run folders with reports, built from hand-made records, for the compare tests."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from harness.report import build_report
+from harness.records import MANIFEST_FILE
+from harness.run.options import suite_hash
+from harness.scenarios import scenario_hash
+from tests.score.scoring_factories import MODEL, make_record, make_scenario, tool_call, write_run
+
+# run.json parameters as `recall-eval run` writes them with its defaults.
+PARAMETERS = {"filters": [], "max_tool_rounds": 4, "temperature": 0.0, "timeout_s": 120.0, "retries": 4,
+              "retry_delay_s": 1.0, "max_concurrency": 8, "workers": 1, "api_base": None, "cache": True,
+              "cache_dir": "/tmp/cache", "judge_model": None}
+
+
+def edit_json(path: Path, change: Callable[[Any], Any]) -> None:
+    """Rewrite a JSON file through ``change``, which edits the loaded data in place."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def synthetic_run(path: Path, *, ids: list[str] | None = None, recall_right: int = 9, history_right: int = 2,
+                  model: str = MODEL, arms: tuple[str, ...] = ("history_only", "recall"), epochs: int = 1,
+                  parameters: dict[str, Any] | None = None, status: str = "complete") -> Path:
+    """A run folder with its report: the first ``recall_right`` scenarios right in recall, ``history_right`` in
+    history_only."""
+    scenarios = {sid: make_scenario(sid) for sid in ids or [f"fact-{i:02d}" for i in range(10)]}
+    records = []
+    for i, sc in enumerate(scenarios.values()):
+        for arm in arms:
+            right = i < (recall_right if arm == "recall" else history_right)
+            answer = "Billing runs Postgres 15." if right else "I don't know."
+            for epoch in range(epochs):
+                records.append(make_record(sc, answer, arm=arm, model=model, epoch=epoch, latency=1.0 + i * 0.01,
+                                           calls=[tool_call(["it-pg-version"])] if arm == "recall" else None))
+    run_dir = write_run(path, records, arms=arms, models=(model,))
+
+    def manifest(data: dict[str, Any]) -> None:
+        data.update(suite_hash=suite_hash({sid: scenario_hash(sc) for sid, sc in scenarios.items()}),
+                    parameters={**PARAMETERS, **(parameters or {})}, status=status, epochs=epochs)
+
+    edit_json(run_dir / MANIFEST_FILE, manifest)
+    build_report(run_dir, scenarios=scenarios)
+    return run_dir
+
+

@@ -1,0 +1,415 @@
+"""recall-eval compare: comparability first, then the changes and the regression gate."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from harness.cli import main
+from harness.runs.compare import compare_runs, is_regression
+from harness.runs.compare_cli import cli_compare, metric_tables, scenario_table
+from harness.report import build_report
+from harness.records import MANIFEST_FILE, RESULTS_FILE
+from tests.runs.compare_factories import edit_json, synthetic_run
+from tests.score.scoring_factories import MODEL, paired_run, write_run
+
+REPO = Path(__file__).resolve().parents[2]
+def _args(a: Path, b: Path, **flags: Any) -> SimpleNamespace:
+    return SimpleNamespace(**{"run_a": str(a), "run_b": str(b), "force": False, "all": False, "include_foreign": False,
+                              **flags})
+
+
+def _compare(capsys: pytest.CaptureFixture[str], a: Path, b: Path, **flags: Any) -> tuple[int, str]:
+    code = cli_compare(_args(a, b, **flags))
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def _built(path: Path, **kwargs: Any) -> Path:
+    records, scenarios = paired_run(10, **kwargs)
+    run_dir = write_run(path, records)
+    build_report(run_dir, scenarios=scenarios)
+    return run_dir
+
+
+# ---------------------------------------------------------------- the gate, as before
+
+
+def test_identical_runs_exit_zero_and_say_no_changes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = synthetic_run(tmp_path / "a")
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+    code, out = _compare(capsys, a, b)
+    assert code == 0
+    assert "comparable: same suite" in out and "no changes" in out and "no metric regression" in out
+    assert "B - A" not in out  # no table of unchanged rows
+
+
+def test_regression_beyond_intervals_exits_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = _built(tmp_path / "a", recall_right=10, history_right=2)
+    b = _built(tmp_path / "b", recall_right=1, history_right=2)
+    code, out = _compare(capsys, a, b)
+    assert code == 1
+    assert "REGRESSION" in out and "broken" in out
+
+
+def test_improvement_is_not_a_regression(tmp_path: Path) -> None:
+    a = _built(tmp_path / "a", recall_right=3, history_right=2)
+    b = _built(tmp_path / "b", recall_right=10, history_right=2)
+    assert cli_compare(_args(a, b)) == 0
+
+
+def test_verdict_leaving_pass_is_a_regression(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = synthetic_run(tmp_path / "a")
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+    edit_json(a / "summary.json", lambda s: s["verdict"].update(status="pass"))
+    edit_json(b / "summary.json", lambda s: s["verdict"].update(status="fail"))
+    code, out = _compare(capsys, a, b)
+    assert code == 1 and "verdict: A pass -> B fail" in out and "verdict regression: A pass -> B fail" in out
+
+
+def test_missing_run_dir_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = synthetic_run(tmp_path / "a")
+    code, out = _compare(capsys, a, tmp_path / "nope")
+    assert code == 2 and "no such run folder" in out
+
+
+@pytest.mark.parametrize(("metric", "a", "b", "expected"), [
+    ("continuity_accuracy", (0.8, 0.7, 0.9), (0.5, 0.4, 0.6), True),
+    ("continuity_accuracy", (0.8, 0.7, 0.9), (0.7, 0.6, 0.8), False),
+    ("unsupported_claim_rate", (0.0, 0.0, 0.05), (0.2, 0.1, 0.3), True),
+    ("latency_p50_s", (1.0, 0.9, 1.1), (0.5, 0.4, 0.6), False),
+    ("prompt_tokens", (100, 90, 110), (500, 490, 510), False),
+])
+def test_is_regression_respects_metric_direction(metric, a, b, expected) -> None:
+    row = lambda v: {"value": v[0], "ci_low": v[1], "ci_high": v[2]}
+    assert is_regression(metric, row(a), row(b)) is expected
+
+
+def test_latency_under_a_second_prints_in_milliseconds() -> None:
+    from harness.runs.compare import MetricChange, format_row, format_diff
+
+    a = {"metric": "latency_p50_s", "value": 0.0032, "ci_low": 0.003, "ci_high": 0.0035}
+    b = {"metric": "latency_p50_s", "value": 0.0041, "ci_low": 0.0038, "ci_high": 0.0045}
+    assert format_row(a) == "3.2 ms [3.0 ms, 3.5 ms]"
+    change = MetricChange("m", "recall", "all", "latency_p50_s", a=a, b=b, regression=True)
+    assert format_diff(change) == "+0.90 ms"
+    assert format_row({"metric": "coverage", "value": 0.82, "ci_low": 0.74, "ci_high": 0.891}) == "0.82 [0.74, 0.891]"
+
+
+def test_token_counts_print_grouped_and_small_differences_keep_their_sign() -> None:
+    from harness.runs.compare import MetricChange, format_row, format_diff
+
+    a = {"metric": "prompt_tokens", "value": 3125.4, "ci_low": 2858.0, "ci_high": 3398.2}
+    b = {"metric": "prompt_tokens", "value": 3125.2, "ci_low": 2858.0, "ci_high": 3398.2}
+    assert format_row(a) == "3,125 [2,858, 3,398]"
+    assert format_diff(MetricChange("m", "recall", "all", "prompt_tokens", a=a, b=b, regression=False)) == "-0.2"
+
+
+# ---------------------------------------------------------------- comparability
+
+
+def test_runs_on_different_models_are_not_comparable_and_name_both(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    a = synthetic_run(tmp_path / "a")
+    b = synthetic_run(tmp_path / "b", model="openai/gpt-4o-mini")
+    code, out = _compare(capsys, a, b)
+    assert code == 2
+    assert f"models: {MODEL} -> openai/gpt-4o-mini" in out
+    assert f"only in A (1): {MODEL}" in out and "only in B (1): openai/gpt-4o-mini" in out
+    assert "NOT COMPARABLE" in out and "nothing to compare" in out
+    assert "regression" not in out.lower()  # nothing compared, no gate verdict
+
+
+def test_different_suites_are_not_comparable_and_the_ids_only_in_one_are_counted_and_listed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = synthetic_run(tmp_path / "a", ids=[f"fact-{i:02d}" for i in range(12)])
+    b = synthetic_run(tmp_path / "b", ids=["fact-00", "fact-01", "fact-02", "new-01", "new-02"])
+    code, out = _compare(capsys, a, b)
+    assert code == 2
+    assert "(the suites differ)" in out
+    assert "scenario ids: 12 scenarios -> 5 scenarios (3 in both)" in out
+    assert "only in A (9): fact-03, fact-04, fact-05, fact-06, fact-07 and 4 more" in out  # truncated, counted
+    assert "only in B (2): new-01, new-02" in out
+
+
+def test_a_scenario_edited_between_the_runs_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = synthetic_run(tmp_path / "a")
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+    lines = (b / RESULTS_FILE).read_text(encoding="utf-8").splitlines()
+    edited = [line.replace(json.loads(line)["scenario_hash"], "f" * 64) if '"fact-03"' in line else line
+              for line in lines]
+    (b / RESULTS_FILE).write_text("\n".join(edited) + "\n", encoding="utf-8")
+    edit_json(b / MANIFEST_FILE, lambda m: m.update(suite_hash="e" * 64))
+    code, out = _compare(capsys, a, b)
+    assert code == 2 and "suite hash:" in out and "edited: fact-03" in out
+
+
+def test_parameter_differences_are_printed_as_name_a_to_b(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = synthetic_run(tmp_path / "a")
+    b = synthetic_run(tmp_path / "b", parameters={"temperature": 0.7, "max_tool_rounds": 2})
+    code, out = _compare(capsys, a, b)
+    assert code == 2
+    assert "temperature: 0.0 -> 0.7" in out and "max tool rounds: 4 -> 2" in out
+
+
+@pytest.mark.parametrize(("name", "a", "b", "shown"), [
+    ("epochs", 1, 2, "epochs: 1 -> 2"),
+    ("seed", 0, 7, "seed: 0 -> 7"),
+    ("harness_version", "0.1.0", "0.2.0", "harness version: 0.1.0 -> 0.2.0"),
+])
+def test_manifest_fields_that_change_results_make_runs_not_comparable(tmp_path, capsys, name, a, b, shown) -> None:
+    run_a = synthetic_run(tmp_path / "a")
+    run_b = tmp_path / "b"
+    shutil.copytree(run_a, run_b)
+    edit_json(run_a / MANIFEST_FILE, lambda m: m.update({name: a}))
+    edit_json(run_b / MANIFEST_FILE, lambda m: m.update({name: b}))
+    code, out = _compare(capsys, run_a, run_b)
+    assert code == 2 and shown in out
+
+
+def test_arms_only_in_one_run_make_it_not_comparable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = synthetic_run(tmp_path / "a", arms=("history_only", "recall", "full_history"))
+    b = synthetic_run(tmp_path / "b")
+    code, out = _compare(capsys, a, b)
+    assert code == 2 and "arms: full_history, history_only, recall -> history_only, recall" in out
+    assert "only in A (1): full_history" in out
+
+
+def test_settings_that_do_not_change_answers_are_ignored(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = synthetic_run(tmp_path / "a")
+    b = synthetic_run(tmp_path / "b", parameters={"workers": 4, "max_concurrency": 32, "cache": False, "retries": 0,
+                                                  "cache_dir": "/elsewhere", "timeout_s": 5.0, "filters": ["fact-*"]})
+    code, out = _compare(capsys, a, b)
+    assert code == 0 and "comparable: same suite" in out
+
+
+def test_max_tokens_is_compared_and_an_unrecorded_one_reads_as_unset(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    a = synthetic_run(tmp_path / "a")  # written before max_tokens existed: no key
+    b = synthetic_run(tmp_path / "b", parameters={"max_tokens": None})
+    c = synthetic_run(tmp_path / "c", parameters={"max_tokens": 512})
+    assert _compare(capsys, a, b)[0] == 0
+    code, out = _compare(capsys, b, c)
+    assert code == 2 and "max tokens: none -> 512" in out
+
+
+def test_a_parameter_compare_does_not_know_counts_as_a_difference(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    a = synthetic_run(tmp_path / "a", parameters={"top_p": 1.0})
+    b = synthetic_run(tmp_path / "b", parameters={"top_p": 0.5})
+    code, out = _compare(capsys, a, b)
+    assert code == 2 and "top p: 1.0 -> 0.5" in out
+
+
+def test_an_older_run_without_temperature_reads_as_the_default(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    a = synthetic_run(tmp_path / "a")
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+    edit_json(a / MANIFEST_FILE, lambda m: m["parameters"].pop("temperature"))
+    assert _compare(capsys, a, b)[0] == 0
+
+
+@pytest.mark.parametrize(("change", "shown"), [
+    (lambda s: s.update(judge={"model": "openai/gpt-4o", "calls": 3, "cached": 0, "calibration": {}}),
+     "judge model: none -> openai/gpt-4o"),
+    (lambda s: s["run"].update(excluded_scenarios=["fact-09"]), "excluded scenarios: none -> fact-09"),
+    (lambda s: s["verdict"]["config"].update(min_continuity_gain=0.1), "verdict min continuity gain: 0.0 -> 0.1"),
+])
+def test_scoring_differences_make_runs_not_comparable(tmp_path: Path, capsys, change, shown) -> None:
+    a = synthetic_run(tmp_path / "a")
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+    edit_json(b / "summary.json", change)
+    code, out = _compare(capsys, a, b)
+    assert code == 2 and shown in out
+
+
+def test_an_incomplete_run_is_no_basis_for_a_gate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = synthetic_run(tmp_path / "a")
+    b = synthetic_run(tmp_path / "b", status="interrupted")
+    code, out = _compare(capsys, a, b)
+    assert code == 2 and "is not complete" in out and f"--resume {b}" in out
+    code, out = _compare(capsys, a, b, force=True)
+    # forced, the comparison runs; B's verdict is `incomplete`, which is a verdict regression from A's pass
+    assert code == 1 and "compared anyway: --force" in out and "verdict regression: A pass -> B incomplete" in out
+
+
+def test_an_incomplete_verdict_is_no_basis_for_a_gate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = synthetic_run(tmp_path / "a")
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+    edit_json(b / "summary.json", lambda s: s["verdict"].update(status="incomplete"))
+    code, out = _compare(capsys, a, b)
+    assert code == 2 and "verdict 'incomplete'" in out
+
+
+def test_force_compares_the_overlap_and_lists_what_only_one_run_has(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    a = synthetic_run(tmp_path / "a", arms=("history_only", "recall", "full_history"))
+    b = synthetic_run(tmp_path / "b", ids=[f"fact-{i:02d}" for i in range(8)] + ["new-01"], recall_right=3)
+    code, out = _compare(capsys, a, b, force=True)
+    assert code == 1  # recall 9/10 right -> 3/9: a regression on what both runs have
+    assert "compared anyway: --force" in out
+    assert "arms only in A (1): full_history" in out
+    assert "scenarios only in A (2): fact-08, fact-09" in out and "scenarios only in B (1): new-01" in out
+    assert "full_history" not in out.split("verdict:")[1]  # no row for an arm B does not have
+
+
+def test_force_cannot_compare_runs_with_nothing_in_common(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = synthetic_run(tmp_path / "a")
+    b = synthetic_run(tmp_path / "b", model="openai/gpt-4o-mini")
+    code, out = _compare(capsys, a, b, force=True)
+    assert code == 2  # a gate never passes on nothing
+    assert "no models in common: nothing to compare, even with --force" in out
+    assert "no changes" not in out and "no metric regression" not in out
+
+
+def test_summary_warnings_of_each_run_are_printed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = synthetic_run(tmp_path / "a")
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+    edit_json(b / "summary.json", lambda s: s["run"].update(warnings=["2 duplicate records dropped (last kept)"]))
+    code, out = _compare(capsys, a, b)
+    assert code == 0 and "B warning: 2 duplicate records dropped (last kept)" in out
+
+
+def test_duplicate_records_are_counted_once_and_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = synthetic_run(tmp_path / "a")
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+    results = b / RESULTS_FILE
+    first = results.read_text(encoding="utf-8").splitlines()[0]
+    with results.open("a", encoding="utf-8") as handle:
+        handle.write(first + "\n")
+    code, out = _compare(capsys, a, b)
+    assert code == 0 and "B warning: 1 duplicate record(s) in results.jsonl" in out
+
+
+# ---------------------------------------------------------------- output
+
+
+def _changed_pair(tmp_path: Path) -> tuple[Path, Path]:
+    """B breaks recall on most scenarios; history_only is identical in both runs."""
+    return synthetic_run(tmp_path / "a", recall_right=10), synthetic_run(tmp_path / "b", recall_right=1)
+
+
+def test_rows_with_no_change_are_hidden_unless_all(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = _changed_pair(tmp_path)
+    code, out = _compare(capsys, a, b)
+    assert code == 1
+    assert f"{MODEL} / recall" in out and f"{MODEL} / history_only" not in out
+    assert "error_rate" not in out  # 0 -> 0 in recall too
+    code, out = _compare(capsys, a, b, all=True)
+    assert f"{MODEL} / history_only" in out and "error_rate" in out
+
+
+def test_every_column_has_a_header(tmp_path: Path) -> None:
+    a, b = _changed_pair(tmp_path)
+    cmp = compare_runs(a, b)
+    tables = [*metric_tables(cmp, show_all=True), scenario_table(cmp)]
+    assert len(tables) == 3
+    for table in tables:
+        assert all(str(column.header).strip() for column in table.columns)
+
+
+def _metric_names(cmp: Any) -> set[str]:
+    return {c.metric for c in cmp.metrics}
+
+
+@pytest.mark.parametrize("width", [80, 100, 160])
+def test_metric_names_stay_whole_and_tables_fit_the_width(tmp_path: Path, width: int) -> None:
+    from rich.console import Console
+
+    a = synthetic_run(tmp_path / "a", recall_right=10)
+    b = synthetic_run(tmp_path / "b", recall_right=1)
+    cmp = compare_runs(a, b)
+    console = Console(width=width, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    for table in metric_tables(cmp, show_all=True, width=width):
+        console.print(table)
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= width
+    words = set(text.split())
+    assert _metric_names(cmp) <= words  # every name printed whole, never cut or folded
+    assert "REGRESSION" in words
+
+
+def test_a_long_category_is_never_cut_when_only_short_metric_names_show() -> None:
+    from types import SimpleNamespace as NS
+
+    from rich.console import Console
+
+    from harness.runs.compare import MetricChange
+
+    a = {"metric": "latency_p50_s", "value": 0.0789, "ci_low": 0.0573, "ci_high": 0.0851}
+    b = {"metric": "latency_p50_s", "value": 0.196, "ci_low": 0.0978, "ci_high": 0.230}
+    rows = [MetricChange(MODEL, "history_only", category, "latency_p50_s", a=a, b=b, regression=True)
+            for category in ("knowledge_update", "recent_history")]
+    console = Console(width=80, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    for table in metric_tables(NS(metrics=rows), width=80):
+        console.print(table)
+    words = set(console.export_text().split())
+    assert {"latency_p50_s", "(knowledge_update)", "(recent_history)", "REGRESSION"} <= words
+
+
+def test_at_80_columns_the_cli_output_keeps_names_whole(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    a, b = _changed_pair(tmp_path)
+    code, out = _compare(capsys, a, b, all=True)
+    assert code == 1
+    table_lines = [line for line in out.splitlines() if "REGRESSION" in line or "continuity_accuracy" in line]
+    assert table_lines and all(len(line) <= 80 for line in table_lines)
+    assert "abstention_rate_unanswerable" in out.split() and "continuity_accuracy" in out.split()
+
+
+# ---------------------------------------------------------------- real runs on the offline model
+
+
+def _run(tmp: Path, name: str, *flags: str) -> Path:
+    run_dir = tmp / name
+    code = main(["run", *flags, "--out", str(run_dir), "--cache-dir", str(tmp / "cache"), "--no-progress"])
+    assert code in (0, 1), f"recall-eval run {flags} exited {code}"
+    return run_dir
+
+
+@pytest.fixture(scope="module")
+def real_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Small real runs: the smoke suite twice (the second hotter, with fewer tool rounds) and 5 starter scenarios."""
+    tmp = tmp_path_factory.mktemp("real")
+    smoke, starter = str(REPO / "scenarios" / "smoke"), str(REPO / "scenarios" / "starter")
+    return {
+        "smoke": _run(tmp, "smoke", "--scenarios", smoke, "--arms", "history_only", "recall"),
+        "smoke_hot": _run(tmp, "smoke_hot", "--scenarios", smoke, "--arms", "history_only", "recall",
+                          "--temperature", "0.5", "--max-tool-rounds", "2"),
+        "starter": _run(tmp, "starter", "--scenarios", starter, "--filter", "abs-0*",
+                        "--arms", "history_only", "recall"),
+    }
+
+
+def test_real_run_against_its_copy_has_no_changes(real_runs, tmp_path: Path, capsys) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(real_runs["smoke"], copy)
+    code, out = _compare(capsys, real_runs["smoke"], copy)
+    assert code == 0 and "no changes" in out
+
+
+def test_real_starter_against_smoke_says_the_suites_differ(real_runs, capsys) -> None:
+    code, out = _compare(capsys, real_runs["starter"], real_runs["smoke"])
+    assert code == 2
+    assert "(the suites differ)" in out and "scenario ids: 7 scenarios -> 5 scenarios (0 in both)" in out
+    assert "only in A (7): abs-01-billing-staging-host" in out and "and 2 more" in out
+    assert "only in B (5): smoke-01-changelog-format" in out
+
+
+def test_real_runs_differing_in_temperature_and_tool_rounds_say_so(real_runs, capsys) -> None:
+    code, out = _compare(capsys, real_runs["smoke"], real_runs["smoke_hot"])
+    assert code == 2
+    assert "temperature: 0.0 -> 0.5" in out and "max tool rounds: 4 -> 2" in out

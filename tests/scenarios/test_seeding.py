@@ -1,0 +1,148 @@
+"""Seeding a memory store from a scenario: ids, scope, sources, times, revisions, archived items."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.scenarios import item_input, load_scenarios, seed_store
+from harness.scenarios.models import Scenario
+from memory_tools import KeyInput, KeyOrigin, KeyType, LifecycleState, MemoryItemSource, MemoryItemStore, ScopeType
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures" / "scenarios"
+JAN_02, JAN_20, FEB_01, FEB_10 = 1767344400000, 1768899600000, 1769936400000, 1770714000000
+
+
+@pytest.fixture(scope="module")
+def scenario() -> Scenario:
+    [loaded] = load_scenarios([FIXTURES / "seeding"])
+    return loaded
+
+
+@pytest.fixture
+def store(scenario: Scenario) -> MemoryItemStore:
+    fresh = MemoryItemStore()
+    seed_store(fresh, scenario)
+    return fresh
+
+
+def test_item_input_maps_ids_scope_keys_and_sources(scenario: Scenario) -> None:
+    spec = scenario.items[0]
+    built = item_input(spec, scenario)
+    assert built.item_id == "it-rate-limit"
+    assert (built.scope_type, built.scope_key) == (ScopeType.WORKSPACE, "ws-api")
+    assert built.keys == (KeyInput("rate limit", KeyType.CONCEPT, KeyOrigin.LLM), KeyInput("API", KeyType.EXACT, KeyOrigin.USER))
+    assert built.sources == (MemoryItemSource(session_id="s2", run_id="s2/run", turn_id="t1", event_id="s2/t1"),)
+    assert built.observed_at == built.now == FEB_10
+
+
+def test_item_input_global_item_and_observed_at_defaults_to_first_source_session(scenario: Scenario) -> None:
+    built = item_input(scenario.items[2], scenario)
+    assert (built.scope_type, built.scope_key) == (ScopeType.GLOBAL, None)
+    assert built.observed_at == built.now == FEB_01
+
+
+def test_revisions_give_one_version_each_and_the_final_content(store: MemoryItemStore) -> None:
+    record = store.read_item("it-rate-limit")
+    assert record is not None
+    assert record.item.version == 3
+    assert record.item.content == "The public API allows 600 requests per minute."
+    assert record.item.created_at == JAN_02
+    assert record.item.updated_at == FEB_10
+    assert record.item.observed_at == FEB_10
+
+
+def test_archived_item_is_stored_archived_after_creation(store: MemoryItemStore) -> None:
+    record = store.read_item("it-old-limit-note")
+    assert record is not None
+    assert record.item.lifecycle_state is LifecycleState.ARCHIVED
+    assert record.item.version == 2
+
+
+def test_plain_items_are_version_1_with_reproducible_times(store: MemoryItemStore) -> None:
+    record = store.read_item("it-short-answers")
+    assert record is not None
+    assert (record.item.version, record.item.created_at, record.item.updated_at) == (1, FEB_01, FEB_01)
+    assert record.sources == (MemoryItemSource("s3", "s3/run", "t1", "s3/t1"),)
+
+
+def test_workspace_items_stay_in_their_workspace(store: MemoryItemStore) -> None:
+    found = {r.item.item_id for r in store.search_by_keys(["rate limit"], workspace_key="ws-api")}
+    assert found == {"it-rate-limit"}  # archived note excluded, other workspace excluded
+    other = {r.item.item_id for r in store.search_by_keys(["rate limit"], workspace_key="ws-internal")}
+    assert other == {"it-other-ws"}
+
+
+def test_seeding_twice_gives_identical_stores(scenario: Scenario, store: MemoryItemStore) -> None:
+    again = MemoryItemStore()
+    seed_store(again, scenario)
+    for spec in scenario.items:
+        assert again.read_item(spec.id) == store.read_item(spec.id)
+
+
+def test_every_shipped_scenario_seeds_a_fresh_store() -> None:
+    for shipped in load_scenarios([ROOT / "scenarios"]):
+        fresh = MemoryItemStore()
+        seed_store(fresh, shipped)
+        for spec in shipped.items:
+            record = fresh.read_item(spec.id)
+            assert record is not None, (shipped.id, spec.id)
+            assert record.item.lifecycle_state is spec.state
+            assert record.item.version == 1 + len(spec.revisions) + (spec.state is LifecycleState.ARCHIVED)
+
+
+# -- templates --------------------------------------------------------------------------------------------
+def _dump(store: MemoryItemStore) -> list[str]:
+    return list(store._conn().iterdump())  # every table, row by row: the whole store
+
+
+def test_template_seeding_gives_the_same_store_as_direct_seeding(scenario: Scenario, store: MemoryItemStore) -> None:
+    """Revisions, archived, global and workspace items: a copy of the template holds exactly what seeding writes."""
+    from harness.scenarios.seeding import StoreTemplates
+
+    templates = StoreTemplates()
+    with templates.open(scenario) as copy:
+        assert _dump(copy) == _dump(store)
+    with templates.open(scenario) as again:
+        assert _dump(again) == _dump(store)
+    assert templates.seeded == 1
+
+
+def test_template_copies_are_independent(scenario: Scenario) -> None:
+    from harness.scenarios.seeding import StoreTemplates
+
+    templates = StoreTemplates()
+    with templates.open(scenario) as first:
+        first.archive("it-rate-limit", now=FEB_10 + 1)
+        with templates.open(scenario) as second:
+            assert second.read_item("it-rate-limit").item.lifecycle_state is LifecycleState.ACTIVE
+
+
+def test_a_conversation_seeds_one_template_for_all_its_probes(tmp_path: Path) -> None:
+    from harness.scenarios.seeding import StoreTemplates
+    from tests.scenarios.conversation_factories import write_conversation
+
+    path = write_conversation(tmp_path, probes=5)
+    path.write_text(path.read_text(encoding="utf-8").replace("  - id: q2\n", "  - id: q2\n    item_roles: {it-move: answer}\n"), encoding="utf-8")
+    probes = load_scenarios([tmp_path])
+    templates = StoreTemplates()
+    for probe in probes:
+        templates.open(probe).close()
+    assert templates.seeded == 1  # roles never reach the store
+    assert templates.plan(probes[0]) is templates.plan(probes[2])  # planned once per conversation, not per probe
+    stories = load_scenarios([FIXTURES / "seeding", FIXTURES / "good"])
+    for story in stories:
+        templates.open(story).close()
+    assert templates.seeded == 3
+
+
+def test_templates_keep_at_most_their_capacity(scenario: Scenario, tmp_path: Path) -> None:
+    from harness.scenarios.seeding import StoreTemplates
+
+    templates = StoreTemplates(capacity=1)
+    good = load_scenarios([FIXTURES / "good"])[0]
+    for story in (scenario, good, scenario):
+        templates.open(story).close()
+    assert templates.seeded == 3  # the first image was dropped for the second, then seeded again

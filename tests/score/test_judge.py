@@ -1,0 +1,163 @@
+"""The strict, blind, cached judge and its calibration (no network)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from harness.score.judge import Judge, build_messages, calibrate, load_calibration, parse_verdict
+
+
+class _Scripted:
+    """A completer that passes exactly the answers containing one of ``needles``; records prompts."""
+
+    def __init__(self, *needles: str) -> None:
+        self.needles = needles
+        self.prompts: list[list[dict[str, str]]] = []
+
+    def __call__(self, model, messages):
+        self.prompts.append(messages)
+        answer = messages[-1]["content"].split("<<<")[-1]
+        verdict = "pass" if any(n in answer for n in self.needles) else "fail"
+        return json.dumps({"verdict": verdict, "reason": f"scripted {verdict}"})
+
+
+def test_parse_verdict_tolerates_fences_and_prose():
+    assert parse_verdict('```json\n{"verdict": "PASS", "reason": "states it"}\n```') == ("pass", "states it")
+    assert parse_verdict('Sure. {"verdict": "fail", "reason": "vague"} Hope that helps')[0] == "fail"
+    assert parse_verdict("verdict: pass")[0] == "pass"
+
+
+def test_unparseable_reply_is_a_fail():
+    verdict, reason = parse_verdict("I think it is fine")
+    assert verdict == "fail" and "unparseable" in reason
+
+
+def test_prompt_is_strict_and_blind_to_the_arm():
+    messages = build_messages("Which port?", "Pass only if 5173.", ["5173"], "It is 5173.")
+    text = json.dumps(messages)
+    assert "vague" in text and "FAIL" in text
+    for leak in ("recall", "history_only", "tool_calls", "memory_search"):
+        assert leak not in text
+
+
+def test_verdicts_are_cached_on_disk(tmp_path):
+    completer = _Scripted("5173")
+    judge = Judge(model="test/m", cache_dir=tmp_path, complete=completer)
+    first = judge("Which port?", "Pass only if 5173.", ["5173"], "It is 5173.")
+    again = Judge(model="test/m", cache_dir=tmp_path, complete=completer)("Which port?", "Pass only if 5173.",
+                                                                           ["5173"], "It is 5173.")
+    assert first.verdict == again.verdict == "pass" and again.cached and len(completer.prompts) == 1
+    other_model = Judge(model="test/other", cache_dir=tmp_path, complete=completer)
+    other_model("Which port?", "Pass only if 5173.", ["5173"], "It is 5173.")
+    assert len(completer.prompts) == 2
+
+
+def test_corrupt_cached_verdict_is_asked_again_and_rewritten(tmp_path):
+    completer = _Scripted("5173")
+    Judge(model="test/m", cache_dir=tmp_path, complete=completer)("Which port?", "R", ["5173"], "It is 5173.")
+    (cached,) = tmp_path.glob("*.json")
+    cached.write_text('{"verdict": "pa', encoding="utf-8")
+    again = Judge(model="test/m", cache_dir=tmp_path, complete=completer)("Which port?", "R", ["5173"], "It is 5173.")
+    assert again.verdict == "pass" and not again.cached and len(completer.prompts) == 2
+    assert json.loads(cached.read_text(encoding="utf-8"))["verdict"] == "pass"
+
+def test_calibration_reports_false_positive_and_negative_rates(tmp_path):
+    items = load_calibration()
+    assert len(items) >= 12 and sum(i["label"] == "fail" for i in items) >= 6
+    generous = Judge(model="test/generous", cache_dir=tmp_path, complete=lambda m, msgs: '{"verdict":"pass","reason":"ok"}')
+    result = calibrate(generous)
+    assert result.false_positive_rate == 1.0 and result.false_negative_rate == 0.0 and result.n == len(items)
+
+
+def test_judge_through_litellm_custom_provider(tmp_path):
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    litellm = pytest.importorskip("litellm")
+    from litellm import CustomLLM
+
+    class _Fail(CustomLLM):
+        def completion(self, *args, **kwargs):
+            return litellm.completion(model="gpt-3.5-turbo", messages=kwargs.get("messages") or args[1],
+                                      mock_response='{"verdict": "fail", "reason": "vague"}')
+
+    before = list(getattr(litellm, "custom_provider_map", None) or [])
+    litellm.custom_provider_map = before + [{"provider": "judgetest", "custom_handler": _Fail()}]
+    try:
+        verdict = Judge(model="judgetest/strict", cache_dir=tmp_path)("Q?", "R", ["x"], "vague answer")
+    finally:
+        litellm.custom_provider_map = before
+    assert verdict.verdict == "fail" and verdict.reason == "vague"
+
+
+# ---- the rubric judge sees every positive check ----
+
+def test_rubric_judge_receives_every_positive_check(tmp_path):
+    from tests.score.scoring_factories import make_record, make_scenario
+
+    from harness.report import build_summary
+    from harness.records import RunManifest
+    from harness.analysis.verdict import VerdictConfig
+
+    sc = make_scenario(expect={"rubric": "Pass only if it names sqlc and why.", "must_contain_any": ["n+1", "preload"],
+                               "must_contain_all": ["sqlc"], "must_match": [r"gorm\s+preload"],
+                               "adherence": {"must_match": [r"^- "], "must_contain_all": ["bullet"]}})
+    completer = _Scripted("sqlc")
+    judge = Judge(model="test/m", cache_dir=tmp_path, complete=completer)
+    manifest = RunManifest(run_id="r", harness_version="0", status="complete", started_at="t", models=["m"],
+                           arms=["recall"], epochs=1, seed=0, scenario_paths=[], scenario_ids=[sc.id],
+                           suite_hash="x", sample_count=1)
+    build_summary(manifest, [make_record(sc, "sqlc, because of N+1")], {sc.id: sc}, config=VerdictConfig(), judge=judge)
+    prompt = completer.prompts[0][-1]["content"]
+    assert 'states all of: "sqlc"' in prompt and 'states at least one of: "n+1" | "preload"' in prompt
+    assert r"matches the regular expression /gorm\s+preload/ (case-insensitive)" in prompt
+    assert r"its output matches the regular expression /^- /" in prompt
+    assert 'its output states all of: "bullet"' in prompt
+
+
+def test_expected_facts_show_regexes_as_regexes():
+    from harness.score.judge import expected_facts
+    from harness.scenarios.models import AnswerCheck
+
+    lines = expected_facts(AnswerCheck(must_match=[r"indent_size\s*=\s*2"]))
+    assert lines == [r"matches the regular expression /indent_size\s*=\s*2/ (case-insensitive)"]
+    assert expected_facts(AnswerCheck(must_not_contain=["tabs"])) == []  # negative checks are not facts
+
+
+# ---- Cohen's kappa ----
+
+@pytest.mark.parametrize(("labels", "predictions", "kappa"), [
+    ([1, 1, 0, 0], [1, 0, 0, 0], 0.5),
+    ([1, 1, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0], 0.0),          # never flags: 67% agreement, no skill
+    ([1, 0, 1, 0], [0, 1, 0, 1], -1.0),
+    ([1, 1, 1, 0, 0, 0, 0, 0, 0, 0], [1, 1, 0, 1, 0, 0, 0, 0, 0, 0], 1 - 0.2 / (1 - 0.58)),
+])
+def test_cohen_kappa_corrects_agreement_for_chance(labels, predictions, kappa):
+    from harness.score.judge import cohen_kappa
+
+    assert cohen_kappa([bool(x) for x in labels], [bool(x) for x in predictions]) == pytest.approx(kappa)
+
+
+def test_cohen_kappa_is_none_when_undefined():
+    from harness.score.judge import cohen_kappa
+
+    assert cohen_kappa([], []) is None and cohen_kappa([True, True], [True, True]) is None
+
+
+def test_rubric_calibration_reports_kappa(tmp_path):
+    honest = Judge(model="test/honest", cache_dir=tmp_path, complete=_LabelJudge())
+    result = calibrate(honest)
+    assert result.as_dict() == {"false_positive_rate": 0.0, "false_negative_rate": 0.0, "cohen_kappa": 1.0,
+                                "n": len(load_calibration())}
+
+
+class _LabelJudge:
+    """A rubric completer that returns each calibration item's own label (a perfect judge)."""
+
+    def __init__(self) -> None:
+        self.labels = {item["answer"]: item["label"] for item in load_calibration()}
+
+    def __call__(self, model, messages):
+        answer = messages[-1]["content"].split("<<<\n")[-1].rsplit("\n>>>", 1)[0]
+        return json.dumps({"verdict": self.labels[answer], "reason": "label"})
