@@ -13,6 +13,8 @@ This package knows nothing of the harness. Public surface:
   reports a bad call in the same words.
 """
 
+from memory_tools.fulltext import FullTextHost
+from memory_tools.host import Host, HostConfigurationError, MemoryRun, ToolCallRecord, record_arguments
 from memory_tools.model import (
     ItemInput,
     KeyInput,
@@ -34,6 +36,9 @@ from memory_tools.model import (
     StatementType,
     TemporalType,
 )
+from memory_tools.named import NamedMemoryStore
+from memory_tools.named_model import NamedIdentity, NamedMemory, WriteEvent
+from memory_tools.named_tools import NAMED_TOOL_NAMES, READ_TOOLS, WRITE_TOOLS, NamedMemoryRun, open_named_run
 from memory_tools.normalize import (
     NormalizedItem,
     normalize_content,
@@ -41,7 +46,6 @@ from memory_tools.normalize import (
     normalize_search_term,
     validate_item_input,
 )
-from memory_tools.store import SCHEMA_VERSION, MemoryItemStore
 from memory_tools.policy import (
     TOOL_NAMES,
     DenialReason,
@@ -57,10 +61,7 @@ from memory_tools.policy import (
     show_value,
     unknown_properties,
 )
-from memory_tools.host import Host, HostConfigurationError, MemoryRun, ToolCallRecord, record_arguments
-from memory_tools.fulltext import FullTextHost
-from memory_tools.named import NamedIdentity, NamedMemory, NamedMemoryStore, WriteEvent
-from memory_tools.named_tools import NAMED_TOOL_NAMES, READ_TOOLS, WRITE_TOOLS, NamedMemoryRun, open_named_run
+from memory_tools.store import SCHEMA_VERSION, MemoryItemStore
 
 __all__ = [
     "READ_TOOLS",

@@ -38,14 +38,14 @@ from typing import Any
 
 from memory_tools.host import ToolCallRecord
 from memory_tools.model import MemoryValidationError
-from memory_tools.named import (
+from memory_tools.named import NamedMemoryStore
+from memory_tools.named_model import (
     DEFAULT_RECALL_LIMIT,
     MAX_NAME_CHARS,
     MAX_RECALL_LIMIT,
     MAX_TEXT_CHARS,
     NamedIdentity,
     NamedMemory,
-    NamedMemoryStore,
     NamedScope,
 )
 from memory_tools.policy import (
@@ -53,13 +53,13 @@ from memory_tools.policy import (
     MemoryPolicy,
     RunContext,
     ToolArgumentError,
-    limit_argument,
-    join_errors,
-    json_type,
-    show_value,
-    unknown_properties,
     admission,
     decode_arguments,
+    join_errors,
+    json_type,
+    limit_argument,
+    show_value,
+    unknown_properties,
 )
 
 REMEMBER_TOOL = "remember"

@@ -10,16 +10,10 @@ from pathlib import Path
 import pytest
 
 import memory_tools.named as named_module
+import memory_tools.named_model as named_model
 from memory_tools.model import MemoryStoreError, MemoryValidationError
-from memory_tools.named import (
-    MAX_RECALL_LIMIT,
-    MAX_TEXT_CHARS,
-    NamedIdentity,
-    NamedMemoryStore,
-    named_memory_id,
-    overlap_score,
-    words,
-)
+from memory_tools.named import NamedMemoryStore
+from memory_tools.named_model import MAX_RECALL_LIMIT, MAX_TEXT_CHARS, NamedIdentity, named_memory_id, overlap_score, words
 
 APP = "recall-eval"
 WS_A = NamedIdentity(APP, "ws-a")
@@ -256,7 +250,7 @@ def test_events_are_json_friendly_tuples(store: NamedMemoryStore) -> None:
 
 
 def test_scopes_user_and_project_map_to_global_and_workspace(store: NamedMemoryStore) -> None:
-    assert {k: v.value for k, v in named_module.SCOPE_TYPES.items()} == {"user": "global", "project": "workspace"}
+    assert {k: v.value for k, v in named_model.SCOPE_TYPES.items()} == {"user": "global", "project": "workspace"}
     user = store.remember("editor", "vim", "user", WS_A, now=1).memory
     project = store.remember("editor", "vscode", "project", WS_A, now=1).memory
     assert (user.scope_key, project.scope_key) == (None, "ws-a")

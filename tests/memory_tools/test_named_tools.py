@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 import memory_tools.named_tools as tools_module
 from memory_tools import MemoryPolicy, RunContext
-from memory_tools.named import MAX_RECALL_LIMIT, NamedMemoryStore
+from memory_tools.named import NamedMemoryStore
+from memory_tools.named_model import MAX_RECALL_LIMIT
 from memory_tools.named_tools import (
     NAMED_TOOL_NAMES,
     READ_TOOLS,
