@@ -1,6 +1,9 @@
-"""The ``recall-eval`` command line.
+"""The ``recall-eval`` command line, on top of every stage.
 
-Each command's work lives in the module that owns it; this file only parses
+Takes: the command line. Gives: the exit code. Each command's work lives in
+the stage that owns it (``validate``/``list`` in scenarios, ``run`` in
+:mod:`harness.cli.run` over :mod:`harness.run`, ``report`` in report,
+``compare``/``merge``/``history`` in runs, ``import`` in importers); this file only parses
 arguments and imports that module when the command runs, so ``--help``,
 ``validate``, ``list`` and ``report`` never pay for importing litellm.
 Every handler takes the parsed arguments and returns the exit code.

@@ -1,5 +1,7 @@
 """Importers of public long-term-memory benchmarks into recall-eval suites: ``recall-eval import``.
 
+Takes: a benchmark's published JSON file. Gives: a suite folder that
+:mod:`harness.scenarios` loads like any other, with its provenance.
 ``recall-eval import locomo FILE OUT`` and ``recall-eval import longmemeval
 FILE OUT`` read the file a benchmark publishes (streamed, one element at a
 time) and write one conversation file per conversation into OUT, with a

@@ -1,8 +1,17 @@
 """Memory systems: one protocol for every way an agent can carry memory across sessions.
 
-An arm is a memory system plus a write mode (``none``, ``seeded``,
-``agent``); see :mod:`harness.memory_systems.protocol` for the contract and
-``docs/memory-systems.md`` for writing one. Public surface:
+Takes: a validated scenario (:mod:`harness.scenarios`) and an arm name.
+Gives: for each sample, a fresh memory instance that is written (seeded with
+the scenario's items, or by the agent's own write calls) and then opened for
+the probe as the messages and tools the agent starts from. An arm is a memory
+system plus a write mode (``none``, ``seeded``, ``agent``); see
+:mod:`harness.memory_systems.protocol` for the contract and
+``docs/memory-systems.md`` for writing one. Built in: no memory, the pasted
+transcripts, the item store and its Host tools (``builtin``), full text
+(``fts``), the memory document (``document``, ``document_format``,
+``document_write``, ``extracted_document``), named memories (``named``) and
+agent-extracted items (``extracted``); the prompt every arm shares is
+``prompts``. Public surface:
 
 - the protocol: :class:`MemorySystem`, :class:`MemoryInstance`,
   :class:`ToolRun`, :class:`ProbeSetup`, :class:`ToolExecution`,
@@ -10,7 +19,8 @@ An arm is a memory system plus a write mode (``none``, ``seeded``,
   :data:`ENTRY_POINT_GROUP`;
 - the registry: :func:`resolve_arm`, :func:`all_arms`, :func:`builtin_arms`,
   :func:`plugin_arms`, :class:`SystemArm`, :class:`MemorySystemError`;
-- the write phase: :data:`WRITE_SYSTEM_PROMPT`, :func:`render_transcript`.
+- the prompts: :class:`ArmSetup`; the write phase's :data:`WRITE_SYSTEM_PROMPT`,
+  :func:`write_messages`, :func:`render_transcript`, :func:`write_order`.
 """
 
 from harness.memory_systems.protocol import (

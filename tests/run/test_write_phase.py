@@ -9,7 +9,10 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+import types
+
 from harness.memory_systems import (  # noqa: E402
+    registry,  # noqa: E402
     write_messages,
 )
 from harness.offline_model import respond  # noqa: E402
@@ -17,7 +20,26 @@ from harness.records import SampleRecord  # noqa: E402
 from harness.run.agent import ModelClient  # noqa: E402
 from harness.scenarios import Scenario  # noqa: E402
 from harness.score.scoring import score_sample  # noqa: E402
-from tests.run.write_phase_factories import FORGET, SAVE, SEARCH, NotesSystem, _record, _run, scenario
+from tests.run.write_phase_factories import FORGET, SAVE, SEARCH, Notes, NotesSystem, _record, _run, scenario
+
+
+@pytest.fixture()
+def notes(monkeypatch: pytest.MonkeyPatch):
+    system = NotesSystem()
+
+    class Leaky(NotesSystem):
+        name = "test_leaky_system"
+        arms = {"test_leaky": "agent"}
+
+        def open(self, scenario, write_mode):
+            return Notes(scenario, leaky=True)
+
+    system.arms = {"test_notes": "agent"}
+    entries = [types.SimpleNamespace(name=n, value=f"tests:{n}", dist=None, load=lambda o=o: o) for n, o in (("notes", system), ("leaky", Leaky()))]
+    monkeypatch.setattr(registry.metadata, "entry_points", lambda group: entries)
+    registry.plugin_arms.cache_clear()
+    yield system
+    registry.plugin_arms.cache_clear()
 
 
 def test_the_offline_model_saves_what_the_user_said_and_forgets_what_was_asked() -> None:

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import types
 from typing import Any
-
-import pytest
 
 from harness.memory_systems import (  # noqa: E402
     MemoryInstance,
@@ -16,9 +13,8 @@ from harness.memory_systems import (  # noqa: E402
     StaticToolRun,
     ToolExecution,
     policy_denial,
-    probe_messages,
-    registry,  # noqa: E402
-    )
+    probe_messages,  # noqa: E402
+)
 from harness.records import SampleRecord  # noqa: E402
 from harness.run.agent import ModelClient, ModelSettings  # noqa: E402
 from harness.run.sample import run_memory_sample  # noqa: E402
@@ -99,25 +95,6 @@ class NotesSystem(MemorySystem):
     def open(self, scenario, write_mode):
         self.opened.append(Notes(scenario, leaky=False))
         return self.opened[-1]
-
-
-@pytest.fixture()
-def notes(monkeypatch: pytest.MonkeyPatch):
-    system = NotesSystem()
-
-    class Leaky(NotesSystem):
-        name = "test_leaky_system"
-        arms = {"test_leaky": "agent"}
-
-        def open(self, scenario, write_mode):
-            return Notes(scenario, leaky=True)
-
-    system.arms = {"test_notes": "agent"}
-    entries = [types.SimpleNamespace(name=n, value=f"tests:{n}", dist=None, load=lambda o=o: o) for n, o in (("notes", system), ("leaky", Leaky()))]
-    monkeypatch.setattr(registry.metadata, "entry_points", lambda group: entries)
-    registry.plugin_arms.cache_clear()
-    yield system
-    registry.plugin_arms.cache_clear()
 
 
 def _run(arm: str, scn: Scenario):
