@@ -27,12 +27,24 @@ from harness.records import (
     RunManifest,
     write_manifest,
 )
-from harness.run import run_specs
-from harness.run import EarlierAttempt, RunFolderError, check_fresh, lock_folder, prepare_folder, read_earlier_attempt
-from harness.run import RunOptions, RunOptionsError, now_iso, resolve_options
-from harness.run import RunProgress, record_flags
-from harness.run import secret_values, redact
-from harness.run import plan_samples
+from harness.run import (
+    EarlierAttempt,
+    RunFolderError,
+    RunOptions,
+    RunOptionsError,
+    RunProgress,
+    check_fresh,
+    lock_folder,
+    now_iso,
+    plan_samples,
+    prepare_folder,
+    read_earlier_attempt,
+    record_flags,
+    redact,
+    resolve_options,
+    run_specs,
+    secret_values,
+)
 from harness.scenarios import Scenario
 
 

@@ -23,6 +23,7 @@ agent-extracted items (``extracted``); the prompt every arm shares is
   :func:`write_messages`, :func:`render_transcript`, :func:`write_order`.
 """
 
+from harness.memory_systems.prompts import ArmSetup
 from harness.memory_systems.protocol import (
     ENTRY_POINT_GROUP,
     WRITE_MODES,
@@ -39,9 +40,21 @@ from harness.memory_systems.protocol import (
     policy_denial,
     probe_messages,
 )
-from harness.memory_systems.prompts import ArmSetup
-from harness.memory_systems.registry import MemorySystemError, UnknownArmError, all_arms, builtin_arms, plugin_arms, resolve_arm
-from harness.memory_systems.write_prompt import WRITE_MAX_TOOL_ROUNDS, WRITE_SYSTEM_PROMPT, render_transcript, write_messages, write_order
+from harness.memory_systems.registry import (
+    MemorySystemError,
+    UnknownArmError,
+    all_arms,
+    builtin_arms,
+    plugin_arms,
+    resolve_arm,
+)
+from harness.memory_systems.write_prompt import (
+    WRITE_MAX_TOOL_ROUNDS,
+    WRITE_SYSTEM_PROMPT,
+    render_transcript,
+    write_messages,
+    write_order,
+)
 
 __all__ = [
     "ArmSetup",

@@ -16,12 +16,11 @@ and cache keys are unchanged:
 
 from __future__ import annotations
 
-from memory_tools import Host, MemoryItemStore, MemoryPolicy, RunContext
-
 from harness.memory_systems.document import build_memory_document
 from harness.memory_systems.prompts import build_full_history, build_history_only, build_recall
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, WriteMode
 from harness.scenarios import Scenario
+from memory_tools import Host, MemoryItemStore, MemoryPolicy, RunContext
 
 
 class _NoMemory(MemoryInstance):

@@ -33,7 +33,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from harness.memory_systems.document_format import DocumentEntry, DocumentState, parse_memory_document, render_memory_document
+from harness.memory_systems.document_format import (
+    DocumentEntry,
+    DocumentState,
+    parse_memory_document,
+    render_memory_document,
+)
 from harness.memory_systems.prompts import ArmSetup, MemoryRunLike, build_history_only, format_now
 from harness.scenarios import Scenario
 
@@ -165,9 +170,8 @@ def memory_prompt_section(state: DocumentState, *, cap_chars: int = PROMPT_CAP_C
 
 def scenario_document(scenario: Scenario) -> str | None:
     """The probe's memory file for ``scenario``; None when the policy denies agent reads (no storage read)."""
-    from memory_tools import MemoryItemStore, item_in_scope
-
     from harness.scenarios import probe_denial, seed_store
+    from memory_tools import MemoryItemStore, item_in_scope
 
     probe = scenario.probe
     if probe_denial(scenario) is not None:

@@ -42,7 +42,6 @@ from urllib.parse import quote, unquote
 
 from memory_tools import LifecycleState, MemoryItem, MemoryItemRecord, Origin
 
-
 MAX_DOCUMENT_BYTES = 131_072
 """The reader's size limit (128 KiB of UTF-8); a larger file puts it in safe mode."""
 TITLE_MAX_CHARS = 60

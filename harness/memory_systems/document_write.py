@@ -35,11 +35,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory_tools import ToolCallRecord
-from memory_tools import ToolArgumentError, join_errors, json_type, show_value, unknown_properties, decode_arguments
-
 from harness.memory_systems.document import DocumentSettings
-from harness.memory_systems.document_format import DOCUMENT_HEADING, MAX_DOCUMENT_BYTES, METADATA_PREFIX, entry_title, escape_content, parse_memory_document
+from harness.memory_systems.document_format import (
+    DOCUMENT_HEADING,
+    MAX_DOCUMENT_BYTES,
+    METADATA_PREFIX,
+    entry_title,
+    escape_content,
+    parse_memory_document,
+)
+from memory_tools import (
+    ToolArgumentError,
+    ToolCallRecord,
+    decode_arguments,
+    join_errors,
+    json_type,
+    show_value,
+    unknown_properties,
+)
 
 EXTRACT_TOOL = "extract_memory"
 MAX_CONTENT_CHARS = 2_000

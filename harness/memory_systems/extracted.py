@@ -24,23 +24,32 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from harness.memory_systems.builtin import ItemStoreInstance
+from harness.memory_systems.protocol import (
+    MemoryInstance,
+    MemorySystem,
+    StaticToolRun,
+    ToolExecution,
+    ToolRun,
+    WriteMode,
+)
+from harness.scenarios import Scenario, Session
 from memory_tools import (
     ItemInput,
     KeyInput,
+    KeyOrigin,
+    KeyType,
     Kind,
+    LifecycleState,
     MemoryItemSource,
     MemoryItemStore,
+    MemoryStoreError,
     MemoryValidationError,
     ScopeType,
     StatementType,
     TemporalType,
+    item_visible,
 )
-from memory_tools import KeyOrigin, KeyType, LifecycleState, MemoryStoreError
-from memory_tools import item_visible
-
-from harness.memory_systems.builtin import ItemStoreInstance
-from harness.memory_systems.protocol import MemoryInstance, MemorySystem, StaticToolRun, ToolExecution, ToolRun, WriteMode
-from harness.scenarios import Scenario, Session
 
 SAVE_TOOL = "save_memory_item"
 FORGET_TOOL = "forget_memory_items"

@@ -14,13 +14,20 @@
 
 from __future__ import annotations
 
-from memory_tools import MemoryPolicy, RunContext
-
 from harness.memory_systems.document import DocumentSettings, memory_prompt_section
 from harness.memory_systems.document_format import DocumentState, parse_memory_document
 from harness.memory_systems.document_write import DocumentExtractRun
-from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, ToolRun, WriteMode, policy_denial, probe_messages
+from harness.memory_systems.protocol import (
+    MemoryInstance,
+    MemorySystem,
+    ProbeSetup,
+    ToolRun,
+    WriteMode,
+    policy_denial,
+    probe_messages,
+)
 from harness.scenarios import Scenario, Session
+from memory_tools import MemoryPolicy, RunContext
 
 WRITE_SETTINGS = DocumentSettings(enabled=True, agent_read_enabled=True, extract_tool_enabled=True)
 

@@ -9,12 +9,11 @@ for before anyone adds an index.
 
 from __future__ import annotations
 
-from memory_tools import MemoryPolicy, RunContext
-
-from harness.memory_systems.prompts import build_recall
 from harness.memory_systems.builtin import ItemStoreInstance, seeded_item_store
+from harness.memory_systems.prompts import build_recall
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, WriteMode
 from harness.scenarios import Scenario
+from memory_tools import MemoryPolicy, RunContext
 
 
 class _FullTextInstance(ItemStoreInstance):

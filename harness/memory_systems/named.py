@@ -17,11 +17,9 @@ what reading the written memory is worth from the effect of the write phase.
 
 from __future__ import annotations
 
-from memory_tools import MemoryPolicy, NamedMemoryStore, RunContext, open_named_run
-from memory_tools import READ_TOOLS, WRITE_TOOLS
-
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, ToolRun, WriteMode, probe_messages
 from harness.scenarios import Scenario, Session
+from memory_tools import READ_TOOLS, WRITE_TOOLS, MemoryPolicy, NamedMemoryStore, RunContext, open_named_run
 
 APPLICATION = "recall-eval"
 """The application identity every named-memory id derives from."""

@@ -77,10 +77,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from memory_tools import DenialReason, MemoryPolicy, RunContext, admission
-
 from harness.memory_systems.prompts import ArmSetup, _conversation, system_prompt
 from harness.scenarios import Scenario, Session
+from memory_tools import DenialReason, MemoryPolicy, RunContext, admission
 
 WriteMode = Literal["none", "seeded", "agent"]
 WRITE_MODES: tuple[str, ...] = ("none", "seeded", "agent")

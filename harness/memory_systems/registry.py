@@ -27,7 +27,12 @@ class MemorySystemError(ValueError):
 
 def builtin_systems() -> list[MemorySystem]:
     """The built-in systems in arm order (the four original arms first)."""
-    from harness.memory_systems.builtin import MemoryDocumentSystem, MemoryToolsSystem, NoMemorySystem, TranscriptsSystem
+    from harness.memory_systems.builtin import (
+        MemoryDocumentSystem,
+        MemoryToolsSystem,
+        NoMemorySystem,
+        TranscriptsSystem,
+    )
     from harness.memory_systems.extracted import ExtractedItemsSystem
     from harness.memory_systems.extracted_document import ExtractedDocumentSystem
     from harness.memory_systems.fts import FullTextSystem

@@ -25,7 +25,14 @@ from harness.records.models import (
     WriteSessionLog,
     sample_id,
 )
-from harness.records.reading import ResultsScan, foreign_check, foreign_reasons, iter_records, read_manifest, scan_results
+from harness.records.reading import (
+    ResultsScan,
+    foreign_check,
+    foreign_reasons,
+    iter_records,
+    read_manifest,
+    scan_results,
+)
 from harness.records.writing import ResultsWriteError, ResultsWriter, append_line, append_record, write_manifest
 
 __all__ = [

@@ -20,10 +20,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.report.inputs import ReportInputs
-from harness.records import RESULTS_FILE
-from harness.score import SampleScores
 from harness.analysis import RunHealth, VerdictConfig
+from harness.records import RESULTS_FILE
+from harness.report.inputs import ReportInputs
+from harness.score import SampleScores
 
 #: Below this share of tool-offered samples with a tool call, the treatment arm "rarely" used its tools.
 LOW_TOOL_USE = 0.5

@@ -99,8 +99,8 @@ def _judge_block(judge: Any, grounding: Any, judged: int, ungrounded: int) -> di
     """``summary.json``'s ``judge``: each judge's run counts, then its calibration (whose calls are not counted)."""
     if judge is None and grounding is None:
         return None
-    from harness.score import grounding as grounding_module
     from harness.score import calibrate
+    from harness.score import grounding as grounding_module
 
     block: dict[str, Any] = {}
     if judge is not None:
@@ -123,14 +123,10 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
     :class:`harness.report.inputs.ReportInputs` the records came from (completeness, bad lines,
     duplicates); None treats ``records`` as the whole, clean run.
     """
-    from harness.analysis import AggregateConfig, aggregate
-    from harness.analysis import decide
+    from harness.analysis import AggregateConfig, aggregate, decide
     from harness.report.headlines import headlines, tool_use, unsupported_by_kind
     from harness.report.inputs import ReportInputs
-    from harness.score import visible_context
-    from harness.score import expected_facts
-    from harness.score import score_sample
-    from harness.score import write_path_blocks
+    from harness.score import expected_facts, score_sample, visible_context, write_path_blocks
 
     if inputs is None:
         inputs = ReportInputs(records=list(records), planned=len(records), present=len(records), run_status="complete")

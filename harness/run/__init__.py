@@ -17,7 +17,14 @@ the progress display (``progress``). Every model call goes through litellm.
 
 from harness.run.agent import AgentOutcome, ModelClient, ModelSettings, run_agent
 from harness.run.budget import budget_stop
-from harness.run.folder import EarlierAttempt, RunFolderError, check_fresh, lock_folder, prepare_folder, read_earlier_attempt
+from harness.run.folder import (
+    EarlierAttempt,
+    RunFolderError,
+    check_fresh,
+    lock_folder,
+    prepare_folder,
+    read_earlier_attempt,
+)
 from harness.run.options import RunOptions, RunOptionsError, now_iso, resolve_options
 from harness.run.plan import cli_plan, price_problem, start_line
 from harness.run.progress import RunProgress, record_flags

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from harness.memory_systems import ArmSetup
-from harness.run.cache import CachedResponse, ResponseCache, cache_key
 from harness.records import ModelCallLog, SampleError, ToolCallLog
+from harness.run.cache import CachedResponse, ResponseCache, cache_key
 from harness.run.retry import RetryExhaustedError, RetryPolicy, call_with_retries
 
 DEFAULT_MAX_TOOL_ROUNDS = 4

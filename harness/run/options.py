@@ -21,13 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
-from harness.memory_systems import UnknownArmError
-from harness.run.cache import DEFAULT_CACHE_DIR
 from harness.defaults import DEFAULT_ARMS, DEFAULT_MAX_ERROR_RATE, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
-from harness.records import RunManifest, read_manifest
-from harness.scenarios import Scenario
-from harness.records import ShardInfo
+from harness.memory_systems import UnknownArmError
+from harness.records import RunManifest, ShardInfo, read_manifest
+from harness.run.cache import DEFAULT_CACHE_DIR
 from harness.run.shards import Shard, ShardError, parse_shard, shard_ids
+from harness.scenarios import Scenario
 
 # Parameters that define the samples: a resumed run must keep them.
 # (Scenario paths may change: the suite hash decides whether they hold the same scenarios.)

@@ -46,9 +46,8 @@ class RunProgress:
         self._bar: Any = None
         self._task: Any = None
         if live and getattr(self._stream, "isatty", lambda: False)():
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
             from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             self._bar = Progress(
                 TextColumn("[bold]samples"),

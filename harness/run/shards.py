@@ -19,7 +19,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
 

@@ -164,9 +164,8 @@ def load_run(run_dir: Path, *, include_foreign: bool = False) -> RunData:
     Raises:
         CompareError, ReportError, ResultsError, OSError: the folder cannot be read; messages name the file.
     """
-    from harness.report import build_report
-    from harness.report import SCORES_FILE, SUMMARY_FILE
     from harness.records import RESULTS_FILE, read_manifest, scan_results
+    from harness.report import SCORES_FILE, SUMMARY_FILE, build_report
 
     run_dir = Path(run_dir)
     if not run_dir.is_dir():

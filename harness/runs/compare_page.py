@@ -57,9 +57,8 @@ def _parameter_rows(cmp: Any) -> list[dict[str, Any]]:
 
 
 def _metric_rows(cmp: Any) -> list[dict[str, Any]]:
-    from harness.runs.compare import format_row, format_diff
-    from harness.report import arm_order
-    from harness.report import METRIC_ORDER
+    from harness.report import METRIC_ORDER, arm_order
+    from harness.runs.compare import format_diff, format_row
 
     arms = arm_order(c.arm for c in cmp.metrics)
 

@@ -25,8 +25,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.records import MANIFEST_FILE, RESULTS_FILE, ResultsError, RunManifest, SampleRecord, read_manifest, write_manifest
-from harness.records import ShardInfo
+from harness.records import (
+    MANIFEST_FILE,
+    RESULTS_FILE,
+    ResultsError,
+    RunManifest,
+    SampleRecord,
+    ShardInfo,
+    read_manifest,
+    write_manifest,
+)
 
 # Worst first: a merged run is as finished as its least finished shard.
 _STATUS_RANK = {"failed": 0, "interrupted": 1, "running": 2, "complete": 3}
@@ -213,8 +221,8 @@ def merge_runs(out: Path, runs: Sequence[Path]) -> MergeOutcome:
 
 def cli_merge(args: Any) -> int:
     """Handler of ``recall-eval merge OUT RUN...``; returns the exit code."""
-    from harness.report import ReportError, build_report
     from harness.analysis import VerdictConfig, exit_code, terminal_lines
+    from harness.report import ReportError, build_report
 
     try:
         outcome = merge_runs(Path(args.out), [Path(r) for r in args.runs])

@@ -38,7 +38,15 @@ from harness.scenarios.models import (
     sessions_in_scope,
 )
 from harness.scenarios.problems import Problem, ScenarioError
-from harness.scenarios.seeding import StoreTemplates, item_input, open_seeded_store, probe_denial, probe_policy, seed_plan, seed_store
+from harness.scenarios.seeding import (
+    StoreTemplates,
+    item_input,
+    open_seeded_store,
+    probe_denial,
+    probe_policy,
+    seed_plan,
+    seed_store,
+)
 
 __all__ = [
     "SCENARIO_SCHEMA_VERSION",
