@@ -21,9 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.records import (
-    SampleRecord,
-)
+from harness.records import SampleRecord
 from harness.run.agent import ModelClient, ModelSettings
 from harness.run.options import RunOptions, now_iso
 from harness.run.retry import is_config_error

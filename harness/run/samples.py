@@ -10,9 +10,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from harness.records import (
-    sample_id,
-)
+from harness.records import sample_id
 from harness.scenarios import Scenario
 
 
