@@ -189,9 +189,10 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_xss_fixture_injects_no_element_and_runs_nothing(browser: Any, hostile: Path) -> None:
     open_page(browser, hostile)
-    browser.find_element("id", "expand").click()  # builds every transcript
+    browser.find_element("id", "expand").click()  # opens every panel; each builds its transcript on its toggle event
+    built = "return document.querySelectorAll('details.p .tx[data-built]').length"
+    wait_until(browser, lambda d: d.execute_script(built) > 0)  # toggle events run after the click returns
     browser.execute_script("Array.from(document.querySelectorAll('.fold button')).forEach(function (b) { b.click(); });")
-    assert browser.execute_script("return document.querySelectorAll('details.p .tx[data-built]').length") > 0
     assert browser.execute_script("return window.__xss") is None
     assert browser.find_elements("css selector", ".injected") == []
     assert browser.find_elements("css selector", "iframe, img") == []
