@@ -29,6 +29,7 @@ _HANDLERS = {
     "report": "harness.report:cli_report",
     "compare": "harness.runs.compare_cli:cli_compare",
     "import": "harness.importers:cli_import",
+    "audit": "harness.importers:cli_audit",
     "history": "harness.runs.history:cli_history",
     "merge": "harness.runs.merge:cli_merge",
 }
@@ -210,6 +211,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("out", metavar="OUT", help="suite folder to write: new, empty, or an earlier import (replaced)")
     p.add_argument("--force", action="store_true", help="write even inside a git work tree (the data must never be committed)")
     p.add_argument("--limit", type=int, metavar="N", help="import only the first N samples or questions")
+
+    p = sub.add_parser(
+        "audit", help="list gold checks no answer could pass (absent from the conversation, glued words, split dates)",
+        description="Read a suite's files and list the answer checks that look unpassable: a check string found in "
+                    "no session text or item after normalisation, glued words in a gold, a list split inside a date "
+                    "or number, a real answer on an abstention probe; counts per kind and category. Changes nothing.",
+        epilog="exit codes: 0 no finding, 1 findings listed, 2 the suite is missing or unreadable",
+    )
+    p.add_argument("paths", nargs="+", metavar="SUITE", help="suite folders or scenario files")
+    p.add_argument("--json", action="store_true", help="print the findings as JSON (counts, flagged ids, every finding)")
 
     p = sub.add_parser(
         "history", help="one page with the verdict and key metrics of many runs over time (nightly runs)",

@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.importers import locomo, longmemeval
+from harness.importers.audit import KINDS as AUDIT_KINDS
+from harness.importers.audit import AuditResult, audit_suite, cli_audit, flagged_in_suites
 from harness.importers.faults import FaultLog, ImporterError
 from harness.importers.jsonstream import iter_array
 from harness.importers.output import (
@@ -39,7 +41,8 @@ from harness.importers.output import (
     write_text,
 )
 
-__all__ = ["FORMATS", "FaultLog", "ImportResult", "ImporterError", "cli_import", "run_import"]
+__all__ = ["AUDIT_KINDS", "FORMATS", "AuditResult", "FaultLog", "ImportResult", "ImporterError", "audit_suite",
+           "cli_audit", "cli_import", "flagged_in_suites", "run_import"]
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,7 @@ class ImportResult:
     items: int
     sha256: str
     faults: FaultLog
+    audit: AuditResult
 
 
 def _file_name(cid: str) -> str:
@@ -119,6 +123,7 @@ def run_import(kind: str, source: Path, out: Path, *, force: bool = False, limit
     write_text(out / DEFAULTS, dump_yaml(spec.defaults()))
     files: list[Path] = []
     taken: set[str] = set()
+    audit = AuditResult()
     for index, element in enumerate(iter_array(source)):
         if limit is not None and index >= limit:
             break
@@ -128,6 +133,7 @@ def run_import(kind: str, source: Path, out: Path, *, force: bool = False, limit
         path = out / _file_name(data["id"])
         write_text(path, dump_yaml(data))
         files.append(path)
+        audit.add(data)
         info.conversations += 1
         info.probes += len(data["probes"])
         info.items += len(data["items"])
@@ -136,12 +142,14 @@ def run_import(kind: str, source: Path, out: Path, *, force: bool = False, limit
     if not files:
         raise ImporterError(f"{source}: no usable {kind} element in the file (see the drops above); "
                             f"is it the {kind} file?" + "".join(f"\n  {line}" for line in faults.lines()))
-    write_provenance(out, info, faults, sha256, complete=True)
+    write_provenance(out, info, faults, sha256, complete=True, audit=audit)
     echo(f"imported {info.conversations} conversations, {info.probes} probes, {info.items} items "
          f"from {source.name} (sha256 {sha256[:12]}..., licence {spec.licence}) into {out}")
     for line in faults.lines():
         echo(line)
-    return ImportResult(out, tuple(files), info.conversations, info.probes, info.items, sha256, faults)
+    for line in audit.lines(limit=0):
+        echo(line)
+    return ImportResult(out, tuple(files), info.conversations, info.probes, info.items, sha256, faults, audit)
 
 
 def cli_import(args: argparse.Namespace) -> int:

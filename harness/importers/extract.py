@@ -16,7 +16,11 @@ Rules:
   elsewhere in the text too, and never a stop word) as ``entity`` keys, then the
   most frequent content words (not stop words, 4 letters or more; ties by
   first appearance) as ``concept`` keys, all ``deterministic``; a text with
-  neither gets its first word;
+  neither gets its first word; a key the store would refuse (over its
+  256-code-point limit, e.g. a run of repeated syllables, or with a
+  zero-width character) is never written: words over :data:`MAX_KEY_CHARS`
+  are left out, other keys are checked by the store's own rule, and the
+  caller is told how many were left out;
 - each item is observed at its session's start.
 """
 
@@ -25,7 +29,7 @@ from __future__ import annotations
 import re
 
 from harness.importers.answers import STOP_WORDS
-from memory_tools import MemoryValidationError, normalize_content
+from memory_tools import MemoryValidationError, normalize_content, normalize_search_term
 
 MAX_ITEM_CHARS = 1800
 """Below the store's 2,000 code-point content limit, with room for normalization."""
@@ -104,12 +108,23 @@ def _entities(text: str) -> list[str]:
     return found
 
 
-def keys_for(text: str, *, entities: tuple[str, ...] = ()) -> list[str | dict[str, str]]:
+def storable_key(key: str) -> bool:
+    """Does the memory store accept ``key`` as a key (not empty, at most 256 code points, no control character)?"""
+    try:
+        normalize_search_term(key)
+    except MemoryValidationError:
+        return False
+    return True
+
+
+def keys_for(text: str, *, entities: tuple[str, ...] = (),
+             refused: list[str] | None = None) -> list[str | dict[str, str]]:
     """Keys for an item holding ``text``: given ``entities`` first, then found entities, then content words.
 
     Returns YAML-ready keys: an entity is ``{key, type: entity, origin:
     deterministic}``, a content word ``{key, origin: deterministic}`` (``concept``
     is the default type; leaving it out keeps a LongMemEval suite a fifth smaller).
+    Keys the store would refuse are left out and appended to ``refused``.
 
     Example:
         >>> [k["key"] for k in keys_for("I met Caroline at the LGBTQ support group.")]
@@ -119,12 +134,15 @@ def keys_for(text: str, *, entities: tuple[str, ...] = ()) -> list[str | dict[st
     for name in (*entities, *_entities(text)):
         if name.casefold() not in {n.casefold() for n in names}:
             names.append(name)
-    names = names[:MAX_ENTITIES]
+    left_out = [n for n in names if not storable_key(n)]
+    names = [n for n in names if n not in left_out][:MAX_ENTITIES]
     taken = {n.casefold() for n in names}
     words = [w.strip("'-") for w in _WORD.findall(text.lower())]
     counts: dict[str, int] = {}
     for word in words:
-        if len(word) >= 4 and word not in STOP_WORDS and word not in taken:
+        if len(word) > MAX_KEY_CHARS:
+            left_out.append(word)
+        elif len(word) >= 4 and word not in STOP_WORDS and word not in taken:
             counts[word] = counts.get(word, 0) + 1
     order = {word: i for i, word in reversed(list(enumerate(words)))}
     ranked = sorted(counts, key=lambda w: (-counts[w], order[w]))[: MAX_KEYS - len(names)]
@@ -132,5 +150,7 @@ def keys_for(text: str, *, entities: tuple[str, ...] = ()) -> list[str | dict[st
     keys += [{"key": w, "origin": "deterministic"} for w in ranked]
     if not keys:
         first = (text.split() or ["conversation"])[0][:MAX_KEY_CHARS]
-        keys.append({"key": first, "origin": "deterministic"})
+        keys.append({"key": first if storable_key(first) else "conversation", "origin": "deterministic"})
+    if refused is not None:
+        refused += list(dict.fromkeys(left_out))
     return keys

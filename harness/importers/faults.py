@@ -28,6 +28,8 @@ class FaultLog:
 
     repairs: dict[str, int] = field(default_factory=dict)
     drops: dict[str, int] = field(default_factory=dict)
+    reports: dict[str, int] = field(default_factory=dict)
+    """Faults kept as they are and only reported (a glued word in a gold no safe rule can split)."""
     examples: dict[str, list[str]] = field(default_factory=dict)
 
     def repair(self, kind: str, example: str) -> None:
@@ -38,6 +40,10 @@ class FaultLog:
         """Record one drop of ``kind``."""
         self._add(self.drops, kind, example)
 
+    def report(self, kind: str, example: str) -> None:
+        """Record one fault of ``kind`` that is neither repaired nor dropped, only reported."""
+        self._add(self.reports, kind, example)
+
     def _add(self, counts: dict[str, int], kind: str, example: str) -> None:
         counts[kind] = counts.get(kind, 0) + 1
         kept = self.examples.setdefault(kind, [])
@@ -47,16 +53,24 @@ class FaultLog:
     def lines(self) -> list[str]:
         """Human lines: one per kind with its count and first examples, repairs first, kinds sorted."""
         out: list[str] = []
-        for label, counts in (("repaired", self.repairs), ("dropped", self.drops)):
+        for label, counts in (("repaired", self.repairs), ("dropped", self.drops), ("reported", self.reports)):
             total = sum(counts.values())
+            if label == "reported" and not total:
+                continue
             out.append(f"{label}: {total}" + ("" if total else " (nothing)"))
             for kind in sorted(counts):
                 out.append(f"  {counts[kind]:>6}  {kind}, e.g. " + "; ".join(self.examples.get(kind, [])))
         return out
 
     def as_json(self) -> dict[str, dict[str, dict[str, object]]]:
-        """The log for ``_suite.json``: ``{"repairs": {kind: {"count": n, "examples": [...]}}, "drops": {...}}``."""
+        """The log for ``_suite.json``: ``{"repairs": {kind: {"count": n, "examples": [...]}}, "drops": {...}}``.
+
+        ``reports`` (kept, only reported) is there when there is one.
+        """
         def block(counts: dict[str, int]) -> dict[str, dict[str, object]]:
             return {kind: {"count": counts[kind], "examples": self.examples.get(kind, [])} for kind in sorted(counts)}
 
-        return {"repairs": block(self.repairs), "drops": block(self.drops)}
+        out = {"repairs": block(self.repairs), "drops": block(self.drops)}
+        if self.reports:
+            out["reports"] = block(self.reports)
+        return out

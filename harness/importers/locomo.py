@@ -29,7 +29,8 @@ import datetime as _dt
 import re
 from typing import Any
 
-from harness.importers.answers import answer_check, gold_text
+from harness.importers.answers import answer_check, gold_text, unglue_dates, unusable_gold
+from harness.importers.audit import glued_words, unglue_digits, vocabulary
 from harness.importers.extract import MAX_ITEM_CHARS, fact_chunks, keys_for, storable
 from harness.importers.faults import FaultLog
 from harness.importers.output import safe_id
@@ -236,11 +237,21 @@ def _items(cid: str, sample: dict[str, Any], lookup: dict[str, tuple[str, str]],
                     "content": fact,
                     "kind": "context",
                     "observed_at": iso(max(moments)),
-                    "keys": keys_for(fact, entities=names),
+                    "keys": _keys(fact, names, where, faults),
                     "sources": [{"session": s, "turn": t} for s, t in sources],
                     "role": "distractor",
                 })
     return items
+
+
+def _keys(fact: str, names: tuple[str, ...], where: str, faults: FaultLog) -> list[str | dict[str, str]]:
+    """The fact's keys, each key the store would refuse left out and logged (never written)."""
+    refused: list[str] = []
+    keys = keys_for(fact, entities=names, refused=refused)
+    for key in refused:
+        faults.drop("key the memory store would refuse (over 256 code points or unprintable), left out",
+                    f"{where}: {len(key)} characters {key[:40]!r}...")
+    return keys
 
 
 def _category(raw: Any) -> int | None:
@@ -251,8 +262,28 @@ def _category(raw: Any) -> int | None:
     return number if number in CATEGORIES and str(raw).strip() == str(number) else None
 
 
+def repaired_gold(raw: Any, words: set[str], where: str, faults: FaultLog) -> str | None:
+    """The gold answer as text with glued digits repaired, or None (logged) when it cannot be a gold.
+
+    ``15April, 2022`` -> ``15 April, 2022`` and ``3dogs`` -> ``3 dogs`` (a number
+    glued to a word of the conversation) are repaired; a glued pair of words
+    (``watchingmovies``) is kept and reported: no rule splits it safely.
+    """
+    why = unusable_gold(raw)
+    if why is not None:
+        faults.drop("question whose answer is not text or a number", f"{where}: {why} {str(raw)[:60]!r}")
+        return None
+    gold = gold_text(raw)
+    fixed = unglue_digits(unglue_dates(gold), words)
+    if fixed != gold:
+        faults.repair("gold with a number glued to a word, spaced", f"{where}: {gold!r} -> {fixed!r}")
+    for token, split in glued_words(fixed, words):
+        faults.report("gold with glued words, kept (its check may be unpassable)", f"{where}: {token!r} ({split}?)")
+    return fixed
+
+
 def _probes(cid: str, sample: dict[str, Any], lookup: dict[str, tuple[str, str]], items: list[dict[str, Any]],
-            probe_at: _dt.datetime, faults: FaultLog) -> list[dict[str, Any]]:
+            probe_at: _dt.datetime, words: set[str], faults: FaultLog) -> list[dict[str, Any]]:
     items_of_turn: dict[tuple[str, str], list[str]] = {}
     for item in items:
         for source in item["sources"]:
@@ -276,7 +307,12 @@ def _probes(cid: str, sample: dict[str, Any], lookup: dict[str, tuple[str, str]]
         relevant = list(dict.fromkeys(i for turn in turns for i in items_of_turn.get(turn, [])))
         expect: dict[str, Any]
         probe: dict[str, Any] = {"id": pid, "category": CATEGORIES[number]}
-        if number == 5:
+        real = repaired_gold(qa.get("answer"), words, where, faults) if number == 5 and qa.get("answer") else None
+        if real:
+            faults.repair("adversarial question with a real gold answer, scored as that answer (not as abstention)",
+                          f"{where}: answer {real!r}, adversarial_answer {gold_text(qa.get('adversarial_answer'))!r}")
+            probe["tags"] = ["adversarial-with-answer"]
+        if number == 5 and not real:
             trap = gold_text(qa.get("adversarial_answer"))
             expect = {"abstain": True}
             if trap:
@@ -287,7 +323,9 @@ def _probes(cid: str, sample: dict[str, Any], lookup: dict[str, tuple[str, str]]
                                 + (f" (it says {trap!r} of someone else)" if trap else "")
                                 + ". A correct answer says it is not mentioned.")
         else:
-            gold = gold_text(qa.get("answer"))
+            gold = real or repaired_gold(qa.get("answer"), words, where, faults)
+            if gold is None:
+                continue
             if not gold:
                 faults.drop("question without an answer", where)
                 continue
@@ -331,7 +369,9 @@ def convert_sample(sample: Any, index: int, faults: FaultLog, taken: set[str]) -
         return None
     items = _items(cid, sample, lookup, starts, speakers, faults)
     probe_at = max(starts.values()) + PROBE_DELAY
-    probes = _probes(cid, sample, lookup, items, probe_at, faults)
+    words = vocabulary([t["content"] for session in sessions for t in session["turns"]]
+                       + [item["content"] for item in items])
+    probes = _probes(cid, sample, lookup, items, probe_at, words, faults)
     if not probes:
         faults.drop("sample without a usable question", cid)
         return None

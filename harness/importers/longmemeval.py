@@ -22,7 +22,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any
 
-from harness.importers.answers import answer_check, gold_text
+from harness.importers.answers import alternatives, answer_check, gold_text, unusable_gold
 from harness.importers.extract import fact_chunks, keys_for, storable
 from harness.importers.faults import FaultLog
 from harness.importers.output import safe_id
@@ -56,6 +56,8 @@ EXTRACTION_NOTE = (
     "session date), not over a memory system's own extraction. See docs/importers.md."
 )
 PROBE_DELAY = _dt.timedelta(days=1)
+SAME_DAY_GAP = _dt.timedelta(minutes=1)
+"""A probe moved after a session dated later on the question's day runs this long after that session starts."""
 
 
 def _has_answer(turn: dict[str, Any]) -> bool:
@@ -63,9 +65,14 @@ def _has_answer(turn: dict[str, Any]) -> bool:
     return value is True or (isinstance(value, str) and value.strip().lower() == "true") or value == 1
 
 
-def _sessions(cid: str, question: dict[str, Any], probe_at: _dt.datetime | None,
-              faults: FaultLog) -> list[tuple[str, _dt.datetime, list[dict[str, Any]], list[bool]]]:
-    """Kept sessions as (id, start, turns, has_answer per turn)."""
+def _sessions(cid: str, question: dict[str, Any], probe_at: _dt.datetime | None, faults: FaultLog,
+              lost: list[str]) -> list[tuple[str, _dt.datetime, list[dict[str, Any]], list[bool]]]:
+    """Kept sessions as (id, start, turns, has_answer per turn); the ids of dropped sessions go into ``lost``.
+
+    A session dated later on the question's own day is kept (the published
+    data has many: the question's time of day is not meant to precede them);
+    the caller moves the probe after it. A session on a later day is dropped.
+    """
     raw_sessions = question.get("haystack_sessions")
     if not isinstance(raw_sessions, list):
         raw_sessions = []
@@ -90,10 +97,15 @@ def _sessions(cid: str, question: dict[str, Any], probe_at: _dt.datetime | None,
         if started is None:
             raw_date = dates[position - 1] if position <= len(dates) else None
             faults.drop("session without a usable date", f"{where}: {raw_date!r}")
+            lost.append(sid)
             continue
         if probe_at is not None and started >= probe_at:
-            faults.drop("session dated at or after the question", f"{where}: {iso(started)} >= {iso(probe_at)}")
-            continue
+            if started.date() != probe_at.date():
+                faults.drop("session dated on a day after the question", f"{where}: {iso(started)} > {iso(probe_at)}")
+                lost.append(sid)
+                continue
+            faults.repair("session dated later on the question's day, kept (the probe follows it)",
+                          f"{where}: {iso(started)} >= {iso(probe_at)}")
         turns: list[dict[str, Any]] = []
         marks: list[bool] = []
         for t, turn in enumerate(raw if isinstance(raw, list) else [], start=1):
@@ -109,10 +121,21 @@ def _sessions(cid: str, question: dict[str, Any], probe_at: _dt.datetime | None,
             marks.append(_has_answer(turn))
         if not turns:
             faults.drop("session without a usable turn", where)
+            lost.append(sid)
             continue
         used.add(sid)
         kept.append((sid, started, turns, marks))
     return kept
+
+
+def _keys(text: str, where: str, faults: FaultLog) -> list[str | dict[str, str]]:
+    """The extractor's keys, each key the store would refuse left out and logged (never written)."""
+    refused: list[str] = []
+    keys = keys_for(text, refused=refused)
+    for key in refused:
+        faults.drop("key the memory store would refuse (over 256 code points or unprintable), left out",
+                    f"{where}: {len(key)} characters {key[:40]!r}...")
+    return keys
 
 
 def convert_question(question: Any, index: int, faults: FaultLog, taken: set[str]) -> dict[str, Any] | None:
@@ -138,20 +161,36 @@ def convert_question(question: Any, index: int, faults: FaultLog, taken: set[str
     if category is None:
         faults.repair("unknown question_type, category other", f"{cid}: {qtype!r}")
         category = "other"
+    why = unusable_gold(question.get("answer"))
+    if why is not None:
+        faults.drop("question whose answer is not text or a number", f"{cid}: {why} {str(question.get('answer'))[:60]!r}")
+        return None
     gold = gold_text(question.get("answer"))
     if not gold and not abstain:
         faults.drop("question without an answer", cid)
         return None
     probe_at = parse_time(question.get("question_date"))
-    sessions = _sessions(cid, question, probe_at, faults)
+    lost: list[str] = []
+    sessions = _sessions(cid, question, probe_at, faults, lost)
     if not sessions:
         faults.drop("question without a usable haystack session", cid)
         return None
+    answer_sessions = {safe_id(str(s), "") for s in question.get("answer_session_ids") or [] if s is not None}
+    lost_evidence = [sid for sid in lost if sid in answer_sessions]
+    if lost_evidence and not abstain:
+        faults.drop("question whose evidence session was dropped (not scored as answerable)",
+                    f"{cid}: {', '.join(lost_evidence)}")
+        return None
+    latest = max(start for _, start, _, _ in sessions)
     if probe_at is None:
-        probe_at = max(start for _, start, _, _ in sessions) + PROBE_DELAY
+        probe_at = latest + PROBE_DELAY
         faults.repair("question without a usable question_date, set 1 day after the last session",
                       f"{cid}: {question.get('question_date')!r} -> {iso(probe_at)}")
-    answer_sessions = {safe_id(str(s), "") for s in question.get("answer_session_ids") or [] if s is not None}
+    elif latest >= probe_at:
+        moved = latest + SAME_DAY_GAP
+        faults.repair("question asked before a session of its own day, probe moved after that session",
+                      f"{cid}: {iso(probe_at)} -> {iso(moved)}")
+        probe_at = moved
     items: list[dict[str, Any]] = []
     marked: list[str] = []
     of_answer_sessions: list[str] = []
@@ -169,7 +208,7 @@ def convert_question(question: Any, index: int, faults: FaultLog, taken: set[str
                     "content": piece,
                     "kind": "context" if turn["role"] == "user" else "knowledge",
                     "observed_at": iso(started),
-                    "keys": keys_for(piece),
+                    "keys": _keys(piece, f"{cid} {item_id}", faults),
                     "sources": [{"session": sid, "turn": f"t{t}"}],
                     "role": "distractor",
                 })
@@ -193,7 +232,11 @@ def convert_question(question: Any, index: int, faults: FaultLog, taken: set[str
     elif category == "single_session_preference":
         expect = {"rubric": f"A good answer uses the user's stated preferences: {gold}"}
     else:
-        expect = {**answer_check(gold), "f1_reference": gold,
+        options = alternatives(gold)
+        if len(options) > 1:
+            faults.repair("gold naming other acceptable answers, parsed into alternatives",
+                          f"{cid}: {gold!r} -> {' | '.join(options)}")
+        expect = {**answer_check(gold), "f1_reference": options[0],
                   "rubric": f"The gold answer is {gold!r}; a correct answer states it (paraphrase allowed)."}
     if relevant and not abstain:
         expect["relevant_items"] = relevant

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
+from harness.importers.audit import MAX_LISTED, AuditResult
 from harness.importers.faults import FaultLog, ImporterError
 
 IMPORTER_VERSION = "1"
@@ -147,8 +148,9 @@ class SuiteInfo:
     categories: dict[str, int] = field(default_factory=dict)
 
 
-def write_provenance(out: Path, info: SuiteInfo, faults: FaultLog, sha256: str, *, complete: bool) -> None:
-    """Write ``_suite.json`` (machine-readable) and ``SUITE.md`` (for people) into ``out``."""
+def write_provenance(out: Path, info: SuiteInfo, faults: FaultLog, sha256: str, *, complete: bool,
+                     audit: AuditResult | None = None) -> None:
+    """Write ``_suite.json`` (machine-readable) and ``SUITE.md`` (for people) into ``out``, with the gold audit."""
     record = {
         "schema_version": 1,
         "importer": info.importer,
@@ -168,6 +170,8 @@ def write_provenance(out: Path, info: SuiteInfo, faults: FaultLog, sha256: str, 
         **faults.as_json(),
         "notes": info.notes,
     }
+    if audit is not None:
+        record["audit"] = audit.as_json()
     write_text(out / SUITE_JSON, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
     lines = [
         f"# Imported suite: {info.importer}",
@@ -191,6 +195,17 @@ def write_provenance(out: Path, info: SuiteInfo, faults: FaultLog, sha256: str, 
         f"Details (counts and first examples): `{SUITE_JSON}`. Format and rules: docs/importers.md.",
         "",
     ]
+    if audit is not None:
+        lines += [
+            "## Gold audit: checks that look unpassable",
+            "",
+            "Run again with `recall-eval audit` on this folder; the kinds are described in docs/importers.md.",
+            "",
+            "```",
+            *audit.lines(limit=MAX_LISTED),
+            "```",
+            "",
+        ]
     if not complete:
         lines.insert(2, "**Incomplete: the import stopped before the end; import again.**\n")
     write_text(out / SUITE_MD, "\n".join(lines))

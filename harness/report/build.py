@@ -152,6 +152,14 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
         changed = hashing.result()
     warnings += changed
     summary["run"]["warnings"] += changed
+    audited = _gold_audit(manifest.scenario_paths, {r.scenario_id for r in records})
+    if audited is not None:
+        summary["run"]["gold_audit"] = audited
+        if audited["flagged"]:
+            note = (f"gold audit: {audited['flagged']} of {audited['scored']} scored questions have a check that looks "
+                    "unpassable (the suite's SUITE.md lists them; `recall-eval audit SUITE`)")
+            warnings.append(note)
+            summary["run"]["warnings"].append(note)
     page = render_html(summary, samples)
     try:
         paths = {
@@ -172,6 +180,14 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
                          warnings=warnings, headlines=list(summary["headlines"]),
                          too_many_errors=error_rate is not None and error_rate > config.max_error_rate,
                          summary=summary)
+
+
+def _gold_audit(paths: Sequence[str], scored: set[str]) -> dict[str, int] | None:
+    """How many scored questions the import's gold audit flagged, or None for a suite without an audit."""
+    from harness.importers import flagged_in_suites
+
+    flagged = flagged_in_suites(paths)
+    return None if flagged is None else {"flagged": len(flagged & scored), "scored": len(scored)}
 
 
 def _check_exclude(exclude: Sequence[str], ids: Sequence[str]) -> None:

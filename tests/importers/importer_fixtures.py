@@ -46,3 +46,51 @@ def passes(answer: str, expect: dict[str, Any]) -> bool:
     """The positive text checks an importer wrote, scored by the harness's own ``check_answer`` (word-bounded short golds)."""
     check = AnswerCheck(**{k: expect[k] for k in ("must_contain_any", "must_contain_groups") if k in expect})
     return check_answer(answer, check)[0]
+
+
+def write_source(tmp_path: Path, name: str, elements: list[Any]) -> Path:
+    """A benchmark file of ``elements`` (samples or questions) in the published shape: a JSON list."""
+    path = tmp_path / name
+    path.write_text(json.dumps(elements), encoding="utf-8")
+    return path
+
+
+def locomo_sample(qa: list[dict[str, Any]], *, sample_id: str = "conv-9",
+                  texts: tuple[str, ...] = ()) -> dict[str, Any]:
+    """One LoCoMo sample as ``locomo10.json`` writes it: two sessions of turns, one observation each, and ``qa``.
+
+    ``texts`` are extra turns of session 2 (the conversation's words that golds may quote).
+    """
+    first = [{"speaker": "Ana", "dia_id": "D1:1", "text": "I visited Sweden on 9 April, 2023 and loved it."},
+             {"speaker": "Ben", "dia_id": "D1:2", "text": "I paid $25,000 for my car; I love watching movies."}]
+    second = [{"speaker": "Ana" if i % 2 == 0 else "Ben", "dia_id": f"D2:{i + 1}", "text": text}
+              for i, text in enumerate(("Yes, my teammates won the cup in Canada.", *texts))]
+    return {
+        "sample_id": sample_id,
+        "conversation": {"speaker_a": "Ana", "speaker_b": "Ben",
+                         "session_1_date_time": "1:00 pm on 8 May, 2023", "session_1": first,
+                         "session_2_date_time": "2:00 pm on 20 December, 2023", "session_2": second},
+        "observation": {"session_1_observation": {"Ana": [["Ana visited Sweden on 9 April 2023.", "D1:1"]]},
+                        "session_2_observation": {"Ben": [["Ben's teammates won the cup.", "D2:1"]]}},
+        "session_summary": {}, "event_summary": {},
+        "qa": qa,
+    }
+
+
+def longmemeval_question(qid: str = "q-1", *, answer: Any = "Lake Tahoe", question_date: str = "2023/05/30 (Tue) 10:00",
+                         dates: tuple[str, ...] = ("2023/05/20 (Sat) 09:00", "2023/05/30 (Tue) 15:00"),
+                         answer_session: int = 2, qtype: str = "single-session-user",
+                         contents: tuple[str, ...] = ()) -> dict[str, Any]:
+    """One LongMemEval question as the published files write it; session ``answer_session`` (from 1) holds the answer."""
+    sessions = []
+    for n, _ in enumerate(dates, start=1):
+        text = "I went to Lake Tahoe with my sister." if n == answer_session else f"Let us talk about recipe {n}."
+        turns = [{"role": "user", "content": text, **({"has_answer": True} if n == answer_session else {})},
+                 {"role": "assistant", "content": "That sounds lovely."}]
+        turns += [{"role": "user", "content": c} for c in (contents if n == 1 else ())]
+        sessions.append(turns)
+    return {"question_id": qid, "question_type": qtype, "question": "Where did I go with my sister?",
+            "answer": answer, "question_date": question_date,
+            "haystack_session_ids": [f"sess_{n}" for n in range(1, len(dates) + 1)],
+            "haystack_dates": list(dates), "haystack_sessions": sessions,
+            "answer_session_ids": [f"sess_{answer_session}"]}

@@ -1,0 +1,347 @@
+"""The gold audit: checks no answer could pass, found by reading a suite (``recall-eval audit SUITE``).
+
+Wrong gold answers cap what any system can score, so a suite built from a
+public benchmark is read for checks that look unpassable, each a finding of
+one kind (:data:`KINDS`):
+
+- ``absent``: a positive check (a ``must_contain_any`` list, a
+  ``must_contain_groups`` group, a ``must_contain_all`` string) none of whose
+  strings occurs in the conversation (turn texts and item contents) after the
+  scorer's normalisation (NFKC, casefold, whitespace collapsed; short strings
+  word-bounded). Groups with a digit in them are left out: counts, sums and
+  dates are often computed, not quoted. What is left needs knowledge from
+  outside the history (LoCoMo's open-domain category) or is a wrong gold;
+- ``glued``: a gold word that is in no text of the conversation but splits
+  into two words that are (``watchingmovies``, ``Yesteammates``), or a number
+  glued to a word (``15April``);
+- ``split``: two consecutive list groups that are one date or one number cut
+  at its comma (``9 April`` + ``2023``, ``$25`` + ``000``);
+- ``contradiction``: a real answer on an abstention probe (``abstain: true``
+  with a positive check or an ``f1_reference``).
+
+The audit reads plain data (a conversation file's mapping), so the importers
+run it on each conversation as they write it, and the command on the files of
+any suite. It never changes a suite.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.importers.answers import DATE_OR_NUMBER_PATTERNS
+from harness.scenarios import ScenarioError, discover, read_yaml
+
+KINDS: dict[str, str] = {
+    "absent": "a check string found in no session text or item",
+    "glued": "a gold with glued words",
+    "split": "a list split inside a date or number",
+    "contradiction": "a gold that contradicts the probe (a real answer on an abstention probe)",
+}
+"""Finding kinds and what each means, in report order."""
+AUDIT_SCHEMA_VERSION = 1
+MAX_LISTED = 200
+"""Findings listed in SUITE.md; the counts are always exact."""
+
+_WS = re.compile(r"\s+")
+_TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+_NUMBER = re.compile(r"[+-]?\d+(?:[.,:' ]\d+)*%?")
+_DIGIT_GLUE = re.compile(r"\b(\d+)([A-Za-z]{3,})\b")
+_ORDINAL_OR_UNIT = frozenset({"st", "nd", "rd", "th", "am", "pm", "s", "km", "kg", "mph", "mins", "min", "hrs"})
+
+
+def normalize(text: str) -> str:
+    """The scorer's normalisation (``harness.score.matching.normalize_text``): NFKC, casefold, ``'``, spaces."""
+    folded = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'").replace("\u2018", "'")
+    return _WS.sub(" ", folded).strip()
+
+
+def found(haystack: str, needle: str) -> bool:
+    """Does normalised ``haystack`` hold ``needle`` as the scorer would find it (short needles word-bounded)?"""
+    folded = normalize(needle)
+    if not folded:
+        return True
+    if folded not in haystack:
+        return False
+    if len(folded) > 3 and _NUMBER.fullmatch(folded) is None:
+        return True
+    before = r"(?<![\w])" if folded[0].isalnum() else ""
+    after = r"(?![\w])" if folded[-1].isalnum() else ""
+    return re.search(before + re.escape(folded) + after, haystack) is not None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One check that looks unpassable: where it is, which kind, and what about it."""
+
+    conversation: str
+    probe: str
+    category: str
+    kind: str
+    detail: str
+
+    @property
+    def scenario(self) -> str:
+        """The scenario id the run records (``conv-26/q017``; a single scenario's own id)."""
+        return f"{self.conversation}/{self.probe}" if self.probe else self.conversation
+
+
+@dataclass
+class AuditResult:
+    """Findings of a suite (or of the conversations an importer wrote), with the probes read."""
+
+    findings: list[Finding] = field(default_factory=list)
+    probes: int = 0
+    probes_by_category: Counter[str] = field(default_factory=Counter)
+
+    def add(self, data: dict[str, Any]) -> list[Finding]:
+        """Audit one conversation's (or scenario's) data and keep its findings."""
+        probes = _probes(data)
+        self.probes += len(probes)
+        self.probes_by_category.update(str(p.get("category") or data.get("category") or "") for p in probes)
+        new = list(audit_conversation(data))
+        self.findings += new
+        return new
+
+    def flagged(self) -> list[str]:
+        """Scenario ids with at least one finding, sorted."""
+        return sorted({f.scenario for f in self.findings})
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """``{kind: {category: n}}`` over findings (a probe with two findings of a kind counts twice)."""
+        out: dict[str, dict[str, int]] = {}
+        for finding in self.findings:
+            by_category = out.setdefault(finding.kind, {})
+            by_category[finding.category] = by_category.get(finding.category, 0) + 1
+        return {kind: dict(sorted(out[kind].items())) for kind in KINDS if kind in out}
+
+    def flagged_by_category(self) -> dict[str, int]:
+        """Probes with a finding, per category."""
+        seen: dict[str, set[str]] = {}
+        for finding in self.findings:
+            seen.setdefault(finding.category, set()).add(finding.scenario)
+        return {category: len(ids) for category, ids in sorted(seen.items())}
+
+    def as_json(self) -> dict[str, Any]:
+        """The audit as ``_suite.json``'s ``audit`` block and ``recall-eval audit --json``'s output."""
+        return {
+            "schema_version": AUDIT_SCHEMA_VERSION,
+            "probes": self.probes,
+            "findings": len(self.findings),
+            "flagged_probes": len(self.flagged()),
+            "counts": self.counts(),
+            "flagged_by_category": self.flagged_by_category(),
+            "flagged": self.flagged(),
+            "items": [asdict(f) for f in self.findings],
+        }
+
+    def lines(self, limit: int | None = None) -> list[str]:
+        """Human lines: the totals, a count per kind and category, then the findings (at most ``limit``)."""
+        out = [f"gold audit: {len(self.findings)} findings on {len(self.flagged())} of {self.probes} probes"]
+        for kind, by_category in self.counts().items():
+            out.append(f"  {sum(by_category.values()):>6}  {KINDS[kind]} ({kind}): "
+                       + ", ".join(f"{c or 'uncategorised'} {n}" for c, n in by_category.items()))
+        shown = self.findings if limit is None else self.findings[:limit]
+        out += [f"  {f.scenario} [{f.category}] {f.kind}: {f.detail}" for f in shown]
+        if len(shown) < len(self.findings):
+            out.append(f"  ... and {len(self.findings) - len(shown)} more (recall-eval audit SUITE lists all)")
+        return out
+
+
+def _probes(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """A conversation file's probes, or a single scenario file as its one probe (id empty)."""
+    if isinstance(data.get("probes"), list):
+        return [p for p in data["probes"] if isinstance(p, dict)]
+    if isinstance(data.get("expect"), dict):
+        return [{"id": "", "category": data.get("category"), "expect": data["expect"]}]
+    return []
+
+
+def _texts(data: dict[str, Any]) -> Iterator[str]:
+    for session in data.get("sessions") or []:
+        for turn in (session.get("turns") or []) if isinstance(session, dict) else []:
+            if isinstance(turn, dict) and isinstance(turn.get("content"), str):
+                yield turn["content"]
+    for item in data.get("items") or []:
+        if isinstance(item, dict) and isinstance(item.get("content"), str):
+            yield item["content"]
+
+
+def vocabulary(texts: Iterable[str]) -> set[str]:
+    """The casefolded words of ``texts``."""
+    return {word for text in texts for word in _TOKEN.findall(normalize(text))}
+
+
+def glued_words(text: str, words: set[str]) -> list[tuple[str, str]]:
+    """Words of ``text`` that the conversation never writes but that split into two words it does.
+
+    Returns ``(word, "left right")`` pairs; also a number glued to a word
+    (``15April``; ordinals and units such as ``2nd``, ``3pm`` are not glued).
+
+    Example:
+        >>> glued_words("Yesteammates, watchingmovies", {"yes", "teammates", "watching", "movies"})
+        [('Yesteammates', 'Yes teammates'), ('watchingmovies', 'watching movies')]
+    """
+    out: list[tuple[str, str]] = []
+    for match in _DIGIT_GLUE.finditer(text):
+        if match[2].lower() not in _ORDINAL_OR_UNIT and not re.fullmatch(r"(?i)s|st|nd|rd|th", match[2]):
+            out.append((match[0], f"{match[1]} {match[2]}"))
+    for token in _TOKEN.findall(text):
+        folded = normalize(token)
+        if len(folded) < 6 or not folded.isalpha() or folded in words or _inflected(folded, words):
+            continue
+        for cut in range(3, len(folded) - 2):
+            if folded[:cut] in words and folded[cut:] in words:
+                out.append((token, f"{token[:cut]} {token[cut:]}"))
+                break
+    return out
+
+
+def unglue_digits(text: str, words: set[str]) -> str:
+    """A number glued to a word the conversation writes, spaced: ``3dogs`` -> ``3 dogs`` (``2nd``, ``3pm`` stay).
+
+    Example:
+        >>> unglue_digits("3dogs and 2nd place at 3pm", {"dogs", "place"})
+        '3 dogs and 2nd place at 3pm'
+    """
+    def split(match: re.Match[str]) -> str:
+        letters = match[2]
+        if letters.lower() in _ORDINAL_OR_UNIT or normalize(letters) not in words or normalize(match[0]) in words:
+            return match[0]
+        return f"{match[1]} {letters}"
+
+    return _DIGIT_GLUE.sub(split, text)
+
+
+def _inflected(word: str, words: set[str]) -> bool:
+    """Is ``word`` a plural or past form of a word the conversation uses (``sunflowers`` of ``sunflower``)?"""
+    return any(word.endswith(end) and word[: -len(end)] + add in words
+               for end, add in (("s", ""), ("es", ""), ("ies", "y"), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e")))
+
+
+def _split_pairs(groups: list[list[str]]) -> Iterator[str]:
+    """Consecutive list groups that together are one date or one number cut at its comma."""
+    for left, right in zip(groups, groups[1:]):
+        if not left or not right:
+            continue
+        a, b = str(left[0]), str(right[0])
+        joined = f"{a}, {b}"
+        cut = len(a)
+        for pattern in DATE_OR_NUMBER_PATTERNS:
+            if any(m.start() < cut < m.end() for m in pattern.finditer(joined)):
+                yield f"groups {a!r} and {b!r} are one date or number: {joined!r}"
+                break
+
+
+def _positive_groups(expect: dict[str, Any]) -> list[list[str]]:
+    groups: list[list[str]] = []
+    if expect.get("must_contain_any"):
+        groups.append([str(s) for s in expect["must_contain_any"]])
+    groups += [[str(s) for s in g] for g in expect.get("must_contain_groups") or [] if isinstance(g, list) and g]
+    groups += [[str(s)] for s in expect.get("must_contain_all") or []]
+    return groups
+
+
+def audit_conversation(data: dict[str, Any]) -> Iterator[Finding]:
+    """The findings of one conversation file's (or single scenario file's) data, probe by probe."""
+    cid = str(data.get("id") or "")
+    texts = list(_texts(data))
+    haystack = "\n".join(normalize(t) for t in texts)
+    words = vocabulary(texts)
+    for probe in _probes(data):
+        expect = probe.get("expect") if isinstance(probe.get("expect"), dict) else {}
+        where = (cid, str(probe.get("id") or ""), str(probe.get("category") or data.get("category") or ""))
+        groups = _positive_groups(expect)
+        if expect.get("abstain") is True and (groups or expect.get("f1_reference")):
+            real = expect.get("f1_reference") or groups[0][0]
+            yield Finding(*where, "contradiction", f"abstention probe with a real answer {real!r}")
+        for group in groups:
+            if not any(re.search(r"\d", s) for s in group) and not any(found(haystack, s) for s in group):
+                yield Finding(*where, "absent", f"none of {group[:4]!r} occurs in the conversation")
+        gold_strings = [expect["f1_reference"]] if isinstance(expect.get("f1_reference"), str) else []
+        gold_strings += [s for group in groups for s in group[:1]]
+        seen: set[str] = set()
+        for text in gold_strings:
+            for token, split in glued_words(text, words):
+                if token not in seen:
+                    seen.add(token)
+                    yield Finding(*where, "glued", f"{token!r} (written apart: {split!r})")
+        for detail in _split_pairs(expect.get("must_contain_groups") or []):
+            yield Finding(*where, "split", detail)
+
+
+def _read(path: Path) -> Any:
+    data, problems = read_yaml(path)
+    if problems:
+        raise ValueError(str(problems[0]))
+    return data
+
+
+def audit_suite(paths: Iterable[str | Path]) -> AuditResult:
+    """Audit every scenario and conversation file under ``paths``.
+
+    Raises:
+        ValueError: A path is missing or holds no scenario file, or a file cannot be read as YAML (the message
+            names it, on one line).
+    """
+    result = AuditResult()
+    try:
+        files = discover([Path(p) for p in paths])
+    except ScenarioError as exc:
+        raise ValueError(str(exc.problems[0]) if exc.problems else str(exc)) from None
+    for file in files:
+        data = _read(file)
+        if isinstance(data, dict):
+            result.add(data)
+    return result
+
+
+def flagged_in_suites(paths: Iterable[str | Path]) -> set[str] | None:
+    """The scenario ids an import's gold audit flagged (its ``_suite.json``), over the suites at ``paths``.
+
+    None when no path holds an imported suite with an audit (hand-written
+    suites have none; run ``recall-eval audit`` on them). An unreadable
+    ``_suite.json`` counts as none: the report never fails on it.
+    """
+    flagged: set[str] = set()
+    any_audit = False
+    for raw in paths:
+        path = Path(raw)
+        record = (path if path.is_dir() else path.parent) / "_suite.json"
+        try:
+            audit = json.loads(record.read_text(encoding="utf-8")).get("audit")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(audit, dict) and isinstance(audit.get("flagged"), list):
+            any_audit = True
+            flagged.update(str(i) for i in audit["flagged"])
+    return flagged if any_audit else None
+
+
+def cli_audit(args: Any) -> int:
+    """``recall-eval audit SUITE``: 0 no finding, 1 findings, 2 the suite cannot be read."""
+    try:
+        result = audit_suite(args.paths)
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not result.probes:
+        print(f"error: {', '.join(map(str, args.paths))}: no scenario or probe found; give a suite folder",
+              file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
+    else:
+        print("\n".join(result.lines()))
+    return 1 if result.findings else 0
+
+
+__all__ = ["KINDS", "AuditResult", "Finding", "audit_conversation", "audit_suite", "cli_audit",
+           "flagged_in_suites", "glued_words", "unglue_digits", "vocabulary"]
