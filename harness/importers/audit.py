@@ -232,12 +232,12 @@ def _split_pairs(groups: list[list[str]]) -> Iterator[str]:
         if not left or not right:
             continue
         a, b = str(left[0]), str(right[0])
-        joined = f"{a}, {b}"
         cut = len(a)
-        for pattern in DATE_OR_NUMBER_PATTERNS:
-            if any(m.start() < cut < m.end() for m in pattern.finditer(joined)):
-                yield f"groups {a!r} and {b!r} are one date or number: {joined!r}"
-                break
+        joined = next((j for j in (f"{a}, {b}", f"{a},{b}")
+                       if any(m.start() < cut < m.end() for p in DATE_OR_NUMBER_PATTERNS for m in p.finditer(j))),
+                      None)
+        if joined is not None:
+            yield f"groups {a!r} and {b!r} are one date or number: {joined!r}"
 
 
 def _positive_groups(expect: dict[str, Any]) -> list[list[str]]:

@@ -156,10 +156,9 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
     if audited is not None:
         summary["run"]["gold_audit"] = audited
         if audited["flagged"]:
-            note = (f"gold audit: {audited['flagged']} of {audited['scored']} scored questions have a check that looks "
-                    "unpassable (the suite's SUITE.md lists them; `recall-eval audit SUITE`)")
-            warnings.append(note)
-            summary["run"]["warnings"].append(note)
+            summary["headlines"].append({"code": "gold_audit", "lead": False, "text": (
+                f"gold audit: {audited['flagged']} of {audited['scored']} scored questions have a check that looks "
+                "unpassable (the suite's SUITE.md lists them; `recall-eval audit SUITE`)")})
     page = render_html(summary, samples)
     try:
         paths = {

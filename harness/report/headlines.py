@@ -8,7 +8,7 @@ recall-vs-history comparison say nothing about memory). Order: leads first
 
 Codes: ``incomplete``, ``errors``, ``low_tool_use``, ``offline_baseline``,
 ``below_mde``, ``unjudged_rubric``, ``cached``, ``unusable_lines``,
-``duplicates``, ``foreign``.
+``duplicates``, ``foreign``; ``gold_audit`` is added by :mod:`harness.report.build` (the suite's import audit).
 
 Also here: the per-arm tables the headlines rest on (``tool_use``,
 ``unsupported_by_kind``), pure functions of the scored samples.

@@ -48,3 +48,22 @@ def test_an_imported_suite_runs_end_to_end_on_the_offline_model(tmp_path: Path, 
         ("conv-1/q001", "history_only"), ("conv-1/q001", "recall"), ("conv-1/q005", "history_only"), ("conv-1/q005", "recall")]
     assert all(r["status"] == "ok" for r in records), capsys.readouterr()
     assert code in (0, 1)  # the verdict on two probes is not the point; finishing without errors is
+
+
+def test_the_report_shows_how_many_scored_questions_the_gold_audit_flagged(tmp_path: Path) -> None:
+    from tests.importers.importer_fixtures import locomo_sample, write_source
+
+    source = write_source(tmp_path, "locomo10.json", [locomo_sample([
+        {"question": "What does Ben love?", "answer": "watchingmovies", "evidence": ["D1:2"], "category": 4},
+        {"question": "Where did Ana go?", "answer": "Sweden", "evidence": ["D1:1"], "category": 4},
+        {"question": "What did Ben win?", "answer": "the cup", "evidence": ["D2:1"], "category": 4},
+    ])])
+    out, _ = imported("locomo", tmp_path, source)
+    run = tmp_path / "run"
+    main(["run", "--scenarios", str(out), "--filter", "conv-9/q00[12]", "--out", str(run), "--no-progress",
+          "--no-cache", "--arms", "history_only", "recall"])
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["run"]["gold_audit"] == {"flagged": 1, "scored": 2}  # q003 is not scored in this run
+    note = "gold audit: 1 of 2 scored questions have a check that looks unpassable"
+    assert any(h["code"] == "gold_audit" and h["text"].startswith(note) for h in summary["headlines"])
+    assert note in (run / "index.html").read_text()
