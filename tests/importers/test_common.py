@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from harness.cli import main
 from harness.importers import ImporterError, run_import
-from harness.importers.answers import answer_check, list_parts, variants
+from harness.importers.answers import alternatives, answer_check, list_parts, unglue_dates, unusable_gold, variants
 from harness.importers.extract import MAX_KEYS, fact_chunks, keys_for
 from harness.importers.jsonstream import iter_array
 from harness.importers.output import IMPORTER_VERSION, dump_yaml, safe_id
@@ -66,6 +66,45 @@ def test_a_long_gold_needs_its_salient_words_not_its_wording() -> None:
 def test_a_short_gold_matches_word_bounded_through_the_scorer() -> None:
     assert passes("Yes, she did.", answer_check("Yes")) and not passes("Yesterday.", answer_check("Yes"))
     assert passes("Two.", answer_check(2)) and not passes("22", answer_check(2))
+
+
+def test_a_comma_inside_a_date_or_a_grouped_number_does_not_split_a_list() -> None:
+    assert list_parts("on 9 April, 2023") is None and list_parts("Thursday before December 17, 2023") is None
+    assert list_parts("$25,000", force=True) is None and list_parts("April, 2023", force=True) is None
+    assert list_parts("$1,200, $25,000") == ["$1,200", "$25,000"]
+    assert list_parts("May 7, 2023, June 9, 2023 and 1 July 2023") == ["May 7, 2023", "June 9, 2023", "1 July 2023"]
+
+
+def test_a_date_with_filler_words_is_answered_by_the_date_alone_but_not_a_date_with_content() -> None:
+    assert passes("April 9, 2023", answer_check("on 9 April, 2023"))
+    assert passes("Around 9 April 2023", answer_check("around April 9, 2023"))
+    assert not passes("April 9, 2023", answer_check("hiking on 9 April, 2023"))  # "hiking" is part of the answer
+
+
+def test_a_weekday_or_day_before_or_after_a_date_is_also_that_date() -> None:
+    assert passes("It was on 14 December 2023.", answer_check("Thursday before December 17, 2023"))
+    assert passes("July 16, 2023", answer_check("the day after 15 July 2023"))
+    assert passes("2023-07-21", answer_check("the Friday after 15 July 2023"))
+    assert not passes("July 13, 2023", answer_check("The Friday before 15 July 2023"))
+
+
+def test_a_month_glued_to_a_number_is_spaced_and_nothing_else_is() -> None:
+    assert unglue_dates("15April, 2022") == "15 April, 2022" and unglue_dates("June2023") == "June 2023"
+    assert unglue_dates("2nd place at 3pm, 4may") == "2nd place at 3pm, 4 may"
+    assert unglue_dates("15Mayday") == "15Mayday"
+
+
+def test_also_acceptable_answers_are_alternatives() -> None:
+    assert alternatives("7 days. 8 days (including the last day) is also acceptable.") == ["7 days", "8 days"]
+    assert alternatives("Is it ok. Yes.") == ["Is it ok. Yes"]
+    check = answer_check("$12. $15 is also acceptable")
+    assert passes("$15", check) and passes("$12", check) and not passes("$13", check)
+
+
+def test_a_gold_that_is_no_text_is_named_unusable() -> None:
+    assert unusable_gold({"a": 1}) == "a dict" and unusable_gold(True) == "a boolean"
+    assert unusable_gold([1, {"a": 1}]) == "a list holding a dict"
+    assert unusable_gold(2.5) is None and unusable_gold("x") is None and unusable_gold(["a", 3]) is None
 
 
 def test_no_gold_gives_no_check() -> None:
@@ -249,7 +288,7 @@ def test_a_lone_surrogate_from_a_broken_source_becomes_a_replacement_character()
     assert yaml.safe_load(dump_yaml({"content": "a\ud800b"})) == {"content": "a\ufffdb"}
 
 
-@pytest.mark.parametrize("module", ["answers", "extract", "times", "output", "locomo"])
+@pytest.mark.parametrize("module", ["answers", "extract", "times", "output", "locomo", "audit"])
 def test_the_docstring_examples_hold(module: str) -> None:
     import doctest
     import importlib
