@@ -7,11 +7,14 @@ FILE OUT`` read the file a benchmark publishes (streamed, one element at a
 time) and write one conversation file per conversation into OUT, with a
 ``_defaults.yaml`` declaring the suite's categories (and LoCoMo's system
 prompt), and the provenance next to them: ``_suite.json`` and ``SUITE.md``
-(source file name, sha256, licence, importer version, what was repaired and
-dropped). docs/importers.md describes the mapping and the rules.
+(source file name, sha256, licence, importer version, what was repaired,
+dropped and reported, and the gold audit of :mod:`harness.importers.audit`,
+which ``recall-eval audit SUITE`` runs on any suite). docs/importers.md
+describes the mapping and the rules.
 
 Public surface: :func:`run_import`, :class:`ImportResult`, :class:`ImporterError`,
-:class:`FaultLog`, :func:`cli_import`; the converters
+:class:`FaultLog`, :func:`cli_import`, the audit (:func:`audit_suite`, :class:`AuditResult`,
+:func:`flagged_in_suites` for the report, :func:`cli_audit`); the converters
 :func:`harness.importers.locomo.convert_sample` and
 :func:`harness.importers.longmemeval.convert_question` work on the parsed
 JSON and are what the tests drive.

@@ -18,7 +18,10 @@ What becomes what (docs/importers.md has the full table):
   its ``answer``;
 - a QA -> a probe ``qNNN`` after the last session, category by the paper's
   scorer numbering; category 5 (adversarial) abstains, with the adversarial
-  answer as a ``someone_else`` canary;
+  answer as a ``someone_else`` canary, unless it has a real ``answer`` (two
+  do, ``"No"``): then it is scored as that answer;
+- a gold answer: glued digits spaced (``15April`` -> ``15 April``), glued
+  words reported, a dict dropped (:func:`repaired_gold`);
 - summaries are not imported (they would hand the agent a digest the
   benchmark does not give memory systems).
 """

@@ -15,6 +15,11 @@ No memory items are published, so the baseline extractor
 (:mod:`harness.importers.extract`) makes one item per turn, cut at sentence
 ends when long; turns marked ``has_answer`` give the probe's relevant items
 (when a question has none, every item of its ``answer_session_ids``).
+
+A session dated later on the question's own day is kept and the probe moves
+after it; a question whose evidence session had to be dropped is dropped
+(counted), never scored as answerable. A gold naming other acceptable answers
+becomes its alternatives; a dict gold drops its question.
 """
 
 from __future__ import annotations
