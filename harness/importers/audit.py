@@ -8,8 +8,8 @@ one kind (:data:`KINDS`):
   ``must_contain_groups`` group, a ``must_contain_all`` string) none of whose
   strings occurs in the conversation (turn texts and item contents) after the
   scorer's normalisation (NFKC, casefold, whitespace collapsed; short strings
-  word-bounded). Groups with a digit in them are left out: counts, sums and
-  dates are often computed, not quoted. What is left needs knowledge from
+  word-bounded). Groups with a digit in them are left out (counts, sums and
+  dates are often computed, not quoted), and so is a bare "yes" or "no". What is left needs knowledge from
   outside the history (LoCoMo's open-domain category) or is a wrong gold;
 - ``glued``: a gold word that is in no text of the conversation but splits
   into two words that are (``watchingmovies``, ``Yesteammates``), or a number
@@ -240,6 +240,11 @@ def _split_pairs(groups: list[list[str]]) -> Iterator[str]:
             yield f"groups {a!r} and {b!r} are one date or number: {joined!r}"
 
 
+def _quotable(group: list[str]) -> bool:
+    """Would a right answer quote this group from the conversation? Not a number or date, nor a bare yes/no."""
+    return not any(re.search(r"\d", s) or normalize(s) in ("yes", "no") for s in group)
+
+
 def _positive_groups(expect: dict[str, Any]) -> list[list[str]]:
     groups: list[list[str]] = []
     if expect.get("must_contain_any"):
@@ -263,7 +268,7 @@ def audit_conversation(data: dict[str, Any]) -> Iterator[Finding]:
             real = expect.get("f1_reference") or groups[0][0]
             yield Finding(*where, "contradiction", f"abstention probe with a real answer {real!r}")
         for group in groups:
-            if not any(re.search(r"\d", s) for s in group) and not any(found(haystack, s) for s in group):
+            if _quotable(group) and not any(found(haystack, s) for s in group):
                 yield Finding(*where, "absent", f"none of {group[:4]!r} occurs in the conversation")
         gold_strings = [expect["f1_reference"]] if isinstance(expect.get("f1_reference"), str) else []
         gold_strings += [s for group in groups for s in group[:1]]

@@ -34,7 +34,8 @@ def _kinds(data: dict) -> list[tuple[str, str]]:
 def test_a_check_string_found_in_no_session_text_or_item_is_absent() -> None:
     data = _conversation(_probe("q1", must_contain_any=["Sweden"]), _probe("q2", must_contain_any=["OSLO"]),
                          _probe("q3", must_contain_groups=[["Sweden"], ["Peru", "Lima"]]),
-                         _probe("q4", must_contain_any=["2"]))  # a number may be computed: never absent
+                         _probe("q4", must_contain_any=["2"]),  # a number may be computed: never absent
+                         _probe("q5", must_contain_any=["No"]))  # nor is a yes/no answer quoted
     assert _kinds(data) == [("q3", "absent")]
 
 
