@@ -114,7 +114,8 @@ def longmemeval_file(path: Path, seed: int = 0) -> None:
         answer: Any = place
         if qtype != "single-session-preference":
             if also:
-                answer, also = f"{q % 20 + 3} days. {q % 20 + 4} days (including the last day) is also acceptable.", also - 1
+                answer = f"{q % 20 + 3} days. {q % 20 + 4} days (including the last day) is also acceptable."
+                also -= 1
             elif grouped:
                 answer, grouped = f"${q + 1},500", grouped - 1
             elif dicts:
@@ -153,7 +154,8 @@ def _print(label: str, record: dict[str, Any], out: Path) -> None:
     result = audit_suite([out])
     counts = result.counts()
     by_kind = {kind: sum(by_category.values()) for kind, by_category in counts.items()}
-    print(f"  {label}: {record['counts']['probes']} probes, {len(result.flagged())} flagged; findings by kind {by_kind}")
+    print(f"  {label}: {record['counts']['probes']} probes, {len(result.flagged())} flagged; "
+          f"findings by kind {by_kind}")
     for kind, by_category in counts.items():
         print(f"      {kind}: {by_category}")
     for block in ("repairs", "drops", "reports"):

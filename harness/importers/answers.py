@@ -120,8 +120,8 @@ def _is_month(word: str) -> bool:
     return key in _MONTH_NUMBER or (len(key) >= 3 and any(m == key for m in MONTHS))
 
 
-_ALSO_ACCEPTABLE = re.compile(r"^(.+?)\s*(?:\([^)]*\)\s*)?(?:is|are)\s+also\s+(?:acceptable|accepted|correct|fine|ok)\b\W*$",
-                              re.IGNORECASE)
+_ALSO_ACCEPTABLE = re.compile(
+    r"^(.+?)\s*(?:\([^)]*\)\s*)?(?:is|are)\s+also\s+(?:acceptable|accepted|correct|fine|ok)\b\W*$", re.IGNORECASE)
 
 
 def alternatives(gold: Any) -> list[str]:
@@ -203,7 +203,7 @@ def _protected_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _split_list(text: str) -> list[str]:
-    """``text`` split at commas and semicolons, except those inside a date (``9 April, 2023``) or a number (``25,000``)."""
+    """``text`` split at commas and semicolons, except inside a date (``9 April, 2023``) or a number (``25,000``)."""
     spans = _protected_spans(text)
     pieces: list[str] = []
     start = 0

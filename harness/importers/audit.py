@@ -220,10 +220,13 @@ def unglue_digits(text: str, words: set[str]) -> str:
     return _DIGIT_GLUE.sub(split, text)
 
 
+_ENDINGS = (("s", ""), ("es", ""), ("ies", "y"), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e"))
+
+
 def _inflected(word: str, words: set[str]) -> bool:
     """Is ``word`` a plural or past form of a word the conversation uses (``sunflowers`` of ``sunflower``)?"""
     return any(word.endswith(end) and word[: -len(end)] + add in words
-               for end, add in (("s", ""), ("es", ""), ("ies", "y"), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e")))
+               for end, add in _ENDINGS)
 
 
 def _split_pairs(groups: list[list[str]]) -> Iterator[str]:

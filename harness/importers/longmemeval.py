@@ -168,7 +168,8 @@ def convert_question(question: Any, index: int, faults: FaultLog, taken: set[str
         category = "other"
     why = unusable_gold(question.get("answer"))
     if why is not None:
-        faults.drop("question whose answer is not text or a number", f"{cid}: {why} {str(question.get('answer'))[:60]!r}")
+        faults.drop("question whose answer is not text or a number",
+                    f"{cid}: {why} {str(question.get('answer'))[:60]!r}")
         return None
     gold = gold_text(question.get("answer"))
     if not gold and not abstain:
