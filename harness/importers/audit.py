@@ -31,7 +31,7 @@ import re
 import sys
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,7 +50,6 @@ AUDIT_SCHEMA_VERSION = 1
 MAX_LISTED = 200
 """Findings listed in SUITE.md; the counts are always exact."""
 
-_WS = re.compile(r"\s+")
 _TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _NUMBER = re.compile(r"[+-]?\d+(?:[.,:' ]\d+)*%?")
 _DIGIT_GLUE = re.compile(r"\b(\d+)([A-Za-z]{3,})\b")
@@ -59,8 +58,10 @@ _ORDINAL_OR_UNIT = frozenset({"st", "nd", "rd", "th", "am", "pm", "s", "km", "kg
 
 def normalize(text: str) -> str:
     """The scorer's normalisation (``harness.score.matching.normalize_text``): NFKC, casefold, ``'``, spaces."""
+    if text.isascii():  # NFKC leaves ASCII alone and casefold is lower there: the common case, 10x faster
+        return " ".join(text.lower().split())
     folded = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'").replace("\u2018", "'")
-    return _WS.sub(" ", folded).strip()
+    return " ".join(folded.split())  # the same whitespace as the scorer's \s+, split in C (500 kB a conversation)
 
 
 def found(haystack: str, needle: str) -> bool:
@@ -174,12 +175,33 @@ def _texts(data: dict[str, Any]) -> Iterator[str]:
             yield item["content"]
 
 
+class HaystackWords:
+    """The words of a normalised text, asked one at a time (``word in words``) without listing them all.
+
+    A conversation of LongMemEval S holds 100k words; the audit asks about a
+    handful (the pieces of a possibly glued gold word), so a word-bounded
+    search per question is far cheaper than building the set.
+    """
+
+    def __init__(self, haystack: str) -> None:
+        self._haystack = haystack
+        self._known: dict[str, bool] = {}
+
+    def __contains__(self, word: object) -> bool:
+        if not isinstance(word, str) or not word:
+            return False
+        if word not in self._known:
+            self._known[word] = word in self._haystack and re.search(
+                rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", self._haystack) is not None
+        return self._known[word]
+
+
 def vocabulary(texts: Iterable[str]) -> set[str]:
     """The casefolded words of ``texts``."""
     return {word for text in texts for word in _TOKEN.findall(normalize(text))}
 
 
-def glued_words(text: str, words: set[str]) -> list[tuple[str, str]]:
+def glued_words(text: str, words: Container[str]) -> list[tuple[str, str]]:
     """Words of ``text`` that the conversation never writes but that split into two words it does.
 
     Returns ``(word, "left right")`` pairs; also a number glued to a word
@@ -191,7 +213,7 @@ def glued_words(text: str, words: set[str]) -> list[tuple[str, str]]:
     """
     out: list[tuple[str, str]] = []
     for match in _DIGIT_GLUE.finditer(text):
-        if match[2].lower() not in _ORDINAL_OR_UNIT and not re.fullmatch(r"(?i)s|st|nd|rd|th", match[2]):
+        if match[2].lower() not in _ORDINAL_OR_UNIT and normalize(match[0]) not in words:
             out.append((match[0], f"{match[1]} {match[2]}"))
     for token in _TOKEN.findall(text):
         folded = normalize(token)
@@ -204,7 +226,7 @@ def glued_words(text: str, words: set[str]) -> list[tuple[str, str]]:
     return out
 
 
-def unglue_digits(text: str, words: set[str]) -> str:
+def unglue_digits(text: str, words: Container[str]) -> str:
     """A number glued to a word the conversation writes, spaced: ``3dogs`` -> ``3 dogs`` (``2nd``, ``3pm`` stay).
 
     Example:
@@ -223,7 +245,7 @@ def unglue_digits(text: str, words: set[str]) -> str:
 _ENDINGS = (("s", ""), ("es", ""), ("ies", "y"), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e"))
 
 
-def _inflected(word: str, words: set[str]) -> bool:
+def _inflected(word: str, words: Container[str]) -> bool:
     """Is ``word`` a plural or past form of a word the conversation uses (``sunflowers`` of ``sunflower``)?"""
     return any(word.endswith(end) and word[: -len(end)] + add in words
                for end, add in _ENDINGS)
@@ -260,9 +282,9 @@ def _positive_groups(expect: dict[str, Any]) -> list[list[str]]:
 def audit_conversation(data: dict[str, Any]) -> Iterator[Finding]:
     """The findings of one conversation file's (or single scenario file's) data, probe by probe."""
     cid = str(data.get("id") or "")
-    texts = list(_texts(data))
-    haystack = "\n".join(normalize(t) for t in texts)
-    words = vocabulary(texts)
+    texts = list(_texts(data))  # one normalisation of the joined text: a LongMemEval S conversation is 500 kB
+    haystack = normalize("\n".join(texts))
+    words = HaystackWords(haystack)
     for probe in _probes(data):
         expect = probe.get("expect") if isinstance(probe.get("expect"), dict) else {}
         where = (cid, str(probe.get("id") or ""), str(probe.get("category") or data.get("category") or ""))

@@ -44,7 +44,7 @@ def test_a_short_string_is_found_word_bounded_as_the_scorer_finds_it() -> None:
 
 
 def test_the_audit_normalises_as_the_scorer_does() -> None:
-    for text in ("Ｓweden’s  CAFÉ", "İstanbul\tx", "ﬁne"):
+    for text in ("Ｓweden’s  CAFÉ", "İstanbul\tx", "ﬁne", "  Plain\tASCII \x1c text\n"):
         assert normalize(text) == normalize_text(text)
 
 
