@@ -331,3 +331,15 @@ def test_the_extractor_never_writes_a_key_the_store_refuses(tmp_path: Path) -> N
     kind = "key the memory store would refuse (over 256 code points or unprintable), left out"
     assert record["drops"][kind]["count"] == 1 and any(kind in line for line in lines)
     assert not load_suite([out]).problems
+
+
+def test_the_audit_of_a_missing_or_damaged_suite_is_one_error_line_and_exit_2(tmp_path: Path) -> None:
+    """`recall-eval audit` on a missing folder or a file that is not YAML exits 2 with one `error:` line naming it, no traceback."""
+    broken = tmp_path / "suite"
+    broken.mkdir()
+    (broken / "conv-1.yaml").write_text("probes: [unclosed\n", encoding="utf-8")
+    for target in (tmp_path / "missing", broken):
+        result = subprocess.run([str(RECALL_EVAL), "audit", str(target)], capture_output=True, text=True,
+                                env=cli_env(), timeout=120)
+        assert result.returncode == 2 and result.stderr.startswith("error: ") and "Traceback" not in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1 and target.name in result.stderr
