@@ -70,9 +70,16 @@ def _has_answer(turn: dict[str, Any]) -> bool:
     return value is True or (isinstance(value, str) and value.strip().lower() == "true") or value == 1
 
 
+def _marked(raw: Any) -> bool:
+    return isinstance(raw, list) and any(isinstance(turn, dict) and _has_answer(turn) for turn in raw)
+
+
 def _sessions(cid: str, question: dict[str, Any], probe_at: _dt.datetime | None, faults: FaultLog,
-              lost: list[str]) -> list[tuple[str, _dt.datetime, list[dict[str, Any]], list[bool]]]:
-    """Kept sessions as (id, start, turns, has_answer per turn); the ids of dropped sessions go into ``lost``.
+              lost: list[tuple[str, bool]]) -> list[tuple[str, _dt.datetime, list[dict[str, Any]], list[bool]]]:
+    """Kept sessions as (id, start, turns, has_answer per turn); each dropped one goes into ``lost``.
+
+    ``lost`` gets (id, whether a turn of it is marked ``has_answer``): evidence
+    is a session of ``answer_session_ids`` or one holding a marked turn.
 
     A session dated later on the question's own day is kept (the published
     data has many: the question's time of day is not meant to precede them);
@@ -102,12 +109,12 @@ def _sessions(cid: str, question: dict[str, Any], probe_at: _dt.datetime | None,
         if started is None:
             raw_date = dates[position - 1] if position <= len(dates) else None
             faults.drop("session without a usable date", f"{where}: {raw_date!r}")
-            lost.append(sid)
+            lost.append((sid, _marked(raw)))
             continue
         if probe_at is not None and started >= probe_at:
             if started.date() != probe_at.date():
                 faults.drop("session dated on a day after the question", f"{where}: {iso(started)} > {iso(probe_at)}")
-                lost.append(sid)
+                lost.append((sid, _marked(raw)))
                 continue
             faults.repair("session dated later on the question's day, kept (the probe follows it)",
                           f"{where}: {iso(started)} >= {iso(probe_at)}")
@@ -126,7 +133,7 @@ def _sessions(cid: str, question: dict[str, Any], probe_at: _dt.datetime | None,
             marks.append(_has_answer(turn))
         if not turns:
             faults.drop("session without a usable turn", where)
-            lost.append(sid)
+            lost.append((sid, _marked(raw)))
             continue
         used.add(sid)
         kept.append((sid, started, turns, marks))
@@ -176,13 +183,13 @@ def convert_question(question: Any, index: int, faults: FaultLog, taken: set[str
         faults.drop("question without an answer", cid)
         return None
     probe_at = parse_time(question.get("question_date"))
-    lost: list[str] = []
+    lost: list[tuple[str, bool]] = []
     sessions = _sessions(cid, question, probe_at, faults, lost)
     if not sessions:
         faults.drop("question without a usable haystack session", cid)
         return None
     answer_sessions = {safe_id(str(s), "") for s in question.get("answer_session_ids") or [] if s is not None}
-    lost_evidence = [sid for sid in lost if sid in answer_sessions]
+    lost_evidence = [sid for sid, marked in lost if marked or sid in answer_sessions]
     if lost_evidence and not abstain:
         faults.drop("question whose evidence session was dropped (not scored as answerable)",
                     f"{cid}: {', '.join(lost_evidence)}")

@@ -285,6 +285,11 @@ def test_a_question_whose_evidence_session_was_dropped_is_not_scored_as_answerab
     assert drops["question whose evidence session was dropped (not scored as answerable)"] == {
         "count": 1, "examples": ["q-late: sess_2"]}
     assert drops["session dated on a day after the question"]["count"] == 1
+    marked = longmemeval_question("q-marked", dates=("2023/05/20 (Sat) 09:00", "2023/06/02 (Fri) 09:00"))
+    marked["answer_session_ids"] = []  # its evidence is known only by the has_answer turn
+    (tmp_path / "marked").mkdir()
+    out, record, _ = _longmemeval(tmp_path / "marked", marked, kept)
+    assert record["drops"]["question whose evidence session was dropped (not scored as answerable)"]["count"] == 1
 
 
 def test_an_also_acceptable_gold_is_parsed_into_alternatives(tmp_path: Path) -> None:
