@@ -151,8 +151,10 @@ class AuditResult:
                        + ", ".join(f"{c or 'uncategorised'} {n}" for c, n in by_category.items()))
         shown = self.findings if limit is None else self.findings[:limit]
         out += [f"  {f.scenario} [{f.category}] {f.kind}: {f.detail}" for f in shown]
-        if len(shown) < len(self.findings):
-            out.append(f"  ... and {len(self.findings) - len(shown)} more (recall-eval audit SUITE lists all)")
+        if not shown and self.findings:
+            out.append("  (SUITE.md lists them; so does `recall-eval audit` on the suite)")
+        elif len(shown) < len(self.findings):
+            out.append(f"  ... and {len(self.findings) - len(shown)} more (`recall-eval audit` on the suite lists all)")
         return out
 
 
