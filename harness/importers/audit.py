@@ -6,7 +6,8 @@ one kind (:data:`KINDS`):
 
 - ``absent``: a positive check (a ``must_contain_any`` list, a
   ``must_contain_groups`` group, a ``must_contain_all`` string) none of whose
-  strings occurs in the conversation (turn texts and item contents) after the
+  strings occurs in the conversation (turn texts, item contents, the probe's
+  message and recent history) after the
   scorer's normalisation (NFKC, casefold, whitespace collapsed; short strings
   word-bounded). Groups with a digit in them are left out (counts, sums and
   dates are often computed, not quoted), and so is a bare "yes" or "no". What is left needs knowledge from
@@ -163,7 +164,7 @@ def _probes(data: dict[str, Any]) -> list[dict[str, Any]]:
     if isinstance(data.get("probes"), list):
         return [p for p in data["probes"] if isinstance(p, dict)]
     if isinstance(data.get("expect"), dict):
-        return [{"id": "", "category": data.get("category"), "expect": data["expect"]}]
+        return [{"id": "", "category": data.get("category"), "expect": data["expect"], "probe": data.get("probe")}]
     return []
 
 
@@ -281,6 +282,14 @@ def _positive_groups(expect: dict[str, Any]) -> list[list[str]]:
     return groups
 
 
+def _probe_text(probe: dict[str, Any]) -> str:
+    """The probe's message and recent history, normalised."""
+    block = probe.get("probe") if isinstance(probe.get("probe"), dict) else {}
+    texts = [block["message"]] if isinstance(block.get("message"), str) else []
+    texts += [t["content"] for t in block.get("history") or [] if isinstance(t, dict) and isinstance(t.get("content"), str)]
+    return normalize("\n".join(texts))
+
+
 def audit_conversation(data: dict[str, Any]) -> Iterator[Finding]:
     """The findings of one conversation file's (or single scenario file's) data, probe by probe."""
     cid = str(data.get("id") or "")
@@ -291,11 +300,12 @@ def audit_conversation(data: dict[str, Any]) -> Iterator[Finding]:
         expect = probe.get("expect") if isinstance(probe.get("expect"), dict) else {}
         where = (cid, str(probe.get("id") or ""), str(probe.get("category") or data.get("category") or ""))
         groups = _positive_groups(expect)
+        own = _probe_text(probe)  # the question and its recent history are text an answer may draw on too
         if expect.get("abstain") is True and (groups or expect.get("f1_reference")):
             real = expect.get("f1_reference") or groups[0][0]
             yield Finding(*where, "contradiction", f"abstention probe with a real answer {real!r}")
         for group in groups:
-            if _quotable(group) and not any(found(haystack, s) for s in group):
+            if _quotable(group) and not any(found(haystack, s) or found(own, s) for s in group):
                 yield Finding(*where, "absent", f"none of {group[:4]!r} occurs in the conversation")
         gold_strings = [expect["f1_reference"]] if isinstance(expect.get("f1_reference"), str) else []
         gold_strings += [s for group in groups for s in group[:1]]

@@ -129,3 +129,11 @@ def test_an_import_writes_the_audit_into_suite_md_and_suite_json(tmp_path: Path)
     assert "gold audit: 2 findings on 1 of 2 probes" in lines
     assert main(["audit", str(out), "--json"]) == 1  # the command finds what the import wrote
     assert read_yaml(out / "conv-9.yaml")["probes"][1]["expect"]["must_contain_any"] == ["Sweden"]
+
+
+def test_the_probe_message_and_recent_history_count_as_conversation_text() -> None:
+    asked = _probe("q1", must_contain_any=["Jonas Brandt"])
+    asked["probe"]["history"] = [{"role": "user", "content": "Our new student Jonas Brandt joins Monday."}]
+    quoted = _probe("q2", must_contain_any=["CSV"])
+    quoted["probe"]["message"] = "Write the changelog: we added CSV export."
+    assert _kinds(_conversation(asked, quoted, _probe("q3", must_contain_any=["CSV"]))) == [("q3", "absent")]
