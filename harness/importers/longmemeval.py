@@ -27,7 +27,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any
 
-from harness.importers.answers import alternatives, answer_check, gold_text, unusable_gold
+from harness.importers.answers import alternatives, answer_check, gold_text, unglue_dates, unusable_gold
 from harness.importers.extract import fact_chunks, keys_for, storable
 from harness.importers.faults import FaultLog
 from harness.importers.output import safe_id
@@ -179,6 +179,9 @@ def convert_question(question: Any, index: int, faults: FaultLog, taken: set[str
                     f"{cid}: {why} {str(question.get('answer'))[:60]!r}")
         return None
     gold = gold_text(question.get("answer"))
+    if unglue_dates(gold) != gold:
+        faults.repair("gold with a number glued to a month, spaced", f"{cid}: {gold!r} -> {unglue_dates(gold)!r}")
+        gold = unglue_dates(gold)
     if not gold and not abstain:
         faults.drop("question without an answer", cid)
         return None

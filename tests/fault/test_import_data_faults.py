@@ -238,6 +238,15 @@ def test_glued_digits_are_repaired_and_glued_words_are_reported(tmp_path: Path) 
     assert any(line.startswith("reported: 2") for line in lines)
 
 
+def test_a_month_glued_to_a_number_is_spaced_in_longmemeval_golds_too(tmp_path: Path) -> None:
+    """LongMemEval's "15April, 2022" is repaired as LoCoMo's is, so the date check accepts "April 15, 2022"."""
+    from tests.importers.importer_fixtures import longmemeval_question, passes
+
+    out, record, _ = _longmemeval(tmp_path, longmemeval_question("q-glued", answer="15April, 2022"))
+    assert passes("April 15, 2022", read_yaml(out / "q-glued.yaml")["probes"][0]["expect"])
+    assert record["repairs"]["gold with a number glued to a month, spaced"]["count"] == 1
+
+
 def test_an_adversarial_question_with_a_real_answer_is_scored_as_that_answer(tmp_path: Path) -> None:
     """A category-5 question whose gold is a real "No" is scored as that answer, not as an abstention probe with canary "Yes"."""
     from tests.importers.importer_fixtures import passes
