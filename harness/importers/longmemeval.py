@@ -203,7 +203,8 @@ def convert_question(question: Any, index: int, faults: FaultLog, taken: set[str
         faults.repair("question without a usable question_date, set 1 day after the last session",
                       f"{cid}: {question.get('question_date')!r} -> {iso(probe_at)}")
     elif latest >= probe_at:
-        moved = latest + SAME_DAY_GAP
+        day_end = latest.replace(hour=23, minute=59, second=59, microsecond=0)
+        moved = min(latest + SAME_DAY_GAP, day_end) if latest < day_end else latest + _dt.timedelta(seconds=1)
         faults.repair("question asked before a session of its own day, probe moved after that session",
                       f"{cid}: {iso(probe_at)} -> {iso(moved)}")
         probe_at = moved

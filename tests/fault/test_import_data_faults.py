@@ -280,6 +280,10 @@ def test_an_evidence_session_later_on_the_question_day_is_kept_and_the_probe_fol
     assert "session dated on a day after the question" not in record["drops"]
     loaded = load_suite([out])
     assert [s.id for s in loaded.scenarios] == ["q-same-day/q"] and not loaded.problems
+    late = longmemeval_question("q-late", dates=("2023/05/20 (Sat) 09:00", "2023/05/30 (Tue) 23:59"))
+    (tmp_path / "late").mkdir()
+    out, _, _ = _longmemeval(tmp_path / "late", late)
+    assert read_yaml(out / "q-late.yaml")["probes"][0]["probe"]["started_at"] == "2023-05-30T23:59:59Z"  # same day
 
 
 def test_a_question_whose_evidence_session_was_dropped_is_not_scored_as_answerable(tmp_path: Path) -> None:
