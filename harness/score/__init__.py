@@ -21,12 +21,16 @@ from harness.score.grounding import GroundingJudge, GroundingVerdict, visible_co
 from harness.score.judge import DEFAULT_CACHE_DIR, Judge, JudgeError, JudgeVerdict, calibrate, expected_facts
 from harness.score.matching import check_answer, contains, normalize_text, token_f1
 from harness.score.models import CLAIM_KINDS, CORRECT_OUTCOMES, Outcome, SampleScores, Score, ToolLeak, UnsupportedClaim
+from harness.score.paper_metrics import (SESSION_KS, PaperMetricsError, bleu1, locomo_f1, ranked_session_metrics,
+                                         task_averaged)
 from harness.score.scoring import score_sample
 from harness.score.writes import write_path_blocks
 
 __all__ = [
     "CLAIM_KINDS",
     "CORRECT_OUTCOMES",
+    "SESSION_KS",
+    "PaperMetricsError",
     "DEFAULT_CACHE_DIR",
     "GroundingJudge",
     "GroundingVerdict",
@@ -38,15 +42,19 @@ __all__ = [
     "Score",
     "ToolLeak",
     "UnsupportedClaim",
+    "bleu1",
     "calibrate",
     "check_answer",
     "contains",
     "expected_facts",
     "find_abstention",
     "is_abstention",
+    "locomo_f1",
     "normalize_text",
     "outside_abstention",
+    "ranked_session_metrics",
     "score_sample",
+    "task_averaged",
     "token_f1",
     "visible_context",
     "write_path_blocks",
