@@ -73,6 +73,7 @@ def render_html(summary: dict[str, Any], samples: list[dict[str, Any]]) -> str:
         "unsupported_kinds": _unsupported_kinds(summary),
         "category_tables": _category_tables(summary),
         "paper_tables": paper_tables(summary),
+        "judge_sensitivity": _judge_sensitivity(summary),
         "effect_charts": charts.effect_charts(summary),
         "judge": summary.get("judge"),
         "metric_tables": _metric_tables(summary),
@@ -200,6 +201,24 @@ def _probe_plus_write(cells: dict[tuple[str, str], Any], arm: str,
         return None
     calls = parts[0] == ("model_calls",)
     return {"text": " + ".join(fmt.num(s) if calls or s is None else f"{s:,.0f}" for s in sums)}
+
+
+def _judge_sensitivity(summary: dict[str, Any]) -> dict[str, Any] | None:
+    """The judge sensitivity table: a row per judge, a column per model · arm, then the spread row."""
+    found = summary.get("judge_sensitivity")
+    if not isinstance(found, dict) or not found.get("judges"):
+        return None
+    keys = [(str(r["model"]), str(r["arm"])) for r in found.get("spread") or []]
+    multi_model = len({m for m, _ in keys}) > 1
+    columns = [f"{m} · {a}" if multi_model else a for m, a in keys]
+    rows = []
+    for judge in found["judges"]:
+        prompt = judge.get("prompt") or {}
+        mine = {(str(r["model"]), str(r["arm"])): r.get("value") for r in judge.get("accuracy") or []}
+        rows.append({"label": f"{judge.get('model')} · {prompt.get('name')} ({str(prompt.get('sha256') or '')[:12]})",
+                     "cells": [fmt.num(mine.get(key)) for key in keys]})
+    rows.append({"label": "spread (max − min)", "cells": [fmt.num(r.get("spread")) for r in found.get("spread") or []]})
+    return {"columns": columns, "rows": rows, "not_comparable": found.get("not_comparable") or 0}
 
 
 def _category_tables(summary: dict[str, Any]) -> list[dict[str, Any]]:

@@ -19,6 +19,8 @@ docstring states every convention).
 from harness.score.abstention import find_abstention, is_abstention, outside_abstention
 from harness.score.grounding import GroundingJudge, GroundingVerdict, visible_context
 from harness.score.judge import DEFAULT_CACHE_DIR, Judge, JudgeError, JudgeVerdict, calibrate, expected_facts
+from harness.score.judge_presets import PRESETS as JUDGE_PRESETS
+from harness.score.judge_presets import JudgePrompt, JudgePromptError, judge_prompt
 from harness.score.matching import check_answer, contains, normalize_text, token_f1
 from harness.score.models import CLAIM_KINDS, CORRECT_OUTCOMES, Outcome, SampleScores, Score, ToolLeak, UnsupportedClaim
 from harness.score.paper_metrics import (SESSION_KS, PaperMetricsError, bleu1, locomo_f1, ranked_session_metrics,
@@ -33,9 +35,12 @@ __all__ = [
     "PaperMetricsError",
     "DEFAULT_CACHE_DIR",
     "GroundingJudge",
+    "JUDGE_PRESETS",
     "GroundingVerdict",
     "Judge",
     "JudgeError",
+    "JudgePrompt",
+    "JudgePromptError",
     "JudgeVerdict",
     "Outcome",
     "SampleScores",
@@ -49,6 +54,7 @@ __all__ = [
     "expected_facts",
     "find_abstention",
     "is_abstention",
+    "judge_prompt",
     "locomo_f1",
     "normalize_text",
     "outside_abstention",
