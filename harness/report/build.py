@@ -123,6 +123,12 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
         raise ReportError(f"{run_dir}: no such folder; pass a run folder written by `recall-eval run`")
     if (judge_preset or judge_prompt) and not judge_model:
         raise ReportError("--judge-preset and --judge-prompt choose the judge's prompt; also pass --judge-model M")
+    from harness.score import JudgePromptError
+
+    try:  # before anything is read, so a bad prompt file is the one error named
+        judge = judge_for(judge_model, judge_cache_dir, preset=judge_preset, prompt_file=judge_prompt)
+    except JudgePromptError as exc:
+        raise ReportError(str(exc)) from None
     manifest = read_manifest(run_dir)
     results = run_dir / RESULTS_FILE
     if not results.is_file():
@@ -145,12 +151,6 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
         warnings.append(f"not scored: scenarios {unknown} are in the results but not in {manifest.scenario_paths}")
         records = [r for r in records if r.scenario_id in scenarios]
     config = thresholds or VerdictConfig()
-    from harness.score import JudgePromptError
-
-    try:
-        judge = judge_for(judge_model, judge_cache_dir, preset=judge_preset, prompt_file=judge_prompt)
-    except JudgePromptError as exc:
-        raise ReportError(str(exc)) from None
     if judge is not None and judge_api_base:
         judge.api_base = judge_api_base
     grounding = grounding_judge_for(judge)
