@@ -33,7 +33,7 @@ def cli_report(args: Any) -> int:
     from pydantic import ValidationError
 
     from harness.scenarios import ScenarioError
-    from harness.score import JudgeError
+    from harness.score import JudgeError, PaperMetricsError
 
     try:
         try:
@@ -46,7 +46,7 @@ def cli_report(args: Any) -> int:
                                include_foreign=bool(getattr(args, "include_foreign", False)),
                                judge_preset=getattr(args, "judge_preset", None),
                                judge_prompt=getattr(args, "judge_prompt", None))
-    except (ReportError, ResultsError, JudgeError, ScenarioError) as exc:
+    except (ReportError, ResultsError, JudgeError, ScenarioError, PaperMetricsError) as exc:
         print(f"recall-eval report: {exc}", file=sys.stderr)
         return 2
     from harness.report.terminal import report_lines
