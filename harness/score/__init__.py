@@ -12,8 +12,11 @@ By metric family: text matching (``matching``), abstention as selective
 prediction (``abstention``), unsupported claims (``claims``, with the
 supersession rule of ``superseded``), what the tools disclosed: tool leakage
 and retrieval (``disclosure``), the write path of agent-written memory
-(``writes``), and the composition of one sample's scores (``scoring``, whose
-docstring states every convention).
+(``writes``), the published benchmarks' own metrics (``paper_metrics``:
+LoCoMo's stemmed token F1 and BLEU-1, LongMemEval's session-level retrieval
+and task average), the judges' prompts per benchmark protocol
+(``judge_presets``), and the composition of one sample's scores
+(``scoring``, whose docstring states every convention).
 """
 
 from harness.score.abstention import find_abstention, is_abstention, outside_abstention

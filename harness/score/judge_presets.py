@@ -39,10 +39,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
-
-if TYPE_CHECKING:
-    from harness.scenarios import Scenario
+from typing import Literal
 
 PRESETS: tuple[str, ...] = ("locomo", "longmemeval")
 Verdict = Literal["pass", "fail"]
@@ -58,13 +55,6 @@ class JudgeCase:
     rubric: str = ""
     category: str = ""
     abstain: bool = False
-
-
-def case_for(scenario: Scenario, answer: str) -> JudgeCase:
-    """The judge's view of a scenario's sample; the gold is ``expect.f1_reference``, else the rubric."""
-    expect = scenario.expect
-    return JudgeCase(question=scenario.probe.message, gold=expect.f1_reference or expect.rubric or "",
-                     answer=answer, rubric=expect.rubric or "", category=scenario.category, abstain=expect.abstain)
 
 
 @dataclass(frozen=True)
