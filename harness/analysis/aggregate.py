@@ -14,8 +14,13 @@ of the first call's).
 
 Categories are whatever names the scenarios carry (built-in or declared by a
 suite); each gets its rows. ``token_f1`` (informational, LoCoMo-style token
-F1 against ``expect.f1_reference``) is a ``metrics`` row only when some
-sample has a reference; it is never paired, tested or read by the verdict.
+F1 against ``expect.f1_reference``) and ``bleu1`` are ``metrics`` rows only
+when some sample has a reference, the ``session_*`` rows (LongMemEval's
+session-level retrieval) only when some sample has evidence sessions, and
+``tool_latency_p50_s``/``tool_latency_p95_s`` only when some arm offered
+tools; ``task_averaged_accuracy`` (category ``all``) is the mean of the
+categories' continuity accuracy. None of them is paired, tested or read by
+the verdict.
 
 The scores become one numpy array per column (NaN = not applicable) and every
 group (model x arm x category) is a boolean mask over them: no pandas, so the
@@ -35,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from harness.analysis import stats
-from harness.score import SampleScores
+from harness.score import SampleScores, task_averaged
 
 ALL = "all"
 #: Paired metrics: name -> (column, row filter or None).
@@ -86,12 +91,13 @@ class _Columns:
              num(s.retrieved_precision), num(s.retrieved_recall), s.tool_calls, s.model_calls, s.prompt_tokens,
              s.completion_tokens, s.tool_result_tokens, num(s.cost_usd), s.latency_s, s.cached,
              num(None if s.status != "ok" or not s.tools_offered else s.tool_calls > 0),
-             num(s.token_f1 if s.status == "ok" else None))
+             num(s.token_f1 if s.status == "ok" else None), num(s.bleu1 if s.status == "ok" else None),
+             num(s.tool_latency_s if s.status == "ok" and s.tools_offered else None))
             for s in scores
         ]
         (model, arm, category, scenario, epoch, ok, abstain, correct, abstained, adherence, unsupported, leak,
          tool_leaks, precision, recall, tool_calls, model_calls, prompt, completion, tool_tokens, cost,
-         latency, cached, tool_use, f1) = zip(*rows)
+         latency, cached, tool_use, f1, bleu, tool_latency) = zip(*rows)
         self.model, self.arm, self.category = (np.array(c, dtype=object) for c in (model, arm, category))
         self.scenario_ids, self.sc = np.unique(np.array(scenario, dtype=object).astype(str), return_inverse=True)
         self.epoch = np.array(epoch, dtype=np.int64)
@@ -105,8 +111,15 @@ class _Columns:
                   "answer_leak": leak, "precision": precision, "recall": recall, "cost_usd": cost,
                   "latency_s": latency, "tool_use": tool_use, "tool_calls": tool_calls, "model_calls": model_calls,
                   "prompt_tokens": prompt, "completion_tokens": completion, "tool_result_tokens": tool_tokens,
-                  "token_f1": f1}
+                  "token_f1": f1, "bleu1": bleu, "tool_latency_s": tool_latency}
         self.values = {name: np.array(column, dtype=np.float64) for name, column in floats.items()}
+        #: LongMemEval's session-level retrieval (``recall_any@5``, ``ndcg@10``, ...), one column per figure.
+        self.session_metrics = sorted({key for s in scores for key in (s.session_retrieval or {})},
+                                      key=_session_metric_order)
+        for key in self.session_metrics:
+            self.values[f"session_{key}"] = np.array(
+                [num((s.session_retrieval or {}).get(key)) for s in scores], dtype=np.float64)
+        self.has_tool_latency = bool((~np.isnan(self.values["tool_latency_s"])).any())
         #: Some sample has a token F1 (its scenario sets ``expect.f1_reference``): only then is it a metric.
         self.has_f1 = bool((~np.isnan(self.values["token_f1"])).any())
         abst = self.values["abstained"]
@@ -116,6 +129,12 @@ class _Columns:
         for name in WRITE_COUNT_METRICS:
             self.values[name] = np.array([getattr(s, name) for s in scores], dtype=np.float64)
         self.values["write_holds_answer"] = np.array([num(s.write_holds_answer) for s in scores], dtype=np.float64)
+
+
+def _session_metric_order(key: str) -> tuple[int, str]:
+    """``recall_any@5`` before ``recall_all@5`` before ``ndcg@5``, then the same at 10."""
+    name, _, k = key.partition("@")
+    return (int(k) if k.isdigit() else 0, {"recall_any": "0", "recall_all": "1", "ndcg": "2"}.get(name, name))
 
 
 def _row(model: str, arm: str, category: str, metric: str, iv: stats.Interval | None, n: int) -> dict[str, Any]:
@@ -153,12 +172,15 @@ def _group_metrics(cols: _Columns, mask: np.ndarray, key: tuple[str, str, str],
     add("selective_accuracy", ok & (cols.values["answered"] == 1.0), "correct")
     if cols.has_f1:  # informational, beside the exact checks; never paired nor in the verdict
         add("token_f1", ok, "token_f1")
+        add("bleu1", ok, "bleu1")
     add("answer_leakage_rate", ok, "answer_leak")
     leaks = int(cols.tool_leaks[mask].sum())
     out.append(_row(model, arm, category, "tool_leakage_count", stats.Interval(leaks, None, None, 0),
                     int(mask.sum())))
     add("retrieved_precision", ok, "precision")
     add("retrieved_recall", ok, "recall")
+    for key in cols.session_metrics:  # LongMemEval's session-level retrieval, informational like token_f1
+        add(f"session_{key}", ok, f"session_{key}")
     add("tool_use_rate", ok, "tool_use")
     out.append(_row(model, arm, category, "cached_samples",
                     stats.Interval(int(cols.cached[mask].sum()), None, None, 0), int(mask.sum())))
@@ -179,6 +201,14 @@ def _group_metrics(cols: _Columns, mask: np.ndarray, key: tuple[str, str, str],
                  else [None] * len(quantiles))
     for (metric, _), iv in zip(quantiles, intervals):
         out.append(_row(model, arm, category, metric, iv, len(latency)))
+    if cols.has_tool_latency:  # the memory tools' own share of the latency, apart from the whole
+        tool_latency = cols.values["tool_latency_s"][live]
+        known = ~np.isnan(tool_latency)
+        tool_latency, tool_sc = tool_latency[known], live_sc[known]
+        intervals = (stats.cluster_quantile_cis(tool_latency, tool_sc, [q for _, q in quantiles], **boot)
+                     if len(tool_latency) else [None] * len(quantiles))
+        for (metric, _), iv in zip(quantiles, intervals):
+            out.append(_row(model, arm, category, f"tool_{metric}", iv, len(tool_latency)))
     correct = cols.values["correct"][ok]
     n_correct = float(np.nansum(correct))
     tokens = cols.values["prompt_tokens"][ok] + cols.values["completion_tokens"][ok]
@@ -188,6 +218,21 @@ def _group_metrics(cols: _Columns, mask: np.ndarray, key: tuple[str, str, str],
         out.append(_row(model, arm, category, metric, iv, int(n_correct)))
     add("error_rate", mask, "error_rate")
     return out
+
+
+def _task_averaged_row(cols: _Columns, mask: np.ndarray, model: str, arm: str) -> dict[str, Any]:
+    """LongMemEval's task-averaged accuracy of one model x arm: the mean of its categories' continuity accuracy.
+
+    Each category weighs the same, however many samples it has. Category
+    ``all``, no interval; ``n`` counts the ok samples behind it, as the
+    ``continuity_accuracy`` row of ``all`` does.
+    """
+    known = mask & cols.ok & ~np.isnan(cols.values["correct"])
+    per_category = {str(c): float(cols.values["correct"][known & (cols.category == c)].mean())
+                    for c in sorted(set(cols.category[known].tolist()))}
+    n = int(known.sum())
+    value = stats.Interval(task_averaged(per_category), None, None, n) if per_category else None
+    return _row(model, arm, ALL, "task_averaged_accuracy", value, n)
 
 
 def _scenario_sums(cols: _Columns, rows: np.ndarray, column: str) -> tuple[np.ndarray, np.ndarray]:
@@ -321,6 +366,7 @@ def aggregate(scores: Sequence[SampleScores], *, titles: Mapping[str, str] | Non
             for category in sorted(set(cols.category[mask].tolist())):
                 result["metrics"] += _group_metrics(cols, mask & (cols.category == category),
                                                     (model, arm, str(category)), cfg)
+            result["metrics"].append(_task_averaged_row(cols, mask, model, arm))
             latency = cols.values["latency_s"][mask & cols.ok & ~cols.cached]
             result["latency"].append({"model": model, "arm": arm, "p50_s": _r(stats.quantile(latency, 0.5)),
                                       "p95_s": _r(stats.quantile(latency, 0.95)),

@@ -16,6 +16,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from harness import __version__
 from harness.defaults import DEFAULT_ARMS, DEFAULT_MAX_ERROR_RATE, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
@@ -54,6 +55,20 @@ def _add_max_error_rate(parser: argparse.ArgumentParser) -> None:
         help=f"above this share of error samples the verdict is inconclusive, the error count leads the summary "
              f"and the command exits 1, with or without --gate (default {DEFAULT_MAX_ERROR_RATE:g})",
     )
+
+
+#: ``harness.score.JUDGE_PRESETS``, spelled here so building the parser imports no stage (a test keeps them equal).
+JUDGE_PRESET_CHOICES = ("locomo", "longmemeval")
+
+
+def _add_judge_prompt_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--judge-preset", choices=JUDGE_PRESET_CHOICES, metavar="NAME",
+                        help="grade with --judge-model as the benchmark's paper does: locomo (CORRECT/WRONG against "
+                             "the gold answer) or longmemeval (yes/no, the instruction per question type)")
+    parser.add_argument("--judge-prompt", type=Path, metavar="FILE",
+                        help="grade with this prompt, verbatim (e.g. an official one): placeholders {question}, "
+                             "{gold}, {answer}, {rubric}, {category}, or three {} (question, gold, answer); recorded "
+                             "by SHA-256 in summary.json")
 
 
 def _add_scenario_filters(parser: argparse.ArgumentParser) -> None:
@@ -150,6 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache-dir", metavar="DIR", help="response cache folder (default .recall-eval-cache)")
     p.add_argument("--judge-model", metavar="M", help="litellm model for rubric scenarios and the grounding judge, which lists unsupported specifics in every answer (optional)")
     p.add_argument("--judge-api-base", metavar="URL", help="endpoint of an OpenAI-compatible server for --judge-model (e.g. a local llama.cpp server); recorded in run.json, so --resume keeps it")
+    _add_judge_prompt_flags(p)
     p.add_argument("--gate", action="store_true", help="exit 1 when the verdict is not pass")
     _add_max_error_rate(p)
     p.add_argument("--no-progress", action="store_true", help="plain log lines even on a terminal")
@@ -173,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_dir", metavar="RUN_DIR")
     p.add_argument("--judge-model", metavar="M", help="litellm model for rubric scenarios and the grounding judge, which lists unsupported specifics in every answer (optional)")
     p.add_argument("--judge-api-base", metavar="URL", help="endpoint of an OpenAI-compatible server for --judge-model (e.g. a local llama.cpp server)")
+    _add_judge_prompt_flags(p)
     p.add_argument("--exclude", action="append", default=[], metavar="ID", help="leave out the scenarios whose id matches this glob (a known-bad answer key); repeatable; one matching no scenario in the results is an error (exit 2)")
     p.add_argument("--gate", action="store_true", help="exit 1 when the verdict is not pass (incomplete included)")
     _add_max_error_rate(p)

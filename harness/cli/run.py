@@ -61,7 +61,8 @@ def _build_report(options: RunOptions) -> int:
     thresholds = VerdictConfig(max_error_rate=options.max_error_rate)
     try:
         outcome = build_report(options.run_dir, judge_model=options.judge_model, thresholds=thresholds,
-                               judge_api_base=options.judge_api_base)
+                               judge_api_base=options.judge_api_base, judge_preset=options.judge_preset,
+                               judge_prompt=options.judge_prompt)
     except Exception as exc:  # noqa: BLE001 - the results are safe; the report can be rebuilt
         print(f"error: report not built ({type(exc).__name__}: {exc}). Retry with: recall-eval report {options.run_dir}", file=sys.stderr)
         return 2

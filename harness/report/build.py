@@ -23,6 +23,7 @@ from typing import Any
 
 from harness.analysis import VerdictConfig
 from harness.records import RESULTS_FILE, read_manifest
+from harness.report.judges import JUDGES_FOLDER, record_judge, sensitivity
 from harness.report.summary import build_summary, grounding_judge_for, hash_warnings, judge_for
 from harness.scenarios import Scenario
 
@@ -82,7 +83,8 @@ def _gc_paused() -> Iterator[None]:
 def build_report(run_dir: Path, *, judge_model: str | None = None, exclude: Sequence[str] = (),
                  thresholds: VerdictConfig | None = None, scenarios: Mapping[str, Scenario] | None = None,
                  judge_cache_dir: Path | None = None, judge_api_base: str | None = None,
-                 include_foreign: bool = False) -> ReportOutcome:
+                 include_foreign: bool = False, judge_preset: str | None = None,
+                 judge_prompt: Path | None = None) -> ReportOutcome:
     """Rebuild all outputs of ``run_dir`` from its results.
 
     Args:
@@ -95,6 +97,8 @@ def build_report(run_dir: Path, *, judge_model: str | None = None, exclude: Sequ
         judge_api_base: endpoint of an OpenAI-compatible server for the judge model.
         include_foreign: score records whose model, arm, scenario or epoch ``run.json`` does not
             list (with a warning) instead of refusing the report.
+        judge_preset: ``locomo`` or ``longmemeval``: the rubric judge follows that benchmark's protocol.
+        judge_prompt: a prompt file used verbatim by the rubric judge (recorded by SHA-256).
 
     Raises:
         ReportError, ResultsError: the folder or its files cannot be read, or records outside
@@ -103,19 +107,28 @@ def build_report(run_dir: Path, *, judge_model: str | None = None, exclude: Sequ
     with _gc_paused() if not judge_model else contextlib.nullcontext():
         return _build_report(Path(run_dir), judge_model=judge_model, exclude=exclude, thresholds=thresholds,
                              scenarios=scenarios, judge_cache_dir=judge_cache_dir, judge_api_base=judge_api_base,
-                             include_foreign=include_foreign)
+                             include_foreign=include_foreign, judge_preset=judge_preset, judge_prompt=judge_prompt)
 
 
 def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[str],
                   thresholds: VerdictConfig | None, scenarios: Mapping[str, Scenario] | None,
                   judge_cache_dir: Path | None, judge_api_base: str | None = None,
-                  include_foreign: bool = False) -> ReportOutcome:
+                  include_foreign: bool = False, judge_preset: str | None = None,
+                  judge_prompt: Path | None = None) -> ReportOutcome:
     from harness.report import outputs
     from harness.report.html import render_html
     from harness.report.inputs import ForeignRecordsError, read_inputs
 
     if not run_dir.is_dir():
         raise ReportError(f"{run_dir}: no such folder; pass a run folder written by `recall-eval run`")
+    if (judge_preset or judge_prompt) and not judge_model:
+        raise ReportError("--judge-preset and --judge-prompt choose the judge's prompt; also pass --judge-model M")
+    from harness.score import JudgePromptError
+
+    try:  # before anything is read, so a bad prompt file is the one error named
+        judge = judge_for(judge_model, judge_cache_dir, preset=judge_preset, prompt_file=judge_prompt)
+    except JudgePromptError as exc:
+        raise ReportError(str(exc)) from None
     manifest = read_manifest(run_dir)
     results = run_dir / RESULTS_FILE
     if not results.is_file():
@@ -138,7 +151,6 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
         warnings.append(f"not scored: scenarios {unknown} are in the results but not in {manifest.scenario_paths}")
         records = [r for r in records if r.scenario_id in scenarios]
     config = thresholds or VerdictConfig()
-    judge = judge_for(judge_model, judge_cache_dir)
     if judge is not None and judge_api_base:
         judge.api_base = judge_api_base
     grounding = grounding_judge_for(judge)
@@ -159,6 +171,15 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
             summary["headlines"].append({"code": "gold_audit", "lead": False, "text": (
                 f"gold audit: {audited['flagged']} of {audited['scored']} scored questions have a check that looks "
                 "unpassable (the suite's SUITE.md lists them; `recall-eval audit SUITE`)")})
+    try:  # each judge's grades are kept in the run folder, so the report can show how far judges disagree
+        record_judge(run_dir, summary, samples)
+    except OSError as exc:
+        warnings.append(f"{run_dir / JUDGES_FOLDER}: this judge's grades not recorded ({exc.strerror or exc}); "
+                        "judge sensitivity leaves it out")
+        summary["run"]["warnings"].append(warnings[-1])
+    found = sensitivity(run_dir, summary, samples)
+    if found is not None:
+        summary["judge_sensitivity"] = found
     page = render_html(summary, samples)
     try:
         paths = {

@@ -33,7 +33,7 @@ def cli_report(args: Any) -> int:
     from pydantic import ValidationError
 
     from harness.scenarios import ScenarioError
-    from harness.score import JudgeError
+    from harness.score import JudgeError, PaperMetricsError
 
     try:
         try:
@@ -43,8 +43,10 @@ def cli_report(args: Any) -> int:
         outcome = build_report(Path(args.run_dir), judge_model=getattr(args, "judge_model", None),
                                exclude=getattr(args, "exclude", None) or (), thresholds=thresholds,
                                judge_api_base=getattr(args, "judge_api_base", None),
-                               include_foreign=bool(getattr(args, "include_foreign", False)))
-    except (ReportError, ResultsError, JudgeError, ScenarioError) as exc:
+                               include_foreign=bool(getattr(args, "include_foreign", False)),
+                               judge_preset=getattr(args, "judge_preset", None),
+                               judge_prompt=getattr(args, "judge_prompt", None))
+    except (ReportError, ResultsError, JudgeError, ScenarioError, PaperMetricsError) as exc:
         print(f"recall-eval report: {exc}", file=sys.stderr)
         return 2
     from harness.report.terminal import report_lines

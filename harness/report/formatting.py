@@ -25,7 +25,11 @@ _LABELS = {
     "tool_leakage_count": "tool leakage (count)",
     "tool_calls": "tool calls per sample",
     "model_calls": "model calls per sample",
-    "token_f1": "token F1 (informational)",
+    "token_f1": "token F1 (LoCoMo's metric, informational)",
+    "bleu1": "BLEU-1 (LoCoMo papers' metric, informational)",
+    "task_averaged_accuracy": "task-averaged accuracy (LongMemEval's metric)",
+    "tool_latency_p50_s": "memory tool latency p50",
+    "tool_latency_p95_s": "memory tool latency p95",
     "write_model_calls": "write-phase model calls per sample",
     "write_tool_calls": "write calls per sample",
     "write_prompt_tokens": "write-phase prompt tokens",
@@ -35,8 +39,14 @@ _LABELS = {
 
 
 def label(name: Any) -> str:
-    """A metric or outcome name as a reader sees it: ``over_abstention_rate`` -> ``over-abstention on answerable``."""
-    return _LABELS.get(str(name)) or str(name).replace("_", " ")
+    """A metric or outcome name as a reader sees it: ``over_abstention_rate`` -> ``over-abstention on answerable``.
+
+    LongMemEval's session-level retrieval reads ``session recall_all@5 (LongMemEval's metric)``.
+    """
+    text = str(name)
+    if text.startswith("session_") and "@" in text:
+        return f"session {text.removeprefix('session_')} (LongMemEval's metric)"
+    return _LABELS.get(text) or text.replace("_", " ")
 
 
 def is_number(value: Any) -> bool:

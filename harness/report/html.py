@@ -28,20 +28,23 @@ from harness.report import formatting as fmt
 from harness.report.formatting import format_metric, label
 from harness.report.grid import scenario_grid
 from harness.report.page_data import data_blobs
+from harness.report.paper_tables import paper_tables
 from harness.report.write_path import PAIR_COLUMNS, STAGE_COLUMNS, WRITE_COLUMNS, write_path_section
-from harness.score import CORRECT_OUTCOMES, Outcome
+from harness.score import CORRECT_OUTCOMES, SESSION_KS, Outcome
 
 __all__ = ["METRIC_ORDER", "format_metric", "render_html"]
 
 _TEMPLATES = Path(__file__).parent / "templates"
 _OUTCOMES: tuple[str, ...] = get_args(Outcome)
 METRIC_ORDER = (
-    "continuity_accuracy", "adherence_rate", "unsupported_claim_rate", "abstention_rate_unanswerable",
-    "over_abstention_rate", "coverage", "selective_accuracy", "token_f1", "answer_leakage_rate", "tool_leakage_count",
-    "retrieved_precision", "retrieved_recall", "tool_calls", "model_calls", "prompt_tokens", "completion_tokens",
+    "continuity_accuracy", "task_averaged_accuracy", "adherence_rate", "unsupported_claim_rate",
+    "abstention_rate_unanswerable", "over_abstention_rate", "coverage", "selective_accuracy", "token_f1", "bleu1",
+    "answer_leakage_rate", "tool_leakage_count", "retrieved_precision", "retrieved_recall",
+    *(f"session_{m}@{k}" for k in SESSION_KS for m in ("recall_any", "recall_all", "ndcg")),
+    "tool_calls", "model_calls", "prompt_tokens", "completion_tokens",
     "tool_result_tokens", "write_model_calls", "write_tool_calls", "write_prompt_tokens", "write_completion_tokens",
-    "write_holds_answer_rate", "cost_usd", "latency_p50_s", "latency_p95_s", "tokens_per_correct", "cost_per_correct",
-    "error_rate",
+    "write_holds_answer_rate", "cost_usd", "latency_p50_s", "latency_p95_s", "tool_latency_p50_s",
+    "tool_latency_p95_s", "tokens_per_correct", "cost_per_correct", "error_rate",
 )  # fmt: skip
 _COMPRESS_ABOVE = 1_500_000  # characters of transcript JSON; smaller reports stay plain (greppable) JSON
 
@@ -69,6 +72,8 @@ def render_html(summary: dict[str, Any], samples: list[dict[str, Any]]) -> str:
         "tool_use": summary.get("tool_use") or [],
         "unsupported_kinds": _unsupported_kinds(summary),
         "category_tables": _category_tables(summary),
+        "paper_tables": paper_tables(summary),
+        "judge_sensitivity": _judge_sensitivity(summary),
         "effect_charts": charts.effect_charts(summary),
         "judge": summary.get("judge"),
         "metric_tables": _metric_tables(summary),
@@ -196,6 +201,24 @@ def _probe_plus_write(cells: dict[tuple[str, str], Any], arm: str,
         return None
     calls = parts[0] == ("model_calls",)
     return {"text": " + ".join(fmt.num(s) if calls or s is None else f"{s:,.0f}" for s in sums)}
+
+
+def _judge_sensitivity(summary: dict[str, Any]) -> dict[str, Any] | None:
+    """The judge sensitivity table: a row per judge, a column per model · arm, then the spread row."""
+    found = summary.get("judge_sensitivity")
+    if not isinstance(found, dict) or not found.get("judges"):
+        return None
+    keys = [(str(r["model"]), str(r["arm"])) for r in found.get("spread") or []]
+    multi_model = len({m for m, _ in keys}) > 1
+    columns = [f"{m} · {a}" if multi_model else a for m, a in keys]
+    rows = []
+    for judge in found["judges"]:
+        prompt = judge.get("prompt") or {}
+        mine = {(str(r["model"]), str(r["arm"])): r.get("value") for r in judge.get("accuracy") or []}
+        rows.append({"label": f"{judge.get('model')} · {prompt.get('name')} ({str(prompt.get('sha256') or '')[:12]})",
+                     "cells": [fmt.num(mine.get(key)) for key in keys]})
+    rows.append({"label": "spread (max − min)", "cells": [fmt.num(r.get("spread")) for r in found.get("spread") or []]})
+    return {"columns": columns, "rows": rows, "not_comparable": found.get("not_comparable") or 0}
 
 
 def _category_tables(summary: dict[str, Any]) -> list[dict[str, Any]]:

@@ -77,12 +77,15 @@ def _write_calls(record: SampleRecord) -> list[dict[str, Any]]:
     ]
 
 
-def judge_for(judge_model: str | None, judge_cache_dir: Path | None) -> Any:
+def judge_for(judge_model: str | None, judge_cache_dir: Path | None, *, preset: str | None = None,
+              prompt_file: Path | None = None) -> Any:
+    """The rubric judge of a report: the strict prompt, a benchmark preset, or a prompt file (exclusive)."""
     if not judge_model:
         return None
-    from harness.score import DEFAULT_CACHE_DIR, Judge
+    from harness.score import DEFAULT_CACHE_DIR, Judge, judge_prompt
 
-    return Judge(model=judge_model, cache_dir=judge_cache_dir or DEFAULT_CACHE_DIR)
+    return Judge(model=judge_model, cache_dir=judge_cache_dir or DEFAULT_CACHE_DIR,
+                 prompt=judge_prompt(preset, prompt_file))
 
 
 def grounding_judge_for(judge: Any) -> Any:
@@ -104,7 +107,8 @@ def _judge_block(judge: Any, grounding: Any, judged: int, ungrounded: int) -> di
 
     block: dict[str, Any] = {}
     if judge is not None:
-        block = {"model": judge.model, "calls": judge.calls, "cached": judge.cached}
+        block = {"model": judge.model, "calls": judge.calls, "cached": judge.cached,
+                 "prompt": judge.describe_prompt()}
         block["calibration"] = calibrate(judge).as_dict()
     if grounding is not None:
         counts = {**grounding.summary(), "judged": judged, "ungrounded": ungrounded}
@@ -143,7 +147,9 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
                 unjudged.add(record.scenario_id)
             else:
                 facts = expected_facts(scenario.expect, scenario.expect.adherence)
-                verdict = judge(scenario.probe.message, scenario.expect.rubric, facts, record.final_answer or "")
+                verdict = judge(scenario.probe.message, scenario.expect.rubric, facts, record.final_answer or "",
+                                gold=scenario.expect.f1_reference, category=scenario.category,
+                                abstain=scenario.expect.abstain)
         scores = score_sample(record, scenario, judge=verdict)
         if grounding is not None and scores.status == "ok" and scores.answered:
             found = grounding(visible_context(record.messages), record.final_answer or "")
@@ -208,7 +214,7 @@ def _categories(scored: Sequence[Any], scenarios: Mapping[str, Scenario]) -> lis
 #: run.json parameters copied to ``summary.run.parameters``: what a reader of a report, a comparison or a
 #: history needs to know was asked of the model (never paths of this machine such as ``cache_dir``).
 SHOWN_PARAMETERS = ("filters", "max_tool_rounds", "max_tokens", "temperature", "timeout_s", "retries", "api_base",
-                    "cache", "judge_model")
+                    "cache", "judge_model", "judge_preset")
 
 
 def _shown_parameters(parameters: Mapping[str, Any]) -> dict[str, Any]:

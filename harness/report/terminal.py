@@ -152,7 +152,24 @@ def report_lines(outcome: Any) -> tuple[list[str], list[str]]:
     table = arm_table(summary)
     if table:  # after the leads (what to know before trusting any number), before the verdict
         out = [*out[:verdict_at], *table, "", *out[verdict_at:]]
-    return out, err
+    return out + judge_spread_lines(summary), err
+
+
+def judge_spread_lines(summary: Mapping[str, Any]) -> list[str]:
+    """With two or more judges recorded: one line per model · arm, its accuracy range over the judges.
+
+    Example:
+        >>> judge_spread_lines({"judge_sensitivity": {"judges": [{}, {}], "spread": [
+        ...     {"model": "m", "arm": "recall", "judges": 2, "min": 0.5, "max": 0.7, "spread": 0.2}]}})
+        ['judge sensitivity (2 judges):', '  m · recall: continuity 0.50-0.70 (spread 0.20)']
+    """
+    found = summary.get("judge_sensitivity") or {}
+    judges = found.get("judges") or []
+    if len(judges) < 2:
+        return []
+    return [f"judge sensitivity ({len(judges)} judges):"] + [
+        f"  {r['model']} · {r['arm']}: continuity {r['min']:.2f}-{r['max']:.2f} (spread {r['spread']:.2f})"
+        for r in found.get("spread") or []]
 
 
 def _is_check_reason(reason: str, summary: Mapping[str, Any]) -> bool:

@@ -78,6 +78,10 @@ class RunOptions:
     judge_model: str | None = None
     #: ``--judge-api-base``: the judges' OpenAI-compatible endpoint (None: litellm's default for the judge model).
     judge_api_base: str | None = None
+    #: ``--judge-preset``: the benchmark protocol the rubric judge follows (None: the strict prompt).
+    judge_preset: str | None = None
+    #: ``--judge-prompt``: a prompt file the rubric judge uses verbatim (None: the preset or strict prompt).
+    judge_prompt: Path | None = None
     gate: bool = False
     progress: bool = True
     resume: bool = False
@@ -122,6 +126,10 @@ class RunOptions:
         out: dict[str, Any] = {}
         if self.judge_api_base:
             out["judge_api_base"] = _without_userinfo(self.judge_api_base)
+        if self.judge_preset:
+            out["judge_preset"] = self.judge_preset
+        if self.judge_prompt:
+            out["judge_prompt"] = str(Path(self.judge_prompt).absolute())
         if self.router_config:
             out["router_config"] = self.router_config
             out["router_config_hash"] = self.router_config_hash
@@ -332,6 +340,8 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         cache_dir=Path(args.cache_dir or (previous.parameters.get("cache_dir") if previous else None) or DEFAULT_CACHE_DIR),
         judge_model=args.judge_model or (previous.parameters.get("judge_model") if previous else None),
         judge_api_base=getattr(args, "judge_api_base", None) or (previous.parameters.get("judge_api_base") if previous else None),
+        judge_preset=getattr(args, "judge_preset", None) or (previous.parameters.get("judge_preset") if previous else None),
+        judge_prompt=getattr(args, "judge_prompt", None) or (previous.parameters.get("judge_prompt") if previous else None),
         gate=bool(args.gate),
         max_error_rate=getattr(args, "max_error_rate", RunOptions.max_error_rate),
         progress=not args.no_progress,

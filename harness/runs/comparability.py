@@ -26,11 +26,12 @@ RESULT_PARAMETERS = ("max_tool_rounds", "temperature", "max_tokens", "api_base",
 # run.json `parameters` that change how a run executes, never what a sample answers, so compare ignores them:
 # filters (their effect, the scenario ids, is compared), timeout/retries (how hard to try; failures show as
 # error_rate), concurrency, workers, progress, the cache switch and its folder (a cached answer is the same
-# answer), and judge_model and judge_api_base (the judge that scored is compared from summary.json instead).
+# answer), and judge_model, judge_api_base, judge_preset and judge_prompt (the judge that scored, model and
+# prompt, is compared from summary.json instead).
 # A parameter in neither list (added later) counts as changing results until it is listed here.
 IGNORED_PARAMETERS = frozenset({
     "filters", "timeout_s", "retries", "retry_delay_s", "max_concurrency", "workers", "progress", "cache",
-    "cache_dir", "judge_model", "judge_api_base",
+    "cache_dir", "judge_model", "judge_api_base", "judge_preset", "judge_prompt",
     # --router-config's path (its hash is compared), and --rpm/--tpm (how fast, never what is answered)
     "router_config", "rpm", "tpm",
 })
@@ -231,7 +232,10 @@ _ADDED_LATER: dict[str, Any] = {"max_tokens": None}
 
 
 def _judge(summary: Mapping[str, Any]) -> str | None:
-    return _dict(summary.get("judge")).get("model")
+    """The judge's model, with its prompt version when it is not the strict default (``m (locomo-v1)``)."""
+    judge = _dict(summary.get("judge"))
+    model, version = judge.get("model"), _dict(judge.get("prompt")).get("version")
+    return f"{model} ({version})" if model and version and version != "strict-v2" else model
 
 
 def differences(a: RunData, b: RunData) -> list[Difference]:

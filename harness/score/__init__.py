@@ -12,41 +12,58 @@ By metric family: text matching (``matching``), abstention as selective
 prediction (``abstention``), unsupported claims (``claims``, with the
 supersession rule of ``superseded``), what the tools disclosed: tool leakage
 and retrieval (``disclosure``), the write path of agent-written memory
-(``writes``), and the composition of one sample's scores (``scoring``, whose
-docstring states every convention).
+(``writes``), the published benchmarks' own metrics (``paper_metrics``:
+LoCoMo's stemmed token F1 and BLEU-1, LongMemEval's session-level retrieval
+and task average), the judges' prompts per benchmark protocol
+(``judge_presets``), and the composition of one sample's scores
+(``scoring``, whose docstring states every convention).
 """
 
 from harness.score.abstention import find_abstention, is_abstention, outside_abstention
 from harness.score.grounding import GroundingJudge, GroundingVerdict, visible_context
 from harness.score.judge import DEFAULT_CACHE_DIR, Judge, JudgeError, JudgeVerdict, calibrate, expected_facts
+from harness.score.judge_presets import PRESETS as JUDGE_PRESETS
+from harness.score.judge_presets import JudgePrompt, JudgePromptError, judge_prompt
 from harness.score.matching import check_answer, contains, normalize_text, token_f1
 from harness.score.models import CLAIM_KINDS, CORRECT_OUTCOMES, Outcome, SampleScores, Score, ToolLeak, UnsupportedClaim
+from harness.score.paper_metrics import (SESSION_KS, PaperMetricsError, bleu1, locomo_f1, ranked_session_metrics,
+                                         task_averaged)
 from harness.score.scoring import score_sample
 from harness.score.writes import write_path_blocks
 
 __all__ = [
     "CLAIM_KINDS",
     "CORRECT_OUTCOMES",
+    "SESSION_KS",
+    "PaperMetricsError",
     "DEFAULT_CACHE_DIR",
     "GroundingJudge",
+    "JUDGE_PRESETS",
     "GroundingVerdict",
     "Judge",
     "JudgeError",
+    "JudgePrompt",
+    "JudgePromptError",
     "JudgeVerdict",
     "Outcome",
     "SampleScores",
     "Score",
     "ToolLeak",
     "UnsupportedClaim",
+    "bleu1",
     "calibrate",
     "check_answer",
     "contains",
     "expected_facts",
     "find_abstention",
     "is_abstention",
+    "judge_prompt",
+    "locomo_f1",
     "normalize_text",
     "outside_abstention",
+    "ranked_session_metrics",
     "score_sample",
+    "task_averaged",
     "token_f1",
     "visible_context",
     "write_path_blocks",

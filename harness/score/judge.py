@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
     from harness.scenarios import AnswerCheck
+    from harness.score.judge_presets import JudgePrompt
 
 PROMPT_VERSION = "strict-v2"
 CALIBRATION_FILE = Path(__file__).with_name("judge_calibration.yaml")
@@ -92,21 +93,51 @@ class JudgeModel:
 
 @dataclass
 class Judge(JudgeModel):
-    """The rubric judge: pass or fail on a rubric and the expected facts."""
+    """The rubric judge: pass or fail on a rubric and the expected facts.
 
+    ``prompt`` (a benchmark preset or a ``--judge-prompt`` file,
+    :mod:`harness.score.judge_presets`) replaces the strict prompt: the judge
+    then sees the question, the reference answer (``gold``), the rubric, the
+    category and whether the question is an abstention probe, and its reply
+    is read by the prompt's own reader. Verdicts are cached per prompt version.
+    """
+
+    prompt: JudgePrompt | None = None
     _memory: dict[str, JudgeVerdict] = field(default_factory=dict, repr=False)
 
-    def __call__(self, question: str, rubric: str, expected: Sequence[str], answer: str) -> JudgeVerdict:
-        messages = build_messages(question, rubric, expected, answer)
-        key = cache_key(self.model, PROMPT_VERSION, messages)
+    @property
+    def prompt_version(self) -> str:
+        return self.prompt.version if self.prompt is not None else PROMPT_VERSION
+
+    def describe_prompt(self) -> dict[str, str | None]:
+        """Which prompt grades: ``{"name", "version", "sha256", "file"}`` (the strict prompt's text hashed too)."""
+        if self.prompt is not None:
+            return self.prompt.describe()
+        return {"name": "strict", "version": PROMPT_VERSION,
+                "sha256": hashlib.sha256(_SYSTEM.encode("utf-8")).hexdigest(), "file": None}
+
+    def __call__(self, question: str, rubric: str, expected: Sequence[str], answer: str, *, gold: str | None = None,
+                 category: str = "", abstain: bool = False) -> JudgeVerdict:
+        parse = parse_verdict
+        if self.prompt is None:
+            messages = build_messages(question, rubric, expected, answer)
+        else:
+            from harness.score.judge_presets import JudgeCase
+
+            reference = gold or "; ".join(expected) or rubric
+            messages = self.prompt.messages(JudgeCase(question=question, gold=reference, answer=answer,
+                                                      rubric=rubric, category=category, abstain=abstain))
+            parse = self.prompt.parse
+        key = cache_key(self.model, self.prompt_version, messages)
         found = recall_cached(self._memory, Path(self.cache_dir), key, JudgeVerdict)
         if found is not None:
             self.cached += 1
             return found
         raw = (self.complete or partial(litellm_complete, api_base=self.api_base))(self.model, messages)
         self.calls += 1
-        verdict, reason = parse_verdict(raw)
-        result = JudgeVerdict(verdict=verdict, reason=reason, raw=raw, model=self.model)
+        verdict, reason = parse(raw)
+        result = JudgeVerdict(verdict=verdict, reason=reason, raw=raw, model=self.model,
+                              prompt_version=self.prompt_version)
         store_cached(self._memory, Path(self.cache_dir), key, result)
         return result
 

@@ -128,8 +128,8 @@ def f1_tokens(text: str) -> list[str]:
 
     Punctuation is ASCII ``string.punctuation`` (as LoCoMo) plus every Unicode
     punctuation character (typographic quotes and dashes, which real models
-    write). LoCoMo also Porter-stems each token; we do not (no NLTK), so
-    "painted" and "paint" stay different tokens.
+    write). LoCoMo also Porter-stems each token: the score's F1 does
+    (:func:`harness.score.paper_metrics.stemmed_tokens`); :func:`token_f1` here does not.
 
     Example:
         >>> f1_tokens("The dog, and a cat's toy!")
@@ -145,7 +145,9 @@ def f1_tokens(text: str) -> list[str]:
 
 
 def token_f1(answer: str, reference: str) -> float:
-    """Token F1 of ``answer`` against ``reference`` (:func:`f1_tokens` of both), as LoCoMo scores answers.
+    """Token F1 of ``answer`` against ``reference`` (:func:`f1_tokens` of both, unstemmed).
+
+    The sample's ``token_f1`` is LoCoMo's stemmed one (:func:`harness.score.paper_metrics.locomo_f1`).
 
     0.0 when either side has no token or none is shared. Informational: a long
     correct answer scores low on precision, a short wrong one can share words.

@@ -80,8 +80,14 @@ class SampleScores(BaseModel):
         None, description="The grounding judge's finding; None when it did not run (no judge, abstained, error)")
     adherence: bool | None = Field(None, description="None when the scenario sets no adherence checks")
     token_f1: float | None = Field(
-        None, description="Informational token F1 against expect.f1_reference (never part of correctness); "
-        "None without a reference or for error samples")
+        None, description="Informational token F1 against expect.f1_reference as LoCoMo computes it (stemmed; "
+        "multi_hop per sub-answer; never part of correctness); None without a reference or for error samples")
+    bleu1: float | None = Field(
+        None, description="Informational BLEU-1 against expect.f1_reference (the mem0 paper's LoCoMo metric); "
+        "None as token_f1")
+    session_retrieval: dict[str, float] | None = Field(
+        None, description="LongMemEval's session-level recall_any@k, recall_all@k and ndcg@k (k in SESSION_KS) of "
+        "the sessions the tools' items cite; None without tools, an agent-written memory or evidence sessions")
     unsupported_claims: list[UnsupportedClaim] = Field(default_factory=list)
     answer_leaks: list[str] = Field(default_factory=list, description="Leakage canaries in the final answer")
     tool_leaks: list[ToolLeak] = Field(default_factory=list)
@@ -96,6 +102,7 @@ class SampleScores(BaseModel):
     tool_result_chars: int = 0
     cost_usd: float | None = None
     latency_s: float = 0.0
+    tool_latency_s: float = Field(0.0, description="The tool calls' own time (memory_search, memory_get), part of latency_s")
     cached: bool = Field(False, description="Every model call was served from the response cache (latency is a replay)")
     tools_offered: int = Field(0, description="How many tools the arm offered the model at the probe")
     write_model_calls: int = Field(0, description="Model calls of the write phase (arms whose agent writes memory); not in model_calls")

@@ -24,12 +24,13 @@ think   it is 2 spaces" (a hedge keeps what it states) and "No, you never
 mentioned   that" (gold "No") are answered; "I don't know — I have no record
 of that"   (gold "No") and "I have 2 notes but no record of the date" (gold
 "2") are   abstentions. An answered answer is scored on what it stated,
-canaries   included. * Token F1 (informational, :func:`token_f1`): when
-``expect.f1_reference``   is set, the answer's token F1 against it with
-LoCoMo's normalisation   (lowercase, commas and ASCII punctuation removed,
-the words a/an/the/and   removed, whitespace tokens; no stemming). Reported
-as ``token_f1`` beside   the exact checks; it never enters correctness,
-outcome or the verdict. * Continuity, answerable scenario: not abstained,
+canaries   included. * Token F1 and BLEU-1 (informational, the papers'
+metrics: :mod:`harness.score.paper_metrics`): when ``expect.f1_reference``
+is set, the answer's token F1 against it as LoCoMo computes it (its
+normalisation, Porter-stemmed tokens, ``multi_hop`` per sub-answer) and its
+BLEU-1. Reported as ``token_f1`` and ``bleu1`` beside the exact checks, with
+LongMemEval's session-level retrieval (``session_retrieval``); none of them
+enters correctness, outcome or the verdict. * Continuity, answerable scenario: not abstained,
 every top-level check   passes, no unsupported claim. A scenario with no
 top-level checks but an   ``adherence`` block scores continuity by adherence
 (the remembered   preference shaping the output *is* the continuity).
@@ -76,8 +77,9 @@ from harness.scenarios import Scenario
 from harness.score.abstention import find_abstention
 from harness.score.claims import canary_findings, cited_id_claims, excerpt, grounding_claims
 from harness.score.disclosure import retrieval, tool_leaks
-from harness.score.matching import check_answer, contains, has_any_check, states_expected_fact, token_f1
+from harness.score.matching import check_answer, contains, has_any_check, states_expected_fact
 from harness.score.models import Outcome, SampleScores, Score, UnsupportedClaim
+from harness.score.paper_metrics import bleu1, locomo_f1, session_retrieval
 
 if TYPE_CHECKING:
     from harness.score.grounding import GroundingVerdict
@@ -95,6 +97,7 @@ def _cost_fields(record: SampleRecord) -> dict[str, int | float | None]:
         "tool_result_chars": sum(c.result_chars for c in record.tool_calls),
         "cost_usd": sum(costs) if costs and all(c is not None for c in costs) else None,  # type: ignore[misc]
         "latency_s": _sample_latency_s(record),
+        "tool_latency_s": sum(call.elapsed_s for call in record.tool_calls),
         "cached": bool(record.model_calls) and all(call.cached for call in record.model_calls) and all(
             call.cached for call in (record.write_phase.model_calls if record.write_phase else ())
         ),
@@ -204,7 +207,8 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
     leaks = tool_leaks(record, scenario)
     retrieved, precision, recall = retrieval(record, scenario)
     common = {**base, **_cost_fields(record), **_write_fields(record, scenario), "tool_leaks": leaks, "retrieved_items": retrieved,
-              "retrieved_precision": precision, "retrieved_recall": recall, **score_writes(record, scenario)}
+              "retrieved_precision": precision, "retrieved_recall": recall, **score_writes(record, scenario),
+              "session_retrieval": session_retrieval(record, scenario)}
     if record.status == "error":
         message = f"{record.error.type}: {record.error.message}" if record.error else "error"
         return SampleScores(status="error", outcome="error", **common,  # type: ignore[arg-type]
@@ -219,7 +223,8 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
     adherence_failures: list[str] = []
     if expect.adherence is not None:
         adherence, adherence_failures = check_answer(answer, expect.adherence)
-    f1 = None if expect.f1_reference is None else token_f1(answer, expect.f1_reference)
+    f1 = None if expect.f1_reference is None else locomo_f1(answer, expect.f1_reference, scenario.category)
+    bleu = None if expect.f1_reference is None else bleu1(answer, expect.f1_reference)
     cue = find_abstention(answer)
     abstained = not answer.strip() or (
         cue is not None and (expect.abstain or not states_expected_fact(answer, scenario)))
@@ -286,8 +291,12 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
                             reason="checks pass" if adherence else "; ".join(adherence_failures)))
     if f1 is not None:
         scores.append(Score(name="token_f1", value=round(f1, 4), passed=None,
-                            reason=f"informational, not part of correctness: token F1 {f1:.2f} against "
-                            f"{expect.f1_reference!r}"))
+                            reason=f"informational, not part of correctness: LoCoMo's stemmed token F1 "
+                            f"{f1:.2f} against {expect.f1_reference!r}"))
+    if bleu is not None:
+        scores.append(Score(name="bleu1", value=round(bleu, 4), passed=None,
+                            reason=f"informational, not part of correctness: the mem0 paper's LoCoMo metric, "
+                            f"BLEU-1 {bleu:.2f} against {expect.f1_reference!r}"))
     if precision is not None or recall is not None:
         scores.append(Score(name="retrieval", value=precision, passed=None,
                             reason=f"retrieved {retrieved or 'nothing'}; relevant {expect.relevant_items}; "
@@ -296,7 +305,7 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
         status="ok", outcome=outcome, abstained=abstained, continuity_correct=correct,
         pattern_correct=pattern_correct, judge_verdict=judge_verdict, judge_reason=judge_reason,
         grounding=grounding_finding,
-        adherence=adherence, token_f1=f1, unsupported_claims=claims, answer_leaks=answer_leaks, scores=scores,
+        adherence=adherence, token_f1=f1, bleu1=bleu, unsupported_claims=claims, answer_leaks=answer_leaks, scores=scores,
         **common,  # type: ignore[arg-type]
     )
 

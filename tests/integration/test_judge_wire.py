@@ -66,3 +66,21 @@ def test_run_judge_api_base_sends_the_judge_to_that_server_and_records_it(tmp_pa
     assert server.requests and all(seen.body["model"] == "fake" for seen in server.requests)
     manifest = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
     assert manifest["parameters"]["judge_api_base"] == server.base_url
+
+
+def test_run_judge_preset_grades_with_the_benchmark_protocol_and_records_it(tmp_path, server, monkeypatch, capsys):
+    """`run --judge-preset longmemeval`: the rubric judge's requests carry that protocol; run.json and summary name it."""
+    from harness.cli import main
+
+    monkeypatch.setattr(fake_openai_server, "decide", _judge_decide)
+    run_dir = tmp_path / "run"
+    code = main(["run", "--scenarios", str(SMOKE), "--filter", "smoke-02*", "--arms", "history_only", "recall",
+                 "--out", str(run_dir), "--cache-dir", str(tmp_path / "cache"), "--no-progress",
+                 "--judge-model", "openai/fake", "--judge-api-base", server.base_url, "--judge-preset", "longmemeval"])
+    assert code in (0, 1), capsys.readouterr().err
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    assert summary["judge"]["prompt"]["name"] == "longmemeval" and summary["judge"]["prompt"]["version"] == "longmemeval-v1"
+    assert json.loads((run_dir / "run.json").read_text(encoding="utf-8"))["parameters"]["judge_preset"] == "longmemeval"
+    rubric = [seen.body for seen in server.requests if "unsupported claims" not in seen.body["messages"][0]["content"]]
+    assert rubric and all('"label": "yes" or "no"' in b["messages"][0]["content"] for b in rubric)
+    assert list((run_dir / "judges").glob("*.json"))

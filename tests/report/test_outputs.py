@@ -201,7 +201,7 @@ def test_judge_verdicts_decide_rubric_scenarios_through_build_report(tmp_path) -
     import harness.report.build as build
 
     original = build.judge_for
-    build.judge_for = lambda model, cache: judge
+    build.judge_for = lambda model, cache, **prompt: judge
     try:
         outcome = report.build_report(run_dir, judge_model="test/judge", scenarios=scenarios)
     finally:

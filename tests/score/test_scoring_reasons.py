@@ -267,12 +267,14 @@ CASES: dict[str, Case] = {
         "I'm not sure, but I think it's Postgres 15.", "abstained_wrongly", [
             ("continuity", False, False, "abstained on an answerable question"),
             ("abstained", True, None, "an answer expected; the answer abstains" + HEDGE), NO_CLAIMS, NO_LEAKS]),
-    "token F1 is reported to four decimals beside the checks": Case(
+    "token F1 and BLEU-1 are reported to four decimals beside the checks": Case(
         make_scenario(expect={"f1_reference": "Postgres 15 billing cluster nightly"}), "Billing runs Postgres 15.",
         "correct", [
             ("continuity", True, True, "checks pass"), ANSWERED, NO_CLAIMS, NO_LEAKS,
-            ("token_f1", 0.6667, None, "informational, not part of correctness: token F1 0.67 against "
-             "'Postgres 15 billing cluster nightly'")]),
+            ("token_f1", 0.6667, None, "informational, not part of correctness: LoCoMo's stemmed token F1 0.67 "
+             "against 'Postgres 15 billing cluster nightly'"),
+            ("bleu1", 0.6, None, "informational, not part of correctness: the mem0 paper's LoCoMo metric, BLEU-1 "
+             "0.60 against 'Postgres 15 billing cluster nightly'")]),
     "nothing retrieved has no precision and a recall of 0": Case(
         FACT, "Billing runs Postgres 15.", "correct", [
             ("continuity", True, True, "checks pass"), ANSWERED, NO_CLAIMS, NO_LEAKS,

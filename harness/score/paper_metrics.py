@@ -1,0 +1,201 @@
+"""The published benchmarks' own metrics, computed beside ours so numbers can be set against the papers'.
+
+Informational: none of these enters correctness, the outcome or the verdict.
+
+* **Token F1 as LoCoMo computes it** (:func:`locomo_f1`): LoCoMo's answer
+  normalisation (:func:`harness.score.matching.f1_tokens`: lowercase, commas
+  and punctuation removed, the words a/an/the/and removed), each token
+  Porter-stemmed (NLTK's ``PorterStemmer``, as LoCoMo's evaluation code), F1
+  over the two token multisets. LoCoMo's multi-hop category (its category 1,
+  our ``multi_hop``) is scored per sub-answer: gold and answer are split on
+  commas, each gold part takes its best F1 against any answer part, and the
+  sample's F1 is the mean over gold parts. Its open-domain category (3, our
+  ``open_domain``) keeps the gold's first ``;``-separated part.
+* **BLEU-1** (:func:`bleu1`): NLTK's ``sentence_bleu`` with weights
+  ``(1, 0, 0, 0)`` and smoothing method 1 over lowercased Treebank-style
+  tokens (NLTK's ``NLTKWordTokenizer``, the word tokenizer of
+  ``word_tokenize`` without its sentence splitter, which needs a downloaded
+  model), as the mem0 paper scores LoCoMo answers.
+* **Session-level retrieval as LongMemEval computes it**
+  (:func:`session_retrieval`): the memory tools' results ranked in the order
+  they were disclosed (call by call, each call's ids in order), every item
+  replaced by the sessions its ``sources`` cite, repeats dropped; the
+  evidence sessions are the sessions the scenario's ``relevant_items`` cite.
+  ``recall_any@k`` is 1 when some evidence session is in the top k,
+  ``recall_all@k`` when all are; ``ndcg@k`` uses binary relevance and
+  LongMemEval's discount (rank 1 and rank 2 both weigh 1, rank r > 1 weighs
+  ``1/log2(r)``), over an ideal ranking of every evidence session first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from harness.score.matching import f1_tokens
+
+if TYPE_CHECKING:
+    from harness.records import SampleRecord
+    from harness.scenarios import Scenario
+
+#: Cut-offs of the session-level retrieval metrics (LongMemEval reports 5 and 10).
+SESSION_KS: tuple[int, ...] = (5, 10)
+#: LoCoMo's multi-hop category: scored per comma-separated sub-answer.
+MULTI_ANSWER_CATEGORIES: frozenset[str] = frozenset({"multi_hop"})
+#: LoCoMo's open-domain category: the gold's first ``;``-separated part is scored.
+FIRST_PART_CATEGORIES: frozenset[str] = frozenset({"open_domain"})
+NLTK_MISSING = ("the papers' metrics (stemmed token F1, BLEU-1) need NLTK: "
+                "pip install 'nltk>=3.8' (a core dependency of recall-eval; reinstall it)")
+
+
+class PaperMetricsError(Exception):
+    """A library the papers' metrics need is missing; the message says what to install."""
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    try:
+        from nltk.stem import PorterStemmer
+    except ImportError:
+        raise PaperMetricsError(NLTK_MISSING) from None
+    return PorterStemmer()
+
+
+@lru_cache(maxsize=16384)
+def _stem(token: str) -> str:
+    return _stemmer().stem(token)
+
+
+def stemmed_tokens(text: str) -> list[str]:
+    """LoCoMo's normalised tokens, each Porter-stemmed.
+
+    Example:
+        >>> stemmed_tokens("The paintings, and a painted wall")
+        ['paint', 'paint', 'wall']
+    """
+    return [_stem(token) for token in f1_tokens(text)]
+
+
+def stemmed_f1(answer: str, gold: str) -> float:
+    """F1 of the two stemmed token multisets; 0.0 when either is empty or none is shared.
+
+    Example:
+        >>> round(stemmed_f1("She paints landscapes", "painting landscapes"), 3)
+        0.8
+    """
+    predicted, reference = stemmed_tokens(answer), stemmed_tokens(gold)
+    same = sum((Counter(predicted) & Counter(reference)).values())
+    if not same:
+        return 0.0
+    precision, recall = same / len(predicted), same / len(reference)
+    return 2 * precision * recall / (precision + recall)
+
+
+def locomo_f1(answer: str, gold: str, category: str) -> float:
+    """The sample's token F1 as LoCoMo's evaluation scores its category (see the module docstring).
+
+    Example:
+        >>> locomo_f1("hiking, painting", "painting, hiking, swimming", "multi_hop")
+        0.6666666666666666
+    """
+    if category in FIRST_PART_CATEGORIES:
+        gold = gold.split(";")[0].strip()
+    if category not in MULTI_ANSWER_CATEGORIES:
+        return stemmed_f1(answer, gold)
+    answers = [part.strip() for part in answer.split(",")]
+    golds = [part.strip() for part in gold.split(",")]
+    return sum(max(stemmed_f1(a, g) for a in answers) for g in golds) / len(golds)
+
+
+@lru_cache(maxsize=1)
+def _bleu() -> tuple[Any, Any, Any]:
+    try:
+        from nltk.tokenize import NLTKWordTokenizer
+        from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+    except ImportError:
+        raise PaperMetricsError(NLTK_MISSING) from None
+    return NLTKWordTokenizer(), sentence_bleu, SmoothingFunction().method1
+
+
+def bleu1(answer: str, gold: str) -> float:
+    """BLEU-1 of the answer against the gold (unigram precision with brevity penalty, smoothed); 0.0 when empty.
+
+    Example:
+        >>> round(bleu1("Max is a dog", "a dog named Max"), 3)
+        0.75
+    """
+    tokenizer, sentence_bleu, smoothing = _bleu()
+    hypothesis, reference = tokenizer.tokenize(answer.lower()), tokenizer.tokenize(gold.lower())
+    if not hypothesis or not reference:
+        return 0.0
+    return float(sentence_bleu([reference], hypothesis, weights=(1, 0, 0, 0), smoothing_function=smoothing))
+
+
+def _dcg(relevances: Sequence[float]) -> float:
+    """LongMemEval's DCG: the first relevance undiscounted, the one at rank r > 1 divided by log2(r)."""
+    if not relevances:
+        return 0.0
+    return relevances[0] + sum(rel / math.log2(rank) for rank, rel in enumerate(relevances[1:], start=2))
+
+
+def ranked_session_metrics(ranked: Sequence[str], evidence: set[str], ks: Sequence[int] = SESSION_KS
+                           ) -> dict[str, float]:
+    """``recall_any@k``, ``recall_all@k`` and ``ndcg@k`` of a session ranking against the evidence sessions.
+
+    Example:
+        >>> ranked_session_metrics(["s3", "s1", "s9"], {"s1", "s2"}, ks=(2,))
+        {'recall_any@2': 1.0, 'recall_all@2': 0.0, 'ndcg@2': 0.5}
+    """
+    out: dict[str, float] = {}
+    for k in ks:
+        top = list(ranked[:k])
+        relevances = [1.0 if session in evidence else 0.0 for session in top]
+        ideal = _dcg([1.0] * min(len(evidence), k))
+        out[f"recall_any@{k}"] = float(any(session in evidence for session in top))
+        out[f"recall_all@{k}"] = float(all(session in top for session in evidence))
+        out[f"ndcg@{k}"] = _dcg(relevances) / ideal if ideal else 0.0
+    return out
+
+
+def ranked_sessions(record: SampleRecord, scenario: Scenario) -> list[str]:
+    """The sessions of the items the tools disclosed, in the order first disclosed (an item's sources in order)."""
+    sessions_of = {item.id: [source.session for source in item.sources] for item in scenario.items}
+    ranked: list[str] = []
+    for call in record.tool_calls:
+        for item_id in call.disclosed_item_ids:
+            ranked += [s for s in sessions_of.get(item_id, []) if s not in ranked]
+    return ranked
+
+
+def evidence_sessions(scenario: Scenario) -> set[str]:
+    """The sessions the scenario's relevant items cite (the importers record the evidence turns as sources)."""
+    relevant = set(scenario.expect.relevant_items)
+    return {source.session for item in scenario.items if item.id in relevant for source in item.sources}
+
+
+def session_retrieval(record: SampleRecord, scenario: Scenario) -> dict[str, float] | None:
+    """LongMemEval's session-level retrieval metrics of one sample, or None when they do not apply.
+
+    None when the arm offered no tools, the agent wrote its own memory (its
+    items are not the scenario's), the sample failed, or no relevant item
+    cites a session (nothing to find).
+    """
+    if record.status != "ok" or not record.tools_offered or record.write_phase is not None:
+        return None
+    evidence = evidence_sessions(scenario)
+    if not evidence:
+        return None
+    return ranked_session_metrics(ranked_sessions(record, scenario), evidence)
+
+
+def task_averaged(per_category: dict[str, float]) -> float | None:
+    """LongMemEval's task-averaged accuracy: the mean over question types of each type's accuracy.
+
+    Example:
+        >>> task_averaged({"temporal": 0.5, "multi_session": 1.0, "knowledge_update": 0.0})
+        0.5
+    """
+    return sum(per_category.values()) / len(per_category) if per_category else None
