@@ -213,6 +213,20 @@ def convert_question(question: Any, index: int, faults: FaultLog, taken: set[str
     }
 
 
+PROTOCOL: dict[str, Any] = {
+    "name": "LongMemEval (abstention questions as an abstention score; preference questions need a judge)",
+    "abstention_apart": True,
+    "judge_only": ["single_session_preference"],
+    "recent_history": {"kind": "last_sessions", "count": 1},
+    "category_order": ["single_session_user", "single_session_assistant", "single_session_preference",
+                       "multi_session", "knowledge_update", "temporal", "other"],
+}
+"""The published protocol: accuracy per question type in the paper's order, the ``_abs`` questions scored apart
+as abstention, preference questions graded by a judge only (their gold is a description of a good reply); the
+question follows the last haystack session, its recent history."""
+
+
 def defaults() -> dict[str, Any]:
-    """The suite's ``_defaults.yaml``: the declared categories (the base system prompt fits a user-assistant chat)."""
-    return {"categories": dict(CATEGORY_TEXT)}
+    """The suite's ``_defaults.yaml``: the declared categories and the published protocol (the base system
+    prompt fits a user-assistant chat)."""
+    return {"categories": dict(CATEGORY_TEXT), "protocol": PROTOCOL}

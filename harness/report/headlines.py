@@ -7,7 +7,8 @@ recall-vs-history comparison say nothing about memory). Order: leads first
 (incomplete, errors, low tool use), then the notes.
 
 Codes: ``incomplete``, ``errors``, ``low_tool_use``, ``offline_baseline``,
-``below_mde``, ``unjudged_rubric``, ``cached``, ``unusable_lines``,
+``below_mde``, ``protocol``, ``not_judged``, ``no_relevant_item`` (suites with a
+protocol), ``suite_incomplete``, ``unjudged_rubric``, ``cached``, ``unusable_lines``,
 ``duplicates``, ``foreign``.
 
 Also here: the per-arm tables the headlines rest on (``tool_use``,
@@ -107,6 +108,29 @@ def _tool_use_notes(rows: Sequence[Mapping[str, Any]], cfg: VerdictConfig) -> tu
     return leads, notes
 
 
+def _protocol_notes(protocol: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What a reader of a suite with a protocol must know: what the headline is, what is apart, what went unjudged."""
+    out = [("protocol", f"the suite's protocol decides the headline: {protocol.get('description')}; the verdict's "
+                        "continuity is over these scenarios, every other figure over all of them")]
+    if protocol.get("mixed"):
+        out.append(("protocol", "the run's scenarios declare different protocols; the first one's is reported"))
+    rows = (protocol.get("tables") or [{}])[0].get("rows") or []
+    not_judged = [r for r in rows if r.get("group") == "not_judged"]
+    if not_judged:
+        listed = ", ".join(f"{r['category']} ({r['scenarios']})" for r in not_judged)
+        out.append(("not_judged", f"not judged: {listed} can only be graded by a judge (no --judge-model); they "
+                                  "count in no accuracy and not in the headline"))
+    head = next((r for r in rows if r.get("category") == "headline"), None)
+    missing = sum(r.get("no_relevant_item") or 0 for r in rows if r.get("category") != "headline")
+    if missing:
+        where = ", ".join(f"{r['category']} {r['no_relevant_item']}" for r in rows
+                          if r.get("category") != "headline" and r.get("no_relevant_item"))
+        out.append(("no_relevant_item", f"{missing} answerable scenario(s) have no relevant item ({where}"
+                                        f"{'; ' + str(head['no_relevant_item']) + ' in the headline' if head else ''}): "
+                                        "retrieval recall leaves them out of its n"))
+    return out
+
+
 def headlines(summary: Mapping[str, Any], *, health: RunHealth, inputs: ReportInputs, config: VerdictConfig,
               unjudged_rubric: int) -> list[dict[str, Any]]:
     """The true headlines of a run, leads first (see the module docstring).
@@ -133,6 +157,9 @@ def headlines(summary: Mapping[str, Any], *, health: RunHealth, inputs: ReportIn
         notes.append(("offline_baseline", f"{model} is the offline keyword baseline, a lexical agent and not an "
                                           "LLM: its figures describe keyword search, not a language model"))
     notes += [("below_mde", t) for t in _below_mde(summary, config)]
+    protocol = summary.get("protocol")
+    if protocol:
+        notes += [(code, text) for code, text in _protocol_notes(protocol)]
     if unjudged_rubric:
         notes.append(("unjudged_rubric", f"{unjudged_rubric} rubric scenario(s) went unjudged (no --judge-model): "
                                          "scored by their patterns only"))
