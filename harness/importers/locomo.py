@@ -351,7 +351,7 @@ def convert_sample(sample: Any, index: int, faults: FaultLog, taken: set[str]) -
 
 
 PROTOCOL: dict[str, Any] = {
-    "name": "LoCoMo as mem0 reports it (categories 1-4; adversarial apart)",
+    "name": "LoCoMo as mem0 reports it",
     "headline": ["single_hop", "multi_hop", "temporal", "open_domain"],
     "reported_apart": ["adversarial"],
     "recent_history": {"kind": "last_sessions", "count": 1},

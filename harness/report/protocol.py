@@ -88,7 +88,7 @@ def _cell(samples: list[SampleScores]) -> dict[str, Any]:
 
 
 def protocol_block(run: RunProtocol, scored: Sequence[SampleScores], scenarios: Mapping[str, Scenario],
-                   metrics: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+                   metrics: Sequence[Mapping[str, Any]], arm_order: Sequence[str] = ()) -> dict[str, Any]:
     """``summary.json``'s ``protocol``: the protocol as declared, and its per-category table (docs/summary-json.md).
 
     Rows: ``headline`` first (the aggregate's ``headline`` rows, with their
@@ -98,7 +98,7 @@ def protocol_block(run: RunProtocol, scored: Sequence[SampleScores], scenarios: 
     only, so the rows add up to the headline.
     """
     p = run.protocol
-    arms: list[str] = []
+    arms = [a for a in arm_order if any(s.arm == a for s in scored)]
     for s in scored:
         if s.arm not in arms:
             arms.append(s.arm)
@@ -112,11 +112,12 @@ def protocol_block(run: RunProtocol, scored: Sequence[SampleScores], scenarios: 
         rows: list[dict[str, Any]] = []
         head = {}
         for arm in arms:
-            found = next((r for r in metrics if r.get("model") == model and r.get("arm") == arm
-                          and r.get("category") == "headline" and r.get("metric") == "continuity_accuracy"), None)
-            if found is not None:
-                head[arm] = {"accuracy": found["value"], "ci_low": found["ci_low"], "ci_high": found["ci_high"],
-                             "n": found["n"]}
+            found = {r.get("metric"): r for r in metrics if r.get("model") == model and r.get("arm") == arm
+                     and r.get("category") == "headline"}
+            if "continuity_accuracy" in found:
+                acc, recall = found["continuity_accuracy"], found.get("retrieved_recall") or {}
+                head[arm] = {"accuracy": acc["value"], "ci_low": acc["ci_low"], "ci_high": acc["ci_high"],
+                             "n": acc["n"], "retrieved_recall": recall.get("value"), "recall_n": recall.get("n", 0)}
         rows.append({"category": "headline", "group": "headline", "scenarios": len(run.headline_ids),
                      "no_relevant_item": _no_relevant(run.headline_ids, scenarios), "arms": head})
         for category in categories:

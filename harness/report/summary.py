@@ -190,7 +190,7 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
         **write_path_blocks(scored),
     }
     if protocol is not None:  # only then: a suite without a protocol gets the summary it always got
-        summary["protocol"] = protocol_block(protocol, scored, scenarios, tables["metrics"])
+        summary["protocol"] = protocol_block(protocol, scored, scenarios, tables["metrics"], list(manifest.arms))
     summary["headlines"] = headlines(summary, health=health, inputs=inputs, config=config,
                                      unjudged_rubric=len(unjudged))
     return summary, samples
