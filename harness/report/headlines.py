@@ -150,6 +150,11 @@ def headlines(summary: Mapping[str, Any], *, health: RunHealth, inputs: ReportIn
     error_text = health.error_reason(config.max_error_rate)
     if error_text is not None:
         leads.append(("errors", error_text))
+    incomplete_suites = (run.get("parameters") or {}).get("incomplete_suites") or []
+    if incomplete_suites:
+        leads.append(("suite_incomplete", f"incomplete suite: {', '.join(incomplete_suites)} says complete: false "
+                                          "(the import stopped before the end of its source file); every figure "
+                                          "covers only the part imported, not the benchmark"))
     tool_leads, tool_notes = _tool_use_notes(summary.get("tool_use") or [], config)
     leads += [("low_tool_use", t) for t in tool_leads]
     offline = [m for m in run.get("models") or [] if str(m).startswith(OFFLINE_PREFIX)]

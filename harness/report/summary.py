@@ -229,7 +229,7 @@ def _categories(scored: Sequence[Any], scenarios: Mapping[str, Scenario]) -> lis
 #: run.json parameters copied to ``summary.run.parameters``: what a reader of a report, a comparison or a
 #: history needs to know was asked of the model (never paths of this machine such as ``cache_dir``).
 SHOWN_PARAMETERS = ("filters", "max_tool_rounds", "max_tokens", "temperature", "timeout_s", "retries", "api_base",
-                    "cache", "judge_model")
+                    "cache", "judge_model", "incomplete_suites")
 
 
 def _shown_parameters(parameters: Mapping[str, Any]) -> dict[str, Any]:
