@@ -214,7 +214,7 @@ def convert_question(question: Any, index: int, faults: FaultLog, taken: set[str
 
 
 PROTOCOL: dict[str, Any] = {
-    "name": "LongMemEval (abstention questions as an abstention score; preference questions need a judge)",
+    "name": "LongMemEval as its paper reports it",
     "abstention_apart": True,
     "judge_only": ["single_session_preference"],
     "recent_history": {"kind": "last_sessions", "count": 1},

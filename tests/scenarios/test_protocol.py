@@ -116,3 +116,18 @@ def test_validate_passes_a_complete_import(tmp_path: Path, capsys: pytest.Captur
     (tmp_path / "_suite.json").write_text(json.dumps({"complete": True}), encoding="utf-8")
     assert main(["validate", str(tmp_path)]) == 0
     assert "incomplete" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("declared, category, abstain, judged, counted", [
+    ({"reported_apart": ["trap"]}, "trap", True, False, False),  # apart, though the headline lists nothing
+    ({"reported_apart": ["trap"]}, "fact", False, False, True),
+    ({"headline": ["fact"]}, "other", False, False, False),
+    ({"abstention_apart": True}, "fact", True, False, False),  # LongMemEval's _abs questions
+    ({"abstention_apart": True}, "fact", False, False, True),
+    ({"judge_only": ["pref"]}, "pref", False, False, False),  # no judge: not judged, out of the headline
+    ({"judge_only": ["pref"]}, "pref", False, True, True),
+])
+def test_the_headline_counts_a_category_as_the_protocol_says(declared: dict, category: str, abstain: bool,
+                                                             judged: bool, counted: bool) -> None:
+    protocol = Protocol.model_validate({"name": "x", "recent_history": {"kind": "none"}, **declared})
+    assert protocol.in_headline(category, abstain=abstain, judged=judged) is counted
