@@ -44,7 +44,7 @@ CATEGORY_TEXT: dict[str, str] = {
     "single_session_user": "LongMemEval single-session-user: a fact the user stated in one session.",
     "single_session_assistant": "LongMemEval single-session-assistant: something the assistant said in one session.",
     "single_session_preference": "LongMemEval single-session-preference: a reply that uses the user's preference "
-                                 "(rubric only: without a judge, any non-abstaining answer passes the patterns).",
+                                 "(rubric only: graded by a judge; without --judge-model it is not judged).",
     "multi_session": "LongMemEval multi-session: facts from several sessions combined (counts, totals, lists).",
     "temporal": "LongMemEval temporal-reasoning: dates, durations and order of events.",
     "knowledge_update": "LongMemEval knowledge-update: the latest of values that changed over time.",
