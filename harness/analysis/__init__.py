@@ -13,4 +13,5 @@ from harness.analysis.aggregate import ALL, HEADLINE, AggregateConfig, aggregate
 from harness.analysis.stats import quantile
 from harness.analysis.verdict import RunHealth, VerdictConfig, decide, exit_code, terminal_lines
 
-__all__ = ["ALL", "HEADLINE", "AggregateConfig", "RunHealth", "VerdictConfig", "aggregate", "decide", "exit_code", "quantile", "terminal_lines"]
+__all__ = ["ALL", "HEADLINE", "AggregateConfig", "RunHealth", "VerdictConfig", "aggregate", "decide", "exit_code",
+           "quantile", "terminal_lines"]

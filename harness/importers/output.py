@@ -23,7 +23,7 @@ from typing import Any
 from harness import __version__
 from harness.importers.faults import FaultLog, ImporterError
 
-IMPORTER_VERSION = "1"
+IMPORTER_VERSION = "2"
 """Bumped whenever an importer's output for the same source file changes."""
 SUITE_JSON = "_suite.json"
 SUITE_MD = "SUITE.md"

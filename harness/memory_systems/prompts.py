@@ -116,7 +116,8 @@ def _merge_same_role(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return merged
 
 
-def _conversation(scenario: Scenario, *, with_tools: bool, earlier: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+def _conversation(scenario: Scenario, *, with_tools: bool,
+                  earlier: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """System prompt, then ``earlier`` (default: the protocol's recent sessions), the probe's history and message."""
     probe = scenario.probe
     if earlier is None:

@@ -111,7 +111,8 @@ def _tool_use_notes(rows: Sequence[Mapping[str, Any]], cfg: VerdictConfig) -> tu
 def _protocol_notes(protocol: Mapping[str, Any]) -> list[tuple[str, str]]:
     """What a reader of a suite with a protocol must know: what the headline is, what is apart, what went unjudged."""
     out = [("protocol", f"the suite's protocol decides the headline: {protocol.get('description')}; the verdict's "
-                        "continuity is over these scenarios, every other figure over all of them")]
+                        "continuity is over these scenarios; its other checks and the rows marked all cover "
+                        "every scenario")]
     if protocol.get("mixed"):
         out.append(("protocol", "the run's scenarios declare different protocols; the first one's is reported"))
     rows = (protocol.get("tables") or [{}])[0].get("rows") or []
@@ -125,9 +126,9 @@ def _protocol_notes(protocol: Mapping[str, Any]) -> list[tuple[str, str]]:
     if missing:
         where = ", ".join(f"{r['category']} {r['no_relevant_item']}" for r in rows
                           if r.get("category") != "headline" and r.get("no_relevant_item"))
-        out.append(("no_relevant_item", f"{missing} answerable scenario(s) have no relevant item ({where}"
-                                        f"{'; ' + str(head['no_relevant_item']) + ' in the headline' if head else ''}): "
-                                        "retrieval recall leaves them out of its n"))
+        in_headline = f"; {head['no_relevant_item']} in the headline" if head else ""
+        out.append(("no_relevant_item", f"{missing} answerable scenario(s) have no relevant item "
+                                        f"({where}{in_headline}): retrieval recall leaves them out of its n"))
     return out
 
 

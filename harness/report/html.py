@@ -252,10 +252,11 @@ def _protocol_tables(summary: dict[str, Any]) -> list[dict[str, Any]]:
                 text = ("not judged" if cell.get("accuracy") is None and row.get("group") == "not_judged"
                         else fmt.format_metric({"metric": "continuity_accuracy", "value": cell.get("accuracy"),
                                                 "ci_low": cell.get("ci_low"), "ci_high": cell.get("ci_high")}))
-                recall = (f"recall {fmt.format_metric({'metric': 'retrieved_recall', 'value': cell.get('retrieved_recall')})}"
-                          f" (n={cell['recall_n']})" if cell.get("recall_n") else None)
+                value = fmt.format_metric({"metric": "retrieved_recall", "value": cell.get("retrieved_recall")})
+                recall = f"recall {value} (n={cell['recall_n']})" if cell.get("recall_n") else None
                 cells.append({"text": text, "n": cell.get("n"), "recall": recall})
-            rows.append({"category": row.get("category"), "group": _GROUP_WORDS.get(str(row.get("group")), row.get("group")),
+            group = str(row.get("group"))
+            rows.append({"category": row.get("category"), "group": _GROUP_WORDS.get(group, group),
                          "cls": f"grp-{row.get('group')}", "scenarios": row.get("scenarios"),
                          "no_relevant": row.get("no_relevant_item"), "cells": cells})
         tables.append({"model": table.get("model"), "arms": arms, "rows": rows})

@@ -155,8 +155,8 @@ def protocol_table(summary: Mapping[str, Any]) -> list[str]:
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         lines.append(f"by category, as the suite's protocol reports it ({protocol.get('name')}; "
                      f"{table.get('model')}): accuracy (n), r = retrieved-item recall (n)")
-        lines += ["  " + "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
-                  for r in rows]
+        lines += ["  " + "  ".join(c.ljust(w) if i < 2 else c.rjust(w)
+                                   for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in rows]
     return lines
 
 
