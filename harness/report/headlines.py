@@ -80,8 +80,12 @@ def _below_mde(summary: Mapping[str, Any], cfg: VerdictConfig) -> list[str]:
     for mde in summary.get("min_detectable_effect") or []:
         if (mde.get("arm_a"), mde.get("arm_b")) != (cfg.baseline_arm, cfg.treatment_arm) or mde.get("mde") is None:
             continue
-        row = _find_overall(summary.get("paired") or [], model=mde.get("model"), metric="continuity_accuracy",
-                            arm_a=cfg.baseline_arm, arm_b=cfg.treatment_arm)
+        match = {"model": mde.get("model"), "metric": "continuity_accuracy", "arm_a": cfg.baseline_arm,
+                 "arm_b": cfg.treatment_arm}
+        row = _find_overall(summary.get("paired") or [], **match)
+        if summary.get("protocol"):  # the difference the verdict decides on (the MDE itself is over every scenario)
+            row = next((r for r in summary.get("paired") or [] if r.get("category") == "headline"
+                        and all(r.get(k) == v for k, v in match.items())), row)
         if row is None or row.get("diff") is None or abs(row["diff"]) >= mde["mde"]:
             continue
         out.append(f"{mde['model']}: the observed continuity difference {row['diff']:+.2f} ({cfg.treatment_arm} - "

@@ -123,3 +123,18 @@ def test_run_and_report_say_the_suite_is_incomplete(tmp_path: Path, capsys: pyte
     assert manifest["parameters"]["incomplete_suites"] == [str(suite.resolve() / "_suite.json")]
     lead = summary["headlines"][0]
     assert lead["code"] == "suite_incomplete" and lead["lead"] and "says complete: false" in lead["text"]
+
+
+def test_the_detectable_effect_note_quotes_the_headline_difference(locomo_run: tuple[Path, dict]) -> None:
+    from harness.analysis import RunHealth, VerdictConfig
+    from harness.report.headlines import headlines
+    from harness.report.inputs import ReportInputs
+
+    _, summary = locomo_run
+    head = next(r for r in summary["paired"] if r["category"] == "headline" and r["metric"] == "continuity_accuracy"
+                and r["arm_a"] == "history_only")
+    wide = {**summary, "min_detectable_effect": [{**m, "mde": 0.99} for m in summary["min_detectable_effect"]]}
+    found = headlines(wide, health=RunHealth(planned=1, present=1), inputs=ReportInputs([], 1, 1, "complete"),
+                      config=VerdictConfig(), unjudged_rubric=0)
+    note = next(h["text"] for h in found if h["code"] == "below_mde")
+    assert f"difference {head['diff']:+.2f}" in note
