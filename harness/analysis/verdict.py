@@ -204,6 +204,18 @@ def _leakage(metrics: list[Mapping[str, Any]], model: str, arms: list[str], cfg:
     return [tool_check, answer_check]
 
 
+def _missing(metrics: list[Mapping[str, Any]], model: str, cfg: VerdictConfig, category: str) -> str | None:
+    """Why the two arms cannot be compared on ``category``'s rows, or None."""
+    missing = None
+    for arm in (cfg.baseline_arm, cfg.treatment_arm):
+        row = _find(metrics, model=model, arm=arm, category=category, metric="continuity_accuracy")
+        if row is None:
+            missing = f"arm {arm!r} missing"
+        elif row["value"] is None:
+            missing = missing or f"no scored samples in arm {arm!r} (all errors?)"
+    return missing
+
+
 def decide_model(aggregates: Mapping[str, list[Mapping[str, Any]]], model: str, cfg: VerdictConfig,
                  headline: str | None = None) -> ModelVerdict:
     """The verdict of one model from the aggregate tables (see the module docstring).
@@ -213,16 +225,14 @@ def decide_model(aggregates: Mapping[str, list[Mapping[str, Any]]], model: str, 
     """
     metrics = aggregates.get("metrics", [])
     arms = sorted({r["arm"] for r in metrics if r["model"] == model})
-    missing = None
-    for arm in (cfg.baseline_arm, cfg.treatment_arm):
-        row = _find(metrics, model=model, arm=arm, category=ALL if headline is None else HEADLINE,
-                    metric="continuity_accuracy")
-        if row is None:
-            missing = f"arm {arm!r} missing"
-        elif row["value"] is None:
-            missing = missing or f"no scored samples in arm {arm!r} (all errors?)"
+    missing = _missing(metrics, model, cfg, ALL)
+    missing_headline = missing
+    if headline is not None and missing is None:
+        missing_headline = _missing(metrics, model, cfg, HEADLINE)
+        if missing_headline is not None:
+            missing_headline = f"no scored scenario of the headline ({headline}) in both arms"
     paired = list(aggregates.get("paired", []))
-    checks = [_continuity(paired, model, cfg, missing, headline), _unsupported(paired, model, cfg, missing),
+    checks = [_continuity(paired, model, cfg, missing_headline, headline), _unsupported(paired, model, cfg, missing),
               *_leakage(metrics, model, arms, cfg)]
     order = {False: 0, None: 1, True: 2}
     reasons = [c.reason for c in sorted(checks, key=lambda c: order[c.passed])]

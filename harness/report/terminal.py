@@ -123,10 +123,10 @@ def arm_table(summary: Mapping[str, Any]) -> list[str]:
 _GROUP_WORDS = {"headline": "headline", "apart": "reported apart", "not_judged": "not judged"}
 
 
-def _cell_text(cell: Mapping[str, Any] | None) -> str:
+def _cell_text(cell: Mapping[str, Any] | None, group: str) -> str:
     if not cell:
         return "-"
-    text = "not judged" if cell.get("n") == 0 and cell.get("accuracy") is None else (
+    text = "not judged" if group == "not_judged" and cell.get("accuracy") is None else (
         f"{_rate({'value': cell.get('accuracy')})} ({cell.get('n')})")
     if cell.get("recall_n"):
         text += f" r {_rate({'value': cell.get('retrieved_recall')})} ({cell['recall_n']})"
@@ -151,7 +151,7 @@ def protocol_table(summary: Mapping[str, Any]) -> list[str]:
             cells = row.get("arms") or {}
             rows.append((str(row.get("category")), _GROUP_WORDS.get(str(row.get("group")), str(row.get("group"))),
                          str(row.get("scenarios")), str(row.get("no_relevant_item")),
-                         *(_cell_text(cells.get(a)) for a in arms)))
+                         *(_cell_text(cells.get(a), str(row.get("group"))) for a in arms)))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         lines.append(f"by category, as the suite's protocol reports it ({protocol.get('name')}; "
                      f"{table.get('model')}): accuracy (n), r = retrieved-item recall (n)")
