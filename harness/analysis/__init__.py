@@ -9,8 +9,9 @@ The unit of inference is the scenario: epochs refine each scenario's
 estimate, they never add independent pairs.
 """
 
-from harness.analysis.aggregate import AggregateConfig, aggregate
+from harness.analysis.aggregate import ALL, HEADLINE, AggregateConfig, aggregate
 from harness.analysis.stats import quantile
 from harness.analysis.verdict import RunHealth, VerdictConfig, decide, exit_code, terminal_lines
 
-__all__ = ["AggregateConfig", "RunHealth", "VerdictConfig", "aggregate", "decide", "exit_code", "quantile", "terminal_lines"]
+__all__ = ["ALL", "HEADLINE", "AggregateConfig", "RunHealth", "VerdictConfig", "aggregate", "decide", "exit_code",
+           "quantile", "terminal_lines"]

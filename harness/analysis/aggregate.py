@@ -13,7 +13,10 @@ interval. Latency figures leave out cached samples (their latency is a replay
 of the first call's).
 
 Categories are whatever names the scenarios carry (built-in or declared by a
-suite); each gets its rows. ``token_f1`` (informational, LoCoMo-style token
+suite); each gets its rows. A suite that declares a protocol
+(:class:`harness.scenarios.Protocol`) also gets rows of category ``headline``:
+the scenarios its paper's headline counts (``headline=`` the ids), which the
+verdict reads instead of ``all``. ``token_f1`` (informational, LoCoMo-style token
 F1 against ``expect.f1_reference``) and ``bleu1`` are ``metrics`` rows only
 when some sample has a reference, the ``session_*`` rows (LongMemEval's
 session-level retrieval) only when some sample has evidence sessions, and
@@ -32,7 +35,7 @@ of scenarios are cached in :mod:`harness.analysis.stats`, so each interval is a
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -43,6 +46,9 @@ from harness.analysis import stats
 from harness.score import SampleScores, task_averaged
 
 ALL = "all"
+#: The rows of the scenarios a suite's protocol counts in its headline (``Protocol.in_headline``); present only
+#: when the suite declares a protocol, and then what the verdict reads instead of ``all``.
+HEADLINE = "headline"
 #: Paired metrics: name -> (column, row filter or None).
 PAIRED_METRICS: dict[str, tuple[str, str | None]] = {
     "continuity_accuracy": ("correct", None),
@@ -260,8 +266,9 @@ def _pairs(cols: _Columns, rows_a: np.ndarray, rows_b: np.ndarray, column: str) 
 
 
 def _paired_rows(cols: _Columns, rows_a: np.ndarray, rows_b: np.ndarray, head: dict[str, Any],
-                 cfg: AggregateConfig) -> list[dict[str, Any]]:
-    """``paired`` rows: every metric over all scenarios first (category ``all``), then per category."""
+                 cfg: AggregateConfig, headline: np.ndarray | None = None) -> list[dict[str, Any]]:
+    """``paired`` rows: every metric over all scenarios first (category ``all``), then the protocol's headline
+    (``headline``: a mask over scenario codes, None without a protocol), then per category."""
     boot = {"resamples": cfg.resamples, "seed": cfg.seed}
     filters = {None: np.ones_like(rows_a), "answerable": ~cols.should_abstain, "unanswerable": cols.should_abstain}
     by_category: dict[str, list[dict[str, Any]]] = {}
@@ -273,22 +280,29 @@ def _paired_rows(cols: _Columns, rows_a: np.ndarray, rows_b: np.ndarray, head: d
             continue
         mean_a, mean_b = sum_a[common] / n_a[common], sum_b[common] / n_b[common]
         categories = cols.sc_category[common]
-        for category in [ALL, *sorted(set(categories.tolist()))]:
-            pick = slice(None) if category == ALL else categories == category
+        groups = [ALL, *([HEADLINE] if headline is not None else []), *sorted(set(categories.tolist()))]
+        for category in groups:
+            if category == HEADLINE:
+                pick = headline[common]
+                if not pick.any():
+                    continue
+            else:
+                pick = slice(None) if category == ALL else categories == category
             iv = stats.paired_diff_ci(mean_a[pick], mean_b[pick], **boot)
             by_category.setdefault(category, []).append(
                 {**head, "category": category, "metric": metric, "diff": _r(iv.value), "ci_low": _r(iv.ci_low),
                  "ci_high": _r(iv.ci_high), "n_scenarios": iv.n})
-    return [row for category in sorted(by_category, key=lambda c: (c != ALL, c)) for row in by_category[category]]
+    return [row for category in sorted(by_category, key=lambda c: (c != ALL, c != HEADLINE, c))
+            for row in by_category[category]]
 
 
 def _comparisons(cols: _Columns, model_rows: np.ndarray, model: str, arm_a: str, arm_b: str, cfg: AggregateConfig,
-                 titles: Mapping[str, str]) -> dict[str, list[dict[str, Any]]]:
+                 titles: Mapping[str, str], headline: np.ndarray | None = None) -> dict[str, list[dict[str, Any]]]:
     boot = {"resamples": cfg.resamples, "seed": cfg.seed}
     head = {"model": model, "arm_a": arm_a, "arm_b": arm_b}
     ok = model_rows & cols.ok
     rows_a, rows_b = ok & (cols.arm == arm_a), ok & (cols.arm == arm_b)
-    paired = _paired_rows(cols, rows_a, rows_b, head, cfg)
+    paired = _paired_rows(cols, rows_a, rows_b, head, cfg, headline)
     # Scenario means of correctness (the unit of the test, the flips and the MDE), compared exactly as
     # integer fractions hits / samples.
     sum_a, n_a = _scenario_sums(cols, rows_a, "correct")
@@ -338,13 +352,16 @@ def _comparisons(cols: _Columns, model_rows: np.ndarray, model: str, arm_a: str,
 
 
 def aggregate(scores: Sequence[SampleScores], *, titles: Mapping[str, str] | None = None,
-              config: AggregateConfig | None = None) -> dict[str, list[dict[str, Any]]]:
+              config: AggregateConfig | None = None,
+              headline: Collection[str] | None = None) -> dict[str, list[dict[str, Any]]]:
     """Every aggregate block of ``summary.json`` from the scored samples.
 
     Args:
         scores: one entry per sample (error samples included; they count in error_rate only).
         titles: scenario id -> title, for the flip table.
         config: arms to compare and bootstrap settings.
+        headline: the scenario ids the suite's protocol counts in its headline; given, ``metrics`` and
+            ``paired`` get rows of category ``headline`` over exactly these (None: no such rows).
 
     Returns:
         ``{"metrics", "paired", "mcnemar", "flips", "latency", "added_latency", "min_detectable_effect"}``.
@@ -357,12 +374,19 @@ def aggregate(scores: Sequence[SampleScores], *, titles: Mapping[str, str] | Non
         return result
     cols = _Columns(scores)
     cols.values["error_rate"] = cols.error
+    in_headline = sc_headline = None
+    if headline is not None:
+        chosen = frozenset(headline)
+        sc_headline = np.array([str(sid) in chosen for sid in cols.scenario_ids], dtype=bool)
+        in_headline = sc_headline[cols.sc]
     for model in sorted(set(cols.model.tolist())):
         model_rows = cols.model == model
         model_arms = set(cols.arm[model_rows].tolist())
         for arm in sorted(model_arms):
             mask = model_rows & (cols.arm == arm)
             result["metrics"] += _group_metrics(cols, mask, (model, arm, ALL), cfg)
+            if in_headline is not None:
+                result["metrics"] += _group_metrics(cols, mask & in_headline, (model, arm, HEADLINE), cfg)
             for category in sorted(set(cols.category[mask].tolist())):
                 result["metrics"] += _group_metrics(cols, mask & (cols.category == category),
                                                     (model, arm, str(category)), cfg)
@@ -376,6 +400,6 @@ def aggregate(scores: Sequence[SampleScores], *, titles: Mapping[str, str] | Non
         baselines = sorted(model_arms - {cfg.treatment_arm}, key=lambda a: (a != cfg.baseline_arm, a))
         for baseline in baselines:
             for key, rows in _comparisons(cols, model_rows, str(model), baseline, cfg.treatment_arm, cfg,
-                                          titles).items():
+                                          titles, sc_headline).items():
                 result[key] += rows
     return result

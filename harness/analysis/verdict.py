@@ -3,7 +3,11 @@
 Per model, four checks on the aggregate tables:
 
 * ``continuity_improves``: the lower bound of the paired 95% interval of
-  (treatment - baseline) continuity accuracy is above ``min_continuity_gain``.
+  (treatment - baseline) continuity accuracy is above ``min_continuity_gain``;
+  over every scenario, or, when the suite declares a protocol, over the
+  scenarios its headline counts (the aggregate's ``headline`` rows: LoCoMo's
+  categories 1-4 without the adversarial one). The other checks stay over
+  every scenario: an unsupported claim or a leak counts wherever it happens.
 * ``unsupported_claims_within_tolerance``: the upper bound of the paired
   interval of the unsupported-claim-rate difference is at most
   ``unsupported_tolerance`` (default 0.02: two points, the precision a suite of
@@ -39,6 +43,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.analysis.aggregate import ALL, HEADLINE
 from harness.defaults import DEFAULT_MAX_ERROR_RATE
 
 Status = Literal["pass", "fail", "inconclusive", "incomplete"]
@@ -138,15 +143,17 @@ def _find_overall(rows: Iterable[Mapping[str, Any]], **match: Any) -> Mapping[st
     return _find((r for r in rows if r.get("category", "all") == "all"), **match)
 
 
-def _continuity(paired: list[Mapping[str, Any]], model: str, cfg: VerdictConfig, missing: str | None) -> Check:
+def _continuity(paired: list[Mapping[str, Any]], model: str, cfg: VerdictConfig, missing: str | None,
+                headline: str | None = None) -> Check:
     name, threshold = "continuity_improves", cfg.min_continuity_gain
-    row = _find_overall(paired, model=model, metric="continuity_accuracy", arm_a=cfg.baseline_arm,
-                        arm_b=cfg.treatment_arm)
+    match = {"model": model, "metric": "continuity_accuracy", "arm_a": cfg.baseline_arm, "arm_b": cfg.treatment_arm}
+    row = _find(paired, category=HEADLINE, **match) if headline is not None else _find_overall(paired, **match)
     if missing or row is None or row["ci_low"] is None:
         why = missing or f"no paired {cfg.treatment_arm} vs {cfg.baseline_arm} accuracy"
         return Check(name=name, passed=None, threshold=threshold, reason=f"continuity undecided: {why}")
     ci = (row["ci_low"], row["ci_high"])
-    text = f"continuity {_fmt(row['diff'], True)} [{_fmt(ci[0], True)}, {_fmt(ci[1], True)}]"
+    over = "" if headline is None else f" over the headline ({headline})"
+    text = f"continuity{over} {_fmt(row['diff'], True)} [{_fmt(ci[0], True)}, {_fmt(ci[1], True)}]"
     if row["n_scenarios"] < cfg.min_paired_scenarios:
         return Check(name=name, passed=None, value=row["diff"], ci_low=ci[0], ci_high=ci[1], threshold=threshold,
                      reason=f"{text} undecided: {row['n_scenarios']} paired scenario(s) < {cfg.min_paired_scenarios}")
@@ -197,19 +204,35 @@ def _leakage(metrics: list[Mapping[str, Any]], model: str, arms: list[str], cfg:
     return [tool_check, answer_check]
 
 
-def decide_model(aggregates: Mapping[str, list[Mapping[str, Any]]], model: str, cfg: VerdictConfig) -> ModelVerdict:
-    """The verdict of one model from the aggregate tables (see the module docstring)."""
-    metrics = aggregates.get("metrics", [])
-    arms = sorted({r["arm"] for r in metrics if r["model"] == model})
+def _missing(metrics: list[Mapping[str, Any]], model: str, cfg: VerdictConfig, category: str) -> str | None:
+    """Why the two arms cannot be compared on ``category``'s rows, or None."""
     missing = None
     for arm in (cfg.baseline_arm, cfg.treatment_arm):
-        row = _find(metrics, model=model, arm=arm, category="all", metric="continuity_accuracy")
+        row = _find(metrics, model=model, arm=arm, category=category, metric="continuity_accuracy")
         if row is None:
             missing = f"arm {arm!r} missing"
         elif row["value"] is None:
             missing = missing or f"no scored samples in arm {arm!r} (all errors?)"
+    return missing
+
+
+def decide_model(aggregates: Mapping[str, list[Mapping[str, Any]]], model: str, cfg: VerdictConfig,
+                 headline: str | None = None) -> ModelVerdict:
+    """The verdict of one model from the aggregate tables (see the module docstring).
+
+    ``headline`` (what the suite's protocol counts, e.g. ``single_hop, multi_hop, temporal, open_domain``)
+    makes the continuity check read the ``headline`` rows instead of ``all``.
+    """
+    metrics = aggregates.get("metrics", [])
+    arms = sorted({r["arm"] for r in metrics if r["model"] == model})
+    missing = _missing(metrics, model, cfg, ALL)
+    missing_headline = missing
+    if headline is not None and missing is None:
+        missing_headline = _missing(metrics, model, cfg, HEADLINE)
+        if missing_headline is not None:
+            missing_headline = f"no scored scenario of the headline ({headline}) in both arms"
     paired = list(aggregates.get("paired", []))
-    checks = [_continuity(paired, model, cfg, missing), _unsupported(paired, model, cfg, missing),
+    checks = [_continuity(paired, model, cfg, missing_headline, headline), _unsupported(paired, model, cfg, missing),
               *_leakage(metrics, model, arms, cfg)]
     order = {False: 0, None: 1, True: 2}
     reasons = [c.reason for c in sorted(checks, key=lambda c: order[c.passed])]
@@ -232,7 +255,8 @@ def _run_checks(health: RunHealth, cfg: VerdictConfig) -> list[dict[str, Any]]:
 
 
 def decide(aggregates: Mapping[str, list[Mapping[str, Any]]], models: Iterable[str],
-           config: VerdictConfig | None = None, *, health: RunHealth | None = None) -> dict[str, Any]:
+           config: VerdictConfig | None = None, *, health: RunHealth | None = None,
+           headline: str | None = None) -> dict[str, Any]:
     """The ``verdict`` block of ``summary.json``.
 
     Args:
@@ -240,6 +264,8 @@ def decide(aggregates: Mapping[str, list[Mapping[str, Any]]], models: Iterable[s
         models: the models scored.
         config: thresholds; defaults to :class:`VerdictConfig`.
         health: completeness and errors of the run; None trusts the data as complete and error-free.
+        headline: what the suite's protocol counts in its headline (a few words for the reasons); given,
+            continuity is decided on the aggregate's ``headline`` rows (None: on ``all``).
 
     Returns:
         ``{"status", "reasons", "checks_status", "run_checks", "per_model": {model: {"status",
@@ -248,7 +274,7 @@ def decide(aggregates: Mapping[str, list[Mapping[str, Any]]], models: Iterable[s
     """
     cfg = config or VerdictConfig()
     models = sorted(set(models))
-    per_model = {m: decide_model(aggregates, m, cfg) for m in models}
+    per_model = {m: decide_model(aggregates, m, cfg, headline) for m in models}
     if not per_model:
         status: Status = "inconclusive"
         reasons = ["no scored samples: nothing to decide"]

@@ -91,6 +91,8 @@ def cli_run(args: Any) -> int:
         return 2
     from harness.run import cli_plan, price_problem
 
+    for problem in options.incomplete_suites():  # run it, but never silently: its numbers are not the benchmark's
+        print(f"warning: {problem} (recorded in run.json; the report says so)", file=sys.stderr)
     if options.plan_only:
         return cli_plan(options, scenarios)
     if (problem := price_problem(options)) is not None:

@@ -89,6 +89,22 @@ class ImportResult:
     audit: AuditResult
 
 
+def _protocol_note(protocol: dict[str, Any] | None) -> str:
+    """SUITE.md's line on the published protocol the suite declares (``protocol`` in ``_defaults.yaml``)."""
+    if not protocol:
+        return "No protocol declared: every category is in the headline."
+    parts = [f"headline {', '.join(protocol['headline'])}" if protocol.get("headline") else "headline every category"]
+    if protocol.get("reported_apart"):
+        parts.append(f"reported apart {', '.join(protocol['reported_apart'])}")
+    if protocol.get("abstention_apart"):
+        parts.append("abstention questions reported apart as an abstention score")
+    if protocol.get("judge_only"):
+        parts.append(f"{', '.join(protocol['judge_only'])} graded by a judge only (not judged without --judge-model)")
+    recent = protocol["recent_history"]
+    parts.append(f"recent history {recent['kind']}" + (f" {recent['count']}" if recent.get("count") else ""))
+    return f"Protocol ({protocol['name']}, `protocol` in {DEFAULTS}): " + "; ".join(parts) + "."
+
+
 def _file_name(cid: str) -> str:
     return cid.replace(":", "_") + ".yaml"
 
@@ -121,6 +137,7 @@ def run_import(kind: str, source: Path, out: Path, *, force: bool = False, limit
     if kind == "longmemeval":
         release = "2025 cleaned release" if "cleaned" in source.name.lower() else "original release (or renamed file)"
         notes.append(f"Source release by file name: {release}.")
+    notes.append(_protocol_note(spec.defaults().get("protocol")))
     info = SuiteInfo(kind, source, spec.licence, spec.licence_url, spec.dataset_url, notes)
     write_provenance(out, info, faults, sha256, complete=False)
     write_text(out / DEFAULTS, dump_yaml(spec.defaults()))
@@ -142,6 +159,8 @@ def run_import(kind: str, source: Path, out: Path, *, force: bool = False, limit
         info.items += len(data["items"])
         for probe in data["probes"]:
             info.categories[probe["category"]] = info.categories.get(probe["category"], 0) + 1
+            if not probe["expect"].get("abstain") and not probe["expect"].get("relevant_items"):
+                info.no_relevant[probe["category"]] = info.no_relevant.get(probe["category"], 0) + 1
     if not files:
         raise ImporterError(f"{source}: no usable {kind} element in the file (see the drops above); "
                             f"is it the {kind} file?" + "".join(f"\n  {line}" for line in faults.lines()))

@@ -393,6 +393,17 @@ def convert_sample(sample: Any, index: int, faults: FaultLog, taken: set[str]) -
     }
 
 
+PROTOCOL: dict[str, Any] = {
+    "name": "LoCoMo as mem0 reports it",
+    "headline": ["single_hop", "multi_hop", "temporal", "open_domain"],
+    "reported_apart": ["adversarial"],
+    "recent_history": {"kind": "last_sessions", "count": 1},
+    "category_order": ["single_hop", "multi_hop", "temporal", "open_domain", "adversarial"],
+}
+"""The published protocol: mem0's LoCoMo evaluation scores categories 1-4 and leaves the adversarial one out;
+the probe follows the last session, which is its recent history; the paper's order of the categories."""
+
+
 def defaults() -> dict[str, Any]:
-    """The suite's ``_defaults.yaml``: the system prompt and the declared categories."""
-    return {"system_prompt": SYSTEM_PROMPT, "categories": dict(CATEGORY_TEXT)}
+    """The suite's ``_defaults.yaml``: the system prompt, the declared categories and the published protocol."""
+    return {"system_prompt": SYSTEM_PROMPT, "categories": dict(CATEGORY_TEXT), "protocol": PROTOCOL}

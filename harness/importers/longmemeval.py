@@ -49,7 +49,7 @@ CATEGORY_TEXT: dict[str, str] = {
     "single_session_user": "LongMemEval single-session-user: a fact the user stated in one session.",
     "single_session_assistant": "LongMemEval single-session-assistant: something the assistant said in one session.",
     "single_session_preference": "LongMemEval single-session-preference: a reply that uses the user's preference "
-                                 "(rubric only: without a judge, any non-abstaining answer passes the patterns).",
+                                 "(rubric only: graded by a judge; without --judge-model it is not judged).",
     "multi_session": "LongMemEval multi-session: facts from several sessions combined (counts, totals, lists).",
     "temporal": "LongMemEval temporal-reasoning: dates, durations and order of events.",
     "knowledge_update": "LongMemEval knowledge-update: the latest of values that changed over time.",
@@ -273,6 +273,20 @@ def convert_question(question: Any, index: int, faults: FaultLog, taken: set[str
     }
 
 
+PROTOCOL: dict[str, Any] = {
+    "name": "LongMemEval as its paper reports it",
+    "abstention_apart": True,
+    "judge_only": ["single_session_preference"],
+    "recent_history": {"kind": "last_sessions", "count": 1},
+    "category_order": ["single_session_user", "single_session_assistant", "single_session_preference",
+                       "multi_session", "knowledge_update", "temporal", "other"],
+}
+"""The published protocol: accuracy per question type in the paper's order, the ``_abs`` questions scored apart
+as abstention, preference questions graded by a judge only (their gold is a description of a good reply); the
+question follows the last haystack session, its recent history."""
+
+
 def defaults() -> dict[str, Any]:
-    """The suite's ``_defaults.yaml``: the declared categories (the base system prompt fits a user-assistant chat)."""
-    return {"categories": dict(CATEGORY_TEXT)}
+    """The suite's ``_defaults.yaml``: the declared categories and the published protocol (the base system
+    prompt fits a user-assistant chat)."""
+    return {"categories": dict(CATEGORY_TEXT), "protocol": PROTOCOL}

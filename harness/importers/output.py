@@ -146,6 +146,8 @@ class SuiteInfo:
     probes: int = 0
     items: int = 0
     categories: dict[str, int] = field(default_factory=dict)
+    #: Answerable probes with no relevant item (no item cites their evidence turns), by category.
+    no_relevant: dict[str, int] = field(default_factory=dict)
 
 
 def write_provenance(out: Path, info: SuiteInfo, faults: FaultLog, sha256: str, *, complete: bool,
@@ -166,7 +168,8 @@ def write_provenance(out: Path, info: SuiteInfo, faults: FaultLog, sha256: str, 
             "dataset_url": info.dataset_url,
         },
         "counts": {"conversations": info.conversations, "probes": info.probes, "items": info.items,
-                   "probes_by_category": dict(sorted(info.categories.items()))},
+                   "probes_by_category": dict(sorted(info.categories.items())),
+                   "answerable_probes_without_relevant_item_by_category": dict(sorted(info.no_relevant.items()))},
         **faults.as_json(),
         "notes": info.notes,
     }
@@ -186,6 +189,7 @@ def write_provenance(out: Path, info: SuiteInfo, faults: FaultLog, sha256: str, 
         "",
         *[f"- {note}" for note in info.notes],
         "",
+        *_no_relevant_lines(info),
         "## What the importer repaired and dropped",
         "",
         "```",
@@ -209,3 +213,14 @@ def write_provenance(out: Path, info: SuiteInfo, faults: FaultLog, sha256: str, 
     if not complete:
         lines.insert(2, "**Incomplete: the import stopped before the end; import again.**\n")
     write_text(out / SUITE_MD, "\n".join(lines))
+
+
+def _no_relevant_lines(info: SuiteInfo) -> list[str]:
+    """SUITE.md's paragraph on answerable probes without a relevant item (retrieval recall cannot score them)."""
+    total = sum(info.no_relevant.values())
+    if not total:
+        return []
+    by_category = ", ".join(f"{name} {n}" for name, n in sorted(info.no_relevant.items()))
+    return [f"**{total} answerable probes have no relevant item** ({by_category}): no memory item cites their "
+            "evidence turns, so retrieval recall has nothing to find for them and leaves them out of its n; "
+            "the report counts them as \"no relevant item\" per category.", ""]

@@ -18,7 +18,10 @@ The runner reaches these builders through the memory
 systems of :mod:`harness.memory_systems` (an arm is a system plus a write
 mode); add an arm there, or as a plug-in (``docs/memory-systems.md``).
 
-- ``history_only``: the probe's recent history and message; no tools.
+- ``history_only``: the probe's recent history and message; no tools. The
+  recent history is ``probe.history``, after the earlier sessions the suite's
+  protocol counts as recent (``protocol.recent_history``: the last session,
+  the last N turns; nothing without a protocol).
 - ``recall``: the same plus the memory tools the Host admits under the
   scenario's policy (none admitted: exactly like ``history_only``).
 - ``full_history``: every earlier in-scope session pasted in before the recent
@@ -113,8 +116,12 @@ def _merge_same_role(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return merged
 
 
-def _conversation(scenario: Scenario, *, with_tools: bool, earlier: list[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+def _conversation(scenario: Scenario, *, with_tools: bool,
+                  earlier: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """System prompt, then ``earlier`` (default: the protocol's recent sessions), the probe's history and message."""
     probe = scenario.probe
+    if earlier is None:
+        earlier = recent_history_messages(scenario)
     body = [*earlier, *_turn_messages(probe.history), {"role": "user", "content": probe.message}]
     return [{"role": "system", "content": system_prompt(scenario, with_tools=with_tools)}, *_merge_same_role(body)]
 
@@ -128,6 +135,18 @@ def _session_messages(session: Session) -> list[dict[str, Any]]:
     messages = _turn_messages(session.turns)
     messages[0]["content"] = f"{_session_marker(session)}\n{messages[0]['content']}"
     return messages
+
+
+def recent_history_messages(scenario: Scenario) -> list[dict[str, Any]]:
+    """The earlier turns the suite's protocol counts as recent history (``recent_history``), each session marked.
+
+    Empty without a protocol (``probe.history`` alone is the recent history,
+    as before protocols existed). A session cut to its last turns keeps its
+    date marker on the first turn shown.
+    """
+    from harness.scenarios import recent_sessions
+
+    return [message for session in recent_sessions(scenario) for message in _session_messages(session)]
 
 
 def build_history_only(scenario: Scenario, host_run: MemoryRunLike | None = None) -> ArmSetup:
@@ -154,5 +173,5 @@ def build_full_history(scenario: Scenario, host_run: MemoryRunLike | None = None
     if probe_denial(scenario) is not None:
         return build_history_only(scenario)
     sessions = sorted(sessions_in_scope(scenario), key=lambda s: (s.started_at, s.id))
-    earlier = [message for session in sessions for message in _session_messages(session)]
+    earlier = [message for session in sessions for message in _session_messages(session)]  # the recent ones too
     return ArmSetup(messages=_conversation(scenario, with_tools=False, earlier=earlier))

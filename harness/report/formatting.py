@@ -35,6 +35,7 @@ _LABELS = {
     "write_prompt_tokens": "write-phase prompt tokens",
     "write_completion_tokens": "write-phase completion tokens",
     "write_holds_answer_rate": "writes holding the expected fact",
+    "continuity_accuracy_headline": "continuity accuracy, the protocol's headline (the verdict's)",
 }
 
 

@@ -7,7 +7,8 @@ recall-vs-history comparison say nothing about memory). Order: leads first
 (incomplete, errors, low tool use), then the notes.
 
 Codes: ``incomplete``, ``errors``, ``low_tool_use``, ``offline_baseline``,
-``below_mde``, ``unjudged_rubric``, ``cached``, ``unusable_lines``,
+``below_mde``, ``protocol``, ``not_judged``, ``no_relevant_item`` (suites with a
+protocol), ``suite_incomplete``, ``unjudged_rubric``, ``cached``, ``unusable_lines``,
 ``duplicates``, ``foreign``; ``gold_audit`` is added by :mod:`harness.report.build` (the suite's import audit).
 
 Also here: the per-arm tables the headlines rest on (``tool_use``,
@@ -79,8 +80,12 @@ def _below_mde(summary: Mapping[str, Any], cfg: VerdictConfig) -> list[str]:
     for mde in summary.get("min_detectable_effect") or []:
         if (mde.get("arm_a"), mde.get("arm_b")) != (cfg.baseline_arm, cfg.treatment_arm) or mde.get("mde") is None:
             continue
-        row = _find_overall(summary.get("paired") or [], model=mde.get("model"), metric="continuity_accuracy",
-                            arm_a=cfg.baseline_arm, arm_b=cfg.treatment_arm)
+        match = {"model": mde.get("model"), "metric": "continuity_accuracy", "arm_a": cfg.baseline_arm,
+                 "arm_b": cfg.treatment_arm}
+        row = _find_overall(summary.get("paired") or [], **match)
+        if summary.get("protocol"):  # the difference the verdict decides on (the MDE itself is over every scenario)
+            row = next((r for r in summary.get("paired") or [] if r.get("category") == "headline"
+                        and all(r.get(k) == v for k, v in match.items())), row)
         if row is None or row.get("diff") is None or abs(row["diff"]) >= mde["mde"]:
             continue
         out.append(f"{mde['model']}: the observed continuity difference {row['diff']:+.2f} ({cfg.treatment_arm} - "
@@ -107,6 +112,30 @@ def _tool_use_notes(rows: Sequence[Mapping[str, Any]], cfg: VerdictConfig) -> tu
     return leads, notes
 
 
+def _protocol_notes(protocol: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What a reader of a suite with a protocol must know: what the headline is, what is apart, what went unjudged."""
+    out = [("protocol", f"the suite's protocol decides the headline: {protocol.get('description')}; the verdict's "
+                        "continuity is over these scenarios; its other checks and the rows marked all cover "
+                        "every scenario")]
+    if protocol.get("mixed"):
+        out.append(("protocol", "the run's scenarios declare different protocols; the first one's is reported"))
+    rows = (protocol.get("tables") or [{}])[0].get("rows") or []
+    not_judged = [r for r in rows if r.get("group") == "not_judged"]
+    if not_judged:
+        listed = ", ".join(f"{r['category']} ({r['scenarios']})" for r in not_judged)
+        out.append(("not_judged", f"not judged: {listed} can only be graded by a judge (no --judge-model); they "
+                                  "count in no accuracy and not in the headline"))
+    head = next((r for r in rows if r.get("category") == "headline"), None)
+    missing = sum(r.get("no_relevant_item") or 0 for r in rows if r.get("category") != "headline")
+    if missing:
+        where = ", ".join(f"{r['category']} {r['no_relevant_item']}" for r in rows
+                          if r.get("category") != "headline" and r.get("no_relevant_item"))
+        in_headline = f"; {head['no_relevant_item']} in the headline" if head else ""
+        out.append(("no_relevant_item", f"{missing} answerable scenario(s) have no relevant item "
+                                        f"({where}{in_headline}): retrieval recall leaves them out of its n"))
+    return out
+
+
 def headlines(summary: Mapping[str, Any], *, health: RunHealth, inputs: ReportInputs, config: VerdictConfig,
               unjudged_rubric: int) -> list[dict[str, Any]]:
     """The true headlines of a run, leads first (see the module docstring).
@@ -126,6 +155,11 @@ def headlines(summary: Mapping[str, Any], *, health: RunHealth, inputs: ReportIn
     error_text = health.error_reason(config.max_error_rate)
     if error_text is not None:
         leads.append(("errors", error_text))
+    incomplete_suites = (run.get("parameters") or {}).get("incomplete_suites") or []
+    if incomplete_suites:
+        leads.append(("suite_incomplete", f"incomplete suite: {', '.join(incomplete_suites)} says complete: false "
+                                          "(the import stopped before the end of its source file); every figure "
+                                          "covers only the part imported, not the benchmark"))
     tool_leads, tool_notes = _tool_use_notes(summary.get("tool_use") or [], config)
     leads += [("low_tool_use", t) for t in tool_leads]
     offline = [m for m in run.get("models") or [] if str(m).startswith(OFFLINE_PREFIX)]
@@ -133,6 +167,9 @@ def headlines(summary: Mapping[str, Any], *, health: RunHealth, inputs: ReportIn
         notes.append(("offline_baseline", f"{model} is the offline keyword baseline, a lexical agent and not an "
                                           "LLM: its figures describe keyword search, not a language model"))
     notes += [("below_mde", t) for t in _below_mde(summary, config)]
+    protocol = summary.get("protocol")
+    if protocol:
+        notes += [(code, text) for code, text in _protocol_notes(protocol)]
     if unjudged_rubric:
         notes.append(("unjudged_rubric", f"{unjudged_rubric} rubric scenario(s) went unjudged (no --judge-model): "
                                          "scored by their patterns only"))

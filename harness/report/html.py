@@ -71,7 +71,9 @@ def render_html(summary: dict[str, Any], samples: list[dict[str, Any]]) -> str:
         "reasons": _reasons(summary),
         "tool_use": summary.get("tool_use") or [],
         "unsupported_kinds": _unsupported_kinds(summary),
-        "category_tables": _category_tables(summary),
+        "category_tables": [] if summary.get("protocol") else _category_tables(summary),
+        "protocol": summary.get("protocol"),
+        "protocol_tables": _protocol_tables(summary),
         "paper_tables": paper_tables(summary),
         "judge_sensitivity": _judge_sensitivity(summary),
         "effect_charts": charts.effect_charts(summary),
@@ -249,6 +251,41 @@ def _category_tables(summary: dict[str, Any]) -> list[dict[str, Any]]:
     return tables
 
 
+_GROUP_WORDS = {"headline": "headline", "apart": "reported apart", "not_judged": "not judged"}
+
+
+def _protocol_tables(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per model: the suite protocol's per-category rows (paper order, groups), each cell's text pre-formatted.
+
+    A cell reads ``0.42 [0.30, 0.55]`` (the headline, with its interval) or
+    ``0.42`` with its n in the title, plus the retrieved-item recall with its n where retrieval ran.
+    """
+    protocol = summary.get("protocol") or {}
+    tables = []
+    for table in protocol.get("tables") or []:
+        arms = list(table.get("arms") or [])
+        rows = []
+        for row in table.get("rows") or []:
+            cells = []
+            for arm in arms:
+                cell = (row.get("arms") or {}).get(arm)
+                if not cell:
+                    cells.append({"text": "–", "n": None, "recall": None})
+                    continue
+                text = ("not judged" if cell.get("accuracy") is None and row.get("group") == "not_judged"
+                        else fmt.format_metric({"metric": "continuity_accuracy", "value": cell.get("accuracy"),
+                                                "ci_low": cell.get("ci_low"), "ci_high": cell.get("ci_high")}))
+                value = fmt.format_metric({"metric": "retrieved_recall", "value": cell.get("retrieved_recall")})
+                recall = f"recall {value} (n={cell['recall_n']})" if cell.get("recall_n") else None
+                cells.append({"text": text, "n": cell.get("n"), "recall": recall})
+            group = str(row.get("group"))
+            rows.append({"category": row.get("category"), "group": _GROUP_WORDS.get(group, group),
+                         "cls": f"grp-{row.get('group')}", "scenarios": row.get("scenarios"),
+                         "no_relevant": row.get("no_relevant_item"), "cells": cells})
+        tables.append({"model": table.get("model"), "arms": arms, "rows": rows})
+    return tables
+
+
 def _key(row: dict[str, Any]) -> tuple[str, str, str]:
     return (str(row.get("model")), str(row.get("arm_a")), str(row.get("arm_b")))
 
@@ -263,6 +300,8 @@ def _paired_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
     for row in summary.get("paired") or []:
         if row.get("category", "all") == "all":  # per-category rows are drawn in the effect chart
             block(row)["diffs"].append(row)
+        elif row.get("category") == "headline" and row.get("metric") == "continuity_accuracy":
+            block(row)["diffs"].insert(0, {**row, "metric": "continuity_accuracy_headline"})  # what the verdict reads
     for row in summary.get("mcnemar") or []:
         block(row)["mcnemar"] = row
     for row in summary.get("min_detectable_effect") or []:

@@ -130,6 +130,7 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
     from harness.analysis import AggregateConfig, aggregate, decide
     from harness.report.headlines import headlines, tool_use, unsupported_by_kind
     from harness.report.inputs import ReportInputs
+    from harness.report.protocol import is_not_judged, protocol_block, run_protocol
     from harness.score import expected_facts, score_sample, visible_context, write_path_blocks
 
     if inputs is None:
@@ -154,14 +155,19 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
         if grounding is not None and scores.status == "ok" and scores.answered:
             found = grounding(visible_context(record.messages), record.final_answer or "")
             scores = score_sample(record, scenario, judge=verdict, grounding=found)
+        if scores.status == "ok" and is_not_judged(scenario, judged=judge is not None):
+            scores = _not_judged(scores)
         scored.append(scores)
         samples.append(_sample_dict(record, scenario, scores, expected[record.scenario_id]))
     agg_cfg = AggregateConfig(treatment_arm=config.treatment_arm, baseline_arm=config.baseline_arm, alpha=config.alpha)
-    tables = aggregate(scored, titles={sid: s.title for sid, s in scenarios.items()}, config=agg_cfg)
+    protocol = run_protocol(scored, scenarios, judged=judge is not None)
+    tables = aggregate(scored, titles={sid: s.title for sid, s in scenarios.items()}, config=agg_cfg,
+                       headline=None if protocol is None else protocol.headline_ids)
     errors = sum(r.status == "error" for r in records)
     health = RunHealth(planned=inputs.planned, present=inputs.present, run_status=inputs.run_status,
                        why=tuple(inputs.why_short()), errors=errors, samples=len(records))
-    verdict_block = decide(tables, {s.model for s in scored}, config, health=health)
+    verdict_block = decide(tables, {s.model for s in scored}, config, health=health,
+                           headline=None if protocol is None else protocol.description())
     judge_block = _judge_block(judge, grounding, sum(s.grounding is not None for s in scored),
                                sum(s.grounding == "ungrounded" for s in scored))
     summary = {
@@ -189,9 +195,24 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
         "judge": judge_block,
         **write_path_blocks(scored),
     }
+    if protocol is not None:  # only then: a suite without a protocol gets the summary it always got
+        summary["protocol"] = protocol_block(protocol, scored, scenarios, tables["metrics"], list(manifest.arms))
     summary["headlines"] = headlines(summary, health=health, inputs=inputs, config=config,
                                      unjudged_rubric=len(unjudged))
     return summary, samples
+
+
+def _not_judged(scores: Any) -> Any:
+    """A ``judge_only`` sample scored without a judge: no correctness at all, rather than the patterns' guess.
+
+    Its patterns pass any answer that does not abstain (a preference rubric has
+    no text to check), so counting them would credit a keyword agent with 0.8.
+    """
+    reason = ("not judged: this category is graded by a judge only (--judge-model); its patterns "
+              f"({'pass' if scores.pattern_correct else 'fail'}) are not counted")
+    rescored = [score.model_copy(update={"value": None, "passed": None, "reason": reason})
+                if score.name == "continuity" else score for score in scores.scores]
+    return scores.model_copy(update={"continuity_correct": None, "outcome": "not_judged", "scores": rescored})
 
 
 def _categories(scored: Sequence[Any], scenarios: Mapping[str, Scenario]) -> list[dict[str, Any]]:
@@ -214,7 +235,7 @@ def _categories(scored: Sequence[Any], scenarios: Mapping[str, Scenario]) -> lis
 #: run.json parameters copied to ``summary.run.parameters``: what a reader of a report, a comparison or a
 #: history needs to know was asked of the model (never paths of this machine such as ``cache_dir``).
 SHOWN_PARAMETERS = ("filters", "max_tool_rounds", "max_tokens", "temperature", "timeout_s", "retries", "api_base",
-                    "cache", "judge_model", "judge_preset")
+                    "cache", "judge_model", "judge_preset", "incomplete_suites")
 
 
 def _shown_parameters(parameters: Mapping[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,8 @@ tokens read ``probe + write`` per sample and a column gives model calls the
 same way, so the cost of building memory stands beside the probe's. Then the lead headlines, ``verdict: STATUS``, each check of each
 model marked ``✓ pass``, ``✗ fail`` or ``? undecided`` (the words of the HTML
 report), and the notes. The leads come first: they say what to know before trusting any number.
+A suite with a protocol also gets its per-category table in its paper's order
+(:func:`protocol_table`), the categories reported apart marked so.
 Plain text with no colour codes, so CI logs read the
 same as a terminal.
 
@@ -22,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["arm_table", "check_mark", "report_lines"]
+__all__ = ["arm_table", "check_mark", "protocol_table", "report_lines"]
 
 _HEADER = ("model · arm", "continuity [95% CI]", "unsupported", "leaks tool/answer", "errors", "tokens/sample",
            "cost/sample", "cached")
@@ -118,6 +120,46 @@ def arm_table(summary: Mapping[str, Any]) -> list[str]:
             .rstrip() for r in rows]
 
 
+_GROUP_WORDS = {"headline": "headline", "apart": "reported apart", "not_judged": "not judged"}
+
+
+def _cell_text(cell: Mapping[str, Any] | None, group: str) -> str:
+    if not cell:
+        return "-"
+    text = "not judged" if group == "not_judged" and cell.get("accuracy") is None else (
+        f"{_rate({'value': cell.get('accuracy')})} ({cell.get('n')})")
+    if cell.get("recall_n"):
+        text += f" r {_rate({'value': cell.get('retrieved_recall')})} ({cell['recall_n']})"
+    return text
+
+
+def protocol_table(summary: Mapping[str, Any]) -> list[str]:
+    """The per-category table of a suite with a protocol, in its paper's order (empty without a protocol).
+
+    One row per category with its group (headline, reported apart, not
+    judged), its scenarios and those without a relevant item, and per arm the
+    accuracy with its n and, where retrieval ran, ``r`` the retrieved-item recall with its n.
+    """
+    protocol = summary.get("protocol")
+    if not protocol:
+        return []
+    lines: list[str] = []
+    for table in protocol.get("tables") or []:
+        arms = list(table.get("arms") or [])
+        rows = [("category", "group", "scenarios", "no relevant item", *arms)]
+        for row in table.get("rows") or []:
+            cells = row.get("arms") or {}
+            rows.append((str(row.get("category")), _GROUP_WORDS.get(str(row.get("group")), str(row.get("group"))),
+                         str(row.get("scenarios")), str(row.get("no_relevant_item")),
+                         *(_cell_text(cells.get(a), str(row.get("group"))) for a in arms)))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        lines.append(f"by category, as the suite's protocol reports it ({protocol.get('name')}; "
+                     f"{table.get('model')}): accuracy (n), r = retrieved-item recall (n)")
+        lines += ["  " + "  ".join(c.ljust(w) if i < 2 else c.rjust(w)
+                                   for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in rows]
+    return lines
+
+
 def _check_lines(summary: Mapping[str, Any]) -> list[str]:
     per_model = (summary.get("verdict") or {}).get("per_model") or {}
     several = len(per_model) > 1
@@ -150,6 +192,9 @@ def report_lines(outcome: Any) -> tuple[list[str], list[str]]:
         extra = [f"  - {r}" for r in outcome.reasons if r not in said and not _is_check_reason(r, summary)]
         out = [*out[:verdict_at + 1], *extra, *checks, *rest]
     table = arm_table(summary)
+    by_category = protocol_table(summary)
+    if by_category:
+        table = [*table, "", *by_category]
     if table:  # after the leads (what to know before trusting any number), before the verdict
         out = [*out[:verdict_at], *table, "", *out[verdict_at:]]
     return out + judge_spread_lines(summary), err

@@ -119,7 +119,14 @@ class RunOptions:
             "judge_model": self.judge_model,
             **_plugin_systems(self.arms),
             **self._scale_parameters(),
+            **_incomplete_suites(self.scenario_paths),
         }
+
+    def incomplete_suites(self) -> list[str]:
+        """Problems of imported suites among the scenarios whose ``_suite.json`` says ``complete: false``."""
+        from harness.scenarios import incomplete_suites
+
+        return [str(p) for p in incomplete_suites(self.scenario_paths) if p.severity == "error"]
 
     def _scale_parameters(self) -> dict[str, Any]:
         """The judges' endpoint, Router and rate-limit settings, recorded only when used (older runs compare unchanged)."""
@@ -247,6 +254,14 @@ def _check_values(values: dict[str, Any]) -> None:
             resolve_arm(arm)
         except UnknownArmError as exc:
             raise RunOptionsError(f"--arms: {exc}") from None
+
+
+def _incomplete_suites(paths: list[str]) -> dict[str, Any]:
+    """``incomplete_suites``: the ``_suite.json`` files that say ``complete: false``, recorded only when there are any."""
+    from harness.scenarios import incomplete_suites
+
+    files = sorted({p.file for p in incomplete_suites(paths) if p.severity == "error"})
+    return {"incomplete_suites": files} if files else {}
 
 
 def _load(values: dict[str, Any]) -> tuple[list[Scenario], dict[str, str]]:

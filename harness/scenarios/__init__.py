@@ -12,6 +12,8 @@ these names):
   :func:`scenario_hash` (``loading.py``);
 - :class:`ScenarioError` with :class:`Problem` records (``problems.py``; the checks are ``validation/``);
 - :func:`seed_store`, :func:`open_seeded_store`, :func:`item_input`, :class:`StoreTemplates` (``seeding.py``) and :func:`sessions_in_scope`;
+- :func:`incomplete_suites`: imported suites whose ``_suite.json`` says ``complete: false`` (``provenance.py``);
+- :class:`Protocol` (a suite's headline, recent history and category order, ``protocol.py``) and :func:`recent_sessions`;
 - :func:`read_yaml`: any YAML file read as safely as a scenario file (``documents.py``).
 """
 
@@ -35,9 +37,12 @@ from harness.scenarios.models import (
     Session,
     SourceRef,
     Turn,
+    recent_sessions,
     sessions_in_scope,
 )
 from harness.scenarios.problems import Problem, ScenarioError
+from harness.scenarios.protocol import Protocol, RecentHistory
+from harness.scenarios.provenance import SUITE_JSON, incomplete_suites
 from harness.scenarios.seeding import (
     StoreTemplates,
     item_input,
@@ -50,6 +55,7 @@ from harness.scenarios.seeding import (
 
 __all__ = [
     "SCENARIO_SCHEMA_VERSION",
+    "SUITE_JSON",
     "AnswerCheck",
     "Canary",
     "Category",
@@ -61,6 +67,8 @@ __all__ = [
     "Probe",
     "ProbeEntry",
     "Problem",
+    "Protocol",
+    "RecentHistory",
     "Revision",
     "Scenario",
     "ScenarioError",
@@ -71,6 +79,7 @@ __all__ = [
     "SuiteLoad",
     "Turn",
     "discover",
+    "incomplete_suites",
     "item_input",
     "open_seeded_store",
     "probe_denial",
@@ -78,6 +87,7 @@ __all__ = [
     "load_scenarios",
     "load_suite",
     "read_yaml",
+    "recent_sessions",
     "scenario_hash",
     "seed_plan",
     "seed_store",

@@ -8,11 +8,17 @@ import sys
 
 from harness.scenarios.loading import load_scenarios, load_suite
 from harness.scenarios.problems import ScenarioError
+from harness.scenarios.provenance import incomplete_suites
 
 
 def cli_validate(args: argparse.Namespace) -> int:
-    """``recall-eval validate [PATH ...]``: print every problem, then a summary; 0 when there are no errors."""
+    """``recall-eval validate [PATH ...]``: print every problem, then a summary; 0 when there are no errors.
+
+    An imported suite whose ``_suite.json`` says ``complete: false`` is an error
+    (:mod:`harness.scenarios.provenance`): it validates file by file, but it is not the whole benchmark.
+    """
     suite = load_suite(args.paths)
+    suite.problems = sorted([*suite.problems, *incomplete_suites(args.paths)], key=lambda p: p.sort_key())
     for problem in suite.problems:
         print(problem)
     errors = sum(1 for p in suite.problems if p.severity == "error")

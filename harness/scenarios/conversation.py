@@ -219,6 +219,7 @@ def build_probe(conversation: Conversation, entry: ProbeEntry) -> Scenario:
         tags=tags,
         description=entry.description or conversation.description,
         system_prompt=conversation.system_prompt,
+        protocol=conversation.protocol,
         sessions=conversation.sessions,
         items=items,
         probe=entry.probe,

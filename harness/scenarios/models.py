@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
+from harness.scenarios.protocol import Protocol
 from memory_tools import KeyOrigin, KeyType, Kind, LifecycleState, Origin, StatementType, TemporalType
 
 SCENARIO_SCHEMA_VERSION = 1
@@ -326,12 +327,62 @@ class Scenario(_Model):
         description="Replaces the base system prompt for every arm of this scenario (suites that are not one user "
         "talking to an assistant)",
     )
+    protocol: Protocol | None = Field(
+        None,
+        description="How the suite's paper scores it (headline, recent history, category order), usually in a "
+        "_defaults.yaml; none: every category in the headline, probe.history the only recent history",
+    )
     sessions: list[Session] = Field(default_factory=list, description="Earlier sessions, the items' provenance")
     items: list[ItemSpec] = Field(default_factory=list, description="The memory store seen by the probe")
     probe: Probe
     expect: Expect
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @model_validator(mode="after")
+    def _protocol_names_known(self) -> Scenario:
+        check_protocol_categories(self.protocol, self.categories)
+        return self
+
+
+def check_protocol_categories(protocol: Protocol | None, declared: dict[str, str]) -> None:
+    """A protocol may name only categories the suite declares or built-in ones (a typo would empty its headline).
+
+    Raises:
+        ValueError: naming the unknown categories and the known ones.
+    """
+    if protocol is None:
+        return
+    known = set(declared) | {c.value for c in Category}
+    unknown = sorted(protocol.names() - known)
+    if unknown:
+        raise ValueError(f"protocol names undeclared categories {unknown}; declare them under `categories` "
+                         f"(declared: {', '.join(sorted(declared)) or 'none'})")
+
+
+def recent_sessions(scenario: Scenario) -> list[Session]:
+    """The earlier sessions (or their last turns) the protocol's ``recent_history`` shows the probe, oldest first.
+
+    Without a protocol, or with ``kind: none``, nothing: ``probe.history`` is
+    then the whole recent history, as before protocols existed. For
+    ``last_turns`` the first session returned keeps only its last turns.
+    """
+    protocol = scenario.protocol
+    if protocol is None or protocol.recent_history.kind == "none":
+        return []
+    count = protocol.recent_history.count or 0
+    sessions = sorted(sessions_in_scope(scenario), key=lambda s: (s.started_at, s.id))
+    if protocol.recent_history.kind == "last_sessions":
+        return sessions[-count:]
+    chosen: list[Session] = []
+    left = count
+    for session in reversed(sessions):
+        if left <= 0:
+            break
+        turns = session.turns[-left:]
+        chosen.append(session if len(turns) == len(session.turns) else session.model_copy(update={"turns": turns}))
+        left -= len(turns)
+    return chosen[::-1]
 
 
 def sessions_in_scope(scenario: Scenario) -> list[Session]:
@@ -382,10 +433,16 @@ class Conversation(_Model):
     categories: dict[CategoryName, str] = Field(default_factory=dict)
     tags: list[str] = Field(default_factory=list)
     system_prompt: str | None = Field(None, min_length=1)
+    protocol: Protocol | None = None
     sessions: list[Session] = Field(default_factory=list)
     items: list[ItemSpec] = Field(default_factory=list)
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @model_validator(mode="after")
+    def _protocol_names_known(self) -> Conversation:
+        check_protocol_categories(self.protocol, self.categories)
+        return self
 
 
 class SuiteFile(Scenario):

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
 
 
-Outcome = Literal["correct", "wrong", "abstained_correctly", "abstained_wrongly", "error"]
+Outcome = Literal["correct", "wrong", "abstained_correctly", "abstained_wrongly", "not_judged", "error"]
+"""``not_judged``: a category the suite's protocol grades by a judge only, scored without one (no correctness)."""
 # Outcomes that count as right: an answer that passed, or an abstention where abstaining was expected.
 CORRECT_OUTCOMES: frozenset[str] = frozenset({"correct", "abstained_correctly"})
 

@@ -243,6 +243,8 @@ def _reference_hash(scenario) -> str:  # noqa: ANN001 - the definition: sha256 o
     import json
 
     data = scenario.model_dump(mode="json", by_alias=True, exclude={"schema_"})
+    if data["protocol"] is None:  # no protocol: hashed as before protocols existed
+        del data["protocol"]
     return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
 
 
