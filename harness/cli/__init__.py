@@ -97,6 +97,20 @@ def _add_scale_flags(parser: argparse.ArgumentParser) -> None:
                              "the run's recorded cost past X; the run is resumable (exit 3); cached answers cost nothing")
 
 
+def _add_iteration_flags(parser: argparse.ArgumentParser) -> None:
+    """``run``'s flags of the daily loop: a few scenarios, one sample, what a run got wrong."""
+    parser.add_argument("--limit", type=int, metavar="N",
+                        help="only the first N scenarios the filters keep, in the suite's order (as `list` prints them); "
+                             "recorded in run.json")
+    parser.add_argument("--sample-id", action="append", metavar="ID",
+                        help="only this sample, named as the records name it: SCENARIO|ARM|MODEL|EPOCH (repeatable; quote it); "
+                             "without --arms, --model or --epochs those of the ids are used")
+    parser.add_argument("--rerun-failing", metavar="RUN",
+                        help="a new run of the scenarios the run folder RUN got wrong: those where a sample of a memory arm "
+                             "(any arm but history_only and full_history) failed continuity, or any arm's sample ended in an "
+                             "error; every arm, model and epoch of them is run again, with RUN's settings unless given")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="recall-eval",
@@ -153,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_max_error_rate(p)
     p.add_argument("--no-progress", action="store_true", help="plain log lines even on a terminal")
     _add_scale_flags(p)
+    _add_iteration_flags(p)
 
     p = sub.add_parser(
         "merge", help="merge the run folders of one sharded run (run --shard I/N) into one run folder and build its report",

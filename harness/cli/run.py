@@ -78,6 +78,17 @@ def cli_run(args: Any) -> int:
     """Handler of ``recall-eval run``; returns the exit code."""
     from harness.scenarios import ScenarioError
 
+    if getattr(args, "rerun_failing", None):
+        from harness.cli.rerun import RerunError, rerun_args
+
+        try:
+            args, line = rerun_args(args)
+        except RerunError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(line, file=sys.stderr)
+        if args is None:
+            return 0
     try:
         options, scenarios, hashes, manifest = resolve_options(args)
     except ScenarioError as exc:
@@ -141,7 +152,7 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
         # Cancelling in-flight litellm calls (Ctrl-C, a stopped model) leaves its inner coroutines unawaited; harmless.
         warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
         done_ids = {r.sample_id for r in earlier.done}
-        specs = [s for s in plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed) if s.sample_id not in done_ids]
+        specs = [s for s in plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed, options.sample_ids) if s.sample_id not in done_ids]
         from harness.run import start_line
 
         options, problem = start_line(options, scenarios, specs, earlier.done)  # the plan, first; the budget left
