@@ -161,7 +161,7 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
             return 2
         again = f", {earlier.failed} failed before and run again" if earlier.failed else ""
         print(f"run {run_dir}: {len(specs)} samples to run ({len(done_ids)} already done{again})", file=sys.stderr)
-        progress = RunProgress(len(specs), live=options.progress)
+        progress = RunProgress(len(specs), live=options.progress, scorer=continuity_scorer(scenarios), arms=options.arms)
         status, stopped, failure, crash = "interrupted", {}, None, None
         try:
             status, stopped = run_specs(specs, options, scenarios, hashes, writer, progress)
@@ -225,6 +225,29 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
         return 143 if terminated.is_set() else 130
     code = _build_report(options)
     return 2 if all_failed else code
+
+
+def continuity_scorer(scenarios: list[Scenario]) -> Any:
+    """A finished record -> did it keep continuity (None for an error sample), as the report scores it by patterns.
+
+    For the running scores of the progress display. A record that cannot be
+    scored is left out of them (None) rather than stopping the run: the
+    report scores it again and names what is wrong.
+    """
+    from harness.score import score_sample
+
+    by_id = {s.id: s for s in scenarios}
+
+    def right(record: Any) -> bool | None:
+        scenario = by_id.get(record.scenario_id)
+        if scenario is None or record.status != "ok":
+            return None
+        try:
+            return score_sample(record, scenario).continuity_correct
+        except Exception:  # noqa: BLE001 - a display must never end a run; the report scores it again
+            return None
+
+    return right
 
 
 def _samples(count: int) -> str:
