@@ -16,6 +16,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from harness import __version__
 from harness.defaults import DEFAULT_ARMS, DEFAULT_MAX_ERROR_RATE, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
@@ -31,6 +32,7 @@ _HANDLERS = {
     "import": "harness.importers:cli_import",
     "history": "harness.runs.history:cli_history",
     "merge": "harness.runs.merge:cli_merge",
+    "new": "harness.scenarios.skeleton:cli_new",
 }
 
 
@@ -111,6 +113,17 @@ def _add_iteration_flags(parser: argparse.ArgumentParser) -> None:
                              "error; every arm, model and epoch of them is run again, with RUN's settings unless given")
 
 
+def _add_new_parser(sub: Any) -> None:
+    """``new scenario NAME`` / ``new suite NAME``."""
+    p = sub.add_parser("new", help="write a commented scenario or suite skeleton that validates, to edit",
+                       description="Write a small complete example with comments saying what each field is for; "
+                                   "it validates as written. Nothing is overwritten.",
+                       epilog="exit codes: 0 written, 2 the name is not an id or the file or folder exists (nothing written)")
+    p.add_argument("kind", choices=["scenario", "suite"],
+                   help="scenario: NAME.yaml (id: the file's stem); suite: the folder NAME with _defaults.yaml and NAME-01.yaml")
+    p.add_argument("name", metavar="NAME", help="the scenario id or file (scenario), or the folder (suite)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="recall-eval",
@@ -131,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("schema", help="print the scenario JSON Schema")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
+    _add_new_parser(sub)
 
     p = sub.add_parser("run", help="run scenarios in every arm on one or more models and write a report")
     _d = RUN_DEFAULTS
