@@ -124,6 +124,12 @@ def _add_new_parser(sub: Any) -> None:
     p.add_argument("name", metavar="NAME", help="the scenario id or file (scenario), or the folder (suite)")
 
 
+def _add_report_scenarios(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--scenarios", nargs="+", metavar="PATH",
+                        help="where the run's scenarios are now, when the run folder moved away from its suite (a CI "
+                             "artifact); instead of run.json's paths (a scenario whose text changed is named in the warnings)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="recall-eval",
@@ -208,6 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="score records whose model, arm, scenario or epoch run.json does not list (refused otherwise)")
     p.add_argument("--min-gain", type=float, metavar="X", help="paired CI lower bound of the accuracy gain must exceed X (default 0)")
     p.add_argument("--unsupported-tolerance", type=float, metavar="X", help="allowed rise of the unsupported-claim rate, CI upper bound (default 0.02)")
+    _add_report_scenarios(p)
 
     p = sub.add_parser(
         "compare", help="per-metric and per-scenario differences between two runs; exit 1 on a regression",

@@ -56,7 +56,10 @@ def load_run_scenarios(manifest: Any) -> dict[str, Scenario]:
     try:
         return load_named_scenarios(manifest, manifest.scenario_ids)
     except ScenarioLoadError as exc:
-        raise ReportError(str(exc)) from None
+        missing = [p for p in manifest.scenario_paths if not Path(p).exists()]
+        hint = (f"; the run's scenarios are not at {', '.join(missing)} any more: pass --scenarios PATH, where they are now"
+                if missing else "")
+        raise ReportError(f"{exc}{hint}") from None
 
 
 @contextlib.contextmanager
@@ -82,7 +85,7 @@ def _gc_paused() -> Iterator[None]:
 def build_report(run_dir: Path, *, judge_model: str | None = None, exclude: Sequence[str] = (),
                  thresholds: VerdictConfig | None = None, scenarios: Mapping[str, Scenario] | None = None,
                  judge_cache_dir: Path | None = None, judge_api_base: str | None = None,
-                 include_foreign: bool = False) -> ReportOutcome:
+                 include_foreign: bool = False, scenario_paths: Sequence[str | Path] | None = None) -> ReportOutcome:
     """Rebuild all outputs of ``run_dir`` from its results.
 
     Args:
@@ -95,6 +98,9 @@ def build_report(run_dir: Path, *, judge_model: str | None = None, exclude: Sequ
         judge_api_base: endpoint of an OpenAI-compatible server for the judge model.
         include_foreign: score records whose model, arm, scenario or epoch ``run.json`` does not
             list (with a warning) instead of refusing the report.
+        scenario_paths: where the run's scenarios are now (``report --scenarios``: a run folder moved away
+            from its suite, e.g. a CI artifact), instead of ``run.json``'s paths; a scenario whose text
+            changed since the run is named in the warnings, as always.
 
     Raises:
         ReportError, ResultsError: the folder or its files cannot be read, or records outside
@@ -103,13 +109,13 @@ def build_report(run_dir: Path, *, judge_model: str | None = None, exclude: Sequ
     with _gc_paused() if not judge_model else contextlib.nullcontext():
         return _build_report(Path(run_dir), judge_model=judge_model, exclude=exclude, thresholds=thresholds,
                              scenarios=scenarios, judge_cache_dir=judge_cache_dir, judge_api_base=judge_api_base,
-                             include_foreign=include_foreign)
+                             include_foreign=include_foreign, scenario_paths=scenario_paths)
 
 
 def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[str],
                   thresholds: VerdictConfig | None, scenarios: Mapping[str, Scenario] | None,
                   judge_cache_dir: Path | None, judge_api_base: str | None = None,
-                  include_foreign: bool = False) -> ReportOutcome:
+                  include_foreign: bool = False, scenario_paths: Sequence[str | Path] | None = None) -> ReportOutcome:
     from harness.report import outputs
     from harness.report.html import render_html
     from harness.report.inputs import ForeignRecordsError, read_inputs
@@ -117,6 +123,8 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
     if not run_dir.is_dir():
         raise ReportError(f"{run_dir}: no such folder; pass a run folder written by `recall-eval run`")
     manifest = read_manifest(run_dir)
+    if scenario_paths:
+        manifest = _moved_scenarios(manifest, scenario_paths)
     results = run_dir / RESULTS_FILE
     if not results.is_file():
         raise ReportError(f"{results}: missing; the run wrote no results (run it again or use --resume)")
@@ -172,6 +180,14 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
                          warnings=warnings, headlines=list(summary["headlines"]),
                          too_many_errors=error_rate is not None and error_rate > config.max_error_rate,
                          summary=summary)
+
+
+def _moved_scenarios(manifest: Any, paths: Sequence[str | Path]) -> Any:
+    """``manifest`` reading its scenarios from ``paths`` (made absolute); a missing path is a :class:`ReportError`."""
+    for path in paths:
+        if not Path(path).exists():
+            raise ReportError(f"--scenarios {path}: no such file or folder (working directory {Path.cwd()})")
+    return manifest.model_copy(update={"scenario_paths": [str(Path(p).expanduser().resolve()) for p in paths]})
 
 
 def _check_exclude(exclude: Sequence[str], ids: Sequence[str]) -> None:

@@ -43,7 +43,8 @@ def cli_report(args: Any) -> int:
         outcome = build_report(Path(args.run_dir), judge_model=getattr(args, "judge_model", None),
                                exclude=getattr(args, "exclude", None) or (), thresholds=thresholds,
                                judge_api_base=getattr(args, "judge_api_base", None),
-                               include_foreign=bool(getattr(args, "include_foreign", False)))
+                               include_foreign=bool(getattr(args, "include_foreign", False)),
+                               scenario_paths=getattr(args, "scenarios", None))
     except (ReportError, ResultsError, JudgeError, ScenarioError) as exc:
         print(f"recall-eval report: {exc}", file=sys.stderr)
         return 2
