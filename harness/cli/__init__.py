@@ -33,6 +33,7 @@ _HANDLERS = {
     "history": "harness.runs.history:cli_history",
     "merge": "harness.runs.merge:cli_merge",
     "new": "harness.scenarios.skeleton:cli_new",
+    "view": "harness.runs.viewer:cli_view",
 }
 
 
@@ -130,6 +131,20 @@ def _add_report_scenarios(parser: argparse.ArgumentParser) -> None:
                              "artifact); instead of run.json's paths (a scenario whose text changed is named in the warnings)")
 
 
+def _add_view_parser(sub: Any) -> None:
+    """``view [DIR] [--port N]``."""
+    p = sub.add_parser(
+        "view", help="serve, on 127.0.0.1, an index of every run folder below DIR, their reports, compare and history pages",
+        description="Index every run folder below DIR (suite, models, arms, verdict, continuity difference, started, "
+                    "status; a run in progress counts up live) and serve its report; tick two runs to open their "
+                    "compare page, or open the history page of every run. The run folders are only read: compare and "
+                    "history pages are built on request into a temporary folder. Nothing outside DIR is served.",
+        epilog="exit codes: 0 stopped with Ctrl-C, 2 DIR is not a folder or the port cannot be had",
+    )
+    p.add_argument("dir", nargs="?", default="reports", metavar="DIR", help="the folder holding run folders (default reports)")
+    p.add_argument("--port", type=int, default=8765, metavar="N", help="port on 127.0.0.1 (default 8765; 0 picks a free one, printed)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="recall-eval",
@@ -151,6 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("schema", help="print the scenario JSON Schema")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
     _add_new_parser(sub)
+    _add_view_parser(sub)
 
     p = sub.add_parser("run", help="run scenarios in every arm on one or more models and write a report")
     _d = RUN_DEFAULTS
