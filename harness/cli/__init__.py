@@ -34,6 +34,7 @@ _HANDLERS = {
     "merge": "harness.runs.merge:cli_merge",
     "new": "harness.scenarios.skeleton:cli_new",
     "view": "harness.runs.viewer:cli_view",
+    "export": "harness.runs.inspect_export:cli_export",
 }
 
 
@@ -145,6 +146,20 @@ def _add_view_parser(sub: Any) -> None:
     p.add_argument("--port", type=int, default=8765, metavar="N", help="port on 127.0.0.1 (default 8765; 0 picks a free one, printed)")
 
 
+def _add_export_parser(sub: Any) -> None:
+    """``export inspect RUN OUT``."""
+    p = sub.add_parser(
+        "export", help="write a run as inspect_ai eval logs (one per model and arm), for `inspect view` and its dataframes",
+        description="Write one inspect_ai eval log per model and arm of RUN into OUT: samples with their messages, tool "
+                    "calls, scores and metadata, the run's parameters as the eval's. Needs the optional extra: "
+                    "pip install 'recall-eval[inspect]'.",
+        epilog="exit codes: 0 written, 2 RUN is not a readable run folder, OUT cannot be written, or inspect_ai is not installed",
+    )
+    p.add_argument("format", choices=["inspect"], help="inspect: inspect_ai's .eval log format")
+    p.add_argument("run", metavar="RUN", help="a run folder")
+    p.add_argument("out", metavar="OUT", help="the folder to write the logs into")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="recall-eval",
@@ -167,6 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
     _add_new_parser(sub)
     _add_view_parser(sub)
+    _add_export_parser(sub)
 
     p = sub.add_parser("run", help="run scenarios in every arm on one or more models and write a report")
     _d = RUN_DEFAULTS
