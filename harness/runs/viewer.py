@@ -21,6 +21,7 @@ import hashlib
 import json
 import mimetypes
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -264,14 +265,28 @@ def make_server(root: Path, port: int = DEFAULT_PORT, cache: Path | None = None)
     root = Path(root)
     if not root.is_dir():
         raise ViewError(f"{root}: no such folder; pass the folder that holds your run folders (default reports)")
-    if cache is None:
-        cache = Path(tempfile.mkdtemp(prefix="recall-eval-view-"))
+    own = cache is None
+    cache = Path(tempfile.mkdtemp(prefix="recall-eval-view-")) if cache is None else cache
     try:
-        server = ThreadingHTTPServer(("127.0.0.1", port), _handler(Viewer(root, cache)))
+        server = _Server(("127.0.0.1", port), _handler(Viewer(root, cache)))
     except OSError as exc:
+        if own:
+            shutil.rmtree(cache, ignore_errors=True)
         raise ViewError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}; choose another --port (0 picks a free one)") from None
     server.daemon_threads = True
+    server.owned_cache = cache if own else None
     return server
+
+
+class _Server(ThreadingHTTPServer):
+    """The viewer's server; closing it removes the folder of built pages it made for itself."""
+
+    owned_cache: Path | None = None
+
+    def server_close(self) -> None:
+        super().server_close()
+        if self.owned_cache is not None:
+            shutil.rmtree(self.owned_cache, ignore_errors=True)
 
 
 def cli_view(args: Any) -> int:

@@ -134,3 +134,23 @@ def test_view_on_a_port_in_use_exits_2_and_says_to_choose_another(tmp_path: Path
         taken.listen()
         assert main(["view", str(tmp_path), "--port", str(taken.getsockname()[1])]) == 2
     assert "choose another --port (0 picks a free one)" in capsys.readouterr().err
+
+
+def test_built_pages_go_to_the_viewers_own_folder_which_closing_removes(tree: Path) -> None:
+    import threading
+
+    from harness.runs.viewer import make_server
+    from tests.runs.viewer_fixtures import fetch as get
+
+    server = make_server(tree, 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    cache = server.owned_cache
+    try:
+        assert get(f"http://127.0.0.1:{server.server_address[1]}/_history")[0] == 200
+        assert [p.name for p in cache.iterdir()] == ["history.html"] and not cache.is_relative_to(tree)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    assert not cache.exists()
