@@ -17,6 +17,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from harness import __version__
 from harness.defaults import DEFAULT_ARMS, DEFAULT_MAX_ERROR_RATE, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
@@ -33,6 +34,9 @@ _HANDLERS = {
     "audit": "harness.importers:cli_audit",
     "history": "harness.runs.history:cli_history",
     "merge": "harness.runs.merge:cli_merge",
+    "new": "harness.scenarios.skeleton:cli_new",
+    "view": "harness.runs.viewer:cli_view",
+    "export": "harness.runs.inspect_export:cli_export",
 }
 
 
@@ -113,6 +117,65 @@ def _add_scale_flags(parser: argparse.ArgumentParser) -> None:
                              "the run's recorded cost past X; the run is resumable (exit 3); cached answers cost nothing")
 
 
+def _add_iteration_flags(parser: argparse.ArgumentParser) -> None:
+    """``run``'s flags of the daily loop: a few scenarios, one sample, what a run got wrong."""
+    parser.add_argument("--limit", type=int, metavar="N",
+                        help="only the first N scenarios the filters keep, in the suite's order (as `list` prints them); "
+                             "recorded in run.json")
+    parser.add_argument("--sample-id", action="append", metavar="ID",
+                        help="only this sample, named as the records name it: SCENARIO|ARM|MODEL|EPOCH (repeatable; quote it); "
+                             "without --arms, --model or --epochs those of the ids are used")
+    parser.add_argument("--rerun-failing", metavar="RUN",
+                        help="a new run of the scenarios the run folder RUN got wrong: those where a sample of a memory arm "
+                             "(any arm but history_only and full_history) failed continuity, or any arm's sample ended in an "
+                             "error; every arm, model and epoch of them is run again, with RUN's settings unless given")
+
+
+def _add_new_parser(sub: Any) -> None:
+    """``new scenario NAME`` / ``new suite NAME``."""
+    p = sub.add_parser("new", help="write a commented scenario or suite skeleton that validates, to edit",
+                       description="Write a small complete example with comments saying what each field is for; "
+                                   "it validates as written. Nothing is overwritten.",
+                       epilog="exit codes: 0 written, 2 the name is not an id or the file or folder exists (nothing written)")
+    p.add_argument("kind", choices=["scenario", "suite"],
+                   help="scenario: NAME.yaml (id: the file's stem); suite: the folder NAME with _defaults.yaml and NAME-01.yaml")
+    p.add_argument("name", metavar="NAME", help="the scenario id or file (scenario), or the folder (suite)")
+
+
+def _add_report_scenarios(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--scenarios", nargs="+", metavar="PATH",
+                        help="where the run's scenarios are now, when the run folder moved away from its suite (a CI "
+                             "artifact); instead of run.json's paths (a scenario whose text changed is named in the warnings)")
+
+
+def _add_view_parser(sub: Any) -> None:
+    """``view [DIR] [--port N]``."""
+    p = sub.add_parser(
+        "view", help="serve, on 127.0.0.1, an index of every run folder below DIR, their reports, compare and history pages",
+        description="Index every run folder below DIR (suite, models, arms, verdict, continuity difference, started, "
+                    "status; a run in progress counts up live) and serve its report; tick two runs to open their "
+                    "compare page, or open the history page of every run. The run folders are only read: compare and "
+                    "history pages are built on request into a temporary folder. Nothing outside DIR is served.",
+        epilog="exit codes: 0 stopped with Ctrl-C, 2 DIR is not a folder or the port cannot be had",
+    )
+    p.add_argument("dir", nargs="?", default="reports", metavar="DIR", help="the folder holding run folders (default reports)")
+    p.add_argument("--port", type=int, default=8765, metavar="N", help="port on 127.0.0.1 (default 8765; 0 picks a free one, printed)")
+
+
+def _add_export_parser(sub: Any) -> None:
+    """``export inspect RUN OUT``."""
+    p = sub.add_parser(
+        "export", help="write a run as inspect_ai eval logs (one per model and arm), for `inspect view` and its dataframes",
+        description="Write one inspect_ai eval log per model and arm of RUN into OUT: samples with their messages, tool "
+                    "calls, scores and metadata, the run's parameters as the eval's. Needs the optional extra: "
+                    "pip install 'recall-eval[inspect]'.",
+        epilog="exit codes: 0 written, 2 RUN is not a readable run folder, OUT cannot be written, or inspect_ai is not installed",
+    )
+    p.add_argument("format", choices=["inspect"], help="inspect: inspect_ai's .eval log format")
+    p.add_argument("run", metavar="RUN", help="a run folder")
+    p.add_argument("out", metavar="OUT", help="the folder to write the logs into")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="recall-eval",
@@ -133,6 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("schema", help="print the scenario JSON Schema")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
+    _add_new_parser(sub)
+    _add_view_parser(sub)
+    _add_export_parser(sub)
 
     p = sub.add_parser("run", help="run scenarios in every arm on one or more models and write a report")
     _d = RUN_DEFAULTS
@@ -170,6 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_max_error_rate(p)
     p.add_argument("--no-progress", action="store_true", help="plain log lines even on a terminal")
     _add_scale_flags(p)
+    _add_iteration_flags(p)
 
     p = sub.add_parser(
         "merge", help="merge the run folders of one sharded run (run --shard I/N) into one run folder and build its report",
@@ -197,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="score records whose model, arm, scenario or epoch run.json does not list (refused otherwise)")
     p.add_argument("--min-gain", type=float, metavar="X", help="paired CI lower bound of the accuracy gain must exceed X (default 0)")
     p.add_argument("--unsupported-tolerance", type=float, metavar="X", help="allowed rise of the unsupported-claim rate, CI upper bound (default 0.02)")
+    _add_report_scenarios(p)
 
     p = sub.add_parser(
         "compare", help="per-metric and per-scenario differences between two runs; exit 1 on a regression",

@@ -79,6 +79,17 @@ def cli_run(args: Any) -> int:
     """Handler of ``recall-eval run``; returns the exit code."""
     from harness.scenarios import ScenarioError
 
+    if getattr(args, "rerun_failing", None):
+        from harness.cli.rerun import RerunError, rerun_args
+
+        try:
+            args, line = rerun_args(args)
+        except RerunError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(line, file=sys.stderr)
+        if args is None:
+            return 0
     try:
         options, scenarios, hashes, manifest = resolve_options(args)
     except ScenarioError as exc:
@@ -144,7 +155,7 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
         # Cancelling in-flight litellm calls (Ctrl-C, a stopped model) leaves its inner coroutines unawaited; harmless.
         warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
         done_ids = {r.sample_id for r in earlier.done}
-        specs = [s for s in plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed) if s.sample_id not in done_ids]
+        specs = [s for s in plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed, options.sample_ids) if s.sample_id not in done_ids]
         from harness.run import start_line
 
         options, problem = start_line(options, scenarios, specs, earlier.done)  # the plan, first; the budget left
@@ -153,7 +164,7 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
             return 2
         again = f", {earlier.failed} failed before and run again" if earlier.failed else ""
         print(f"run {run_dir}: {len(specs)} samples to run ({len(done_ids)} already done{again})", file=sys.stderr)
-        progress = RunProgress(len(specs), live=options.progress)
+        progress = RunProgress(len(specs), live=options.progress, scorer=continuity_scorer(scenarios), arms=options.arms)
         status, stopped, failure, crash = "interrupted", {}, None, None
         try:
             status, stopped = run_specs(specs, options, scenarios, hashes, writer, progress)
@@ -217,6 +228,29 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
         return 143 if terminated.is_set() else 130
     code = _build_report(options)
     return 2 if all_failed else code
+
+
+def continuity_scorer(scenarios: list[Scenario]) -> Any:
+    """A finished record -> did it keep continuity (None for an error sample), as the report scores it by patterns.
+
+    For the running scores of the progress display. A record that cannot be
+    scored is left out of them (None) rather than stopping the run: the
+    report scores it again and names what is wrong.
+    """
+    from harness.score import score_sample
+
+    by_id = {s.id: s for s in scenarios}
+
+    def right(record: Any) -> bool | None:
+        scenario = by_id.get(record.scenario_id)
+        if scenario is None or record.status != "ok":
+            return None
+        try:
+            return score_sample(record, scenario).continuity_correct
+        except Exception:  # noqa: BLE001 - a display must never end a run; the report scores it again
+            return None
+
+    return right
 
 
 def _samples(count: int) -> str:

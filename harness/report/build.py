@@ -57,7 +57,10 @@ def load_run_scenarios(manifest: Any) -> dict[str, Scenario]:
     try:
         return load_named_scenarios(manifest, manifest.scenario_ids)
     except ScenarioLoadError as exc:
-        raise ReportError(str(exc)) from None
+        missing = [p for p in manifest.scenario_paths if not Path(p).exists()]
+        hint = (f"; the run's scenarios are not at {', '.join(missing)} any more: pass --scenarios PATH, where they are now"
+                if missing else "")
+        raise ReportError(f"{exc}{hint}") from None
 
 
 @contextlib.contextmanager
@@ -84,7 +87,8 @@ def build_report(run_dir: Path, *, judge_model: str | None = None, exclude: Sequ
                  thresholds: VerdictConfig | None = None, scenarios: Mapping[str, Scenario] | None = None,
                  judge_cache_dir: Path | None = None, judge_api_base: str | None = None,
                  include_foreign: bool = False, judge_preset: str | None = None,
-                 judge_prompt: Path | None = None) -> ReportOutcome:
+                 judge_prompt: Path | None = None,
+                 scenario_paths: Sequence[str | Path] | None = None) -> ReportOutcome:
     """Rebuild all outputs of ``run_dir`` from its results.
 
     Args:
@@ -99,6 +103,9 @@ def build_report(run_dir: Path, *, judge_model: str | None = None, exclude: Sequ
             list (with a warning) instead of refusing the report.
         judge_preset: ``locomo`` or ``longmemeval``: the rubric judge follows that benchmark's protocol.
         judge_prompt: a prompt file used verbatim by the rubric judge (recorded by SHA-256).
+        scenario_paths: where the run's scenarios are now (``report --scenarios``: a run folder moved away
+            from its suite, e.g. a CI artifact), instead of ``run.json``'s paths; a scenario whose text
+            changed since the run is named in the warnings, as always.
 
     Raises:
         ReportError, ResultsError: the folder or its files cannot be read, or records outside
@@ -107,14 +114,16 @@ def build_report(run_dir: Path, *, judge_model: str | None = None, exclude: Sequ
     with _gc_paused() if not judge_model else contextlib.nullcontext():
         return _build_report(Path(run_dir), judge_model=judge_model, exclude=exclude, thresholds=thresholds,
                              scenarios=scenarios, judge_cache_dir=judge_cache_dir, judge_api_base=judge_api_base,
-                             include_foreign=include_foreign, judge_preset=judge_preset, judge_prompt=judge_prompt)
+                             include_foreign=include_foreign, judge_preset=judge_preset, judge_prompt=judge_prompt,
+                             scenario_paths=scenario_paths)
 
 
 def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[str],
                   thresholds: VerdictConfig | None, scenarios: Mapping[str, Scenario] | None,
                   judge_cache_dir: Path | None, judge_api_base: str | None = None,
                   include_foreign: bool = False, judge_preset: str | None = None,
-                  judge_prompt: Path | None = None) -> ReportOutcome:
+                  judge_prompt: Path | None = None,
+                  scenario_paths: Sequence[str | Path] | None = None) -> ReportOutcome:
     from harness.report import outputs
     from harness.report.html import render_html
     from harness.report.inputs import ForeignRecordsError, read_inputs
@@ -130,6 +139,8 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
     except JudgePromptError as exc:
         raise ReportError(str(exc)) from None
     manifest = read_manifest(run_dir)
+    if scenario_paths:
+        manifest = _moved_scenarios(manifest, scenario_paths)
     results = run_dir / RESULTS_FILE
     if not results.is_file():
         raise ReportError(f"{results}: missing; the run wrote no results (run it again or use --resume)")
@@ -208,6 +219,14 @@ def _gold_audit(paths: Sequence[str], scored: set[str]) -> dict[str, int] | None
 
     flagged = flagged_in_suites(paths)
     return None if flagged is None else {"flagged": len(flagged & scored), "scored": len(scored)}
+
+
+def _moved_scenarios(manifest: Any, paths: Sequence[str | Path]) -> Any:
+    """``manifest`` reading its scenarios from ``paths`` (made absolute); a missing path is a :class:`ReportError`."""
+    for path in paths:
+        if not Path(path).exists():
+            raise ReportError(f"--scenarios {path}: no such file or folder (working directory {Path.cwd()})")
+    return manifest.model_copy(update={"scenario_paths": [str(Path(p).expanduser().resolve()) for p in paths]})
 
 
 def _check_exclude(exclude: Sequence[str], ids: Sequence[str]) -> None:

@@ -45,7 +45,8 @@ def cli_report(args: Any) -> int:
                                judge_api_base=getattr(args, "judge_api_base", None),
                                include_foreign=bool(getattr(args, "include_foreign", False)),
                                judge_preset=getattr(args, "judge_preset", None),
-                               judge_prompt=getattr(args, "judge_prompt", None))
+                               judge_prompt=getattr(args, "judge_prompt", None),
+                               scenario_paths=getattr(args, "scenarios", None))
     except (ReportError, ResultsError, JudgeError, ScenarioError, PaperMetricsError) as exc:
         print(f"recall-eval report: {exc}", file=sys.stderr)
         return 2

@@ -25,12 +25,13 @@ from harness.defaults import DEFAULT_ARMS, DEFAULT_MAX_ERROR_RATE, DEFAULT_MODEL
 from harness.memory_systems import UnknownArmError
 from harness.records import RunManifest, ShardInfo, read_manifest
 from harness.run.cache import DEFAULT_CACHE_DIR
+from harness.run.selection import SelectionError, narrow_scenarios, sample_id_defaults, selected
 from harness.run.shards import Shard, ShardError, parse_shard, shard_ids
 from harness.scenarios import Scenario
 
 # Parameters that define the samples: a resumed run must keep them.
 # (Scenario paths may change: the suite hash decides whether they hold the same scenarios.)
-_FIXED = ("models", "arms", "filters", "epochs", "seed", "max_tool_rounds", "max_tokens", "temperature")
+_FIXED = ("models", "arms", "filters", "limit", "sample_ids", "epochs", "seed", "max_tool_rounds", "max_tokens", "temperature")
 # Execution settings a resumed run inherits unless given again.
 _INHERITED = ("max_tool_rounds", "max_tokens", "temperature", "timeout_s", "retries", "retry_delay_s", "max_concurrency", "workers")
 _FLAG = {
@@ -38,6 +39,7 @@ _FLAG = {
     "arms": "--arms",
     "scenario_paths": "--scenarios",
     "filters": "--filter",
+    "sample_ids": "--sample-id",
     "timeout_s": "--timeout",
     "retry_delay_s": "--retry-delay",
 }
@@ -100,6 +102,12 @@ class RunOptions:
     budget_usd: float | None = None
     #: ``--plan``: print the plan and stop before any model call.
     plan_only: bool = False
+    #: ``--limit N``: only the first N scenarios the filters keep, in the suite's order (None: all of them).
+    limit: int | None = None
+    #: ``--sample-id`` (or ``--rerun-failing``): only these samples, ``scenario|arm|model|epoch`` (empty: all).
+    sample_ids: list[str] = field(default_factory=list)
+    #: ``--rerun-failing RUN``: the run re-run and what counted as wrong there (None: not a re-run).
+    rerun_of: dict[str, Any] | None = None
 
     def parameters(self) -> dict[str, Any]:
         """What the manifest records beside its own fields (never environment values)."""
@@ -120,6 +128,7 @@ class RunOptions:
             **_plugin_systems(self.arms),
             **self._scale_parameters(),
             **_incomplete_suites(self.scenario_paths),
+            **self._selection_parameters(),
         }
 
     def incomplete_suites(self) -> list[str]:
@@ -127,6 +136,17 @@ class RunOptions:
         from harness.scenarios import incomplete_suites
 
         return [str(p) for p in incomplete_suites(self.scenario_paths) if p.severity == "error"]
+
+    def _selection_parameters(self) -> dict[str, Any]:
+        """``--limit``, ``--sample-id`` and ``--rerun-failing``, recorded only when used (older runs compare unchanged)."""
+        out: dict[str, Any] = {}
+        if self.limit is not None:
+            out["limit"] = self.limit
+        if self.sample_ids:
+            out["sample_ids"] = list(self.sample_ids)
+        if self.rerun_of is not None:
+            out["rerun_of"] = dict(self.rerun_of)
+        return out
 
     def _scale_parameters(self) -> dict[str, Any]:
         """The judges' endpoint, Router and rate-limit settings, recorded only when used (older runs compare unchanged)."""
@@ -175,6 +195,8 @@ def _given(args: Any) -> dict[str, Any]:
         "arms": list(dict.fromkeys(args.arms)) if args.arms else None,
         "scenario_paths": [_absolute(p) for p in args.scenarios] if args.scenarios else None,
         "filters": list(args.filter) if args.filter else None,
+        "limit": getattr(args, "limit", None),
+        "sample_ids": list(dict.fromkeys(args.sample_id)) if getattr(args, "sample_id", None) else None,
         "epochs": args.epochs,
         "seed": args.seed,
         "max_tool_rounds": args.max_tool_rounds,
@@ -291,6 +313,14 @@ def _load(values: dict[str, Any]) -> tuple[list[Scenario], dict[str, str]]:
     return scenarios, {s.id: scenario_hash(s) for s in scenarios}
 
 
+def _selection(function: Any, *args: Any) -> Any:
+    """``function(*args)`` of :mod:`harness.run.selection`, its errors as :class:`RunOptionsError`."""
+    try:
+        return function(*args)
+    except SelectionError as exc:
+        raise RunOptionsError(str(exc)) from None
+
+
 def _misspelt(globs: list[str]) -> str:
     """A hint when an id glob looks like a misspelt ``category:`` or ``tag:`` filter."""
     kinds = [g.partition(":")[0] for g in globs if ":" in g]
@@ -309,6 +339,8 @@ def _resumed_values(args: Any, given: dict[str, Any]) -> tuple[Path, RunManifest
         "arms": previous.arms,
         "scenario_paths": [_stored_path(p, run_dir) for p in previous.scenario_paths],
         "filters": previous.parameters.get("filters", []),
+        "limit": previous.parameters.get("limit"),
+        "sample_ids": previous.parameters.get("sample_ids", []),
         "epochs": previous.epochs,
         "seed": previous.seed,
         **{k: previous.parameters.get(k, RUN_DEFAULTS[k]) for k in _INHERITED},
@@ -339,11 +371,15 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         # (whether it already holds a run is checked once its lock is held: harness.run.folder.check_fresh)
         run_dir = Path(args.out) if args.out else Path("reports") / stamp
-        defaults = {"models": [DEFAULT_MODEL], "arms": list(DEFAULT_ARMS), "scenario_paths": [_absolute(DEFAULT_SUITE)], "filters": [], **RUN_DEFAULTS}
+        defaults = {"models": [DEFAULT_MODEL], "arms": list(DEFAULT_ARMS), "scenario_paths": [_absolute(DEFAULT_SUITE)], "filters": [],
+                    "limit": None, "sample_ids": [], **RUN_DEFAULTS}
+        given = _selection(sample_id_defaults, given)
         values = {k: given[k] if given[k] is not None else defaults[k] for k in defaults}
         api_base = args.api_base
     _check_values(values)
     scenarios, hashes = _load(values)
+    scenarios, hashes = _selection(narrow_scenarios, scenarios, hashes, values)
+    values["sample_ids"] = selected(values["sample_ids"], set(hashes))
     scale = _scale_values(args, values, previous, api_base)
     scenarios, hashes, shard_info = _select_shard(scenarios, hashes, scale.pop("shard_given"), previous,
                                                   len(values["arms"]) * len(values["models"]) * values["epochs"])
@@ -362,12 +398,15 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         progress=not args.no_progress,
         resume=previous is not None,
         shard=Shard(shard_info.index, shard_info.count) if shard_info else None,
+        rerun_of=getattr(args, "rerun_of", None) or (previous.parameters.get("rerun_of") if previous else None),
         **scale,
         **values,
     )
     manifest = _manifest(options, hashes, previous, total=len(scenarios) * len(options.arms) * len(options.models) * options.epochs)
     if shard_info is not None and previous is None:
         manifest = manifest.model_copy(update={"shard": shard_info})
+    if options.sample_ids:
+        manifest = manifest.model_copy(update={"sample_count": len(options.sample_ids)})
     return options, scenarios, hashes, manifest
 
 
@@ -402,6 +441,9 @@ def _scale_values(args: Any, values: dict[str, Any], previous: RunManifest | Non
         out["shard_given"] = parse_shard(args.shard) if getattr(args, "shard", None) else None
     except (RateLimitError, ShardError) as exc:
         raise RunOptionsError(str(exc)) from None
+    if out["shard_given"] is not None and values["sample_ids"]:
+        raise RunOptionsError(f"--shard {out['shard_given']} with --sample-id (or --rerun-failing): a selection of samples is "
+                              "not split into shards; drop --shard")
     return out
 
 

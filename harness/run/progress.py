@@ -1,9 +1,19 @@
-"""Progress of a run: a rich bar on a terminal, plain log lines elsewhere."""
+"""Progress of a run: a rich bar on a terminal, plain log lines elsewhere.
+
+Besides counts it shows running scores: per arm (per model and arm when a
+run has several models), the samples answered right so far out of those
+scored, when the caller hands it a scorer (``recall-eval run`` passes the
+report's own continuity check; this stage cannot import scoring). Error
+samples are left out of them, as the report's rates leave them out; a
+rubric scenario is scored by its patterns here (the judge, if any, is
+called by the report), so the report's figure may differ.
+"""
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 
@@ -29,10 +39,17 @@ class RunProgress:
         stream: Where to write (standard error by default).
         every_s: Plain mode: at most one line per this many seconds...
         every_n: ...or every this many samples, whichever comes first.
+        scorer: A finished sample record -> was it right (None: not scored, e.g. an error); None: no running scores.
+        arms: The order the running scores list arms in (the run's); others follow as they finish.
     """
 
-    def __init__(self, total: int, *, live: bool = True, stream: TextIO | None = None, every_s: float = 5.0, every_n: int | None = None) -> None:
+    def __init__(self, total: int, *, live: bool = True, stream: TextIO | None = None, every_s: float = 5.0, every_n: int | None = None,
+                 scorer: Callable[[Any], bool | None] | None = None, arms: Sequence[str] = ()) -> None:
         self.total = total
+        self._arms = list(arms)
+        self._scorer = scorer
+        #: (model, arm) -> [right, scored], in the order the arms first finished.
+        self.scores: dict[tuple[str, str], list[int]] = {}
         self.done = 0
         self.errors = 0
         self.cached = 0
@@ -57,25 +74,52 @@ class RunProgress:
                 TextColumn("cached {task.fields[cached]}"),
                 TimeElapsedColumn(),
                 TextColumn("{task.fields[rate]}"),
+                TextColumn("{task.fields[scores]}"),
                 console=Console(file=self._stream),
                 transient=False,
             )
-            self._task = self._bar.add_task("run", total=total, errors=0, cached=0, rate="")
+            self._task = self._bar.add_task("run", total=total, errors=0, cached=0, rate="", scores="")
             self._bar.start()
 
     def _rate(self) -> str:
         elapsed = time.monotonic() - self._started
         return f"{self.done / elapsed:.1f}/s" if elapsed > 0 else ""
 
-    def advance(self, ok: bool, cached: bool = False, cut_off: bool = False, *, error: str | None = None) -> None:
-        """Count one finished sample (see :func:`record_flags`); ``error`` is a failed sample's ``type: message``."""
+    @property
+    def wants_records(self) -> bool:
+        """Whether :meth:`advance` needs the record (a worker's record then has to be parsed)."""
+        return self._scorer is not None
+
+    def score_text(self) -> str:
+        """``right so far: history_only 2/4, recall 3/4`` (model and arm when there are several models); '' before any."""
+        several = len({model for model, _ in self.scores}) > 1
+        rank = {arm: index for index, arm in enumerate(self._arms)}
+        keys = sorted(self.scores, key=lambda key: rank.get(key[1], len(rank)))  # stable: models in the order they finished
+        parts = [f"{f'{model} · {arm}' if several else arm} {self.scores[(model, arm)][0]}/{self.scores[(model, arm)][1]}"
+                 for model, arm in keys]
+        return f"right so far: {', '.join(parts)}" if parts else ""
+
+    def _score(self, record: Any) -> None:
+        if self._scorer is None or record is None:
+            return
+        right = self._scorer(record)
+        if right is None:
+            return
+        tally = self.scores.setdefault((record.model, record.arm), [0, 0])
+        tally[0] += bool(right)
+        tally[1] += 1
+
+    def advance(self, ok: bool, cached: bool = False, cut_off: bool = False, *, error: str | None = None, record: Any = None) -> None:
+        """Count one finished sample (see :func:`record_flags`); ``error`` is a failed sample's ``type: message``;
+        ``record`` the sample itself, for the running scores."""
+        self._score(record)
         self.done += 1
         self.last_error = error or self.last_error
         self.errors += 0 if ok else 1
         self.cached += 1 if cached else 0
         self.cut_off += 1 if cut_off else 0
         if self._bar is not None:
-            self._bar.update(self._task, advance=1, errors=self.errors, cached=self.cached, rate=self._rate())
+            self._bar.update(self._task, advance=1, errors=self.errors, cached=self.cached, rate=self._rate(), scores=self.score_text())
             return
         now = time.monotonic()
         if self.done == self.total or self.done % self._every_n == 0 or now - self._last_line >= self._every_s:
@@ -85,7 +129,9 @@ class RunProgress:
     def _line(self) -> None:
         elapsed = time.monotonic() - self._started
         cached = f", {self.cached} from the cache" if self.cached else ""
-        print(f"[recall-eval] {self.done}/{self.total} samples, {self.errors} errors{cached}, {elapsed:.1f}s, {self._rate()}", file=self._stream, flush=True)
+        scores = f"; {text}" if (text := self.score_text()) else ""
+        print(f"[recall-eval] {self.done}/{self.total} samples, {self.errors} errors{cached}, {elapsed:.1f}s, {self._rate()}{scores}",
+              file=self._stream, flush=True)
 
     def close(self) -> None:
         if self._bar is not None:

@@ -8,6 +8,7 @@ cannot drift apart.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from harness.records import sample_id
@@ -35,12 +36,19 @@ def sample_seed(base_seed: int, scenario_id: str, epoch: int) -> int:
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
-def plan_samples(scenarios: list[Scenario], arms: list[str], models: list[str], epochs: int, seed: int) -> list[SampleSpec]:
-    """Every scenario x arm x model x epoch, in a stable order."""
+def plan_samples(scenarios: list[Scenario], arms: list[str], models: list[str], epochs: int, seed: int,
+                 only: Collection[str] = ()) -> list[SampleSpec]:
+    """Every scenario x arm x model x epoch, in a stable order; with ``only`` (``run --sample-id``), just those sample ids.
+
+    A selected sample keeps the seed it has in the whole run, so re-running
+    one sample reproduces it.
+    """
+    wanted = frozenset(only)
     return [
         SampleSpec(s.id, arm, model, epoch, sample_seed(seed, s.id, epoch))
         for epoch in range(epochs)
         for s in scenarios
         for model in models
         for arm in arms
+        if not wanted or sample_id(s.id, arm, model, epoch) in wanted
     ]

@@ -309,12 +309,15 @@ def run_specs(
 
     def emit(record: SampleRecord) -> None:
         append_record(handle, record)
-        progress.advance(*record_flags(record), error=f"{record.error.type}: {record.error.message}" if record.error else None)
+        progress.advance(*record_flags(record), error=f"{record.error.type}: {record.error.message}" if record.error else None,
+                         record=record)
 
     def emit_line(line: str, flags: tuple[bool, bool, bool]) -> None:  # a worker's record, already dumped as JSON
         append_line(handle, line)
-        error = None if flags[0] else SampleRecord.model_validate_json(line).error  # errors are rare: parse only those
-        progress.advance(*flags, error=f"{error.type}: {error.message}" if error else None)
+        # errors are rare: without running scores only those are parsed
+        record = SampleRecord.model_validate_json(line) if progress.wants_records or not flags[0] else None
+        error = record.error if record is not None and not flags[0] else None
+        progress.advance(*flags, error=f"{error.type}: {error.message}" if error else None, record=record)
 
     if options.workers > 1 and len(specs) > 1:
         return run_in_workers(specs, options, scenarios, hashes, emit_line, worker_setup=worker_setup)

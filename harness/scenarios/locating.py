@@ -58,7 +58,10 @@ def _error_message(error: dict[str, Any], root: type[BaseModel] = Scenario) -> s
         return "required field is missing"
     if kind == "extra_forbidden":
         known = _known_fields(error["loc"][:-1], root)
-        hint = _closest(str(error["loc"][-1]), known)
+        word = str(error["loc"][-1])
+        if len(completions := _completions(word, known)) > 1:
+            return f"unknown field; did you mean one of {', '.join(map(repr, completions))}?"
+        hint = completions[0] if completions else _closest(word, known)
         return "unknown field" + (f"; did you mean {hint!r}?" if hint else f" (allowed: {', '.join(known)})" if known else "")
     if kind == "string_pattern_mismatch" and error.get("ctx", {}).get("pattern") == CATEGORY_PATTERN:
         hint = _closest(str(error.get("input")).lower(), [c.value for c in Category])
@@ -100,8 +103,20 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
 
 
 def _closest(word: str, choices: list[str]) -> str | None:
-    matches = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    """The known name nearest ``word``, never one of the opposite sense (``must_contain`` is not ``must_not_contain``)."""
+    negated = _negated(word)
+    same_sense = [c for c in choices if _negated(c) == negated]
+    matches = difflib.get_close_matches(word, same_sense, n=1, cutoff=0.6)
     return matches[0] if matches else None
+
+
+def _negated(name: str) -> bool:
+    return bool({"not", "no"} & set(name.lower().split("_")))
+
+
+def _completions(word: str, choices: list[str]) -> list[str]:
+    """Known names that ``word`` begins (``must_contain`` -> ``must_contain_all``, ``_any``, ``_groups``)."""
+    return [c for c in choices if c.startswith(f"{word}_")]
 
 
 def locate(finding: Finding, document: Document, defaults: Sequence[Document], prefix: Loc = ()) -> Problem:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
@@ -93,6 +94,53 @@ def _states(synonym: Any, canary: str) -> bool:
     return needle == text or (len(needle) > 3 and not _NUMBER.fullmatch(needle) and needle in text)
 
 
+_WORD = re.compile(r"\w+")
+
+
+def _nfkc(text: str) -> str:
+    """Folded as :func:`_fold`, after NFKC (CJK compatibility ideographs, full-width forms read as typed)."""
+    return _fold(unicodedata.normalize("NFKC", text))
+
+
+def _unsupported_answers(scenario: Scenario) -> Iterator[Finding]:
+    """Warnings for a required answer no relevant item holds, and for a distractor as the only relevant item.
+
+    The memory arm can only earn a ``must_contain*`` answer by retrieving it:
+    when no item of ``relevant_items`` states it (in its content or keys),
+    either the answer key or ``relevant_items`` is wrong, and the metrics of
+    retrieval would blame the system for it.
+    """
+    expect = scenario.expect
+    by_id = {item.id: item for item in scenario.items}
+    relevant = [by_id[i] for i in expect.relevant_items if i in by_id]
+    if len(relevant) == 1 and relevant[0].role in DISTRACTOR_ROLES:
+        yield Finding(("expect", "relevant_items"),
+                      f"the only relevant item {relevant[0].id!r} has role {relevant[0].role}: an answer should come from "
+                      "an item with role answer or supporting (is the role, or relevant_items, wrong?)",
+                      expect.relevant_items, "warning")
+    # The probe's own message may supply part of an answer (the version asked about): that is not retrieval's job.
+    corpus = _nfkc(" ".join([scenario.probe.message, *(f"{i.content} {' '.join(k.key for k in i.keys)}" for i in relevant)]))
+    words = set(_WORD.findall(corpus))
+
+    def held(text: str) -> bool:
+        """The text, or every word of it (``postgres://cms`` from "Postgres ... database cms"), is in the corpus."""
+        folded = _nfkc(text)
+        return bool(folded) and (folded in corpus or bool(found := _WORD.findall(folded)) and all(w in words for w in found))
+
+    where = f"relevant_items {expect.relevant_items}" if relevant else "no item is named in relevant_items"
+    for j, text in enumerate(expect.must_contain_all):
+        if not held(text):
+            yield Finding(("expect", "must_contain_all", j),
+                          f"no relevant item states this required text ({where}): name the item that holds the answer "
+                          "in expect.relevant_items, or fix the text", text, "warning")
+    for loc, group in (*((("must_contain_groups", j), g) for j, g in enumerate(expect.must_contain_groups)),
+                       *([(("must_contain_any",), expect.must_contain_any)] if expect.must_contain_any else [])):
+        if group and not any(held(t) for t in group):
+            yield Finding(("expect", *loc),
+                          f"no relevant item states any of these ({where}): name the item that holds the answer in "
+                          "expect.relevant_items, or fix the text", group, "warning")
+
+
 def _visible(item: ItemSpec, scenario: Scenario) -> bool:
     return item.workspace is None or item.workspace == scenario.probe.workspace
 
@@ -139,6 +187,9 @@ def check_smells(scenario: Scenario, *, conversation: bool = False) -> Iterator[
         )
     probe = scenario.probe
     tools_off = probe.incognito or not (probe.policy.enabled and probe.policy.agent_read_enabled)
+    if not tools_off and scenario.category != Category.RECENT_HISTORY and not conversation and not expect.abstain:
+        # (not for a conversation's probes: imported benchmarks ask for counts and summaries no one item states)
+        yield from _unsupported_answers(scenario)
     if tools_off and scenario.expect.relevant_items:
         yield Finding(
             ("expect", "relevant_items"),

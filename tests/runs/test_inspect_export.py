@@ -1,0 +1,113 @@
+"""``recall-eval export inspect RUN OUT``: inspect_ai eval logs that inspect_ai's own reader and dataframes open."""
+
+from __future__ import annotations
+
+import builtins
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.cli import main
+from tests.integration.offline_runs import offline_run
+
+inspect_ai = pytest.importorskip("inspect_ai", reason="inspect_ai is not installed (the optional extra: pip install 'recall-eval[inspect]')")
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    tmp = tmp_path_factory.mktemp("export")
+    run_dir = offline_run(tmp)
+    assert main(["export", "inspect", str(run_dir), str(tmp / "logs")]) == 0
+    return run_dir, tmp / "logs"
+
+
+def _records(run_dir: Path) -> dict[str, dict[str, Any]]:
+    lines = (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    return {r["sample_id"]: r for r in map(json.loads, lines)}
+
+
+def test_one_log_per_model_and_arm_reads_back_with_inspect_ais_reader(exported: tuple[Path, Path]) -> None:
+    from inspect_ai.log import read_eval_log
+
+    run_dir, logs = exported
+    paths = sorted(logs.glob("*.eval"))
+    assert [p.name for p in paths] == ["run_offline-reference_history_only.eval", "run_offline-reference_recall.eval"]
+    manifest = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    for path, arm in zip(paths, ["history_only", "recall"], strict=True):
+        log = read_eval_log(str(path))
+        assert log.status == "success" and log.eval.task == f"recall-eval/{arm}" and log.eval.model == "offline/reference"
+        assert log.eval.run_id == manifest["run_id"] and log.eval.config.epochs == manifest["epochs"]
+        assert log.eval.model_generate_config.max_tokens == manifest["parameters"]["max_tokens"]
+        assert log.eval.metadata["recall_eval"]["parameters"] == manifest["parameters"]
+        assert sorted(s.id for s in log.samples) == sorted(manifest["scenario_ids"])
+
+
+def test_samples_keep_their_messages_tool_calls_scores_and_metadata(exported: tuple[Path, Path]) -> None:
+    from inspect_ai.log import read_eval_log
+
+    run_dir, logs = exported
+    records = _records(run_dir)
+    scores = {r["sample_id"]: r for r in map(json.loads, (run_dir / "scores.jsonl").read_text(encoding="utf-8").splitlines())}
+    values = []
+    for arm in ("history_only", "recall"):
+        log = read_eval_log(str(logs / f"run_offline-reference_{arm}.eval"))
+        for sample in log.samples:
+            record, row = records[sample.metadata["sample_id"]], scores[sample.metadata["sample_id"]]
+            assert [m.role for m in sample.messages] == [m["role"] for m in record["messages"]]
+            assert sample.output.completion == record["final_answer"] and sample.epoch == record["epoch"] + 1
+            continuity = next(s for s in row["scores"] if s["name"] == "continuity")
+            assert sample.scores["continuity"].value == ("C" if continuity["passed"] else "I")
+            assert sample.scores["continuity"].explanation == continuity["reason"]
+            assert sample.metadata["outcome"] == row["outcome"] and sample.metadata["arm"] == arm
+            calls = [c for m in sample.messages if m.role == "assistant" for c in (m.tool_calls or [])]
+            assert [(c.id, c.function, c.arguments) for c in calls] == [
+                (c["call_id"], c["name"], json.loads(c["arguments"])) for c in record["tool_calls"]]
+            values.append(sample.scores["continuity"].value)
+    assert sorted(set(values)) == ["C", "I"]  # history_only gets the answerable one wrong
+    assert any(m.role == "tool" for s in log.samples for m in s.messages)  # the recall arm searched memory
+
+
+def test_the_eval_results_are_the_reports_metrics(exported: tuple[Path, Path]) -> None:
+    from inspect_ai.log import read_eval_log
+
+    run_dir, logs = exported
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    expected = next(r["value"] for r in summary["metrics"] if r["model"] == "offline/reference" and r["arm"] == "recall"
+                    and r.get("category", "all") == "all" and r["metric"] == "continuity_accuracy")
+    log = read_eval_log(str(logs / "run_offline-reference_recall.eval"))
+    assert log.results.scores[0].metrics["continuity_accuracy"].value == expected
+
+
+def test_inspect_ais_dataframes_open_the_logs(exported: tuple[Path, Path]) -> None:
+    pytest.importorskip("pyarrow", reason="inspect_ai's dataframes need pyarrow (in the inspect extra)")
+    from inspect_ai.analysis import evals_df, messages_df, samples_df
+
+    run_dir, logs = exported
+    # (evals_df names a task without its package prefix: recall-eval/recall -> recall)
+    assert sorted(evals_df(str(logs))["task_name"]) == ["history_only", "recall"]
+    samples = samples_df(str(logs))
+    assert len(samples) == len(_records(run_dir)) and "score_continuity" in samples.columns
+    messages = messages_df(str(logs))
+    assert len(messages) == sum(len(r["messages"]) for r in _records(run_dir).values())
+
+
+def test_export_of_a_folder_that_is_not_a_run_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["export", "inspect", str(tmp_path), str(tmp_path / "out")]) == 2
+    assert "not a run folder (no run.json)" in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+def test_without_inspect_ai_export_says_how_to_install_it(exported: tuple[Path, Path], tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    real_import = builtins.__import__
+
+    def no_inspect(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name.startswith("inspect_ai"):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_inspect)
+    assert main(["export", "inspect", str(exported[0]), str(tmp_path / "out")]) == 2
+    assert "inspect_ai is not installed; install the optional extra: pip install 'recall-eval[inspect]'" in capsys.readouterr().err
