@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
+from harness.atomic import write_atomic
 from harness.importers.faults import FaultLog, ImporterError
 
 IMPORTER_VERSION = "1"
@@ -126,7 +127,7 @@ def dump_yaml(data: dict[str, Any]) -> str:
 
 def write_text(path: Path, text: str) -> None:
     try:
-        path.write_text(text, encoding="utf-8")
+        write_atomic(path, text)
     except OSError as exc:
         raise ImporterError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
