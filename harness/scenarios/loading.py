@@ -35,6 +35,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from harness.scenarios import limits
 from harness.scenarios.conversation import (
     PROBE_FILE_KEYS,
     PROBES_KEY,
@@ -201,6 +202,21 @@ class _Loaded:
     skipped: bool = False
 
 
+def _too_many_items(document: Document) -> Problem | None:
+    """A file holding more ``items`` than :func:`limits.max_items`, refused before any of them is validated."""
+    items = document.data.get("items") if isinstance(document.data, dict) else None
+    if not isinstance(items, list):
+        return None
+    try:
+        limit = limits.max_items()
+    except limits.LimitSettingError as exc:
+        return Problem(str(document.path), None, "", f"cannot check the item count: {exc}")
+    if len(items) <= limit:
+        return None
+    return Problem(str(document.path), None, "items", f"{len(items):,} items is over the limit of {limit:,} for one "
+                   f"scenario file; refused before validation (split it, or raise {limits.MAX_ITEMS_ENV})")
+
+
 def _unreadable(problems: list[Problem], selection: Selection, path: Path, text: str | None) -> _Loaded:
     """A file whose scenario ids cannot be read: its errors, or (a selection active) a skip noted as warnings.
 
@@ -283,6 +299,8 @@ def _load_file(path: Path, root: Path, selection: Selection) -> _Loaded:
     if not isinstance(document.data, dict):
         kind = "an empty file" if document.data is None else f"a {type(document.data).__name__}"
         return _unreadable([*problems, Problem(str(path), 1, "", f"a scenario file must hold one mapping, not {kind}")], selection, path, text)
+    if (too_many := _too_many_items(document)) is not None:
+        return _unreadable([too_many], selection, path, text)
     defaults, default_problems = _defaults(path.parent, root)
     if PROBES_KEY in document.data:
         return _load_conversation_parts(document, [document], defaults, [*problems, *default_problems], selection)
@@ -321,6 +339,8 @@ def _load_folder(folder: Path, files: list[Path], root: Path, selection: Selecti
     if not isinstance(shared.data, dict):
         kind = "an empty file" if shared.data is None else f"a {type(shared.data).__name__}"
         return _unreadable([*problems, Problem(str(shared_path), 1, "", f"a conversation must be one mapping, not {kind}")], selection, shared_path, text)
+    if (too_many := _too_many_items(shared)) is not None:
+        return _unreadable([too_many], selection, shared_path, text)
     documents = [shared] if PROBES_KEY in shared.data else []
     for path in files:
         document, file_problems = parse_document(path)
