@@ -38,7 +38,7 @@ _OUTCOMES: tuple[str, ...] = get_args(Outcome)
 METRIC_ORDER = (
     "continuity_accuracy", "adherence_rate", "unsupported_claim_rate", "abstention_rate_unanswerable",
     "over_abstention_rate", "coverage", "selective_accuracy", "token_f1", "answer_leakage_rate", "tool_leakage_count",
-    "retrieved_precision", "retrieved_recall", "tool_calls", "model_calls", "prompt_tokens", "completion_tokens",
+    "out_of_scope_attempts", "retrieved_precision", "retrieved_recall", "tool_calls", "model_calls", "prompt_tokens", "completion_tokens",
     "tool_result_tokens", "write_model_calls", "write_tool_calls", "write_prompt_tokens", "write_completion_tokens",
     "write_holds_answer_rate", "cost_usd", "latency_p50_s", "latency_p95_s", "tokens_per_correct", "cost_per_correct",
     "error_rate",
