@@ -132,6 +132,7 @@ class _Columns:
         self.values["answered"] = np.where(np.isnan(abst), np.nan, 1.0 - abst)
         self.values["live_latency_s"] = np.where(self.cached, np.nan, self.values["latency_s"])
         self.tool_leaks = np.array(tool_leaks, dtype=np.int64)
+        self.out_of_scope = np.array([len(s.out_of_scope_attempts) for s in scores], dtype=np.int64)
         for name in WRITE_COUNT_METRICS:
             self.values[name] = np.array([getattr(s, name) for s in scores], dtype=np.float64)
         self.values["write_holds_answer"] = np.array([num(s.write_holds_answer) for s in scores], dtype=np.float64)
@@ -182,6 +183,9 @@ def _group_metrics(cols: _Columns, mask: np.ndarray, key: tuple[str, str, str],
     add("answer_leakage_rate", ok, "answer_leak")
     leaks = int(cols.tool_leaks[mask].sum())
     out.append(_row(model, arm, category, "tool_leakage_count", stats.Interval(leaks, None, None, 0),
+                    int(mask.sum())))
+    attempts = int(cols.out_of_scope[mask].sum())  # refused reads of other workspaces' items: an attack the gate held
+    out.append(_row(model, arm, category, "out_of_scope_attempts", stats.Interval(attempts, None, None, 0),
                     int(mask.sum())))
     add("retrieved_precision", ok, "precision")
     add("retrieved_recall", ok, "recall")

@@ -22,6 +22,7 @@ from typing import Any
 
 from harness import __version__
 from harness.importers.audit import MAX_LISTED, AuditResult
+from harness.atomic import write_atomic
 from harness.importers.faults import FaultLog, ImporterError
 
 IMPORTER_VERSION = "2"
@@ -127,7 +128,7 @@ def dump_yaml(data: dict[str, Any]) -> str:
 
 def write_text(path: Path, text: str) -> None:
     try:
-        path.write_text(text, encoding="utf-8")
+        write_atomic(path, text)
     except OSError as exc:
         raise ImporterError(f"{path}: cannot write: {exc.strerror or exc}") from None
 

@@ -27,14 +27,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.atomic import write_atomic
 from harness.memory_systems.document import DocumentSettings
 from harness.memory_systems.document_format import (
     DOCUMENT_HEADING,
@@ -243,15 +242,7 @@ def append_entry(document: str, args: ExtractArguments, *, now_ms: int, settings
 def write_document_file(path: Path, text: str) -> None:
     """Write the memory file atomically with the seed's permissions: directory 0700, file 0600."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".memory-", suffix=".tmp")
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.chmod(temporary, 0o600)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_atomic(path, text, mode=0o600)
 
 
 class DocumentExtractRun:

@@ -9,6 +9,7 @@ folder may hold.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from harness.records.models import MANIFEST_FILE, RESULTS_SCHEMA_VERSION, ResultsError, RunManifest, SampleRecord
+from harness.records.models import MANIFEST_FILE, RESULTS_SCHEMA_VERSION, ResultsError, RunManifest, SampleRecord, sample_id
 
 
 @dataclass
@@ -37,6 +38,8 @@ class ResultsScan:
     torn_last_line: bool = False
     #: Lines read, blank lines excluded.
     lines: int = 0
+    #: SHA-256 of the file's bytes as read (empty for a missing file): what a summary built from it records.
+    sha256: str = ""
 
 
 def _parse_line(raw: bytes, where: str) -> tuple[SampleRecord | None, str | None]:
@@ -55,12 +58,17 @@ def _parse_line(raw: bytes, where: str) -> tuple[SampleRecord | None, str | None
     if version != RESULTS_SCHEMA_VERSION:
         return None, f"{where}: schema_version {version!r} is not supported (expected {RESULTS_SCHEMA_VERSION})"
     try:
-        return SampleRecord.model_validate(data), None
+        record = SampleRecord.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(part) for part in first["loc"]) or "(record)"
         more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         return None, f"{where}: invalid sample record: {loc}: {first['msg']}{more}"
+    own = sample_id(record.scenario_id, record.arm, record.model, record.epoch)
+    if record.sample_id != own:  # it would stand in for another sample (another arm's, say) and hide this one
+        return None, (f"{where}: sample_id {record.sample_id!r} does not match the record's own scenario, arm, model "
+                      f"and epoch ({own!r}): a corrupt or forged record")
+    return record, None
 
 
 def scan_results(path: Path) -> ResultsScan:
@@ -75,6 +83,7 @@ def scan_results(path: Path) -> ResultsScan:
     if not path.is_file():
         return scan
     data = path.read_bytes()
+    scan.sha256 = hashlib.sha256(data).hexdigest()
     raw_lines = data.split(b"\n")
     ends_cleanly = data.endswith(b"\n") or not data
     kept: dict[str, SampleRecord] = {}

@@ -13,7 +13,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+from harness.atomic import write_atomic
 from harness.records.models import MANIFEST_FILE, ResultsError, RunManifest, SampleRecord
+
+
+#: Files of a run folder are never opened through a symlink: one planted there would send writes outside the folder.
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def append_record(handle: Any, record: SampleRecord) -> None:
@@ -59,7 +64,7 @@ class ResultsWriter:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.error: ResultsWriteError | None = None
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW, 0o644)
         try:
             size = os.fstat(self._fd).st_size
             self._newline_first = size > 0 and _last_byte(self.path, size) != b"\n"
@@ -107,7 +112,7 @@ def _last_byte(path: Path, size: int) -> bytes:
 
 
 def write_manifest(run_dir: Path, manifest: RunManifest) -> None:
-    """Replace ``run.json`` atomically (write a temp file, then rename).
+    """Replace ``run.json`` atomically (:func:`harness.atomic.write_atomic`: a unique temp file, never through a symlink).
 
     On a full disk, where the temp file cannot be written, ``run.json`` is
     rewritten in place instead (it keeps its blocks, so a manifest of about
@@ -117,16 +122,12 @@ def write_manifest(run_dir: Path, manifest: RunManifest) -> None:
         ResultsError: the manifest could not be written (no temp file is left behind).
     """
     path = Path(run_dir) / MANIFEST_FILE
-    tmp = path.with_suffix(".json.tmp")
     data = (manifest.model_dump_json(indent=2) + "\n").encode("utf-8")
     try:
-        tmp.write_bytes(data)
-        tmp.replace(path)
+        write_atomic(path, data)
         return
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
-        if exc.errno not in (errno.ENOSPC, errno.EDQUOT) or not path.is_file():
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT) or path.is_symlink() or not path.is_file():
             raise ResultsError(f"{path}: cannot write the run manifest: {exc.strerror or exc}") from None
         failure = exc
     try:
@@ -137,8 +138,8 @@ def write_manifest(run_dir: Path, manifest: RunManifest) -> None:
 
 def _rewrite_in_place(path: Path, data: bytes) -> None:
     """Overwrite ``path`` with ``data`` without allocating a new file; restore the old bytes on failure."""
-    old = path.read_bytes()
-    fd = os.open(path, os.O_WRONLY)
+    fd = os.open(path, os.O_RDWR | _NOFOLLOW)
+    old = _read_all(fd)
     try:
         try:
             _pwrite_all(fd, data)
@@ -150,6 +151,13 @@ def _rewrite_in_place(path: Path, data: bytes) -> None:
             raise
     finally:
         os.close(fd)
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.pread(fd, 1 << 20, sum(len(c) for c in chunks)):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _pwrite_all(fd: int, data: bytes) -> None:

@@ -13,6 +13,7 @@ reader must see first (:mod:`harness.report.headlines`) and writes
 from __future__ import annotations
 
 import contextlib
+import errno
 import fnmatch
 import gc
 from collections.abc import Iterator, Mapping, Sequence
@@ -191,20 +192,27 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
     found = sensitivity(run_dir, summary, samples)
     if found is not None:
         summary["judge_sensitivity"] = found
+    # What the summary was built from: `compare` rebuilds (or refuses) a summary whose results or scores changed since.
+    scores = outputs.scores_text(samples)
+    summary["run"]["results_sha256"] = inputs.results_sha256
+    summary["run"]["scores_sha256"] = outputs.text_sha256(scores)
     page = render_html(summary, samples)
     try:
         paths = {
             "summary.json": outputs.write_summary_json(run_dir, summary),
             "metrics.csv": outputs.write_metrics_csv(run_dir, summary["metrics"]),
-            "scores.jsonl": outputs.write_scores_jsonl(run_dir, samples),
+            "scores.jsonl": outputs.write_scores_jsonl(run_dir, scores),
             "junit.xml": outputs.write_junit_xml(run_dir, summary["verdict"], samples),
             "index.html": outputs.write_index_html(run_dir, page),
         }
     except OSError as exc:  # read-only folder, full disk, a folder where a file should be
         where = exc.filename or run_dir
-        raise ReportError(f"{where}: cannot write the report ({exc.strerror or exc}); the results are untouched. "
-                          f"Make {run_dir} writable (or copy the run folder somewhere writable) and run "
-                          f"`recall-eval report` on it again") from None
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            fix = (f"Make {run_dir} writable (or copy the run folder somewhere writable) and run "
+                   "`recall-eval report` on it again")
+        else:
+            fix = "Fix the cause (free space, a folder or link where a file should be) and run `recall-eval report` again"
+        raise ReportError(f"{where}: cannot write the report ({exc.strerror or exc}); the results are untouched. {fix}") from None
     error_rate = summary["run"]["error_rate"]
     return ReportOutcome(verdict=summary["verdict"]["status"], reasons=list(summary["verdict"]["reasons"]),
                          index_html=paths["index.html"], summary_json=paths["summary.json"], paths=paths,

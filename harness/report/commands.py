@@ -24,17 +24,38 @@ def _thresholds_from_args(args: Any) -> VerdictConfig:
     return VerdictConfig(**values)
 
 
+def run_in_progress(run_dir: Path) -> str | None:
+    """Why ``run_dir`` must not be reported on now: a live ``run`` holds its lock (None when no writer lives).
+
+    A report beside a writer would summarise half the records and overwrite
+    the outputs the run writes at its end; a stale lock (its holder died)
+    does not count.
+    """
+    from harness.run import describe_writer, live_writer
+
+    holder = live_writer(run_dir)
+    if holder is None:
+        return None
+    return (f"{run_dir}: its run is in progress (being written by {describe_writer(holder)}); nothing was written. "
+            "Wait for it to finish, or report a copy of the folder")
+
+
 def cli_report(args: Any) -> int:
     """``recall-eval report RUN_DIR``: leads and verdict first, then the paths.
 
     Exit 1 when the error rate is above ``--max-error-rate``, or with ``--gate``
-    unless the verdict is pass (an incomplete run included); 2 on bad input.
+    unless the verdict is pass (an incomplete run included); 2 on bad input or
+    when the folder's run is still writing (nothing is written then).
     """
     from pydantic import ValidationError
 
     from harness.scenarios import ScenarioError
     from harness.score import JudgeError, PaperMetricsError
 
+    busy = run_in_progress(Path(args.run_dir))
+    if busy is not None:
+        print(f"recall-eval report: {busy}", file=sys.stderr)
+        return 2
     try:
         try:
             thresholds = _thresholds_from_args(args)

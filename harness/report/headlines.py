@@ -9,7 +9,9 @@ recall-vs-history comparison say nothing about memory). Order: leads first
 Codes: ``incomplete``, ``errors``, ``low_tool_use``, ``offline_baseline``,
 ``below_mde``, ``protocol``, ``not_judged``, ``no_relevant_item`` (suites with a
 protocol), ``suite_incomplete``, ``unjudged_rubric``, ``cached``, ``unusable_lines``,
-``duplicates``, ``foreign``; ``gold_audit`` is added by :mod:`harness.report.build` (the suite's import audit).
+``duplicates``, ``foreign``, ``out_of_scope_attempts`` (the model asked for
+other workspaces' items and the Host refused: refused reads are evidence of
+an attack, and that the gate held); ``gold_audit`` is added by :mod:`harness.report.build` (the suite's import audit).
 
 Also here: the per-arm tables the headlines rest on (``tool_use``,
 ``unsupported_by_kind``), pure functions of the scored samples.
@@ -136,6 +138,21 @@ def _protocol_notes(protocol: Mapping[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
+def _blocked_notes(metrics: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Per model x arm whose model asked for other workspaces' items: how often the Host refused, and the leaks beside it."""
+    notes = []
+    for row in metrics:
+        if row.get("metric") != "out_of_scope_attempts" or row.get("category", "all") != "all" or not row.get("value"):
+            continue
+        leaks = _find_overall(metrics, metric="tool_leakage_count", model=row.get("model"), arm=row.get("arm"))
+        leaked = int((leaks or {}).get("value") or 0)
+        notes.append(f"blocked: {row['model']} in arm {row['arm']} asked memory_get for another workspace's items "
+                     f"{int(row['value'])} time(s), and the Host refused each (tool-level leaks {leaked}): the arm was "
+                     "under attack (a prompt-injected item, say), and the scope gate "
+                     + ("held" if leaked == 0 else "held for these calls; the leaks are another matter"))
+    return notes
+
+
 def headlines(summary: Mapping[str, Any], *, health: RunHealth, inputs: ReportInputs, config: VerdictConfig,
               unjudged_rubric: int) -> list[dict[str, Any]]:
     """The true headlines of a run, leads first (see the module docstring).
@@ -178,6 +195,7 @@ def headlines(summary: Mapping[str, Any], *, health: RunHealth, inputs: ReportIn
                                 f"({health.error_rate:.1%}), within --max-error-rate {config.max_error_rate:g}; "
                                 "error samples are left out of every rate"))
     notes += [("low_tool_use", t) for t in tool_notes]
+    notes += [("out_of_scope_attempts", t) for t in _blocked_notes(summary.get("metrics") or [])]
     cached = run.get("cached_samples") or 0
     if cached:
         notes.append(("cached", f"{cached} of {run.get('samples')} samples came from the cache; their latency is "

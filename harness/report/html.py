@@ -39,7 +39,8 @@ _OUTCOMES: tuple[str, ...] = get_args(Outcome)
 METRIC_ORDER = (
     "continuity_accuracy", "task_averaged_accuracy", "adherence_rate", "unsupported_claim_rate",
     "abstention_rate_unanswerable", "over_abstention_rate", "coverage", "selective_accuracy", "token_f1", "bleu1",
-    "answer_leakage_rate", "tool_leakage_count", "retrieved_precision", "retrieved_recall",
+    "answer_leakage_rate", "tool_leakage_count",
+    "out_of_scope_attempts", "retrieved_precision", "retrieved_recall",
     *(f"session_{m}@{k}" for k in SESSION_KS for m in ("recall_any", "recall_all", "ndcg")),
     "tool_calls", "model_calls", "prompt_tokens", "completion_tokens",
     "tool_result_tokens", "write_model_calls", "write_tool_calls", "write_prompt_tokens", "write_completion_tokens",

@@ -73,6 +73,10 @@ class ReportInputs:
     foreign: dict[str, int] = field(default_factory=dict)
     #: Sample ids of those records.
     foreign_ids: frozenset[str] = frozenset()
+    #: SHA-256 of ``results.jsonl`` as read (empty when unknown): the summary records it, ``compare`` checks it.
+    results_sha256: str = ""
+    #: ``run.json``'s ``sample_count`` when it disagrees with the plan (the plan's count is used).
+    recorded_count: int | None = None
 
     @property
     def complete(self) -> bool:
@@ -99,14 +103,19 @@ class ReportInputs:
         if self.foreign:
             out.append(f"{len(self.foreign_ids)} record(s) outside run.json scored on request "
                        f"(--include-foreign): {_describe(self.foreign)}")
+        if self.recorded_count is not None:
+            out.append(f"run.json says sample_count {self.recorded_count}, but its plan (scenarios x arms x models x "
+                       f"epochs) has {self.planned}; the plan's count is used")
         return out
 
 
 def planned_samples(manifest: RunManifest) -> int:
-    """``manifest.sample_count``, or scenarios x arms x models x epochs for manifests that lack it."""
-    if manifest.sample_count > 0:
-        return manifest.sample_count
-    return len(manifest.scenario_ids) * len(manifest.arms) * len(manifest.models) * manifest.epochs
+    """Scenarios x arms x models x epochs of the plan ``run.json`` records (distinct names counted once).
+
+    Computed, never read from ``sample_count``: a lowered count would turn an
+    incomplete run into a definitive verdict.
+    """
+    return len(set(manifest.scenario_ids)) * len(set(manifest.arms)) * len(set(manifest.models)) * max(manifest.epochs, 0)
 
 
 def _describe(counts: dict[str, int], limit: int = 8) -> str:
@@ -138,8 +147,10 @@ def read_inputs(run_dir: Path, manifest: RunManifest, *, include_foreign: bool =
             f"{len(manifest.scenario_ids)} scenario(s)). Lines of another run appended? Remove them, or pass "
             "--include-foreign to score them anyway"
         )
+    planned = planned_samples(manifest)
     return ReportInputs(
-        records=scan.records, planned=planned_samples(manifest), present=len(scan.records) - len(foreign_ids),
+        records=scan.records, planned=planned, present=len(scan.records) - len(foreign_ids),
+        results_sha256=scan.sha256, recorded_count=manifest.sample_count if manifest.sample_count not in (0, planned) else None,
         run_status=manifest.status, problems=list(scan.problems), duplicates=scan.duplicates,
         torn_last_line=scan.torn_last_line, foreign=dict(foreign), foreign_ids=frozenset(foreign_ids),
     )

@@ -6,8 +6,8 @@ reader never sees half a file.
 
 from __future__ import annotations
 
-import contextlib
 import csv
+import hashlib
 import io
 import json
 import re
@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.atomic import write_atomic
 from harness.score import CORRECT_OUTCOMES
 
 SUMMARY_FILE = "summary.json"
@@ -27,16 +28,9 @@ METRICS_COLUMNS = ("model", "arm", "category", "metric", "value", "ci_low", "ci_
 
 
 def write_output(path: Path, text: str) -> Path:
-    """Write ``text`` to ``path`` atomically; on failure the temp file is removed and the OSError raised."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    except OSError:
-        with contextlib.suppress(OSError):  # nothing to clean up, or a read-only folder
-            tmp.unlink(missing_ok=True)
-        raise
-    return path
+    """Write ``text`` to ``path`` atomically (:func:`harness.atomic.write_atomic`: a unique temp name, never through
+    a symlink); on failure the temp file is removed and the OSError raised."""
+    return write_atomic(path, text)
 
 
 def write_summary_json(run_dir: Path, summary: Mapping[str, Any]) -> Path:
@@ -59,11 +53,22 @@ def write_metrics_csv(run_dir: Path, metrics: Iterable[Mapping[str, Any]]) -> Pa
     return write_output(Path(run_dir) / METRICS_FILE, buffer.getvalue())
 
 
-def write_scores_jsonl(run_dir: Path, samples: Iterable[Mapping[str, Any]]) -> Path:
-    """``scores.jsonl``: per-sample outcome and scores without transcripts (read by ``compare``)."""
+def scores_text(samples: Iterable[Mapping[str, Any]]) -> str:
+    """The text of ``scores.jsonl`` (its digest goes into ``summary.json`` before either is written)."""
     keys = ("sample_id", "scenario_id", "title", "category", "arm", "model", "epoch", "status", "outcome", "scores")
     lines = [json.dumps({k: s.get(k) for k in keys}, ensure_ascii=False) for s in samples]
-    return write_output(Path(run_dir) / SCORES_FILE, "\n".join(lines) + ("\n" if lines else ""))
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def text_sha256(text: str) -> str:
+    """SHA-256 of ``text`` as a written file holds it (UTF-8)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def write_scores_jsonl(run_dir: Path, samples: Iterable[Mapping[str, Any]] | str) -> Path:
+    """``scores.jsonl``: per-sample outcome and scores without transcripts (read by ``compare``); or its text."""
+    text = samples if isinstance(samples, str) else scores_text(samples)
+    return write_output(Path(run_dir) / SCORES_FILE, text)
 
 
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")

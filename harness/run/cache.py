@@ -12,16 +12,15 @@ overwritten by the next fresh response.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
-import os
-import uuid
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
+
+from harness.atomic import write_atomic
 
 DEFAULT_CACHE_DIR = ".recall-eval-cache"
 CACHE_FORMAT_VERSION = 1
@@ -91,12 +90,8 @@ class ResponseCache:
         if not self.enabled:
             return
         path = self.path(key)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(entry.model_dump_json(), encoding="utf-8")
-            os.replace(tmp, path)
+            write_atomic(path, entry.model_dump_json())
         except OSError as exc:
             _log.warning("response cache: cannot write %s (%s)", path, exc)
-            with contextlib.suppress(OSError):  # e.g. the folder could not be made: no temp file to remove
-                tmp.unlink(missing_ok=True)

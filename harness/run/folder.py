@@ -93,7 +93,7 @@ def lock_folder(run_dir: Path, started_at: str) -> RunFolderLock:
     """
     path = run_dir / LOCK_FILE
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)  # never through a planted link
     except OSError as exc:
         raise RunFolderError(f"cannot write the run folder {run_dir}: {_why(exc)} ({path}); choose another --out") from None
     try:
@@ -101,11 +101,7 @@ def lock_folder(run_dir: Path, started_at: str) -> RunFolderLock:
     except BlockingIOError:
         holder = _holder(fd)
         os.close(fd)
-        who = f"pid {holder.get('pid', '?')}" + (f" on {holder['host']}" if holder.get("host") else "")
-        raise RunFolderError(
-            f"run folder {run_dir} is being written by {who} (started {holder.get('started_at', 'at an unknown time')}); "
-            "wait for it or use another --out"
-        ) from None
+        raise RunFolderError(f"run folder {run_dir} is being written by {describe_writer(holder)}; wait for it or use another --out") from None
     info = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "started_at": started_at}).encode("utf-8") + b"\n"
     try:
         os.pwrite(fd, info, 0)
@@ -114,6 +110,39 @@ def lock_folder(run_dir: Path, started_at: str) -> RunFolderLock:
         RunFolderLock(path, fd).release()
         raise RunFolderError(f"cannot write the run folder {run_dir}: {_why(exc)} ({path}); free space or choose another --out") from None
     return RunFolderLock(path, fd)
+
+
+def live_writer(run_dir: Path) -> dict[str, object] | None:
+    """The holder of ``run_dir``'s lock while a live process holds it (``pid``, ``host``, ``started_at``), else None.
+
+    For readers that would write beside a run (``report``, ``compare``): a
+    run still writing must not get a summary of half its records. Nothing is
+    created: a folder without a lock file has no writer, and a lock file
+    whose holder died (the OS released its lock) is stale and reads as None.
+    The check takes a shared lock for an instant; a writer starting in that
+    instant is refused as if another writer held the folder.
+    """
+    try:
+        fd = os.open(Path(run_dir) / LOCK_FILE, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:  # no lock file (never run, or not a run folder), or a link: no live writer we can see
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _holder(fd) or {"pid": "?"}
+        except OSError:
+            return None
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def describe_writer(holder: dict[str, object]) -> str:
+    """``pid 123 on host (started ...)``: who holds a run folder, for messages."""
+    who = f"pid {holder.get('pid', '?')}" + (f" on {holder['host']}" if holder.get("host") else "")
+    return f"{who} (started {holder.get('started_at', 'at an unknown time')})"
 
 
 def check_fresh(run_dir: Path) -> None:

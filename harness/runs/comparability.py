@@ -181,9 +181,62 @@ def load_run(run_dir: Path, *, include_foreign: bool = False) -> RunData:
         raise CompareError(f"{results}: {len(foreign)} record(s) of samples its run.json does not plan, e.g. "
                            f"{foreign[0]}; remove them, or pass --include-foreign to count them")
     summary_path, scores_path = run_dir / SUMMARY_FILE, run_dir / SCORES_FILE
-    if not summary_path.is_file() or not scores_path.is_file():
-        build_report(run_dir, **_foreign_keyword(build_report, include_foreign))
-    return RunData(run_dir, manifest, _read_summary(summary_path), _read_scores(scores_path), scan, foreign)
+    summary: dict[str, Any] | None = None
+    why: str | None = "summary.json or scores.jsonl is missing"
+    if summary_path.is_file() and scores_path.is_file():
+        summary = _read_summary(summary_path)
+        why = _stale(summary, scan, scores_path)
+    if why is not None:
+        _check_rebuildable(run_dir, summary, why)
+        build_report(run_dir, **_rebuild_keywords(build_report, summary, include_foreign))
+        summary = _read_summary(summary_path)
+    assert summary is not None
+    return RunData(run_dir, manifest, summary, _read_scores(scores_path), scan, foreign)
+
+
+def _stale(summary: Mapping[str, Any], scan: ResultsScan, scores_path: Path) -> str | None:
+    """Why ``summary.json`` no longer describes the folder (its results or scores changed since), or None."""
+    import hashlib
+
+    run = _dict(summary.get("run"))
+    if run.get("results_sha256") is None or run.get("scores_sha256") is None:
+        return "summary.json records no digest of the results it was built from (an older report)"
+    if run["results_sha256"] != scan.sha256:
+        return "results.jsonl changed after summary.json was built"
+    if run["scores_sha256"] != hashlib.sha256(scores_path.read_bytes()).hexdigest():
+        return "scores.jsonl changed after summary.json was built"
+    return None
+
+
+def _check_rebuildable(run_dir: Path, summary: Mapping[str, Any] | None, why: str) -> None:
+    """Refuse (CompareError) to rebuild a report where it cannot be done here: a run still writing, or a judge's scores."""
+    from harness.run import describe_writer, live_writer
+
+    holder = live_writer(run_dir)
+    if holder is not None:
+        raise CompareError(f"{run_dir}: its run is in progress (being written by {describe_writer(holder)}) and its "
+                           f"report is not current ({why}); compare it once the run has finished")
+    judge = _judge(summary) if summary is not None else None
+    if judge:
+        raise CompareError(f"{run_dir / 'summary.json'}: {why}, and it was scored with the judge {judge}, which "
+                           f"compare does not call; rebuild it with `recall-eval report {run_dir} --judge-model {judge}`")
+
+
+def _rebuild_keywords(build_report: Any, summary: Mapping[str, Any] | None, include_foreign: bool) -> dict[str, Any]:
+    """The rebuilt report keeps what the stale one was built with: excluded scenarios and verdict thresholds."""
+    from harness.analysis import VerdictConfig
+
+    keywords = _foreign_keyword(build_report, include_foreign)
+    if summary is None:
+        return keywords
+    excluded = [str(s) for s in _list(_dict(summary.get("run")).get("excluded_scenarios"))]
+    if excluded:
+        keywords["exclude"] = excluded
+    try:
+        keywords["thresholds"] = VerdictConfig(**_dict(_dict(summary.get("verdict")).get("config")))
+    except (TypeError, ValueError):
+        pass  # an unreadable config: the default thresholds
+    return keywords
 
 
 def _show(value: Any) -> str:

@@ -19,6 +19,7 @@ import yaml
 
 from harness.memo import ByIdentity
 from harness.scenarios.json_fast_path import NotPlainJson, json_lines, parse_json
+from harness.scenarios import limits
 from harness.scenarios.limits import MAX_DEPTH
 from harness.scenarios.problems import Loc, Problem, format_loc
 
@@ -145,6 +146,18 @@ def display_path(path: Path) -> Path:
 
 
 def read_text(path: Path) -> tuple[str | None, list[Problem]]:
+    """The file's text, or the problem: unreadable, not UTF-8, or larger than :func:`limits.max_file_bytes` (checked first)."""
+    try:
+        limit = limits.max_file_bytes()
+    except limits.LimitSettingError as exc:
+        return None, [Problem(str(path), None, "", f"cannot check the file's size: {exc}")]
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        return None, [Problem(str(path), None, "", f"cannot read: {exc.strerror}")]
+    if size > limit:
+        return None, [Problem(str(path), None, "", f"{size / 2**20:,.1f} MiB is over the {limit / 2**20:g} MiB limit for a "
+                              f"scenario file; refused before reading (split it, or raise {limits.MAX_FILE_MB_ENV})")]
     try:
         return path.read_text(encoding="utf-8"), []
     except UnicodeDecodeError as exc:
@@ -166,6 +179,14 @@ def parse_document(path: Path, text: str | None = None) -> tuple[Document | None
             pass
         else:
             return Document(path, data, text=text), []
+    try:
+        yaml_limit = limits.max_yaml_chars()
+    except limits.LimitSettingError as exc:
+        return None, [Problem(str(path), None, "", f"cannot check the file's size: {exc}")]
+    if len(text) > yaml_limit:  # YAML's node tree costs tens of bytes of memory per byte of text: refuse before parsing
+        return None, [Problem(str(path), None, "", f"{len(text) / 2**20:,.1f} MiB of YAML is over the {yaml_limit / 2**20:g} MiB "
+                              f"limit for YAML syntax; refused before parsing (write it in JSON syntax, as `recall-eval "
+                              f"import` does, or raise {limits.MAX_YAML_MB_ENV})")]
     loader = _Loader(text)
     duplicates: list[yaml.Node] = []
     try:

@@ -35,6 +35,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from harness.scenarios import limits
 from harness.scenarios.conversation import (
     PROBE_FILE_KEYS,
     PROBES_KEY,
@@ -201,15 +202,59 @@ class _Loaded:
     skipped: bool = False
 
 
-def _unreadable(problems: list[Problem], selection: Selection) -> _Loaded:
-    """A file whose scenario ids cannot be read: its errors, or (a selection active) a skip noted as warnings."""
-    if not selection.active:
+def _too_many_items(document: Document) -> Problem | None:
+    """A file holding more ``items`` than :func:`limits.max_items`, refused before any of them is validated."""
+    items = document.data.get("items") if isinstance(document.data, dict) else None
+    if not isinstance(items, list):
+        return None
+    try:
+        limit = limits.max_items()
+    except limits.LimitSettingError as exc:
+        return Problem(str(document.path), None, "", f"cannot check the item count: {exc}")
+    if len(items) <= limit:
+        return None
+    return Problem(str(document.path), None, "items", f"{len(items):,} items is over the limit of {limit:,} for one "
+                   f"scenario file; refused before validation (split it, or raise {limits.MAX_ITEMS_ENV})")
+
+
+def _unreadable(problems: list[Problem], selection: Selection, path: Path, text: str | None) -> _Loaded:
+    """A file whose scenario ids cannot be read: its errors, or (a selection active) a skip noted as warnings.
+
+    A file the selection names all the same (:func:`_names_selected`: its
+    top-level ``id:`` line or its name matches an id glob, or its
+    ``category:`` line a category) keeps its errors: a run of what was asked
+    for must not quietly lose part of it.
+    """
+    if not selection.active or _names_selected(selection, path, text):
         return _Loaded(problems=problems)
     note = " (skipped: a filter is active and this file cannot be read; `recall-eval validate` checks it)"
     return _Loaded(problems=[Problem(p.file, p.line, p.field, p.message + note, p.value, "warning") for p in problems], skipped=True)
 
 
 _TOP_ID = re.compile(r"^id:[ \t]+([A-Za-z0-9][A-Za-z0-9._:-]*)[ \t]*(?:#.*)?$", re.MULTILINE)
+_TOP_CATEGORY = re.compile(r"^category:[ \t]+['\"]?([A-Za-z0-9_.-]+)['\"]?[ \t]*(?:#.*)?$", re.MULTILINE)
+
+
+def _names_selected(selection: Selection, path: Path, text: str | None) -> bool:
+    """Whether an unloadable file is, by what can be read of it without parsing, one the selection asks for.
+
+    Its candidate ids are its top-level ``id:`` lines and its file name
+    (``my-01-x.yaml`` is ``my-01-x``; a conversation's shared file, its
+    folder's name); a glob with a ``/`` is matched against the conversation
+    part. Every filter that can be read must match; one that cannot (tags,
+    or a category the text does not show) does not count either way.
+    """
+    stem = path.parent.name if path.name == CONVERSATION_FILE else path.stem
+    candidates = {stem, *_TOP_ID.findall(text or "")}
+    checks = []
+    if selection.ids:
+        conversation_globs = [g.split("/", 1)[0] for g in selection.ids if "/" in g]
+        checks.append(any(selection._id_matches(c) or any(fnmatch.fnmatchcase(c, g) for g in conversation_globs)
+                          for c in candidates))
+    categories = _TOP_CATEGORY.findall(text or "")
+    if selection.categories and categories:
+        checks.append(any(c in selection.categories for c in categories))
+    return bool(checks) and all(checks)
 
 
 def _ruled_out(text: str, selection: Selection) -> bool:
@@ -245,15 +290,17 @@ def _load_file(path: Path, root: Path, selection: Selection) -> _Loaded:
     """Read one file (a story or a conversation), select, merge and check it."""
     text, problems = read_text(path)
     if text is None:
-        return _unreadable(problems, selection)
+        return _unreadable(problems, selection, path, None)
     if _ruled_out(text, selection):
         return _Loaded(skipped=True)
     document, problems = parse_document(path, text)
     if document is None:
-        return _unreadable(problems, selection)
+        return _unreadable(problems, selection, path, text)
     if not isinstance(document.data, dict):
         kind = "an empty file" if document.data is None else f"a {type(document.data).__name__}"
-        return _unreadable([*problems, Problem(str(path), 1, "", f"a scenario file must hold one mapping, not {kind}")], selection)
+        return _unreadable([*problems, Problem(str(path), 1, "", f"a scenario file must hold one mapping, not {kind}")], selection, path, text)
+    if (too_many := _too_many_items(document)) is not None:
+        return _unreadable([too_many], selection, path, text)
     defaults, default_problems = _defaults(path.parent, root)
     if PROBES_KEY in document.data:
         return _load_conversation_parts(document, [document], defaults, [*problems, *default_problems], selection)
@@ -283,15 +330,17 @@ def _load_folder(folder: Path, files: list[Path], root: Path, selection: Selecti
     shared_path = display_path(folder / CONVERSATION_FILE)
     text, problems = read_text(shared_path)
     if text is None:
-        return _unreadable(problems, selection)
+        return _unreadable(problems, selection, shared_path, None)
     if _ruled_out(text, selection):
         return _Loaded(skipped=True)
     shared, problems = parse_document(shared_path, text)
     if shared is None:
-        return _unreadable(problems, selection)
+        return _unreadable(problems, selection, shared_path, text)
     if not isinstance(shared.data, dict):
         kind = "an empty file" if shared.data is None else f"a {type(shared.data).__name__}"
-        return _unreadable([*problems, Problem(str(shared_path), 1, "", f"a conversation must be one mapping, not {kind}")], selection)
+        return _unreadable([*problems, Problem(str(shared_path), 1, "", f"a conversation must be one mapping, not {kind}")], selection, shared_path, text)
+    if (too_many := _too_many_items(shared)) is not None:
+        return _unreadable([too_many], selection, shared_path, text)
     documents = [shared] if PROBES_KEY in shared.data else []
     for path in files:
         document, file_problems = parse_document(path)

@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from harness.atomic import write_atomic
+
 if TYPE_CHECKING:
     from harness.scenarios import AnswerCheck
     from harness.score.judge_presets import JudgePrompt
@@ -203,9 +205,7 @@ def store_cached(memory: dict[str, Any], cache_dir: Path, key: str, result: Base
     """Write ``result`` atomically (temp file, then rename) so a crash never leaves half a verdict."""
     path = cache_dir / f"{key}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(result.model_dump_json(), encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, result.model_dump_json())
     memory[key] = result
 
 

@@ -92,6 +92,8 @@ class SampleScores(BaseModel):
     unsupported_claims: list[UnsupportedClaim] = Field(default_factory=list)
     answer_leaks: list[str] = Field(default_factory=list, description="Leakage canaries in the final answer")
     tool_leaks: list[ToolLeak] = Field(default_factory=list)
+    out_of_scope_attempts: list[str] = Field(
+        default_factory=list, description="Ids of other workspaces' items asked of memory_get and refused by the Host, one per call")
     retrieved_items: list[str] = Field(default_factory=list)
     retrieved_precision: float | None = None
     retrieved_recall: float | None = None

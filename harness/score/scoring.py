@@ -76,7 +76,7 @@ from harness.records import SampleRecord
 from harness.scenarios import Scenario
 from harness.score.abstention import find_abstention
 from harness.score.claims import canary_findings, cited_id_claims, excerpt, grounding_claims
-from harness.score.disclosure import retrieval, tool_leaks
+from harness.score.disclosure import out_of_scope_attempts, retrieval, tool_leaks
 from harness.score.matching import check_answer, contains, has_any_check, states_expected_fact
 from harness.score.models import Outcome, SampleScores, Score, UnsupportedClaim
 from harness.score.paper_metrics import bleu1, locomo_f1, session_retrieval
@@ -206,7 +206,8 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
     base = _base(record, scenario)
     leaks = tool_leaks(record, scenario)
     retrieved, precision, recall = retrieval(record, scenario)
-    common = {**base, **_cost_fields(record), **_write_fields(record, scenario), "tool_leaks": leaks, "retrieved_items": retrieved,
+    common = {**base, **_cost_fields(record), **_write_fields(record, scenario), "tool_leaks": leaks,
+              "out_of_scope_attempts": out_of_scope_attempts(record, scenario), "retrieved_items": retrieved,
               "retrieved_precision": precision, "retrieved_recall": recall, **score_writes(record, scenario),
               "session_retrieval": session_retrieval(record, scenario)}
     if record.status == "error":

@@ -65,11 +65,12 @@ def test_a_json_line_that_is_not_an_object_is_named_by_file_and_line(pair, capsy
 
 
 def test_unreadable_result_lines_can_be_compared_anyway_with_force(pair, capsys) -> None:
-    """With --force, unreadable results lines are listed and the rest is compared (exit by the gate)."""
+    """With --force, unreadable results lines are listed and the rest is compared; B's report, rebuilt from those
+    results, is incomplete: a verdict regression, exit 1."""
     a, b = pair
     _replace_line(b / RESULTS_FILE, 2, b'"just a string"')
     code, text = _compare(capsys, a, b, force=True)
-    assert code == 0
+    assert code == 1 and "verdict regression: A pass -> B incomplete" in text
     assert f"{b / RESULTS_FILE}:2: a JSON str" in text and "compared anyway" in text
 
 
@@ -88,10 +89,32 @@ def test_a_torn_last_line_makes_the_run_no_basis_for_a_gate(pair, capsys) -> Non
     (b'{"model": "m"}', "no arm, scenario_id, status"),
     (b"{not json", "not valid JSON"),
 ])
-def test_a_corrupt_scores_line_is_named_by_file_and_line(pair, capsys, raw: bytes, said: str) -> None:
-    """A damaged scores.jsonl line: exit 2 naming scores.jsonl:2, what is wrong, and `recall-eval report` to fix it."""
+def test_a_corrupt_scores_line_is_rebuilt_from_the_results(pair, capsys, raw: bytes, said: str) -> None:
+    """A damaged scores.jsonl line no longer matches the digest summary.json recorded: the report is rebuilt from the
+    results, and the runs compare as the same (exit 0)."""
     a, b = pair
     _replace_line(b / "scores.jsonl", 2, raw)
+    code, text = _compare(capsys, a, b)
+    assert code == 0, text
+    assert (b / "scores.jsonl").read_bytes() == (a / "scores.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize(("raw", "said"), [
+    (b"\x80\x81 binary", "not UTF-8"),
+    (b"[1, 2]", "a JSON list, not a sample object"),
+    (b"{not json", "not valid JSON"),
+])
+def test_a_corrupt_scores_line_matching_a_forged_digest_is_named_by_file_and_line(pair, capsys, raw: bytes, said: str) -> None:
+    """A damaged scores.jsonl line with summary.json's digest forged to match it: exit 2 naming scores.jsonl:2 and
+    `recall-eval report` to fix it."""
+    import hashlib
+
+    from tests.runs.compare_factories import edit_json
+
+    a, b = pair
+    _replace_line(b / "scores.jsonl", 2, raw)
+    digest = hashlib.sha256((b / "scores.jsonl").read_bytes()).hexdigest()
+    edit_json(b / "summary.json", lambda s: s["run"].update(scores_sha256=digest))
     code, text = _compare(capsys, a, b)
     assert code == 2
     assert f"{b / 'scores.jsonl'}:2: {said}" in text and "recall-eval report" in text

@@ -134,10 +134,10 @@ def test_a_manifest_that_cannot_be_written_leaves_no_temp_file(tmp_path: Path, m
     write_manifest(tmp_path, manifest)
     before = (tmp_path / "run.json").read_bytes()
 
-    def full(self: Path, data: bytes) -> int:
+    def full(fd: int, data: object) -> int:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(Path, "write_bytes", full)
+    monkeypatch.setattr("harness.atomic._write", full)
     monkeypatch.setattr(results_module, "_pwrite_all", lambda fd, data: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left on device")))
     with pytest.raises(ResultsError, match="run.json: cannot write the run manifest: No space left on device"):
         write_manifest(tmp_path, manifest.model_copy(update={"status": "failed"}))

@@ -28,8 +28,10 @@ LENIENT = VerdictConfig(max_error_rate=0.1)
 
 
 def _run(tmp_path, **kwargs):
-    records, scenarios = paired_run(8, recall_right=7, history_right=2, **kwargs)
-    records.append(make_record(scenarios["fact-00"], arm="recall", epoch=9, error=True))
+    # 9 scenarios x 2 arms, every planned sample present: fact-08's recall sample is an error, fact-07's is wrong
+    records, scenarios = paired_run(9, recall_right=7, history_right=2, **kwargs)
+    records = [r for r in records if not (r.scenario_id == "fact-08" and r.arm == "recall")]
+    records.append(make_record(scenarios["fact-08"], arm="recall", error=True))
     return write_run(tmp_path / "run", records), scenarios
 
 
@@ -47,7 +49,7 @@ def test_summary_json_has_verdict_first_and_contract_keys(tmp_path):
     assert {"run", "metrics", "paired", "mcnemar", "flips", "latency", "added_latency", "min_detectable_effect",
             "judge"} <= set(summary)
     assert summary["verdict"]["status"] == outcome.verdict == "pass"
-    assert summary["run"]["errors"] == 1 and summary["run"]["samples"] == 17
+    assert summary["run"]["errors"] == 1 and summary["run"]["samples"] == 18
 
 
 def test_metrics_csv_has_one_row_per_metric(tmp_path):
@@ -68,7 +70,7 @@ def test_junit_xml_parses_with_gates_cases_and_error_samples(tmp_path):
         "continuity_improves", "unsupported_claims_within_tolerance", "no_tool_leakage", "no_answer_leakage",
         "run_complete", "error_rate_within_max"]
     error_gate = suites["gates"][-1].find("failure")  # 1 error in 17 samples is above the default 5%
-    assert error_gate is not None and error_gate.get("message").startswith("errors: 1 of 17 samples (5.9%)")
+    assert error_gate is not None and error_gate.get("message").startswith("errors: 1 of 18 samples (5.6%)")
     assert suites["gates"].get("failures") == "1" and suites["gates"][-2].find("failure") is None
     recall = suites["offline/reference / recall"]
     assert recall.get("tests") == "9" and recall.get("errors") == "1" and recall.get("failures") == "1"
@@ -84,7 +86,7 @@ def test_junit_xml_fails_the_run_complete_gate_of_an_incomplete_run(tmp_path):
     root = ET.parse(run_dir / "junit.xml").getroot()
     assert root.get("status") == "incomplete"
     case = next(c for c in root.iter("testcase") if c.get("name") == "run_complete")
-    assert case.find("failure").get("message").startswith("incomplete: 14 of 17 samples")
+    assert case.find("failure").get("message").startswith("incomplete: 15 of 18 samples")
 
 
 def test_junit_xml_survives_control_characters_in_answers(tmp_path):
@@ -99,7 +101,7 @@ def test_index_html_and_scores_written(tmp_path):
     run_dir, scenarios = _run(tmp_path)
     outcome = build_report(run_dir, scenarios=scenarios)
     assert outcome.index_html.read_text().lstrip().lower().startswith("<!doctype html")
-    assert len((run_dir / "scores.jsonl").read_text().splitlines()) == 17
+    assert len((run_dir / "scores.jsonl").read_text().splitlines()) == 18
 
 
 def test_exclude_leaves_a_scenario_out(tmp_path):
@@ -107,7 +109,7 @@ def test_exclude_leaves_a_scenario_out(tmp_path):
     build_report(run_dir, scenarios=scenarios, exclude=["fact-0[01]"])
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["run"]["excluded_scenarios"] == ["fact-00", "fact-01"]
-    assert summary["run"]["samples"] == 12
+    assert summary["run"]["samples"] == 14
 
 
 def test_exclude_matching_no_scenario_is_an_error_with_a_did_you_mean(tmp_path, scenarios_patch, capsys):

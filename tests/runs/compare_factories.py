@@ -42,9 +42,16 @@ def synthetic_run(path: Path, *, ids: list[str] | None = None, recall_right: int
                                            calls=[tool_call(["it-pg-version"])] if arm == "recall" else None))
     run_dir = write_run(path, records, arms=arms, models=(model,))
 
+    # The scenarios as files the manifest names, so a report rebuilt by `compare` (its results changed) loads them.
+    suite = path.with_name(path.name + "-suite")
+    suite.mkdir(parents=True, exist_ok=True)
+    for sid, sc in scenarios.items():
+        (suite / f"{sid}.yaml").write_text(json.dumps(sc.model_dump(mode="json", exclude_defaults=True)), encoding="utf-8")
+
     def manifest(data: dict[str, Any]) -> None:
         data.update(suite_hash=suite_hash({sid: scenario_hash(sc) for sid, sc in scenarios.items()}),
-                    parameters={**PARAMETERS, **(parameters or {})}, status=status, epochs=epochs)
+                    parameters={**PARAMETERS, **(parameters or {})}, status=status, epochs=epochs,
+                    scenario_paths=[str(suite)])
 
     edit_json(run_dir / MANIFEST_FILE, manifest)
     build_report(run_dir, scenarios=scenarios)

@@ -1,0 +1,137 @@
+"""Hand-edited run folders that would forge a number: a stale summary, a record standing in for another sample, a
+lowered planned count. Each is caught by a real ``recall-eval report`` or ``compare`` process.
+
+The folders come from a real offline run (and, for ``compare``, the synthetic
+runs of ``tests/runs/compare_factories``); each test edits a copy the way the
+issue saw it done.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.records import MANIFEST_FILE, RESULTS_FILE
+from tests.runs.compare_factories import edit_json, synthetic_run
+
+REPO = Path(__file__).resolve().parents[2]
+SMOKE = REPO / "scenarios" / "smoke"
+
+
+def _cli(*argv: str | Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "harness.cli", *map(str, argv)], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished offline run: 5 smoke scenarios x history_only, recall = 10 samples."""
+    base = tmp_path_factory.mktemp("fault-forged")
+    done = _cli("run", "--scenarios", SMOKE, "--arms", "history_only", "recall", "--out", base / "run",
+                "--cache-dir", base / "cache", "--no-progress")
+    assert done.returncode == 0, done.stdout + done.stderr
+    return base / "run"
+
+
+@pytest.fixture()
+def run_dir(pristine: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "run"
+    shutil.copytree(pristine, copy)
+    return copy
+
+
+def _records(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / RESULTS_FILE).read_text(encoding="utf-8").splitlines() if line]
+
+
+def _write_records(run_dir: Path, records: list[dict]) -> None:
+    (run_dir / RESULTS_FILE).write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+
+def _wrong_recall(run_dir: Path) -> None:
+    """Every recall answer replaced by one that is wrong (the edit made after the summary was built)."""
+    lines = (run_dir / RESULTS_FILE).read_text(encoding="utf-8").splitlines()
+    edited = []
+    for line in lines:
+        record = json.loads(line)
+        if record["arm"] == "recall":
+            record["final_answer"] = "I don't know."
+        edited.append(json.dumps(record))
+    (run_dir / RESULTS_FILE).write_text("\n".join(edited) + "\n", encoding="utf-8")
+
+
+def test_compare_rebuilds_a_summary_whose_results_changed_after_it_was_built(tmp_path: Path) -> None:
+    """B's results.jsonl edited after its summary (every recall answer wrong): compare rebuilds B's report and finds the regression (exit 1), never "no regression"."""
+    a = synthetic_run(tmp_path / "a")
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+    _wrong_recall(b)
+    done = _cli("compare", a, b)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "no metric regression" not in done.stdout
+    assert "continuity_accuracy" in done.stdout
+    assert json.loads((b / "summary.json").read_text(encoding="utf-8"))["verdict"]["status"] != "pass"
+
+
+def test_compare_refuses_a_stale_summary_it_cannot_rebuild_without_its_judge(tmp_path: Path) -> None:
+    """B's summary was scored with a judge model and its results changed since: compare exits 2 naming the `report --judge-model` command that rebuilds it."""
+    a = synthetic_run(tmp_path / "a")
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+    edit_json(b / "summary.json", lambda s: s.update(judge={"model": "openai/judge-x", "calls": 0, "cached": 0}))
+    _wrong_recall(b)
+    done = _cli("compare", a, b)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "results.jsonl changed after summary.json was built" in done.stderr
+    assert f"recall-eval report {b} --judge-model openai/judge-x" in done.stderr
+
+
+def test_compare_rebuilds_a_summary_that_records_no_digest(tmp_path: Path) -> None:
+    """A summary without the digests (an older report, or a hand-written one claiming "pass"): compare rebuilds it from the results."""
+    a = synthetic_run(tmp_path / "a")
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+    _wrong_recall(b)
+
+    def forge(summary: dict) -> None:
+        for key in ("results_sha256", "scores_sha256"):
+            summary["run"].pop(key)
+
+    edit_json(b / "summary.json", forge)
+    done = _cli("compare", a, b)
+    assert done.returncode == 1, done.stdout + done.stderr
+
+
+def test_a_record_whose_sample_id_names_another_arms_sample_is_rejected(run_dir: Path) -> None:
+    """A history_only record given the sample_id of the recall sample of its scenario: the line is named as corrupt, the report is incomplete (9 of 10), never complete with one arm missing."""
+    records = _records(run_dir)
+    target = next(r for r in records if r["arm"] == "history_only")
+    other = next(r for r in records if r["arm"] == "recall" and r["scenario_id"] == target["scenario_id"])
+    target["sample_id"] = other["sample_id"]
+    records.remove(target)
+    records.append(target)  # the last line: it would win over the genuine recall record
+    _write_records(run_dir, records)
+    done = _cli("report", run_dir)
+    assert "Traceback" not in done.stderr
+    assert done.stdout.splitlines()[0].startswith("incomplete: 9 of 10 samples (1 unusable line(s) in results.jsonl)")
+    assert f"{run_dir / RESULTS_FILE}:10: sample_id {other['sample_id']!r} does not match" in done.stdout + done.stderr
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    assert summary["run"]["present_samples"] == 9 and summary["run"]["complete"] is False
+
+
+def test_a_lowered_sample_count_does_not_make_an_incomplete_run_complete(run_dir: Path) -> None:
+    """One record deleted and run.json's sample_count lowered to 9 to match: the report still says incomplete, 9 of 10, and names the disagreement."""
+    _write_records(run_dir, _records(run_dir)[:-1])
+    edit_json(run_dir / MANIFEST_FILE, lambda m: m.update(sample_count=9))
+    done = _cli("report", run_dir, "--gate")
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[0].startswith("incomplete: 9 of 10 samples")
+    assert "run.json says sample_count 9, but its plan (scenarios x arms x models x epochs) has 10" in done.stdout + done.stderr
+    assert json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))["verdict"]["status"] == "incomplete"
