@@ -18,7 +18,14 @@ import sys
 from collections.abc import Sequence
 
 from harness import __version__
-from harness.defaults import DEFAULT_ARMS, DEFAULT_MAX_ERROR_RATE, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
+from harness.defaults import (
+    COMPARE_FLOORS,
+    DEFAULT_ARMS,
+    DEFAULT_MAX_ERROR_RATE,
+    DEFAULT_MODEL,
+    DEFAULT_SUITE,
+    RUN_DEFAULTS,
+)
 
 # command -> "module:function"
 _HANDLERS = {
@@ -69,6 +76,17 @@ def _usd(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not an amount; give US dollars such as 12.50") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text}: must not be negative")
+    return value
+
+
+def _non_negative(text: str) -> float:
+    """An argparse type: a number, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{text}: must be 0 or more")
     return value
 
 
@@ -189,7 +207,9 @@ def build_parser() -> argparse.ArgumentParser:
             "'name: A -> B', then the metrics and scenarios that changed and the regression gate."
         ),
         epilog="exit codes: 0 no regression, 1 a regression beyond the intervals (or the verdict left pass), "
-               "2 the runs are not comparable (without --force) or a run folder is missing or unreadable",
+               "2 the runs are not comparable (without --force) or a run folder is missing or unreadable. "
+               "Latency and cost never fail the gate unless --gate-on names them; even then only beyond the "
+               "intervals and both floors (B - A above the percentage of A and above the absolute floor).",
     )
     p.add_argument("run_a", metavar="RUN_A", help="baseline run (e.g. the last good nightly)")
     p.add_argument("run_b", metavar="RUN_B", help="candidate run")
@@ -202,6 +222,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write the comparison as one self-contained page to OUT: the differences between the "
                         "runs first, then metric deltas with intervals and the scenarios that changed, linking to "
                         "their transcripts in both reports")
+    _f = COMPARE_FLOORS
+    p.add_argument("--gate-on", action="append", choices=("latency", "cost"), metavar="latency|cost",
+                   help="also fail (exit 1) on latency (p50, p95) or cost (per sample, per correct answer) worse "
+                        "beyond the intervals and floors (repeatable); without it they are shown, marked "
+                        "'not gated', and never change the exit code")
+    p.add_argument("--latency-floor-pct", type=_non_negative, metavar="P",
+                   help=f"latency is worse only when B - A exceeds P%% of A (default {_f['latency_pct']:g})")
+    p.add_argument("--latency-floor-ms", type=_non_negative, metavar="MS",
+                   help=f"... and exceeds MS milliseconds (default {_f['latency_ms']:g})")
+    p.add_argument("--cost-floor-pct", type=_non_negative, metavar="P",
+                   help=f"cost is worse only when B - A exceeds P%% of A (default {_f['cost_pct']:g})")
+    p.add_argument("--cost-floor-usd", type=_usd, metavar="X",
+                   help=f"... and exceeds X US dollars per sample or per correct answer (default {_f['cost_usd']:g})")
 
     p = sub.add_parser("import", help="write a suite from a public benchmark file (LoCoMo, LongMemEval)",
                        description="Convert a benchmark's published JSON into conversation files; see docs/importers.md.")
