@@ -248,10 +248,14 @@ def build_parser() -> argparse.ArgumentParser:
         "history", help="one page with the verdict and key metrics of many runs over time (nightly runs)",
         description="Read each run's summary.json (no results, no model) and write one self-contained page: per "
                     "model, the paired continuity and unsupported-claim differences and continuity per arm over "
-                    "time, intervals as bands, each point linking to its run's report.",
+                    "time, intervals as bands, each point linking to its run's report. Only like runs are joined: "
+                    "a series breaks (visibly, and printed) where the suite hash, models, arms, judge, epochs, seed "
+                    "or answer-changing parameters change.",
     )
     p.add_argument("dirs", nargs="+", metavar="DIR", help="a run folder, or a folder of run folders (repeatable)")
     p.add_argument("--out", metavar="FILE", default="history.html", help="the page to write (default history.html)")
+    p.add_argument("--include-shards", action="store_true",
+                   help="also show shard folders (run --shard I/N); left out by default, their merged run is the point")
     return parser
 
 
