@@ -16,6 +16,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from harness import __version__
 from harness.defaults import (
@@ -256,7 +257,40 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="FILE", default="history.html", help="the page to write (default history.html)")
     p.add_argument("--include-shards", action="store_true",
                    help="also show shard folders (run --shard I/N); left out by default, their merged run is the point")
+    _exit_code_epilogs(parser, sub)
     return parser
+
+
+#: What each command's exit code means, printed at the end of its ``--help``. Across commands 0 is success,
+#: 1 "the answer is no" (a verdict, a regression, an invalid scenario) and 2 bad input: a path that does not
+#: exist, a file that cannot be read or written, flags that do not fit.
+EXIT_CODES = {
+    "validate": "0 every file valid (warnings allowed), 1 a file has an error, 2 a path does not exist",
+    "list": "0 listed, 1 a scenario file has an error, 2 a path does not exist",
+    "schema": "0 printed or written, 2 --out cannot be written",
+    "run": "0 finished (and, with --gate, the verdict passed), 1 the verdict asks for it (--gate) or more errors "
+           "than --max-error-rate or the run is incomplete, 2 bad input (a path, a flag, a model that cannot be "
+           "called) or a record could not be written, 3 stopped by --max-cost-usd (resumable), 130/143 "
+           "interrupted by Ctrl-C/SIGTERM (resumable)",
+    "report": "0 built (and, with --gate, the verdict passed), 1 the verdict asks for it (--gate) or more errors "
+              "than --max-error-rate, 2 the folder does not exist or cannot be read, or a flag is wrong",
+    "import": "0 written, 2 the file does not exist or is not the benchmark's format, or OUT cannot be written",
+    "history": "0 the page is written, 2 a folder does not exist or holds no run with a summary, or --out "
+               "cannot be written",
+}
+
+
+_GENERAL_EXIT_CODES = ("0 success, 1 the answer is no (a verdict, a regression, an invalid scenario), 2 bad input "
+                       "(a missing path, an unreadable file, a wrong flag)")
+
+
+def _exit_code_epilogs(parser: argparse.ArgumentParser, commands: Any) -> None:
+    """Every command's ``--help`` ends with its exit codes (merge and compare write theirs in place; a command
+    not in :data:`EXIT_CODES` gets the codes every command shares)."""
+    for name, command in commands.choices.items():
+        if not command.epilog:
+            command.epilog = f"exit codes: {EXIT_CODES.get(name, _GENERAL_EXIT_CODES)}"
+    parser.epilog = f"exit codes: {_GENERAL_EXIT_CODES}; each command's --help says exactly"
 
 
 #: Thread counts of numpy's BLAS, set before numpy loads unless the user set them.
