@@ -74,6 +74,21 @@ def _build_report(options: RunOptions) -> int:
     return exit_code(outcome, gate=options.gate, incomplete_fails=True)
 
 
+def _arm_warnings(arms: Any) -> list[str]:
+    """Said before any model call: without both the verdict's baseline and treatment arm there is no paired
+    difference, so the verdict can only be inconclusive."""
+    from harness.analysis import VerdictConfig
+
+    config = VerdictConfig()
+    missing = [arm for arm in (config.baseline_arm, config.treatment_arm) if arm not in arms]
+    if not missing:
+        return []
+    wanted = " ".join(dict.fromkeys([config.baseline_arm, config.treatment_arm, *arms]))
+    return [f"--arms {' '.join(arms)} has no {' and no '.join(missing)} arm: the verdict compares "
+            f"{config.treatment_arm} with {config.baseline_arm}, so it will be inconclusive (no paired "
+            f"difference); for a verdict run --arms {wanted}"]
+
+
 def cli_run(args: Any) -> int:
     """Handler of ``recall-eval run``; returns the exit code."""
     from harness.scenarios import ScenarioError
@@ -90,8 +105,21 @@ def cli_run(args: Any) -> int:
         return 2
     from harness.run import cli_plan, price_problem
 
+    for warning in _arm_warnings(options.arms):
+        print(f"warning: {warning}", file=sys.stderr)
     if options.plan_only:
         return cli_plan(options, scenarios)
+    if not getattr(options, "router_config", None):
+        from harness.run import model_name_problems
+
+        errors, warnings = model_name_problems(options.models)
+        for warning in warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        if errors:
+            for error in errors:
+                print(f"error: {error}", file=sys.stderr)
+            print("nothing was run", file=sys.stderr)
+            return 2
     if (problem := price_problem(options)) is not None:
         print(f"error: {problem}", file=sys.stderr)
         return 2
@@ -199,7 +227,9 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
     if stopped:
         for model, reason in stopped.items():
             print(f"error: stopped model {model}: its first samples all failed with {reason}", file=sys.stderr)
-        print(f"Fix the model name, API key or --api-base (keys come from the environment, e.g. OPENAI_API_KEY), then: {resume_hint}", file=sys.stderr)
+        print(f"Fix the API key or --api-base (keys come from the environment, e.g. OPENAI_API_KEY), then: {resume_hint}. "
+              "A wrong model name needs a new run (--resume keeps the run's models): "
+              "recall-eval run --model PROVIDER/NAME --out NEW_DIR", file=sys.stderr)
         return 2
     all_failed = status == "complete" and progress.done > 0 and progress.errors == progress.done
     if all_failed:
