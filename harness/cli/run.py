@@ -16,6 +16,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from harness.offline_model import register_offline
@@ -89,6 +90,35 @@ def _arm_warnings(arms: Any) -> list[str]:
             f"difference); for a verdict run --arms {wanted}"]
 
 
+def _model_names_fail(options: RunOptions) -> bool:
+    """Say what is wrong with the ``--model`` strings litellm cannot call (True: stop, nothing run)."""
+    if getattr(options, "router_config", None):
+        return False
+    from harness.run import model_name_problems
+
+    errors, warnings = model_name_problems(options.models)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    for error in errors:
+        print(f"error: {error}", file=sys.stderr)
+    if errors:
+        print("nothing was run", file=sys.stderr)
+    return bool(errors)
+
+
+def _remove_empty_folder(run_dir: Path, lock: Any) -> None:
+    """The folder this run created holds only its lock: release it and leave no trace of a run that never ran."""
+    lock.release()
+    try:
+        for entry in run_dir.iterdir():
+            if entry.name != ".lock":
+                return
+        (run_dir / ".lock").unlink(missing_ok=True)
+        run_dir.rmdir()
+    except OSError:
+        pass
+
+
 def cli_run(args: Any) -> int:
     """Handler of ``recall-eval run``; returns the exit code."""
     from harness.scenarios import ScenarioError
@@ -109,20 +139,10 @@ def cli_run(args: Any) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     if options.plan_only:
         return cli_plan(options, scenarios)
-    if not getattr(options, "router_config", None):
-        from harness.run import model_name_problems
-
-        errors, warnings = model_name_problems(options.models)
-        for warning in warnings:
-            print(f"warning: {warning}", file=sys.stderr)
-        if errors:
-            for error in errors:
-                print(f"error: {error}", file=sys.stderr)
-            print("nothing was run", file=sys.stderr)
-            return 2
     if (problem := price_problem(options)) is not None:
         print(f"error: {problem}", file=sys.stderr)
         return 2
+    existed = options.run_dir.exists()
     try:
         prepare_folder(options.run_dir)
         lock = lock_folder(options.run_dir, now_iso())
@@ -130,6 +150,11 @@ def cli_run(args: Any) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
+        # after the lock (a second run on the folder is refused at once), before anything is written
+        if _model_names_fail(options):
+            if not existed:
+                _remove_empty_folder(options.run_dir, lock)
+            return 2
         with _sigterm_as_ctrl_c() as terminated:
             return _run_locked(options, scenarios, hashes, manifest, terminated)
     finally:
