@@ -26,3 +26,13 @@ RUN_DEFAULTS: dict[str, int | float] = {
 
 # A larger share of error samples makes the verdict inconclusive (and `run`/`report` exit 1).
 DEFAULT_MAX_ERROR_RATE = 0.05
+
+# `compare`: latency and cost differences count as worse only beyond both floors (and the intervals), and gate
+# (exit 1) only when `--gate-on latency` / `--gate-on cost` asks: two runs of one deterministic model differ in
+# latency by tens of milliseconds on a busy machine, which is noise, not a regression.
+COMPARE_FLOORS: dict[str, float] = {
+    "latency_pct": 50.0,   # B slower than A by more than this share of A's value ...
+    "latency_ms": 500.0,   # ... and by more than this many milliseconds
+    "cost_pct": 20.0,      # B dearer than A by more than this share of A's value ...
+    "cost_usd": 0.001,     # ... and by more than this many US dollars (per sample, or per correct answer)
+}

@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
-from harness.defaults import DEFAULT_ARMS, DEFAULT_MAX_ERROR_RATE, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
+from harness.defaults import (
+    COMPARE_FLOORS,
+    DEFAULT_ARMS,
+    DEFAULT_MAX_ERROR_RATE,
+    DEFAULT_MODEL,
+    DEFAULT_SUITE,
+    RUN_DEFAULTS,
+)
 
 # command -> "module:function"
 _HANDLERS = {
@@ -89,6 +96,17 @@ def _usd(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not an amount; give US dollars such as 12.50") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text}: must not be negative")
+    return value
+
+
+def _non_negative(text: str) -> float:
+    """An argparse type: a number, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{text}: must be 0 or more")
     return value
 
 
@@ -275,7 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
             "'name: A -> B', then the metrics and scenarios that changed and the regression gate."
         ),
         epilog="exit codes: 0 no regression, 1 a regression beyond the intervals (or the verdict left pass), "
-               "2 the runs are not comparable (without --force) or a run folder is missing or unreadable",
+               "2 the runs are not comparable (without --force) or a run folder is missing or unreadable. "
+               "Latency and cost never fail the gate unless --gate-on names them; even then only beyond the "
+               "intervals and both floors (B - A above the percentage of A and above the absolute floor).",
     )
     p.add_argument("run_a", metavar="RUN_A", help="baseline run (e.g. the last good nightly)")
     p.add_argument("run_b", metavar="RUN_B", help="candidate run")
@@ -288,6 +308,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write the comparison as one self-contained page to OUT: the differences between the "
                         "runs first, then metric deltas with intervals and the scenarios that changed, linking to "
                         "their transcripts in both reports")
+    _f = COMPARE_FLOORS
+    p.add_argument("--gate-on", action="append", choices=("latency", "cost"), metavar="latency|cost",
+                   help="also fail (exit 1) on latency (p50, p95) or cost (per sample, per correct answer) worse "
+                        "beyond the intervals and floors (repeatable); without it they are shown, marked "
+                        "'not gated', and never change the exit code")
+    p.add_argument("--latency-floor-pct", type=_non_negative, metavar="P",
+                   help=f"latency is worse only when B - A exceeds P%% of A (default {_f['latency_pct']:g})")
+    p.add_argument("--latency-floor-ms", type=_non_negative, metavar="MS",
+                   help=f"... and exceeds MS milliseconds (default {_f['latency_ms']:g})")
+    p.add_argument("--cost-floor-pct", type=_non_negative, metavar="P",
+                   help=f"cost is worse only when B - A exceeds P%% of A (default {_f['cost_pct']:g})")
+    p.add_argument("--cost-floor-usd", type=_usd, metavar="X",
+                   help=f"... and exceeds X US dollars per sample or per correct answer (default {_f['cost_usd']:g})")
 
     p = sub.add_parser("import", help="write a suite from a public benchmark file (LoCoMo, LongMemEval)",
                        description="Convert a benchmark's published JSON into conversation files; see docs/importers.md.")
@@ -311,11 +344,48 @@ def build_parser() -> argparse.ArgumentParser:
         "history", help="one page with the verdict and key metrics of many runs over time (nightly runs)",
         description="Read each run's summary.json (no results, no model) and write one self-contained page: per "
                     "model, the paired continuity and unsupported-claim differences and continuity per arm over "
-                    "time, intervals as bands, each point linking to its run's report.",
+                    "time, intervals as bands, each point linking to its run's report. Only like runs are joined: "
+                    "a series breaks (visibly, and printed) where the suite hash, models, arms, judge, epochs, seed "
+                    "or answer-changing parameters change.",
     )
     p.add_argument("dirs", nargs="+", metavar="DIR", help="a run folder, or a folder of run folders (repeatable)")
     p.add_argument("--out", metavar="FILE", default="history.html", help="the page to write (default history.html)")
+    p.add_argument("--include-shards", action="store_true",
+                   help="also show shard folders (run --shard I/N); left out by default, their merged run is the point")
+    _exit_code_epilogs(parser, sub)
     return parser
+
+
+#: What each command's exit code means, printed at the end of its ``--help``. Across commands 0 is success,
+#: 1 "the answer is no" (a verdict, a regression, an invalid scenario) and 2 bad input: a path that does not
+#: exist, a file that cannot be read or written, flags that do not fit.
+EXIT_CODES = {
+    "validate": "0 every file valid (warnings allowed), 1 a file has an error, 2 a path does not exist",
+    "list": "0 listed, 1 a scenario file has an error, 2 a path does not exist",
+    "schema": "0 printed or written, 2 --out cannot be written",
+    "run": "0 finished (and, with --gate, the verdict passed), 1 the verdict asks for it (--gate) or more errors "
+           "than --max-error-rate or the run is incomplete, 2 bad input (a path, a flag, a model that cannot be "
+           "called) or a record could not be written, 3 stopped by --max-cost-usd (resumable), 130/143 "
+           "interrupted by Ctrl-C/SIGTERM (resumable)",
+    "report": "0 built (and, with --gate, the verdict passed), 1 the verdict asks for it (--gate) or more errors "
+              "than --max-error-rate, 2 the folder does not exist or cannot be read, or a flag is wrong",
+    "import": "0 written, 2 the file does not exist or is not the benchmark's format, or OUT cannot be written",
+    "history": "0 the page is written, 2 a folder does not exist or holds no run with a summary, or --out "
+               "cannot be written",
+}
+
+
+_GENERAL_EXIT_CODES = ("0 success, 1 the answer is no (a verdict, a regression, an invalid scenario), 2 bad input "
+                       "(a missing path, an unreadable file, a wrong flag)")
+
+
+def _exit_code_epilogs(parser: argparse.ArgumentParser, commands: Any) -> None:
+    """Every command's ``--help`` ends with its exit codes (merge and compare write theirs in place; a command
+    not in :data:`EXIT_CODES` gets the codes every command shares)."""
+    for name, command in commands.choices.items():
+        if not command.epilog:
+            command.epilog = f"exit codes: {EXIT_CODES.get(name, _GENERAL_EXIT_CODES)}"
+    parser.epilog = f"exit codes: {_GENERAL_EXIT_CODES}; each command's --help says exactly"
 
 
 #: Thread counts of numpy's BLAS, set before numpy loads unless the user set them.

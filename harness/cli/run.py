@@ -16,6 +16,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from harness.offline_model import register_offline
@@ -75,6 +76,50 @@ def _build_report(options: RunOptions) -> int:
     return exit_code(outcome, gate=options.gate, incomplete_fails=True)
 
 
+def _arm_warnings(arms: Any) -> list[str]:
+    """Said before any model call: without both the verdict's baseline and treatment arm there is no paired
+    difference, so the verdict can only be inconclusive."""
+    from harness.analysis import VerdictConfig
+
+    config = VerdictConfig()
+    missing = [arm for arm in (config.baseline_arm, config.treatment_arm) if arm not in arms]
+    if not missing:
+        return []
+    wanted = " ".join(dict.fromkeys([config.baseline_arm, config.treatment_arm, *arms]))
+    return [f"--arms {' '.join(arms)} has no {' and no '.join(missing)} arm: the verdict compares "
+            f"{config.treatment_arm} with {config.baseline_arm}, so it will be inconclusive (no paired "
+            f"difference); for a verdict run --arms {wanted}"]
+
+
+def _model_names_fail(options: RunOptions) -> bool:
+    """Say what is wrong with the ``--model`` strings litellm cannot call (True: stop, nothing run)."""
+    if getattr(options, "router_config", None):
+        return False
+    from harness.run import model_name_problems
+
+    errors, warnings = model_name_problems(options.models)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    for error in errors:
+        print(f"error: {error}", file=sys.stderr)
+    if errors:
+        print("nothing was run", file=sys.stderr)
+    return bool(errors)
+
+
+def _remove_empty_folder(run_dir: Path, lock: Any) -> None:
+    """The folder this run created holds only its lock: release it and leave no trace of a run that never ran."""
+    lock.release()
+    try:
+        for entry in run_dir.iterdir():
+            if entry.name != ".lock":
+                return
+        (run_dir / ".lock").unlink(missing_ok=True)
+        run_dir.rmdir()
+    except OSError:
+        pass
+
+
 def cli_run(args: Any) -> int:
     """Handler of ``recall-eval run``; returns the exit code."""
     from harness.scenarios import ScenarioError
@@ -104,11 +149,14 @@ def cli_run(args: Any) -> int:
 
     for problem in options.incomplete_suites():  # run it, but never silently: its numbers are not the benchmark's
         print(f"warning: {problem} (recorded in run.json; the report says so)", file=sys.stderr)
+    for warning in _arm_warnings(options.arms):
+        print(f"warning: {warning}", file=sys.stderr)
     if options.plan_only:
         return cli_plan(options, scenarios)
     if (problem := price_problem(options)) is not None:
         print(f"error: {problem}", file=sys.stderr)
         return 2
+    existed = options.run_dir.exists()
     try:
         prepare_folder(options.run_dir)
         lock = lock_folder(options.run_dir, now_iso())
@@ -116,6 +164,11 @@ def cli_run(args: Any) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
+        # after the lock (a second run on the folder is refused at once), before anything is written
+        if _model_names_fail(options):
+            if not existed:
+                _remove_empty_folder(options.run_dir, lock)
+            return 2
         with _sigterm_as_ctrl_c() as terminated:
             return _run_locked(options, scenarios, hashes, manifest, terminated)
     finally:
@@ -213,7 +266,9 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
     if stopped:
         for model, reason in stopped.items():
             print(f"error: stopped model {model}: its first samples all failed with {reason}", file=sys.stderr)
-        print(f"Fix the model name, API key or --api-base (keys come from the environment, e.g. OPENAI_API_KEY), then: {resume_hint}", file=sys.stderr)
+        print(f"Fix the API key or --api-base (keys come from the environment, e.g. OPENAI_API_KEY), then: {resume_hint}. "
+              "A wrong model name needs a new run (--resume keeps the run's models): "
+              "recall-eval run --model PROVIDER/NAME --out NEW_DIR", file=sys.stderr)
         return 2
     all_failed = status == "complete" and progress.done > 0 and progress.errors == progress.done
     if all_failed:

@@ -161,6 +161,9 @@ def foreign_check(manifest: RunManifest) -> Callable[[SampleRecord], list[str]]:
 
 def read_manifest(run_dir: Path) -> RunManifest:
     path = Path(run_dir) / MANIFEST_FILE
+    if not Path(run_dir).exists():
+        raise ResultsError(f"{run_dir}: no such run folder (the folder does not exist); pass a run folder written "
+                           "by `recall-eval run`")
     if not path.is_file():
         raise ResultsError(f"{path}: no run manifest; is {run_dir} a recall-eval run folder?")
     try:

@@ -13,10 +13,13 @@ A suite with a protocol also gets its per-category table in its paper's order
 Plain text with no colour codes, so CI logs read the
 same as a terminal.
 
-Example of the table::
+Example of the table (it fits 80 columns for the built-in arms; long notes are wrapped to 80)::
 
-    model · arm                  continuity [95% CI]  unsupported  leaks tool/answer  errors  tokens/sample  cost/sample  cached
-    offline/reference · history_only  0.20 [0.10, 0.30]  0.00     0/0               0/60    2,311          $0           0/60
+    model · arm            continuity  unsupported  leaks  errors  tokens  cost
+    offline/reference
+      history_only  0.20 [0.10, 0.30]         0.00    0/0    0/60     211    $0
+    continuity [95% CI]; leaks tool-level/answers; tokens and cost per sample
+    cached: 0/60 in every arm (samples replayed from the response cache)
 """
 
 from __future__ import annotations
@@ -24,10 +27,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["arm_table", "check_mark", "protocol_table", "report_lines"]
+__all__ = ["arm_table", "check_mark", "protocol_table", "report_lines", "wrap_line"]
 
-_HEADER = ("model · arm", "continuity [95% CI]", "unsupported", "leaks tool/answer", "errors", "tokens/sample",
-           "cost/sample", "cached")
+_HEADER = ("model · arm", "continuity", "unsupported", "leaks", "errors", "tokens", "cost")
+_LEGEND = "continuity [95% CI]; leaks tool-level/answers; tokens and cost per sample"
 
 
 def check_mark(passed: Any) -> str:
@@ -78,8 +81,21 @@ def _calls(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
 
+def _cached_line(cached: Mapping[str, str]) -> str:
+    """``cached: 0/60 in every arm`` (or per arm when they differ): samples replayed from the response cache."""
+    counts = set(cached.values())
+    if len(counts) == 1:
+        return f"cached: {counts.pop()} in every arm (samples replayed from the response cache)"
+    return "cached: " + ", ".join(f"{arm} {count}" for arm, count in cached.items())
+
+
 def arm_table(summary: Mapping[str, Any]) -> list[str]:
-    """The per-arm table as aligned lines (header first); empty when the summary has no metrics."""
+    """The per-arm table as aligned lines (header first), fitting 80 columns for the built-in arms.
+
+    Under the header each model has a line of its own and its arms an
+    indented row each; a legend line and the cached samples follow. Empty when
+    the summary has no metrics.
+    """
     cells: dict[tuple[str, str], dict[str, Mapping[str, Any]]] = {}
     for row in summary.get("metrics") or []:
         if row.get("category", "all") == "all":
@@ -94,8 +110,13 @@ def arm_table(summary: Mapping[str, Any]) -> list[str]:
                   for m in cells.values())
     header = _HEADER if not written else (*_HEADER[:5], "tokens/sample probe + write", "model calls probe + write",
                                           *_HEADER[6:])
-    rows = [header]
+    rows: list[tuple[str, ...] | str] = [header]
+    cached_by_arm: dict[str, str] = {}
+    model_seen = None
     for model, arm in keys:
+        if model != model_seen:
+            rows.append(model)
+            model_seen = model
         m = cells[(model, arm)]
         samples = (m.get("error_rate") or {}).get("n")
         errors = _count(m.get("error_rate"), of_samples=True)
@@ -104,8 +125,10 @@ def arm_table(summary: Mapping[str, Any]) -> list[str]:
         tokens = _sum(m, ("prompt_tokens", "completion_tokens"))
         cached = _count(m.get("cached_samples"), of_samples=False)
         total = "?" if samples is None else str(samples)
+        cached_by_arm[arm if len({k[0] for k in keys}) == 1 else f"{model} · {arm}"] = (
+            f"{'?' if cached is None else cached}/{total}")
         rows.append((
-            f"{model} · {arm}",
+            f"  {arm}",
             _rate(m.get("continuity_accuracy"), interval=True),
             _rate(m.get("unsupported_claim_rate")),
             f"{'?' if tool_leaks is None else tool_leaks}/{'?' if answer_leaks is None else answer_leaks}",
@@ -113,11 +136,13 @@ def arm_table(summary: Mapping[str, Any]) -> list[str]:
             _tokens(tokens) + (f" + {_tokens(_sum(m, _WRITE_TOKENS))}" if written else ""),
             *((f"{_calls(_sum(m, ('model_calls',)))} + {_calls(_sum(m, ('write_model_calls',)))}",) if written else ()),
             _cost(m.get("cost_usd")),
-            f"{'?' if cached is None else cached}/{total}",
         ))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    return ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths)))
-            .rstrip() for r in rows]
+    table = [r for r in rows if isinstance(r, tuple)]
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    lines = [r if isinstance(r, str) else
+             "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths)))
+             .rstrip() for r in rows]
+    return [*lines, _LEGEND, _cached_line(cached_by_arm)]
 
 
 _GROUP_WORDS = {"headline": "headline", "apart": "reported apart", "not_judged": "not judged"}
@@ -191,6 +216,9 @@ def report_lines(outcome: Any) -> tuple[list[str], list[str]]:
         rest = [line for line in out[verdict_at + 1:] if not line.startswith("  - ")]
         extra = [f"  - {r}" for r in outcome.reasons if r not in said and not _is_check_reason(r, summary)]
         out = [*out[:verdict_at + 1], *extra, *checks, *rest]
+    # notes wrap to 80 columns; leads, checks and warnings stay one line each (they name paths and are grepped)
+    out = [piece for line in out for piece in (wrap_line(line) if line.startswith("note: ") else [line])]
+    verdict_at = out.index(next(line for line in out if line.startswith("verdict: ")))
     table = arm_table(summary)
     by_category = protocol_table(summary)
     if by_category:
@@ -215,6 +243,27 @@ def judge_spread_lines(summary: Mapping[str, Any]) -> list[str]:
     return [f"judge sensitivity ({len(judges)} judges):"] + [
         f"  {r['model']} · {r['arm']}: continuity {r['min']:.2f}-{r['max']:.2f} (spread {r['spread']:.2f})"
         for r in found.get("spread") or []]
+
+
+#: Terminal width the printed lines keep to (CI logs and an 80-column terminal read the same).
+WIDTH = 80
+
+
+def wrap_line(line: str, width: int = WIDTH) -> list[str]:
+    """A line longer than ``width`` broken at spaces, its continuation indented under its text.
+
+    Example:
+        >>> wrap_line("note: " + "word " * 20, 40)[1]
+        '      word word word word word word word'
+    """
+    if len(line) <= width:
+        return [line]
+    import re
+    import textwrap
+
+    lead = re.match(r"(note: |warning: |error: |  [✓✗?] \w+  |  - |\s*)", line)
+    indent = " " * len(lead.group(1)) if lead else ""
+    return textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
 
 
 def _is_check_reason(reason: str, summary: Mapping[str, Any]) -> bool:

@@ -28,6 +28,7 @@ from harness.run.folder import (
     read_earlier_attempt,
 )
 from harness.run.options import RunOptions, RunOptionsError, now_iso, resolve_options
+from harness.run.model_names import model_name_problems
 from harness.run.plan import cli_plan, price_problem, start_line
 from harness.run.progress import RunProgress, record_flags
 from harness.run.runner import ctx_for, execute, redact, secret_values
@@ -60,6 +61,7 @@ __all__ = [
     "parse_shard",
     "plan_samples",
     "prepare_folder",
+    "model_name_problems",
     "price_problem",
     "read_earlier_attempt",
     "record_flags",

@@ -97,6 +97,13 @@ class Plan:
                 + (f" [{by_model}]" if by_model else "")
                 + "".join(f"; arm {arm} not counted ({why})" for arm, why in sorted(self.unplanned.items())))
 
+    def lines(self, width: int = 80) -> list[str]:
+        """:meth:`line` broken at spaces to fit ``width`` columns, continuations indented under its text."""
+        import textwrap
+
+        return textwrap.wrap(self.line(), width, subsequent_indent="      ", break_long_words=False,
+                             break_on_hyphens=False)
+
     def table(self) -> list[str]:
         """``--plan``'s lines per model."""
         head = f"{'model':32} {'samples':>8} {'calls':>8} {'max calls':>10} {'input tok':>12} {'output tok':>11} {'cost':>12} {'max cost':>12}"
@@ -344,7 +351,7 @@ def start_line(options: Any, scenarios: list[Scenario], specs: list[Any], done: 
     import sys
 
     plan = plan_for(options, scenarios, specs)
-    print(plan.line(), file=sys.stderr)
+    print("\n".join(plan.lines()), file=sys.stderr)
     if options.max_cost_usd is None:
         return options, None
     from harness.run.budget import recorded_cost
@@ -370,7 +377,7 @@ def cli_plan(options: Any, scenarios: list[Scenario]) -> int:
         done = {r.sample_id for r in read_earlier_attempt(options.run_dir).done}
     specs = [s for s in plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed, options.sample_ids) if s.sample_id not in done]
     plan = plan_for(options, scenarios, specs)
-    print(plan.line())
+    print("\n".join(plan.lines()))
     for row in plan.table():
         print(row)
     shard = f" (shard {options.shard})" if options.shard else ""

@@ -9,13 +9,21 @@ which compares what both runs have and lists what only one of them has
 (models, arms, scenarios, categories). Rows that did not change are hidden
 unless ``--all``.
 
-A metric *regresses* when B's interval lies entirely on the bad side of A's
-(below it for higher-is-better metrics, above it for lower-is-better ones):
-a change beyond both intervals, not noise. ``tool_leakage_count`` has no
-interval and regresses when B has more leaks than A. Cost and token metrics
-are reported but never gate. A verdict that goes from pass to anything else
-is a regression too. The command, its tables and exit codes are
-:mod:`harness.runs.compare_cli`.
+A decision metric (continuity, adherence, unsupported claims, leakage,
+abstention, retrieval, error rate) *regresses* when B's interval lies
+entirely on the bad side of A's (below it for higher-is-better metrics, above
+it for lower-is-better ones): a change beyond both intervals, not noise.
+``tool_leakage_count`` has no interval and regresses when B has more leaks
+than A. A verdict that goes from pass to anything else is a regression too.
+
+Latency (p50, p95) and cost (per sample, per correct answer) are *worse*
+only beyond the intervals and beyond both floors of :class:`GateOptions`
+(B - A more than a share of A's value and more than an absolute amount), and
+even then they gate only when asked (``--gate-on latency``, ``--gate-on
+cost``): two runs of one deterministic model differ in latency by tens of
+milliseconds on a busy machine, and that must not fail a nightly. Token
+metrics are reported but never gate. The command, its tables and exit codes
+are :mod:`harness.runs.compare_cli`.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.defaults import COMPARE_FLOORS
 from harness.runs.comparability import (
     CompareError,
     Difference,
@@ -35,16 +44,51 @@ from harness.runs.comparability import (
     run_problems,
 )
 
-__all__ = ["CompareError", "Comparison", "MetricChange", "compare_runs", "format_diff", "format_row", "is_regression"]
+__all__ = ["GATE_FAMILIES", "CompareError", "Comparison", "GateOptions", "MetricChange", "compare_runs", "format_diff",
+           "format_row", "is_regression", "is_worse"]
 HIGHER_IS_BETTER = frozenset({
     "continuity_accuracy", "adherence_rate", "abstention_rate_unanswerable", "coverage", "selective_accuracy",
     "retrieved_precision", "retrieved_recall",
 })
 LOWER_IS_BETTER = frozenset({
     "unsupported_claim_rate", "answer_leakage_rate", "tool_leakage_count", "over_abstention_rate",
-    "latency_p50_s", "latency_p95_s", "error_rate",
+    "error_rate",
 })
+#: Metrics that are worse only beyond the floors and gate only with ``--gate-on FAMILY``, by family.
+FLOORED_METRICS: dict[str, frozenset[str]] = {
+    "latency": frozenset({"latency_p50_s", "latency_p95_s"}),
+    "cost": frozenset({"cost_usd", "cost_per_correct"}),
+}
+GATE_FAMILIES = tuple(FLOORED_METRICS)
 _MANIFEST_FIELD = {"models": "models", "arms": "arms", "scenarios": "scenario_ids"}
+
+
+@dataclass(frozen=True)
+class GateOptions:
+    """What gates ``compare``: the latency and cost floors, and which of those families gate at all.
+
+    A latency or cost row is worse when B's interval lies above A's and B - A
+    exceeds both ``*_pct`` percent of A's value and the absolute floor; it
+    gates only when its family is in ``gate_on``.
+    """
+
+    #: Families among :data:`GATE_FAMILIES` whose worse rows fail the gate (``--gate-on``).
+    gate_on: frozenset[str] = frozenset()
+    latency_pct: float = COMPARE_FLOORS["latency_pct"]
+    latency_ms: float = COMPARE_FLOORS["latency_ms"]
+    cost_pct: float = COMPARE_FLOORS["cost_pct"]
+    cost_usd: float = COMPARE_FLOORS["cost_usd"]
+
+    def floors(self, family: str) -> tuple[float, float]:
+        """(share of A's value, absolute amount in the metric's unit) that B - A must both exceed."""
+        if family == "latency":
+            return self.latency_pct / 100.0, self.latency_ms / 1000.0
+        return self.cost_pct / 100.0, self.cost_usd
+
+
+def family(metric: str) -> str | None:
+    """``latency`` or ``cost`` for a floored metric, None for a decision metric (or one that never gates)."""
+    return next((name for name, metrics in FLOORED_METRICS.items() if metric in metrics), None)
 
 
 @dataclass(frozen=True)
@@ -57,7 +101,15 @@ class MetricChange:
     metric: str
     a: Mapping[str, Any]
     b: Mapping[str, Any]
+    #: Worse beyond the intervals (and, for latency and cost, the floors) and gated: fails ``compare``.
     regression: bool
+    #: Worse beyond the intervals and floors, gated or not (a latency or cost row without ``--gate-on``).
+    worse: bool = False
+
+    @property
+    def not_gated(self) -> bool:
+        """Worse, but of a family that gates only when asked: shown, never a failure."""
+        return self.worse and not self.regression
 
     @property
     def diff(self) -> float | None:
@@ -105,9 +157,14 @@ class Comparison:
     def regressions(self) -> list[MetricChange]:
         return [c for c in self.metrics if c.regression]
 
+    @property
+    def not_gated(self) -> list[MetricChange]:
+        """Latency and cost rows worse beyond intervals and floors whose family does not gate (no ``--gate-on``)."""
+        return [c for c in self.metrics if c.not_gated]
 
-def is_regression(metric: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """True when B is worse than A beyond both intervals (see the module docstring)."""
+
+def is_worse(metric: str, a: Mapping[str, Any], b: Mapping[str, Any], gate: GateOptions | None = None) -> bool:
+    """True when B is worse than A beyond both intervals and, for latency and cost, beyond both floors."""
     if a.get("value") is None or b.get("value") is None:
         return False
     if metric == "tool_leakage_count":
@@ -116,16 +173,33 @@ def is_regression(metric: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> bo
         return False
     if metric in HIGHER_IS_BETTER:
         return float(b["ci_high"]) < float(a["ci_low"])
-    if metric in LOWER_IS_BETTER:
-        return float(b["ci_low"]) > float(a["ci_high"])
-    return False
+    group = family(metric)
+    if metric not in LOWER_IS_BETTER and group is None:
+        return False
+    if float(b["ci_low"]) <= float(a["ci_high"]):
+        return False
+    if group is None:
+        return True
+    share, absolute = (gate or GateOptions()).floors(group)
+    rise = float(b["value"]) - float(a["value"])
+    return rise > absolute and rise > share * abs(float(a["value"]))
+
+
+def is_regression(metric: str, a: Mapping[str, Any], b: Mapping[str, Any], gate: GateOptions | None = None) -> bool:
+    """True when B is worse than A (:func:`is_worse`) and the metric gates: every decision metric; latency and
+    cost only when ``gate.gate_on`` names their family."""
+    group = family(metric)
+    if group is not None and group not in (gate or GateOptions()).gate_on:
+        return False
+    return is_worse(metric, a, b, gate)
 
 
 # ---------------------------------------------------------------- what changed
 
 
-def metric_changes(summary_a: Mapping[str, Any], summary_b: Mapping[str, Any]) -> list[MetricChange]:
-    """Every metric present in both runs (same model, arm, category), with its regression flag."""
+def metric_changes(summary_a: Mapping[str, Any], summary_b: Mapping[str, Any],
+                   gate: GateOptions | None = None) -> list[MetricChange]:
+    """Every metric present in both runs (same model, arm, category), with its worse and regression flags."""
     def key(row: Mapping[str, Any]) -> tuple[str, str, str, str]:
         return row["model"], row["arm"], row["category"], row["metric"]
 
@@ -134,7 +208,9 @@ def metric_changes(summary_a: Mapping[str, Any], summary_b: Mapping[str, Any]) -
     for row in summary_b.get("metrics", []):
         if key(row) in a_rows:
             a = a_rows[key(row)]
-            changes.append(MetricChange(*key(row), a=a, b=row, regression=is_regression(row["metric"], a, row)))
+            metric = row["metric"]
+            changes.append(MetricChange(*key(row), a=a, b=row, regression=is_regression(metric, a, row, gate),
+                                        worse=is_worse(metric, a, row, gate)))
     return changes
 
 
@@ -159,15 +235,16 @@ def scenario_changes(samples_a: list[Mapping[str, Any]], samples_b: list[Mapping
     ]
 
 
-def compare_runs(run_a: Path, run_b: Path, *, include_foreign: bool = False) -> Comparison:
-    """Load (or rebuild) both runs, check they are comparable, and diff what they share."""
+def compare_runs(run_a: Path, run_b: Path, *, include_foreign: bool = False,
+                 gate: GateOptions | None = None) -> Comparison:
+    """Load (or rebuild) both runs, check they are comparable, and diff what they share under ``gate``."""
     a = load_run(Path(run_a), include_foreign=include_foreign)
     b = load_run(Path(run_b), include_foreign=include_foreign)
     problems = [*run_problems("A", a), *run_problems("B", b)]
     return Comparison(
         a=a, b=b, differences=differences(a, b), problems=problems,
         verdict_a=a.summary["verdict"]["status"], verdict_b=b.summary["verdict"]["status"],
-        metrics=metric_changes(a.summary, b.summary), scenarios=scenario_changes(a.samples, b.samples),
+        metrics=metric_changes(a.summary, b.summary, gate), scenarios=scenario_changes(a.samples, b.samples),
         only_in=only_in(a, b),
     )
 

@@ -1,6 +1,9 @@
 """``recall-eval compare RUN_A RUN_B`` on a terminal: the differences first, then the metric and scenario tables, and the exit code.
 
 Exit codes: 0 no regression, 1 regression, 2 not comparable or bad input.
+Latency and cost rows worse beyond the intervals and floors are marked
+``not gated`` and leave the exit code alone unless ``--gate-on latency`` /
+``--gate-on cost`` asks for them (:class:`harness.runs.compare.GateOptions`).
 ``--html OUT`` also writes the comparison as a page
 (:mod:`harness.runs.compare_page`).
 """
@@ -17,10 +20,23 @@ from harness.runs.comparability import (
     CompareError,
     abbreviated,
 )
-from harness.runs.compare import Comparison, MetricChange, compare_runs, format_diff, format_row
+from harness.runs.compare import Comparison, GateOptions, MetricChange, compare_runs, family, format_diff, format_row
 
-# The metric table; a regression is marked REGRESSION after its difference.
+# The metric table; a regression is marked REGRESSION after its difference, a worse latency or cost row that
+# does not gate "not gated".
 _METRIC_COLUMNS = ("metric", "A", "B", "B - A")
+_MARKS = ("REGRESSION", "not gated")
+
+
+def _mark(change: MetricChange) -> str:
+    return " REGRESSION" if change.regression else " not gated" if change.not_gated else ""
+
+
+def _number(cell: str) -> str:
+    """The difference of a ``B - A`` cell without its mark."""
+    for mark in _MARKS:
+        cell = cell.split(f" {mark}")[0]
+    return cell
 
 
 def _console() -> Any:
@@ -94,7 +110,7 @@ def _widths(total: int, rows: Sequence[Sequence[str]]) -> list[int]:
     overhead = 3 * (len(_METRIC_COLUMNS) - 1)  # between columns: a divider and a space each side
     if sum(longest) + overhead <= total:
         return longest
-    diff = max(len("REGRESSION"), *(len(r[3].split(" REGRESSION")[0]) for r in rows))
+    diff = max(*(len(mark) for mark in _MARKS), *(len(_number(r[3])) for r in rows))
     name = longest[0]
     if name + 2 * max(longest[1], longest[2]) > total - overhead - diff:  # wrap names before their category first
         name = max(len(_METRIC_COLUMNS[0]), *(len(word) for r in rows for word in r[0].split(" ")))
@@ -106,7 +122,9 @@ def _fit(cell: str, width: int) -> str:
     """A cell too wide for its column breaks before its interval or REGRESSION mark, not inside the interval."""
     if len(cell) <= width:
         return cell
-    return cell.replace(" [", "\n[", 1).replace(" REGRESSION", "\nREGRESSION", 1)
+    for mark in _MARKS:
+        cell = cell.replace(f" {mark}", f"\n{mark}", 1)
+    return cell.replace(" [", "\n[", 1)
 
 
 def _shown(cmp: Comparison, show_all: bool) -> list[MetricChange]:
@@ -123,8 +141,7 @@ def metric_tables(cmp: Comparison, *, show_all: bool = False, width: int = 80) -
     shown = _shown(cmp, show_all)
     if not shown:
         return []
-    rows = {id(c): (_name(c), format_row(c.a), format_row(c.b), format_diff(c) + (" REGRESSION" if c.regression else ""))
-            for c in shown}
+    rows = {id(c): (_name(c), format_row(c.a), format_row(c.b), format_diff(c) + _mark(c)) for c in shown}
     widths = _widths(width, list(rows.values()))
     groups: dict[tuple[str, str], list[MetricChange]] = {}
     for c in shown:
@@ -182,6 +199,11 @@ def print_comparison(cmp: Comparison, *, force: bool = False, show_all: bool = F
     n = len(cmp.regressions)
     if cmp.verdict_regression:
         _say(console, f"verdict regression: A {cmp.verdict_a} -> B {cmp.verdict_b}")
+    ungated = cmp.not_gated
+    if ungated:
+        families = sorted({str(family(c.metric)) for c in ungated})
+        _say(console, f"{_plural(len(ungated), 'latency or cost row')} worse beyond the intervals and floors, "
+                      f"not gated (--gate-on {' / --gate-on '.join(families)} to fail on them)")
     _say(console, f"{n} metric regression(s) beyond the intervals" if n else "no metric regression beyond the intervals")
 
 
@@ -199,6 +221,17 @@ def _write_html(cmp: Comparison, out: Path, force: bool) -> bool:
     return True
 
 
+def gate_options(args: Any) -> GateOptions:
+    """The gate the command line asks for: ``--gate-on`` families and the four floors (their defaults when unset)."""
+    defaults = GateOptions()
+    flags = {"latency_pct": "latency_floor_pct", "latency_ms": "latency_floor_ms", "cost_pct": "cost_floor_pct",
+             "cost_usd": "cost_floor_usd"}
+    chosen = {name: getattr(args, flag, None) for name, flag in flags.items()}
+    return GateOptions(gate_on=frozenset(getattr(args, "gate_on", None) or ()),
+                       **{name: getattr(defaults, name) if value is None else float(value)
+                          for name, value in chosen.items()})
+
+
 def cli_compare(args: Any) -> int:
     """``recall-eval compare RUN_A RUN_B``: exit 1 on a regression, 0 if none, 2 when not comparable or on bad input."""
     from harness.records import ResultsError
@@ -207,7 +240,8 @@ def cli_compare(args: Any) -> int:
 
     force, include_foreign = bool(getattr(args, "force", False)), bool(getattr(args, "include_foreign", False))
     try:
-        cmp = compare_runs(Path(args.run_a), Path(args.run_b), include_foreign=include_foreign)
+        cmp = compare_runs(Path(args.run_a), Path(args.run_b), include_foreign=include_foreign,
+                           gate=gate_options(args))
     except (CompareError, ReportError, ResultsError, ScenarioError) as exc:
         print(f"recall-eval compare: {exc}", file=sys.stderr)
         return 2

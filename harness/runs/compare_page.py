@@ -3,7 +3,8 @@
 At the top, what makes the two runs differ (every :class:`harness.runs.comparability.Difference`,
 the run problems, and the request parameters of both runs side by side); then the
 verdicts and the gate; then each metric of category "all" with both intervals and
-the difference, regressions marked; then the scenarios whose correct rate changed,
+the difference, regressions marked (latency and cost worse beyond the floors but
+not asked to gate marked "not gated", never red); then the scenarios whose correct rate changed,
 each linking to its samples' transcripts in both runs' reports
 (``index.html#sample=ID``, relative to the page, so the folders can move together).
 
@@ -73,7 +74,7 @@ def _metric_rows(cmp: Any) -> list[dict[str, Any]]:
         name = label(change.metric) + ("" if change.category == "all" else f" ({change.category})")
         rows.append({"model": change.model, "arm": change.arm, "metric": name, "a": format_row(change.a),
                      "b": format_row(change.b), "diff": format_diff(change), "regression": change.regression,
-                     "changed": change.changed})
+                     "not_gated": change.not_gated, "changed": change.changed})
     return rows
 
 
@@ -120,6 +121,7 @@ def render_compare(cmp: Any, page_dir: Path, *, force: bool = False) -> str:
         "metrics": _metric_rows(cmp) if compared else [],
         "flips": _flip_rows(cmp, page_dir) if compared else [],
         "regressions": len(cmp.regressions), "verdict_regression": cmp.verdict_regression,
+        "not_gated": len(cmp.not_gated),
     }
     page = page_environment().get_template("compare.html.j2").render(context)
     return page.encode("utf-8", "replace").decode("utf-8")

@@ -10,7 +10,15 @@ run's verdict and links to that run's report. A table lists every run.
 
 A DIR is a run folder (it holds ``run.json``) or a folder of run folders.
 A run without ``summary.json`` is skipped with a warning that says how to
-build it (``recall-eval report DIR``).
+build it (``recall-eval report DIR``). Shard folders (``run --shard I/N``)
+are left out unless ``--include-shards``: their merged run is the point.
+
+Only like is joined to like: a *series* is a stretch of consecutive runs with
+the same suite (hash, and the scenarios excluded), models, arms, judge, epochs,
+seed and answer-changing parameters (:func:`series_key`). Where any of them
+changes the series breaks: the charts' lines and bands stop and restart
+across a dashed marker naming what changed, the runs table has a row saying
+so, and the command prints it.
 """
 
 from __future__ import annotations
@@ -23,9 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.runs.comparability import RESULT_PARAMETERS
 from harness.runs.compare_page import report_link
 
-__all__ = ["HistoryError", "RunPoint", "cli_history", "find_runs", "history_charts", "read_points", "render_history"]
+__all__ = ["HistoryError", "RunPoint", "cli_history", "find_runs", "history_charts", "read_points", "render_history",
+           "series_breaks", "series_key"]
 
 _LEFT, _PLOT_W, _PLOT_H, _TOP = 120, 640, 160, 14
 
@@ -45,6 +55,24 @@ class RunPoint:
     treatment: str
     baseline: str
     summary: dict[str, Any] = field(repr=False)
+    #: What the run's ``run.json`` says of its suite: ``scenarios`` (count), ``suite`` (the folder's name),
+    #: ``shard`` (``I/N`` or None); empty when run.json cannot be read.
+    manifest: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def scenario_count(self) -> int | None:
+        return self.manifest.get("scenarios")
+
+    @property
+    def shard(self) -> str | None:
+        return self.manifest.get("shard")
+
+    def suite_label(self) -> str:
+        """``starter · 60 scenarios · abc38a3e5135``: the suite as the runs table shows it."""
+        run = self.summary.get("run") or {}
+        parts = [str(self.manifest.get("suite") or ""), f"{self.scenario_count} scenarios"
+                 if self.scenario_count is not None else "", str(run.get("suite_hash") or "")[:12]]
+        return " · ".join(p for p in parts if p) or "—"
 
     def models(self) -> list[str]:
         return sorted(str(m) for m in (self.summary.get("run") or {}).get("models") or [])
@@ -59,6 +87,58 @@ class RunPoint:
         return next((r for r in self.summary.get("metrics") or []
                      if r.get("category", "all") == "all" and r.get("model") == model and r.get("arm") == arm
                      and r.get("metric") == metric), None)
+
+
+def series_key(point: RunPoint) -> dict[str, str]:
+    """What must stay the same for two runs to share a series, as printable values by name."""
+    run = point.summary.get("run") or {}
+    parameters = run.get("parameters") or {}
+    judge = point.summary.get("judge") or {}
+    grounding = " + grounding" if isinstance(judge, dict) and judge.get("grounding") else ""
+    key = {
+        "suite": f"{str(run.get('suite_hash') or '?')[:12]} ({point.scenario_count if point.scenario_count is not None else '?'} scenarios)",
+        "excluded scenarios": ", ".join(map(str, run.get("excluded_scenarios") or [])) or "none",
+        "models": ", ".join(sorted(map(str, run.get("models") or []))) or "none",
+        "arms": ", ".join(map(str, run.get("arms") or [])) or "none",
+        "judge": str((judge.get("model") if isinstance(judge, dict) else None) or parameters.get("judge_model")
+                     or "none") + grounding,
+        "epochs": str(run.get("epochs")),
+        "seed": str(run.get("seed")),
+    }
+    for name in RESULT_PARAMETERS:
+        key[name.replace("_", " ")] = str(parameters.get(name))
+    return key
+
+
+def series_breaks(points: Sequence[RunPoint]) -> list[tuple[int, list[str]]]:
+    """Where the series breaks: ``(index of the first run of the new series, ["name: old -> new", ...])``."""
+    breaks = []
+    for i in range(1, len(points)):
+        before, after = series_key(points[i - 1]), series_key(points[i])
+        changed = [f"{name}: {before.get(name)} -> {value}" for name, value in after.items() if before.get(name) != value]
+        if changed:
+            breaks.append((i, changed))
+    return breaks
+
+
+def _segments(count: int, breaks: Sequence[tuple[int, list[str]]]) -> list[range]:
+    starts = [0, *(i for i, _ in breaks), count]
+    return [range(a, b) for a, b in zip(starts, starts[1:]) if b > a]
+
+
+def _manifest_facts(run: Path) -> dict[str, Any]:
+    """The suite's folder name, its scenario count and the shard of ``run/run.json`` (empty when unreadable)."""
+    try:
+        data = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    paths = data.get("scenario_paths") if isinstance(data.get("scenario_paths"), list) else []
+    ids = data.get("scenario_ids") if isinstance(data.get("scenario_ids"), list) else None
+    shard = data.get("shard") if isinstance(data.get("shard"), dict) else None
+    return {"suite": ", ".join(Path(str(p)).name for p in paths), "scenarios": len(ids) if ids is not None else None,
+            "shard": f"{shard.get('index')}/{shard.get('count')}" if shard else None}
 
 
 def find_runs(paths: Sequence[str | Path]) -> list[Path]:
@@ -83,10 +163,17 @@ def find_runs(paths: Sequence[str | Path]) -> list[Path]:
     return list(found)
 
 
-def read_points(runs: Iterable[Path]) -> tuple[list[RunPoint], list[str]]:
-    """Each run's point, oldest first (by start time, then id), and warnings for runs left out."""
-    points, warnings = [], []
+def read_points(runs: Iterable[Path], *, include_shards: bool = False) -> tuple[list[RunPoint], list[str]]:
+    """Each run's point, oldest first (by start time, then id), and warnings for runs left out.
+
+    Shard folders are left out (one warning counting them) unless ``include_shards``.
+    """
+    points, warnings, shards = [], [], []
     for run in runs:
+        facts = _manifest_facts(run)
+        if facts.get("shard") and not include_shards:
+            shards.append(run)
+            continue
         path = run / "summary.json"
         if not path.is_file():
             warnings.append(f"{run}: no summary.json, left out; build it with `recall-eval report {run}`")
@@ -106,7 +193,12 @@ def read_points(runs: Iterable[Path]) -> tuple[list[RunPoint], list[str]]:
                                started_at=str(info.get("started_at") or summary.get("generated_at") or ""),
                                verdict=str(verdict.get("status") or "none"),
                                treatment=str(config.get("treatment_arm") or "recall"),
-                               baseline=str(config.get("baseline_arm") or "history_only"), summary=summary))
+                               baseline=str(config.get("baseline_arm") or "history_only"), summary=summary,
+                               manifest=facts))
+    if shards:
+        names = ", ".join(str(p) for p in shards[:3]) + (f" and {len(shards) - 3} more" if len(shards) > 3 else "")
+        warnings.append(f"{len(shards)} shard folder(s) left out (their merged run is the point; "
+                        f"--include-shards shows them): {names}")
     points.sort(key=lambda p: (p.started_at, p.run_id))
     return points, warnings
 
@@ -116,8 +208,10 @@ def _num(value: Any) -> float | None:
 
 
 def _series_chart(points: Sequence[RunPoint], series: list[dict[str, Any]], *, symmetric: bool, title: str,
-                  page_dir: Path, threshold: float | None = None) -> dict[str, Any]:
-    """One chart: per series a line through its values, a band between its interval bounds, linked points.
+                  page_dir: Path, threshold: float | None = None,
+                  breaks: Sequence[tuple[int, list[str]]] = ()) -> dict[str, Any]:
+    """One chart: per series a line through its values, a band between its interval bounds, linked points;
+    lines and bands stop at each series break (a dashed marker there names what changed).
 
     ``series``: ``{"name", "cls", "values": [(value, low, high) or None per point]}``.
     """
@@ -138,11 +232,18 @@ def _series_chart(points: Sequence[RunPoint], series: list[dict[str, Any]], *, s
         return round(_TOP + _PLOT_H * (high_end - v) / (high_end - low_end), 1)
 
     drawn = []
+    segments = _segments(len(points), breaks)
     for s in series:
-        line = [(x(i), y(t[0])) for i, t in enumerate(s["values"]) if t and t[0] is not None]
-        upper = [(x(i), y(t[2])) for i, t in enumerate(s["values"]) if t and t[1] is not None and t[2] is not None]
-        lower = [(x(i), y(t[1])) for i, t in enumerate(s["values"]) if t and t[1] is not None and t[2] is not None]
-        band = " ".join(f"{px},{py}" for px, py in upper + lower[::-1]) if len(upper) > 1 else ""
+        lines, bands = [], []
+        for segment in segments:
+            values = [(i, s["values"][i]) for i in segment]
+            line = [(x(i), y(t[0])) for i, t in values if t and t[0] is not None]
+            upper = [(x(i), y(t[2])) for i, t in values if t and t[1] is not None and t[2] is not None]
+            lower = [(x(i), y(t[1])) for i, t in values if t and t[1] is not None and t[2] is not None]
+            if len(upper) > 1:
+                bands.append(" ".join(f"{px},{py}" for px, py in upper + lower[::-1]))
+            if len(line) > 1:
+                lines.append(" ".join(f"{px},{py}" for px, py in line))
         dots = []
         for i, t in enumerate(s["values"]):
             if not t or t[0] is None:
@@ -155,8 +256,7 @@ def _series_chart(points: Sequence[RunPoint], series: list[dict[str, Any]], *, s
                          "href": report_link(point.path, page_dir),
                          "title": f"{point.run_id} ({point.started_at}) · {s['name']}: {text} · verdict {point.verdict}",
                          "lo": y(t[1]) if t[1] is not None else None, "hi": y(t[2]) if t[2] is not None else None})
-        drawn.append({"name": s["name"], "cls": s["cls"], "band": band,
-                      "line": " ".join(f"{px},{py}" for px, py in line), "dots": dots})
+        drawn.append({"name": s["name"], "cls": s["cls"], "bands": bands, "lines": lines, "dots": dots})
     ticks = [low_end + (high_end - low_end) * k / 4 for k in range(5)]
     return {
         "title": title, "series": drawn, "width": _LEFT + _PLOT_W + 20, "height": _TOP + _PLOT_H + 70,
@@ -164,6 +264,8 @@ def _series_chart(points: Sequence[RunPoint], series: list[dict[str, Any]], *, s
         "zero": y(0.0) if symmetric else None, "threshold": y(threshold) if threshold is not None else None,
         "ticks": [{"y": y(t), "text": f"{t:+.2f}" if symmetric and t else f"{t:.2f}"} for t in ticks],
         "labels": [{"x": x(i), "text": (p.started_at or p.run_id)[:16]} for i, p in enumerate(points)],
+        "breaks": [{"x": round((x(i - 1) + x(i)) / 2, 1), "title": "series break: " + "; ".join(changed)}
+                   for i, changed in breaks],
     }
 
 
@@ -178,6 +280,7 @@ def history_charts(points: Sequence[RunPoint], page_dir: Path) -> list[dict[str,
     from harness.report import arm_class, arm_order
 
     models = sorted({m for p in points for m in p.models()})
+    breaks = series_breaks(points)
     blocks = []
     for model in models:
         treatment = points[-1].treatment if points else "recall"
@@ -193,12 +296,12 @@ def history_charts(points: Sequence[RunPoint], page_dir: Path) -> list[dict[str,
                     "values": [_triple(p.metric(model, arm, "continuity_accuracy"), "value") for p in points]}
                    for arm in arms]
         blocks.append({"model": model, "charts": [
-            _series_chart(points, diff, symmetric=True, page_dir=page_dir,
+            _series_chart(points, diff, symmetric=True, page_dir=page_dir, breaks=breaks,
                           title=f"Continuity difference {treatment} − {baseline} (paired, 95% CI band)"),
-            _series_chart(points, unsupported, symmetric=True, page_dir=page_dir, threshold=tolerance,
+            _series_chart(points, unsupported, symmetric=True, page_dir=page_dir, threshold=tolerance, breaks=breaks,
                           title=f"Unsupported-claim difference {treatment} − {baseline} (95% CI band"
                                 + (f"; dashed: tolerance {tolerance:g})" if tolerance is not None else ")")),
-            _series_chart(points, per_arm, symmetric=False, page_dir=page_dir,
+            _series_chart(points, per_arm, symmetric=False, page_dir=page_dir, breaks=breaks,
                           title="Continuity accuracy per arm (95% CI bands)"),
         ]})
     return blocks
@@ -208,7 +311,9 @@ def _table(points: Sequence[RunPoint], page_dir: Path) -> list[dict[str, Any]]:
     from harness.report import paired_diff
 
     rows = []
-    for p in reversed(points):  # newest first
+    changes = dict(series_breaks(points))
+    for index in range(len(points) - 1, -1, -1):  # newest first
+        p = points[index]
         run = p.summary.get("run") or {}
         cells = []
         for model in p.models():
@@ -218,7 +323,8 @@ def _table(points: Sequence[RunPoint], page_dir: Path) -> list[dict[str, Any]]:
                           "unsupported": paired_diff(unsupported) if unsupported else "—"})
         rows.append({"run_id": p.run_id, "started_at": p.started_at, "verdict": p.verdict,
                      "href": report_link(p.path, page_dir), "models": cells, "samples": run.get("samples"),
-                     "errors": run.get("errors"), "status": run.get("status")})
+                     "errors": run.get("errors"), "status": run.get("status"), "suite": p.suite_label(),
+                     "shard": p.shard, "break": changes.get(index)})
     return rows
 
 
@@ -227,6 +333,7 @@ def render_history(points: Sequence[RunPoint], page_dir: Path, warnings: Sequenc
     from harness.report import page_environment
 
     context = {"points": points, "blocks": history_charts(points, page_dir), "rows": _table(points, page_dir),
+               "series": len(series_breaks(points)) + 1 if points else 0,
                "warnings": list(warnings),
                "first": points[0].started_at if points else "", "last": points[-1].started_at if points else ""}
     page = page_environment().get_template("history.html.j2").render(context)
@@ -239,7 +346,7 @@ def cli_history(args: Any) -> int:
 
     out = Path(args.out)
     try:
-        points, warnings = read_points(find_runs(args.dirs))
+        points, warnings = read_points(find_runs(args.dirs), include_shards=bool(getattr(args, "include_shards", False)))
     except HistoryError as exc:
         print(f"recall-eval history: {exc}", file=sys.stderr)
         return 2
@@ -256,5 +363,9 @@ def cli_history(args: Any) -> int:
         print(f"recall-eval history: {exc.filename or out}: cannot write the page ({exc.strerror or exc}); "
               "choose another --out", file=sys.stderr)
         return 2
-    print(f"history of {len(points)} run(s), {points[0].started_at} to {points[-1].started_at}: {out}")
+    breaks = series_breaks(points)
+    for index, changed in breaks:
+        print(f"series break before {points[index].run_id} ({points[index].started_at}): {'; '.join(changed)}")
+    print(f"history of {len(points)} run(s) in {len(breaks) + 1} series, {points[0].started_at} to "
+          f"{points[-1].started_at}: {out}")
     return 0

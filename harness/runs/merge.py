@@ -221,8 +221,8 @@ def merge_runs(out: Path, runs: Sequence[Path]) -> MergeOutcome:
 
 def cli_merge(args: Any) -> int:
     """Handler of ``recall-eval merge OUT RUN...``; returns the exit code."""
-    from harness.analysis import VerdictConfig, exit_code, terminal_lines
-    from harness.report import ReportError, build_report
+    from harness.analysis import VerdictConfig, exit_code
+    from harness.report import ReportError, build_report, report_lines
 
     try:
         outcome = merge_runs(Path(args.out), [Path(r) for r in args.runs])
@@ -244,7 +244,7 @@ def cli_merge(args: Any) -> int:
         print(f"recall-eval merge: the merged results are written, the report is not ({exc}). "
               f"Retry with: recall-eval report {outcome.run_dir}", file=sys.stderr)
         return 2
-    lines, errors = terminal_lines(report)
+    lines, errors = report_lines(report)  # the per-arm table, verdict and checks in the words of `run` and `report`
     for line in lines:
         print(line)
     for line in errors:

@@ -5,18 +5,31 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from harness.scenarios.loading import load_scenarios, load_suite
 from harness.scenarios.problems import ScenarioError
 from harness.scenarios.provenance import incomplete_suites
 
 
+def _missing(command: str, paths: list[str]) -> bool:
+    """Say so and return True when a path given does not exist: bad input, exit 2 as in every command."""
+    missing = [p for p in paths if not Path(p).exists()]
+    for path in missing:
+        print(f"recall-eval {command}: {path}: no such file or folder (working directory {Path.cwd()})",
+              file=sys.stderr)
+    return bool(missing)
+
+
 def cli_validate(args: argparse.Namespace) -> int:
-    """``recall-eval validate [PATH ...]``: print every problem, then a summary; 0 when there are no errors.
+    """``recall-eval validate [PATH ...]``: print every problem, then a summary; 0 when there are no errors,
+    1 when a file has one, 2 when a path does not exist.
 
     An imported suite whose ``_suite.json`` says ``complete: false`` is an error
     (:mod:`harness.scenarios.provenance`): it validates file by file, but it is not the whole benchmark.
     """
+    if _missing("validate", args.paths):
+        return 2
     suite = load_suite(args.paths)
     suite.problems = sorted([*suite.problems, *incomplete_suites(args.paths)], key=lambda p: p.sort_key())
     for problem in suite.problems:
@@ -29,7 +42,9 @@ def cli_validate(args: argparse.Namespace) -> int:
 
 
 def cli_list(args: argparse.Namespace) -> int:
-    """``recall-eval list``: a table of id, category, tags and title, then a count."""
+    """``recall-eval list``: a table of id, category, tags and title, then a count (exit 2: a path does not exist)."""
+    if _missing("list", args.paths):
+        return 2
     try:
         scenarios = load_scenarios(args.paths, ids=args.id, categories=args.category, tags=args.tag)
     except ScenarioError as exc:

@@ -85,7 +85,7 @@ def cli_schema(args: argparse.Namespace) -> int:
     try:
         Path(args.out).write_text(text, encoding="utf-8")
     except OSError as exc:
-        print(f"{args.out}: cannot write the schema: {exc.strerror}", file=sys.stderr)
-        return 1
+        print(f"{args.out}: cannot write the schema: {exc.strerror}; choose another --out", file=sys.stderr)
+        return 2
     print(f"wrote {args.out}")
     return 0

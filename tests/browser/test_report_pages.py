@@ -179,6 +179,18 @@ def test_the_history_page_links_each_point_to_a_report(browser: Any, runs: dict[
     assert browser.current_url.endswith("/runs/a/index.html") and browser.find_element("id", "verdict")
 
 
+def test_the_history_page_shows_where_a_series_breaks(browser: Any, runs: dict[str, Path]) -> None:
+    open_page(browser, runs["history"])  # run b has one tool round, run a four: two series
+    markers = browser.find_elements("css selector", "svg g.brk")
+    assert len(markers) == 3 and all(m.is_displayed() for m in markers)  # one per chart
+    assert all("max tool rounds: 4 -> 1" in m.find_element("css selector", "title").get_attribute("textContent")
+               for m in markers)
+    assert browser.find_elements("css selector", "svg polyline.trend") == []  # no line joins the two runs
+    row = browser.find_element("css selector", "#runs tr.brk")
+    assert row.is_displayed() and "series break" in row.text and "max tool rounds: 4 -> 1" in row.text
+    assert script_errors(browser) == []
+
+
 # ---------------------------------------------------------------- the XSS fixture
 
 

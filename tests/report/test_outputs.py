@@ -72,10 +72,54 @@ def test_junit_xml_parses_with_gates_cases_and_error_samples(tmp_path):
     error_gate = suites["gates"][-1].find("failure")  # 1 error in 17 samples is above the default 5%
     assert error_gate is not None and error_gate.get("message").startswith("errors: 1 of 18 samples (5.6%)")
     assert suites["gates"].get("failures") == "1" and suites["gates"][-2].find("failure") is None
-    recall = suites["offline/reference / recall"]
-    assert recall.get("tests") == "9" and recall.get("errors") == "1" and recall.get("failures") == "1"
-    failure = next(c for c in recall if c.find("failure") is not None).find("failure")
-    assert "continuity" in failure.get("message")
+
+
+def test_junit_xml_test_cases_are_the_gates_checks_only(tmp_path):
+    run_dir, scenarios = _run(tmp_path)
+    build_report(run_dir, scenarios=scenarios)
+    root = ET.parse(run_dir / "junit.xml").getroot()
+    cases = list(root.iter("testcase"))
+    assert cases and all(c.get("classname").startswith("gates.") for c in cases)
+    failed = [c.get("name") for c in cases if c.find("failure") is not None or c.find("error") is not None]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    checks = [c for mv in summary["verdict"]["per_model"].values() for c in mv["checks"]]
+    checks += summary["verdict"]["run_checks"]
+    assert failed == [c["name"] for c in checks if c["passed"] is False]
+    assert sum(int(s.get("failures")) + int(s.get("errors")) for s in root.iter("testsuite")) == len(failed)
+
+
+def test_junit_xml_records_every_samples_outcome_as_properties_without_failing(tmp_path):
+    run_dir, scenarios = _run(tmp_path)
+    build_report(run_dir, scenarios=scenarios)
+    root = ET.parse(run_dir / "junit.xml").getroot()
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    for arm, right, wrong, errors in (("recall", 7, 1, 1), ("history_only", 2, 6, 0)):
+        suite = suites[f"outcomes offline/reference / {arm}"]
+        assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("0", "0", "0")
+        assert suite.find("testcase") is None
+        properties = {p.get("name"): p.get("value") for p in suite.find("properties")}
+        assert (properties["correct"], properties["not_correct"], properties["errors"]) == tuple(
+            map(str, (right, wrong, errors)))
+        samples = {k: v for k, v in properties.items() if "[epoch" in k}
+        assert len(samples) == right + wrong + errors
+        assert sum(v == "correct" for v in samples.values()) == right
+    recall = {p.get("name"): p.get("value") for p in suites["outcomes offline/reference / recall"].find("properties")}
+    assert recall["fact-07 [epoch 0]"].startswith("wrong: ") and "continuity" in recall["fact-07 [epoch 0]"]
+    assert recall["fact-00 [epoch 9]"] == "error: Timeout: provider timed out"
+
+
+def test_junit_xml_of_a_real_failing_run_is_red_only_for_its_failed_checks(tmp_path):
+    from tests.integration.offline_runs import offline_run
+
+    run_dir = offline_run(tmp_path)  # the offline model gets some of it wrong in both arms
+    root = ET.parse(run_dir / "junit.xml").getroot()
+    summary = json.loads((run_dir / "summary.json").read_text())
+    wrong = sum(s.get("outcome") not in ("correct", "abstained_correctly")
+                for s in map(json.loads, (run_dir / "scores.jsonl").read_text().splitlines()))
+    checks = [c for mv in summary["verdict"]["per_model"].values() for c in mv["checks"]]
+    failed = sum(c["passed"] is False for c in [*checks, *summary["verdict"]["run_checks"]])
+    assert wrong > 0
+    assert sum(int(s.get("failures")) + int(s.get("errors")) for s in root.iter("testsuite")) == failed
 
 
 def test_junit_xml_fails_the_run_complete_gate_of_an_incomplete_run(tmp_path):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.report.terminal import arm_table, check_mark, report_lines
+from harness.report.terminal import arm_table, check_mark, report_lines, wrap_line
 
 MODEL = "openai/gpt-4o-mini"
 
@@ -45,17 +45,37 @@ def _summary() -> dict:
 
 def test_the_arm_table_has_a_row_per_arm_with_interval_claims_leaks_errors_tokens_cost_and_cache() -> None:
     lines = arm_table(_summary())
-    assert lines[0].split("  ")[0].strip() == "model · arm" and len(lines) == 3
-    recall = lines[2]
-    assert recall.startswith(f"{MODEL} · recall")
-    for shown in ("0.70 [0.60, 0.80]", "0.12", "1/2", "2/10", "1,234", "$0.00123", "3/10"):
+    assert lines[0].split("  ")[0].strip() == "model · arm" and len(lines) == 6
+    assert lines[1] == MODEL  # the model on a line of its own, its arms indented under it
+    recall = lines[3]
+    assert recall.startswith("  recall ")
+    for shown in ("0.70 [0.60, 0.80]", "0.12", "1/2", "2/10", "1,234", "$0.00123"):
         assert shown in recall, (shown, recall)
-    assert "0/10" in lines[1] and "0/0" in lines[1]  # history_only: no error, no leak
+    assert "0/10" in lines[2] and "0/0" in lines[2]  # history_only: no error, no leak
+    assert lines[4] == "continuity [95% CI]; leaks tool-level/answers; tokens and cost per sample"
+    assert lines[5].startswith("cached: 3/10 in every arm")
 
 
 def test_the_arm_table_columns_line_up() -> None:
     lines = arm_table(_summary())
-    assert len({len(line) for line in lines}) == 1
+    rows = [lines[0], *(line for line in lines if line.startswith("  "))]
+    assert len(rows) == 3 and len({len(line) for line in rows}) == 1
+
+
+def test_the_arm_table_and_notes_of_the_built_in_arms_fit_80_columns() -> None:
+    summary = _summary()
+    for row in list(summary["metrics"]):
+        if row["arm"] == "recall":
+            summary["metrics"].append({**row, "arm": "full_history"})
+    summary["metrics"] = [{**r, "value": 0.00123456} if r["metric"] == "cost_usd" else r for r in summary["metrics"]]
+    summary["run"]["arms"] = ["history_only", "recall", "full_history"]
+    lines = arm_table(summary)
+    assert len(lines) == 7 and all(len(line) <= 80 for line in lines), "\n".join(lines)
+    note = ("note: offline/reference: the observed continuity difference +0.07 (recall - history_only) is below the "
+            "suite's minimum detectable effect 0.20 (60 scenarios, 80% power)")
+    wrapped = wrap_line(note)
+    assert len(wrapped) == 3 and all(len(line) <= 80 for line in wrapped) and wrapped[1].startswith("      history")
+    assert " ".join(line.strip() for line in wrapped) == note
 
 
 def test_an_empty_summary_prints_no_table() -> None:
@@ -73,7 +93,7 @@ def test_the_verdict_follows_the_table_and_each_check_is_marked() -> None:
     outcome = types.SimpleNamespace(verdict="fail", reasons=reasons, headlines=[], warnings=[], summary=summary)
     out, _ = report_lines(outcome)
     at = out.index("verdict: FAIL")
-    assert out[0].startswith("model · arm") and at == 4
+    assert out[0].startswith("model · arm") and at == 7
     assert out[at + 1:at + 4] == [
         "  ✓ pass  continuity +0.30 [+0.10, +0.50] > 0.00",
         "  ? undecided  unsupported claims undecided: x",
@@ -95,7 +115,7 @@ def _printed(text: str) -> list[str]:
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("model · arm"))
     end = next(i for i, line in enumerate(lines) if line.startswith("verdict: "))
-    checks = [line for line in lines[end + 1:] if line.startswith("  ")]
+    checks = [line for line in lines[end + 1:] if line.startswith(("  ✓ pass", "  ✗ fail", "  ? undecided"))]
     return lines[start:end + 1] + checks
 
 

@@ -92,8 +92,9 @@ def test_every_run_starts_with_the_plan_line(tmp_path: Path, suite: Path, capsys
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("harness.cli.run._build_report", lambda options: 0)
     assert main(["run", "--scenarios", str(suite), "--out", str(tmp_path / "run"), "--no-progress", "--no-cache"]) == 0
-    first = capsys.readouterr().err.splitlines()[0]
-    assert first.startswith("plan: 6 samples,") and "cost ~$0.0000" in first
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("plan: 6 samples,") and all(len(line) <= 80 for line in lines[:2])
+    assert "cost ~$0.0000" in " ".join(line.strip() for line in lines[:2])  # the plan wraps to 80 columns
 
 
 def test_budget_refuses_a_call_whose_worst_case_would_pass_the_limit_counting_calls_in_flight() -> None:

@@ -28,9 +28,10 @@ def edit_json(path: Path, change: Callable[[Any], Any]) -> None:
 
 def synthetic_run(path: Path, *, ids: list[str] | None = None, recall_right: int = 9, history_right: int = 2,
                   model: str = MODEL, arms: tuple[str, ...] = ("history_only", "recall"), epochs: int = 1,
-                  parameters: dict[str, Any] | None = None, status: str = "complete") -> Path:
+                  parameters: dict[str, Any] | None = None, status: str = "complete", latency: float = 1.0,
+                  cost: float | None = 0.001) -> Path:
     """A run folder with its report: the first ``recall_right`` scenarios right in recall, ``history_right`` in
-    history_only."""
+    history_only; each sample's latency is ``latency`` plus 10 ms per scenario, its cost ``cost`` (unknown: None)."""
     scenarios = {sid: make_scenario(sid) for sid in ids or [f"fact-{i:02d}" for i in range(10)]}
     records = []
     for i, sc in enumerate(scenarios.values()):
@@ -38,7 +39,8 @@ def synthetic_run(path: Path, *, ids: list[str] | None = None, recall_right: int
             right = i < (recall_right if arm == "recall" else history_right)
             answer = "Billing runs Postgres 15." if right else "I don't know."
             for epoch in range(epochs):
-                records.append(make_record(sc, answer, arm=arm, model=model, epoch=epoch, latency=1.0 + i * 0.01,
+                records.append(make_record(sc, answer, arm=arm, model=model, epoch=epoch,
+                                           latency=latency + i * 0.01, cost=cost,
                                            calls=[tool_call(["it-pg-version"])] if arm == "recall" else None))
     run_dir = write_run(path, records, arms=arms, models=(model,))
 

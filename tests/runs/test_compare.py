@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from harness.cli import main
-from harness.runs.compare import compare_runs, is_regression
+from harness.runs.compare import GateOptions, compare_runs, is_regression, is_worse
 from harness.runs.compare_cli import cli_compare, metric_tables, scenario_table
 from harness.report import build_report
 from harness.records import MANIFEST_FILE, RESULTS_FILE
@@ -90,6 +90,130 @@ def test_missing_run_dir_is_a_clear_error(tmp_path: Path, capsys: pytest.Capture
 def test_is_regression_respects_metric_direction(metric, a, b, expected) -> None:
     row = lambda v: {"value": v[0], "ci_low": v[1], "ci_high": v[2]}
     assert is_regression(metric, row(a), row(b)) is expected
+
+
+# ---------------------------------------------------------------- the gate does not cry wolf
+
+
+def _row(value: float, low: float, high: float) -> dict[str, float]:
+    return {"value": value, "ci_low": low, "ci_high": high}
+
+
+@pytest.mark.parametrize(("a", "b", "worse"), [
+    ((1.0, 0.9, 1.1), (1.3, 1.2, 1.4), False),     # +300 ms beyond the intervals: under 50% and under 500 ms
+    ((0.1, 0.09, 0.11), (0.4, 0.38, 0.42), False),  # +300 ms is +300%, but under 500 ms: the noise of a busy machine
+    ((2.0, 1.9, 2.1), (2.8, 2.7, 2.9), False),     # +800 ms is over 500 ms, but only +40%
+    ((1.0, 0.9, 1.1), (2.0, 1.9, 2.1), True),      # +1 s and +100%: beyond both floors
+    ((1.0, 0.9, 1.1), (2.0, 1.0, 3.0), False),     # beyond both floors but inside the intervals
+])
+def test_latency_is_worse_only_beyond_both_floors_and_the_intervals(a, b, worse) -> None:
+    for metric in ("latency_p50_s", "latency_p95_s"):
+        assert is_worse(metric, _row(*a), _row(*b)) is worse
+
+
+@pytest.mark.parametrize(("metric", "a", "b", "worse"), [
+    ("cost_usd", (0.010, 0.009, 0.011), (0.013, 0.012, 0.014), True),     # +30% and +$0.003
+    ("cost_usd", (0.010, 0.009, 0.011), (0.0115, 0.0112, 0.0118), False),  # +15%: under 20%
+    ("cost_usd", (0.0001, 0.00009, 0.00011), (0.0005, 0.00048, 0.00052), False),  # +400% but +$0.0004
+    ("cost_per_correct", (0.02, 0.018, 0.022), (0.04, 0.035, 0.045), True),
+])
+def test_cost_is_worse_only_beyond_both_floors_and_the_intervals(metric, a, b, worse) -> None:
+    assert is_worse(metric, _row(*a), _row(*b)) is worse
+
+
+def test_latency_and_cost_never_gate_unless_asked() -> None:
+    slow, fast = _row(2.0, 1.9, 2.1), _row(1.0, 0.9, 1.1)
+    dear, cheap = _row(0.02, 0.019, 0.021), _row(0.01, 0.009, 0.011)
+    assert is_worse("latency_p95_s", fast, slow) and is_worse("cost_usd", cheap, dear)
+    assert not is_regression("latency_p95_s", fast, slow) and not is_regression("cost_usd", cheap, dear)
+    latency = GateOptions(gate_on=frozenset({"latency"}))
+    assert is_regression("latency_p95_s", fast, slow, latency) and not is_regression("cost_usd", cheap, dear, latency)
+    cost = GateOptions(gate_on=frozenset({"cost"}))
+    assert is_regression("cost_usd", cheap, dear, cost) and not is_regression("latency_p95_s", fast, slow, cost)
+
+
+def test_the_floors_are_the_users_to_set() -> None:
+    a, b = _row(0.1, 0.09, 0.11), _row(0.15, 0.14, 0.16)  # +50 ms, +50%
+    assert not is_worse("latency_p50_s", a, b)
+    assert is_worse("latency_p50_s", a, b, GateOptions(latency_pct=10, latency_ms=20))
+    assert not is_worse("latency_p50_s", a, b, GateOptions(latency_pct=60, latency_ms=20))  # both floors count
+    assert not is_worse("latency_p50_s", a, b, GateOptions(latency_pct=10, latency_ms=60))
+
+
+@pytest.mark.parametrize(("metric", "a", "b"), [
+    ("continuity_accuracy", (0.80, 0.79, 0.81), (0.77, 0.76, 0.78)),   # -0.03: far under any latency-style floor
+    ("unsupported_claim_rate", (0.01, 0.0, 0.02), (0.04, 0.03, 0.05)),
+    ("error_rate", (0.0, 0.0, 0.0), (0.01, 0.005, 0.02)),
+])
+def test_decision_metrics_gate_by_their_intervals_whatever_the_floors(metric, a, b) -> None:
+    wide = GateOptions(latency_pct=1000, latency_ms=1e6, cost_pct=1000, cost_usd=1e6)
+    assert is_regression(metric, _row(*a), _row(*b)) and is_regression(metric, _row(*a), _row(*b), wide)
+
+
+def test_a_slower_run_is_shown_not_gated_and_exits_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = synthetic_run(tmp_path / "a", latency=1.0)
+    b = synthetic_run(tmp_path / "b", latency=3.0)
+    code, out = _compare(capsys, a, b)
+    assert code == 0, out
+    assert "not gated" in out and "REGRESSION" not in out and "no metric regression beyond the intervals" in out
+    assert "worse beyond the intervals and floors, not gated (--gate-on latency to fail on them)" in out
+
+
+def test_gate_on_latency_fails_a_slower_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = synthetic_run(tmp_path / "a", latency=1.0)
+    b = synthetic_run(tmp_path / "b", latency=3.0)
+    code, out = _compare(capsys, a, b, gate_on=["latency"])
+    assert code == 1 and "REGRESSION" in out and "latency_p50_s" in out
+    assert main(["compare", str(a), str(b), "--gate-on", "latency", "--latency-floor-ms", "5000"]) == 0
+    assert main(["compare", str(a), str(b), "--gate-on", "cost"]) == 0  # the cost did not change
+
+
+def test_gate_on_cost_fails_a_dearer_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = synthetic_run(tmp_path / "a", cost=0.01)
+    b = synthetic_run(tmp_path / "b", cost=0.03)
+    assert _compare(capsys, a, b)[0] == 0
+    code, out = _compare(capsys, a, b, gate_on=["cost"])
+    assert code == 1 and "cost_usd" in out and "REGRESSION" in out
+    assert main(["compare", str(a), str(b), "--gate-on", "cost", "--cost-floor-usd", "0.05"]) == 0
+
+
+def test_a_negative_floor_is_refused_with_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = synthetic_run(tmp_path / "a")
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", str(a), str(a), "--latency-floor-ms", "-1"])
+    assert exc.value.code == 2 and "must be 0 or more" in capsys.readouterr().err
+
+
+def _slowed_copy(run: Path, out: Path, seconds: float) -> Path:
+    """A copy of a real run whose every sample took ``seconds`` longer (shared by its model calls), its report
+    rebuilt."""
+    shutil.copytree(run, out)
+    lines = []
+    for line in (out / RESULTS_FILE).read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        for call in record["model_calls"]:
+            call["latency_s"] += seconds / len(record["model_calls"])
+        record["wall_time_s"] += seconds
+        lines.append(json.dumps(record))
+    (out / RESULTS_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for name in ("summary.json", "scores.jsonl", "metrics.csv", "junit.xml", "index.html"):
+        (out / name).unlink(missing_ok=True)
+    assert main(["report", str(out)]) in (0, 1)
+    return out
+
+
+def test_a_real_run_slower_by_machine_noise_passes_the_gate(real_runs, tmp_path: Path, capsys) -> None:
+    slow = _slowed_copy(real_runs["smoke"], tmp_path / "slow", 0.2)
+    capsys.readouterr()
+    code, out = _compare(capsys, real_runs["smoke"], slow)
+    assert code == 0 and "no metric regression beyond the intervals" in out and "not gated" not in out, out
+    # the same 200 ms with the floors at zero: beyond the intervals, shown, still not gated ...
+    code, out = _compare(capsys, real_runs["smoke"], slow, latency_floor_pct=0, latency_floor_ms=0)
+    assert code == 0 and "not gated" in out, out
+    # ... unless asked
+    code, out = _compare(capsys, real_runs["smoke"], slow, latency_floor_pct=0, latency_floor_ms=0,
+                         gate_on=["latency"])
+    assert code == 1 and "REGRESSION" in out
 
 
 def test_latency_under_a_second_prints_in_milliseconds() -> None:

@@ -107,3 +107,17 @@ def test_an_unwritable_html_path_exits_2_with_the_reason(pages: tuple[Path, Path
     assert main(["compare", str(a), str(b), "--html", str(blocker / "page.html")]) == 2
     err = capsys.readouterr().err
     assert "cannot write the page" in err and "Traceback" not in err
+
+
+def test_slower_latency_is_badged_not_gated_and_never_red(tmp_path: Path) -> None:
+    a = synthetic_run(tmp_path / "a", latency=1.0)
+    b = synthetic_run(tmp_path / "b", latency=3.0)
+    out = tmp_path / "c.html"
+    assert main(["compare", str(a), str(b), "--html", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    metrics = page[page.index('id="gate"'):page.index('id="flips"')]
+    assert 'class="regression"' not in metrics and "REGRESSION" not in metrics
+    assert metrics.count('<span class="badge v-none">not gated</span>') >= 2  # p50 and p95 of both arms
+    assert "No metric regression beyond the intervals." in metrics and "<b>not gated</b>" in metrics
+    assert main(["compare", str(a), str(b), "--html", str(out), "--gate-on", "latency"]) == 1
+    assert out.read_text(encoding="utf-8").count('<span class="badge v-fail">REGRESSION</span>') >= 2

@@ -80,6 +80,27 @@ def test_merged_report_is_identical_sample_for_sample_and_number_for_number_to_t
     assert joined.shard is None and joined.merged_from == ["s1", "s2", "s3"]
 
 
+def _table_and_checks(text: str) -> list[str]:
+    """From the per-arm table's header to the last check line: what run, report and merge all print."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("model · arm"))
+    end = max(i for i, line in enumerate(lines) if line.startswith(("  ✓ pass", "  ✗ fail", "  ? undecided")))
+    return lines[start:end + 1]
+
+
+def test_merge_prints_the_same_table_and_checks_as_run_and_report(shards: Path, tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    merged = tmp_path / "merged"
+    capsys.readouterr()
+    assert main(["merge", str(merged), str(shards / "s1"), str(shards / "s2"), str(shards / "s3")]) in (0, 1)
+    after_merge = _table_and_checks(capsys.readouterr().out)
+    assert main(["report", str(merged)]) in (0, 1)
+    after_report = _table_and_checks(capsys.readouterr().out)
+    assert after_merge == after_report and len(after_merge) > 8
+    assert after_merge[1] == "offline/reference" and any(line.startswith("  ✗ fail") for line in after_merge)
+    assert not any(line.startswith("  - ") for line in after_merge)  # checks marked, not listed as reasons
+
+
 def test_merge_writes_one_record_per_sample_when_a_shard_holds_duplicates(shards: Path, tmp_path: Path,
                                                                          capsys: pytest.CaptureFixture[str]) -> None:
     import shutil

@@ -77,7 +77,7 @@ def test_schema_command_prints_and_writes(tmp_path: Path, capsys: pytest.Capture
 
 
 def test_schema_command_unwritable_target_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli_schema(argparse.Namespace(out=str(tmp_path / "missing" / "schema.json"))) == 1
+    assert cli_schema(argparse.Namespace(out=str(tmp_path / "missing" / "schema.json"))) == 2
     assert "cannot write the schema" in capsys.readouterr().err
 
 

@@ -208,8 +208,9 @@ def test_validate_exit_1_prints_one_line_per_problem_then_summary(capsys: pytest
 
 
 def test_validate_missing_path_is_an_error_not_a_traceback(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["validate", str(FIXTURES / "does-not-exist")]) == 1
-    out = capsys.readouterr().out
+    assert main(["validate", str(FIXTURES / "does-not-exist")]) == 2  # bad input: 2, as in every command
+    captured = capsys.readouterr()
+    out = captured.out + captured.err
     assert "does-not-exist: no such file or folder" in out and "Traceback" not in out
 
 
