@@ -10,6 +10,7 @@ for samples that failed or are missing, so readers take the last record of
 each sample (:func:`scan_results`).
 """
 
+from harness.records.jsontext import json_text, load_model, model_json, sendable
 from harness.records.models import (
     MANIFEST_FILE,
     RESULTS_FILE,
@@ -56,8 +57,12 @@ __all__ = [
     "foreign_check",
     "foreign_reasons",
     "iter_records",
+    "json_text",
+    "load_model",
+    "model_json",
     "read_manifest",
     "sample_id",
     "scan_results",
+    "sendable",
     "write_manifest",
 ]

@@ -13,12 +13,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from harness.records.jsontext import model_json
 from harness.records.models import MANIFEST_FILE, ResultsError, RunManifest, SampleRecord
 
 
 def append_record(handle: Any, record: SampleRecord) -> None:
     """Write one record as a line and flush it, so a crash loses at most that line."""
-    append_line(handle, record.model_dump_json())
+    append_line(handle, model_json(record))
 
 
 def append_line(handle: Any, line: str) -> None:
@@ -118,7 +119,7 @@ def write_manifest(run_dir: Path, manifest: RunManifest) -> None:
     """
     path = Path(run_dir) / MANIFEST_FILE
     tmp = path.with_suffix(".json.tmp")
-    data = (manifest.model_dump_json(indent=2) + "\n").encode("utf-8")
+    data = (model_json(manifest, indent=2) + "\n").encode("utf-8")
     try:
         tmp.write_bytes(data)
         tmp.replace(path)

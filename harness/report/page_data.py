@@ -27,6 +27,8 @@ from typing import Any
 
 from markupsafe import Markup
 
+from harness.records import json_text
+
 ROLE_CODES = {"system": "s", "user": "u", "assistant": "a", "tool": "t"}
 NULL, SAME_AS_ANSWER = -1, -2
 
@@ -126,7 +128,7 @@ def _tokens(sample: dict[str, Any]) -> int | None:
 
 def script_json(data: Any) -> str:
     """JSON for a ``<script type="application/json">``: ``<``, ``>``, ``&`` escaped, so ``</script>`` cannot occur."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    text = json_text(data, separators=(",", ":"), default=str)  # lone surrogates as escapes: the page reads them back
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from harness.memory_systems import ArmSetup
-from harness.records import ModelCallLog, SampleError, ToolCallLog
+from harness.records import ModelCallLog, SampleError, ToolCallLog, sendable
 from harness.run.cache import CachedResponse, ResponseCache, cache_key
 from harness.run.retry import RetryExhaustedError, RetryPolicy, call_with_retries
 
@@ -190,7 +190,7 @@ class ModelClient:
         litellm = _litellm()
         kwargs: dict[str, Any] = {
             "model": settings.model,
-            "messages": messages,
+            "messages": sendable(messages),  # lone surrogates a model sent go back as U+FFFD
             "temperature": settings.temperature,
             "timeout": settings.timeout_s,
             "drop_params": True,

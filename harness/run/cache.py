@@ -23,6 +23,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from harness.records import load_model, model_json
+
 DEFAULT_CACHE_DIR = ".recall-eval-cache"
 CACHE_FORMAT_VERSION = 1
 
@@ -52,7 +54,7 @@ def cache_key(*, model: str, messages: list[dict[str, Any]], tools: list[dict[st
     """
     payload = {"model": model, "messages": messages, "tools": tools, "parameters": parameters, "epoch": epoch}
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()  # a lone surrogate a model sent is hashed too
 
 
 class ResponseCache:
@@ -78,7 +80,7 @@ class ResponseCache:
             _log.warning("response cache: cannot read %s (%s); ignoring it", path, exc)
             return None
         try:
-            entry = CachedResponse.model_validate_json(text)
+            entry = load_model(CachedResponse, text)
         except ValueError as exc:
             _log.warning("response cache: corrupt entry %s (%s); ignoring and overwriting it", path, exc.__class__.__name__)
             return None
@@ -94,7 +96,7 @@ class ResponseCache:
         tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(entry.model_dump_json(), encoding="utf-8")
+            tmp.write_text(model_json(entry), encoding="utf-8")
             os.replace(tmp, path)
         except OSError as exc:
             _log.warning("response cache: cannot write %s (%s)", path, exc)

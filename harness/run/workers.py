@@ -46,7 +46,7 @@ from multiprocessing import connection
 from typing import Any
 
 from harness.offline_model import register_offline
-from harness.records import SampleRecord, append_line, append_record
+from harness.records import SampleRecord, append_line, append_record, load_model, model_json
 from harness.run.options import RunOptions
 from harness.run.progress import RunProgress, record_flags
 from harness.run.runner import ctx_for, execute, frozen_heap
@@ -138,7 +138,7 @@ class _Sender:
     def __call__(self, record: SampleRecord) -> None:
         if not self._lines:
             asyncio.get_running_loop().call_soon(self.flush)
-        self._lines.append((record_flags(record), record.model_dump_json()))
+        self._lines.append((record_flags(record), model_json(record)))
 
     def flush(self) -> None:
         if self._lines:
@@ -313,7 +313,7 @@ def run_specs(
 
     def emit_line(line: str, flags: tuple[bool, bool, bool]) -> None:  # a worker's record, already dumped as JSON
         append_line(handle, line)
-        error = None if flags[0] else SampleRecord.model_validate_json(line).error  # errors are rare: parse only those
+        error = None if flags[0] else load_model(SampleRecord, line).error  # errors are rare: parse only those
         progress.advance(*flags, error=f"{error.type}: {error.message}" if error else None)
 
     if options.workers > 1 and len(specs) > 1:
