@@ -7,6 +7,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from memory_tools import strip_format_characters
+
 from harness.scenarios.models import (
     DISTRACTOR_ROLES,
     Category,
@@ -26,7 +28,7 @@ def _strings(obj: Any, name: str) -> list[Any]:
 
 
 def _fold(text: str) -> str:
-    return " ".join(text.casefold().split())
+    return " ".join(strip_format_characters(text).casefold().split())  # as scoring matches: format characters dropped
 
 
 def _groups(check: Any) -> list[tuple[Loc, list[Any]]]:
