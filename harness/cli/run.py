@@ -25,10 +25,13 @@ from harness.records import (
     ResultsWriteError,
     ResultsWriter,
     RunManifest,
+    scan_results,
+    terminal_text,
     write_manifest,
 )
 from harness.run import (
     EarlierAttempt,
+    fault_note,
     RunFolderError,
     RunOptions,
     RunOptionsError,
@@ -63,7 +66,7 @@ def _build_report(options: RunOptions) -> int:
         outcome = build_report(options.run_dir, judge_model=options.judge_model, thresholds=thresholds,
                                judge_api_base=options.judge_api_base)
     except Exception as exc:  # noqa: BLE001 - the results are safe; the report can be rebuilt
-        print(f"error: report not built ({type(exc).__name__}: {exc}). Retry with: recall-eval report {options.run_dir}", file=sys.stderr)
+        print(terminal_text(f"error: report not built ({type(exc).__name__}: {exc}). Retry with: recall-eval report {options.run_dir}"), file=sys.stderr)
         return 2
     out, err = report_lines(outcome)  # the same words as `recall-eval report`
     for line in out:
@@ -140,6 +143,9 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
         register_offline()
         # Cancelling in-flight litellm calls (Ctrl-C, a stopped model) leaves its inner coroutines unawaited; harmless.
         warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
+        # A malformed response (content a list, a number for a name) makes the provider SDK warn as litellm dumps it;
+        # the call records the fault and one line says so (harness.run.responses), not a multi-line pydantic warning.
+        warnings.filterwarnings("ignore", message="Pydantic serializer warnings", category=UserWarning)
         done_ids = {r.sample_id for r in earlier.done}
         specs = [s for s in plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed) if s.sample_id not in done_ids]
         from harness.run import start_line
@@ -179,8 +185,11 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
             "the answers are scored as given",
             file=sys.stderr,
         )
+    fault = fault_note(scan_results(run_dir / RESULTS_FILE).records)
+    if fault is not None:
+        print(terminal_text(fault), file=sys.stderr)
     if crash is not None:
-        print(f"error: {redact(str(crash), secret_values())}", file=sys.stderr)
+        print(terminal_text(f"error: {redact(str(crash), secret_values())}"), file=sys.stderr)
         return 2
     if failure is not None:
         print(
@@ -198,13 +207,13 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
             return 3
     if stopped:
         for model, reason in stopped.items():
-            print(f"error: stopped model {model}: its first samples all failed with {reason}", file=sys.stderr)
+            print(terminal_text(f"error: stopped model {model}: its first samples all failed with {reason}"), file=sys.stderr)
         print(f"Fix the model name, API key or --api-base (keys come from the environment, e.g. OPENAI_API_KEY), then: {resume_hint}", file=sys.stderr)
         return 2
     all_failed = status == "complete" and progress.done > 0 and progress.errors == progress.done
     if all_failed:
         print(
-            f"error: every sample failed, the last with {progress.last_error} (all errors are in {run_dir / RESULTS_FILE}). "
+            f"error: every sample failed, the last with {terminal_text(progress.last_error)} (all errors are in {run_dir / RESULTS_FILE}). "
             f"Fix the cause, then: {resume_hint}",
             file=sys.stderr,
         )

@@ -26,6 +26,7 @@ from harness.records.models import (
     WriteSessionLog,
     sample_id,
 )
+from harness.records.terminal import guard_streams, raw_stream, terminal_text
 from harness.records.reading import (
     ResultsScan,
     foreign_check,
@@ -64,5 +65,8 @@ __all__ = [
     "sample_id",
     "scan_results",
     "sendable",
+    "terminal_text",
+    "guard_streams",
+    "raw_stream",
     "write_manifest",
 ]

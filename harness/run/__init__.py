@@ -17,6 +17,7 @@ the progress display (``progress``). Every model call goes through litellm.
 
 from harness.run.agent import AgentOutcome, ModelClient, ModelSettings, run_agent
 from harness.run.budget import budget_stop
+from harness.run.responses import fault_note
 from harness.run.folder import (
     EarlierAttempt,
     RunFolderError,
@@ -47,6 +48,7 @@ __all__ = [
     "ShardError",
     "WorkerError",
     "budget_stop",
+    "fault_note",
     "check_fresh",
     "cli_plan",
     "ctx_for",

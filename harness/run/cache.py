@@ -43,6 +43,8 @@ class CachedResponse(BaseModel):
     finish_reason: str | None = None
     latency_s: float = 0.0
     cost_usd: float | None = None
+    #: ``ModelCallLog.provider_fault`` of the response (a malformed answer or rejected usage), kept on replay.
+    fault: str | None = None
 
 
 def cache_key(*, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], parameters: dict[str, Any], epoch: int) -> str:

@@ -6,6 +6,8 @@ import sys
 import time
 from typing import Any, TextIO
 
+from harness.records import raw_stream
+
 
 def record_flags(record: Any) -> tuple[bool, bool, bool]:
     """``(ok, cached, cut_off)`` of a finished sample record, as :meth:`RunProgress.advance` takes them.
@@ -57,7 +59,7 @@ class RunProgress:
                 TextColumn("cached {task.fields[cached]}"),
                 TimeElapsedColumn(),
                 TextColumn("{task.fields[rate]}"),
-                console=Console(file=self._stream),
+                console=Console(file=raw_stream(self._stream)),  # its own escape sequences, past the guard
                 transient=False,
             )
             self._task = self._bar.add_task("run", total=total, errors=0, cached=0, rate="")
