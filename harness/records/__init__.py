@@ -27,6 +27,7 @@ from harness.records.models import (
     sample_id,
 )
 from harness.records.terminal import guard_streams, raw_stream, terminal_text
+from harness.records.urls import is_redacted, redact_url, url_secrets
 from harness.records.reading import (
     ResultsScan,
     foreign_check,
@@ -68,5 +69,8 @@ __all__ = [
     "terminal_text",
     "guard_streams",
     "raw_stream",
+    "redact_url",
+    "is_redacted",
+    "url_secrets",
     "write_manifest",
 ]

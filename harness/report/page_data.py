@@ -27,7 +27,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from harness.records import json_text
+from harness.records import json_text, redact_url
 
 ROLE_CODES = {"system": "s", "user": "u", "assistant": "a", "tool": "t"}
 NULL, SAME_AS_ANSWER = -1, -2
@@ -167,6 +167,8 @@ def data_blobs(samples: list[dict[str, Any]], compress_above: int,
                      _number(sample.get("seed"))])
     shown = ("temperature", "max_tokens", "timeout_s", "max_tool_rounds", "api_base")
     request = {k: (parameters or {}).get(k) for k in shown if (parameters or {}).get(k) is not None}
+    if isinstance(request.get("api_base"), str):
+        request["api_base"] = redact_url(request["api_base"])
     filter_text = script_json({"f": {name: list(table) for name, table in fields.items()}, "ids": list(id_table),
                                "r": filters, "p": request})
     text = script_json({"s": list(strings), "r": rows})

@@ -222,7 +222,7 @@ def _handler_class(state: _State) -> type[BaseHTTPRequestHandler]:
                 if state.log_path:
                     with open(state.log_path, "a", encoding="utf-8") as log:
                         log.write(json.dumps({"at": seen.at, "path": seen.path, "status": seen.status}) + "\n")
-            if not self.path.rstrip("/").endswith("/chat/completions"):
+            if "chat/completions" not in self.path:  # (an --api-base with a query string gets the route after it)
                 self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
                 return
             if script.serial:
