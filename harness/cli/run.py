@@ -170,6 +170,8 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
             progress.close()
             cached = sum(record_flags(r)[1] for r in earlier.done) + progress.cached
             final = manifest.model_copy(update={"status": status, "finished_at": now_iso(), "cached_samples": cached})
+            if progress.concurrency is not None:  # timeouts lowered the calls in flight (harness.run.concurrency)
+                final = final.model_copy(update={"parameters": {**final.parameters, "adaptive_concurrency": progress.concurrency}})
             try:
                 write_manifest(run_dir, final)
                 manifest_problem = None

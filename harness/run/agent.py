@@ -150,6 +150,17 @@ def _plain_message(response: Any) -> tuple[dict[str, Any], str | None]:
     return message, choice.finish_reason
 
 
+def _timeout_message(settings: ModelSettings, in_flight: int | None, gate: Any) -> str:
+    """A timed-out call's error, naming the settings that would have helped."""
+    text = f"no response from {settings.model} within {settings.timeout_s:g} s (--timeout)"
+    if in_flight is not None and in_flight > 1:
+        text += (f" with {in_flight} calls in flight; a server that answers fewer at once needs a lower --max-concurrency "
+                 f"(now {gate.maximum}, e.g. --max-concurrency 1) or a longer --timeout")
+    elif in_flight is not None:
+        text += " with only this call in flight: the server is slower than --timeout allows; give a longer --timeout"
+    return text
+
+
 @dataclass(frozen=True)
 class _Refused:
     """A 200 response litellm refused to read; ``raw`` is its JSON when it could be recovered."""
@@ -220,10 +231,12 @@ class ModelClient:
     """
 
     def __init__(self, cache: ResponseCache | None = None, retry: RetryPolicy | None = None, *, router: Any = None,
-                 routes: dict[str, str] | None = None, limiter: Any = None, budget: Any = None) -> None:
+                 routes: dict[str, str] | None = None, limiter: Any = None, budget: Any = None, concurrency: Any = None) -> None:
         self.cache = cache or ResponseCache(".", enabled=False)
         self.retry = retry or RetryPolicy()
         self.router, self.routes, self.limiter, self.budget = router, routes or {}, limiter, budget
+        #: :class:`harness.run.concurrency.AdaptiveLimit` of calls in flight (None: no limit beyond the samples').
+        self.concurrency = concurrency
 
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], settings: ModelSettings, *, epoch: int) -> Completion:
         """One completion. Raises :class:`RetryExhaustedError` when it finally fails."""
@@ -266,16 +279,24 @@ class ModelClient:
             nonlocal latency
             if limiter is not None:
                 await limiter.acquire(settings.model, charged)
-            started = time.perf_counter()
+            gate = self.concurrency
+            generation = await gate.acquire() if gate is not None else 0
+            in_flight = gate.in_flight if gate is not None else None
+            started, timed_out = time.perf_counter(), False
             try:
                 async with asyncio.timeout(settings.timeout_s):
                     response = await call(**kwargs)
             except TimeoutError:  # asyncio's own carries no message
-                raise TimeoutError(f"no response from {settings.model} within {settings.timeout_s:g} s (--timeout)") from None
+                timed_out = True
+                raise TimeoutError(_timeout_message(settings, in_flight, gate)) from None
             except Exception as exc:
+                timed_out = type(exc).__name__ in ("Timeout", "APITimeoutError")
                 if not is_malformed_response(exc):
                     raise
                 response = _Refused(raw_response(exc))  # a complete answer litellm cannot read: the model's, not retried
+            finally:
+                if gate is not None:
+                    gate.release(generation, timed_out=timed_out)
             latency = time.perf_counter() - started
             return response
 

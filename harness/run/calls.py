@@ -85,4 +85,7 @@ def model_client(options: Any) -> tuple[ModelClient, list[str]]:
                              "drop --max-cost-usd for these models")
         budget = Budget(options.budget_usd, {m: p for m, p in found.items() if p is not None})
     secrets = [*secrets, *url_secrets(getattr(options, "api_base", None)), *url_secrets(getattr(options, "judge_api_base", None))]
-    return ModelClient(cache, retry, router=router, routes=routes, limiter=limiter, budget=budget), secrets
+    from harness.run.concurrency import AdaptiveLimit
+
+    concurrency = AdaptiveLimit(max(1, int(getattr(options, "max_concurrency", 1) or 1)))
+    return ModelClient(cache, retry, router=router, routes=routes, limiter=limiter, budget=budget, concurrency=concurrency), secrets

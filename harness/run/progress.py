@@ -39,6 +39,8 @@ class RunProgress:
         self.errors = 0
         self.cached = 0
         self.cut_off = 0
+        #: :meth:`harness.run.concurrency.AdaptiveLimit.summary` of the run's calls in flight (None: never changed).
+        self.concurrency: dict[str, Any] | None = None
         self.last_error: str | None = None
         self._stream = stream or sys.stderr
         self._every_s = every_s

@@ -320,5 +320,9 @@ def run_specs(
         return run_in_workers(specs, options, scenarios, hashes, emit_line, worker_setup=worker_setup)
     if worker_setup is not None:
         worker_setup()
-    with frozen_heap():
-        return asyncio.run(execute(specs, ctx_for(options, scenarios, hashes), emit))
+    ctx = ctx_for(options, scenarios, hashes)
+    try:
+        with frozen_heap():
+            return asyncio.run(execute(specs, ctx, emit))
+    finally:
+        progress.concurrency = getattr(ctx.client.concurrency, "summary", lambda: None)()
