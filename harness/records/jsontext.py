@@ -39,8 +39,8 @@ def escape_surrogates(json_text: str) -> str:
     Valid because a lone surrogate can only stand inside a JSON string.
 
     Example:
-        >>> escape_surrogates('"a\\ud800b"')
-        '"a\\\\ud800b"'
+        >>> escape_surrogates('"a' + chr(0xD800) + 'b"') == '"a' + chr(92) + 'ud800b"'
+        True
     """
     if not has_surrogates(json_text):
         return json_text
