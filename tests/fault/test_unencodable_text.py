@@ -62,6 +62,7 @@ def test_lone_surrogates_from_the_model_are_written_read_back_and_resume_finds_n
     scores = _utf8_lines(tmp_path / "run" / "scores.jsonl")
     assert len(scores) == 9
     json.loads((tmp_path / "run" / "summary.json").read_bytes().decode("utf-8"))
+    assert (tmp_path / "run" / "index.html").read_bytes().decode("utf-8")  # valid UTF-8: shown as U+FFFD, kept as escapes in its data
 
 
 def test_lone_surrogates_are_cached_and_a_rerun_replays_them_from_the_cache(run_cli, server: FakeOpenAIServer) -> None:
