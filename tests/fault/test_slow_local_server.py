@@ -11,12 +11,12 @@ ARMS = ("history_only", "recall", "full_history")
 
 
 def test_a_one_slot_server_gets_fewer_calls_in_flight_and_every_sample_finishes(run_cli, server: FakeOpenAIServer) -> None:
-    """One request at a time, 0.4 s each (abandoned requests still served), --timeout 1, the default 4 retries and 8
+    """One request at a time, 0.5 s each (abandoned requests still served), --timeout 2, the default 4 retries and 8
     samples in flight: the first calls time out, the limit comes down (each change one line, and in run.json), and
-    all 15 samples end ok (with a fixed 8 in flight, 6 of 15 failed every retry)."""
-    server.script.serial, server.script.delay_s = True, 0.4
+    all 15 samples end ok (with a fixed 8 in flight, 4 of 15 failed every retry)."""
+    server.script.serial, server.script.delay_s = True, 0.5
 
-    result = run_cli("--no-cache", "--max-concurrency", "8", "--timeout", "1", "--retries", "4", "--retry-delay", "0.05",
+    result = run_cli("--no-cache", "--max-concurrency", "8", "--timeout", "2", "--retries", "4", "--retry-delay", "0.05",
                      scenario="smoke-0[12345]*", arms=ARMS)
 
     records = result.records()
