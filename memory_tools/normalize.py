@@ -57,6 +57,13 @@ _WHITESPACE_RUN = re.compile("[ \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _ZERO_WIDTH = re.compile("[\u200b-\u200d\ufeff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: Every Unicode format character (category Cf) of Python 3.11's Unicode 14: soft hyphen, zero-width space and
+#: joiners, bidi marks and isolates, word joiner, BOM, tags ... (tests/memory_tools check it against unicodedata).
+FORMAT_CHARACTERS = re.compile(
+    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+    "\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
+)
 
 _KEY_ORIGIN_WEIGHT = {KeyOrigin.USER: 3, KeyOrigin.DETERMINISTIC: 2, KeyOrigin.LLM: 1}
 _KEY_TYPE_WEIGHT = {KeyType.CODE: 5, KeyType.EXACT: 4, KeyType.ENTITY: 3, KeyType.CONCEPT: 2, KeyType.ALIAS: 1}
@@ -204,6 +211,21 @@ def normalize_content(text: object, field: str = "content") -> str:
     if len(text) > MAX_CONTENT_CODE_POINTS:
         raise _fail(f"{field} must be at most {MAX_CONTENT_CODE_POINTS} code points after normalization (got {len(text)})")
     return text
+
+
+def strip_format_characters(text: str) -> str:
+    """``text`` without Unicode format characters (category Cf), which change no visible letter.
+
+    What text matching uses on both sides (answers, canaries, expectations,
+    forbidden patterns: ``harness.score.matching``), so ``North\u200bwind`` or
+    ``North\u00adwind`` is ``Northwind``. Item content keeps its own, narrower
+    rule (:func:`normalize_content` removes the four zero-width characters).
+
+    Example:
+        >>> strip_format_characters("North" + chr(0x200B) + "wind, sh" + chr(0xAD) + "ip")
+        'Northwind, ship'
+    """
+    return text if text.isascii() else FORMAT_CHARACTERS.sub("", text)
 
 
 def content_hash(content: str) -> str:

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from harness.defaults import (
     DEFAULT_SUITE,
     RUN_DEFAULTS,
 )
+from harness.records import guard_streams
 
 # command -> "module:function"
 _HANDLERS = {
@@ -89,25 +91,37 @@ def _add_scenario_filters(parser: argparse.ArgumentParser) -> None:
 
 
 def _usd(text: str) -> float:
-    """An argparse type: an amount of US dollars, 0 or more."""
+    """An argparse type: an amount of US dollars, 0 or more (NaN and infinity are no amount)."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an amount; give US dollars such as 12.50") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an amount; give US dollars such as 12.50")
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text}: must not be negative")
     return value
 
 
-def _non_negative(text: str) -> float:
-    """An argparse type: a number, 0 or more."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"{text}: must be 0 or more")
-    return value
+def _number(example: str, *, positive: bool = False) -> Callable[[str], float]:
+    """An argparse type: a finite number, 0 or more (``positive``: more than 0); NaN, infinities and negatives are refused."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number; give one such as {example}") from None
+        if not math.isfinite(value) or value < 0 or (positive and value == 0):
+            bound = "more than 0" if positive else "0 or more"
+            raise argparse.ArgumentTypeError(f"{text!r}: must be a finite number, {bound} (such as {example})")
+        return value
+
+    parse.__name__ = "number"  # argparse names the type in its message
+    return parse
+
+
+#: An argparse type: a finite number, 0 or more (the compare floors).
+_non_negative = _number("10")
 
 
 def _add_scale_flags(parser: argparse.ArgumentParser) -> None:
@@ -238,10 +252,10 @@ def build_parser() -> argparse.ArgumentParser:
         "no longer holds its server for minutes; raise it for reasoning models, whose hidden reasoning counts against it). "
         "A call cut off by it is recorded with finish_reason 'length' and its answer scored as given",
     )
-    p.add_argument("--timeout", type=float, default=None, help=f"seconds per model call (default {_d['timeout_s']:g})")
+    p.add_argument("--timeout", type=_number("120", positive=True), default=None, help=f"seconds per model call (default {_d['timeout_s']:g})")
     p.add_argument("--retries", type=int, default=None, help=f"retries of a transient provider error (default {_d['retries']})")
-    p.add_argument("--retry-delay", type=float, default=None, metavar="S", help=f"backoff scale in seconds: retry n waits up to S*2^n, or the server's Retry-After when longer (default {_d['retry_delay_s']:g})")
-    p.add_argument("--temperature", type=float, default=None, help=f"sampling temperature (default {_d['temperature']:g})")
+    p.add_argument("--retry-delay", type=_number("1"), default=None, metavar="S", help=f"backoff scale in seconds: retry n waits up to S*2^n, or the server's Retry-After when longer (default {_d['retry_delay_s']:g})")
+    p.add_argument("--temperature", type=_number("0.7"), default=None, help=f"sampling temperature (default {_d['temperature']:g})")
     p.add_argument("--api-base", metavar="URL", help="endpoint of an OpenAI-compatible server, forwarded to litellm")
     p.add_argument("--out", metavar="DIR", help="run folder (default reports/<timestamp>); one process writes it at a time")
     p.add_argument("--resume", metavar="DIR", help="complete an interrupted or failed run in DIR: re-runs missing and failed samples, appending (nothing is deleted)")
@@ -410,7 +424,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     module_name, func_name = _HANDLERS[args.command].split(":")
     handler = getattr(importlib.import_module(module_name), func_name)
     try:
-        return int(handler(args) or 0)
+        with guard_streams():  # no provider- or model-supplied text drives the terminal (harness.records.terminal)
+            return int(handler(args) or 0)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -26,6 +26,8 @@ from harness.records import (
     ResultsWriteError,
     ResultsWriter,
     RunManifest,
+    scan_results,
+    terminal_text,
     write_manifest,
 )
 from harness.run import (
@@ -35,6 +37,7 @@ from harness.run import (
     RunOptionsError,
     RunProgress,
     check_fresh,
+    fault_note,
     lock_folder,
     now_iso,
     plan_samples,
@@ -65,7 +68,7 @@ def _build_report(options: RunOptions) -> int:
                                judge_api_base=options.judge_api_base, judge_preset=options.judge_preset,
                                judge_prompt=options.judge_prompt)
     except Exception as exc:  # noqa: BLE001 - the results are safe; the report can be rebuilt
-        print(f"error: report not built ({type(exc).__name__}: {exc}). Retry with: recall-eval report {options.run_dir}", file=sys.stderr)
+        print(terminal_text(f"error: report not built ({type(exc).__name__}: {exc}). Retry with: recall-eval report {options.run_dir}"), file=sys.stderr)
         return 2
     out, err = report_lines(outcome)  # the same words as `recall-eval report`
     for line in out:
@@ -207,6 +210,9 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
         register_offline()
         # Cancelling in-flight litellm calls (Ctrl-C, a stopped model) leaves its inner coroutines unawaited; harmless.
         warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
+        # A malformed response (content a list, a number for a name) makes the provider SDK warn as litellm dumps it;
+        # the call records the fault and one line says so (harness.run.responses), not a multi-line pydantic warning.
+        warnings.filterwarnings("ignore", message="Pydantic serializer warnings", category=UserWarning)
         done_ids = {r.sample_id for r in earlier.done}
         specs = [s for s in plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed, options.sample_ids) if s.sample_id not in done_ids]
         from harness.run import start_line
@@ -231,6 +237,8 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
             progress.close()
             cached = sum(record_flags(r)[1] for r in earlier.done) + progress.cached
             final = manifest.model_copy(update={"status": status, "finished_at": now_iso(), "cached_samples": cached})
+            if progress.concurrency is not None:  # timeouts lowered the calls in flight (harness.run.concurrency)
+                final = final.model_copy(update={"parameters": {**final.parameters, "adaptive_concurrency": progress.concurrency}})
             try:
                 write_manifest(run_dir, final)
                 manifest_problem = None
@@ -246,8 +254,11 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
             "the answers are scored as given",
             file=sys.stderr,
         )
+    fault = fault_note(scan_results(run_dir / RESULTS_FILE).records)
+    if fault is not None:
+        print(terminal_text(fault), file=sys.stderr)
     if crash is not None:
-        print(f"error: {redact(str(crash), secret_values())}", file=sys.stderr)
+        print(terminal_text(f"error: {redact(str(crash), secret_values())}"), file=sys.stderr)
         return 2
     if failure is not None:
         print(
@@ -265,7 +276,7 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
             return 3
     if stopped:
         for model, reason in stopped.items():
-            print(f"error: stopped model {model}: its first samples all failed with {reason}", file=sys.stderr)
+            print(terminal_text(f"error: stopped model {model}: its first samples all failed with {reason}"), file=sys.stderr)
         print(f"Fix the API key or --api-base (keys come from the environment, e.g. OPENAI_API_KEY), then: {resume_hint}. "
               "A wrong model name needs a new run (--resume keeps the run's models): "
               "recall-eval run --model PROVIDER/NAME --out NEW_DIR", file=sys.stderr)
@@ -273,7 +284,7 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
     all_failed = status == "complete" and progress.done > 0 and progress.errors == progress.done
     if all_failed:
         print(
-            f"error: every sample failed, the last with {progress.last_error} (all errors are in {run_dir / RESULTS_FILE}). "
+            f"error: every sample failed, the last with {terminal_text(progress.last_error)} (all errors are in {run_dir / RESULTS_FILE}). "
             f"Fix the cause, then: {resume_hint}",
             file=sys.stderr,
         )

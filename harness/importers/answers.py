@@ -91,8 +91,8 @@ def unusable_gold(value: Any) -> str | None:
 
 
 _GLUED_DATE = re.compile(
-    rf"\b(\d{{1,4}})((?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?)(?=[\s,.;]|$)"
-    rf"|\b((?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?)(\d{{1,4}})\b",
+    r"\b(\d{1,4})((?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?)(?=[\s,.;]|$)"
+    r"|\b((?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?)(\d{1,4})\b",
     re.IGNORECASE,
 )
 

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
-from harness.importers.audit import MAX_LISTED, AuditResult
 from harness.atomic import write_atomic
+from harness.importers.audit import MAX_LISTED, AuditResult
 from harness.importers.faults import FaultLog, ImporterError
 
 IMPORTER_VERSION = "2"

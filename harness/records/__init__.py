@@ -10,6 +10,7 @@ for samples that failed or are missing, so readers take the last record of
 each sample (:func:`scan_results`).
 """
 
+from harness.records.jsontext import json_text, load_model, model_json, sendable
 from harness.records.models import (
     MANIFEST_FILE,
     RESULTS_FILE,
@@ -33,6 +34,8 @@ from harness.records.reading import (
     read_manifest,
     scan_results,
 )
+from harness.records.terminal import guard_streams, raw_stream, terminal_text
+from harness.records.urls import is_redacted, redact_url, url_secrets
 from harness.records.writing import ResultsWriteError, ResultsWriter, append_line, append_record, write_manifest
 
 __all__ = [
@@ -56,8 +59,18 @@ __all__ = [
     "foreign_check",
     "foreign_reasons",
     "iter_records",
+    "json_text",
+    "load_model",
+    "model_json",
     "read_manifest",
     "sample_id",
     "scan_results",
+    "sendable",
+    "terminal_text",
+    "guard_streams",
+    "raw_stream",
+    "redact_url",
+    "is_redacted",
+    "url_secrets",
     "write_manifest",
 ]

@@ -36,6 +36,10 @@ class ModelCallLog(_Record):
     deployment: str | None = Field(
         None, description="With --router-config: the model_info.id of the Router deployment that answered (no secrets)"
     )
+    provider_fault: str | None = Field(
+        None, description="What was wrong with the provider's response and how it was read (a malformed answer read "
+                          "leniently, usage replaced by counted tokens); None for a well-formed response"
+    )
 
 
 class ToolCallLog(_Record):

@@ -17,7 +17,14 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from harness.records.models import MANIFEST_FILE, RESULTS_SCHEMA_VERSION, ResultsError, RunManifest, SampleRecord, sample_id
+from harness.records.models import (
+    MANIFEST_FILE,
+    RESULTS_SCHEMA_VERSION,
+    ResultsError,
+    RunManifest,
+    SampleRecord,
+    sample_id,
+)
 
 
 @dataclass

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.atomic import write_atomic
+from harness.records.jsontext import model_json
 from harness.records.models import MANIFEST_FILE, ResultsError, RunManifest, SampleRecord
-
 
 #: Files of a run folder are never opened through a symlink: one planted there would send writes outside the folder.
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -23,7 +23,7 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 def append_record(handle: Any, record: SampleRecord) -> None:
     """Write one record as a line and flush it, so a crash loses at most that line."""
-    append_line(handle, record.model_dump_json())
+    append_line(handle, model_json(record))
 
 
 def append_line(handle: Any, line: str) -> None:
@@ -122,7 +122,7 @@ def write_manifest(run_dir: Path, manifest: RunManifest) -> None:
         ResultsError: the manifest could not be written (no temp file is left behind).
     """
     path = Path(run_dir) / MANIFEST_FILE
-    data = (manifest.model_dump_json(indent=2) + "\n").encode("utf-8")
+    data = (model_json(manifest, indent=2) + "\n").encode("utf-8")
     try:
         write_atomic(path, data)
         return

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.analysis import VerdictConfig, exit_code
-from harness.records import ResultsError
+from harness.records import ResultsError, terminal_text
 from harness.report.build import ReportError, build_report
 
 
@@ -69,15 +69,15 @@ def cli_report(args: Any) -> int:
                                judge_prompt=getattr(args, "judge_prompt", None),
                                scenario_paths=getattr(args, "scenarios", None))
     except (ReportError, ResultsError, JudgeError, ScenarioError, PaperMetricsError) as exc:
-        print(f"recall-eval report: {exc}", file=sys.stderr)
+        print(terminal_text(f"recall-eval report: {exc}"), file=sys.stderr)  # a judge error quotes its provider
         return 2
     from harness.report.terminal import report_lines
 
     out, err = report_lines(outcome)  # the same words as the end of `recall-eval run`
     for line in out:
-        print(line)
+        print(terminal_text(line))
     for line in err:
-        print(line, file=sys.stderr)
+        print(terminal_text(line), file=sys.stderr)
     for name, path in outcome.paths.items():
         print(f"{name:13} {path}")
     return exit_code(outcome, gate=bool(getattr(args, "gate", False)))

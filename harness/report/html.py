@@ -23,6 +23,7 @@ from typing import Any, NamedTuple, get_args
 
 import jinja2
 
+from harness.records import sendable
 from harness.report import charts
 from harness.report import formatting as fmt
 from harness.report.formatting import format_metric, label
@@ -95,11 +96,7 @@ def render_html(summary: dict[str, Any], samples: list[dict[str, Any]]) -> str:
         "transcripts_encoding": encoding,
     }
     page = page_environment().get_template("index.html.j2").render(context)
-    try:
-        page.encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates from a decoded model output
-        page = page.encode("utf-8", "replace").decode("utf-8")
-    return page
+    return sendable(page)  # lone surrogates of a model's output shown as U+FFFD (its embedded data keeps them as escapes)
 
 
 # ---------------------------------------------------------------- environment

@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import json
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.atomic import write_atomic
+from harness.records import json_text
 from harness.score import CORRECT_OUTCOMES
 
 SUMMARY_FILE = "summary.json"
@@ -35,7 +35,7 @@ def write_output(path: Path, text: str) -> Path:
 
 def write_summary_json(run_dir: Path, summary: Mapping[str, Any]) -> Path:
     """``summary.json``: the summary dict, verdict first (key order kept)."""
-    return write_output(Path(run_dir) / SUMMARY_FILE, json.dumps(summary, indent=1, ensure_ascii=False) + "\n")
+    return write_output(Path(run_dir) / SUMMARY_FILE, json_text(summary, indent=1) + "\n")
 
 
 def write_index_html(run_dir: Path, page: str) -> Path:
@@ -56,7 +56,7 @@ def write_metrics_csv(run_dir: Path, metrics: Iterable[Mapping[str, Any]]) -> Pa
 def scores_text(samples: Iterable[Mapping[str, Any]]) -> str:
     """The text of ``scores.jsonl`` (its digest goes into ``summary.json`` before either is written)."""
     keys = ("sample_id", "scenario_id", "title", "category", "arm", "model", "epoch", "status", "outcome", "scores")
-    lines = [json.dumps({k: s.get(k) for k in keys}, ensure_ascii=False) for s in samples]
+    lines = [json_text({k: s.get(k) for k in keys}) for s in samples]
     return "\n".join(lines) + ("\n" if lines else "")
 
 

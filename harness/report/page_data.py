@@ -27,6 +27,8 @@ from typing import Any
 
 from markupsafe import Markup
 
+from harness.records import json_text, redact_url
+
 ROLE_CODES = {"system": "s", "user": "u", "assistant": "a", "tool": "t"}
 NULL, SAME_AS_ANSWER = -1, -2
 
@@ -126,7 +128,7 @@ def _tokens(sample: dict[str, Any]) -> int | None:
 
 def script_json(data: Any) -> str:
     """JSON for a ``<script type="application/json">``: ``<``, ``>``, ``&`` escaped, so ``</script>`` cannot occur."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    text = json_text(data, separators=(",", ":"), default=str)  # lone surrogates as escapes: the page reads them back
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
@@ -165,6 +167,8 @@ def data_blobs(samples: list[dict[str, Any]], compress_above: int,
                      _number(sample.get("seed"))])
     shown = ("temperature", "max_tokens", "timeout_s", "max_tool_rounds", "api_base")
     request = {k: (parameters or {}).get(k) for k in shown if (parameters or {}).get(k) is not None}
+    if isinstance(request.get("api_base"), str):
+        request["api_base"] = redact_url(request["api_base"])
     filter_text = script_json({"f": {name: list(table) for name, table in fields.items()}, "ids": list(id_table),
                                "r": filters, "p": request})
     text = script_json({"s": list(strings), "r": rows})

@@ -15,7 +15,7 @@ from typing import Any
 
 from harness import __version__
 from harness.analysis import RunHealth, VerdictConfig
-from harness.records import SampleRecord
+from harness.records import SampleRecord, redact_url
 from harness.scenarios import Scenario
 
 SUMMARY_SCHEMA_VERSION = 1
@@ -239,7 +239,10 @@ SHOWN_PARAMETERS = ("filters", "max_tool_rounds", "max_tokens", "temperature", "
 
 
 def _shown_parameters(parameters: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: parameters[k] for k in SHOWN_PARAMETERS if k in parameters}
+    shown = {k: parameters[k] for k in SHOWN_PARAMETERS if k in parameters}
+    if isinstance(shown.get("api_base"), str):  # a run.json written before URLs were redacted
+        shown["api_base"] = redact_url(shown["api_base"])
+    return shown
 
 
 def _rate(part: int, whole: int) -> float | None:

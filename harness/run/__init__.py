@@ -27,10 +27,11 @@ from harness.run.folder import (
     prepare_folder,
     read_earlier_attempt,
 )
-from harness.run.options import RunOptions, RunOptionsError, now_iso, resolve_options
 from harness.run.model_names import model_name_problems
+from harness.run.options import RunOptions, RunOptionsError, now_iso, resolve_options
 from harness.run.plan import cli_plan, price_problem, start_line
 from harness.run.progress import RunProgress, record_flags
+from harness.run.responses import fault_note
 from harness.run.runner import ctx_for, execute, redact, secret_values
 from harness.run.samples import SampleSpec, plan_samples, sample_seed
 from harness.run.shards import Shard, ShardError, parse_shard, shard_ids
@@ -50,6 +51,7 @@ __all__ = [
     "ShardError",
     "WorkerError",
     "budget_stop",
+    "fault_note",
     "check_fresh",
     "cli_plan",
     "ctx_for",

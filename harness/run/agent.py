@@ -18,15 +18,18 @@ answers, endless tool calls) are recorded and scored, never raised.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from harness.memory_systems import ArmSetup
-from harness.records import ModelCallLog, SampleError, ToolCallLog
+from harness.records import ModelCallLog, SampleError, ToolCallLog, sendable
 from harness.run.cache import CachedResponse, ResponseCache, cache_key
+from harness.run.responses import checked_usage, is_malformed_response, lenient_message, raw_response
 from harness.run.retry import RetryExhaustedError, RetryPolicy, call_with_retries
 
 DEFAULT_MAX_TOOL_ROUNDS = 4
@@ -87,6 +90,8 @@ class Completion:
     attempts: int
     #: The Router deployment that answered (``model_info.id``), None without a Router or from the cache.
     deployment: str | None = None
+    #: What was wrong with the provider's response and how it was read (:mod:`harness.run.responses`), if anything.
+    fault: str | None = None
 
 
 @dataclass
@@ -145,6 +150,61 @@ def _plain_message(response: Any) -> tuple[dict[str, Any], str | None]:
     return message, choice.finish_reason
 
 
+def _timeout_message(settings: ModelSettings, in_flight: int | None, gate: Any) -> str:
+    """A timed-out call's error, naming the settings that would have helped."""
+    text = f"no response from {settings.model} within {settings.timeout_s:g} s (--timeout)"
+    if in_flight is not None and in_flight > 1:
+        text += (f" with {in_flight} calls in flight; a server that answers fewer at once needs a lower --max-concurrency "
+                 f"(now {gate.maximum}, e.g. --max-concurrency 1) or a longer --timeout")
+    elif in_flight is not None:
+        text += " with only this call in flight: the server is slower than --timeout allows; give a longer --timeout"
+    return text
+
+
+@dataclass(frozen=True)
+class _Refused:
+    """A 200 response litellm refused to read; ``raw`` is its JSON when it could be recovered."""
+
+    raw: dict[str, Any] | None
+
+
+@functools.lru_cache(maxsize=64)
+def _limits(model: str) -> tuple[int | None, int | None]:
+    """litellm's (max_input_tokens, max_output_tokens) of ``model``, None when unknown."""
+    try:
+        info = _litellm().get_model_info(model)
+    except Exception:  # noqa: BLE001 - local and unknown models have no entry
+        return None, None
+    inp, out = info.get("max_input_tokens"), info.get("max_output_tokens")
+    return (inp if isinstance(inp, int) and inp > 0 else None), (out if isinstance(out, int) and out > 0 else None)
+
+
+def _checked_usage(prompt: Any, completion: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                   settings: ModelSettings) -> tuple[int | None, int | None, str | None]:
+    """The reported usage when plausible (:func:`harness.run.responses.checked_usage`), else None counts and why."""
+    if prompt is None and completion is None:
+        return None, None, None
+    chars = sum(len(str(m.get("content") or "")) + len(str(m.get("tool_calls") or "")) for m in messages) + len(str(tools))
+    max_input, max_output = _limits(settings.model)
+    return checked_usage(prompt, completion, request_chars=chars, messages=len(messages), max_tokens=settings.max_tokens,
+                         max_input=max_input, max_output=max_output)
+
+
+def _counted_cost(litellm: Any, model: str, messages: list[dict[str, Any]], message: dict[str, Any],
+                  prompt: int | None, completion: int | None) -> float | None:
+    """The price of a call whose reported usage or cost was rejected: counted tokens at litellm's prices (None: no price)."""
+    if prompt is None and completion is None:
+        prompt = count_tokens(model, messages=messages)
+        calls = "".join(c["function"]["name"] + c["function"]["arguments"] for c in message.get("tool_calls", []))
+        completion = count_tokens(model, text=(message.get("content") or "") + calls)
+    try:
+        inp, out = litellm.cost_per_token(model=model, prompt_tokens=prompt or 0, completion_tokens=completion or 0)
+        cost = float(inp) + float(out)
+    except Exception:  # noqa: BLE001 - no price: the cost stays unknown
+        return None
+    return cost if math.isfinite(cost) and cost >= 0 else None
+
+
 _NO_PRICE: set[str] = set()
 
 
@@ -171,10 +231,12 @@ class ModelClient:
     """
 
     def __init__(self, cache: ResponseCache | None = None, retry: RetryPolicy | None = None, *, router: Any = None,
-                 routes: dict[str, str] | None = None, limiter: Any = None, budget: Any = None) -> None:
+                 routes: dict[str, str] | None = None, limiter: Any = None, budget: Any = None, concurrency: Any = None) -> None:
         self.cache = cache or ResponseCache(".", enabled=False)
         self.retry = retry or RetryPolicy()
         self.router, self.routes, self.limiter, self.budget = router, routes or {}, limiter, budget
+        #: :class:`harness.run.concurrency.AdaptiveLimit` of calls in flight (None: no limit beyond the samples').
+        self.concurrency = concurrency
 
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], settings: ModelSettings, *, epoch: int) -> Completion:
         """One completion. Raises :class:`RetryExhaustedError` when it finally fails."""
@@ -186,11 +248,12 @@ class ModelClient:
             key = cache_key(model=settings.model, messages=messages, tools=tools, parameters=parameters, epoch=epoch)
         hit = self.cache.get(key) if key else None
         if hit is not None:
-            return Completion(hit.message, hit.prompt_tokens, hit.completion_tokens, hit.finish_reason, hit.latency_s, hit.cost_usd, True, 0)
+            return Completion(hit.message, hit.prompt_tokens, hit.completion_tokens, hit.finish_reason, hit.latency_s, hit.cost_usd, True, 0,
+                              fault=hit.fault)
         litellm = _litellm()
         kwargs: dict[str, Any] = {
             "model": settings.model,
-            "messages": messages,
+            "messages": sendable(messages),  # lone surrogates a model sent go back as U+FFFD
             "temperature": settings.temperature,
             "timeout": settings.timeout_s,
             "drop_params": True,
@@ -216,12 +279,24 @@ class ModelClient:
             nonlocal latency
             if limiter is not None:
                 await limiter.acquire(settings.model, charged)
-            started = time.perf_counter()
+            gate = self.concurrency
+            generation = await gate.acquire() if gate is not None else 0
+            in_flight = gate.in_flight if gate is not None else None
+            started, timed_out = time.perf_counter(), False
             try:
                 async with asyncio.timeout(settings.timeout_s):
                     response = await call(**kwargs)
             except TimeoutError:  # asyncio's own carries no message
-                raise TimeoutError(f"no response from {settings.model} within {settings.timeout_s:g} s (--timeout)") from None
+                timed_out = True
+                raise TimeoutError(_timeout_message(settings, in_flight, gate)) from None
+            except Exception as exc:
+                timed_out = type(exc).__name__ in ("Timeout", "APITimeoutError")
+                if not is_malformed_response(exc):
+                    raise
+                response = _Refused(raw_response(exc))  # a complete answer litellm cannot read: the model's, not retried
+            finally:
+                if gate is not None:
+                    gate.release(generation, timed_out=timed_out)
             latency = time.perf_counter() - started
             return response
 
@@ -231,13 +306,27 @@ class ModelClient:
             if self.budget is not None:
                 self.budget.settle(settings.model, reserved, None)
             raise
-        message, finish_reason = _plain_message(response)
-        usage = getattr(response, "usage", None)
-        prompt = getattr(usage, "prompt_tokens", None) if usage is not None else None
-        completion = getattr(usage, "completion_tokens", None) if usage is not None else None
+        faults: list[str] = []
+        if isinstance(response, _Refused):
+            message, finish_reason, faults = lenient_message(response.raw)
+            usage = (response.raw or {}).get("usage")
+            prompt, completion = (usage.get("prompt_tokens"), usage.get("completion_tokens")) if isinstance(usage, dict) else (None, None)
+            cost = None
+        else:
+            message, finish_reason = _plain_message(response)
+            usage = getattr(response, "usage", None)
+            prompt = getattr(usage, "prompt_tokens", None) if usage is not None else None
+            completion = getattr(usage, "completion_tokens", None) if usage is not None else None
+            cost = _cost(litellm, settings.model, response)
         if not prompt and not completion:
             prompt = completion = None
-        cost = _cost(litellm, settings.model, response)
+        prompt, completion, usage_fault = _checked_usage(prompt, completion, messages, tools, settings)
+        if usage_fault is not None:
+            faults.append(f"{usage_fault}: counted instead")
+        if usage_fault is not None or (cost is not None and not (math.isfinite(cost) and cost >= 0)) or isinstance(response, _Refused):
+            if usage_fault is None and cost is not None and not (math.isfinite(cost) and cost >= 0):
+                faults.append(f"cost {cost!r} replaced by the counted tokens' price")
+            cost = _counted_cost(litellm, settings.model, messages, message, prompt, completion)
         if limiter is not None and charged:
             limiter.settle(settings.model, charged, None if prompt is None else prompt + (completion or 0))
         if self.budget is not None:
@@ -247,7 +336,8 @@ class ModelClient:
             from harness.run.router import answered_by
 
             deployment = answered_by(response)
-        result = Completion(message, prompt, completion, finish_reason, latency, cost, False, attempts, deployment)
+        fault = "; ".join(faults) or None
+        result = Completion(message, prompt, completion, finish_reason, latency, cost, False, attempts, deployment, fault)
         if not key:
             return result
         self.cache.put(
@@ -259,6 +349,7 @@ class ModelClient:
                 finish_reason=finish_reason,
                 latency_s=latency,
                 cost_usd=result.cost_usd,
+                fault=fault,
             ),
         )
         return result
@@ -290,6 +381,7 @@ def _model_call_log(completion: Completion, round_: int, model: str, messages: l
         cached=completion.cached,
         attempts=completion.attempts,
         deployment=completion.deployment,
+        provider_fault=completion.fault,
     )
 
 

@@ -15,6 +15,7 @@ With ``--workers N`` each worker holds ``1/N`` of what is left.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,10 +73,16 @@ class Budget:
         return estimate
 
     def settle(self, model: str, reserved: float, cost_usd: float | None) -> None:
-        """A reserved call finished (``cost_usd`` None: it failed and cost nothing)."""
+        """A reserved call finished (``cost_usd`` None: it failed and cost nothing).
+
+        A cost that is negative or not a number (a provider's usage the client could not
+        replace) is charged as the reservation: what a run has spent never goes down.
+        """
         self.reserved_usd = max(0.0, self.reserved_usd - reserved)
         if cost_usd is None:
             return
+        if not math.isfinite(cost_usd) or cost_usd < 0:
+            cost_usd = reserved
         self.recorded_usd += cost_usd
         if reserved > 0 and cost_usd > reserved:
             self._scale[model] = max(self._scale.get(model, 1.0), cost_usd / reserved * self._scale.get(model, 1.0))
@@ -83,7 +90,7 @@ class Budget:
 
 def recorded_cost(records: Iterable[Any]) -> float:
     """What ``records`` (:class:`harness.records.SampleRecord`) recorded for model calls made (cached answers cost nothing)."""
-    return sum(call.cost_usd or 0.0 for record in records for call in record.model_calls if not call.cached)
+    return sum(max(0.0, call.cost_usd or 0.0) for record in records for call in record.model_calls if not call.cached)
 
 
 def budget_stop(run_dir: Path, limit_usd: float) -> str | None:

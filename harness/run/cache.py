@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from harness.atomic import write_atomic
+from harness.records import load_model, model_json
 
 DEFAULT_CACHE_DIR = ".recall-eval-cache"
 CACHE_FORMAT_VERSION = 1
@@ -40,6 +41,8 @@ class CachedResponse(BaseModel):
     finish_reason: str | None = None
     latency_s: float = 0.0
     cost_usd: float | None = None
+    #: ``ModelCallLog.provider_fault`` of the response (a malformed answer or rejected usage), kept on replay.
+    fault: str | None = None
 
 
 def cache_key(*, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], parameters: dict[str, Any], epoch: int) -> str:
@@ -51,7 +54,7 @@ def cache_key(*, model: str, messages: list[dict[str, Any]], tools: list[dict[st
     """
     payload = {"model": model, "messages": messages, "tools": tools, "parameters": parameters, "epoch": epoch}
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()  # a lone surrogate a model sent is hashed too
 
 
 class ResponseCache:
@@ -77,7 +80,7 @@ class ResponseCache:
             _log.warning("response cache: cannot read %s (%s); ignoring it", path, exc)
             return None
         try:
-            entry = CachedResponse.model_validate_json(text)
+            entry = load_model(CachedResponse, text)
         except ValueError as exc:
             _log.warning("response cache: corrupt entry %s (%s); ignoring and overwriting it", path, exc.__class__.__name__)
             return None
@@ -92,6 +95,6 @@ class ResponseCache:
         path = self.path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, entry.model_dump_json())
+            write_atomic(path, model_json(entry))
         except OSError as exc:
             _log.warning("response cache: cannot write %s (%s)", path, exc)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from harness.records import url_secrets
 from harness.run.agent import ModelClient
 from harness.run.budget import Budget, Price
 from harness.run.cache import ResponseCache
@@ -83,4 +84,8 @@ def model_client(options: Any) -> tuple[ModelClient, list[str]]:
             raise PriceError(f"--max-cost-usd: litellm's price map has no price for {', '.join(unknown)}, so the cost cannot be bounded; "
                              "drop --max-cost-usd for these models")
         budget = Budget(options.budget_usd, {m: p for m, p in found.items() if p is not None})
-    return ModelClient(cache, retry, router=router, routes=routes, limiter=limiter, budget=budget), secrets
+    secrets = [*secrets, *url_secrets(getattr(options, "api_base", None)), *url_secrets(getattr(options, "judge_api_base", None))]
+    from harness.run.concurrency import AdaptiveLimit
+
+    concurrency = AdaptiveLimit(max(1, int(getattr(options, "max_concurrency", 1) or 1)))
+    return ModelClient(cache, retry, router=router, routes=routes, limiter=limiter, budget=budget, concurrency=concurrency), secrets

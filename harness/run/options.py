@@ -23,7 +23,7 @@ from typing import Any
 from harness import __version__
 from harness.defaults import DEFAULT_ARMS, DEFAULT_MAX_ERROR_RATE, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
 from harness.memory_systems import UnknownArmError
-from harness.records import RunManifest, ShardInfo, read_manifest
+from harness.records import RunManifest, ShardInfo, is_redacted, read_manifest, redact_url
 from harness.run.cache import DEFAULT_CACHE_DIR
 from harness.run.selection import SelectionError, narrow_scenarios, sample_id_defaults, selected
 from harness.run.shards import Shard, ShardError, parse_shard, shard_ids
@@ -121,7 +121,7 @@ class RunOptions:
             "retry_delay_s": self.retry_delay_s,
             "max_concurrency": self.max_concurrency,
             "workers": self.workers,
-            "api_base": _without_userinfo(self.api_base),
+            "api_base": redact_url(self.api_base),
             "cache": self.use_cache,
             "cache_dir": str(Path(self.cache_dir).absolute()),  # --resume may run from another directory
             "judge_model": self.judge_model,
@@ -152,7 +152,7 @@ class RunOptions:
         """The judges' endpoint, Router and rate-limit settings, recorded only when used (older runs compare unchanged)."""
         out: dict[str, Any] = {}
         if self.judge_api_base:
-            out["judge_api_base"] = _without_userinfo(self.judge_api_base)
+            out["judge_api_base"] = redact_url(self.judge_api_base)
         if self.judge_preset:
             out["judge_preset"] = self.judge_preset
         if self.judge_prompt:
@@ -176,16 +176,6 @@ def suite_hash(hashes: dict[str, str]) -> str:
     """SHA-256 over the sorted ``id:scenario_hash`` lines of a suite."""
     text = "\n".join(f"{sid}:{hashes[sid]}" for sid in sorted(hashes))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _without_userinfo(url: str | None) -> str | None:
-    """``http://user:pass@host/v1`` -> ``http://host/v1``: credentials never reach the manifest."""
-    if not url or "@" not in url:
-        return url
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else ""))) if parts.hostname else url
 
 
 def _given(args: Any) -> dict[str, Any]:
@@ -367,6 +357,9 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
     if args.resume:
         run_dir, previous, values = _resumed_values(args, given)
         api_base = args.api_base or previous.parameters.get("api_base")
+        if not args.api_base and is_redacted(api_base):
+            raise RunOptionsError(f"{run_dir / 'run.json'}: the run's --api-base was recorded with its credentials redacted "
+                                  f"({api_base}); give it again: --resume {run_dir} --api-base URL")
     else:
         stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         # (whether it already holds a run is checked once its lock is held: harness.run.folder.check_fresh)

@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
+from harness.records import raw_stream
+
 
 def record_flags(record: Any) -> tuple[bool, bool, bool]:
     """``(ok, cached, cut_off)`` of a finished sample record, as :meth:`RunProgress.advance` takes them.
@@ -54,6 +56,8 @@ class RunProgress:
         self.errors = 0
         self.cached = 0
         self.cut_off = 0
+        #: :meth:`harness.run.concurrency.AdaptiveLimit.summary` of the run's calls in flight (None: never changed).
+        self.concurrency: dict[str, Any] | None = None
         self.last_error: str | None = None
         self._stream = stream or sys.stderr
         self._every_s = every_s
@@ -75,7 +79,7 @@ class RunProgress:
                 TimeElapsedColumn(),
                 TextColumn("{task.fields[rate]}"),
                 TextColumn("{task.fields[scores]}"),
-                console=Console(file=self._stream),
+                console=Console(file=raw_stream(self._stream)),  # its own escape sequences, past the guard
                 transient=False,
             )
             self._task = self._bar.add_task("run", total=total, errors=0, cached=0, rate="", scores="")

@@ -46,7 +46,7 @@ from multiprocessing import connection
 from typing import Any
 
 from harness.offline_model import register_offline
-from harness.records import SampleRecord, append_line, append_record
+from harness.records import SampleRecord, append_line, append_record, load_model, model_json
 from harness.run.options import RunOptions
 from harness.run.progress import RunProgress, record_flags
 from harness.run.runner import ctx_for, execute, frozen_heap
@@ -138,7 +138,7 @@ class _Sender:
     def __call__(self, record: SampleRecord) -> None:
         if not self._lines:
             asyncio.get_running_loop().call_soon(self.flush)
-        self._lines.append((record_flags(record), record.model_dump_json()))
+        self._lines.append((record_flags(record), model_json(record)))
 
     def flush(self) -> None:
         if self._lines:
@@ -315,7 +315,7 @@ def run_specs(
     def emit_line(line: str, flags: tuple[bool, bool, bool]) -> None:  # a worker's record, already dumped as JSON
         append_line(handle, line)
         # errors are rare: without running scores only those are parsed
-        record = SampleRecord.model_validate_json(line) if progress.wants_records or not flags[0] else None
+        record = load_model(SampleRecord, line) if progress.wants_records or not flags[0] else None
         error = record.error if record is not None and not flags[0] else None
         progress.advance(*flags, error=f"{error.type}: {error.message}" if error else None, record=record)
 
@@ -323,5 +323,9 @@ def run_specs(
         return run_in_workers(specs, options, scenarios, hashes, emit_line, worker_setup=worker_setup)
     if worker_setup is not None:
         worker_setup()
-    with frozen_heap():
-        return asyncio.run(execute(specs, ctx_for(options, scenarios, hashes), emit))
+    ctx = ctx_for(options, scenarios, hashes)
+    try:
+        with frozen_heap():
+            return asyncio.run(execute(specs, ctx, emit))
+    finally:
+        progress.concurrency = getattr(ctx.client.concurrency, "summary", lambda: None)()

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.records import raw_stream
 from harness.runs.comparability import (
     CompareError,
     abbreviated,
@@ -43,9 +44,9 @@ def _console() -> Any:
     """A terminal's own width; elsewhere (CI logs, pipes) ``COLUMNS`` when set, else 120."""
     from rich.console import Console
 
-    console = Console(highlight=False)
+    console = Console(highlight=False, file=raw_stream(sys.stdout))  # rich's colours pass the terminal guard
     if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(highlight=False, width=120)
+        console = Console(highlight=False, width=120, file=raw_stream(sys.stdout))
     return console
 
 

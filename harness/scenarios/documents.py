@@ -18,8 +18,8 @@ from typing import Any
 import yaml
 
 from harness.memo import ByIdentity
-from harness.scenarios.json_fast_path import NotPlainJson, json_lines, parse_json
 from harness.scenarios import limits
+from harness.scenarios.json_fast_path import NotPlainJson, json_lines, parse_json
 from harness.scenarios.limits import MAX_DEPTH
 from harness.scenarios.problems import Loc, Problem, format_loc
 

@@ -26,8 +26,14 @@ from harness.score.judge_presets import PRESETS as JUDGE_PRESETS
 from harness.score.judge_presets import JudgePrompt, JudgePromptError, judge_prompt
 from harness.score.matching import check_answer, contains, normalize_text, token_f1
 from harness.score.models import CLAIM_KINDS, CORRECT_OUTCOMES, Outcome, SampleScores, Score, ToolLeak, UnsupportedClaim
-from harness.score.paper_metrics import (SESSION_KS, PaperMetricsError, bleu1, locomo_f1, ranked_session_metrics,
-                                         task_averaged)
+from harness.score.paper_metrics import (
+                                         SESSION_KS,
+                                         PaperMetricsError,
+                                         bleu1,
+                                         locomo_f1,
+                                         ranked_session_metrics,
+                                         task_averaged,
+)
 from harness.score.scoring import score_sample
 from harness.score.writes import write_path_blocks
 

@@ -59,6 +59,8 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+from memory_tools import strip_format_characters
+
 _NOT = r"(?:don't|do not|dont|didn't|did not)"
 _RECORD_NOUN = (
     r"(?:record|records|memory|memories|information|info|details|detail|mention|mentions|note|notes|entry|entries"
@@ -220,7 +222,7 @@ _WS_RE = re.compile(r"[ \t\r\f\v]{2,}|[\t\r\f\v]")
 
 
 def _normalize(text: str) -> str:
-    folded = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'").replace("\u2018", "'")
+    folded = unicodedata.normalize("NFKC", strip_format_characters(text)).casefold().replace("\u2019", "'").replace("\u2018", "'")
     return _WS_RE.sub(" ", folded)
 
 

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from harness.atomic import write_atomic
+from harness.records import load_model, model_json, sendable
 
 if TYPE_CHECKING:
     from harness.scenarios import AnswerCheck
@@ -195,7 +196,7 @@ def recall_cached(memory: dict[str, Any], cache_dir: Path, key: str, cls: type[_
     """
     if key not in memory:
         try:
-            memory[key] = cls.model_validate_json((cache_dir / f"{key}.json").read_text(encoding="utf-8"))
+            memory[key] = load_model(cls, (cache_dir / f"{key}.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
     return memory[key].model_copy(update={"cached": True})
@@ -205,7 +206,7 @@ def store_cached(memory: dict[str, Any], cache_dir: Path, key: str, result: Base
     """Write ``result`` atomically (temp file, then rename) so a crash never leaves half a verdict."""
     path = cache_dir / f"{key}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, result.model_dump_json())
+    write_atomic(path, model_json(result))
     memory[key] = result
 
 
@@ -238,7 +239,7 @@ def litellm_complete(model: str, messages: list[dict[str, str]], *, api_base: st
 
     extra = {"api_base": api_base} if api_base else {}
     try:
-        response = litellm.completion(model=model, messages=messages, temperature=0, max_tokens=max_tokens, **extra)
+        response = litellm.completion(model=model, messages=sendable(messages), temperature=0, max_tokens=max_tokens, **extra)
     except Exception as exc:  # provider errors come in many classes
         raise JudgeError(f"judge model {model!r} failed: {type(exc).__name__}: {exc}") from None
     return response.choices[0].message.content or ""

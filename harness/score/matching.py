@@ -5,6 +5,9 @@ compared as substrings, except short strings (3 characters or fewer, e.g.
 "no", "yes", "2") and lone numbers ("55432", "1,240"), which match word-
 bounded (:func:`contains`): "no" is not in "know", "2" is not in "12" or
 "2.5". Regexes run with IGNORECASE on the raw answer.
+Unicode format characters (category Cf: zero-width space, soft hyphen, bidi
+marks) are dropped from both sides first, for strings and regexes alike, so
+``North\u200bwind`` states "Northwind" (and leaks it).
 ``must_contain_groups``: every group must match, in any order; a group
 matches when any one of its strings (synonyms) appears, by the same rule.
 :func:`token_f1` is LoCoMo's informational token F1.
@@ -22,6 +25,7 @@ from typing import TYPE_CHECKING
 from harness.scenarios import AnswerCheck, Scenario
 from harness.score.abstention import outside_abstention
 from harness.score.superseded import occurrences
+from memory_tools import strip_format_characters
 
 if TYPE_CHECKING:
     pass
@@ -34,8 +38,8 @@ _WS_RE = re.compile(r"\s+")
 
 @lru_cache(maxsize=8192)
 def normalize_text(text: str) -> str:
-    """NFKC, casefold, typographic apostrophes to ``'``, whitespace collapsed."""
-    folded = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'").replace("\u2018", "'")
+    """Format characters (Cf: zero-width, soft hyphen) dropped, NFKC, casefold, typographic apostrophes to ``'``, whitespace collapsed."""
+    folded = unicodedata.normalize("NFKC", strip_format_characters(text)).casefold().replace("\u2019", "'").replace("\u2018", "'")
     return _WS_RE.sub(" ", folded).strip()
 
 
@@ -106,15 +110,16 @@ def check_answer(answer: str, check: AnswerCheck) -> tuple[bool, list[str]]:
     ``must_contain_groups`` fails once per group none of whose strings appears.
     """
     failures: list[str] = []
+    answer = strip_format_characters(answer)  # patterns, like strings, never see zero-width spaces or soft hyphens
     if check.must_contain_any and not any(contains(answer, s) for s in check.must_contain_any):
         failures.append(f"none of {check.must_contain_any!r} appears")
     failures += [f"no item of group {index} {group!r} appears"
                  for index, group in enumerate(check.must_contain_groups, start=1)
                  if group and not any(contains(answer, s) for s in group)]
     failures += [f"missing {s!r}" for s in check.must_contain_all if not contains(answer, s)]
-    failures += [f"no match for /{p}/" for p in check.must_match if not re.search(p, answer, re.IGNORECASE)]
+    failures += [f"no match for /{p}/" for p in check.must_match if not re.search(strip_format_characters(p), answer, re.IGNORECASE)]
     failures += [f"contains forbidden {s!r}" for s in check.must_not_contain if contains(answer, s)]
-    failures += [f"matches forbidden /{p}/" for p in check.must_not_match if re.search(p, answer, re.IGNORECASE)]
+    failures += [f"matches forbidden /{p}/" for p in check.must_not_match if re.search(strip_format_characters(p), answer, re.IGNORECASE)]
     return not failures, failures
 
 

@@ -58,7 +58,7 @@ OUTPUT_FILES = ("results.jsonl", "run.json", "summary.json", "scores.jsonl", "me
 GOLDEN_RUNS = {"starter_four_arms": ("scenarios/starter", FOUR_ARMS), "smoke_built_in_arms": ("scenarios/smoke", BUILT_IN_ARMS)}
 
 
-_LATER_CALL_FIELDS = frozenset({"deployment"})
+_LATER_CALL_FIELDS = frozenset({"deployment", "provider_fault"})
 
 
 def record_digest(record: dict[str, Any]) -> str:

@@ -29,6 +29,13 @@ Behaviour is chosen by :class:`Script`:
   answer was cut off at ``max_tokens``).
 - ``delay_s``: each request waits that long (bounded, and cut short by
   :meth:`FakeOpenAIServer.stop`) before answering.
+- ``serial``: one request is served at a time (the others queue, as on a
+  local model server with one slot); a request whose client gave up is still
+  served, as such servers do.
+- ``respond``: a function of (request body, the completion body the mode
+  would send) returning the body to send instead: hostile or malformed
+  replies (a lone surrogate, negative usage, content that is a list).
+- ``error_message``: the text of a ``fail_status`` error (e.g. escape sequences).
 
 Every request body and its ``Authorization`` header are kept in memory for
 assertions; nothing is written to disk.
@@ -45,6 +52,7 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -70,6 +78,9 @@ class Script:
     retry_after_s: float = 0
     delay_s: float = 0.0
     finish_reason: str | None = None
+    serial: bool = False
+    respond: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
+    error_message: str | None = None
 
 
 @dataclass
@@ -91,6 +102,8 @@ class _State:
     failures_sent: int = 0
     first_request_at: float | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Held while a request is served under ``Script.serial``.
+    slot: threading.Lock = field(default_factory=threading.Lock)
     stopping: threading.Event = field(default_factory=threading.Event)
     #: A file that gets one JSON line per request (``{"at", "path", "status"}``): what a test reads of a server in another process.
     log_path: str | None = None
@@ -209,19 +222,32 @@ def _handler_class(state: _State) -> type[BaseHTTPRequestHandler]:
                 if state.log_path:
                     with open(state.log_path, "a", encoding="utf-8") as log:
                         log.write(json.dumps({"at": seen.at, "path": seen.path, "status": seen.status}) + "\n")
-            if not self.path.rstrip("/").endswith("/chat/completions"):
+            if "chat/completions" not in self.path:  # (an --api-base with a query string gets the route after it)
                 self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
                 return
+            if script.serial:
+                while not state.slot.acquire(timeout=0.05):
+                    if state.stopping.is_set():
+                        return
+                try:
+                    self._answer(script, body, fail, status)
+                finally:
+                    state.slot.release()
+            else:
+                self._answer(script, body, fail, status)
+
+        def _answer(self, script: Script, body: dict[str, Any], fail: bool, status: int | None) -> None:
             if script.delay_s > 0 and state.stopping.wait(min(script.delay_s, MAX_DELAY_S)):
                 return  # server stopping: drop the connection
             if fail and status is not None:
                 headers = {"Retry-After": f"{script.retry_after_s:g}"} if status == 429 else None
                 kind = {401: "invalid_request_error", 429: "rate_limit_exceeded"}.get(status, "server_error")
-                message = {401: "Incorrect credentials provided (fake server)."}.get(status, f"fake server says {status}, try again")
+                message = script.error_message or {401: "Incorrect credentials provided (fake server)."}.get(status, f"fake server says {status}, try again")
                 self._send(status, {"error": {"message": message, "type": kind, "code": kind}}, headers)
                 return
             content, calls = decide(script, body)
-            self._send(200, completion_body(str(body.get("model", "fake")), content, calls, script.finish_reason))
+            reply = completion_body(str(body.get("model", "fake")), content, calls, script.finish_reason)
+            self._send(200, script.respond(body, reply) if script.respond is not None else reply)
 
     return Handler
 

@@ -228,3 +228,16 @@ def test_valid_temporal_shapes_accepted():
 def test_enum_values_given_as_strings_accepted():
     n = validate_item_input(_item(kind="note", keys=(KeyInput("x", "code", "user"),)))  # type: ignore[arg-type]
     assert n.kind is Kind.NOTE and n.keys[0].key_type is KeyType.CODE
+
+
+def test_the_format_character_table_is_every_cf_character_of_this_python():
+    """``FORMAT_CHARACTERS`` matches exactly the code points of category Cf (a Python with a newer Unicode fails here)."""
+    import sys
+    import unicodedata
+
+    from memory_tools.normalize import FORMAT_CHARACTERS, strip_format_characters
+
+    cf = {chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"}
+    matched = {chr(c) for c in range(sys.maxunicode + 1) if 0xD800 > c or c > 0xDFFF if FORMAT_CHARACTERS.fullmatch(chr(c))}
+    assert matched == cf
+    assert strip_format_characters("North\u200bwind \u00adand\u2060 Straße") == "Northwind and Straße"

@@ -830,3 +830,32 @@ def test_f1_tokens_of_ascii_text_are_those_of_the_character_by_character_rule(te
     lowered = text.replace(",", "").lower()
     kept = "".join(ch for ch in lowered if ch not in string.punctuation and not unicodedata.category(ch).startswith("P"))
     assert f1_tokens(text) == re.sub(r"\b(?:a|an|the|and)\b", " ", kept).split()
+
+
+@pytest.mark.parametrize("cf", ["\u200b", "\u00ad", "\u2060", "\ufeff", "\u202e"])
+def test_matching_ignores_format_characters_on_both_sides(cf):
+    """Zero-width and other format characters (Cf) neither hide a string in an answer nor break a needle that holds one."""
+    assert contains(f"Billing runs Post{cf}gres 15.", "Postgres 15")  # in the answer
+    assert contains("Billing runs Postgres 15.", f"Post{cf}gres 15")  # in the expectation or canary
+    assert not contains(f"Billing runs Post{cf}gres 16.", "Postgres 15")
+
+
+@pytest.mark.parametrize("cf", ["\u200b", "\u00ad"])
+def test_a_canary_written_with_a_format_character_is_still_found(cf):
+    """A canary that holds a zero-width space or soft hyphen (as copied from a document) is found in a plain answer."""
+    scenario = make_scenario(expect={"canaries": [{"text": f"Falcon-7 launch{cf} code", "kind": "leakage"}]})
+    s = score_sample(make_record(scenario, "Billing runs Postgres 15. Also Falcon-7 launch code."), scenario)
+    assert [c.text for c in s.unsupported_claims] == [f"Falcon-7 launch{cf} code"]
+
+
+@pytest.mark.parametrize("cf", ["\u200b", "\u00ad"])
+def test_forbidden_patterns_and_strings_see_through_format_characters(cf):
+    """``must_not_match`` and ``must_not_contain`` catch ``Post<Cf>gres 13``, and ``must_match`` accepts ``Post<Cf>gres 15``."""
+    from harness.score.matching import check_answer
+    from harness.scenarios.models import AnswerCheck
+
+    answer = f"Billing runs Post{cf}gres 15, not Post{cf}gres 13."
+    passed, failures = check_answer(answer, AnswerCheck(must_match=[r"postgres 15"], must_not_match=[r"postgres\s*13"],
+                                                        must_not_contain=["Postgres 13"]))
+    assert not passed
+    assert failures == ["contains forbidden 'Postgres 13'", "matches forbidden /postgres\\s*13/"]

@@ -17,6 +17,7 @@ from harness.scenarios.models import (
 )
 from harness.scenarios.problems import Finding, Loc
 from harness.scenarios.validation.fields import CATEGORY, did_you_mean, field_of, list_field
+from memory_tools import strip_format_characters
 
 #: A lone number: scoring matches it with digit edges, never as a substring (as ``harness.score.scoring``'s).
 _NUMBER = re.compile(r"[+-]?\d+(?:[.,:' ]\d+)*%?")
@@ -27,7 +28,7 @@ def _strings(obj: Any, name: str) -> list[Any]:
 
 
 def _fold(text: str) -> str:
-    return " ".join(text.casefold().split())
+    return " ".join(strip_format_characters(text).casefold().split())  # as scoring matches: format characters dropped
 
 
 def _groups(check: Any) -> list[tuple[Loc, list[Any]]]:
