@@ -62,7 +62,10 @@ def test_refused_reads_of_another_workspace_are_counted_per_arm_in_summary_json(
 def test_refused_reads_are_a_note_in_the_terminal_and_the_report(attacked_run: tuple[Path, str]) -> None:
     """The terminal prints a `blocked:` note naming the arm and the count, and index.html carries the same headline."""
     run_dir, printed = attacked_run
-    note = next(line for line in printed.splitlines() if "blocked:" in line)
+    lines = printed.splitlines()
+    start = next(i for i, line in enumerate(lines) if "blocked:" in line)
+    end = next((i for i in range(start + 1, len(lines)) if not lines[i].startswith("      ")), len(lines))
+    note = " ".join(line.strip() for line in lines[start:end])  # the terminal wraps notes to 80 columns
     assert "arm recall" in note and "3 time(s)" in note and "tool-level leaks 0" in note and "gate held" in note
     page = (run_dir / "index.html").read_text(encoding="utf-8")
     assert 'data-code="out_of_scope_attempts"' in page and "3 time(s)" in page
