@@ -2,7 +2,8 @@
 
 Takes: what the run stage produced for each sample. Gives: ``run.json`` (a
 :class:`RunManifest`) and ``results.jsonl`` (one :class:`SampleRecord` per
-line, written by :class:`ResultsWriter` as each sample finishes), and the
+line, written by :class:`ResultsWriter` as each sample finishes; a pasted
+history once per run in ``histories.jsonl``, by reference), and the
 readers that score, analyse, report and compare them. Both files carry
 ``schema_version``; readers reject versions they do not know.
 ``results.jsonl`` is only ever appended to: a resumed run adds newer records
@@ -11,10 +12,13 @@ each sample (:func:`scan_results`).
 """
 
 from harness.records.models import (
+    HISTORIES_FILE,
     MANIFEST_FILE,
     RESULTS_FILE,
     RESULTS_SCHEMA_VERSION,
+    RESULTS_SCHEMA_VERSIONS,
     ModelCallLog,
+    PastedHistory,
     ResultsError,
     RunManifest,
     SampleError,
@@ -25,6 +29,7 @@ from harness.records.models import (
     WriteSessionLog,
     sample_id,
 )
+from harness.records.histories import HistoryBook, by_reference_line, history_digest, pasted_span
 from harness.records.reading import (
     ResultsScan,
     foreign_check,
@@ -36,6 +41,13 @@ from harness.records.reading import (
 from harness.records.writing import ResultsWriteError, ResultsWriter, append_line, append_record, write_manifest
 
 __all__ = [
+    "HISTORIES_FILE",
+    "HistoryBook",
+    "PastedHistory",
+    "RESULTS_SCHEMA_VERSIONS",
+    "by_reference_line",
+    "history_digest",
+    "pasted_span",
     "MANIFEST_FILE",
     "RESULTS_FILE",
     "RESULTS_SCHEMA_VERSION",

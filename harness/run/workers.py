@@ -312,7 +312,10 @@ def run_specs(
         progress.advance(*record_flags(record), error=f"{record.error.type}: {record.error.message}" if record.error else None)
 
     def emit_line(line: str, flags: tuple[bool, bool, bool]) -> None:  # a worker's record, already dumped as JSON
-        append_line(handle, line)
+        if '"pasted":{' in line:  # a pasted history: written once, by reference, by this process alone
+            append_record(handle, SampleRecord.model_validate_json(line))
+        else:
+            append_line(handle, line)
         error = None if flags[0] else SampleRecord.model_validate_json(line).error  # errors are rare: parse only those
         progress.advance(*flags, error=f"{error.type}: {error.message}" if error else None)
 
