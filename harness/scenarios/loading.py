@@ -26,6 +26,7 @@ categories=["preference"])
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -65,6 +66,7 @@ class SuiteLoad:
         paths: Scenario id -> the file it came from.
         problems: Errors and warnings, sorted by file and line.
         skipped: Files not selected, or unreadable while a selection was active (never validated).
+        passed: Scenarios that passed every check (``len(scenarios)``, also when they were not kept).
     """
 
     files: list[Path] = field(default_factory=list)
@@ -72,6 +74,7 @@ class SuiteLoad:
     paths: dict[str, Path] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     skipped: int = 0
+    passed: int = 0
 
     @property
     def errors(self) -> list[Problem]:
@@ -329,26 +332,32 @@ def _load_conversation_parts(
     return _Loaded(found, [*problems, *loaded.problems])
 
 
-def load_suite(paths: Sequence[str | Path], selection: Selection = EVERYTHING) -> SuiteLoad:
+def load_suite(paths: Sequence[str | Path], selection: Selection = EVERYTHING, *, keep: bool = True) -> SuiteLoad:
     """Load the scenarios under ``paths`` that ``selection`` names and collect every problem; never raises for bad input.
 
     Files and probes the selection leaves out are parsed (to read their ids)
     but never validated, so a broken file elsewhere in the suite does not
     stop a filtered run; with the default selection everything is checked.
+    ``keep=False`` (``validate``) checks each file and lets it go before the
+    next is read, so memory holds one file, not the suite (a LongMemEval S
+    suite is 500 files of ~1 MB, ~6 MB each once loaded): ``scenarios`` and
+    ``paths`` stay empty, ``passed`` counts.
     """
     _defaults_for.cache_clear()
     _resolved.cache_clear()
     files, problems = _discover(paths)
     suite = SuiteLoad(files=list(files))
     folders: dict[Path, list[Path]] = {}
-    loads: list[_Loaded] = []
+    singles: list[tuple[Path, Path]] = []
     for path, root in files.items():
         if (path.parent / CONVERSATION_FILE).is_file():
             folders.setdefault(path.parent, []).append(path)
         else:
-            loads.append(_load_file(path, root, selection))
-    for folder, members in folders.items():
-        loads.append(_load_folder(folder, members, files[members[0]], selection))
+            singles.append((path, root))
+    loads = itertools.chain(  # one file at a time: what is not kept is gone before the next is read
+        (_load_file(path, root, selection) for path, root in singles),
+        (_load_folder(folder, members, files[members[0]], selection) for folder, members in folders.items()),
+    )
     seen_problems: set[Problem] = set()
     first_seen: dict[str, tuple[Path, Callable[[], int | None]]] = {}
     for loaded in loads:
@@ -364,10 +373,16 @@ def load_suite(paths: Sequence[str | Path], selection: Selection = EVERYTHING) -
                 where = f"{other}:{other_line}" if other_line else str(other)
                 problems.append(Problem(str(path), id_line(), "id", f"duplicate scenario id: {where} uses it too", format_value(scenario.id)))
                 continue
+            if not keep:  # the line now, so that the file's document is not held for it
+                line = id_line()
+                id_line = lambda line=line: line  # noqa: E731
             first_seen[scenario.id] = (path, id_line)
             if passed:
-                suite.scenarios.append(scenario)
-                suite.paths[scenario.id] = path
+                suite.passed += 1
+                if keep:
+                    suite.scenarios.append(scenario)
+                    suite.paths[scenario.id] = path
+        loaded = scenario = None  # type: ignore[assignment]  # not kept: free before the next file is read
     suite.scenarios.sort(key=lambda s: s.id)
     suite.problems = sorted(problems, key=Problem.sort_key)
     return suite
