@@ -172,3 +172,19 @@ def test_a_plain_handle_gets_the_record_inline(tmp_path: Path) -> None:
         append_record(handle, _record(messages, 1))
     (read,) = iter_records(tmp_path / RESULTS_FILE)
     assert read.messages == messages and not (tmp_path / HISTORIES_FILE).exists()
+
+
+def test_a_workers_run_writes_each_pasted_history_once_too(finished_run: Path, tmp_path: Path) -> None:
+    """With --workers the parent alone writes: a worker's record arrives inline and is written by reference."""
+    from harness.cli import main
+
+    manifest = json.loads((finished_run / "run.json").read_text(encoding="utf-8"))
+    run_dir = tmp_path / "run"
+    code = main(["run", "--scenarios", *manifest["scenario_paths"], "--arms", "full_history", "--workers", "2", "--max-concurrency", "2",
+                 "--out", str(run_dir), "--no-cache", "--no-progress"])
+    assert code in (0, 1)
+    raw = _lines(run_dir / RESULTS_FILE)
+    assert raw and all(r["messages"][1]["role"] == "pasted_history" for r in raw)
+    assert len(_lines(run_dir / HISTORIES_FILE)) == len({r["pasted"]["digest"] for r in raw})
+    alone = {r.sample_id: r.messages for r in iter_records(finished_run / RESULTS_FILE) if r.arm == "full_history"}
+    assert {r.sample_id: r.messages for r in iter_records(run_dir / RESULTS_FILE)} == alone
