@@ -42,7 +42,8 @@ class NoMemorySystem(MemorySystem):
 class _Transcripts(MemoryInstance):
     def begin_probe(self, policy: MemoryPolicy, context: RunContext) -> ProbeSetup:
         # build_full_history applies the probe's policy gate itself (probe_denial of the scenario).
-        return ProbeSetup(build_full_history(self.scenario).messages)
+        setup = build_full_history(self.scenario)
+        return ProbeSetup(setup.messages, pasted=setup.pasted)
 
 
 class TranscriptsSystem(MemorySystem):

@@ -72,10 +72,16 @@ class MemoryRunLike(Protocol):
 
 @dataclass(frozen=True)
 class ArmSetup:
-    """What a sample starts from: OpenAI-format messages and tool specs (empty: no tools)."""
+    """What a sample starts from: OpenAI-format messages and tool specs (empty: no tools).
+
+    ``pasted``: how many messages after the system prompt are a pasted
+    history, verbatim (``full_history``); the run stores them once per run,
+    by reference (:mod:`harness.records.histories`).
+    """
 
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] = field(default_factory=list)
+    pasted: int = 0
 
 
 def format_now(millis: int) -> str:
@@ -174,4 +180,9 @@ def build_full_history(scenario: Scenario, host_run: MemoryRunLike | None = None
         return build_history_only(scenario)
     sessions = sorted(sessions_in_scope(scenario), key=lambda s: (s.started_at, s.id))
     earlier = [message for session in sessions for message in _session_messages(session)]  # the recent ones too
-    return ArmSetup(messages=_conversation(scenario, with_tools=False, earlier=earlier))
+    messages = _conversation(scenario, with_tools=False, earlier=earlier)
+    pasted = _merge_same_role(earlier)
+    # The pasted messages stand verbatim after the system prompt, but for the last one when the probe's first
+    # message has its role and was merged into it.
+    whole = len(pasted) if pasted and messages[len(pasted)] == pasted[-1] else max(len(pasted) - 1, 0)
+    return ArmSetup(messages=messages, pasted=whole)

@@ -130,11 +130,13 @@ class ProbeSetup:
 
     messages: list[dict[str, Any]]
     tools: ToolRun | None = None
+    pasted: int = 0
+    """Messages after the system prompt that are a pasted history, verbatim (see :class:`ArmSetup`)."""
 
     def arm_setup(self) -> ArmSetup:
         """The agent loop's input: the messages and the offered tool specs."""
         specs = list(self.tools.tool_specs()) if self.tools is not None else []
-        return ArmSetup(messages=self.messages, tools=specs)
+        return ArmSetup(messages=self.messages, tools=specs, pasted=self.pasted)
 
 
 class MemoryInstance:

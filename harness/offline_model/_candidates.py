@@ -7,8 +7,9 @@ question.
 
 from __future__ import annotations
 
+import bisect
 import re
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,35 +129,42 @@ def _label(line: str) -> re.Match[str] | None:
     return match if match is not None and not match.group(1)[0].islower() else None
 
 
-def _speakers(messages: list[dict[str, Any]]) -> frozenset[str]:
-    """Names that open at least two lines of the conversation as ``Name: ...``: its speakers.
+@dataclass(frozen=True, slots=True)
+class _HistoryText:
+    """A conversation's statements, split once: (sentence, speaker, from_user) each, and their lowercase text joined."""
 
-    One ``Decision: ...`` line is a heading, not a speaker; a name that opens
-    line after line is who is talking.
+    statements: tuple[tuple[str, str, bool], ...]
+    joined: str
+    """Each statement's ``str.lower()``, joined by NUL (no question form holds one)."""
+    starts: tuple[int, ...]
+    """Where each statement starts in ``joined``."""
+
+
+_NO_OVERLAP = Overlap(0.0, frozenset(), False)
+_NO_KEYS: frozenset[str] = frozenset()
+_HISTORY_TEXTS: OrderedDict[tuple[tuple[Any, str], ...], _HistoryText] = OrderedDict()
+_HISTORY_TEXTS_KEPT = 16  # conversations in flight at once; a LoCoMo conversation's ~200 probes share one
+
+
+def _history_text(messages: list[dict[str, Any]]) -> _HistoryText:
+    """The statements of the conversation's user and assistant messages, split once per distinct conversation.
+
+    ``full_history`` pastes the same ~25k-token conversation into each of its
+    probes' prompts; splitting it into sentences again for every probe was
+    most of the offline model's time on LoCoMo.
     """
+    turns = tuple((m.get("role"), content_text(m.get("content"))) for m in messages if m.get("role") in ("user", "assistant"))
+    known = _HISTORY_TEXTS.get(turns)
+    if known is not None:
+        _HISTORY_TEXTS.move_to_end(turns)
+        return known
     counts: Counter[str] = Counter()
-    for message in messages:
-        if message.get("role") in ("user", "assistant"):
-            counts.update(m.group(1) for line in content_text(message.get("content")).split("\n")
-                          if (m := _label(line)) is not None)
-    return frozenset(name for name, n in counts.items() if n >= _SPEAKER_MIN_LINES)
-
-
-def history_candidates(question: QuestionTerms, messages: list[dict[str, Any]]) -> list[_Candidate]:
-    """Statements (not questions, not abstentions) of the conversation before the question.
-
-    A statement's speaker name (:func:`_speakers`) does not make it convincing:
-    every line of a speaker carries the name, so "What did Caroline adopt?"
-    would otherwise be answered by any line of Caroline's. The name only ranks
-    among statements convincing on their own words.
-    """
-    out: list[_Candidate] = []
-    speakers = _speakers(messages)
-    for message in messages:
-        role = message.get("role")
-        if role not in ("user", "assistant"):
-            continue
-        for line in content_text(message.get("content")).split("\n"):
+    for _, text in turns:
+        counts.update(m.group(1) for line in text.split("\n") if (m := _label(line)) is not None)
+    speakers = frozenset(name for name, n in counts.items() if n >= _SPEAKER_MIN_LINES)
+    statements: list[tuple[str, str, bool]] = []
+    for role, text in turns:
+        for line in text.split("\n"):
             speaker = ""
             if (match := _label(line)) is not None and match.group(1) in speakers:
                 speaker, line = match.group(1), line[match.end():]
@@ -164,11 +172,56 @@ def history_candidates(question: QuestionTerms, messages: list[dict[str, Any]]) 
                 sentence = _ROLE_LABEL.sub("", raw or "").strip()
                 if not sentence or sentence.endswith(("?", "\uff1f")) or "i don't know" in sentence.lower():
                     continue
-                fit = overlap(question, sentence)
-                if speaker and fit.convincing:
-                    fit = Overlap(overlap(question, f"{speaker} {sentence}").score, fit.salient_hits, True)
-                out.append(_Candidate(sentence, fit, frozenset(), 0, len(out), from_user=role == "user",
-                                      speaker=speaker))
+                statements.append((sentence, speaker, role == "user"))
+    starts, offset = [], 0
+    for sentence, _, _ in statements:
+        starts.append(offset)
+        offset += len(sentence.lower()) + 1
+    made = _HistoryText(tuple(statements), "\0".join(sentence.lower() for sentence, _, _ in statements), tuple(starts))
+    _HISTORY_TEXTS[turns] = made
+    while len(_HISTORY_TEXTS) > _HISTORY_TEXTS_KEPT:
+        _HISTORY_TEXTS.popitem(last=False)
+    return made
+
+
+def _may_overlap(question: QuestionTerms, history: _HistoryText) -> set[int] | None:
+    """The statements holding some form or pair of the question as a substring (None: assume all).
+
+    A statement holding none scores exactly :data:`_NO_OVERLAP` (every hit
+    starts with a substring test), so only these are scored in full.
+    """
+    needles = {form for concept in question.concepts for form in concept.forms} | set(question.pairs)
+    if any(not needle or "\0" in needle for needle in needles):
+        return None
+    joined, starts, found = history.joined, history.starts, set()
+    for needle in needles:
+        at = joined.find(needle)
+        while at != -1:
+            index = bisect.bisect_right(starts, at) - 1
+            found.add(index)
+            at = joined.find(needle, starts[index + 1]) if index + 1 < len(starts) else -1
+    return found
+
+
+def history_candidates(question: QuestionTerms, messages: list[dict[str, Any]]) -> list[_Candidate]:
+    """Statements (not questions, not abstentions) of the conversation before the question.
+
+    A statement's speaker name (a name opening two or more lines) does not make it convincing:
+    every line of a speaker carries the name, so "What did Caroline adopt?"
+    would otherwise be answered by any line of Caroline's. The name only ranks
+    among statements convincing on their own words.
+    """
+    history = _history_text(messages)
+    scored = _may_overlap(question, history)
+    out: list[_Candidate] = []
+    for order, (sentence, speaker, from_user) in enumerate(history.statements):
+        if scored is not None and order not in scored:
+            fit = _NO_OVERLAP
+        else:
+            fit = overlap(question, sentence)
+            if speaker and fit.convincing:
+                fit = Overlap(overlap(question, f"{speaker} {sentence}").score, fit.salient_hits, True)
+        out.append(_Candidate(sentence, fit, _NO_KEYS, 0, order, from_user=from_user, speaker=speaker))
     return out
 
 

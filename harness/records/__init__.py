@@ -2,7 +2,8 @@
 
 Takes: what the run stage produced for each sample. Gives: ``run.json`` (a
 :class:`RunManifest`) and ``results.jsonl`` (one :class:`SampleRecord` per
-line, written by :class:`ResultsWriter` as each sample finishes), and the
+line, written by :class:`ResultsWriter` as each sample finishes; a pasted
+history once per run in ``histories.jsonl``, by reference), and the
 readers that score, analyse, report and compare them. Both files carry
 ``schema_version``; readers reject versions they do not know.
 ``results.jsonl`` is only ever appended to: a resumed run adds newer records
@@ -10,12 +11,16 @@ for samples that failed or are missing, so readers take the last record of
 each sample (:func:`scan_results`).
 """
 
+from harness.records.histories import HistoryBook, by_reference_line, history_digest, pasted_span
 from harness.records.jsontext import json_text, load_model, model_json, sendable
 from harness.records.models import (
+    HISTORIES_FILE,
     MANIFEST_FILE,
     RESULTS_FILE,
     RESULTS_SCHEMA_VERSION,
+    RESULTS_SCHEMA_VERSIONS,
     ModelCallLog,
+    PastedHistory,
     ResultsError,
     RunManifest,
     SampleError,
@@ -39,10 +44,14 @@ from harness.records.urls import is_redacted, redact_url, url_secrets
 from harness.records.writing import ResultsWriteError, ResultsWriter, append_line, append_record, write_manifest
 
 __all__ = [
+    "HISTORIES_FILE",
+    "HistoryBook",
     "MANIFEST_FILE",
+    "ModelCallLog",
+    "PastedHistory",
     "RESULTS_FILE",
     "RESULTS_SCHEMA_VERSION",
-    "ModelCallLog",
+    "RESULTS_SCHEMA_VERSIONS",
     "ResultsError",
     "ResultsScan",
     "ResultsWriteError",
@@ -56,12 +65,15 @@ __all__ = [
     "WriteSessionLog",
     "append_line",
     "append_record",
+    "by_reference_line",
     "foreign_check",
     "foreign_reasons",
+    "history_digest",
     "iter_records",
     "json_text",
     "load_model",
     "model_json",
+    "pasted_span",
     "read_manifest",
     "sample_id",
     "scan_results",

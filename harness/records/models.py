@@ -1,6 +1,12 @@
 """The records a run writes: one :class:`SampleRecord` per sample in ``results.jsonl``, one :class:`RunManifest` in ``run.json``.
 
 Both carry ``schema_version``; readers reject versions they do not know.
+
+Record schema versions: 1, every message inline; 2 adds ``pasted``, the
+place of a pasted history (``full_history``'s earlier sessions) that is
+stored once per run in ``histories.jsonl`` and referenced from
+``messages`` by a marker message (:mod:`harness.records.histories`).
+Readers take both; writers write 2.
 """
 
 from __future__ import annotations
@@ -9,9 +15,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-RESULTS_SCHEMA_VERSION = 1
+RESULTS_SCHEMA_VERSION = 2
+#: Every record version a reader takes (1: no ``pasted``; its histories are inline).
+RESULTS_SCHEMA_VERSIONS = (1, 2)
+MANIFEST_SCHEMA_VERSION = 1
 RESULTS_FILE = "results.jsonl"
 MANIFEST_FILE = "run.json"
+HISTORIES_FILE = "histories.jsonl"
 
 
 class _Record(BaseModel):
@@ -89,13 +99,27 @@ class SampleError(_Record):
     attempts: int = 1
 
 
+class PastedHistory(_Record):
+    """Where a pasted history sits in a record's ``messages``: ``messages[at:at + count]``, stored once per run.
+
+    In memory the messages are always whole; on disk (``results.jsonl``) the
+    span is one marker message ``{"role": "pasted_history", "digest": ...,
+    "count": ...}`` and the span itself is a line of ``histories.jsonl``, so a
+    25k-token history shared by 200 probes is written once, not 200 times.
+    """
+
+    at: int = Field(ge=0, description="Index of the span's first message in messages")
+    count: int = Field(ge=1, description="Messages in the span")
+    digest: str = Field(description="SHA-256 of the span's canonical JSON: its name in histories.jsonl")
+
+
 class SampleRecord(_Record):
     """One scenario x arm x model x epoch, finished (ok) or failed (error).
 
     An error sample is excluded from accuracy, never scored as a wrong answer.
     """
 
-    schema_version: Literal[1] = RESULTS_SCHEMA_VERSION
+    schema_version: Literal[1, 2] = RESULTS_SCHEMA_VERSION
     sample_id: str = Field(description="'<scenario>|<arm>|<model>|<epoch>', unique within a run")
     scenario_id: str
     scenario_hash: str = Field(description="SHA-256 of the scenario's canonical JSON, to spot edited fixtures")
@@ -110,6 +134,9 @@ class SampleRecord(_Record):
     stop_reason: str = Field(description="final_answer, max_tool_rounds, empty_answer or error")
     tools_offered: list[str] = Field(default_factory=list)
     messages: list[dict[str, Any]] = Field(default_factory=list, description="Full transcript in OpenAI message format")
+    pasted: PastedHistory | None = Field(
+        None, description="Schema 2: the pasted history's span in messages (stored once per run; see PastedHistory)"
+    )
     model_calls: list[ModelCallLog] = Field(default_factory=list)
     tool_calls: list[ToolCallLog] = Field(default_factory=list)
     write_phase: WritePhaseLog | None = Field(
@@ -134,7 +161,7 @@ class ShardInfo(BaseModel):
 class RunManifest(_Record):
     """``run.json``: what was run, with what, and whether it finished."""
 
-    schema_version: Literal[1] = RESULTS_SCHEMA_VERSION
+    schema_version: Literal[1] = MANIFEST_SCHEMA_VERSION
     run_id: str
     harness_version: str
     status: Literal["running", "complete", "interrupted", "failed"] = Field(

@@ -17,9 +17,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from harness.records.histories import HistoryBook
 from harness.records.models import (
     MANIFEST_FILE,
-    RESULTS_SCHEMA_VERSION,
+    RESULTS_SCHEMA_VERSIONS,
     ResultsError,
     RunManifest,
     SampleRecord,
@@ -49,8 +50,8 @@ class ResultsScan:
     sha256: str = ""
 
 
-def _parse_line(raw: bytes, where: str) -> tuple[SampleRecord | None, str | None]:
-    """One results line as a record, or the problem with it (never raises)."""
+def _parse_line(raw: bytes, where: str, book: HistoryBook) -> tuple[SampleRecord | None, str | None]:
+    """One results line as a record (its pasted history spliced back from ``book``), or the problem with it (never raises)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -62,8 +63,11 @@ def _parse_line(raw: bytes, where: str) -> tuple[SampleRecord | None, str | None
     if not isinstance(data, dict):
         return None, f"{where}: a JSON {type(data).__name__}, not a sample record object"
     version = data.get("schema_version")
-    if version != RESULTS_SCHEMA_VERSION:
-        return None, f"{where}: schema_version {version!r} is not supported (expected {RESULTS_SCHEMA_VERSION})"
+    if version not in RESULTS_SCHEMA_VERSIONS or type(version) is not int:
+        known = " or ".join(str(v) for v in RESULTS_SCHEMA_VERSIONS)
+        return None, f"{where}: schema_version {version!r} is not supported (expected {known})"
+    if version == 1 and "pasted" in data:
+        return None, f"{where}: invalid sample record: pasted: a schema 1 record holds its history inline (pasted is schema 2)"
     try:
         record = SampleRecord.model_validate(data)
     except ValidationError as exc:
@@ -75,6 +79,9 @@ def _parse_line(raw: bytes, where: str) -> tuple[SampleRecord | None, str | None
     if record.sample_id != own:  # it would stand in for another sample (another arm's, say) and hide this one
         return None, (f"{where}: sample_id {record.sample_id!r} does not match the record's own scenario, arm, model "
                       f"and epoch ({own!r}): a corrupt or forged record")
+    problem = book.resolve(record)
+    if problem is not None:
+        return None, f"{where}: invalid sample record: {problem}"
     return record, None
 
 
@@ -94,12 +101,13 @@ def scan_results(path: Path) -> ResultsScan:
     raw_lines = data.split(b"\n")
     ends_cleanly = data.endswith(b"\n") or not data
     kept: dict[str, SampleRecord] = {}
+    book = HistoryBook(path)
     last_index = max((i for i, line in enumerate(raw_lines) if line.strip()), default=-1)
     for index, raw in enumerate(raw_lines):
         if not raw.strip():
             continue
         scan.lines += 1
-        record, problem = _parse_line(raw, f"{path}:{index + 1}")
+        record, problem = _parse_line(raw, f"{path}:{index + 1}", book)
         if problem is not None:
             if index == last_index and not ends_cleanly:
                 scan.torn_last_line = True
@@ -126,10 +134,11 @@ def iter_records(path: Path) -> Iterator[SampleRecord]:
     data = Path(path).read_bytes()
     raw_lines = data.split(b"\n")
     last_index = max((i for i, line in enumerate(raw_lines) if line.strip()), default=-1)
+    book = HistoryBook(Path(path))
     for index, raw in enumerate(raw_lines):
         if not raw.strip():
             continue
-        record, problem = _parse_line(raw, f"{path}:{index + 1}")
+        record, problem = _parse_line(raw, f"{path}:{index + 1}", book)
         if problem is not None:
             if index == last_index:
                 return

@@ -14,15 +14,23 @@ from pathlib import Path
 from typing import Any
 
 from harness.atomic import write_atomic
+from harness.records.histories import by_reference_line, history_line, written_digests
 from harness.records.jsontext import model_json
-from harness.records.models import MANIFEST_FILE, ResultsError, RunManifest, SampleRecord
+from harness.records.models import HISTORIES_FILE, MANIFEST_FILE, ResultsError, RunManifest, SampleRecord
 
 #: Files of a run folder are never opened through a symlink: one planted there would send writes outside the folder.
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def append_record(handle: Any, record: SampleRecord) -> None:
-    """Write one record as a line and flush it, so a crash loses at most that line."""
+    """Write one record as a line and flush it, so a crash loses at most that line.
+
+    A :class:`ResultsWriter` writes a pasted history once, by reference
+    (:meth:`ResultsWriter.write_record`); any other handle gets the record inline.
+    """
+    if isinstance(handle, ResultsWriter):
+        handle.write_record(record)
+        return
     append_line(handle, model_json(record))
 
 
@@ -64,6 +72,8 @@ class ResultsWriter:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.error: ResultsWriteError | None = None
+        self._histories: ResultsWriter | None = None  # histories.jsonl beside the file, opened on the first pasted history
+        self._digests: set[str] = set()
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW, 0o644)
         try:
             size = os.fstat(self._fd).st_size
@@ -90,10 +100,23 @@ class ResultsWriter:
         self._newline_first = False
         return len(text)
 
+    def write_record(self, record: SampleRecord) -> None:
+        """Append ``record``; a pasted history goes to ``histories.jsonl`` first, once per digest (schema 2)."""
+        if record.pasted is not None:
+            if self._histories is None:
+                self._histories = ResultsWriter(self.path.parent / HISTORIES_FILE)
+                self._digests = written_digests(self._histories.path)
+            if record.pasted.digest not in self._digests:
+                self._histories.write(history_line(record) + "\n")  # before the record that points at it
+                self._digests.add(record.pasted.digest)
+        self.write(by_reference_line(record) + "\n")
+
     def flush(self) -> None:
         """Nothing to do: every write went to the file at once."""
 
     def close(self) -> None:
+        if self._histories is not None:
+            self._histories.close()
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1

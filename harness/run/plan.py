@@ -260,6 +260,28 @@ def _prices(models: list[str], router_config: Any) -> dict[str, Any]:
     return prices(models, router_config)
 
 
+def _count(runs: list[tuple[list[dict[str, Any]], list[dict[str, Any]], int]], times: int, counter: Any, plan: ModelPlan, model: str,
+           round_cap: int, max_tokens: int, tool_tokens: dict[tuple[str, str], int], canonical: dict[int, tuple[Any, str]]) -> None:
+    """Add the calls and tokens of one (model, scenario, arm)'s agent runs, ``times`` samples of them, to ``plan``."""
+    for messages, tools, cap in runs:
+        prompt = counter.messages(messages)
+        if tools:
+            if id(tools) not in canonical:
+                canonical[id(tools)] = (tools, json.dumps(tools, separators=(",", ":"), sort_keys=True))
+            key = (model, canonical[id(tools)][1])
+            if key not in tool_tokens:
+                tool_tokens[key] = counter.text(json.dumps(tools, separators=(",", ":")))
+            prompt += tool_tokens[key]
+        rounds = round_cap if cap < 0 else cap
+        expected, most = (2, rounds + 1) if tools else (1, 1)
+        plan.calls_expected += expected * times
+        plan.calls_max += most * times
+        plan.input_tokens += prompt * expected * times
+        plan.input_tokens_max += prompt * most * times
+        plan.output_tokens += EXPECTED_OUTPUT_TOKENS * expected * times
+        plan.output_tokens_max += max_tokens * most * times
+
+
 def make_plan(scenarios: list[Scenario], specs: Iterable[Any], *, round_cap: int, max_tokens: int,
               tokenizer_models: dict[str, str] | None = None, router_config: Any = None) -> Plan:
     """The plan of ``specs`` (:class:`harness.run.samples.SampleSpec`), without calling any model.
@@ -276,36 +298,24 @@ def make_plan(scenarios: list[Scenario], specs: Iterable[Any], *, round_cap: int
     arms = list(dict.fromkeys(spec.arm for spec in specs))
     needed = list(dict.fromkeys(spec.scenario_id for spec in specs))
     unplanned: dict[str, str] = {}
-    prompts = _starting_prompts((by_id[sid] for sid in needed), arms, unplanned)
     models = list(dict.fromkeys(spec.model for spec in specs))
     price = _prices(models, router_config)
     tokenizers = tokenizer_models or {}
     counters = {m: _Counter(tokenizers.get(m, m)) for m in models}
     tool_tokens: dict[tuple[str, str], int] = {}  # (model, tool specs) -> their token count
-    canonical: dict[int, str] = {}  # id(tool specs) -> their canonical JSON (``prompts`` keeps every list alive)
+    canonical: dict[int, tuple[Any, str]] = {}  # id(tool specs) -> (the specs, kept alive so the id is not reused; their JSON)
     plans = {m: ModelPlan(m) for m in models}
     # Each distinct (model, scenario, arm) is counted once: its epochs (and repeated specs) share the prompts.
     repeats = Counter((spec.model, spec.scenario_id, spec.arm) for spec in specs)
+    by_scenario: dict[str, list[tuple[str, str, int]]] = {}
     for (model, scenario_id, arm), times in repeats.items():
-        counter, plan = counters[model], plans[model]
-        plan.samples += times
-        for messages, tools, cap in prompts[(scenario_id, arm)]:
-            prompt = counter.messages(messages)
-            if tools:
-                if id(tools) not in canonical:
-                    canonical[id(tools)] = json.dumps(tools, separators=(",", ":"), sort_keys=True)
-                key = (model, canonical[id(tools)])
-                if key not in tool_tokens:
-                    tool_tokens[key] = counter.text(json.dumps(tools, separators=(",", ":")))
-                prompt += tool_tokens[key]
-            rounds = round_cap if cap < 0 else cap
-            expected, most = (2, rounds + 1) if tools else (1, 1)
-            plan.calls_expected += expected * times
-            plan.calls_max += most * times
-            plan.input_tokens += prompt * expected * times
-            plan.input_tokens_max += prompt * most * times
-            plan.output_tokens += EXPECTED_OUTPUT_TOKENS * expected * times
-            plan.output_tokens_max += max_tokens * most * times
+        by_scenario.setdefault(scenario_id, []).append((model, arm, times))
+    # One scenario's prompts at a time: every full_history prompt of a suite at once was ~200 MB on LoCoMo.
+    for scenario_id in needed:
+        prompts = _starting_prompts([by_id[scenario_id]], arms, unplanned)
+        for model, arm, times in by_scenario[scenario_id]:
+            plans[model].samples += times
+            _count(prompts[(scenario_id, arm)], times, counters[model], plans[model], model, round_cap, max_tokens, tool_tokens, canonical)
     for model, plan in plans.items():
         p = price.get(model)
         if p is not None:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.records import SampleRecord
+from harness.records import SampleRecord, pasted_span
 from harness.run.agent import ModelClient, ModelSettings
 from harness.run.options import RunOptions, now_iso
 from harness.run.retry import is_config_error
@@ -62,13 +62,13 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
     scenario = ctx.scenarios[spec.scenario_id]
     started_at, t0 = now_iso(), time.perf_counter()
     tools: list[dict[str, Any]] = []
-    write_phase = None
+    write_phase, pasted = None, 0
     try:
         opts = ctx.options
         settings = ModelSettings(spec.model, opts.temperature, opts.timeout_s, spec.seed, opts.api_base, max_tokens=opts.max_tokens)
         # The arm's memory system: fresh storage, its write phase (if any), then the probe (harness.memory_systems).
         sample = await run_memory_sample(spec.arm, scenario, client=ctx.client, settings=settings, epoch=spec.epoch, max_tool_rounds=opts.max_tool_rounds)
-        tools, outcome, write_phase = sample.tools, sample.outcome, sample.write_phase
+        tools, outcome, write_phase, pasted = sample.tools, sample.outcome, sample.write_phase, sample.pasted
     except Exception as exc:  # noqa: BLE001 - seeding or arm failure: an error sample, not a crash
         outcome = error_outcome(exc)
     error = outcome.error
@@ -89,6 +89,7 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
         stop_reason=outcome.stop_reason,
         tools_offered=[t.get("function", {}).get("name", "") for t in tools],
         messages=outcome.messages,
+        pasted=pasted_span(outcome.messages, 1, pasted) if pasted else None,  # after the system prompt
         model_calls=outcome.model_calls,
         tool_calls=outcome.tool_calls,
         write_phase=write_phase,

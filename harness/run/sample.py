@@ -33,6 +33,8 @@ class MemorySampleResult:
     tools: list[dict[str, Any]] = field(default_factory=list)
     outcome: Any = None
     write_phase: WritePhaseLog | None = None
+    pasted: int = 0
+    """Messages after the system prompt that are a pasted history (stored once per run)."""
 
 
 async def run_memory_sample(
@@ -58,7 +60,7 @@ async def run_memory_sample(
         policy, context = probe_policy(scenario)
         probe = instance.begin_probe(policy, context)
         setup = probe.arm_setup()
-        result.tools = setup.tools
+        result.tools, result.pasted = setup.tools, setup.pasted
         result.outcome = await run_agent(
             setup, probe.tools, client=client, settings=settings, epoch=epoch, max_tool_rounds=max_tool_rounds
         )

@@ -313,7 +313,10 @@ def run_specs(
                          record=record)
 
     def emit_line(line: str, flags: tuple[bool, bool, bool]) -> None:  # a worker's record, already dumped as JSON
-        append_line(handle, line)
+        if '"pasted":{' in line:  # a pasted history: written once, by reference, by this process alone
+            append_record(handle, load_model(SampleRecord, line))
+        else:
+            append_line(handle, line)
         # errors are rare: without running scores only those are parsed
         record = load_model(SampleRecord, line) if progress.wants_records or not flags[0] else None
         error = record.error if record is not None and not flags[0] else None

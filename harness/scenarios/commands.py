@@ -30,13 +30,13 @@ def cli_validate(args: argparse.Namespace) -> int:
     """
     if _missing("validate", args.paths):
         return 2
-    suite = load_suite(args.paths)
+    suite = load_suite(args.paths, keep=False)  # file by file: a suite of any size in the memory of one file
     suite.problems = sorted([*suite.problems, *incomplete_suites(args.paths)], key=lambda p: p.sort_key())
     for problem in suite.problems:
         print(problem)
     errors = sum(1 for p in suite.problems if p.severity == "error")
     warnings = len(suite.problems) - errors
-    summary = f"{len(suite.files)} files, {len(suite.scenarios)} scenarios, {errors} errors, {warnings} warnings"
+    summary = f"{len(suite.files)} files, {suite.passed} scenarios, {errors} errors, {warnings} warnings"
     print(summary, file=sys.stdout)
     return 1 if errors else 0
 

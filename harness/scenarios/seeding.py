@@ -99,12 +99,25 @@ class SeedPlan:
     staged: tuple[_Staged, ...]
 
 
-def seed_plan(scenario: Scenario) -> SeedPlan:
-    """The store inputs of ``scenario``'s items (see :func:`seed_store` for how they are applied)."""
+def seed_plan(scenario: Scenario, inputs: dict[tuple[int, int], tuple[Any, Any, ItemInput]] | None = None) -> SeedPlan:
+    """The store inputs of ``scenario``'s items (see :func:`seed_store` for how they are applied).
+
+    ``inputs`` memoizes :func:`item_input` by the identity of the item and of
+    the sessions it reads (both kept alive in the entry, so no id is reused):
+    a conversation's probes share all but the few items each marks as its
+    answer, so a plan per probe costs lookups, not a conversion per item.
+    """
     plain: list[ItemInput] = []
     staged: list[_Staged] = []
     for spec in scenario.items:
-        final = item_input(spec, scenario)
+        if inputs is None:
+            final = item_input(spec, scenario)
+        else:
+            key = (id(spec), id(scenario.sessions))
+            known = inputs.get(key)
+            if known is None or known[0] is not spec or known[1] is not scenario.sessions:
+                known = inputs[key] = (spec, scenario.sessions, item_input(spec, scenario))
+            final = known[2]
         archived = spec.state is LifecycleState.ARCHIVED
         if spec.revisions or archived:
             staged.append(_Staged(final, tuple((r.content, r.at) for r in spec.revisions), archived))
@@ -166,16 +179,19 @@ class StoreTemplates:
         # Plans by the identity of the (items, sessions) lists: a conversation's probes share them, so one plan
         # serves all; the lists are kept with the plan, so their ids cannot be reused while cached.
         self._plans: OrderedDict[tuple[int, int], tuple[list[ItemSpec], list[Any], SeedPlan]] = OrderedDict()
+        self._inputs: dict[tuple[int, int], tuple[Any, Any, ItemInput]] = {}  # item_input by item identity (seed_plan)
         self.seeded = 0
 
     def plan(self, scenario: Scenario) -> SeedPlan:
         key = (id(scenario.items), id(scenario.sessions))
         known = self._plans.get(key)
         if known is None or known[0] is not scenario.items or known[1] is not scenario.sessions:
-            known = (scenario.items, scenario.sessions, seed_plan(scenario))
+            known = (scenario.items, scenario.sessions, seed_plan(scenario, self._inputs))
             self._plans[key] = known
             while len(self._plans) > 8 * self.capacity:
                 self._plans.popitem(last=False)
+            if len(self._inputs) > 16 * 1024:  # bounded: a new suite's items replace the old ones
+                self._inputs.clear()
         else:
             self._plans.move_to_end(key)
         return known[2]

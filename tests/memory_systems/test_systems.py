@@ -24,6 +24,7 @@ from harness.memory_systems import (  # noqa: E402
 )
 from harness.memory_systems import registry  # noqa: E402
 from harness.scenarios import load_scenarios, probe_policy  # noqa: E402
+from harness.records import iter_records  # noqa: E402
 from tests.golden.digests import FOUR_ARMS, GOLDEN, STARTER, record_digest, setup_cache_key  # noqa: E402
 
 
@@ -70,8 +71,8 @@ def test_the_starter_suite_offline_results_are_identical_before_and_after_the_pr
     assert main(["run", "--arms", *FOUR_ARMS, "--scenarios", str(STARTER), "--out", str(out), "--no-cache", "--no-progress"]) == 0
     assert "memory_systems" not in json.loads((out / "run.json").read_text())["parameters"]  # built-in arms only
     digests = {}
-    for line in (out / "results.jsonl").read_text().splitlines():
-        record = json.loads(line)
+    for read in iter_records(out / "results.jsonl"):  # pasted histories resolved from histories.jsonl
+        record = read.model_dump(mode="json")
         assert record["write_phase"] is None
         digests[record["sample_id"]] = record_digest(record)
     golden = {sid: entry["record"] for sid, entry in json.loads(GOLDEN.read_text()).items()}

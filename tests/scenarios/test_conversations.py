@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -288,6 +289,39 @@ def test_an_id_filter_skips_parsing_files_that_cannot_match(tmp_path: Path, monk
     monkeypatch.setattr(loading, "parse_document", lambda path, text=None: parsed.append(path) or real(path, text))
     load_suite([tmp_path], loading.Selection(ids=(glob,)))
     assert (parsed == []) is skipped
+
+
+@pytest.mark.parametrize(("glob", "skipped"), [("conv-2/q1", True), ("conv-1/q1", False), ("conv-?/*", False), ("fx-*", True)])
+def test_an_id_filter_skips_parsing_imported_json_files_that_cannot_match(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                          glob: str, skipped: bool) -> None:
+    """A file an importer wrote in JSON syntax is ruled out by its top-level id line too (a LongMemEval S run --filter)."""
+    import yaml
+
+    from harness.importers.output import dump_yaml
+    from harness.scenarios import loading
+
+    path = write_conversation(tmp_path, probes=2)
+    data = json.loads(json.dumps(yaml.safe_load(path.read_text(encoding="utf-8")), default=lambda moment: moment.isoformat()))
+    path.write_text(dump_yaml(data), encoding="utf-8")
+    parsed: list[Path] = []
+    real = loading.parse_document
+    monkeypatch.setattr(loading, "parse_document", lambda path, text=None: parsed.append(path) or real(path, text))
+    found = load_suite([tmp_path], loading.Selection(ids=(glob,)))
+    assert (parsed == []) is skipped and bool(found.scenarios) is not skipped
+
+
+def test_an_imported_json_file_with_a_second_one_space_id_line_is_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any doubt parses: an edited file whose lines no longer show one top-level id is read whole."""
+    from harness.importers.output import HEADER
+    from harness.scenarios import loading
+
+    path = tmp_path / "odd.yaml"
+    path.write_text(HEADER + '{\n "id": "conv-2",\n "title": "t",\n "x": {\n "id": "conv-1"\n }\n}\n', encoding="utf-8")
+    parsed: list[Path] = []
+    real = loading.parse_document
+    monkeypatch.setattr(loading, "parse_document", lambda path, text=None: parsed.append(path) or real(path, text))
+    load_suite([tmp_path], loading.Selection(ids=("conv-1/*",)))
+    assert parsed == [path]
 
 
 def test_a_quoted_or_flow_id_is_always_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -382,3 +382,42 @@ def test_scenario_files_resolve_every_scalar_tag_as_pyyaml_does(scalar: str) -> 
 def test_generated_plain_scalars_get_pyyamls_tags(scalar: str) -> None:
     """Random number-, date- and boolean-like plain scalars: the same tags as PyYAML's safe loader."""
     assert _same_tags_as_pyyaml(f"value: {scalar}\n") in (True, None)
+
+
+@pytest.mark.parametrize("suite", ["duplicates", "warnings", "broken", "defaults", "good"])
+def test_validate_file_by_file_finds_the_same_problems_and_counts_as_a_kept_load(suite: str) -> None:
+    """``validate`` keeps no scenario (memory of one file, not the suite) yet reports exactly what a kept load does."""
+    from harness.scenarios.loading import load_suite
+
+    if not (FIXTURES / suite).exists():
+        pytest.skip(f"no fixture folder {suite}")
+    kept, streamed = load_suite([FIXTURES / suite]), load_suite([FIXTURES / suite], keep=False)
+    assert [str(p) for p in streamed.problems] == [str(p) for p in kept.problems]
+    assert streamed.passed == kept.passed == len(kept.scenarios) and not streamed.scenarios and not streamed.paths
+
+
+def test_validate_keeps_no_scenario_alive_after_its_file(tmp_path: Path) -> None:
+    """Each file's scenarios are gone before the next file is read (what let a 500-file suite take 3.2 GB)."""
+    import gc
+    import weakref
+
+    from harness.scenarios import loading
+
+    for n in range(3):
+        (tmp_path / f"s{n}.yaml").write_text((FIXTURES / "good" / "valid.yaml").read_text().replace("id: fx-valid", f"id: fx-valid-{n}", 1))
+    alive: list[weakref.ref] = []
+    original = loading._load_file
+
+    def watched(*args: object, **kwargs: object) -> object:
+        gc.collect()
+        assert not any(ref() is not None for ref in alive), "an earlier file's scenario is still alive"
+        loaded = original(*args, **kwargs)
+        alive.extend(weakref.ref(s[0]) for s in loaded.scenarios)
+        return loaded
+
+    loading._load_file = watched
+    try:
+        suite = loading.load_suite([tmp_path], keep=False)
+    finally:
+        loading._load_file = original
+    assert suite.passed == 3 and not suite.problems and len(alive) == 3

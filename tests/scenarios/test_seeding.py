@@ -138,6 +138,29 @@ def test_a_conversation_seeds_one_template_for_all_its_probes(tmp_path: Path) ->
     assert templates.seeded == 3
 
 
+def test_probes_that_mark_their_own_answer_items_convert_only_those_items_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every LoCoMo probe marks its answer items, so each has its own item list; the items it shares are converted once."""
+    from harness.scenarios import seeding
+    from tests.scenarios.conversation_factories import write_conversation
+
+    path = write_conversation(tmp_path, probes=4)
+    text = path.read_text(encoding="utf-8")
+    for n in range(1, 5):
+        text = text.replace(f"  - id: q{n}\n", f"  - id: q{n}\n    item_roles: {{it-move: answer}}\n")
+    path.write_text(text, encoding="utf-8")
+    probes = load_scenarios([tmp_path])
+    assert len({id(p.items) for p in probes}) == 4  # each probe its own list
+    converted: list[str] = []
+    real = seeding.item_input
+    monkeypatch.setattr(seeding, "item_input", lambda spec, scenario: converted.append(spec.id) or real(spec, scenario))
+    templates = seeding.StoreTemplates()
+    for probe in probes:
+        templates.open(probe).close()
+    items = len(probes[0].items)
+    assert templates.seeded == 1 and len(converted) == items + 3  # the marked item once per probe, the rest once
+    assert converted.count("it-move") == 4
+
+
 def test_templates_keep_at_most_their_capacity(scenario: Scenario, tmp_path: Path) -> None:
     from harness.scenarios.seeding import StoreTemplates
 

@@ -1,0 +1,109 @@
+"""Issue 22's "full size on one machine": LongMemEval S and LoCoMo, generated in their published shapes; each figure against its target.
+
+Generates (``benchmarks/published_shapes.py``; never the real data) a
+``longmemeval_s``-shaped file (500 questions x ~50 sessions, ~115k tokens
+each, ~260 MB) and a ``locomo10``-shaped one (10 conversations, 5,882 turns,
+1,986 questions), imports each, and measures, each command its own process
+(wall and CPU time, peak RSS from ``wait4``, as ``/usr/bin/time -v``):
+
+- LongMemEval S: import (< 60 s, < 300 MB), ``validate`` (< 20 s, < 1 GB),
+  ``run --filter`` of one question in three arms (< 15 s), and with
+  ``--whole-lme`` the whole offline run in three arms (< 1.5 GB peak);
+- LoCoMo: the whole suite offline in three arms, report included (< 3 min,
+  < 1 GB), and the size of its ``results.jsonl`` (< 60 MB) with
+  ``histories.jsonl`` beside it.
+
+``--scale 0.1`` shrinks the question counts for a quick check (targets are
+for 1.0). On a machine shared with other jobs, wall time measures the
+neighbours too: CPU time is printed beside it.
+
+Usage:
+    python benchmarks/bench_published_shapes.py [--scale 1.0] [--only lme|locomo] [--whole-lme] [--keep DIR] [--harness DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import published_shapes  # noqa: E402
+from benchmarks.bench_suite_scale import _command  # noqa: E402
+
+ARMS = ["history_only", "recall", "full_history"]
+RUN = ["--model", "offline/reference", "--arms", *ARMS, "--no-progress", "--no-cache"]
+
+
+def _row(name: str, figures: tuple[float, float, float, int, str], wall_target: float | None, mb_target: float | None) -> None:
+    wall, cpu, rss, code, last = figures
+    checks = []
+    if wall_target is not None:
+        checks.append(f"wall {'ok' if wall < wall_target else 'OVER'} < {wall_target:g} s")
+    if mb_target is not None:
+        checks.append(f"peak {'ok' if rss < mb_target else 'OVER'} < {mb_target:g} MB")
+    tail = f"  ({last[:70]})" if code not in (0, 1) else ""
+    print(f"  {name:34} wall {wall:7.1f} s  CPU {cpu:7.1f} s  peak {rss:6.0f} MB  exit {code}  [{'; '.join(checks)}]{tail}", flush=True)
+
+
+def _size(name: str, path: Path, target_mb: float | None = None) -> None:
+    mb = path.stat().st_size / 1e6 if path.is_file() else 0.0
+    check = f"  [{'ok' if mb < target_mb else 'OVER'} < {target_mb:g} MB]" if target_mb is not None else ""
+    print(f"  {name:34} {mb:7.1f} MB{check}", flush=True)
+
+
+def longmemeval(work: Path, scale: float, whole: bool, harness: Path | None) -> None:
+    source, suite = work / "longmemeval_s.json", work / "lme-suite"
+    made = published_shapes.longmemeval_s(source, scale)
+    print(f"LongMemEval S shape: {made['questions']} questions x {made['sessions']} sessions, {made['bytes'] / 1e6:.0f} MB of source", flush=True)
+    _row("import longmemeval", _command(["import", "longmemeval", str(source), str(suite)], harness), 60, 300)
+    print(f"  suite: {sum(p.stat().st_size for p in suite.glob('*.yaml')) / 1e6:.0f} MB of conversation files", flush=True)
+    _row("validate", _command(["validate", str(suite)], harness), 20, 1000)
+    questions = sorted(p.stem for p in suite.glob("*.yaml") if not p.name.startswith("_"))
+    one = questions[len(questions) // 2]
+    _row(f"run --filter {one}/q (3 arms)", _command(["run", "--scenarios", str(suite), "--filter", f"{one}/*", "--out", str(work / "lme-one"), *RUN], harness), 15, None)
+    if whole:
+        run = work / "lme-all"
+        _row("run, whole suite (3 arms)", _command(["run", "--scenarios", str(suite), "--out", str(run), *RUN], harness), None, 1500)
+        _size("results.jsonl", run / "results.jsonl")
+        _size("histories.jsonl", run / "histories.jsonl")
+
+
+def locomo(work: Path, scale: float, harness: Path | None) -> None:
+    source, suite, run = work / "locomo10.json", work / "locomo-suite", work / "locomo-all"
+    made = published_shapes.locomo(source, scale)
+    print(f"LoCoMo shape: {made['conversations']} conversations, {made['turns']:,} turns, {made['questions']:,} questions, "
+          f"{made['bytes'] / 1e6:.1f} MB of source", flush=True)
+    _row("import locomo", _command(["import", "locomo", str(source), str(suite)], harness), None, None)
+    _row("run, whole suite (3 arms, report)", _command(["run", "--scenarios", str(suite), "--out", str(run), *RUN], harness), 180, 1000)
+    _size("results.jsonl", run / "results.jsonl", 60)
+    _size("histories.jsonl", run / "histories.jsonl")
+    _row("report (again)", _command(["report", str(run)], harness), None, None)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scale", type=float, default=1.0, help="fraction of the published question counts (targets are for 1.0)")
+    parser.add_argument("--only", choices=["lme", "locomo"], help="one benchmark only")
+    parser.add_argument("--whole-lme", action="store_true", help="also run the whole LongMemEval S suite in three arms (long)")
+    parser.add_argument("--keep", type=Path, help="write here and keep it, instead of a temporary folder")
+    parser.add_argument("--harness", type=Path, help="another checkout to measure instead (e.g. /work/main: the figures before)")
+    args = parser.parse_args()
+    work = (args.keep or Path(tempfile.mkdtemp(prefix="published-shapes-"))).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        if args.only in (None, "locomo"):
+            locomo(work, args.scale, args.harness)
+        if args.only in (None, "lme"):
+            longmemeval(work, args.scale, args.whole_lme, args.harness)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

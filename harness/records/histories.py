@@ -1,0 +1,123 @@
+"""Pasted histories stored once per run: ``histories.jsonl`` beside ``results.jsonl``.
+
+``full_history`` pastes every earlier session into the prompt: on LoCoMo a
+~25k-token history shared by a conversation's ~200 probes. Copied into every
+record it made ``results.jsonl`` 248 MB; here each distinct history is one
+line of ``histories.jsonl`` (``{"digest", "schema_version", "messages"}``,
+digest first so a resumed writer reads the digests without parsing the
+messages), and a record (schema 2) holds, in place of the span, one marker
+message ``{"role": "pasted_history", "digest": ..., "count": ...}`` plus its
+:class:`~harness.records.models.PastedHistory`.
+
+Readers splice the span back, so every stage above sees whole messages
+(scoring, the report, its transcripts, resume); records resolved from one
+history share its message objects (read-only: nothing above changes a
+record's messages). A history line is written and flushed before the first
+record that points at it, so a crash never leaves a reference to nothing.
+Records of schema 1 (inline histories) read as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from harness.records.jsontext import json_text, model_json
+from harness.records.models import HISTORIES_FILE, PastedHistory, SampleRecord
+
+MARKER_ROLE = "pasted_history"
+HISTORIES_SCHEMA_VERSION = 1
+_DIGEST_AT_START = re.compile(rb'^\{"digest":\s*"([0-9a-f]{64})"')
+
+
+def history_digest(span: list[dict[str, Any]]) -> str:
+    """SHA-256 of ``span``'s canonical JSON (sorted keys, no spaces): the same messages, the same name."""
+    text = json_text(span, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def pasted_span(messages: list[dict[str, Any]], at: int, count: int) -> PastedHistory | None:
+    """The :class:`PastedHistory` of ``messages[at:at + count]`` (None when the span is empty or out of range)."""
+    if count < 1 or at < 0 or at + count > len(messages):
+        return None
+    return PastedHistory(at=at, count=count, digest=history_digest(messages[at:at + count]))
+
+
+def history_line(record: SampleRecord) -> str:
+    """The ``histories.jsonl`` line of ``record``'s pasted span (``record.pasted`` must be set)."""
+    pasted = record.pasted
+    assert pasted is not None
+    span = record.messages[pasted.at:pasted.at + pasted.count]
+    return json_text({"digest": pasted.digest, "schema_version": HISTORIES_SCHEMA_VERSION, "messages": span})
+
+
+def by_reference_line(record: SampleRecord) -> str:
+    """``record`` as a ``results.jsonl`` line with its pasted span replaced by the marker message."""
+    pasted = record.pasted
+    if pasted is None:
+        return model_json(record)
+    marker = {"role": MARKER_ROLE, "digest": pasted.digest, "count": pasted.count}
+    messages = [*record.messages[:pasted.at], marker, *record.messages[pasted.at + pasted.count:]]
+    return model_json(record.model_copy(update={"messages": messages}))
+
+
+def written_digests(path: Path) -> set[str]:
+    """The digests of the complete lines of a ``histories.jsonl`` (read from each line's start only)."""
+    found: set[str] = set()
+    if not path.is_file():
+        return found
+    with path.open("rb") as handle:
+        for line in handle:
+            match = _DIGEST_AT_START.match(line)
+            if match is not None and line.endswith(b"\n"):
+                found.add(match.group(1).decode("ascii"))
+    return found
+
+
+class HistoryBook:
+    """The histories of one run folder, read once on first use; resolves a record's marker into its span."""
+
+    def __init__(self, results_path: Path) -> None:
+        self.path = Path(results_path).parent / HISTORIES_FILE
+        self._spans: dict[str, list[dict[str, Any]]] | None = None
+
+    def _load(self) -> dict[str, list[dict[str, Any]]]:
+        spans: dict[str, list[dict[str, Any]]] = {}
+        if self.path.is_file():
+            for raw in self.path.read_bytes().split(b"\n"):
+                if not raw.strip():
+                    continue
+                try:
+                    data = json.loads(raw)
+                except (UnicodeDecodeError, json.JSONDecodeError):
+                    continue  # a torn line: a record that needs it is reported, nothing else
+                if isinstance(data, dict) and isinstance(data.get("messages"), list) and isinstance(data.get("digest"), str):
+                    spans.setdefault(data["digest"], data["messages"])
+        return spans
+
+    def resolve(self, record: SampleRecord) -> str | None:
+        """Splice the span into ``record.messages`` in place; the problem (one line) when it cannot be."""
+        pasted = record.pasted
+        if pasted is None:
+            return None
+        messages = record.messages
+        marker = messages[pasted.at] if pasted.at < len(messages) else None
+        if not isinstance(marker, dict) or marker.get("role") != MARKER_ROLE:
+            # Written inline by a plain dump (a worker, a copy): whole already, if the span is the one named.
+            if history_digest(messages[pasted.at:pasted.at + pasted.count]) == pasted.digest:
+                return None
+            return f"pasted.at {pasted.at} is neither a {MARKER_ROLE} message nor the start of the history pasted.digest names"
+        if marker.get("digest") != pasted.digest:
+            return f"the {MARKER_ROLE} message names {str(marker.get('digest'))[:12]}..., pasted.digest {pasted.digest[:12]}..."
+        if self._spans is None:
+            self._spans = self._load()
+        span = self._spans.get(pasted.digest)
+        if span is None:
+            return f"pasted history {pasted.digest[:12]}... is not in {self.path}"
+        if len(span) != pasted.count:
+            return f"pasted history {pasted.digest[:12]}... holds {len(span)} messages, pasted.count says {pasted.count}"
+        record.messages = [*messages[:pasted.at], *span, *messages[pasted.at + 1:]]
+        return None

@@ -1,0 +1,190 @@
+"""Pasted histories stored once per run, by reference: written once, read back whole, reported as if inline."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness.records import (
+    HISTORIES_FILE,
+    RESULTS_FILE,
+    SampleRecord,
+    by_reference_line,
+    history_digest,
+    iter_records,
+    pasted_span,
+    scan_results,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+LOCOMO_MINI = ROOT / "tests" / "fixtures" / "importers" / "locomo_mini.json"
+REPORT_FILES = ("summary.json", "scores.jsonl", "metrics.csv", "junit.xml", "index.html")
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A LoCoMo-shaped suite (several probes per conversation, one pasted history each) run offline in three arms."""
+    from harness.cli import main
+
+    base = tmp_path_factory.mktemp("histories")
+    suite, run_dir = base / "suite", base / "run"
+    assert main(["import", "locomo", str(LOCOMO_MINI), str(suite)]) == 0
+    code = main(["run", "--scenarios", str(suite), "--out", str(run_dir), "--no-cache", "--no-progress"])
+    assert code in (0, 1)
+    return run_dir
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _inline_copy(run_dir: Path, target: Path) -> Path:
+    """The same run with every history inline, as schema 1 wrote it (no histories.jsonl, no ``pasted``)."""
+    shutil.copytree(run_dir, target)
+    (target / HISTORIES_FILE).unlink()
+    records = list(iter_records(run_dir / RESULTS_FILE))
+    with (target / RESULTS_FILE).open("w", encoding="utf-8") as out:
+        for record in records:
+            data = record.model_dump(mode="json", exclude={"pasted"})
+            data["schema_version"] = 1
+            out.write(json.dumps(data) + "\n")
+    return target
+
+
+def _report_outputs(run_dir: Path) -> dict[str, str]:
+    from harness.report import build_report
+
+    build_report(run_dir)
+    stamp = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))["generated_at"]
+    return {name: (run_dir / name).read_text(encoding="utf-8").replace(stamp, "<generated_at>").replace(str(run_dir), "<run>")
+            for name in REPORT_FILES}
+
+
+def test_a_full_history_run_writes_each_pasted_history_once(finished_run: Path) -> None:
+    raw = _lines(finished_run / RESULTS_FILE)
+    pasted = [r for r in raw if r["arm"] == "full_history" and r["pasted"]]
+    conversations = {r["scenario_id"].split("/")[0] for r in pasted}
+    histories = _lines(finished_run / HISTORIES_FILE)
+    assert len(pasted) > len(conversations) >= 2  # several probes share each conversation's history
+    assert len(histories) == len({h["digest"] for h in histories}) == len({r["pasted"]["digest"] for r in pasted})
+    for record in pasted:  # on disk: one marker where the span was
+        marker = record["messages"][record["pasted"]["at"]]
+        assert marker == {"role": "pasted_history", "digest": record["pasted"]["digest"], "count": record["pasted"]["count"]}
+    assert all(r["pasted"] is None for r in raw if r["arm"] != "full_history")
+
+
+def test_resolved_messages_are_exactly_the_prompt_full_history_built(finished_run: Path) -> None:
+    from harness.memory_systems.prompts import build_full_history
+    from harness.scenarios import load_scenarios
+
+    manifest = json.loads((finished_run / "run.json").read_text(encoding="utf-8"))
+    scenarios = {s.id: s for s in load_scenarios(manifest["scenario_paths"])}
+    records = [r for r in iter_records(finished_run / RESULTS_FILE) if r.arm == "full_history"]
+    assert records and all(r.pasted is not None for r in records)
+    for record in records:
+        built = build_full_history(scenarios[record.scenario_id]).messages
+        assert record.messages[:len(built)] == built
+        assert history_digest(record.messages[1:1 + record.pasted.count]) == record.pasted.digest
+
+
+def test_report_page_and_scores_are_identical_to_the_inline_form(finished_run: Path, tmp_path: Path) -> None:
+    by_reference = _report_outputs(shutil.copytree(finished_run, tmp_path / "run"))
+    inline = _report_outputs(_inline_copy(finished_run, tmp_path / "inline").rename(tmp_path / "run2"))
+    inline = {name: text.replace(str(tmp_path / "run2"), "<run>") for name, text in inline.items()}
+    for name in REPORT_FILES:
+        assert by_reference[name] == inline[name], f"{name} differs between by-reference and inline histories"
+    assert (tmp_path / "run" / RESULTS_FILE).stat().st_size < (tmp_path / "run2" / RESULTS_FILE).stat().st_size
+
+
+def test_an_old_format_folder_with_inline_histories_still_reads(finished_run: Path, tmp_path: Path) -> None:
+    old = _inline_copy(finished_run, tmp_path / "old")
+    assert {json.loads(line)["schema_version"] for line in (old / RESULTS_FILE).read_text().splitlines()} == {1}
+    new, legacy = scan_results(finished_run / RESULTS_FILE), scan_results(old / RESULTS_FILE)
+    assert not legacy.problems and len(legacy.records) == len(new.records)
+    assert [r.messages for r in legacy.records] == [r.messages for r in new.records]
+
+
+def test_resume_writes_no_second_copy_of_a_history(finished_run: Path, tmp_path: Path) -> None:
+    from harness.cli import main
+
+    run_dir = shutil.copytree(finished_run, tmp_path / "run")
+    lines = (run_dir / RESULTS_FILE).read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [line for line in lines if '"arm":"full_history"' not in line] + [l for l in lines if '"arm":"full_history"' in l][:1]
+    (run_dir / RESULTS_FILE).write_text("".join(kept), encoding="utf-8")  # an interrupted run: full_history barely started
+    before = (run_dir / HISTORIES_FILE).read_text(encoding="utf-8")
+    assert main(["run", "--resume", str(run_dir), "--no-cache", "--no-progress"]) in (0, 1)
+    histories = _lines(run_dir / HISTORIES_FILE)
+    assert (run_dir / HISTORIES_FILE).read_text(encoding="utf-8") == before  # every history was already there
+    assert len(histories) == len({h["digest"] for h in histories})
+    resumed = {r.sample_id: r.messages for r in iter_records(run_dir / RESULTS_FILE)}
+    assert resumed == {r.sample_id: r.messages for r in iter_records(finished_run / RESULTS_FILE)}
+
+
+def test_resume_after_histories_were_lost_writes_them_again(finished_run: Path, tmp_path: Path) -> None:
+    """A record whose history is gone is unusable (named by line): resume runs its sample again and writes the history again."""
+    from harness.cli import main
+
+    run_dir = shutil.copytree(finished_run, tmp_path / "run")
+    (run_dir / HISTORIES_FILE).unlink()
+    scan = scan_results(run_dir / RESULTS_FILE)
+    assert scan.problems and all("is not in" in p and HISTORIES_FILE in p for p in scan.problems)
+    assert main(["run", "--resume", str(run_dir), "--no-cache", "--no-progress"]) in (0, 1)
+    again = scan_results(run_dir / RESULTS_FILE)
+    assert len(again.records) == len(scan_results(finished_run / RESULTS_FILE).records)
+    # The old lines stay in the file; with their history written again they read too, as older duplicates.
+    assert not again.problems and again.duplicates == len(scan.problems)
+
+
+def _record(messages: list[dict], pasted: int) -> SampleRecord:
+    return SampleRecord(sample_id="c/q|full_history|m|0", scenario_id="c/q", scenario_hash="0" * 64, category="single_hop",
+                        arm="full_history", model="m", epoch=0, seed=0, status="ok", final_answer="x", stop_reason="final_answer",
+                        messages=messages, pasted=pasted_span(messages, 1, pasted), started_at="2026-01-01T00:00:00Z", wall_time_s=0.1)
+
+
+def test_a_marker_naming_another_history_is_refused_by_line(tmp_path: Path) -> None:
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
+                {"role": "user", "content": "q"}]
+    record = _record(messages, 2)
+    line = json.loads(by_reference_line(record))
+    line["messages"][1]["digest"] = "f" * 64
+    (tmp_path / RESULTS_FILE).write_text(json.dumps(line) + "\n", encoding="utf-8")
+    scan = scan_results(tmp_path / RESULTS_FILE)
+    assert not scan.records and "results.jsonl:1" in scan.problems[0] and "pasted.digest" in scan.problems[0]
+
+
+def test_a_schema_1_record_with_pasted_is_refused(tmp_path: Path) -> None:
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "a"}, {"role": "user", "content": "q"}]
+    data = _record(messages, 1).model_dump(mode="json")
+    data["schema_version"] = 1
+    (tmp_path / RESULTS_FILE).write_text(json.dumps(data) + "\n", encoding="utf-8")
+    assert "schema 1 record holds its history inline" in scan_results(tmp_path / RESULTS_FILE).problems[0]
+
+
+def test_a_plain_handle_gets_the_record_inline(tmp_path: Path) -> None:
+    """Anything but the run's ResultsWriter (e.g. a test's file) writes whole messages, which read back the same."""
+    from harness.records import append_record
+
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "a"}, {"role": "user", "content": "q"}]
+    with (tmp_path / RESULTS_FILE).open("w", encoding="utf-8") as handle:
+        append_record(handle, _record(messages, 1))
+    (read,) = iter_records(tmp_path / RESULTS_FILE)
+    assert read.messages == messages and not (tmp_path / HISTORIES_FILE).exists()
+
+
+def test_a_workers_run_writes_each_pasted_history_once_too(finished_run: Path, tmp_path: Path) -> None:
+    """With --workers the parent alone writes: a worker's record arrives inline and is written by reference."""
+    from harness.cli import main
+
+    manifest = json.loads((finished_run / "run.json").read_text(encoding="utf-8"))
+    run_dir = tmp_path / "run"
+    code = main(["run", "--scenarios", *manifest["scenario_paths"], "--arms", "full_history", "--workers", "2", "--max-concurrency", "2",
+                 "--out", str(run_dir), "--no-cache", "--no-progress"])
+    assert code in (0, 1)
+    raw = _lines(run_dir / RESULTS_FILE)
+    assert raw and all(r["messages"][1]["role"] == "pasted_history" for r in raw)
+    assert len(_lines(run_dir / HISTORIES_FILE)) == len({r["pasted"]["digest"] for r in raw})
+    alone = {r.sample_id: r.messages for r in iter_records(finished_run / RESULTS_FILE) if r.arm == "full_history"}
+    assert {r.sample_id: r.messages for r in iter_records(run_dir / RESULTS_FILE)} == alone
