@@ -145,11 +145,12 @@ def old_setups(scenarios: list[Any]) -> dict[str, str]:
 
 
 def write_records(run_dir: str, out: str) -> None:
+    from harness.records import iter_records
     from harness.scenarios import load_scenarios
 
     records = {}
-    for line in (Path(run_dir) / "results.jsonl").read_text().splitlines():
-        record = json.loads(line)
+    for read in iter_records(Path(run_dir) / "results.jsonl"):  # pasted histories resolved, as the test reads them
+        record = json.loads(read.model_dump_json())
         records[record["sample_id"]] = record_digest(record)
     scenarios = load_scenarios([STARTER])
     setups = old_setups(scenarios)
