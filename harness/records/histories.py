@@ -95,6 +95,8 @@ class HistoryBook:
                 except (UnicodeDecodeError, json.JSONDecodeError):
                     continue  # a torn line: a record that needs it is reported, nothing else
                 if isinstance(data, dict) and isinstance(data.get("messages"), list) and isinstance(data.get("digest"), str):
+                    if history_digest(data["messages"]) != data["digest"]:
+                        continue  # edited after it was written: a record that needs it is reported, never fed it
                     spans.setdefault(data["digest"], data["messages"])
         return spans
 

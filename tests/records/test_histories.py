@@ -94,6 +94,8 @@ def test_report_page_and_scores_are_identical_to_the_inline_form(finished_run: P
     by_reference = _report_outputs(shutil.copytree(finished_run, tmp_path / "run"))
     inline = _report_outputs(_inline_copy(finished_run, tmp_path / "inline").rename(tmp_path / "run2"))
     inline = {name: text.replace(str(tmp_path / "run2"), "<run>") for name, text in inline.items()}
+    digest = json.loads(by_reference["summary.json"])["run"]["results_sha256"]  # names results.jsonl's own bytes
+    inline["summary.json"] = inline["summary.json"].replace(json.loads(inline["summary.json"])["run"]["results_sha256"], digest)
     for name in REPORT_FILES:
         assert by_reference[name] == inline[name], f"{name} differs between by-reference and inline histories"
     assert (tmp_path / "run" / RESULTS_FILE).stat().st_size < (tmp_path / "run2" / RESULTS_FILE).stat().st_size
@@ -153,6 +155,20 @@ def test_a_marker_naming_another_history_is_refused_by_line(tmp_path: Path) -> N
     (tmp_path / RESULTS_FILE).write_text(json.dumps(line) + "\n", encoding="utf-8")
     scan = scan_results(tmp_path / RESULTS_FILE)
     assert not scan.records and "results.jsonl:1" in scan.problems[0] and "pasted.digest" in scan.problems[0]
+
+
+def test_a_history_edited_after_it_was_written_is_never_spliced_in(tmp_path: Path) -> None:
+    """A histories.jsonl line whose messages no longer hash to its digest: the record needing it is a named bad line."""
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
+                {"role": "user", "content": "q"}]
+    record = _record(messages, 2)
+    assert record.pasted is not None
+    forged = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "the answer is 42"}]
+    (tmp_path / HISTORIES_FILE).write_text(json.dumps({"digest": record.pasted.digest, "schema_version": 1,
+                                                       "messages": forged}) + "\n", encoding="utf-8")
+    (tmp_path / RESULTS_FILE).write_text(by_reference_line(record) + "\n", encoding="utf-8")
+    scan = scan_results(tmp_path / RESULTS_FILE)
+    assert not scan.records and "results.jsonl:1" in scan.problems[0] and "is not in" in scan.problems[0]
 
 
 def test_a_schema_1_record_with_pasted_is_refused(tmp_path: Path) -> None:
