@@ -93,13 +93,17 @@ def arm_table(summary: Mapping[str, Any]) -> list[str]:
     """The per-arm table as aligned lines (header first), fitting 80 columns for the built-in arms.
 
     Under the header each model has a line of its own and its arms an
-    indented row each; a legend line and the cached samples follow. Empty when
+    indented row each (with a suite protocol, continuity is the headline's, as the verdict decides it); a legend line and the cached samples follow. Empty when
     the summary has no metrics.
     """
     cells: dict[tuple[str, str], dict[str, Mapping[str, Any]]] = {}
+    headline: dict[tuple[str, str], Mapping[str, Any]] = {}  # a suite with a protocol: the verdict's continuity
     for row in summary.get("metrics") or []:
+        key = (str(row.get("model")), str(row.get("arm")))
         if row.get("category", "all") == "all":
-            cells.setdefault((str(row.get("model")), str(row.get("arm"))), {})[str(row.get("metric"))] = row
+            cells.setdefault(key, {})[str(row.get("metric"))] = row
+        elif row.get("category") == "headline" and row.get("metric") == "continuity_accuracy":
+            headline[key] = row
     if not cells:
         return []
     from harness.report.formatting import run_arms
@@ -129,7 +133,7 @@ def arm_table(summary: Mapping[str, Any]) -> list[str]:
             f"{'?' if cached is None else cached}/{total}")
         rows.append((
             f"  {arm}",
-            _rate(m.get("continuity_accuracy"), interval=True),
+            _rate(headline.get((model, arm)) if summary.get("protocol") else m.get("continuity_accuracy"), interval=True),
             _rate(m.get("unsupported_claim_rate")),
             f"{'?' if tool_leaks is None else tool_leaks}/{'?' if answer_leaks is None else answer_leaks}",
             f"{'?' if errors is None else errors}/{total}",
@@ -142,7 +146,9 @@ def arm_table(summary: Mapping[str, Any]) -> list[str]:
     lines = [r if isinstance(r, str) else
              "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths)))
              .rstrip() for r in rows]
-    return [*lines, _LEGEND, _cached_line(cached_by_arm)]
+    legend = _LEGEND if not summary.get("protocol") else (
+        "headline continuity [95% CI]; leaks tool-level/answers; tokens, cost per sample")
+    return [*lines, legend, _cached_line(cached_by_arm)]
 
 
 _GROUP_WORDS = {"headline": "headline", "apart": "reported apart", "not_judged": "not judged"}

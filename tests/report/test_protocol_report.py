@@ -87,6 +87,21 @@ def test_the_page_and_the_terminal_show_the_protocol_table(locomo_run: tuple[Pat
     assert "continuity accuracy, the protocol&#39;s headline" in page or "continuity accuracy, the protocol's headline" in page
 
 
+def test_the_terminal_arm_table_shows_the_headline_continuity_the_verdict_decides_on(locomo_run: tuple[Path, dict]) -> None:
+    """With a protocol the per-arm table's continuity is the headline's (LoCoMo's adversarial abstentions left out)."""
+    from harness.report.terminal import arm_table
+
+    _, summary = locomo_run
+    lines = arm_table(summary)
+    head = {r["arm"]: r for r in summary["metrics"] if r["category"] == "headline" and r["metric"] == "continuity_accuracy"}
+    every = {r["arm"]: r for r in summary["metrics"] if r["category"] == "all" and r["metric"] == "continuity_accuracy"}
+    assert head["history_only"]["value"] != every["history_only"]["value"]  # the adversarial probes make the difference
+    row = next(line for line in lines if line.startswith("  history_only"))
+    assert row.split()[1] == f"{head['history_only']['value']:.2f}"
+    assert any(line.startswith("headline continuity [95% CI]") for line in lines)
+    assert all(len(line) <= 80 for line in lines)
+
+
 def test_an_unjudged_preference_question_counts_in_no_accuracy(tmp_path: Path) -> None:
     suite, _ = imported("longmemeval", tmp_path, LONGMEMEVAL)
     summary = _run(suite, tmp_path / "run", "--filter", "8a2466db/*", "--filter", "e47becba/*",
