@@ -161,11 +161,15 @@ def token_f1(answer: str, reference: str) -> float:
         >>> round(token_f1("She adopted a dog named Max", "Max"), 3)
         0.333
     """
-    predicted, gold = f1_tokens(answer), f1_tokens(reference)
-    same = sum((Counter(predicted) & Counter(gold)).values())
+    return multiset_f1(f1_tokens(answer), f1_tokens(reference))
+
+
+def multiset_f1(predicted: list[str], reference: list[str]) -> float:
+    """F1 of two token multisets (SQuAD's and LoCoMo's token F1); 0.0 when either is empty or none is shared."""
+    same = sum((Counter(predicted) & Counter(reference)).values())
     if not same:
         return 0.0
-    precision, recall = same / len(predicted), same / len(gold)
+    precision, recall = same / len(predicted), same / len(reference)
     return 2 * precision * recall / (precision + recall)
 
 

@@ -30,12 +30,11 @@ Informational: none of these enters correctness, the outcome or the verdict.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from harness.score.matching import f1_tokens
+from harness.score.matching import f1_tokens, multiset_f1
 
 if TYPE_CHECKING:
     from harness.records import SampleRecord
@@ -86,12 +85,7 @@ def stemmed_f1(answer: str, gold: str) -> float:
         >>> round(stemmed_f1("She paints landscapes", "painting landscapes"), 3)
         0.8
     """
-    predicted, reference = stemmed_tokens(answer), stemmed_tokens(gold)
-    same = sum((Counter(predicted) & Counter(reference)).values())
-    if not same:
-        return 0.0
-    precision, recall = same / len(predicted), same / len(reference)
-    return 2 * precision * recall / (precision + recall)
+    return multiset_f1(stemmed_tokens(answer), stemmed_tokens(gold))
 
 
 def locomo_f1(answer: str, gold: str, category: str) -> float:

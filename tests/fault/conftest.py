@@ -16,6 +16,7 @@ import pytest
 
 from tests.integration.conftest import DUMMY_KEY, SMOKE, _dummy_key, run_cli, server  # noqa: F401 - fixtures re-exported
 
+REPO = Path(__file__).resolve().parents[2]
 RECALL_EVAL = Path(sys.executable).with_name("recall-eval")
 
 
@@ -111,3 +112,18 @@ def fake_report(monkeypatch: pytest.MonkeyPatch) -> None:
     import types
 
     monkeypatch.setattr("harness.report.build_report", lambda run_dir, judge_model=None, exclude=(), **_: types.SimpleNamespace(verdict="pass", reasons=[], index_html=Path(run_dir) / "index.html"))
+
+
+def harness_cli(*argv: str | Path) -> subprocess.CompletedProcess[str]:
+    """``python -m harness.cli ARGV`` as a real process from the checkout, its output captured."""
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "harness.cli", *map(str, argv)], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def offline_smoke_run(base: Path, *flags: str | Path) -> Path:
+    """A finished offline run of the smoke suite in history_only and recall (``flags`` narrow it), under ``base``."""
+    done = harness_cli("run", "--scenarios", SMOKE, "--arms", "history_only", "recall", *flags, "--out", base / "run",
+                       "--cache-dir", base / "cache", "--no-progress")
+    assert done.returncode == 0, done.stdout + done.stderr
+    return base / "run"

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from harness.cli import main
-from harness.runs.compare_cli import cli_compare
 from harness.records import MANIFEST_FILE, RESULTS_FILE
+from harness.runs.compare_cli import cli_compare
 from tests.runs.compare_factories import synthetic_run
 from tests.score.scoring_factories import make_record
 

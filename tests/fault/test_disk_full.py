@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.records import writing as results_module
 from harness.cli import main
 from harness.records import RESULTS_FILE, ResultsError, iter_records, read_manifest, scan_results, write_manifest
+from harness.records import writing as results_module
 from tests.fault.conftest import remount, tmpfs
 from tests.run.scripted_model import install_scripted
 

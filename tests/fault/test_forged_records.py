@@ -9,35 +9,27 @@ issue saw it done.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from harness.records import MANIFEST_FILE, RESULTS_FILE
+from tests.fault.conftest import harness_cli, offline_smoke_run
 from tests.runs.compare_factories import edit_json, synthetic_run
 
 REPO = Path(__file__).resolve().parents[2]
 SMOKE = REPO / "scenarios" / "smoke"
 
 
-def _cli(*argv: str | Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "harness.cli", *map(str, argv)], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=300)
+_cli = harness_cli
 
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished offline run: 5 smoke scenarios x history_only, recall = 10 samples."""
     base = tmp_path_factory.mktemp("fault-forged")
-    done = _cli("run", "--scenarios", SMOKE, "--arms", "history_only", "recall", "--out", base / "run",
-                "--cache-dir", base / "cache", "--no-progress")
-    assert done.returncode == 0, done.stdout + done.stderr
-    return base / "run"
+    return offline_smoke_run(base)
 
 
 @pytest.fixture()

@@ -8,8 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from harness.memory_systems import MemoryInstance, MemorySystem, ProbeSetup, StaticToolRun, ToolExecution, probe_messages
-from harness.memory_systems import registry
+from harness.memory_systems import (
+    MemoryInstance,
+    MemorySystem,
+    ProbeSetup,
+    StaticToolRun,
+    ToolExecution,
+    probe_messages,
+    registry,
+)
 
 SMOKE = Path(__file__).resolve().parents[2] / "scenarios" / "smoke"
 SAVE = {"type": "function", "function": {"name": "save_note", "description": "Save one note.", "parameters": {

@@ -9,7 +9,6 @@ environment variable, which is part of what is tested.
 from __future__ import annotations
 
 import json
-
 from pathlib import Path
 
 from tests.fault.test_scenario_files import GOOD, _recall_eval

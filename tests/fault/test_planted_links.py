@@ -21,6 +21,7 @@ import pytest
 
 from harness.atomic import write_atomic
 from harness.records import MANIFEST_FILE, read_manifest, write_manifest
+from tests.fault.conftest import harness_cli, offline_smoke_run
 
 REPO = Path(__file__).resolve().parents[2]
 SMOKE = REPO / "scenarios" / "smoke"
@@ -29,20 +30,14 @@ OLD_TEMP_NAMES = ("summary.json.tmp", "index.html.tmp", "metrics.csv.tmp", "scor
                   "run.json.tmp")
 
 
-def _cli(*argv: str | Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    return subprocess.run([sys.executable, "-m", "harness.cli", *map(str, argv)], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=300)
+_cli = harness_cli
 
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished offline run: 2 smoke scenarios x history_only, recall = 4 samples."""
     base = tmp_path_factory.mktemp("fault-links")
-    done = _cli("run", "--scenarios", SMOKE, "--filter", "smoke-0[12]*", "--arms", "history_only", "recall",
-                "--out", base / "run", "--cache-dir", base / "cache", "--no-progress")
-    assert done.returncode == 0, done.stdout + done.stderr
-    return base / "run"
+    return offline_smoke_run(base, "--filter", "smoke-0[12]*")
 
 
 @pytest.fixture()
