@@ -162,7 +162,9 @@ def through_proxy(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     for name, ((_out, err), code) in done.items():
         assert code in (0, 1), f"{name}: exit {code}\n{err}"
     records = {name: scan_results(root / name / RESULTS_FILE).records for name in runs}
-    return {"root": root, "arrivals": arrivals, "records": records, "master_key": master_key}
+    access = (root / "proxy.log").read_text(encoding="utf-8", errors="replace")  # uvicorn's access log: one line a request
+    answered = {status: access.count(f'"POST /chat/completions HTTP/1.1" {status}') for status in (200, 429)}
+    return {"root": root, "arrivals": arrivals, "records": records, "master_key": master_key, "answered": answered}
 
 
 def test_the_proxys_rpm_limit_holds_over_both_shards_and_every_other_client(through_proxy: dict[str, Any]) -> None:
@@ -176,6 +178,8 @@ def test_the_proxys_rpm_limit_holds_over_both_shards_and_every_other_client(thro
     refused = sum(call.attempts - 1 for c in calls.values() for call in c)
     assert refused > 0, "the proxy turned nothing away: its limit was never reached"
     assert any(call.attempts > 1 for call in calls["s1"] + calls["s2"])
+    answered = through_proxy["answered"]  # as the proxy logged it: 429 for each refusal, 200 for each call it passed on
+    assert answered[429] > 0 and answered[200] == sum(len(c) for c in calls.values()), answered
     # On the servers' side: every answered call arrived once (a refusal never reached a server), and no deployment
     # got more than its rpm in any UTC minute, the proxy's window (RPM, one above what litellm serves: a request
     # counted in one minute by the proxy may arrive in the next).
