@@ -131,6 +131,29 @@ def _term_parts(text: object) -> tuple[str, str]:
     return trimmed, _WHITESPACE_RUN.sub(" ", trimmed).lower()
 
 
+_TERM_CACHE: dict[str, tuple[str, str]] = {}
+_TERM_CACHE_SIZE = 65_536
+
+
+def _cached_term_parts(text: object) -> tuple[str, str]:
+    """:func:`_term_parts` of a key, remembered for the keys that pass (a suite repeats a few thousand keys
+    hundreds of thousands of times: a LongMemEval S suite has ~12 keys per item, ~4,000 distinct per 50 files).
+
+    Only exact ``str`` values are remembered (a subclass may compare equal yet differ), and only results:
+    a key that breaks a rule is checked again each time, so its message is built as before.
+    """
+    if type(text) is str:
+        held = _TERM_CACHE.get(text)
+        if held is not None:
+            return held
+        parts = _term_parts(text)
+        if len(_TERM_CACHE) >= _TERM_CACHE_SIZE:
+            _TERM_CACHE.clear()  # bounded: a hostile suite of distinct keys never grows it past the size
+        _TERM_CACHE[text] = parts
+        return parts
+    return _term_parts(text)
+
+
 def normalize_search_term(text: object, field: str = "term") -> str:
     """Normalize a stored key or a query term; both go through this one function.
 
@@ -329,7 +352,7 @@ def _normalize_keys(keys: object, field: str = "keys") -> tuple[MemoryItemKey, .
             key_type = _parse_enum(KeyType, raw.key_type, f"{field}[{index}].key_type")
             key_origin = _parse_enum(KeyOrigin, raw.key_origin, f"{field}[{index}].key_origin")
         try:
-            original, normalized = _term_parts(raw.key)
+            original, normalized = _cached_term_parts(raw.key)
         except _Invalid as problem:
             raise _fail(f"{field}[{index}].key {problem}") from None
         priority = _PRIORITY[key_type, key_origin]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory_tools import (
     ItemInput,
@@ -21,6 +23,7 @@ from memory_tools import (
     normalize_search_term,
     validate_item_input,
 )
+from memory_tools import normalize
 
 SOURCE = MemoryItemSource("s1", "r1", "t1", "e1")
 
@@ -241,3 +244,49 @@ def test_the_format_character_table_is_every_cf_character_of_this_python():
     matched = {chr(c) for c in range(sys.maxunicode + 1) if 0xD800 > c or c > 0xDFFF if FORMAT_CHARACTERS.fullmatch(chr(c))}
     assert matched == cf
     assert strip_format_characters("North\u200bwind \u00adand\u2060 Straße") == "Northwind and Straße"
+
+
+# -- remembered keys (issue 22: a suite repeats a few thousand keys hundreds of thousands of times) ----------------
+
+
+def _key_outcome(keys: tuple[KeyInput, ...]) -> object:
+    try:
+        return validate_item_input(_item(keys=keys)).keys
+    except MemoryValidationError as exc:
+        return str(exc)
+
+
+class _Key(str):
+    """A str subclass: never remembered in a plain str's place."""
+
+
+_KEY_TEXTS = st.one_of(
+    st.text(max_size=12),
+    st.sampled_from(["Oslo", " Oslo ", "OSLO", "a\u200bb", "\x00", "  ", "e\u0301", "\u00e9", "x" * 257, "\ud800", "a\u3000\u3000b"]),
+)
+
+
+@given(st.lists(_KEY_TEXTS, min_size=1, max_size=6))
+@settings(max_examples=300, deadline=None)
+def test_remembered_keys_normalize_and_fail_exactly_as_fresh_ones(texts: list[str]) -> None:
+    """With every key remembered (twice over) the store gives the same keys, or the same message, as with none."""
+    keys = tuple(KeyInput(text) for text in texts)
+    remembering = normalize._cached_term_parts
+    normalize._cached_term_parts = normalize._term_parts  # the reference: every key normalized anew
+    try:
+        fresh = _key_outcome(keys)
+    finally:
+        normalize._cached_term_parts = remembering
+    normalize._TERM_CACHE.clear()
+    assert _key_outcome(keys) == fresh
+    assert _key_outcome(keys) == fresh
+
+
+def test_a_str_subclass_key_is_not_remembered_and_the_memory_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    normalize._TERM_CACHE.clear()
+    assert _key_outcome((KeyInput(_Key("Oslo")),)) == _key_outcome((KeyInput("Oslo"),))
+    assert all(type(text) is str for text in normalize._TERM_CACHE)
+    monkeypatch.setattr(normalize, "_TERM_CACHE_SIZE", 3)
+    for n in range(10):
+        validate_item_input(_item(keys=(KeyInput(f"k{n}"),)))
+        assert len(normalize._TERM_CACHE) <= 3
