@@ -362,9 +362,25 @@ def _normalize_keys(keys: object, field: str = "keys") -> tuple[MemoryItemKey, .
     if not 1 <= len(best) <= MAX_KEYS_PER_ITEM:
         raise _fail(f"{field} must hold 1..{MAX_KEYS_PER_ITEM} distinct keys after normalization (got {len(best)})")
     return tuple(
-        MemoryItemKey(original, key_type, key_origin, normalized)
+        _stored_key(original, key_type, key_origin, normalized)
         for normalized, (_, original, key_type, key_origin) in sorted(best.items())
     )
+
+
+_STORED_KEYS: dict[str, MemoryItemKey] = {}
+
+
+def _stored_key(original: str, key_type: KeyType, key_origin: KeyOrigin, normalized: str) -> MemoryItemKey:
+    """``MemoryItemKey(original, key_type, key_origin, normalized)``, the same frozen instance for a key seen before
+    (``original`` and ``normalized`` are exact ``str``, as :func:`_term_parts` returns them)."""
+    held = _STORED_KEYS.get(original)
+    if held is not None and held.key_type is key_type and held.key_origin is key_origin:  # normalized follows original
+        return held
+    made = MemoryItemKey(original, key_type, key_origin, normalized)
+    if len(_STORED_KEYS) >= _TERM_CACHE_SIZE:
+        _STORED_KEYS.clear()  # bounded, as the term cache
+    _STORED_KEYS[original] = made
+    return made
 
 
 def _normalize_sources(sources: object, field: str = "sources") -> tuple[MemoryItemSource, ...]:

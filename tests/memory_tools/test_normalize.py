@@ -14,6 +14,7 @@ from memory_tools import (
     KeyOrigin,
     KeyType,
     Kind,
+    MemoryItemKey,
     MemoryItemSource,
     MemoryValidationError,
     ScopeType,
@@ -266,17 +267,17 @@ _KEY_TEXTS = st.one_of(
 )
 
 
-@given(st.lists(_KEY_TEXTS, min_size=1, max_size=6))
+@given(st.lists(st.tuples(_KEY_TEXTS, st.sampled_from(list(KeyType)), st.sampled_from(list(KeyOrigin))), min_size=1, max_size=6))
 @settings(max_examples=300, deadline=None)
-def test_remembered_keys_normalize_and_fail_exactly_as_fresh_ones(texts: list[str]) -> None:
+def test_remembered_keys_normalize_and_fail_exactly_as_fresh_ones(texts: list[tuple[str, KeyType, KeyOrigin]]) -> None:
     """With every key remembered (twice over) the store gives the same keys, or the same message, as with none."""
-    keys = tuple(KeyInput(text) for text in texts)
-    remembering = normalize._cached_term_parts
-    normalize._cached_term_parts = normalize._term_parts  # the reference: every key normalized anew
+    keys = tuple(KeyInput(text, key_type, key_origin) for text, key_type, key_origin in texts)
+    remembering = normalize._cached_term_parts, normalize._stored_key
+    normalize._cached_term_parts, normalize._stored_key = normalize._term_parts, MemoryItemKey  # the reference: all anew
     try:
         fresh = _key_outcome(keys)
     finally:
-        normalize._cached_term_parts = remembering
+        normalize._cached_term_parts, normalize._stored_key = remembering
     normalize._TERM_CACHE.clear()
     assert _key_outcome(keys) == fresh
     assert _key_outcome(keys) == fresh
@@ -290,3 +291,13 @@ def test_a_str_subclass_key_is_not_remembered_and_the_memory_is_bounded(monkeypa
     for n in range(10):
         validate_item_input(_item(keys=(KeyInput(f"k{n}"),)))
         assert len(normalize._TERM_CACHE) <= 3
+
+
+def test_a_remembered_stored_key_keeps_the_type_and_origin_of_each_item_it_is_written_for() -> None:
+    """The same text written with each type and origin in turn, after every other: each item keeps its own."""
+    pairs = [(t, o) for t in KeyType for o in KeyOrigin]
+    for first in pairs:
+        for then in pairs:
+            validate_item_input(_item(keys=(KeyInput("Oslo", *first),)))
+            (key,) = validate_item_input(_item(keys=(KeyInput("Oslo", *then),))).keys
+            assert (key.key, key.key_type, key.key_origin, key.normalized_key) == ("Oslo", *then, "oslo")

@@ -134,3 +134,20 @@ def test_a_duplicate_key_or_deep_nesting_in_a_json_syntax_file_still_goes_to_the
     with pytest.raises(json_fast_path.NotPlainJson):
         json_fast_path.parse_json('{"id": "a\x01b"}')
     assert json_fast_path.parse_json('{"id": "é😀"}') == {"id": "é😀"}
+
+
+def test_remembered_key_inputs_are_what_the_keys_build_afresh_in_every_type_and_origin() -> None:
+    """The store input of an item's keys: the same KeyInput values as built one by one, whatever was seen before."""
+    from harness.scenarios import seeding
+    from memory_tools import KeyInput, KeyOrigin, KeyType
+
+    specs = [KeySpec(key="Oslo", type=t, origin=o) for t in KeyType for o in KeyOrigin]
+    specs += [KeySpec.model_construct(key="Oslo", type="entity", origin="llm"), KeySpec.model_construct(key=_Text("Oslo"))]
+    for first in specs:
+        for spec in specs:
+            seeding._KEY_INPUTS.clear()
+            seeding._key_input(first)
+            made = seeding._key_input(spec)
+            expected = KeyInput(spec.key, spec.type, spec.origin)
+            assert made == expected and made.key_type is expected.key_type and made.key_origin is expected.key_origin
+            assert type(made.key) is type(spec.key)
