@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from pydantic import BeforeValidator, Field, ValidationError
 
 from harness.scenarios import json_fast_path, load_suite, models
+from harness.scenarios.limits import MAX_DEPTH
 from harness.scenarios.models import ItemSpec, KeySpec
 from tests.scenarios.test_json_fast_path import _conversation, _write
 
@@ -151,3 +152,41 @@ def test_remembered_key_inputs_are_what_the_keys_build_afresh_in_every_type_and_
             expected = KeyInput(spec.key, spec.type, spec.origin)
             assert made == expected and made.key_type is expected.key_type and made.key_origin is expected.key_origin
             assert type(made.key) is type(spec.key)
+
+
+def _too_deep_recursive(value: Any, depth: int = 1) -> bool:
+    """The depth walk the level-by-level one replaced (a call per container)."""
+    if value.__class__ is not dict and value.__class__ is not list:
+        return False
+    if depth > MAX_DEPTH:
+        return True
+    return any(_too_deep_recursive(child, depth + 1) for child in (value.values() if isinstance(value, dict) else value))
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=2), children, max_size=3),
+    max_leaves=60,
+)
+
+
+def _nest(value: Any, levels: int, as_dict: bool) -> Any:
+    for level in range(levels):
+        value = {"k": value, "s": "x"} if as_dict and level % 2 else [1, value]
+    return value
+
+
+@given(_JSON, st.integers(min_value=0, max_value=MAX_DEPTH + 2), st.booleans())
+@settings(max_examples=300, deadline=None)
+def test_the_level_by_level_depth_check_agrees_with_the_recursive_walk_at_and_around_the_limit(data: Any, levels: int, as_dict: bool) -> None:
+    nested = _nest(data, levels, as_dict)
+    assert json_fast_path._too_deep_data(nested) == _too_deep_recursive(nested)
+    assert json_fast_path._too_deep_data({"a": [1, "x"], "b": nested}) == _too_deep_recursive({"a": [1, "x"], "b": nested})
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1])
+def test_nesting_exactly_at_the_limit_is_plain_json_and_one_past_it_is_not(depth: int) -> None:
+    value: Any = []
+    for _ in range(depth - 1):
+        value = [value] if depth % 2 else {"k": value}
+    assert json_fast_path._too_deep_data(value) is (depth > MAX_DEPTH)
