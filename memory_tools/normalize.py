@@ -228,7 +228,9 @@ def normalize_content(text: object, field: str = "content") -> str:
         if not unicodedata.is_normalized("NFC", text):
             text = unicodedata.normalize("NFC", text)
         text = _ZERO_WIDTH.sub("", text)
-    text = _CONTROL.sub(" ", text).strip(_JS_WHITESPACE)
+    if not text.isprintable():  # every _CONTROL character is unprintable: printable text has none to replace
+        text = _CONTROL.sub(" ", text)
+    text = text.strip(_JS_WHITESPACE)
     if not text:
         raise _fail(f"{field} must not be empty after normalization")
     if len(text) > MAX_CONTENT_CODE_POINTS:

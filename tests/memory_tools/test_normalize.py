@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import unicodedata
 
 import pytest
 from hypothesis import given, settings
@@ -301,3 +302,26 @@ def test_a_remembered_stored_key_keeps_the_type_and_origin_of_each_item_it_is_wr
             validate_item_input(_item(keys=(KeyInput("Oslo", *first),)))
             (key,) = validate_item_input(_item(keys=(KeyInput("Oslo", *then),))).keys
             assert (key.key, key.key_type, key.key_origin, key.normalized_key) == ("Oslo", *then, "oslo")
+
+
+def test_every_control_character_content_replaces_is_unprintable() -> None:
+    """Why printable content may skip the control-character pass: no character that pass replaces is printable."""
+    assert not any(chr(code).isprintable() for code in range(0x110000) if normalize._CONTROL.match(chr(code)))
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from(["\x00", "\x1f", "\x7f", "\x85", "\x9f", "\u200b", "\ufeff", "\u2028", "\t"]), max_size=30))
+@settings(max_examples=300, deadline=None)
+def test_content_normalizes_as_with_the_control_pass_always_run(text: str) -> None:
+    def reference(raw: str) -> object:
+        if not raw.isascii():
+            if normalize._SURROGATE.search(raw) is not None:
+                return "surrogate"
+            raw = normalize._ZERO_WIDTH.sub("", unicodedata.normalize("NFC", raw))
+        raw = normalize._CONTROL.sub(" ", raw).strip(normalize._JS_WHITESPACE)
+        return raw if raw and len(raw) <= normalize.MAX_CONTENT_CODE_POINTS else "refused"
+
+    try:
+        got: object = normalize_content(text)
+    except MemoryValidationError as exc:
+        got = "surrogate" if "surrogate" in str(exc) else "refused"
+    assert got == reference(text)
