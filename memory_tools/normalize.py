@@ -131,6 +131,29 @@ def _term_parts(text: object) -> tuple[str, str]:
     return trimmed, _WHITESPACE_RUN.sub(" ", trimmed).lower()
 
 
+_TERM_CACHE: dict[str, tuple[str, str]] = {}
+_TERM_CACHE_SIZE = 65_536
+
+
+def _cached_term_parts(text: object) -> tuple[str, str]:
+    """:func:`_term_parts` of a key, remembered for the keys that pass (a suite repeats a few thousand keys
+    hundreds of thousands of times: a LongMemEval S suite has ~12 keys per item, ~4,000 distinct per 50 files).
+
+    Only exact ``str`` values are remembered (a subclass may compare equal yet differ), and only results:
+    a key that breaks a rule is checked again each time, so its message is built as before.
+    """
+    if type(text) is str:
+        held = _TERM_CACHE.get(text)
+        if held is not None:
+            return held
+        parts = _term_parts(text)
+        if len(_TERM_CACHE) >= _TERM_CACHE_SIZE:
+            _TERM_CACHE.clear()  # bounded: a hostile suite of distinct keys never grows it past the size
+        _TERM_CACHE[text] = parts
+        return parts
+    return _term_parts(text)
+
+
 def normalize_search_term(text: object, field: str = "term") -> str:
     """Normalize a stored key or a query term; both go through this one function.
 
@@ -205,7 +228,9 @@ def normalize_content(text: object, field: str = "content") -> str:
         if not unicodedata.is_normalized("NFC", text):
             text = unicodedata.normalize("NFC", text)
         text = _ZERO_WIDTH.sub("", text)
-    text = _CONTROL.sub(" ", text).strip(_JS_WHITESPACE)
+    if not text.isprintable():  # every _CONTROL character is unprintable: printable text has none to replace
+        text = _CONTROL.sub(" ", text)
+    text = text.strip(_JS_WHITESPACE)
     if not text:
         raise _fail(f"{field} must not be empty after normalization")
     if len(text) > MAX_CONTENT_CODE_POINTS:
@@ -329,7 +354,7 @@ def _normalize_keys(keys: object, field: str = "keys") -> tuple[MemoryItemKey, .
             key_type = _parse_enum(KeyType, raw.key_type, f"{field}[{index}].key_type")
             key_origin = _parse_enum(KeyOrigin, raw.key_origin, f"{field}[{index}].key_origin")
         try:
-            original, normalized = _term_parts(raw.key)
+            original, normalized = _cached_term_parts(raw.key)
         except _Invalid as problem:
             raise _fail(f"{field}[{index}].key {problem}") from None
         priority = _PRIORITY[key_type, key_origin]
@@ -339,9 +364,25 @@ def _normalize_keys(keys: object, field: str = "keys") -> tuple[MemoryItemKey, .
     if not 1 <= len(best) <= MAX_KEYS_PER_ITEM:
         raise _fail(f"{field} must hold 1..{MAX_KEYS_PER_ITEM} distinct keys after normalization (got {len(best)})")
     return tuple(
-        MemoryItemKey(original, key_type, key_origin, normalized)
+        _stored_key(original, key_type, key_origin, normalized)
         for normalized, (_, original, key_type, key_origin) in sorted(best.items())
     )
+
+
+_STORED_KEYS: dict[str, MemoryItemKey] = {}
+
+
+def _stored_key(original: str, key_type: KeyType, key_origin: KeyOrigin, normalized: str) -> MemoryItemKey:
+    """``MemoryItemKey(original, key_type, key_origin, normalized)``, the same frozen instance for a key seen before
+    (``original`` and ``normalized`` are exact ``str``, as :func:`_term_parts` returns them)."""
+    held = _STORED_KEYS.get(original)
+    if held is not None and held.key_type is key_type and held.key_origin is key_origin:  # normalized follows original
+        return held
+    made = MemoryItemKey(original, key_type, key_origin, normalized)
+    if len(_STORED_KEYS) >= _TERM_CACHE_SIZE:
+        _STORED_KEYS.clear()  # bounded, as the term cache
+    _STORED_KEYS[original] = made
+    return made
 
 
 def _normalize_sources(sources: object, field: str = "sources") -> tuple[MemoryItemSource, ...]:

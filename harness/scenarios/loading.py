@@ -440,9 +440,8 @@ def load_suite(paths: Sequence[str | Path], selection: Selection = EVERYTHING, *
                 where = f"{other}:{other_line}" if other_line else str(other)
                 problems.append(Problem(str(path), id_line(), "id", f"duplicate scenario id: {where} uses it too", format_value(scenario.id)))
                 continue
-            if not keep:  # the line now, so that the file's document is not held for it
-                line = id_line()
-                id_line = lambda line=line: line  # noqa: E731
+            # id_line holds no document (a JSON-syntax file's re-reads the file, only if a duplicate asks), so
+            # ``keep=False`` keeps it unasked: asking every file's id line cost a re-read, digest and scan each
             first_seen[scenario.id] = (path, id_line)
             if passed:
                 suite.passed += 1

@@ -17,7 +17,7 @@ import datetime as _dt
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, WithJsonSchema, field_validator, model_validator
 
 from harness.scenarios.protocol import Protocol
 from memory_tools import KeyOrigin, KeyType, Kind, LifecycleState, Origin, StatementType, TemporalType
@@ -174,7 +174,41 @@ class KeySpec(_Model):
         return _key_shorthand(value)
 
 
-KeyEntry = Annotated[KeySpec, BeforeValidator(_key_shorthand, json_schema_input_type=str | KeySpec)]
+_KEY_SPECS: dict[Any, KeySpec] = {}
+_KEY_SPECS_SIZE = 65_536
+
+
+def _key_entry(value: Any) -> Any:
+    """The shorthand, then the :class:`KeySpec` a key of the same plain strings already validated to.
+
+    A suite repeats a few thousand keys hundreds of thousands of times (a
+    LongMemEval S suite ~12 keys per item); building each anew was a fifth of
+    ``validate``. Only a mapping of exact ``str`` values is remembered, and only
+    once it validated (the model is frozen, so the instance is shared safely):
+    anything else, and a key that fails, is validated as before, so its
+    errors and their places are unchanged.
+    """
+    if value.__class__ is str:
+        value = {"key": value}
+    elif value.__class__ is not dict or len(value) > 3:
+        return value
+    for part in value.values():
+        if part.__class__ is not str:
+            return value
+    held = _KEY_SPECS.get(found := tuple(value.items()))
+    if held is not None:
+        return held
+    try:
+        spec = KeySpec.model_validate(value)
+    except ValidationError:
+        return value  # validated again in place, where its errors are located
+    if len(_KEY_SPECS) >= _KEY_SPECS_SIZE:
+        _KEY_SPECS.clear()  # bounded: a suite of distinct keys never grows it past the size
+    _KEY_SPECS[found] = spec
+    return spec
+
+
+KeyEntry = Annotated[KeySpec, BeforeValidator(_key_entry, json_schema_input_type=str | KeySpec)]
 
 
 class SourceRef(_Model):

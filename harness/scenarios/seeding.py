@@ -22,7 +22,7 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from harness.scenarios.models import ItemSpec, Scenario
+from harness.scenarios.models import ItemSpec, KeySpec, Scenario
 from memory_tools import (
     DenialReason,
     ItemInput,
@@ -47,6 +47,28 @@ def _observed_at(spec: ItemSpec, scenario: Scenario) -> int:
     raise ValueError(f"item {spec.id!r}: source session {first!r} is not in scenario {scenario.id!r}")
 
 
+_KEY_INPUTS: dict[str, KeyInput] = {}
+_KEY_INPUTS_SIZE = 65_536
+
+
+def _key_input(key: KeySpec) -> KeyInput:
+    """``KeyInput(key.key, key.type, key.origin)``, the same frozen instance for a key seen before.
+
+    A suite repeats a few thousand keys hundreds of thousands of times, and
+    building each anew was a third of the store-rule check in ``validate``.
+    """
+    if key.key.__class__ is not str:  # a subclass may compare equal yet differ: built anew, never remembered
+        return KeyInput(key.key, key.type, key.origin)
+    held = _KEY_INPUTS.get(key.key)
+    if held is not None and held.key_type is key.type and held.key_origin is key.origin:
+        return held
+    made = KeyInput(key.key, key.type, key.origin)
+    if len(_KEY_INPUTS) >= _KEY_INPUTS_SIZE:
+        _KEY_INPUTS.clear()  # bounded: a suite of distinct keys never grows it past the size
+    _KEY_INPUTS[key.key] = made
+    return made
+
+
 def item_input(spec: ItemSpec, scenario: Scenario) -> ItemInput:
     """The store input for the final state of ``spec`` (its current content).
 
@@ -58,7 +80,7 @@ def item_input(spec: ItemSpec, scenario: Scenario) -> ItemInput:
     return ItemInput(
         content=spec.content,
         kind=spec.kind,
-        keys=tuple(KeyInput(k.key, k.type, k.origin) for k in spec.keys),
+        keys=tuple(map(_key_input, spec.keys)),
         sources=tuple(
             MemoryItemSource(
                 session_id=s.session, run_id=f"{s.session}/run", turn_id=s.turn, event_id=f"{s.session}/{s.turn}"

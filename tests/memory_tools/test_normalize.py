@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import unicodedata
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory_tools import (
     ItemInput,
@@ -12,6 +15,7 @@ from memory_tools import (
     KeyOrigin,
     KeyType,
     Kind,
+    MemoryItemKey,
     MemoryItemSource,
     MemoryValidationError,
     ScopeType,
@@ -21,6 +25,7 @@ from memory_tools import (
     normalize_search_term,
     validate_item_input,
 )
+from memory_tools import normalize
 
 SOURCE = MemoryItemSource("s1", "r1", "t1", "e1")
 
@@ -241,3 +246,82 @@ def test_the_format_character_table_is_every_cf_character_of_this_python():
     matched = {chr(c) for c in range(sys.maxunicode + 1) if 0xD800 > c or c > 0xDFFF if FORMAT_CHARACTERS.fullmatch(chr(c))}
     assert matched == cf
     assert strip_format_characters("North\u200bwind \u00adand\u2060 Straße") == "Northwind and Straße"
+
+
+# -- remembered keys (issue 22: a suite repeats a few thousand keys hundreds of thousands of times) ----------------
+
+
+def _key_outcome(keys: tuple[KeyInput, ...]) -> object:
+    try:
+        return validate_item_input(_item(keys=keys)).keys
+    except MemoryValidationError as exc:
+        return str(exc)
+
+
+class _Key(str):
+    """A str subclass: never remembered in a plain str's place."""
+
+
+_KEY_TEXTS = st.one_of(
+    st.text(max_size=12),
+    st.sampled_from(["Oslo", " Oslo ", "OSLO", "a\u200bb", "\x00", "  ", "e\u0301", "\u00e9", "x" * 257, "\ud800", "a\u3000\u3000b"]),
+)
+
+
+@given(st.lists(st.tuples(_KEY_TEXTS, st.sampled_from(list(KeyType)), st.sampled_from(list(KeyOrigin))), min_size=1, max_size=6))
+@settings(max_examples=300, deadline=None)
+def test_remembered_keys_normalize_and_fail_exactly_as_fresh_ones(texts: list[tuple[str, KeyType, KeyOrigin]]) -> None:
+    """With every key remembered (twice over) the store gives the same keys, or the same message, as with none."""
+    keys = tuple(KeyInput(text, key_type, key_origin) for text, key_type, key_origin in texts)
+    remembering = normalize._cached_term_parts, normalize._stored_key
+    normalize._cached_term_parts, normalize._stored_key = normalize._term_parts, MemoryItemKey  # the reference: all anew
+    try:
+        fresh = _key_outcome(keys)
+    finally:
+        normalize._cached_term_parts, normalize._stored_key = remembering
+    normalize._TERM_CACHE.clear()
+    assert _key_outcome(keys) == fresh
+    assert _key_outcome(keys) == fresh
+
+
+def test_a_str_subclass_key_is_not_remembered_and_the_memory_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    normalize._TERM_CACHE.clear()
+    assert _key_outcome((KeyInput(_Key("Oslo")),)) == _key_outcome((KeyInput("Oslo"),))
+    assert all(type(text) is str for text in normalize._TERM_CACHE)
+    monkeypatch.setattr(normalize, "_TERM_CACHE_SIZE", 3)
+    for n in range(10):
+        validate_item_input(_item(keys=(KeyInput(f"k{n}"),)))
+        assert len(normalize._TERM_CACHE) <= 3
+
+
+def test_a_remembered_stored_key_keeps_the_type_and_origin_of_each_item_it_is_written_for() -> None:
+    """The same text written with each type and origin in turn, after every other: each item keeps its own."""
+    pairs = [(t, o) for t in KeyType for o in KeyOrigin]
+    for first in pairs:
+        for then in pairs:
+            validate_item_input(_item(keys=(KeyInput("Oslo", *first),)))
+            (key,) = validate_item_input(_item(keys=(KeyInput("Oslo", *then),))).keys
+            assert (key.key, key.key_type, key.key_origin, key.normalized_key) == ("Oslo", *then, "oslo")
+
+
+def test_every_control_character_content_replaces_is_unprintable() -> None:
+    """Why printable content may skip the control-character pass: no character that pass replaces is printable."""
+    assert not any(chr(code).isprintable() for code in range(0x110000) if normalize._CONTROL.match(chr(code)))
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from(["\x00", "\x1f", "\x7f", "\x85", "\x9f", "\u200b", "\ufeff", "\u2028", "\t"]), max_size=30))
+@settings(max_examples=300, deadline=None)
+def test_content_normalizes_as_with_the_control_pass_always_run(text: str) -> None:
+    def reference(raw: str) -> object:
+        if not raw.isascii():
+            if normalize._SURROGATE.search(raw) is not None:
+                return "surrogate"
+            raw = normalize._ZERO_WIDTH.sub("", unicodedata.normalize("NFC", raw))
+        raw = normalize._CONTROL.sub(" ", raw).strip(normalize._JS_WHITESPACE)
+        return raw if raw and len(raw) <= normalize.MAX_CONTENT_CODE_POINTS else "refused"
+
+    try:
+        got: object = normalize_content(text)
+    except MemoryValidationError as exc:
+        got = "surrogate" if "surrogate" in str(exc) else "refused"
+    assert got == reference(text)
