@@ -18,12 +18,6 @@ from harness.records import MANIFEST_FILE, RESULTS_FILE
 from tests.fault.conftest import harness_cli, offline_smoke_run
 from tests.runs.compare_factories import edit_json, synthetic_run
 
-REPO = Path(__file__).resolve().parents[2]
-SMOKE = REPO / "scenarios" / "smoke"
-
-
-_cli = harness_cli
-
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -65,7 +59,7 @@ def test_compare_rebuilds_a_summary_whose_results_changed_after_it_was_built(tmp
     b = tmp_path / "b"
     shutil.copytree(a, b)
     _wrong_recall(b)
-    done = _cli("compare", a, b)
+    done = harness_cli("compare", a, b)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "no metric regression" not in done.stdout
     assert "continuity_accuracy" in done.stdout
@@ -79,7 +73,7 @@ def test_compare_refuses_a_stale_summary_it_cannot_rebuild_without_its_judge(tmp
     shutil.copytree(a, b)
     edit_json(b / "summary.json", lambda s: s.update(judge={"model": "openai/judge-x", "calls": 0, "cached": 0}))
     _wrong_recall(b)
-    done = _cli("compare", a, b)
+    done = harness_cli("compare", a, b)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "results.jsonl changed after summary.json was built" in done.stderr
     assert f"recall-eval report {b} --judge-model openai/judge-x" in done.stderr
@@ -97,7 +91,7 @@ def test_compare_rebuilds_a_summary_that_records_no_digest(tmp_path: Path) -> No
             summary["run"].pop(key)
 
     edit_json(b / "summary.json", forge)
-    done = _cli("compare", a, b)
+    done = harness_cli("compare", a, b)
     assert done.returncode == 1, done.stdout + done.stderr
 
 
@@ -110,7 +104,7 @@ def test_a_record_whose_sample_id_names_another_arms_sample_is_rejected(run_dir:
     records.remove(target)
     records.append(target)  # the last line: it would win over the genuine recall record
     _write_records(run_dir, records)
-    done = _cli("report", run_dir)
+    done = harness_cli("report", run_dir)
     assert "Traceback" not in done.stderr
     assert done.stdout.splitlines()[0].startswith("incomplete: 9 of 10 samples (1 unusable line(s) in results.jsonl)")
     assert f"{run_dir / RESULTS_FILE}:10: sample_id {other['sample_id']!r} does not match" in done.stdout + done.stderr
@@ -122,7 +116,7 @@ def test_a_lowered_sample_count_does_not_make_an_incomplete_run_complete(run_dir
     """One record deleted and run.json's sample_count lowered to 9 to match: the report still says incomplete, 9 of 10, and names the disagreement."""
     _write_records(run_dir, _records(run_dir)[:-1])
     edit_json(run_dir / MANIFEST_FILE, lambda m: m.update(sample_count=9))
-    done = _cli("report", run_dir, "--gate")
+    done = harness_cli("report", run_dir, "--gate")
     assert done.returncode == 1
     assert done.stdout.splitlines()[0].startswith("incomplete: 9 of 10 samples")
     assert "run.json says sample_count 9, but its plan (scenarios x arms x models x epochs) has 10" in done.stdout + done.stderr

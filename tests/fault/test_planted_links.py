@@ -30,8 +30,6 @@ OLD_TEMP_NAMES = ("summary.json.tmp", "index.html.tmp", "metrics.csv.tmp", "scor
                   "run.json.tmp")
 
 
-_cli = harness_cli
-
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -63,7 +61,7 @@ def test_report_never_writes_through_a_link_planted_under_a_temp_name(run_dir: P
     victim = _victim(tmp_path)
     for name in OLD_TEMP_NAMES:
         (run_dir / name).symlink_to(victim)
-    done = _cli("report", run_dir)
+    done = harness_cli("report", run_dir)
     assert done.returncode == 0, done.stdout + done.stderr
     assert victim.read_text(encoding="utf-8") == "do not overwrite\n"
     assert json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))["verdict"]["status"]
@@ -76,7 +74,7 @@ def test_report_replaces_a_link_planted_as_an_output_instead_of_writing_through_
     for name in ("summary.json", "index.html"):
         (run_dir / name).unlink()
         (run_dir / name).symlink_to(victim)
-    done = _cli("report", run_dir)
+    done = harness_cli("report", run_dir)
     assert done.returncode == 0, done.stdout + done.stderr
     assert victim.read_text(encoding="utf-8") == "do not overwrite\n"
     assert not (run_dir / "summary.json").is_symlink() and not (run_dir / "index.html").is_symlink()
@@ -86,7 +84,7 @@ def test_resume_never_writes_run_json_through_a_planted_link(run_dir: Path, tmp_
     """`run --resume` with a link planted under `run.json.tmp`: run.json is rewritten in the folder, the outside file is untouched."""
     victim = _victim(tmp_path)
     (run_dir / "run.json.tmp").symlink_to(victim)
-    done = _cli("run", "--resume", run_dir, "--no-progress", "--cache-dir", tmp_path / "cache")
+    done = harness_cli("run", "--resume", run_dir, "--no-progress", "--cache-dir", tmp_path / "cache")
     assert done.returncode == 0, done.stdout + done.stderr
     assert victim.read_text(encoding="utf-8") == "do not overwrite\n"
     assert read_manifest(run_dir).status == "complete"
@@ -97,7 +95,7 @@ def test_a_link_planted_as_the_lock_file_is_refused_not_truncated(run_dir: Path,
     victim = _victim(tmp_path)
     (run_dir / ".lock").unlink()
     (run_dir / ".lock").symlink_to(victim)
-    done = _cli("run", "--resume", run_dir, "--no-progress", "--cache-dir", tmp_path / "cache")
+    done = harness_cli("run", "--resume", run_dir, "--no-progress", "--cache-dir", tmp_path / "cache")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "cannot write the run folder" in done.stderr
     assert victim.read_text(encoding="utf-8") == "do not overwrite\n"
@@ -108,7 +106,7 @@ def test_a_link_planted_as_results_jsonl_is_refused_not_appended_to(run_dir: Pat
     victim = _victim(tmp_path)
     (run_dir / "results.jsonl").unlink()
     (run_dir / "results.jsonl").symlink_to(victim)
-    done = _cli("run", "--resume", run_dir, "--no-progress", "--cache-dir", tmp_path / "cache")
+    done = harness_cli("run", "--resume", run_dir, "--no-progress", "--cache-dir", tmp_path / "cache")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert victim.read_text(encoding="utf-8") == "do not overwrite\n"
 

@@ -41,6 +41,7 @@ from harness.records import RESULTS_FILE, scan_results
 from tests.fault.conftest import RECALL_EVAL
 from tests.integration.conftest import SMOKE
 from tests.integration.servers import ServerProcess, server_processes, wait_for
+from tests.runs.run_equality import comparable_summary, scores_by_id, without_clock
 
 LITELLM = Path(sys.executable).with_name("litellm")
 GROUP = "shared"
@@ -117,32 +118,7 @@ def _run_argv(base: str, out: Path, *flags: str) -> list[str]:
             "--out", str(out), "--no-cache", "--no-progress", "--seed", "7", "--retries", "12", "--retry-delay", "0.5", *flags]
 
 
-def _without_clock(run_dir: Path) -> None:
-    """Zero what no two runs share: wall-clock fields, and the tries a call took (the proxy turned some away)."""
-    path = run_dir / RESULTS_FILE
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        record["wall_time_s"], record["started_at"] = 0.0, "2026-01-01T00:00:00Z"
-        for call in record["model_calls"]:
-            call["latency_s"], call["attempts"] = 0.0, 1
-        for call in record["tool_calls"]:
-            call["elapsed_s"] = 0.0
-        out.append(json.dumps(record))
-    path.write_text("\n".join(out) + "\n", encoding="utf-8")
 
-
-def _summary(run_dir: Path) -> dict[str, Any]:
-    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-    summary.pop("generated_at")
-    for key in ("run_id", "started_at", "finished_at", "results_sha256", "scores_sha256"):
-        summary["run"].pop(key)
-    return summary
-
-
-def _scores(run_dir: Path) -> dict[str, dict[str, Any]]:
-    rows = [json.loads(line) for line in (run_dir / "scores.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
-    return {row["sample_id"]: row for row in rows}
 
 
 @pytest.fixture(scope="module")
@@ -198,14 +174,14 @@ def test_the_merge_of_the_shards_through_the_proxy_equals_the_unsharded_run_thro
 
     root: Path = through_proxy["root"]
     for name in ("whole", "s1", "s2"):
-        _without_clock(root / name)
+        without_clock(root / name, attempts=True)
     merged = root / "merged"
     assert main(["merge", str(merged), str(root / "s2"), str(root / "s1")]) in (0, 1)
     build_report(root / "whole")  # rebuilt from the clock-free records, as the merge built its own
-    whole_scores, merged_scores = _scores(root / "whole"), _scores(merged)
+    whole_scores, merged_scores = scores_by_id(root / "whole"), scores_by_id(merged)
     assert len(whole_scores) == 5 * 3
     assert merged_scores == whole_scores
-    assert _summary(merged) == _summary(root / "whole")
+    assert comparable_summary(merged) == comparable_summary(root / "whole")
     key = through_proxy["master_key"]
     leaked = [p for p in root.rglob("*") if p.is_file() and p.name != "proxy.log" and key.encode() in p.read_bytes()]
     assert leaked == []

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness.report import build_report
 from harness.records import MANIFEST_FILE
+from harness.report import build_report
 from harness.run.options import suite_hash
 from harness.scenarios import scenario_hash
 from tests.score.scoring_factories import MODEL, make_record, make_scenario, tool_call, write_run

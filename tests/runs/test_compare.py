@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from harness.cli import main
+from harness.records import MANIFEST_FILE, RESULTS_FILE
+from harness.report import build_report
 from harness.runs.compare import GateOptions, compare_runs, is_regression, is_worse
 from harness.runs.compare_cli import cli_compare, metric_tables, scenario_table
-from harness.report import build_report
-from harness.records import MANIFEST_FILE, RESULTS_FILE
 from tests.runs.compare_factories import edit_json, synthetic_run
 from tests.score.scoring_factories import MODEL, paired_run, write_run
 
@@ -217,7 +217,7 @@ def test_a_real_run_slower_by_machine_noise_passes_the_gate(real_runs, tmp_path:
 
 
 def test_latency_under_a_second_prints_in_milliseconds() -> None:
-    from harness.runs.compare import MetricChange, format_row, format_diff
+    from harness.runs.compare import MetricChange, format_diff, format_row
 
     a = {"metric": "latency_p50_s", "value": 0.0032, "ci_low": 0.003, "ci_high": 0.0035}
     b = {"metric": "latency_p50_s", "value": 0.0041, "ci_low": 0.0038, "ci_high": 0.0045}
@@ -228,7 +228,7 @@ def test_latency_under_a_second_prints_in_milliseconds() -> None:
 
 
 def test_token_counts_print_grouped_and_small_differences_keep_their_sign() -> None:
-    from harness.runs.compare import MetricChange, format_row, format_diff
+    from harness.runs.compare import MetricChange, format_diff, format_row
 
     a = {"metric": "prompt_tokens", "value": 3125.4, "ci_low": 2858.0, "ci_high": 3398.2}
     b = {"metric": "prompt_tokens", "value": 3125.2, "ci_low": 2858.0, "ci_high": 3398.2}

@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from harness.cli import main  # noqa: E402
-from harness.report import build_report  # noqa: E402
 from harness.records import RESULTS_FILE, read_manifest, scan_results, write_manifest  # noqa: E402
+from harness.report import build_report  # noqa: E402
+from tests.runs.run_equality import comparable_summary, scores_by_id, without_clock
 
 STARTER = Path(__file__).resolve().parents[2] / "scenarios" / "starter"
 
@@ -23,35 +23,7 @@ def _run(folder: Path, *flags: str, filter_: str = "*") -> int:
                  "--seed", "11", *flags])
 
 
-def _without_clock(run_dir: Path) -> None:
-    """Zero the wall-clock fields, which no two runs share (latency, tool time, start times); nothing else is touched."""
-    path = run_dir / RESULTS_FILE
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        record["wall_time_s"], record["started_at"] = 0.0, "2026-01-01T00:00:00Z"
-        for call in record["model_calls"]:
-            call["latency_s"] = 0.0
-        for call in record["tool_calls"]:
-            call["elapsed_s"] = 0.0
-        out.append(json.dumps(record))
-    path.write_text("\n".join(out) + "\n", encoding="utf-8")
 
-
-def _summary(run_dir: Path) -> dict[str, Any]:
-    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-    summary.pop("generated_at")
-    # the digests: a merge writes the shards' records (and so their scores) in another order: the same rows, other bytes
-    for key in ("run_id", "started_at", "finished_at", "results_sha256", "scores_sha256"):
-        summary["run"].pop(key)
-    return summary
-
-
-def _scores(run_dir: Path) -> dict[str, dict[str, Any]]:
-    rows = [json.loads(line) for line in (run_dir / "scores.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
-    by_id = {row["sample_id"]: row for row in rows}
-    assert len(by_id) == len(rows)
-    return by_id
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +34,7 @@ def shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for index in (1, 2, 3):
         assert _run(root / f"s{index}", "--epochs", "2", "--shard", f"{index}/3") in (0, 1)
     for name in ("whole", "s1", "s2", "s3"):
-        _without_clock(root / name)
+        without_clock(root / name)
     return root
 
 
@@ -70,10 +42,10 @@ def test_merged_report_is_identical_sample_for_sample_and_number_for_number_to_t
     merged = shards / "merged"
     assert main(["merge", str(merged), str(shards / "s3"), str(shards / "s1"), str(shards / "s2")]) in (0, 1)
     build_report(shards / "whole")  # rebuilt from the clock-free records, as the merge built its own
-    whole_scores, merged_scores = _scores(shards / "whole"), _scores(merged)
+    whole_scores, merged_scores = scores_by_id(shards / "whole"), scores_by_id(merged)
     assert len(whole_scores) == 60 * 3 * 2
     assert merged_scores == whole_scores
-    assert _summary(merged) == _summary(shards / "whole")
+    assert comparable_summary(merged) == comparable_summary(shards / "whole")
     whole, joined = read_manifest(shards / "whole"), read_manifest(merged)
     assert (joined.suite_hash, joined.scenario_ids, joined.sample_count, joined.status) == (
         whole.suite_hash, whole.scenario_ids, whole.sample_count, "complete")
