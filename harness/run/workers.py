@@ -313,12 +313,13 @@ def run_specs(
                          record=record)
 
     def emit_line(line: str, flags: tuple[bool, bool, bool]) -> None:  # a worker's record, already dumped as JSON
-        if '"pasted":{' in line:  # a pasted history: written once, by reference, by this process alone
-            append_record(handle, load_model(SampleRecord, line))
+        pasted = '"pasted":{' in line  # a pasted history: written once, by reference, by this process alone
+        # errors are rare: without running scores or a pasted history only those are parsed, and each line once
+        record = load_model(SampleRecord, line) if pasted or progress.wants_records or not flags[0] else None
+        if record is not None and pasted:
+            append_record(handle, record)
         else:
             append_line(handle, line)
-        # errors are rare: without running scores only those are parsed
-        record = load_model(SampleRecord, line) if progress.wants_records or not flags[0] else None
         error = record.error if record is not None and not flags[0] else None
         progress.advance(*flags, error=f"{error.type}: {error.message}" if error else None, record=record)
 
