@@ -11,12 +11,13 @@ ARMS = ("history_only", "recall", "full_history")
 
 
 def test_a_one_slot_server_gets_fewer_calls_in_flight_and_every_sample_finishes(run_cli, server: FakeOpenAIServer) -> None:
-    """One request at a time, 0.5 s each (abandoned requests still served), --timeout 2, the default 4 retries and 8
-    samples in flight: the first calls time out, the limit comes down (each change one line, and in run.json), and
-    all 15 samples end ok (with a fixed 8 in flight, 4 of 15 failed every retry)."""
+    """One request at a time, 0.5 s each (abandoned requests still served), --timeout 3, 6 retries and 8 samples in
+    flight: the first wave's last calls time out (8 x 0.5 s > 3 s), the limit comes down (each change one line, and
+    in run.json), and all 15 samples end ok (with a fixed 8 in flight, at --timeout 2, 4 of 15 failed every retry).
+    The margins leave room for a loaded CI machine: at 2 in flight a call waits about 1 s of its 3."""
     server.script.serial, server.script.delay_s = True, 0.5
 
-    result = run_cli("--no-cache", "--max-concurrency", "8", "--timeout", "2", "--retries", "4", "--retry-delay", "0.05",
+    result = run_cli("--no-cache", "--max-concurrency", "8", "--timeout", "3", "--retries", "6", "--retry-delay", "0.05",
                      scenario="smoke-0[12345]*", arms=ARMS)
 
     records = result.records()
