@@ -11,6 +11,8 @@ Usage:
     python scripts/mutation.py --survivors harness/run/cache.py      # re-test only the last survivors
     python scripts/mutation.py --resume harness/analysis/aggregate.py     # only the mutants an interrupted run left
     python scripts/mutation.py --children 2 harness/analysis/verdict.py
+    python scripts/mutation.py --changed                              # only the functions your change touched
+    python scripts/mutation.py --changed --base v0.1.0                # ... since another commit
 
 A module is a path (``harness/run/cache.py``) or a dotted name (``harness.run.cache``)
 listed under ``[tool.mutmut] only_mutate`` in pyproject.toml. Show one
@@ -20,7 +22,9 @@ survivor's diff with ``mutmut show <name>``; ``mutmut browse`` lists them all.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
+import re
 import subprocess
 import sys
 import tomllib
@@ -99,14 +103,20 @@ def unchecked(path: str) -> list[str]:
     return sorted(name for name, code in codes.items() if code in _NOT_CHECKED)
 
 
-def summary(path: str) -> tuple[Counter[str], list[str]]:
-    """(counts by status, surviving mutant names) of one module from mutmut's ``.meta`` file."""
+def summary(path: str, globs: list[str] | None = None) -> tuple[Counter[str], list[str]]:
+    """(counts by status, surviving mutant names) of one module from mutmut's ``.meta`` file.
+
+    ``globs`` (``module.x_name__mutmut_*``) limits it to those functions' mutants.
+    """
     meta = ROOT / "mutants" / f"{path}.meta"
     counts: Counter[str] = Counter()
     survivors: list[str] = []
     if not meta.exists():
         return counts, survivors
     codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
+    if globs is not None:
+        prefixes = tuple(glob.rstrip("*") for glob in globs)
+        codes = {name: code for name, code in codes.items() if name.startswith(prefixes)}
     for name, code in sorted(codes.items()):
         if code in _KILLED:
             counts["killed"] += 1
@@ -120,11 +130,81 @@ def summary(path: str) -> tuple[Counter[str], list[str]]:
     return counts, survivors
 
 
-def report(paths: list[str]) -> int:
-    """Print each module's kill rate and survivors; returns the number of survivors."""
+# mutmut's name for a function's mutants: ``x_name`` for a module function, ``xǁClassǁname`` for a method
+# (mutmut.mutation.trampoline_templates.mangle_function_name; nested classes joined by dots).
+_CLASS_SEPARATOR = "\u01c1"
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
+
+
+def touched_lines(diff: str) -> set[int]:
+    """Line numbers of the new file that a unified diff (``-U0``) adds or changes.
+
+    A hunk that only deletes lines (``+c,0``) touches line ``c``, the line after which they were removed, so a
+    function that lost a line counts as changed.
+    """
+    lines: set[int] = set()
+    for match in _HUNK.finditer(diff):
+        start, count = int(match.group(1)), int(match.group(2) if match.group(2) is not None else 1)
+        lines.update(range(start, start + count) if count else (max(start, 1),))
+    return lines
+
+
+def touched_functions(source: str, lines: set[int]) -> list[str]:
+    """mutmut's mangled names of the functions and methods whose source spans one of ``lines``.
+
+    mutmut mutates top-level functions and the methods of (nested) classes; a nested function is part of the
+    function that holds it. Decorators count as the function's lines.
+    """
+    names: list[str] = []
+
+    def visit(body: list[ast.stmt], class_name: str) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                if any(first <= line <= (node.end_lineno or node.lineno) for line in lines):
+                    prefix = f"x{_CLASS_SEPARATOR}{class_name}{_CLASS_SEPARATOR}" if class_name else "x_"
+                    names.append(prefix + node.name)
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body, f"{class_name}.{node.name}" if class_name else node.name)
+
+    visit(ast.parse(source).body, "")
+    return names
+
+
+def default_base() -> str:
+    """What ``--changed`` compares against: the fork point from ``main`` on a branch, ``HEAD`` on main itself."""
+    branch = subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True, check=True).stdout.strip()
+    if branch == "main":
+        return "HEAD"
+    fork = subprocess.run(["git", "merge-base", "HEAD", "main"], cwd=ROOT, capture_output=True, text=True)
+    return fork.stdout.strip() if fork.returncode == 0 and fork.stdout.strip() else "HEAD"
+
+
+def changed_mutants(paths: list[str], base: str) -> dict[str, list[str]]:
+    """For each configured module the working tree changed since ``base``, its touched functions' mutant globs."""
+    globs: dict[str, list[str]] = {}
+    for path in paths:
+        diff = subprocess.run(["git", "diff", "-U0", base, "--", path], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout
+        lines = touched_lines(diff)
+        if not lines or not (ROOT / path).exists():
+            continue
+        source = (ROOT / path).read_text(encoding="utf-8")
+        names = touched_functions(source, lines)
+        if names:
+            globs[path] = [f"{_dotted(path)}.{name}__mutmut_*" for name in names]
+    return globs
+
+
+def report(paths: list[str], only: dict[str, list[str]] | None = None) -> int:
+    """Print each module's kill rate and survivors; returns the number of survivors.
+
+    ``only`` (module -> mutant globs) limits each module's figures to those mutants (``--changed``).
+    """
     total_survivors = 0
     for path in paths:
-        counts, survivors = summary(path)
+        counts, survivors = summary(path, only.get(path) if only is not None else None)
         decided = counts["killed"] + len(survivors)
         rate = f"{100 * counts['killed'] / decided:.1f}%" if decided else "n/a"
         extra = ", ".join(f"{counts[k]} {k}" for k in ("not checked", "skipped") if counts[k])
@@ -145,16 +225,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resume", action="store_true",
                         help="test only the mutants without a result: those an interrupted run left, and those of "
                              "functions edited since (mutmut forgets their results)")
+    parser.add_argument("--changed", action="store_true",
+                        help="test only the mutants of functions changed since --base (the habit before stopping)")
+    parser.add_argument("--base", help="the commit --changed compares the working tree with (default: the fork "
+                                       "point from main on a branch, HEAD on main)")
     args = parser.parse_args(argv)
-    if args.resume and args.survivors:
-        parser.error("--resume and --survivors re-test different mutants; give one")
+    if sum((args.resume, args.survivors, args.changed)) > 1:
+        parser.error("--resume, --survivors and --changed re-test different mutants; give one")
+    if args.base and not args.changed:
+        parser.error("--base only applies to --changed")
     known = configured_modules()
     try:
         paths = [module_path(m, known) for m in args.modules] or known
     except MutationUsageError as exc:
         parser.error(str(exc))
+    only = None
+    if args.changed:
+        base = args.base or default_base()
+        try:
+            only = changed_mutants(paths, base)
+        except subprocess.CalledProcessError as exc:
+            parser.error(f"cannot diff against {base!r}: {(exc.stderr or '').strip() or exc}")
+        print(f"changed since {base}: " + (", ".join(f"{p} ({len(g)} functions)" for p, g in only.items())
+                                           or "no function of a mutation-tested module"))
+        paths = [path for path in paths if path in only]
+        if not paths:
+            return 0
     if not args.report_only:
         patterns = [f"{_dotted(path)}.*" for path in paths]
+        if only is not None:
+            patterns = [glob for path in paths for glob in only[path]]
         if args.survivors:
             patterns = [name.split(" ")[0] for path in paths for name in summary(path)[1]]
             if not patterns:
@@ -168,13 +268,13 @@ def main(argv: list[str] | None = None) -> int:
                 print("nothing left unchecked (run without --resume to re-test every mutant)")
                 report(paths)
                 return 0
-        if args.survivors or args.resume:
+        if args.survivors or args.resume or args.changed:
             forget_test_map()
         mutmut = [sys.executable, "-m", "mutmut"]
         completed = subprocess.run([*mutmut, "run", "--max-children", str(args.children), *patterns], cwd=ROOT)
         if completed.returncode not in (0, 1):
             return completed.returncode
-    report(paths)
+    report(paths, only)
     return 0
 
 
