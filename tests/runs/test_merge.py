@@ -154,6 +154,19 @@ def test_merge_of_an_unfinished_shard_is_an_incomplete_run(shards: Path, tmp_pat
     assert len(scan_results(tmp_path / "m" / RESULTS_FILE).records) == 355
 
 
+def test_a_merged_run_takes_the_status_of_its_worst_shard(shards: Path, tmp_path: Path) -> None:
+    """failed < interrupted < complete: one failed shard makes the merged run failed, whatever the others say."""
+    import shutil
+
+    for name, status in (("s2", "interrupted"), ("s3", "failed")):
+        shutil.copytree(shards / name, tmp_path / name)
+        write_manifest(tmp_path / name, read_manifest(tmp_path / name).model_copy(update={"status": status}))
+    main(["merge", str(tmp_path / "m"), str(shards / "s1"), str(tmp_path / "s2"), str(tmp_path / "s3")])
+    assert read_manifest(tmp_path / "m").status == "failed"
+    main(["merge", str(tmp_path / "m2"), str(shards / "s1"), str(tmp_path / "s2"), str(shards / "s3")])
+    assert read_manifest(tmp_path / "m2").status == "interrupted"
+
+
 def test_merge_refuses_an_out_folder_that_holds_a_run(shards: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["merge", str(shards / "whole"), str(shards / "s1"), str(shards / "s2"), str(shards / "s3")]) == 2
     assert "already holds a run" in capsys.readouterr().err
