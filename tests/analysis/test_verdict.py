@@ -466,7 +466,7 @@ def test_tool_leaks_in_the_baseline_arm_fail_too() -> None:
     """Bug: tool leaks counted in the treatment arm only."""
     records, scenarios = paired_run(10, recall_right=10, history_right=2)
     leaky = next(r for r in records if r.arm == "history_only")
-    records[records.index(leaky)] = leaky.model_copy(update={"tool_calls": [tool_call(["it-pg-old"])]})
+    records[records.index(leaky)] = leaky.model_copy(update={"tool_calls": [tool_call(["it-other-ws"])]})
     assert _check(_verdict(records, scenarios), "no_tool_leakage")["passed"] is False
 
 
