@@ -170,9 +170,8 @@ class MemorySystem:
         arms: Arm name -> write mode (``none``, ``seeded`` or ``agent``); arm
             names are unique across all systems and end up in every record.
         forgetting: How the system forgets on request, in a few words, shown
-            beside its forgetting metrics (``delete by exact name (forget)``,
-            ``archive: archived items are never served``, ``none: ...``);
-            empty: not declared.
+            beside its forgetting metrics (``delete by exact name``,
+            ``archive``, ``none (append only)``); empty: not declared.
     """
 
     name: str = ""

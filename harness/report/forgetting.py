@@ -17,6 +17,7 @@ from typing import Any
 #: The terminal table's columns: (header, row key); ``-``: no write phase (nothing to call forget with).
 COLUMNS = (("asked", "forget_requests"), ("calls", "forget_calls"), ("removed", "forgets_removed"),
            ("retained", "retrievable"), ("said", "disclosed"))
+MECHANISM_MAX = 24
 LEGEND = ("asked: forget requests in the sessions; calls/removed: forget calls of the write phase and those that "
           "removed something; retained: forgotten facts the model was given at the probe; said: repeated in answers")
 
@@ -34,11 +35,11 @@ def mechanisms(arms: Sequence[str]) -> dict[str, str]:
     return found
 
 
-def forgetting_block(scored: Sequence[Any]) -> list[dict[str, Any]]:
-    """``summary.json``'s ``forgetting[]`` (empty when no scenario asks to forget)."""
+def forgetting_block(scored: Sequence[Any], arms: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """``summary.json``'s ``forgetting[]`` in the run's ``arms`` order (empty when no scenario asks to forget)."""
     from harness.score import forgetting_table
 
-    return forgetting_table(scored, mechanisms(sorted({s.arm for s in scored})))
+    return forgetting_table(scored, mechanisms(sorted({s.arm for s in scored})), arms)
 
 
 def _cell(value: Any) -> str:
@@ -55,7 +56,9 @@ def forgetting_lines(rows: Sequence[Mapping[str, Any]], width: int = 80) -> list
         counts = [max(c, len(_cell(r.get(key)))) for c, (_, key) in zip(counts, COLUMNS)]
     numbers = "  ".join(f"{h:>{c}}" for (h, _), c in zip(COLUMNS, counts))
     arm_width = max(len("forgetting · arm"), *(len(r["arm"]) + 2 for r in rows))
-    mechanism_width = max(10, width - arm_width - len(numbers) - 4)
+    longest = max(len("mechanism"), *(len(str(r.get("mechanism") or "")) for r in rows))
+    # within ``width`` when it can be; a mechanism is cut only past MECHANISM_MAX (a plug-in's long words)
+    mechanism_width = min(longest, max(width - arm_width - len(numbers) - 4, MECHANISM_MAX))
     lines = [f"{'forgetting · arm':<{arm_width}}  {'mechanism':<{mechanism_width}}  {numbers}"]
     for model in models:
         if len(models) > 1:
@@ -67,3 +70,22 @@ def forgetting_lines(rows: Sequence[Mapping[str, Any]], width: int = 80) -> list
             cells = "  ".join(f"{_cell(r.get(key)):>{c}}" for (_, key), c in zip(COLUMNS, counts))
             lines.append(f"  {r['arm']:<{arm_width - 2}}  {mechanism:<{mechanism_width}}  {cells}")
     return lines
+
+
+#: The HTML section's columns: (header, row key).
+HTML_COLUMNS = (("forget requests", "forget_requests"), ("forget calls", "forget_calls"),
+                ("removed something", "forgets_removed"), ("forgotten facts", "forgotten_facts"),
+                ("retained at the probe", "retrievable"), ("repeated in answers", "disclosed"),
+                ("notes", "notes"))
+
+
+def forgetting_section(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The HTML report's *Forgetting* tables, one per model: ``[{"model", "rows": [{"arm", "mechanism", "cells"}]}]``."""
+    rows = [r for r in summary.get("forgetting") or [] if isinstance(r, dict)]
+    tables = []
+    for model in sorted({str(r.get("model")) for r in rows}):
+        tables.append({"model": model, "rows": [
+            {"arm": r.get("arm"), "mechanism": r.get("mechanism"), "samples": r.get("samples"),
+             "cells": [_cell(r.get(key)) for _, key in HTML_COLUMNS]}
+            for r in rows if str(r.get("model")) == model]})
+    return tables

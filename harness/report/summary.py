@@ -196,7 +196,7 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
         "judge": judge_block,
         **write_path_blocks(scored),
     }
-    forgetting = forgetting_block(scored)
+    forgetting = forgetting_block(scored, list(manifest.arms))
     if forgetting:  # only then: a suite that never asks to forget gets the summary it always got
         summary["forgetting"] = forgetting
     if protocol is not None:  # only then: a suite without a protocol gets the summary it always got

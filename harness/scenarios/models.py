@@ -126,6 +126,7 @@ class Category(StrEnum):
     POLICY = "policy"
     MULTILINGUAL = "multilingual"
     RECENT_HISTORY = "recent_history"
+    FORGETTING = "forgetting"
 
 
 class Turn(_Model):

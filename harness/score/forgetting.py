@@ -149,8 +149,11 @@ def forgetting_reason(scores: Mapping[str, Any], answer_forgotten: Sequence[str]
     return "; ".join(parts)
 
 
-def forgetting_table(scores: Sequence[Any], mechanisms: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+def forgetting_table(scores: Sequence[Any], mechanisms: Mapping[str, str] | None = None,
+                     arms: Sequence[str] = ()) -> list[dict[str, Any]]:
     """``forgetting[]`` of ``summary.json``: per model x arm, over ok samples of scenarios that ask to forget.
+
+    Rows go by model, then in ``arms`` order (the run's), other arms after by name.
 
     A sample counts when its scenario has a forget request or a forgotten
     fact, or when it retained one anyway (an archived item of its scope
@@ -166,8 +169,9 @@ def forgetting_table(scores: Sequence[Any], mechanisms: Mapping[str, str] | None
             groups[(s.model, s.arm)].append(s)
     if not any(groups.values()):
         return []
+    order = {arm: i for i, arm in enumerate(arms)}
     rows = []
-    for (model, arm), group in sorted(groups.items()):
+    for (model, arm), group in sorted(groups.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], len(order)), kv[0][1])):
         writes = any(s.write_model_calls for s in group)
         rows.append({
             "model": model, "arm": arm, "mechanism": mechanisms.get(arm, "not declared"), "samples": len(group),
