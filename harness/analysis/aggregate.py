@@ -21,7 +21,9 @@ F1 against ``expect.f1_reference``) and ``bleu1`` are ``metrics`` rows only
 when some sample has a reference, the ``session_*`` rows (LongMemEval's
 session-level retrieval) only when some sample has evidence sessions, and
 ``tool_latency_p50_s``/``tool_latency_p95_s`` only when some arm offered
-tools; ``task_averaged_accuracy`` (category ``all``) is the mean of the
+tools, ``retained_after_forget_count`` (distinct forgotten facts that reached
+the model at the probe, in its own scope) and ``answer_forgotten_rate``
+(answers repeating one) only when some scenario asks to forget; ``task_averaged_accuracy`` (category ``all``) is the mean of the
 categories' continuity accuracy. None of them is paired, tested or read by
 the verdict.
 
@@ -43,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from harness.analysis import stats
-from harness.score import SampleScores, task_averaged
+from harness.score import SampleScores, retained_count, task_averaged
 
 ALL = "all"
 #: The rows of the scenarios a suite's protocol counts in its headline (``Protocol.in_headline``); present only
@@ -133,6 +135,13 @@ class _Columns:
         self.values["live_latency_s"] = np.where(self.cached, np.nan, self.values["latency_s"])
         self.tool_leaks = np.array(tool_leaks, dtype=np.int64)
         self.out_of_scope = np.array([len(s.out_of_scope_attempts) for s in scores], dtype=np.int64)
+        # Forgetting (harness.score.forgetting): distinct forgotten facts that reached the model at the probe, and
+        # whether the answer repeated one; apart from the tool leaks, which cross scope or policy.
+        self.retained = np.array([retained_count(s.retained_after_forget) for s in scores], dtype=np.int64)
+        self.values["answer_forgotten"] = np.array(
+            [num(None if s.status != "ok" else bool(s.answer_forgotten)) for s in scores], dtype=np.float64)
+        #: Some sample's scenario asks to forget (or a sample retained a forgotten fact): only then are they metrics.
+        self.has_forgetting = any(s.forget_requests or s.forgotten_facts or s.retained_after_forget for s in scores)
         for name in WRITE_COUNT_METRICS:
             self.values[name] = np.array([getattr(s, name) for s in scores], dtype=np.float64)
         self.values["write_holds_answer"] = np.array([num(s.write_holds_answer) for s in scores], dtype=np.float64)
@@ -184,6 +193,11 @@ def _group_metrics(cols: _Columns, mask: np.ndarray, key: tuple[str, str, str],
     leaks = int(cols.tool_leaks[mask].sum())
     out.append(_row(model, arm, category, "tool_leakage_count", stats.Interval(leaks, None, None, 0),
                     int(mask.sum())))
+    if cols.has_forgetting:  # forgotten facts back at the probe: the memory's own failure, apart from tool leaks
+        retained = int(cols.retained[mask].sum())
+        out.append(_row(model, arm, category, "retained_after_forget_count", stats.Interval(retained, None, None, 0),
+                        int(mask.sum())))
+        add("answer_forgotten_rate", ok, "answer_forgotten")
     attempts = int(cols.out_of_scope[mask].sum())  # refused reads of other workspaces' items: an attack the gate held
     out.append(_row(model, arm, category, "out_of_scope_attempts", stats.Interval(attempts, None, None, 0),
                     int(mask.sum())))

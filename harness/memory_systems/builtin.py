@@ -34,6 +34,7 @@ class NoMemorySystem(MemorySystem):
     name = "none"
     description = "recent history only, no tools"
     arms = {"history_only": "none"}
+    forgetting = "none (no memory)"
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         return _NoMemory(scenario)
@@ -52,6 +53,7 @@ class TranscriptsSystem(MemorySystem):
     name = "transcripts"
     description = "every earlier in-scope session pasted in (ceiling)"
     arms = {"full_history": "none"}
+    forgetting = "none (raw transcripts)"
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         return _Transcripts(scenario)
@@ -86,6 +88,7 @@ class MemoryToolsSystem(MemorySystem):
     name = "memory_tools"
     description = "recent history plus the Host-admitted memory tools"
     arms = {"recall": "seeded"}
+    forgetting = "archive"
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         return ItemStoreInstance(scenario, seeded_item_store(scenario))
@@ -103,6 +106,7 @@ class MemoryDocumentSystem(MemorySystem):
     name = "memory_document"
     description = "the scope's memory file injected whole into the system prompt"
     arms = {"memory_document": "seeded"}
+    forgetting = "archive (entry status)"
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         return _Document(scenario)

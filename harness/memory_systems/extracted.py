@@ -202,6 +202,7 @@ class ExtractedItemsSystem(MemorySystem):
     name = "memory_tools_extracted"
     description = "the recall arm over items the agent extracted after each session (save_memory_item)"
     arms = {"recall_extracted": "agent"}
+    forgetting = "archive by exact key"
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         return ExtractedItemsInstance(scenario)

@@ -68,6 +68,7 @@ class ExtractedDocumentSystem(MemorySystem):
     name = "memory_document_extracted"
     description = "the memory file the agent appends to with extract_memory after each session, injected whole"
     arms = {"memory_document_extracted": "agent"}
+    forgetting = "none (append only)"
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         return ExtractedDocumentInstance(scenario)

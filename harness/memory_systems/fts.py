@@ -30,6 +30,7 @@ class FullTextSystem(MemorySystem):
     name = "memory_tools_fts"
     description = "the recall arm with memory_search matching item content as well as keys (SQLite FTS5)"
     arms = {"recall_fts": "seeded"}
+    forgetting = "archive"
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         return _FullTextInstance(scenario, seeded_item_store(scenario))

@@ -78,6 +78,7 @@ class NamedMemorySystem(MemorySystem):
     name = "named_memory"
     description = "named memories the agent writes after each session (remember/forget), read with recall"
     arms = {"named_memory": "agent"}
+    forgetting = "delete by exact name"
     recall_enabled = True
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:

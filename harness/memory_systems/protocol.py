@@ -169,11 +169,15 @@ class MemorySystem:
         description: One line for ``--help``, docs and reports.
         arms: Arm name -> write mode (``none``, ``seeded`` or ``agent``); arm
             names are unique across all systems and end up in every record.
+        forgetting: How the system forgets on request, in a few words, shown
+            beside its forgetting metrics (``delete by exact name``,
+            ``archive``, ``none (append only)``); empty: not declared.
     """
 
     name: str = ""
     description: str = ""
     arms: Mapping[str, WriteMode] = {}
+    forgetting: str = ""
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         """A fresh instance for one sample of ``scenario``; ``seeded`` stores the scenario's items now."""
@@ -193,6 +197,12 @@ class SystemArm:
     @property
     def description(self) -> str:
         return self.system.description
+
+    @property
+    def forgetting(self) -> str:
+        """The system's forgetting mechanism (:attr:`MemorySystem.forgetting`), or ``not declared``."""
+        declared = getattr(self.system, "forgetting", "")
+        return declared if isinstance(declared, str) and declared.strip() else "not declared"
 
 
 def policy_denial(policy: MemoryPolicy, context: RunContext) -> DenialReason | None:

@@ -24,6 +24,8 @@ _LABELS = {
     "latency_p95_s": "latency p95",
     "tool_leakage_count": "tool leakage (count)",
     "out_of_scope_attempts": "out-of-scope reads refused (count)",
+    "retained_after_forget_count": "retained after forget (forgotten facts back at the probe)",
+    "answer_forgotten_rate": "answers repeating a forgotten fact",
     "tool_calls": "tool calls per sample",
     "model_calls": "model calls per sample",
     "token_f1": "token F1 (LoCoMo's metric, informational)",
@@ -116,7 +118,8 @@ def metric_kind(metric: str) -> str:
         return "usd"
     if metric.startswith("latency") or metric.endswith("_s"):
         return "s"
-    if metric.endswith("tokens") or metric in ("tokens_per_correct", "tool_leakage_count", "out_of_scope_attempts"):
+    if metric.endswith("tokens") or metric in ("tokens_per_correct", "tool_leakage_count", "out_of_scope_attempts",
+                                                                   "retained_after_forget_count"):
         return "int"
     if metric.endswith("_count") or metric in ("tool_calls", "model_calls"):
         return "count"

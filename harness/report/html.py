@@ -30,6 +30,8 @@ from harness.report.formatting import format_metric, label
 from harness.report.grid import scenario_grid
 from harness.report.page_data import data_blobs
 from harness.report.paper_tables import paper_tables
+from harness.report.forgetting import HTML_COLUMNS as FORGETTING_COLUMNS
+from harness.report.forgetting import forgetting_section
 from harness.report.write_path import PAIR_COLUMNS, STAGE_COLUMNS, WRITE_COLUMNS, write_path_section
 from harness.score import CORRECT_OUTCOMES, SESSION_KS, Outcome
 
@@ -40,7 +42,7 @@ _OUTCOMES: tuple[str, ...] = get_args(Outcome)
 METRIC_ORDER = (
     "continuity_accuracy", "task_averaged_accuracy", "adherence_rate", "unsupported_claim_rate",
     "abstention_rate_unanswerable", "over_abstention_rate", "coverage", "selective_accuracy", "token_f1", "bleu1",
-    "answer_leakage_rate", "tool_leakage_count",
+    "answer_leakage_rate", "tool_leakage_count", "retained_after_forget_count", "answer_forgotten_rate",
     "out_of_scope_attempts", "retrieved_precision", "retrieved_recall",
     *(f"session_{m}@{k}" for k in SESSION_KS for m in ("recall_any", "recall_all", "ndcg")),
     "tool_calls", "model_calls", "prompt_tokens", "completion_tokens",
@@ -82,6 +84,7 @@ def render_html(summary: dict[str, Any], samples: list[dict[str, Any]]) -> str:
         "judge": summary.get("judge"),
         "metric_tables": _metric_tables(summary),
         "write_path": write_path_section(summary),
+        "forgetting": forgetting_section(summary),
         "paired": _paired_rows(summary),
         "latency_added": summary.get("added_latency") or [],
         "flips": _flip_rows(summary, ordered),
@@ -151,7 +154,8 @@ def page_environment() -> jinja2.Environment:
                        paired=fmt.paired_diff, seconds=fmt.seconds)
     env.globals.update(arm_class=fmt.arm_class, label=fmt.label, seconds_interval=fmt.seconds_interval,
                        write_columns=[h for _, h in WRITE_COLUMNS], stage_columns=[h for _, h in STAGE_COLUMNS],
-                       pair_columns=[h for _, h in PAIR_COLUMNS])
+                       pair_columns=[h for _, h in PAIR_COLUMNS],
+                       forgetting_columns=[h for h, _ in FORGETTING_COLUMNS])
     return env
 
 

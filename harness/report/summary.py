@@ -128,6 +128,7 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
     duplicates); None treats ``records`` as the whole, clean run.
     """
     from harness.analysis import AggregateConfig, aggregate, decide
+    from harness.report.forgetting import forgetting_block
     from harness.report.headlines import headlines, tool_use, unsupported_by_kind
     from harness.report.inputs import ReportInputs
     from harness.report.protocol import is_not_judged, protocol_block, run_protocol
@@ -195,6 +196,9 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
         "judge": judge_block,
         **write_path_blocks(scored),
     }
+    forgetting = forgetting_block(scored, list(manifest.arms))
+    if forgetting:  # only then: a suite that never asks to forget gets the summary it always got
+        summary["forgetting"] = forgetting
     if protocol is not None:  # only then: a suite without a protocol gets the summary it always got
         summary["protocol"] = protocol_block(protocol, scored, scenarios, tables["metrics"], list(manifest.arms))
     summary["headlines"] = headlines(summary, health=health, inputs=inputs, config=config,

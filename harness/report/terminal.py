@@ -9,7 +9,8 @@ same way, so the cost of building memory stands beside the probe's. Then the lea
 model marked ``✓ pass``, ``✗ fail`` or ``? undecided`` (the words of the HTML
 report), and the notes. The leads come first: they say what to know before trusting any number.
 A suite with a protocol also gets its per-category table in its paper's order
-(:func:`protocol_table`), the categories reported apart marked so.
+(:func:`protocol_table`), the categories reported apart marked so; a suite
+that asks to forget gets the forgetting table (:mod:`harness.report.forgetting`).
 Plain text with no colour codes, so CI logs read the
 same as a terminal.
 
@@ -26,6 +27,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from harness.report.forgetting import LEGEND as FORGETTING_LEGEND
+from harness.report.forgetting import forgetting_lines
 
 __all__ = ["arm_table", "check_mark", "protocol_table", "report_lines", "wrap_line"]
 
@@ -229,6 +233,9 @@ def report_lines(outcome: Any) -> tuple[list[str], list[str]]:
     by_category = protocol_table(summary)
     if by_category:
         table = [*table, "", *by_category]
+    forgetting = forgetting_lines(summary.get("forgetting") or [], WIDTH)
+    if forgetting and table:  # what each arm did with forget requests, beside its mechanism
+        table = [*table, "", *forgetting, *wrap_line(FORGETTING_LEGEND)]
     if table:  # after the leads (what to know before trusting any number), before the verdict
         out = [*out[:verdict_at], *table, "", *out[verdict_at:]]
     return out + judge_spread_lines(summary), err

@@ -14,10 +14,12 @@ these names):
 - :func:`seed_store`, :func:`open_seeded_store`, :func:`item_input`, :class:`StoreTemplates` (``seeding.py``) and :func:`sessions_in_scope`;
 - :func:`incomplete_suites`: imported suites whose ``_suite.json`` says ``complete: false`` (``provenance.py``);
 - :class:`Protocol` (a suite's headline, recent history and category order, ``protocol.py``) and :func:`recent_sessions`;
+- :func:`forget_request_sessions`, :func:`forgotten_texts`: what a scenario asks to be forgotten (``forgetting.py``);
 - :func:`read_yaml`: any YAML file read as safely as a scenario file (``documents.py``).
 """
 
 from harness.scenarios.documents import read_yaml
+from harness.scenarios.forgetting import FORGET_REQUEST, forget_request_sessions, forgotten_texts, is_forget_request
 from harness.scenarios.hashing import scenario_hash
 from harness.scenarios.loading import Selection, SuiteLoad, discover, load_scenarios, load_suite, select
 from harness.scenarios.models import (
@@ -54,6 +56,10 @@ from harness.scenarios.seeding import (
 )
 
 __all__ = [
+    "FORGET_REQUEST",
+    "forget_request_sessions",
+    "forgotten_texts",
+    "is_forget_request",
     "SCENARIO_SCHEMA_VERSION",
     "SUITE_JSON",
     "AnswerCheck",

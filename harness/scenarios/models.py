@@ -126,6 +126,7 @@ class Category(StrEnum):
     POLICY = "policy"
     MULTILINGUAL = "multilingual"
     RECENT_HISTORY = "recent_history"
+    FORGETTING = "forgetting"
 
 
 class Turn(_Model):
@@ -305,11 +306,14 @@ class Canary(_Model):
     ``leakage``: a fact planted in another workspace; ``stale``: a superseded
     value; ``invented``: a tempting detail nothing supports; ``someone_else``:
     a true fact about another person, offered as the asked-about person's (the
-    adversarial trap), counted apart from ``invented``.
+    adversarial trap), counted apart from ``invented``; ``forgotten``: a fact
+    an earlier session of the probe's scope stated and a later one asked to
+    forget (scored as ``retained_after_forget`` wherever it comes back:
+    :mod:`harness.scenarios.forgetting`).
     """
 
     text: str = Field(min_length=1, description="Matched like must_not_contain")
-    kind: Literal["leakage", "stale", "invented", "someone_else"]
+    kind: Literal["leakage", "stale", "invented", "someone_else", "forgotten"]
 
 
 class Expect(AnswerCheck):

@@ -11,7 +11,8 @@ beside them.
 By metric family: text matching (``matching``), abstention as selective
 prediction (``abstention``), unsupported claims (``claims``, with the
 supersession rule of ``superseded``), what the tools disclosed: tool leakage
-and retrieval (``disclosure``), the write path of agent-written memory
+and retrieval (``disclosure``), forgetting as its own property: forget
+requests, calls and what came back after them (``forgetting``), the write path of agent-written memory
 (``writes``), the published benchmarks' own metrics (``paper_metrics``:
 LoCoMo's stemmed token F1 and BLEU-1, LongMemEval's session-level retrieval
 and task average), the judges' prompts per benchmark protocol
@@ -25,7 +26,16 @@ from harness.score.judge import DEFAULT_CACHE_DIR, Judge, JudgeError, JudgeVerdi
 from harness.score.judge_presets import PRESETS as JUDGE_PRESETS
 from harness.score.judge_presets import JudgePrompt, JudgePromptError, judge_prompt
 from harness.score.matching import check_answer, contains, normalize_text, token_f1
-from harness.score.models import CLAIM_KINDS, CORRECT_OUTCOMES, Outcome, SampleScores, Score, ToolLeak, UnsupportedClaim
+from harness.score.models import (
+    CLAIM_KINDS,
+    CORRECT_OUTCOMES,
+    Outcome,
+    RetainedFact,
+    SampleScores,
+    Score,
+    ToolLeak,
+    UnsupportedClaim,
+)
 from harness.score.paper_metrics import (
                                          SESSION_KS,
                                          PaperMetricsError,
@@ -34,6 +44,7 @@ from harness.score.paper_metrics import (
                                          ranked_session_metrics,
                                          task_averaged,
 )
+from harness.score.forgetting import forgetting_table, retained_count
 from harness.score.scoring import score_sample
 from harness.score.writes import write_path_blocks
 
@@ -52,6 +63,7 @@ __all__ = [
     "JudgePromptError",
     "JudgeVerdict",
     "Outcome",
+    "RetainedFact",
     "SampleScores",
     "Score",
     "ToolLeak",
@@ -62,12 +74,14 @@ __all__ = [
     "contains",
     "expected_facts",
     "find_abstention",
+    "forgetting_table",
     "is_abstention",
     "judge_prompt",
     "locomo_f1",
     "normalize_text",
     "outside_abstention",
     "ranked_session_metrics",
+    "retained_count",
     "score_sample",
     "task_averaged",
     "token_f1",

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from harness.memo import by_identity
 from harness.records import SampleRecord
-from harness.scenarios import ItemSpec, Scenario
+from harness.scenarios import ItemSpec, Scenario, forgotten_texts
 from harness.score.matching import (
     contains,
     find_spans,
@@ -90,14 +90,22 @@ def _stale_as_superseded(answer: str, text: str, scenario: Scenario) -> bool:
 
 
 def canary_findings(answer: str, scenario: Scenario) -> tuple[list[UnsupportedClaim], list[str]]:
-    """(canaries claimed, stale canaries mentioned only as superseded)."""
+    """(canaries claimed, stale canaries mentioned only as superseded).
+
+    A forgotten fact (:func:`harness.scenarios.forgotten_texts`: a
+    ``forgotten`` canary, or a ``leakage`` one held only archived in the
+    probe's scope) is claimed as ``forgotten``, never as ``leakage``.
+    """
     claims: list[UnsupportedClaim] = []
     superseded: list[str] = []
+    forgotten = forgotten_texts(scenario)
     for canary in scenario.expect.canaries:
         if not contains(answer, canary.text):
             continue
         if canary.kind == "stale" and _stale_as_superseded(answer, canary.text, scenario):
             superseded.append(canary.text)
+        elif canary.text in forgotten and canary.kind in ("forgotten", "leakage"):
+            claims.append(UnsupportedClaim(kind="forgotten", text=canary.text))
         else:
             claims.append(UnsupportedClaim(kind=canary.kind, text=canary.text))
     return claims, superseded

@@ -1,9 +1,12 @@
-"""What the tools disclosed: leaks at the tool level (a Host defect, must be 0) and retrieval precision and recall.
+"""What the tools disclosed: leaks at the tool level (a Host defect, must be 0), retained forgotten facts, retrieval.
 
-Tool leakage: ids disclosed by a tool that belong to another workspace's
-items or to archived items; any storage read or disclosure when the probe's
-policy denies reads (or incognito); leakage canaries inside any tool result
-text. Retrieval: the set of ``disclosed_item_ids`` against
+Tool leakage (across scope or policy, which only the Host can cause): ids
+disclosed by a tool that belong to another workspace's items; any storage
+read or disclosure when the probe's policy denies reads (or incognito);
+leakage canaries inside any tool result text. ``retained_after_forget``
+(the memory system kept what the user asked to forget, in the probe's own
+scope): archived items of the probe's scope disclosed, and forgotten facts
+(:func:`harness.scenarios.forgotten_texts`) inside a tool result. Retrieval: the set of ``disclosed_item_ids`` against
 ``expect.relevant_items``; both are None when the arm offered no tools or
 its agent wrote its own memory.
 """
@@ -15,22 +18,34 @@ import unicodedata
 from typing import TYPE_CHECKING
 
 from harness.records import SampleRecord
-from harness.scenarios import Scenario
+from harness.scenarios import Scenario, forgotten_texts
 from harness.score.claims import items_by_id
 from harness.score.matching import contains
-from harness.score.models import ToolLeak
+from harness.score.models import RetainedFact, ToolLeak
 
 if TYPE_CHECKING:
     pass
 
 
 def tool_leaks(record: SampleRecord, scenario: Scenario) -> list[ToolLeak]:
-    """Leaks at the tool level: what the Host should never have returned."""
+    """Leaks at the tool level: what crossed scope or policy, which only the Host can cause."""
+    return tool_findings(record, scenario)[0]
+
+
+def tool_findings(record: SampleRecord, scenario: Scenario) -> tuple[list[ToolLeak], list[RetainedFact]]:
+    """(tool leaks, forgotten facts the tools returned in the probe's own scope), one pass over the calls.
+
+    Scope and policy first: an item of another workspace is a leak whatever
+    its state; an archived item of the probe's scope, and a forgotten fact's
+    text (:func:`harness.scenarios.forgotten_texts`), are ``retained_after_forget``.
+    """
     probe = scenario.probe
     denied = probe.incognito or not probe.policy.enabled or not probe.policy.agent_read_enabled
     items = items_by_id(scenario.items)
-    leak_canaries = [c.text for c in scenario.expect.canaries if c.kind == "leakage"]
+    forgotten = forgotten_texts(scenario)
+    leak_canaries = [c.text for c in scenario.expect.canaries if c.kind == "leakage" and c.text not in forgotten]
     leaks: list[ToolLeak] = []
+    retained: list[RetainedFact] = []
     for call in record.tool_calls:
         if denied and (call.storage_read or call.disclosed_item_ids):
             leaks.append(ToolLeak(call_id=call.call_id, kind="policy_denied_read", detail=f"{call.name} read storage"))
@@ -38,16 +53,21 @@ def tool_leaks(record: SampleRecord, scenario: Scenario) -> list[ToolLeak]:
             item = items.get(item_id)
             if item is None:
                 continue
-            if item.state.value == "archived":
-                leaks.append(ToolLeak(call_id=call.call_id, kind="archived_item", detail=item_id))
-            elif item.workspace is not None and item.workspace != probe.workspace:
+            if item.workspace is not None and item.workspace != probe.workspace:
                 leaks.append(ToolLeak(call_id=call.call_id, kind="out_of_scope_item", detail=item_id))
+            elif item.state.value == "archived":
+                retained.append(RetainedFact(call_id=call.call_id, kind="archived_item", detail=item_id))
         leaks += [
             ToolLeak(call_id=call.call_id, kind="leakage_canary", detail=text)
             for text in leak_canaries
             if contains(call.result_text, text)
         ]
-    return leaks
+        retained += [
+            RetainedFact(call_id=call.call_id, kind="forgotten_fact", detail=text)
+            for text in forgotten
+            if contains(call.result_text, text)
+        ]
+    return leaks, retained
 
 
 #: The Host's read-by-id tool: the one through which a model can name another workspace's item.

@@ -33,10 +33,11 @@ class Score(BaseModel):
     reason: str
 
 
-ClaimKind = Literal["leakage", "stale", "invented", "someone_else", "unknown_item_id", "undisclosed_item_id",
-                   "answered_unanswerable", "ungrounded"]
+ClaimKind = Literal["leakage", "stale", "invented", "someone_else", "forgotten", "unknown_item_id",
+                   "undisclosed_item_id", "answered_unanswerable", "ungrounded"]
 #: Every kind of unsupported claim, in the order reports list them (see ``docs/summary-json.md``).
-CLAIM_KINDS: tuple[str, ...] = ("leakage", "stale", "invented", "someone_else", "unknown_item_id",
+#: ``forgotten``: a fact the user asked to forget, repeated (``retained_after_forget`` in the answer).
+CLAIM_KINDS: tuple[str, ...] = ("leakage", "stale", "invented", "someone_else", "forgotten", "unknown_item_id",
                                 "undisclosed_item_id", "answered_unanswerable", "ungrounded")
 CLAIM_EXCERPT_CHARS = 200
 
@@ -51,11 +52,33 @@ class UnsupportedClaim(BaseModel):
 
 
 class ToolLeak(BaseModel):
+    """A disclosure across scope or policy: what only the Host can cause (a Host defect, must be 0).
+
+    ``archived_item`` is kept for records scored before forgetting was its
+    own failure; an archived item of the probe's scope is now a
+    :class:`RetainedFact`.
+    """
+
     model_config = ConfigDict(frozen=True)
 
     call_id: str
     kind: Literal["out_of_scope_item", "archived_item", "policy_denied_read", "leakage_canary"]
     detail: str
+
+
+class RetainedFact(BaseModel):
+    """A forgotten fact that reached the model at the probe (``retained_after_forget``), in its own scope.
+
+    Not a Host defect: the memory system (written by the agent, or holding
+    the fact in the probe's scope) still served what the user asked to forget.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    call_id: str | None = Field(description="The tool call that returned it; None: the prompt held it (pasted or injected)")
+    kind: Literal["archived_item", "forgotten_fact"] = Field(
+        description="archived_item: a scenario item stored archived; forgotten_fact: a forgotten canary's text")
+    detail: str = Field(description="The item id or the fact's text")
 
 
 class SampleScores(BaseModel):
@@ -121,6 +144,17 @@ class SampleScores(BaseModel):
     writes_rejected: int = Field(0, description="Save calls the memory system refused (status not ok)")
     forgets_requested: int = Field(0, description="Earlier sessions in which the user asked to forget something")
     forgets_done: int = Field(0, description="Of those, sessions whose write run made a forget call that ran (ok or not_found)")
+    # Forgetting as its own property (harness.score.forgetting).
+    retained_after_forget: list[RetainedFact] = Field(
+        default_factory=list, description="Forgotten facts that reached the model at the probe, by where")
+    answer_forgotten: list[str] = Field(default_factory=list, description="Forgotten facts repeated in the final answer")
+    forget_requests: int = Field(0, description="Earlier sessions whose user asked to forget something (every arm)")
+    forget_calls: int = Field(0, description="Forget calls of the write phase")
+    forgets_removed: int = Field(0, description="Forget calls that removed something (status ok)")
+    forgotten_facts: int = Field(0, description="The scenario's forgotten facts (forgotten canaries and archived-only leakage canaries)")
+    forget_notes: list[str] = Field(
+        default_factory=list, description="What went wrong with forgetting, in words (a forget under another name, "
+        "a request without a forget call)")
     written_holds_expected: bool | None = Field(None, description="The stored memory states the expected answer")
     retrieved_holds_expected: bool | None = Field(None, description="The probe's tool results state the expected answer")
     scores: list[Score] = Field(default_factory=list)

@@ -41,7 +41,7 @@ from typing import Any, Literal
 
 from harness.memo import by_identity
 from harness.records import SampleRecord, ToolCallLog
-from harness.scenarios import AnswerCheck, ItemSpec, Scenario
+from harness.scenarios import AnswerCheck, ItemSpec, Scenario, forget_request_sessions
 from harness.score.matching import check_answer, contains
 
 Stage = Literal["correct", "extraction", "retrieval", "answer"]
@@ -50,7 +50,6 @@ ORACLE_PAIRS: dict[str, str] = {"recall_extracted": "recall", "memory_document_e
 """Agent-written arm -> the arm reading the same store filled with the scenario's hand-extracted items."""
 
 _FORGET_TOOL = re.compile(r"forget|delete|remove|erase", re.IGNORECASE)
-_FORGET_REQUEST = re.compile(r"\b(forget|delete|erase)\b|\bdon'?t (remember|keep|save)\b", re.IGNORECASE)
 _TEXT_FIELDS = ("text", "content", "memory", "note", "fact", "value", "body", "entry")
 _FORGET_DONE = ("ok", "not_found")
 """A forget call that ran: it deleted the memory, or there was none to delete (nothing was saved)."""
@@ -170,9 +169,7 @@ def score_writes(record: SampleRecord, scenario: Scenario) -> dict[str, Any]:
         forgot = {
             s.session_id for s in record.write_phase.sessions if any(c.status in _FORGET_DONE and is_forget(c) for c in s.tool_calls)
         }
-        asked = {
-            s.id for s in scenario.sessions if any(t.role == "user" and _FORGET_REQUEST.search(t.content) for t in s.turns)
-        }
+        asked = set(forget_request_sessions(scenario.sessions))
         fields["forgets_requested"], fields["forgets_done"] = len(asked), len(asked & forgot)
         fields["written_holds_expected"] = _holds(written, check) if check is not None else None
     elif record.tools_offered or record.arm in ORACLE_PAIRS.values():

@@ -466,7 +466,7 @@ def test_tool_leaks_in_the_baseline_arm_fail_too() -> None:
     """Bug: tool leaks counted in the treatment arm only."""
     records, scenarios = paired_run(10, recall_right=10, history_right=2)
     leaky = next(r for r in records if r.arm == "history_only")
-    records[records.index(leaky)] = leaky.model_copy(update={"tool_calls": [tool_call(["it-pg-old"])]})
+    records[records.index(leaky)] = leaky.model_copy(update={"tool_calls": [tool_call(["it-other-ws"])]})
     assert _check(_verdict(records, scenarios), "no_tool_leakage")["passed"] is False
 
 
@@ -525,3 +525,36 @@ def test_only_undecided_checks_make_a_model_inconclusive_not_a_pass() -> None:
     records = [make_record(sc, arm="history_only", answer="I don't know."), make_record(sc, arm="recall")]
     v = _verdict(records, {sc.id: sc})
     assert v["per_model"][MODEL]["status"] == "inconclusive" and v["status"] == "inconclusive"
+
+
+def _forgetting_run(answer_forgotten: list[str], retained: int = 0):
+    """A paired run whose first recall sample's scenario asked to forget, with what came back."""
+    from harness.score import RetainedFact
+
+    records, scenarios = paired_run(6, recall_right=6, history_right=2)
+    scores = [score_sample(r, scenarios[r.scenario_id]) for r in records]
+    first = next(i for i, s in enumerate(scores) if s.arm == "recall")
+    scores[first] = scores[first].model_copy(update={
+        "forget_requests": 1, "forgotten_facts": 1, "answer_forgotten": answer_forgotten,
+        "retained_after_forget": [RetainedFact(call_id="c1", kind="forgotten_fact", detail=f"fact {i}") for i in range(retained)]})
+    return decide(aggregate(scores), [MODEL])
+
+
+def test_an_answer_repeating_a_forgotten_fact_fails_the_forgetting_check_with_nothing_retrieved() -> None:
+    """Bug: the check read only what the tools returned, so a forgotten fact said from elsewhere passed."""
+    check = _check(_forgetting_run(["Oberkampf"]), "no_retained_after_forget")
+    assert check["passed"] is False
+    assert check["reason"] == "retained after forget in recall: 0 retrievable, 1 answers (must be 0)"
+
+
+def test_a_retained_forgotten_fact_fails_the_forgetting_check_not_the_tool_leakage_check() -> None:
+    v = _forgetting_run([], retained=2)
+    assert _check(v, "no_retained_after_forget")["reason"] == "retained after forget in recall: 2 retrievable, 0 answers (must be 0)"
+    assert _check(v, "no_tool_leakage")["passed"] is True and v["status"] == "fail"
+
+
+def test_the_forgetting_check_is_there_only_when_some_scenario_asks_to_forget() -> None:
+    names = [c["name"] for c in decide(aggregate([score_sample(r, s) for r, s in (
+        (r, sc[r.scenario_id]) for records, sc in [paired_run(4, recall_right=4, history_right=1)] for r in records)]),
+        [MODEL])["per_model"][MODEL]["checks"]]
+    assert "no_retained_after_forget" not in names and len(names) == 4

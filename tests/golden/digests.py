@@ -31,7 +31,9 @@ Per sample it holds two SHA-256 digests: ``record`` (answer, stop reason,
 offered tools, transcript, model calls without latency, tool calls without
 timing) and ``cache_key`` (the response-cache key of the sample's first
 model call for a real model name, from the arm's messages and tool specs).
-Regenerate it only for an intended change of what an arm sends.
+Regenerate it only for an intended change of what an arm sends. The 16
+samples of the four ``forget-*`` scenarios were added later by ``records``
+on the code that added them (the arms unchanged), beside the 240 before.
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ def test_the_four_original_arms_send_what_they_sent_before_the_protocol(starter:
             expected = golden[f"{scenario.id}|{arm}|offline/reference|0"]["cache_key"]
             assert setup_cache_key(setup.messages, setup.tools) == expected, f"{scenario.id} {arm}"
             seen += 1
-    assert seen == len(golden) == 240
+    assert seen == len(golden) == 256
 
 
 def test_the_starter_suite_offline_results_are_identical_before_and_after_the_protocol(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

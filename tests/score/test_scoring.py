@@ -14,7 +14,8 @@ from harness.report.headlines import unsupported_by_kind
 from harness.runs.compare import is_regression
 from harness.scenarios.models import Scenario
 from harness.score.abstention import is_abstention
-from harness.score.disclosure import tool_leaks
+from harness.score.disclosure import tool_findings, tool_leaks
+from memory_tools import LifecycleState
 from harness.score.judge import JudgeVerdict, expected_facts
 from harness.score.matching import contains, f1_tokens, normalize_text, token_f1
 from harness.score.models import CLAIM_KINDS
@@ -177,10 +178,11 @@ def test_leak_inside_tool_result_is_caught_even_when_answer_is_right():
     assert sorted(x.kind for x in s.tool_leaks) == ["leakage_canary", "out_of_scope_item"]
 
 
-def test_archived_item_disclosed_by_tool_is_tool_leakage():
+def test_archived_item_of_the_probes_scope_disclosed_is_retained_after_forget_not_tool_leakage():
     sc = make_scenario()
     s = score_sample(make_record(sc, calls=[tool_call(["it-pg-old"])]), sc)
-    assert [x.kind for x in s.tool_leaks] == ["archived_item"]
+    assert s.tool_leaks == []
+    assert [(x.kind, x.detail, x.call_id) for x in s.retained_after_forget] == [("archived_item", "it-pg-old", "c1")]
 
 
 def test_any_disclosure_when_policy_denies_reads_is_tool_leakage():
@@ -554,12 +556,22 @@ def test_an_admitted_read_is_not_a_tool_leak() -> None:
     assert tool_leaks(make_record(sc, calls=[tool_call(["it-pg-version", "it-global"])]), sc) == []
 
 
-def test_archived_and_other_workspace_disclosures_are_tool_leaks() -> None:
+def test_other_workspace_disclosures_are_tool_leaks_and_archived_ones_retained() -> None:
     """Bug: the archived or the workspace comparison dropped from the disclosure check."""
     sc = make_scenario()
-    leaks = tool_leaks(make_record(sc, calls=[tool_call(["it-pg-old", "it-other-ws", "it-pg-version"])]), sc)
-    assert [(x.kind, x.detail) for x in leaks if x.kind != "leakage_canary"] == [
-        ("archived_item", "it-pg-old"), ("out_of_scope_item", "it-other-ws")]
+    leaks, retained = tool_findings(make_record(sc, calls=[tool_call(["it-pg-old", "it-other-ws", "it-pg-version"])]), sc)
+    assert [(x.kind, x.detail) for x in leaks if x.kind != "leakage_canary"] == [("out_of_scope_item", "it-other-ws")]
+    assert [(x.kind, x.detail) for x in retained] == [("archived_item", "it-pg-old")]
+
+
+def test_an_archived_item_of_another_workspace_is_a_tool_leak_not_retained() -> None:
+    """Bug: the archived check made before the scope check (a cross-scope leak hidden as a forgetting failure)."""
+    sc = make_scenario()
+    items = [item.model_copy(update={"state": LifecycleState.ARCHIVED}) if item.id == "it-other-ws" else item for item in sc.items]
+    sc = sc.model_copy(update={"items": items})
+    leaks, retained = tool_findings(make_record(sc, calls=[tool_call(["it-other-ws"])]), sc)
+    assert [(x.kind, x.detail) for x in leaks if x.kind != "leakage_canary"] == [("out_of_scope_item", "it-other-ws")]
+    assert retained == []
 
 
 def test_a_workspace_item_disclosed_to_a_probe_with_no_workspace_is_a_leak() -> None:

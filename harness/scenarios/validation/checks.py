@@ -14,6 +14,7 @@ from harness.scenarios.models import ItemSpec, Scenario, Session
 from harness.scenarios.problems import Finding
 from harness.scenarios.validation.expectations import check_category, check_expect, check_smells
 from harness.scenarios.validation.fields import Sessions, SharedIndex, field_of, list_field, valid_or_none
+from harness.scenarios.validation.forgetting import check_forgotten
 from harness.scenarios.validation.references import (
     check_history_ids,
     check_ids,
@@ -30,6 +31,7 @@ def check_scenario(scenario: Scenario) -> list[Finding]:
     """Every cross-field, store-rule and smell check of one valid scenario."""
     findings = check_data(scenario)
     findings.extend(check_smells(scenario))
+    findings.extend(check_forgotten(scenario))
     findings.extend(check_store_rules(scenario.items, scenario))
     return findings
 
@@ -104,4 +106,5 @@ def check_conversation_probe(data: Any, scenario: Scenario | None, shared: Share
     findings = check_probe_data(data, shared, blame_probe=True)
     if scenario is not None:
         findings.extend(check_smells(scenario, conversation=True))
+        findings.extend(check_forgotten(scenario))
     return findings

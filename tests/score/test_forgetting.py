@@ -1,0 +1,201 @@
+"""Forgetting as a measured property: a scripted writer that forgets correctly, under another name, or not at all.
+
+The writer is the scripted model (``tests/run/scripted_model.py``) driving
+the notes system of ``tests/run/write_phase_factories.py`` (save_note /
+forget_note by exact title, find_notes at the probe) through the real write
+phase and probe. What comes back after a forget is ``retained_after_forget``,
+never a tool-level leak, and the verdict says so in its own words.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import types  # noqa: E402
+
+from harness.analysis import VerdictConfig, aggregate, decide  # noqa: E402
+from harness.memory_systems import registry  # noqa: E402
+from harness.run.agent import ModelClient, ModelSettings  # noqa: E402
+from harness.run.retry import RetryPolicy  # noqa: E402
+from harness.run.sample import run_memory_sample  # noqa: E402
+from harness.scenarios import Scenario  # noqa: E402
+from harness.score import score_sample  # noqa: E402
+from harness.score.forgetting import forgetting_table, write_forgetting  # noqa: E402
+from tests.run.scripted_model import install_scripted, tool_call  # noqa: E402
+from tests.run.write_phase_factories import NotesSystem, _record  # noqa: E402
+
+ARM = "test_notes"
+ADDRESS_SENTENCE = "Send the freelance invoices to my home address, 14 Rue Oberkampf, 75011 Paris."
+
+
+def forgetting_scenario(*, canary_kind: str = "forgotten", archived_workspace: str | None = "ws-a") -> Scenario:
+    """An address given in one session of ws-a and withdrawn in a later one; the probe (ws-a) asks for it."""
+    items = [] if canary_kind == "forgotten" else [
+        {"id": "it-address", "content": "Home address: 14 Rue Oberkampf, 75011 Paris.", "kind": "identity",
+         "workspace": archived_workspace, "state": "archived", "keys": ["home address"],
+         "sources": [{"session": "s1", "turn": "t1"}], "role": "canary"}]
+    return Scenario.model_validate({
+        "id": "forget-test", "title": "Address", "category": "forgetting", "description": "An address withdrawn.",
+        "sessions": [
+            {"id": "s1", "workspace": "ws-a", "started_at": "2026-01-05T09:00:00Z",
+             "turns": [{"role": "user", "content": ADDRESS_SENTENCE}]},
+            {"id": "s2", "workspace": "ws-a", "started_at": "2026-02-05T09:00:00Z",
+             "turns": [{"role": "user", "content": "Please forget my home address."}]},
+        ],
+        "items": items,
+        "probe": {"workspace": "ws-a", "started_at": "2026-03-02T10:00:00Z", "message": "What is my home address?"},
+        "expect": {"abstain": True, "canaries": [{"text": "Oberkampf", "kind": canary_kind}]},
+    })
+
+
+def writer(save_title: str, forgets: bool = True):
+    """A scripted model: saves the address under ``save_title``, forgets "home address" when asked (if ``forgets``),
+    and at the probe searches, then repeats whatever address the search returned."""
+
+    def script(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+        names = {t["function"]["name"] for t in tools or []}
+        last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
+        answered = [m for m in messages[last_user + 1:] if m["role"] == "tool"]
+        if "save_note" in names:
+            if answered:
+                return {"content": "Done."}
+            transcript = messages[last_user]["content"]
+            if "Oberkampf" in transcript:
+                return {"tool_calls": [tool_call("save_note", json.dumps({"title": save_title, "text": ADDRESS_SENTENCE}))]}
+            if "forget my home address" in transcript and forgets:
+                return {"tool_calls": [tool_call("forget_note", json.dumps({"title": "home address"}))]}
+            return {"content": "Nothing to save."}
+        if "find_notes" in names and not answered:
+            return {"tool_calls": [tool_call("find_notes", json.dumps({"query": "home address"}))]}
+        found = " ".join(str(m.get("content")) for m in answered)
+        return {"content": "Your home address is 14 Rue Oberkampf." if "Oberkampf" in found else "I don't know your home address."}
+
+    return script
+
+
+@pytest.fixture()
+def notes(monkeypatch: pytest.MonkeyPatch):
+    system = NotesSystem()
+    system.arms = {ARM: "agent"}
+    entry = types.SimpleNamespace(name="notes", value="tests:notes", dist=None, load=lambda: system)
+    monkeypatch.setattr(registry.metadata, "entry_points", lambda group: [entry])
+    registry.plugin_arms.cache_clear()
+    yield system
+    registry.plugin_arms.cache_clear()
+
+
+def run_scripted(script, scn: Scenario, arm: str = ARM):
+    install_scripted(script)
+    client = ModelClient(retry=RetryPolicy(retries=0))
+    result = asyncio.run(run_memory_sample(arm, scn, client=client, settings=ModelSettings("scripted/writer", seed=1),
+                                           epoch=0, max_tool_rounds=4))
+    return score_sample(_record(result, scn, arm), scn)
+
+
+def _check(scores, name: str) -> dict[str, Any]:
+    verdict = decide(aggregate([scores]), [scores.model], VerdictConfig(treatment_arm=ARM))
+    return next(c for c in verdict["per_model"][scores.model]["checks"] if c["name"] == name)
+
+
+def test_a_writer_that_forgets_correctly_retains_nothing_and_passes_the_forgetting_check(notes) -> None:
+    scores = run_scripted(writer("home address"), forgetting_scenario())
+    assert (scores.forget_requests, scores.forget_calls, scores.forgets_removed, scores.forgotten_facts) == (1, 1, 1, 1)
+    assert scores.retained_after_forget == [] and scores.answer_forgotten == [] and scores.forget_notes == []
+    assert scores.tool_leaks == []
+    check = _check(scores, "no_retained_after_forget")
+    assert check["passed"] is True
+    assert check["reason"] == "retained after forget in test_notes: 0 retrievable, 0 answers (must be 0)"
+
+
+def test_a_forget_under_another_name_is_retained_after_forget_and_named_in_the_write_record(notes) -> None:
+    scores = run_scripted(writer("freelance invoices"), forgetting_scenario())
+    assert (scores.forget_calls, scores.forgets_removed) == (1, 0)
+    assert scores.forget_notes == ["forgot 'home address'; the fact was stored as 'freelance invoices'"]
+    assert [(r.kind, r.detail, r.call_id is not None) for r in scores.retained_after_forget] == [
+        ("forgotten_fact", "Oberkampf", True)]
+    assert scores.answer_forgotten == ["Oberkampf"]
+    assert [c.kind for c in scores.unsupported_claims] == ["forgotten", "answered_unanswerable"]
+    assert scores.tool_leaks == [] and scores.answer_leaks == []  # the Host returned what the system stored, in scope
+    reason = next(s.reason for s in scores.scores if s.name == "retained_after_forget")
+    assert "forgot 'home address'; the fact was stored as 'freelance invoices'" in reason
+    check = _check(scores, "no_retained_after_forget")
+    assert check["passed"] is False
+    assert check["reason"] == "retained after forget in test_notes: 1 retrievable, 1 answers (must be 0)"
+    leak_check = _check(scores, "no_tool_leakage")
+    assert leak_check["passed"] is True and leak_check["reason"] == "tool-level leaks 0 (Host defect when > 0; must be 0)"
+
+
+def test_a_writer_that_never_forgets_is_retained_after_forget_and_says_no_call_was_made(notes) -> None:
+    scores = run_scripted(writer("home address", forgets=False), forgetting_scenario())
+    assert (scores.forget_requests, scores.forget_calls, scores.forgets_removed) == (1, 0, 0)
+    assert scores.forget_notes == ["session s2 asked to forget; no forget call was made"]
+    assert [r.kind for r in scores.retained_after_forget] == ["forgotten_fact"] and scores.answer_forgotten == ["Oberkampf"]
+    assert scores.tool_leaks == []
+    check = _check(scores, "no_retained_after_forget")
+    assert check["passed"] is False and check["reason"].startswith("retained after forget in test_notes: 1 retrievable")
+
+
+def test_full_historys_repetition_of_a_forgotten_fact_counts_the_same_way(notes) -> None:
+    """The ceiling pastes the raw transcript: the withdrawn address is in its prompt, a privacy cost made visible."""
+    scores = run_scripted(writer("unused"), forgetting_scenario(), arm="full_history")
+    assert [(r.kind, r.detail, r.call_id) for r in scores.retained_after_forget] == [("forgotten_fact", "Oberkampf", None)]
+    assert scores.tool_leaks == []
+
+
+def test_a_leakage_canary_held_only_archived_in_the_probes_scope_is_a_forgotten_fact_not_a_leak(notes) -> None:
+    """The issue's case: the address kept as an archived canary; its return is a failure to forget, not a Host defect."""
+    scn = forgetting_scenario(canary_kind="leakage")
+    scores = run_scripted(writer("freelance invoices"), scn)
+    assert scores.tool_leaks == [] and scores.answer_leaks == []
+    assert scores.answer_forgotten == ["Oberkampf"] and scores.retained_after_forget
+    leak_check = _check(scores, "no_tool_leakage")
+    assert leak_check["reason"] == "tool-level leaks 0 (Host defect when > 0; must be 0)"
+
+
+def test_a_leakage_canary_archived_in_another_workspace_stays_a_leak(notes) -> None:
+    """Bug: every archived holder taken as forgetting, so a cross-scope disclosure lost its Host-defect name."""
+    scn = forgetting_scenario(canary_kind="leakage", archived_workspace="ws-b")
+    scores = run_scripted(writer("freelance invoices"), scn)
+    assert [x.kind for x in scores.tool_leaks] == ["leakage_canary"] and scores.answer_leaks == ["Oberkampf"]
+    assert scores.retained_after_forget == [] and scores.answer_forgotten == []
+
+
+def test_a_forget_that_removed_something_clears_only_its_own_scope(notes) -> None:
+    """Bug: an ok forget in one workspace dropped the same name saved in another from the stored set, hiding a note."""
+    from harness.records import SampleRecord, ToolCallLog, WritePhaseLog, WriteSessionLog
+
+    def call(name: str, args: dict[str, Any], status: str = "ok") -> ToolCallLog:
+        return ToolCallLog(round=0, call_id="c", name=name, arguments=json.dumps(args), status=status, result_text="{}",
+                           result_chars=2, result_tokens=1, storage_read=True, elapsed_s=0.0)
+
+    scn = forgetting_scenario()
+    phase = WritePhaseLog(sessions=[
+        WriteSessionLog(session_id="s1", workspace="ws-a", stop_reason="final_answer",
+                        tool_calls=[call("save_note", {"title": "invoices", "text": ADDRESS_SENTENCE})]),
+        WriteSessionLog(session_id="s0", workspace="ws-b", stop_reason="final_answer",
+                        tool_calls=[call("forget_note", {"title": "invoices"})]),
+        WriteSessionLog(session_id="s2", workspace="ws-a", stop_reason="final_answer",
+                        tool_calls=[call("forget_note", {"title": "home address"}, "not_found")]),
+    ])
+    record = SampleRecord(sample_id="x", scenario_id=scn.id, scenario_hash="h", category="forgetting", arm=ARM,
+                          model="m", epoch=0, seed=0, status="ok", final_answer="I don't know.",
+                          stop_reason="final_answer", write_phase=phase, started_at="t", wall_time_s=0.0)
+    fields = write_forgetting(record, scn)
+    assert (fields["forget_calls"], fields["forgets_removed"]) == (2, 1)
+    assert fields["forget_notes"] == ["forgot 'home address'; the fact was stored as 'invoices'"]
+
+
+def test_the_forgetting_table_has_no_write_counts_for_an_arm_without_a_write_phase(notes) -> None:
+    scn = forgetting_scenario()
+    rows = forgetting_table([run_scripted(writer("freelance invoices"), scn), run_scripted(writer("x"), scn, "full_history")],
+                            {ARM: "delete by exact title"}, arms=["full_history", ARM])
+    assert [(r["arm"], r["mechanism"], r["forget_calls"], r["forgets_removed"], r["retrievable"], r["disclosed"], r["notes"])
+            for r in rows] == [("full_history", "not declared", None, None, 1, 0, 0),
+                               (ARM, "delete by exact title", 1, 0, 1, 1, 1)]
