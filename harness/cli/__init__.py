@@ -336,13 +336,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cost-floor-usd", type=_usd, metavar="X",
                    help=f"... and exceeds X US dollars per sample or per correct answer (default {_f['cost_usd']:g})")
 
-    p = sub.add_parser("import", help="write a suite from a public benchmark file (LoCoMo, LongMemEval)",
+    p = sub.add_parser("import", help="write a suite from a public benchmark file (LoCoMo, LongMemEval) or logged transcripts",
                        description="Convert a benchmark's published JSON into conversation files; see docs/importers.md.")
-    p.add_argument("format", choices=["locomo", "longmemeval"], help="the benchmark the file comes from")
+    p.add_argument("format", choices=["locomo", "longmemeval", "transcripts"],
+                   help="the benchmark the file comes from, or transcripts: a team's logged conversations (JSONL, or a folder of session files)")
     p.add_argument("file", metavar="FILE", help="the published JSON file (locomo10.json, longmemeval_s_cleaned.json, ...)")
     p.add_argument("out", metavar="OUT", help="suite folder to write: new, empty, or an earlier import (replaced)")
     p.add_argument("--force", action="store_true", help="write even inside a git work tree (the data must never be committed)")
     p.add_argument("--limit", type=int, metavar="N", help="import only the first N samples or questions")
+    p.add_argument("--redact", action="append", default=[], metavar="REGEX",
+                   help="transcripts: also redact what this regex matches (repeatable; the secret patterns are always on)")
 
     p = sub.add_parser(
         "audit", help="list gold checks no answer could pass (absent from the conversation, glued words, split dates)",

@@ -21,6 +21,7 @@ from harness.scenarios.documents import read_yaml
 from harness.scenarios.hashing import scenario_hash
 from harness.scenarios.loading import Selection, SuiteLoad, discover, load_scenarios, load_suite, select
 from harness.scenarios.models import (
+    ID_PATTERN,
     SCENARIO_SCHEMA_VERSION,
     AnswerCheck,
     Canary,
@@ -54,6 +55,7 @@ from harness.scenarios.seeding import (
 )
 
 __all__ = [
+    "ID_PATTERN",
     "SCENARIO_SCHEMA_VERSION",
     "SUITE_JSON",
     "AnswerCheck",
