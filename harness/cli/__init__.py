@@ -192,6 +192,7 @@ def _add_view_parser(sub: Any) -> None:
     )
     p.add_argument("dir", nargs="?", default="reports", metavar="DIR", help="the folder holding run folders (default reports)")
     p.add_argument("--port", type=int, default=8765, metavar="N", help="port on 127.0.0.1 (default 8765; 0 picks a free one, printed)")
+    p.add_argument("--include-sensitive", action="store_true", help="also list and serve runs that hold real user data (run.json parameters.sensitive)")
 
 
 def _add_export_parser(sub: Any) -> None:
@@ -221,6 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("validate", help="check scenario files and suites; exit 1 on any error")
     p.add_argument("paths", nargs="*", default=["scenarios"], metavar="PATH", help="files or folders (default: scenarios)")
+    p.add_argument("--store", metavar="FILE", help="also check this memory-item store (SQLite or JSON export) and say what it gives each probe")
 
     p = sub.add_parser("list", help="list scenarios with category and tags")
     p.add_argument("paths", nargs="*", default=[DEFAULT_SUITE], metavar="PATH")
@@ -260,6 +262,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR", help="run folder (default reports/<timestamp>); one process writes it at a time")
     p.add_argument("--resume", metavar="DIR", help="complete an interrupted or failed run in DIR: re-runs missing and failed samples, appending (nothing is deleted)")
     p.add_argument("--no-cache", action="store_true", help="bypass the on-disk response cache")
+    p.add_argument("--store", metavar="FILE", help="seed the recall arms from this memory-item SQLite file (or its JSON export, docs/store-export.md), read-only, instead of the scenarios' items; the run is sensitive")
+    p.add_argument("--redact", action="append", default=[], metavar="REGEX", help="also redact what this regex matches in every scenario text before any model sees it (repeatable; the secret patterns are on in every sensitive run); the run is sensitive")
     p.add_argument("--cache-dir", metavar="DIR", help="response cache folder (default .recall-eval-cache)")
     p.add_argument("--judge-model", metavar="M", help="litellm model for rubric scenarios and the grounding judge, which lists unsupported specifics in every answer (optional)")
     p.add_argument("--judge-api-base", metavar="URL", help="endpoint of an OpenAI-compatible server for --judge-model (e.g. a local llama.cpp server); recorded in run.json, so --resume keeps it")
@@ -367,6 +371,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("dirs", nargs="+", metavar="DIR", help="a run folder, or a folder of run folders (repeatable)")
     p.add_argument("--out", metavar="FILE", default="history.html", help="the page to write (default history.html)")
+    p.add_argument("--include-sensitive", action="store_true",
+                   help="also chart runs that hold real user data (run.json parameters.sensitive; left out by default)")
     p.add_argument("--include-shards", action="store_true",
                    help="also show shard folders (run --shard I/N); left out by default, their merged run is the point")
     _exit_code_epilogs(parser, sub)
