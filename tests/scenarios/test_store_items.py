@@ -37,6 +37,16 @@ def test_a_store_file_is_read_without_changing_a_byte_or_adding_a_file(tmp_path:
     assert store.sha256 == before and store.schema_version == SCHEMA_VERSION
 
 
+def test_a_store_in_rollback_journal_mode_is_not_switched_to_wal_by_reading_it(tmp_path: Path) -> None:
+    path = write_store(tmp_path / "team.sqlite")
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode = DELETE")  # a store another tool copied or vacuumed: no WAL
+    db.close()
+    before, stat = digest(path), path.stat()
+    load_store(path)
+    assert digest(path) == before and path.stat().st_mtime_ns == stat.st_mtime_ns and side_files(path) == []
+
+
 def test_a_store_in_use_is_read_with_its_last_commits(tmp_path: Path) -> None:
     path = write_store(tmp_path / "team.sqlite")
     db = sqlite3.connect(path)  # an application holding the store open, a commit still in its WAL
