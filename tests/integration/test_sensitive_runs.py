@@ -135,3 +135,36 @@ def test_validate_with_a_store_says_what_each_probe_sees(sensitive: dict[str, Pa
     assert main(["validate", str(sensitive["suite"]), "--store", str(sensitive["store"])]) == 0
     out = capsys.readouterr().out
     assert "4 items, schema version 2" in out and "per probe 3-3 items created before it, 2-2 in its scope" in out
+
+
+def test_a_resumed_sensitive_run_keeps_its_store_redaction_and_cache(sensitive: dict[str, Path], tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(sensitive["run"], run)
+    store = shutil.copy(sensitive["store"], tmp_path / "team.sqlite")
+    manifest = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    manifest["parameters"]["store"]["path"] = str(store)
+    manifest["parameters"]["cache_dir"] = str(run / "cache")
+    (run / "run.json").write_text(json.dumps(manifest), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--resume", str(run), "--no-progress"]) in (0, 1)
+    parameters = _parameters(run)
+    assert parameters["sensitive"] and parameters["store"]["path"] == str(store)
+    assert parameters["redact"]["patterns"] == [r"\+1 555 \d{4}"] and parameters["cache_dir"] == str(run / "cache")
+    assert not (tmp_path / ".recall-eval-cache").exists()
+
+
+def test_resuming_over_a_store_that_changed_is_refused(sensitive: dict[str, Path], tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(sensitive["run"], run)
+    store = write_store(tmp_path / "other.sqlite")
+    manifest = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    manifest["parameters"]["store"]["path"] = str(store)
+    (run / "run.json").write_text(json.dumps(manifest), encoding="utf-8")
+    assert main(["run", "--resume", str(run), "--no-progress"]) == 2
+    assert "the store changed since" in capsys.readouterr().err
