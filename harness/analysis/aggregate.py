@@ -25,7 +25,9 @@ tools, ``retained_after_forget_count`` (distinct forgotten facts that reached
 the model at the probe, in its own scope) and ``answer_forgotten_rate``
 (answers repeating one) only when some scenario asks to forget; ``task_averaged_accuracy`` (category ``all``) is the mean of the
 categories' continuity accuracy. None of them is paired, tested or read by
-the verdict.
+the verdict. ``unlabelled_probes`` (the count of samples whose probe has no
+gold, ``expect.unlabelled``: continuity n/a, left out of continuity and
+over-abstention) is a row only when some sample is unlabelled.
 
 The scores become one numpy array per column (NaN = not applicable) and every
 group (model x arm x category) is a boolean mask over them: no pandas, so the
@@ -134,6 +136,9 @@ class _Columns:
         self.values["answered"] = np.where(np.isnan(abst), np.nan, 1.0 - abst)
         self.values["live_latency_s"] = np.where(self.cached, np.nan, self.values["latency_s"])
         self.tool_leaks = np.array(tool_leaks, dtype=np.int64)
+        #: Probes without gold (``expect.unlabelled``): no continuity, no over-abstention; counted apart.
+        self.unlabelled = np.array([s.outcome == "unlabelled" for s in scores], dtype=bool)
+        self.has_unlabelled = bool(self.unlabelled.any())
         self.out_of_scope = np.array([len(s.out_of_scope_attempts) for s in scores], dtype=np.int64)
         # Forgetting (harness.score.forgetting): distinct forgotten facts that reached the model at the probe, and
         # whether the answer repeated one; apart from the tool leaks, which cross scope or policy.
@@ -183,13 +188,16 @@ def _group_metrics(cols: _Columns, mask: np.ndarray, key: tuple[str, str, str],
     add("adherence_rate", ok, "adherence")
     add("unsupported_claim_rate", ok, "unsupported")
     add("abstention_rate_unanswerable", ok & cols.should_abstain, "abstained")
-    add("over_abstention_rate", ok & ~cols.should_abstain, "abstained")
+    add("over_abstention_rate", ok & ~cols.should_abstain & ~cols.unlabelled, "abstained")
     add("coverage", ok, "answered")
     add("selective_accuracy", ok & (cols.values["answered"] == 1.0), "correct")
     if cols.has_f1:  # informational, beside the exact checks; never paired nor in the verdict
         add("token_f1", ok, "token_f1")
         add("bleu1", ok, "bleu1")
     add("answer_leakage_rate", ok, "answer_leak")
+    if cols.has_unlabelled:  # logged traffic: how many samples continuity_accuracy's n leaves out, and why
+        out.append(_row(model, arm, category, "unlabelled_probes",
+                        stats.Interval(int((ok & cols.unlabelled).sum()), None, None, 0), int(mask.sum())))
     leaks = int(cols.tool_leaks[mask].sum())
     out.append(_row(model, arm, category, "tool_leakage_count", stats.Interval(leaks, None, None, 0),
                     int(mask.sum())))

@@ -237,7 +237,11 @@ def _missing(metrics: list[Mapping[str, Any]], model: str, cfg: VerdictConfig, c
         if row is None:
             missing = f"arm {arm!r} missing"
         elif row["value"] is None:
-            missing = missing or f"no scored samples in arm {arm!r} (all errors?)"
+            unlabelled = _find(metrics, model=model, arm=arm, category=category, metric="unlabelled_probes")
+            if unlabelled is not None and unlabelled["value"] and unlabelled["value"] == unlabelled["n"]:
+                missing = missing or f"every probe in arm {arm!r} is unlabelled (logged traffic, no gold): n/a"
+            else:
+                missing = missing or f"no scored samples in arm {arm!r} (all errors?)"
     return missing
 
 

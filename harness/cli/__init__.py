@@ -192,6 +192,7 @@ def _add_view_parser(sub: Any) -> None:
     )
     p.add_argument("dir", nargs="?", default="reports", metavar="DIR", help="the folder holding run folders (default reports)")
     p.add_argument("--port", type=int, default=8765, metavar="N", help="port on 127.0.0.1 (default 8765; 0 picks a free one, printed)")
+    p.add_argument("--include-sensitive", action="store_true", help="also list and serve runs that hold real user data (run.json parameters.sensitive)")
 
 
 def _add_export_parser(sub: Any) -> None:
@@ -221,6 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("validate", help="check scenario files and suites; exit 1 on any error")
     p.add_argument("paths", nargs="*", default=["scenarios"], metavar="PATH", help="files or folders (default: scenarios)")
+    p.add_argument("--store", metavar="FILE", help="also check this memory-item store (SQLite or JSON export) and say what it gives each probe")
 
     p = sub.add_parser("list", help="list scenarios with category and tags")
     p.add_argument("paths", nargs="*", default=[DEFAULT_SUITE], metavar="PATH")
@@ -260,6 +262,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR", help="run folder (default reports/<timestamp>); one process writes it at a time")
     p.add_argument("--resume", metavar="DIR", help="complete an interrupted or failed run in DIR: re-runs missing and failed samples, appending (nothing is deleted)")
     p.add_argument("--no-cache", action="store_true", help="bypass the on-disk response cache")
+    p.add_argument("--store", metavar="FILE", help="seed the recall arms from this memory-item SQLite file (or its JSON export, docs/store-export.md), read-only, instead of the scenarios' items; the run is sensitive")
+    p.add_argument("--redact", action="append", default=[], metavar="REGEX", help="also redact what this regex matches in every scenario text before any model sees it (repeatable; the secret patterns are on in every sensitive run); the run is sensitive")
     p.add_argument("--cache-dir", metavar="DIR", help="response cache folder (default .recall-eval-cache)")
     p.add_argument("--judge-model", metavar="M", help="litellm model for rubric scenarios and the grounding judge, which lists unsupported specifics in every answer (optional)")
     p.add_argument("--judge-api-base", metavar="URL", help="endpoint of an OpenAI-compatible server for --judge-model (e.g. a local llama.cpp server); recorded in run.json, so --resume keeps it")
@@ -336,13 +340,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cost-floor-usd", type=_usd, metavar="X",
                    help=f"... and exceeds X US dollars per sample or per correct answer (default {_f['cost_usd']:g})")
 
-    p = sub.add_parser("import", help="write a suite from a public benchmark file (LoCoMo, LongMemEval)",
+    p = sub.add_parser("import", help="write a suite from a public benchmark file (LoCoMo, LongMemEval) or logged transcripts",
                        description="Convert a benchmark's published JSON into conversation files; see docs/importers.md.")
-    p.add_argument("format", choices=["locomo", "longmemeval"], help="the benchmark the file comes from")
+    p.add_argument("format", choices=["locomo", "longmemeval", "transcripts"],
+                   help="the benchmark the file comes from, or transcripts: a team's logged conversations (JSONL, or a folder of session files)")
     p.add_argument("file", metavar="FILE", help="the published JSON file (locomo10.json, longmemeval_s_cleaned.json, ...)")
     p.add_argument("out", metavar="OUT", help="suite folder to write: new, empty, or an earlier import (replaced)")
     p.add_argument("--force", action="store_true", help="write even inside a git work tree (the data must never be committed)")
     p.add_argument("--limit", type=int, metavar="N", help="import only the first N samples or questions")
+    p.add_argument("--redact", action="append", default=[], metavar="REGEX",
+                   help="transcripts: also redact what this regex matches (repeatable; the secret patterns are always on)")
 
     p = sub.add_parser(
         "audit", help="list gold checks no answer could pass (absent from the conversation, glued words, split dates)",
@@ -364,6 +371,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("dirs", nargs="+", metavar="DIR", help="a run folder, or a folder of run folders (repeatable)")
     p.add_argument("--out", metavar="FILE", default="history.html", help="the page to write (default history.html)")
+    p.add_argument("--include-sensitive", action="store_true",
+                   help="also chart runs that hold real user data (run.json parameters.sensitive; left out by default)")
     p.add_argument("--include-shards", action="store_true",
                    help="also show shard folders (run --shard I/N); left out by default, their merged run is the point")
     _exit_code_epilogs(parser, sub)

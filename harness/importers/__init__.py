@@ -12,7 +12,10 @@ dropped and reported, and the gold audit of :mod:`harness.importers.audit`,
 which ``recall-eval audit SUITE`` runs on any suite). docs/importers.md
 describes the mapping and the rules.
 
-Public surface: :func:`run_import`, :class:`ImportResult`, :class:`ImporterError`,
+``recall-eval import transcripts FILE OUT`` reads a team's logged conversations
+instead (:func:`import_transcripts`, :mod:`harness.importers.transcripts`).
+
+Public surface: :func:`run_import`, :func:`import_transcripts`, :class:`ImportResult`, :class:`ImporterError`,
 :class:`FaultLog`, :func:`cli_import`, the audit (:func:`audit_suite`, :class:`AuditResult`,
 :func:`flagged_in_suites` for the report, :func:`cli_audit`); the converters
 :func:`harness.importers.locomo.convert_sample` and
@@ -45,7 +48,7 @@ from harness.importers.output import (
 )
 
 __all__ = ["AUDIT_KINDS", "FORMATS", "AuditResult", "FaultLog", "ImportResult", "ImporterError", "audit_suite",
-           "cli_audit", "cli_import", "flagged_in_suites", "run_import"]
+           "cli_audit", "cli_import", "flagged_in_suites", "import_transcripts", "run_import"]
 
 
 @dataclass(frozen=True)
@@ -174,10 +177,84 @@ def run_import(kind: str, source: Path, out: Path, *, force: bool = False, limit
     return ImportResult(out, tuple(files), info.conversations, info.probes, info.items, sha256, faults, audit)
 
 
+TRANSCRIPT_NOTES = (
+    "Logged traffic: one scenario per later session of a user in a workspace; its first user message is an "
+    "unlabelled probe (no gold; continuity n/a), its earlier sessions the group's sessions before it.",
+    "The assistant's logged reply is expect.logged_reply: a reference for a pairwise judge, never a gold answer.",
+    "SENSITIVE: these files hold real user data (secrets redacted); runs over them are marked sensitive.",
+)
+
+
+def import_transcripts(source: Path, out: Path, *, force: bool = False, redact: tuple[str, ...] = (),
+                       echo: Callable[[str], None] = print) -> ImportResult:
+    """Import logged conversations (:mod:`harness.importers.transcripts`) into the suite folder ``out``.
+
+    Args:
+        source: A JSONL file of messages, or a folder of one JSON file per session.
+        out: The suite folder to write (new, empty, or an earlier import).
+        force: Write even inside a git work tree.
+        redact: ``--redact`` patterns, applied after the default secret patterns.
+        echo: Where the figures and the fault summary go.
+
+    Raises:
+        ImporterError: the input breaks a rule that exits, a pattern does not compile, or ``out`` cannot be written.
+    """
+    from harness.importers import transcripts
+    from harness.importers.output import source_sha256
+    from harness.redaction import RedactionError, Redactor
+
+    try:
+        redactor = Redactor.build(redact)
+    except RedactionError as exc:
+        raise ImporterError(str(exc)) from None
+    if not source.exists():
+        raise ImporterError(f"{source}: no such file or folder; give a JSONL file of messages or a folder of "
+                            "session files")
+    sha256 = source_sha256(source)
+    faults = FaultLog()
+    stats = transcripts.TranscriptStats()
+    scenarios = list(transcripts.read_transcripts(source, faults, redactor, stats))  # every exit before a write
+    if not scenarios:
+        raise ImporterError(f"{source}: no probe: {stats.sessions} usable session(s) in {stats.groups} user/workspace "
+                            "group(s), and a probe needs a group with two sessions or more"
+                            + "".join(f"\n  {line}" for line in faults.lines()))
+    prepare_out(out, force=force)
+    info = SuiteInfo("transcripts", source, "the team's own data: keep it private", "", "", list(TRANSCRIPT_NOTES))
+    extra = {"sensitive": True, "redaction": {"default_patterns": True, "extra_patterns": list(redactor.extra),
+                                              "redacted": stats.redactions},
+             "transcripts": {"messages": stats.messages, "sessions": stats.sessions, "groups": stats.groups}}
+    write_provenance(out, info, faults, sha256, complete=False, extra=extra)
+    write_text(out / DEFAULTS, dump_yaml(transcripts.defaults()))
+    files = []
+    for data in scenarios:
+        path = out / _file_name(data["id"])
+        write_text(path, dump_yaml(data))
+        files.append(path)
+        info.conversations += 1
+        info.probes += 1
+        info.categories[data["category"]] = info.categories.get(data["category"], 0) + 1
+    write_provenance(out, info, faults, sha256, complete=True, extra=extra)
+    echo(f"imported {stats.messages} messages, {stats.sessions} sessions in {stats.groups} user/workspace groups: "
+         f"{info.probes} unlabelled probes from {source.name} (sha256 {sha256[:12]}...) into {out}")
+    echo(f"redacted: {stats.redactions} match(es) of the secret patterns"
+         + (f" and {len(redactor.extra)} --redact pattern(s)" if redactor.extra else "")
+         + "; the folder is sensitive (real user data): keep it out of version control")
+    for line in faults.lines():
+        echo(line)
+    return ImportResult(out, tuple(files), info.conversations, info.probes, 0, sha256, faults, AuditResult())
+
+
 def cli_import(args: argparse.Namespace) -> int:
     """``recall-eval import FORMAT FILE OUT``: 0 on success, 2 when the input or the output folder is refused."""
     try:
-        run_import(args.format, Path(args.file), Path(args.out), force=args.force, limit=args.limit)
+        if args.format == "transcripts":
+            if args.limit is not None:
+                raise ImporterError("--limit applies to locomo and longmemeval; a transcripts import reads every session")
+            import_transcripts(Path(args.file), Path(args.out), force=args.force, redact=tuple(args.redact or ()))
+        elif getattr(args, "redact", None):
+            raise ImporterError("--redact applies to transcripts (benchmark files hold no user data)")
+        else:
+            run_import(args.format, Path(args.file), Path(args.out), force=args.force, limit=args.limit)
     except ImporterError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

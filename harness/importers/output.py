@@ -54,6 +54,22 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def source_sha256(path: Path) -> str:
+    """SHA-256 of a source file, or of a folder's ``*.json`` files (each name, then its bytes, sorted by name)."""
+    if not path.is_dir():
+        return file_sha256(path)
+    digest = hashlib.sha256()
+    for file in sorted(p for p in path.iterdir() if p.is_file() and p.suffix == ".json"):
+        digest.update(file.name.encode("utf-8") + b"\0" + bytes.fromhex(file_sha256(file)))
+    return digest.hexdigest()
+
+
+def _size(path: Path) -> int:
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.iterdir() if p.is_file() and p.suffix == ".json")
+    return path.stat().st_size
+
+
 def git_work_tree(path: Path) -> Path | None:
     """The root of the git work tree holding ``path`` (which may not exist yet), or None."""
     current = path.resolve()
@@ -152,8 +168,11 @@ class SuiteInfo:
 
 
 def write_provenance(out: Path, info: SuiteInfo, faults: FaultLog, sha256: str, *, complete: bool,
-                     audit: AuditResult | None = None) -> None:
-    """Write ``_suite.json`` (machine-readable) and ``SUITE.md`` (for people) into ``out``, with the gold audit."""
+                     audit: AuditResult | None = None, extra: dict[str, Any] | None = None) -> None:
+    """Write ``_suite.json`` (machine-readable) and ``SUITE.md`` (for people) into ``out``, with the gold audit.
+
+    ``extra`` fields are added to ``_suite.json`` (a transcripts import: ``sensitive`` and its ``redaction``).
+    """
     record = {
         "schema_version": 1,
         "importer": info.importer,
@@ -163,7 +182,7 @@ def write_provenance(out: Path, info: SuiteInfo, faults: FaultLog, sha256: str, 
         "source": {
             "file": info.source.name,
             "sha256": sha256,
-            "bytes": info.source.stat().st_size,
+            "bytes": _size(info.source),
             "licence": info.licence,
             "licence_url": info.licence_url,
             "dataset_url": info.dataset_url,
@@ -176,6 +195,7 @@ def write_provenance(out: Path, info: SuiteInfo, faults: FaultLog, sha256: str, 
     }
     if audit is not None:
         record["audit"] = audit.as_json()
+    record.update(extra or {})
     write_text(out / SUITE_JSON, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
     lines = [
         f"# Imported suite: {info.importer}",

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.atomic import write_atomic
+from harness.redaction import REDACTED, contains_secret, redact_secrets  # noqa: F401 (re-exported)
 from harness.memory_systems.document import DocumentSettings
 from harness.memory_systems.document_format import (
     DOCUMENT_HEADING,
@@ -57,48 +58,8 @@ EXTRACT_TOOL = "extract_memory"
 MAX_CONTENT_CHARS = 2_000
 MAX_TAGS = 16
 MAX_TAG_CHARS = 64
-REDACTED = "[REDACTED]"
 DAY_MS = 86_400_000
 
-# Each pattern matches one secret; a group named ``keep`` is kept (the label of an assignment).
-_SECRET_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
-    re.compile(pattern, re.IGNORECASE if ignore_case else 0)
-    for pattern, ignore_case in (
-        (r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", False),
-        (r"\bsk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}", False),  # OpenAI, Anthropic
-        (r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}", False),  # Stripe
-        (r"\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{30,}", False),  # GitHub
-        (r"\bglpat-[A-Za-z0-9_\-]{20,}", False),  # GitLab
-        (r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", False),  # Slack
-        (r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", False),  # AWS access key id
-        (r"\bAIza[0-9A-Za-z_\-]{35}", False),  # Google API key
-        (r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", False),  # JWT
-        (r"(?P<keep>\bBearer\s+)[A-Za-z0-9._~+/\-]{12,}=*", True),
-        (r"(?P<keep>://[^/\s:@]+:)[^@\s/]+(?=@)", False),  # credentials in a URL
-        (
-            r"(?P<keep>\b[A-Za-z0-9_.\-]*(?:api[_\-]?key|secret|token|passwd|password|pwd|access[_\-]?key|"
-            r"client[_\-]?secret|auth)[A-Za-z0-9_.\-]*[\"']?\s*(?:[:=]|\bis\b)\s*[\"']?)[^\s\"',;]{6,}",
-            True,
-        ),
-    )
-)
-
-
-def redact_secrets(text: str) -> str:
-    """``text`` with every API key, token, password assignment and private key block replaced by ``[REDACTED]``.
-
-    Example:
-        >>> redact_secrets("deploy with OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstu and port 5174")
-        'deploy with OPENAI_API_KEY=[REDACTED] and port 5174'
-    """
-    for pattern in _SECRET_PATTERNS:
-        text = pattern.sub(lambda m: (m.groupdict().get("keep") or "") + REDACTED, text)
-    return text
-
-
-def contains_secret(text: str) -> bool:
-    """True when ``text`` holds something :func:`redact_secrets` removes (redaction is idempotent)."""
-    return redact_secrets(text) != text
 
 
 def extract_tool_registered(settings: DocumentSettings, *, incognito: bool) -> bool:

@@ -8,7 +8,7 @@ recall-vs-history comparison say nothing about memory). Order: leads first
 
 Codes: ``incomplete``, ``errors``, ``low_tool_use``, ``offline_baseline``,
 ``below_mde``, ``protocol``, ``not_judged``, ``no_relevant_item`` (suites with a
-protocol), ``suite_incomplete``, ``unjudged_rubric``, ``cached``, ``unusable_lines``,
+protocol), ``suite_incomplete``, ``unlabelled`` (probes without gold), ``unjudged_rubric``, ``cached``, ``unusable_lines``,
 ``duplicates``, ``foreign``, ``out_of_scope_attempts`` (the model asked for
 other workspaces' items and the Host refused: refused reads are evidence of
 an attack, and that the gate held); ``gold_audit`` is added by :mod:`harness.report.build` (the suite's import audit).
@@ -114,6 +114,12 @@ def _tool_use_notes(rows: Sequence[Mapping[str, Any]], cfg: VerdictConfig) -> tu
     return leads, notes
 
 
+def _unlabelled_count(metrics: Sequence[Mapping[str, Any]]) -> int:
+    """Samples of unlabelled probes over every model and arm (the ``unlabelled_probes`` rows of category all)."""
+    return sum(int(r.get("value") or 0) for r in metrics
+               if r.get("metric") == "unlabelled_probes" and r.get("category") == "all")
+
+
 def _protocol_notes(protocol: Mapping[str, Any]) -> list[tuple[str, str]]:
     """What a reader of a suite with a protocol must know: what the headline is, what is apart, what went unjudged."""
     out = [("protocol", f"the suite's protocol decides the headline: {protocol.get('description')}; the verdict's "
@@ -187,6 +193,11 @@ def headlines(summary: Mapping[str, Any], *, health: RunHealth, inputs: ReportIn
     protocol = summary.get("protocol")
     if protocol:
         notes += [(code, text) for code, text in _protocol_notes(protocol)]
+    unlabelled = _unlabelled_count(summary.get("metrics") or [])
+    if unlabelled:
+        notes.append(("unlabelled", f"{unlabelled} sample(s) answer unlabelled probes (logged traffic, no gold): "
+                                    "continuity n/a for them, left out of every accuracy and of over-abstention; "
+                                    "unsupported claims, leakage and costs count as for any sample"))
     if unjudged_rubric:
         notes.append(("unjudged_rubric", f"{unjudged_rubric} rubric scenario(s) went unjudged (no --judge-model): "
                                          "scored by their patterns only"))

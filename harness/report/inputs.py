@@ -36,7 +36,7 @@ def load_named_scenarios(manifest: RunManifest, ids: Iterable[str]) -> dict[str,
     Raises:
         ScenarioLoadError: a named scenario does not load.
     """
-    from harness.scenarios import ScenarioError, load_scenarios
+    from harness.scenarios import ScenarioError, StoreError, load_scenarios, prepare_run_scenarios
 
     wanted = sorted(set(ids))
     if not wanted:
@@ -46,6 +46,10 @@ def load_named_scenarios(manifest: RunManifest, ids: Iterable[str]) -> dict[str,
     except ScenarioError as exc:
         problems = "; ".join(str(p) for p in exc.problems[:5])
         raise ScenarioLoadError(f"cannot load the run's scenarios {manifest.scenario_paths}: {exc} {problems}") from None
+    try:  # the run's --store items and redaction (run.json's parameters): score exactly what ran
+        loaded = prepare_run_scenarios(loaded, manifest.parameters)
+    except StoreError as exc:
+        raise ScenarioLoadError(f"cannot load the run's store: {exc}") from None
     return {s.id: s for s in loaded}
 
 

@@ -108,6 +108,13 @@ class RunOptions:
     sample_ids: list[str] = field(default_factory=list)
     #: ``--rerun-failing RUN``: the run re-run and what counted as wrong there (None: not a re-run).
     rerun_of: dict[str, Any] | None = None
+    #: ``--store FILE``: what run.json records of the team's store seeding the recall arms (None: the scenarios' items).
+    store: dict[str, Any] | None = None
+    #: The run holds real user data (a sensitive suite, ``--store`` or ``--redact``): redacted, cache kept inside.
+    sensitive: bool = False
+    #: ``--redact`` patterns (a sensitive run also applies the secret patterns) and how many matches they replaced.
+    redact: tuple[str, ...] = ()
+    redacted: int = 0
 
     def parameters(self) -> dict[str, Any]:
         """What the manifest records beside its own fields (never environment values)."""
@@ -129,7 +136,19 @@ class RunOptions:
             **self._scale_parameters(),
             **_incomplete_suites(self.scenario_paths),
             **self._selection_parameters(),
+            **self._privacy_parameters(),
         }
+
+    def _privacy_parameters(self) -> dict[str, Any]:
+        """``sensitive``, ``redact`` and ``store``, recorded only when the run holds real user data."""
+        if not self.sensitive:
+            return {}
+        out: dict[str, Any] = {"sensitive": True,
+                               "redact": {"default_patterns": True, "patterns": list(self.redact),
+                                          "redacted": self.redacted}}
+        if self.store is not None:
+            out["store"] = dict(self.store)
+        return out
 
     def incomplete_suites(self) -> list[str]:
         """Problems of imported suites among the scenarios whose ``_suite.json`` says ``complete: false``."""
@@ -276,8 +295,42 @@ def _incomplete_suites(paths: list[str]) -> dict[str, Any]:
     return {"incomplete_suites": files} if files else {}
 
 
-def _load(values: dict[str, Any]) -> tuple[list[Scenario], dict[str, str]]:
-    from harness.scenarios import load_scenarios, scenario_hash
+def _privacy(args: Any, values: dict[str, Any], previous: RunManifest | None) -> dict[str, Any]:
+    """``--store``, ``--redact`` and whether the run is sensitive (a resumed run keeps its own; flags may not change them)."""
+    from harness.redaction import RedactionError, Redactor
+    from harness.scenarios import StoreError, load_store, sensitive_suites
+
+    stored = previous.parameters if previous else {}
+    store_path = getattr(args, "store", None)
+    patterns = tuple(getattr(args, "redact", None) or ())
+    if previous is not None:
+        recorded = (stored.get("store") or {}).get("path")
+        if store_path and (recorded is None or _absolute(store_path) != recorded):
+            raise RunOptionsError(f"--store {store_path} conflicts with the run being resumed (store {recorded}); drop --store")
+        if patterns and list(patterns) != (stored.get("redact") or {}).get("patterns"):
+            raise RunOptionsError("--redact conflicts with the run being resumed (its patterns are in run.json); drop --redact")
+        store_path = recorded
+        patterns = tuple((stored.get("redact") or {}).get("patterns") or ())
+    try:
+        Redactor.build(patterns)
+    except RedactionError as exc:
+        raise RunOptionsError(str(exc)) from None
+    store = None
+    if store_path:
+        try:
+            store = load_store(store_path)
+        except StoreError as exc:
+            raise RunOptionsError(str(exc)) from None
+        if previous is not None and (stored.get("store") or {}).get("sha256") not in (None, store.sha256):
+            raise RunOptionsError(f"--store {store_path}: the store changed since {previous.run_id} started (another "
+                                  "sha256); resuming would mix stores. Start a new run.")
+    sensitive = bool(store or patterns or stored.get("sensitive") or sensitive_suites(values["scenario_paths"]))
+    return {"store": store, "redact": patterns, "sensitive": sensitive}
+
+
+def _load(values: dict[str, Any], privacy: dict[str, Any] | None = None) -> tuple[list[Scenario], dict[str, str]]:
+    from harness.redaction import Redactor
+    from harness.scenarios import load_scenarios, redact_scenarios, scenario_hash, with_store
 
     for path in values["scenario_paths"]:
         if not Path(path).exists():
@@ -300,6 +353,10 @@ def _load(values: dict[str, Any]) -> tuple[list[Scenario], dict[str, str]]:
         raise RunOptionsError(f"--filter {unmatched[0]!r} matches no scenario id"
                               + (" among those the other filters keep" if categories or tags else "")
                               + _misspelt(unmatched) + "; fix or drop it")
+    if privacy and privacy["store"] is not None:  # as harness.scenarios.prepare_run_scenarios does for the report
+        scenarios = with_store(scenarios, privacy["store"])
+    if privacy and privacy["sensitive"]:
+        scenarios, privacy["redacted"] = redact_scenarios(scenarios, Redactor.build(privacy["redact"]))
     return scenarios, {s.id: scenario_hash(s) for s in scenarios}
 
 
@@ -370,7 +427,8 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         values = {k: given[k] if given[k] is not None else defaults[k] for k in defaults}
         api_base = args.api_base
     _check_values(values)
-    scenarios, hashes = _load(values)
+    privacy = _privacy(args, values, previous)
+    scenarios, hashes = _load(values, privacy)
     scenarios, hashes = _selection(narrow_scenarios, scenarios, hashes, values)
     values["sample_ids"] = selected(values["sample_ids"], set(hashes))
     scale = _scale_values(args, values, previous, api_base)
@@ -381,7 +439,11 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         api_base=api_base,
         # a resumed run keeps its cache choice unless the flags say otherwise
         use_cache=not args.no_cache and bool(previous.parameters.get("cache", True) if previous else True),
-        cache_dir=Path(args.cache_dir or (previous.parameters.get("cache_dir") if previous else None) or DEFAULT_CACHE_DIR),
+        cache_dir=_cache_dir(args, previous, run_dir, privacy["sensitive"]),
+        sensitive=privacy["sensitive"],
+        store=privacy["store"].record() if privacy["store"] is not None else None,
+        redact=privacy["redact"],
+        redacted=int(privacy.get("redacted") or 0),
         judge_model=args.judge_model or (previous.parameters.get("judge_model") if previous else None),
         judge_api_base=getattr(args, "judge_api_base", None) or (previous.parameters.get("judge_api_base") if previous else None),
         judge_preset=getattr(args, "judge_preset", None) or (previous.parameters.get("judge_preset") if previous else None),
@@ -401,6 +463,26 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
     if options.sample_ids:
         manifest = manifest.model_copy(update={"sample_count": len(options.sample_ids)})
     return options, scenarios, hashes, manifest
+
+
+SENSITIVE_CACHE = "cache"
+"""A sensitive run's response cache: this folder inside its run folder, so no text of it is written elsewhere."""
+
+
+def _cache_dir(args: Any, previous: RunManifest | None, run_dir: Path, sensitive: bool) -> Path:
+    """The response cache folder: ``--cache-dir``, the resumed run's, the default; inside the run folder when sensitive.
+
+    Raises:
+        RunOptionsError: a sensitive run is given a ``--cache-dir`` outside its run folder.
+    """
+    chosen = args.cache_dir or (previous.parameters.get("cache_dir") if previous else None)
+    if not sensitive:
+        return Path(chosen or DEFAULT_CACHE_DIR)
+    inside = run_dir / SENSITIVE_CACHE
+    if args.cache_dir and not Path(args.cache_dir).resolve().is_relative_to(run_dir.resolve()):
+        raise RunOptionsError(f"--cache-dir {args.cache_dir}: this run holds real user data (sensitive), so its response "
+                              f"cache stays inside its run folder ({inside}); drop --cache-dir, or --no-cache")
+    return Path(chosen) if chosen and Path(chosen).resolve().is_relative_to(run_dir.resolve()) else inside
 
 
 def _scale_values(args: Any, values: dict[str, Any], previous: RunManifest | None, api_base: str | None) -> dict[str, Any]:

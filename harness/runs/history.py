@@ -138,7 +138,28 @@ def _manifest_facts(run: Path) -> dict[str, Any]:
     ids = data.get("scenario_ids") if isinstance(data.get("scenario_ids"), list) else None
     shard = data.get("shard") if isinstance(data.get("shard"), dict) else None
     return {"suite": ", ".join(Path(str(p)).name for p in paths), "scenarios": len(ids) if ids is not None else None,
-            "shard": f"{shard.get('index')}/{shard.get('count')}" if shard else None}
+            "shard": f"{shard.get('index')}/{shard.get('count')}" if shard else None,
+            "sensitive": _sensitive_manifest(data)}
+
+
+def _sensitive_manifest(data: Any) -> bool:
+    parameters = data.get("parameters") if isinstance(data, dict) else None
+    return isinstance(parameters, dict) and parameters.get("sensitive") is True
+
+
+def is_sensitive_run(run: Path, *, unreadable: bool = True) -> bool:
+    """``run/run.json`` says the run holds real user data (``parameters.sensitive``; see :mod:`harness.scenarios.privacy`).
+
+    An unreadable ``run.json`` counts as ``unreadable`` says: sensitive by default (when in doubt, serve nothing
+    of it); the viewer's index still lists it as a row saying it is unreadable, which shows none of its text.
+    """
+    try:
+        data = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return False
+    except (OSError, ValueError):
+        return unreadable
+    return _sensitive_manifest(data)
 
 
 def find_runs(paths: Sequence[str | Path]) -> list[Path]:
@@ -163,14 +184,19 @@ def find_runs(paths: Sequence[str | Path]) -> list[Path]:
     return list(found)
 
 
-def read_points(runs: Iterable[Path], *, include_shards: bool = False) -> tuple[list[RunPoint], list[str]]:
+def read_points(runs: Iterable[Path], *, include_shards: bool = False,
+                include_sensitive: bool = False) -> tuple[list[RunPoint], list[str]]:
     """Each run's point, oldest first (by start time, then id), and warnings for runs left out.
 
-    Shard folders are left out (one warning counting them) unless ``include_shards``.
+    Shard folders are left out (one warning counting them) unless ``include_shards``; runs holding real user data
+    (``run.json`` ``parameters.sensitive``) unless ``include_sensitive``.
     """
-    points, warnings, shards = [], [], []
+    points, warnings, shards, sensitive = [], [], [], []
     for run in runs:
         facts = _manifest_facts(run)
+        if (facts.get("sensitive") or (not facts and is_sensitive_run(run))) and not include_sensitive:
+            sensitive.append(run)
+            continue
         if facts.get("shard") and not include_shards:
             shards.append(run)
             continue
@@ -199,6 +225,9 @@ def read_points(runs: Iterable[Path], *, include_shards: bool = False) -> tuple[
         names = ", ".join(str(p) for p in shards[:3]) + (f" and {len(shards) - 3} more" if len(shards) > 3 else "")
         warnings.append(f"{len(shards)} shard folder(s) left out (their merged run is the point; "
                         f"--include-shards shows them): {names}")
+    if sensitive:
+        warnings.append(f"{len(sensitive)} sensitive run folder(s) left out (they hold real user data; "
+                        "--include-sensitive shows them)")
     points.sort(key=lambda p: (p.started_at, p.run_id))
     return points, warnings
 
@@ -346,14 +375,16 @@ def cli_history(args: Any) -> int:
 
     out = Path(args.out)
     try:
-        points, warnings = read_points(find_runs(args.dirs), include_shards=bool(getattr(args, "include_shards", False)))
+        points, warnings = read_points(find_runs(args.dirs), include_shards=bool(getattr(args, "include_shards", False)),
+                                       include_sensitive=bool(getattr(args, "include_sensitive", False)))
     except HistoryError as exc:
         print(f"recall-eval history: {exc}", file=sys.stderr)
         return 2
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if not points:
-        print("recall-eval history: no run with a summary.json; build the reports first (`recall-eval report DIR`)",
+        print("recall-eval history: no run with a summary.json; build the reports first (`recall-eval report DIR`)"
+              + ("" if getattr(args, "include_sensitive", False) else " (sensitive runs need --include-sensitive)"),
               file=sys.stderr)
         return 2
     try:

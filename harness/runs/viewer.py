@@ -125,9 +125,12 @@ def read_row(root: Path, run_dir: Path) -> RunRow:
     )
 
 
-def index_rows(root: Path) -> list[dict[str, Any]]:
-    """Every run below ``root`` as JSON-ready rows, newest first."""
-    rows = [asdict(read_row(root, run_dir)) for run_dir in find_run_folders(root)]
+def index_rows(root: Path, *, include_sensitive: bool = False) -> list[dict[str, Any]]:
+    """Every run below ``root`` as JSON-ready rows, newest first; sensitive runs only when ``include_sensitive``."""
+    from harness.runs.history import is_sensitive_run
+
+    rows = [asdict(read_row(root, run_dir)) for run_dir in find_run_folders(root)
+            if include_sensitive or not is_sensitive_run(run_dir, unreadable=False)]
     return sorted(rows, key=lambda r: (r["started_at"], r["path"]), reverse=True)
 
 
@@ -142,16 +145,32 @@ def inside(root: Path, rel: str) -> Path | None:
 class Viewer:
     """What the request handler serves: the index, the run folders' files, compare and history pages."""
 
-    def __init__(self, root: Path, cache: Path) -> None:
+    def __init__(self, root: Path, cache: Path, *, include_sensitive: bool = False) -> None:
         self.root = root.resolve()
         self.cache = cache
+        self.include_sensitive = include_sensitive
         self._lock = threading.Lock()
+
+    def hidden(self, path: Path) -> bool:
+        """``path`` lies in a sensitive run folder and the viewer was not asked to show those."""
+        from harness.runs.history import is_sensitive_run
+
+        if self.include_sensitive:
+            return False
+        for folder in (path, *path.parents):
+            if folder == self.root.parent or not folder.is_relative_to(self.root):
+                break
+            if (folder / "run.json").is_file():
+                return is_sensitive_run(folder)
+        return False
 
     def run_folder(self, rel: str) -> Path:
         """A run folder named by the query, below the root and holding a report to compare."""
         path = inside(self.root, rel)
-        if path is None or not (path / "run.json").is_file():
-            raise ViewError(f"{rel!r} is not a run folder below {self.root}")
+        if path is None or not (path / "run.json").is_file() or self.hidden(path):
+            raise ViewError(f"{rel!r} is not a run folder below {self.root}"
+                            + (" (a sensitive run: start the viewer with --include-sensitive)"
+                               if path is not None and self.hidden(path) else ""))
         if not ((path / "summary.json").is_file() and (path / "scores.jsonl").is_file()):
             raise ViewError(f"{rel}: no report yet (summary.json, scores.jsonl); build it with `recall-eval report {path}`")
         return path
@@ -164,7 +183,7 @@ class Viewer:
         with self._lock:  # one build at a time: two tabs asking for the same pair build it once each, not interleaved
             cmp = compare_runs(run_a, run_b)
             page = render_compare(cmp, self.root, force=not cmp.comparable)
-        self._keep(f"compare-{_digest(a, b)}.html", page)
+        self._keep(f"compare-{_digest(a, b)}.html", page, run_a, run_b)
         return page
 
     def history_page(self) -> str:
@@ -174,13 +193,21 @@ class Viewer:
         if not runs:
             raise ViewError(f"no run below {self.root} has a report yet")
         with self._lock:
-            points, warnings = read_points(runs)
+            points, warnings = read_points(runs, include_sensitive=self.include_sensitive)
             page = render_history(points, self.root, warnings)
-        self._keep("history.html", page)
+        self._keep("history.html", page, *(p.path for p in points))
         return page
 
-    def _keep(self, name: str, page: str) -> None:
-        """The built page, also written to the viewer's own folder (never a run folder), for a look afterwards."""
+    def _keep(self, name: str, page: str, *runs: Path) -> None:
+        """The built page, also written to the viewer's own folder (never a run folder), for a look afterwards.
+
+        Not when it shows a sensitive run: that folder is outside the run folders, and a sensitive run's text is
+        written nowhere but its own folder (the page is still served from memory).
+        """
+        from harness.runs.history import is_sensitive_run
+
+        if any(is_sensitive_run(run) for run in runs):
+            return
         (self.cache / name).write_text(page, encoding="utf-8")
 
 
@@ -227,7 +254,8 @@ def _handler(viewer: Viewer) -> type[BaseHTTPRequestHandler]:
                 if url.path == "/":
                     self._send(HTTPStatus.OK, INDEX_PAGE.encode("utf-8"), "text/html; charset=utf-8")
                 elif url.path == "/_runs.json":
-                    body = json.dumps({"root": str(viewer.root), "runs": index_rows(viewer.root)}).encode("utf-8")
+                    rows = index_rows(viewer.root, include_sensitive=viewer.include_sensitive)
+                    body = json.dumps({"root": str(viewer.root), "runs": rows}).encode("utf-8")
                     self._send(HTTPStatus.OK, body, "application/json")
                 elif url.path == "/_compare":
                     page = viewer.compare_page(query.get("a", ""), query.get("b", ""))
@@ -245,6 +273,10 @@ def _handler(viewer: Viewer) -> type[BaseHTTPRequestHandler]:
             path = inside(viewer.root, rel)
             if path is not None and path.is_dir():
                 path = path / "index.html"
+            if path is not None and viewer.hidden(path):
+                self._text(HTTPStatus.NOT_FOUND, f"not found: {rel} (a sensitive run: start the viewer with "
+                                                 "--include-sensitive)")
+                return
             if path is None or not path.is_file():
                 self._text(HTTPStatus.NOT_FOUND, f"not found: {rel}")
                 return
@@ -256,7 +288,8 @@ def _handler(viewer: Viewer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def make_server(root: Path, port: int = DEFAULT_PORT, cache: Path | None = None) -> ThreadingHTTPServer:
+def make_server(root: Path, port: int = DEFAULT_PORT, cache: Path | None = None, *,
+                include_sensitive: bool = False) -> ThreadingHTTPServer:
     """A server of ``root`` on 127.0.0.1:``port`` (0: a free port; ``server.server_address`` says which).
 
     Raises:
@@ -268,7 +301,7 @@ def make_server(root: Path, port: int = DEFAULT_PORT, cache: Path | None = None)
     own = cache is None
     cache = Path(tempfile.mkdtemp(prefix="recall-eval-view-")) if cache is None else cache
     try:
-        server = _Server(("127.0.0.1", port), _handler(Viewer(root, cache)))
+        server = _Server(("127.0.0.1", port), _handler(Viewer(root, cache, include_sensitive=include_sensitive)))
     except OSError as exc:
         if own:
             shutil.rmtree(cache, ignore_errors=True)
@@ -293,13 +326,15 @@ def cli_view(args: Any) -> int:
     """``recall-eval view [DIR] [--port N]``: serve until Ctrl-C (0); 2 when it cannot start."""
     root = Path(args.dir)
     try:
-        server = make_server(root, args.port)
+        server = make_server(root, args.port, include_sensitive=bool(getattr(args, "include_sensitive", False)))
     except ViewError as exc:
         print(f"recall-eval view: {exc}", file=sys.stderr)
         return 2
     host, port = server.server_address[:2]
-    count = sum(1 for _ in find_run_folders(root))
-    print(f"serving {count} run(s) below {root.resolve()} at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
+    count = len(index_rows(root, include_sensitive=bool(getattr(args, "include_sensitive", False))))
+    hidden = sum(1 for _ in find_run_folders(root)) - count
+    print(f"serving {count} run(s) below {root.resolve()} at http://{host}:{port}/ (Ctrl-C stops)"
+          + (f"; {hidden} sensitive run(s) hidden (--include-sensitive shows them)" if hidden else ""), flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -11,6 +11,7 @@ these names):
 - :func:`discover`, :func:`load_scenarios`, :func:`load_suite` with a :class:`Selection`,
   :func:`scenario_hash` (``loading.py``);
 - :class:`ScenarioError` with :class:`Problem` records (``problems.py``; the checks are ``validation/``);
+- :func:`load_store`, :func:`with_store` (``store_items.py``): a team's real store as every scenario's items (``--store``);
 - :func:`seed_store`, :func:`open_seeded_store`, :func:`item_input`, :class:`StoreTemplates` (``seeding.py``) and :func:`sessions_in_scope`;
 - :func:`incomplete_suites`: imported suites whose ``_suite.json`` says ``complete: false`` (``provenance.py``);
 - :class:`Protocol` (a suite's headline, recent history and category order, ``protocol.py``) and :func:`recent_sessions`;
@@ -23,6 +24,7 @@ from harness.scenarios.forgetting import FORGET_REQUEST, forget_request_sessions
 from harness.scenarios.hashing import scenario_hash
 from harness.scenarios.loading import Selection, SuiteLoad, discover, load_scenarios, load_suite, select
 from harness.scenarios.models import (
+    ID_PATTERN,
     SCENARIO_SCHEMA_VERSION,
     AnswerCheck,
     Canary,
@@ -45,6 +47,16 @@ from harness.scenarios.models import (
 from harness.scenarios.problems import Problem, ScenarioError
 from harness.scenarios.protocol import Protocol, RecentHistory
 from harness.scenarios.provenance import SUITE_JSON, incomplete_suites
+from harness.scenarios.privacy import prepare_run_scenarios, redact_scenarios, sensitive_suites
+from harness.scenarios.store_items import (
+    EXPORT_FORMAT,
+    StoreError,
+    StoreItems,
+    export_document,
+    load_store,
+    visible_counts,
+    with_store,
+)
 from harness.scenarios.seeding import (
     StoreTemplates,
     item_input,
@@ -60,6 +72,17 @@ __all__ = [
     "forget_request_sessions",
     "forgotten_texts",
     "is_forget_request",
+    "EXPORT_FORMAT",
+    "ID_PATTERN",
+    "StoreError",
+    "StoreItems",
+    "export_document",
+    "load_store",
+    "visible_counts",
+    "with_store",
+    "prepare_run_scenarios",
+    "redact_scenarios",
+    "sensitive_suites",
     "SCENARIO_SCHEMA_VERSION",
     "SUITE_JSON",
     "AnswerCheck",

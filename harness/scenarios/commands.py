@@ -30,6 +30,15 @@ def cli_validate(args: argparse.Namespace) -> int:
     """
     if _missing("validate", args.paths):
         return 2
+    store = None
+    if getattr(args, "store", None):
+        from harness.scenarios.store_items import StoreError, load_store
+
+        try:
+            store = load_store(args.store)
+        except StoreError as exc:
+            print(f"recall-eval validate: {exc}", file=sys.stderr)
+            return 2
     suite = load_suite(args.paths, keep=False)  # file by file: a suite of any size in the memory of one file
     suite.problems = sorted([*suite.problems, *incomplete_suites(args.paths)], key=lambda p: p.sort_key())
     for problem in suite.problems:
@@ -38,7 +47,22 @@ def cli_validate(args: argparse.Namespace) -> int:
     warnings = len(suite.problems) - errors
     summary = f"{len(suite.files)} files, {suite.passed} scenarios, {errors} errors, {warnings} warnings"
     print(summary, file=sys.stdout)
+    if store is not None and not errors:
+        _store_lines(args.paths, store)
     return 1 if errors else 0
+
+
+def _store_lines(paths: list[str], store: object) -> None:
+    """What ``--store`` gives the probes: the items each one's store holds and those its Host scope shows."""
+    from harness.scenarios.store_items import visible_counts, with_store
+
+    counts = visible_counts(with_store(load_scenarios(paths), store))  # type: ignore[arg-type]
+    seeded = [n for _, n, _ in counts]
+    visible = [v for _, _, v in counts]
+    print(f"store {store.path}: {len(store.items)} items, schema version {store.schema_version}, "  # type: ignore[attr-defined]
+          f"sha256 {store.sha256[:12]}...; per probe {min(seeded, default=0)}-{max(seeded, default=0)} items created "  # type: ignore[attr-defined]
+          f"before it, {min(visible, default=0)}-{max(visible, default=0)} in its scope (global or its workspace, "
+          f"active); {sum(1 for v in visible if not v)} of {len(counts)} probes see none")
 
 
 def cli_list(args: argparse.Namespace) -> int:

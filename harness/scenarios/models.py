@@ -336,6 +336,17 @@ class Expect(AnswerCheck):
         description="Gold answer text for an informational token-F1 score (LoCoMo's normalisation); "
         "never part of correctness or the verdict",
     )
+    unlabelled: bool = Field(
+        False,
+        description="No gold: a probe taken from logged traffic (`recall-eval import transcripts`). It sets no "
+        "check, is never scored for continuity (right or wrong) and is counted apart as unlabelled",
+    )
+    logged_reply: str | None = Field(
+        None,
+        min_length=1,
+        description="The assistant's reply as the transcript logged it: a reference for a pairwise judge, "
+        "never a gold answer and never shown to the agent",
+    )
 
 
 class Scenario(_Model):

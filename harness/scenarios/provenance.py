@@ -24,7 +24,8 @@ SUITE_JSON = "_suite.json"
 """The provenance file ``recall-eval import`` writes into a suite folder."""
 
 
-def _suite_files(paths: Sequence[str | Path]) -> list[Path]:
+def suite_files(paths: Sequence[str | Path]) -> list[Path]:
+    """The ``_suite.json`` files under ``paths`` (outside hidden folders), or beside a file named alone."""
     found: set[Path] = set()
     for raw in paths:
         path = Path(raw)
@@ -43,7 +44,7 @@ def incomplete_suites(paths: Sequence[str | Path]) -> list[Problem]:
     completeness is then unknown, which a reader must be told too.
     """
     problems = []
-    for file in _suite_files(paths):
+    for file in suite_files(paths):
         try:
             record = json.loads(file.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:

@@ -16,8 +16,9 @@ if TYPE_CHECKING:
 
 
 
-Outcome = Literal["correct", "wrong", "abstained_correctly", "abstained_wrongly", "not_judged", "error"]
-"""``not_judged``: a category the suite's protocol grades by a judge only, scored without one (no correctness)."""
+Outcome = Literal["correct", "wrong", "abstained_correctly", "abstained_wrongly", "not_judged", "unlabelled", "error"]
+"""``not_judged``: a category the suite's protocol grades by a judge only, scored without one (no correctness).
+``unlabelled``: a probe without gold (``expect.unlabelled``, logged traffic): never right or wrong, counted apart."""
 # Outcomes that count as right: an answer that passed, or an abstention where abstaining was expected.
 CORRECT_OUTCOMES: frozenset[str] = frozenset({"correct", "abstained_correctly"})
 

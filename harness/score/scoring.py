@@ -69,7 +69,11 @@ against ``expect.relevant_items``.   Both are None when the arm offered no
 tools. Precision is None when nothing   was retrieved; recall is None when
 the scenario names no relevant items   (and 0.0 when it does and nothing was
 retrieved). * Error samples are never scored as wrong: every correctness
-field is None.
+field is None. * Unlabelled probes (``expect.unlabelled``: logged traffic
+without gold) are neither right nor wrong: ``continuity_correct`` and
+``pattern_correct`` are None and the outcome is ``unlabelled``; abstention,
+unsupported claims (the grounding judge's among them), leakage and costs are
+scored as for any answer.
 """
 
 from __future__ import annotations
@@ -273,8 +277,13 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
         why = f"judge {judge.verdict}: {judge.reason} (patterns: {'pass' if pattern_correct else 'fail'})"
         if abstained and not expect.abstain:
             why += "; abstained on an answerable question"
-    if expect.abstain:
-        outcome: Outcome = "abstained_correctly" if correct else "wrong"
+    if expect.unlabelled:  # no gold: whatever the patterns say (they check nothing) is not a result
+        correct = pattern_correct = None  # type: ignore[assignment]
+        why = "unlabelled probe (logged traffic, no gold): continuity n/a, counted apart" + (
+            "; unsupported: " + ", ".join(f"{c.kind} {c.text!r}" for c in named) if named else "")
+        outcome: Outcome = "unlabelled"
+    elif expect.abstain:
+        outcome = "abstained_correctly" if correct else "wrong"
     elif abstained:
         outcome = "abstained_wrongly"
     else:

@@ -51,7 +51,24 @@ def _wanted(check: Any) -> set[str]:
     return {_fold(text) for text in texts if isinstance(text, str)}
 
 
+#: What an unlabelled probe (``expect.unlabelled``: logged traffic, no gold) may not set: each is a gold of some kind.
+GOLD_FIELDS = ("must_contain_any", "must_contain_all", "must_contain_groups", "must_match", "must_not_contain",
+               "must_not_match", "abstain", "adherence", "relevant_items", "canaries", "rubric", "f1_reference")
+
+
+def check_unlabelled(expect: Any) -> Iterator[Finding]:
+    """An unlabelled probe sets no gold: a check there would be scored while its continuity is not."""
+    if field_of(expect, "unlabelled") is not True:
+        return
+    for name in GOLD_FIELDS:
+        value = field_of(expect, name)
+        if value not in (None, False, [], {}):
+            yield Finding(("expect", name), "expect.unlabelled is true (no gold) but this sets one: drop it, or drop "
+                          "unlabelled if the probe has a gold answer", value)
+
+
 def check_expect(expect: Any) -> Iterator[Finding]:
+    yield from check_unlabelled(expect)
     checks: list[tuple[Loc, Any]] = [(("expect",), expect)]
     adherence = field_of(expect, "adherence")
     if adherence is not None:
@@ -180,7 +197,7 @@ def check_smells(scenario: Scenario, *, conversation: bool = False) -> Iterator[
         item.role in DISTRACTOR_ROLES or (relevant is not None and item.role == "other" and item.id not in relevant)
         for item in scenario.items
     )
-    if not has_distractor:
+    if not has_distractor and not expect.unlabelled:  # logged traffic: the store is the team's, nothing to plant
         yield Finding(
             ("items",),
             "no distractor: add at least one item with role distractor, stale or canary so retrieval has to choose",
@@ -188,7 +205,8 @@ def check_smells(scenario: Scenario, *, conversation: bool = False) -> Iterator[
         )
     probe = scenario.probe
     tools_off = probe.incognito or not (probe.policy.enabled and probe.policy.agent_read_enabled)
-    if not tools_off and scenario.category != Category.RECENT_HISTORY and not conversation and not expect.abstain:
+    if (not tools_off and scenario.category != Category.RECENT_HISTORY and not conversation and not expect.abstain
+            and not expect.unlabelled):
         # (not for a conversation's probes: imported benchmarks ask for counts and summaries no one item states)
         yield from _unsupported_answers(scenario)
     if tools_off and scenario.expect.relevant_items:

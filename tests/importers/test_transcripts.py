@@ -1,0 +1,284 @@
+"""``recall-eval import transcripts``: logged sessions -> unlabelled probes, and every bad input decided."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.importers import ImporterError, import_transcripts
+from harness.scenarios import load_scenarios
+from tests.importers.transcript_fixtures import (
+    SECRET,
+    imported_transcripts,
+    message,
+    scenarios_of,
+    suite_json,
+    two_sessions,
+    write_jsonl,
+)
+
+
+def test_each_later_session_first_user_message_is_an_unlabelled_probe(tmp_path: Path) -> None:
+    out, lines = imported_transcripts(tmp_path, two_sessions())
+    (scenario,) = scenarios_of(out).values()
+    assert scenario["probe"]["message"] == "Which port did we pick for staging?"
+    assert scenario["probe"]["workspace"] == "acme"
+    assert [s["id"] for s in scenario["sessions"]] == ["s1"]
+    assert scenario["sessions"][0]["turns"][0]["content"] == "Use port 5433 for the staging database."
+    assert scenario["items"] == []
+    assert "1 unlabelled probes" in lines[0]
+
+
+def test_the_logged_reply_is_a_reference_never_a_gold(tmp_path: Path) -> None:
+    out, _ = imported_transcripts(tmp_path, two_sessions())
+    (scenario,) = scenarios_of(out).values()
+    assert scenario["expect"] == {"unlabelled": True, "logged_reply": "You picked 5433."}
+    (loaded,) = load_scenarios([out])
+    assert loaded.expect.unlabelled and not loaded.expect.must_contain_any and loaded.expect.f1_reference is None
+
+
+def test_the_probe_history_is_the_turns_before_it_in_its_session(tmp_path: Path) -> None:
+    opener = message("s2", "assistant", "Good morning! How can I help?", "2026-03-02T08:59:59Z")
+    out, _ = imported_transcripts(tmp_path, [*two_sessions()[:2], opener, *two_sessions()[2:]])
+    (scenario,) = scenarios_of(out).values()
+    assert scenario["probe"]["history"] == [{"role": "assistant", "content": "Good morning! How can I help?"}]
+
+
+def test_sessions_out_of_order_in_the_file_are_sorted_and_counted(tmp_path: Path) -> None:
+    later_first = [*two_sessions()[2:], *two_sessions()[:2]]
+    out, lines = imported_transcripts(tmp_path, later_first)
+    (scenario,) = scenarios_of(out).values()
+    assert scenario["probe"]["message"].startswith("Which port")
+    assert suite_json(out)["repairs"]["sessions out of time order in the input, sorted by their first message"]["count"] == 1
+    assert any("sessions out of time order" in line for line in lines)
+
+
+def test_messages_of_a_session_out_of_time_order_are_sorted(tmp_path: Path) -> None:
+    swapped = [two_sessions()[1], two_sessions()[0], *two_sessions()[2:]]
+    out, _ = imported_transcripts(tmp_path, swapped)
+    (scenario,) = scenarios_of(out).values()
+    assert [t["role"] for t in scenario["sessions"][0]["turns"]] == ["user", "assistant"]
+    assert "messages of a session out of time order, sorted by time" in suite_json(out)["repairs"]
+
+
+def test_a_message_without_a_time_takes_the_time_before_it(tmp_path: Path) -> None:
+    messages = two_sessions()
+    del messages[1]["timestamp"]
+    out, _ = imported_transcripts(tmp_path, messages)
+    (scenario,) = scenarios_of(out).values()
+    assert scenario["sessions"][0]["turns"][1]["content"] == "Noted: staging uses 5433."
+    repair = suite_json(out)["repairs"]["message without a time, given the time of the message before it"]
+    assert repair == {"count": 1, "examples": ["log.jsonl:2"]}
+
+
+def test_a_session_without_any_time_is_dropped_and_counted(tmp_path: Path) -> None:
+    untimed = [message("s0", "user", "Hello there", None), message("s0", "assistant", "Hi", None)]
+    out, _ = imported_transcripts(tmp_path, [*untimed, *two_sessions()])
+    (scenario,) = scenarios_of(out).values()
+    assert [s["id"] for s in scenario["sessions"]] == ["s1"]
+    assert suite_json(out)["drops"]["session without any message time (cannot be placed in time)"]["count"] == 1
+
+
+def test_an_unreadable_time_exits_naming_line_and_field(tmp_path: Path) -> None:
+    messages = two_sessions()
+    messages[2]["timestamp"] = "yesterday"
+    with pytest.raises(ImporterError, match=r"log\.jsonl:3: field 'timestamp' 'yesterday' is not a time"):
+        imported_transcripts(tmp_path, messages)
+    assert not (tmp_path / "suite").exists()  # refused before anything is written
+
+
+def test_epoch_seconds_and_milliseconds_are_both_times(tmp_path: Path) -> None:
+    messages = two_sessions()
+    messages[0]["timestamp"], messages[1]["timestamp"] = 1772359200, 1772359205000  # 2026-03-01T10:00:00Z, +5 s
+    out, _ = imported_transcripts(tmp_path, messages)
+    (scenario,) = scenarios_of(out).values()
+    assert scenario["sessions"][0]["started_at"] == "2026-03-01T10:00:00.000Z"
+
+
+def test_a_session_without_a_workspace_runs_in_none_and_is_reported(tmp_path: Path) -> None:
+    messages = [message(m["session_id"], m["role"], m["content"], m["timestamp"], workspace=None) for m in two_sessions()]
+    out, _ = imported_transcripts(tmp_path, messages)
+    (scenario,) = scenarios_of(out).values()
+    assert scenario["probe"]["workspace"] is None and scenario["sessions"][0]["workspace"] is None
+    reported = suite_json(out)["reports"]["session without a workspace, imported as running in none (global scope only)"]
+    assert reported["count"] == 2
+
+
+def test_a_workspace_missing_on_some_messages_is_the_session_s_workspace(tmp_path: Path) -> None:
+    messages = two_sessions()
+    del messages[3]["workspace"]
+    out, _ = imported_transcripts(tmp_path, messages)
+    (scenario,) = scenarios_of(out).values()
+    assert scenario["probe"]["workspace"] == "acme"
+    assert "reports" not in suite_json(out)
+
+
+def test_one_session_in_two_workspaces_exits_naming_both_lines(tmp_path: Path) -> None:
+    messages = two_sessions()
+    messages[3]["workspace"] = "other"
+    with pytest.raises(ImporterError, match=r"log\.jsonl:4: field 'workspace' 'other' differs from 'acme' at log\.jsonl:3"):
+        imported_transcripts(tmp_path, messages)
+
+
+def test_a_workspace_that_is_not_an_identifier_exits_naming_it(tmp_path: Path) -> None:
+    messages = two_sessions()
+    messages[0]["workspace"] = "acme/web"
+    with pytest.raises(ImporterError, match=r"log\.jsonl:1: field 'workspace' 'acme/web' is not an identifier"):
+        imported_transcripts(tmp_path, messages)
+
+
+def test_a_session_with_only_assistant_turns_is_dropped_and_counted(tmp_path: Path) -> None:
+    notice = [message("s0", "assistant", "Your trial ends tomorrow.", "2026-02-28T10:00:00Z")]
+    out, _ = imported_transcripts(tmp_path, [*notice, *two_sessions()])
+    (scenario,) = scenarios_of(out).values()
+    assert [s["id"] for s in scenario["sessions"]] == ["s1"]
+    assert suite_json(out)["drops"]["session with only assistant turns (nothing the user said)"]["count"] == 1
+
+
+def test_a_repeated_message_is_dropped_and_counted(tmp_path: Path) -> None:
+    messages = two_sessions()
+    out, _ = imported_transcripts(tmp_path, [*messages[:2], messages[0], *messages[2:]])
+    (scenario,) = scenarios_of(out).values()
+    assert len(scenario["sessions"][0]["turns"]) == 2
+    assert suite_json(out)["drops"]["repeated message (same session, role, text and time)"] == {
+        "count": 1, "examples": ["log.jsonl:3"]}
+
+
+def test_the_same_text_at_another_time_is_not_a_repeat(tmp_path: Path) -> None:
+    messages = two_sessions()
+    again = message("s1", "user", messages[0]["content"], "2026-03-01T10:01:00Z")
+    out, _ = imported_transcripts(tmp_path, [*messages[:2], again, *messages[2:]])
+    assert len(next(iter(scenarios_of(out).values()))["sessions"][0]["turns"]) == 3
+
+
+def test_secrets_in_messages_are_redacted_by_default(tmp_path: Path) -> None:
+    messages = two_sessions()
+    messages[0]["content"] = f"Use port 5433. The deploy key is {SECRET} and DB_PASSWORD=hunter2hunter2"
+    messages[3]["content"] = f"Your key {SECRET} is noted."
+    out, lines = imported_transcripts(tmp_path, messages)
+    text = "".join(p.read_text(encoding="utf-8") for p in out.iterdir())
+    assert SECRET not in text and "hunter2hunter2" not in text
+    (scenario,) = scenarios_of(out).values()
+    assert "[REDACTED]" in scenario["sessions"][0]["turns"][0]["content"]
+    assert scenario["expect"]["logged_reply"] == "Your key [REDACTED] is noted."
+    assert suite_json(out)["redaction"] == {"default_patterns": True, "extra_patterns": [], "redacted": 3}
+    assert any(line.startswith("redacted: 3 match(es)") for line in lines)
+
+
+def test_redact_patterns_add_to_the_secret_patterns(tmp_path: Path) -> None:
+    messages = two_sessions()
+    messages[0]["content"] = "Call Ana at +1 555 0100 about port 5433."
+    out, _ = imported_transcripts(tmp_path, messages, redact=(r"\+\d[\d ]{7,}\d",))
+    (scenario,) = scenarios_of(out).values()
+    assert scenario["sessions"][0]["turns"][0]["content"] == "Call Ana at [REDACTED] about port 5433."
+    assert suite_json(out)["redaction"]["extra_patterns"] == [r"\+\d[\d ]{7,}\d"]
+
+
+def test_a_redact_pattern_that_does_not_compile_exits_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(ImporterError, match=r"--redact '\(unclosed': not a regular expression"):
+        imported_transcripts(tmp_path, two_sessions(), redact=("(unclosed",))
+
+
+def test_the_import_marks_the_suite_sensitive(tmp_path: Path) -> None:
+    out, _ = imported_transcripts(tmp_path, two_sessions())
+    assert suite_json(out)["sensitive"] is True and suite_json(out)["complete"] is True
+
+
+def test_sessions_are_grouped_per_user_and_workspace(tmp_path: Path) -> None:
+    other_user = [message(m["session_id"] + "-b", m["role"], m["content"], m["timestamp"], user="u2")
+                  for m in two_sessions()]
+    other_workspace = [message(m["session_id"] + "-c", m["role"], m["content"], m["timestamp"], workspace="beta")
+                       for m in two_sessions()]
+    out, _ = imported_transcripts(tmp_path, [*two_sessions(), *other_user, *other_workspace])
+    scenarios = scenarios_of(out)
+    assert sorted(scenarios) == ["u1.acme.s2", "u1.beta.s2-c", "u2.acme.s2-b"]
+    assert [s["id"] for s in scenarios["u2.acme.s2-b"]["sessions"]] == ["s1-b"]
+
+
+def test_an_earlier_session_still_running_at_the_probe_is_cut_at_its_time(tmp_path: Path) -> None:
+    late = message("s1", "user", "One more thing: the cache is redis.", "2026-03-02T09:30:00Z")
+    out, _ = imported_transcripts(tmp_path, [*two_sessions(), late])
+    (scenario,) = scenarios_of(out).values()
+    assert "redis" not in json.dumps(scenario["sessions"])
+    assert "earlier session still running at the probe, cut at the probe's time" in suite_json(out)["repairs"]
+
+
+def test_system_and_tool_messages_are_dropped_and_counted(tmp_path: Path) -> None:
+    extra = [message("s1", "system", "You are helpful.", "2026-03-01T09:59:59Z"),
+             message("s1", "tool", "{\"rows\": 3}", "2026-03-01T10:00:01Z")]
+    out, _ = imported_transcripts(tmp_path, [*extra, *two_sessions()])
+    drops = suite_json(out)["drops"]
+    assert drops["system message (not a user or assistant turn)"]["count"] == 1
+    assert drops["tool message (not a user or assistant turn)"]["count"] == 1
+
+
+def test_openai_content_parts_are_read_as_text(tmp_path: Path) -> None:
+    messages = two_sessions()
+    messages[2]["content"] = [{"type": "text", "text": "Which port"}, {"type": "image_url", "image_url": {}},
+                              {"type": "text", "text": "for staging?"}]
+    out, _ = imported_transcripts(tmp_path, messages)
+    assert next(iter(scenarios_of(out).values()))["probe"]["message"] == "Which port\nfor staging?"
+
+
+def test_a_line_that_is_not_json_exits_naming_file_and_line(tmp_path: Path) -> None:
+    with pytest.raises(ImporterError, match=r"log\.jsonl:2: not a JSON object"):
+        imported_transcripts(tmp_path, [two_sessions()[0], "{torn", *two_sessions()[1:]])
+
+
+def test_a_message_without_session_id_exits_naming_the_field(tmp_path: Path) -> None:
+    messages = two_sessions()
+    del messages[1]["session_id"]
+    with pytest.raises(ImporterError, match=r"log\.jsonl:2: field 'session_id' is missing"):
+        imported_transcripts(tmp_path, messages)
+
+
+def test_a_folder_of_session_files_imports_like_the_jsonl(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    for sid in ("s1", "s2"):
+        msgs = [{"role": m["role"], "content": m["content"], "timestamp": m["timestamp"]}
+                for m in two_sessions() if m["session_id"] == sid]
+        (folder / f"{sid}.json").write_text(json.dumps({"workspace": "acme", "user_id": "u1", "messages": msgs}),
+                                            encoding="utf-8")
+    out = tmp_path / "from-folder"
+    import_transcripts(folder, out, echo=lambda line: None)
+    jsonl, _ = imported_transcripts(tmp_path, two_sessions())
+    assert scenarios_of(out) == scenarios_of(jsonl)
+
+
+def test_two_files_of_one_session_exit_naming_both(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    for name in ("a.json", "b.json"):
+        (folder / name).write_text(json.dumps({"session_id": "s1", "messages": []}), encoding="utf-8")
+    with pytest.raises(ImporterError, match=r"b\.json: session_id 's1' is also the session of a\.json"):
+        import_transcripts(folder, tmp_path / "out", echo=lambda line: None)
+
+
+def test_no_group_with_two_sessions_exits_saying_why(tmp_path: Path) -> None:
+    with pytest.raises(ImporterError, match=r"no probe: 1 usable session\(s\) in 1 user/workspace group"):
+        imported_transcripts(tmp_path, two_sessions()[:2])
+
+
+def test_the_imported_suite_validates_and_the_output_is_deterministic(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    out, _ = imported_transcripts(tmp_path, two_sessions())
+    first = {p.name: p.read_bytes() for p in out.iterdir()}
+    import_transcripts(tmp_path / "log.jsonl", out, echo=lambda line: None)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == first
+    assert main(["validate", str(out)]) == 0
+    assert "0 errors, 0 warnings" in capsys.readouterr().out
+
+
+def test_cli_import_transcripts_exits_2_with_one_line_on_bad_input(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    source = write_jsonl(tmp_path / "log.jsonl", [two_sessions()[0], "not json"])
+    assert main(["import", "transcripts", str(source), str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: log.jsonl:2: not a JSON object") and "Traceback" not in err
+    good = write_jsonl(tmp_path / "good.jsonl", two_sessions())
+    assert main(["import", "transcripts", str(good), str(tmp_path / "out"), "--redact", "5433"]) == 0
+    assert "5433" not in (tmp_path / "out" / "u1.acme.s2.yaml").read_text(encoding="utf-8")
