@@ -15,7 +15,7 @@ and retrieval (``disclosure``), the write path of agent-written memory
 (``writes``), the published benchmarks' own metrics (``paper_metrics``:
 LoCoMo's stemmed token F1 and BLEU-1, LongMemEval's session-level retrieval
 and task average), the judges' prompts per benchmark protocol
-(``judge_presets``), and the composition of one sample's scores
+(``judge_presets``), the pairwise judge that needs no gold (``pairwise``), and the composition of one sample's scores
 (``scoring``, whose docstring states every convention).
 """
 
@@ -26,6 +26,8 @@ from harness.score.judge_presets import PRESETS as JUDGE_PRESETS
 from harness.score.judge_presets import JudgePrompt, JudgePromptError, judge_prompt
 from harness.score.matching import check_answer, contains, normalize_text, token_f1
 from harness.score.models import CLAIM_KINDS, CORRECT_OUTCOMES, Outcome, SampleScores, Score, ToolLeak, UnsupportedClaim
+from harness.score.pairwise import PairComparison, PairwiseJudge, PairwiseVerdict, judge_context
+from harness.score.pairwise import calibrate as calibrate_pairwise
 from harness.score.paper_metrics import (
                                          SESSION_KS,
                                          PaperMetricsError,
@@ -52,17 +54,22 @@ __all__ = [
     "JudgePromptError",
     "JudgeVerdict",
     "Outcome",
+    "PairComparison",
+    "PairwiseJudge",
+    "PairwiseVerdict",
     "SampleScores",
     "Score",
     "ToolLeak",
     "UnsupportedClaim",
     "bleu1",
     "calibrate",
+    "calibrate_pairwise",
     "check_answer",
     "contains",
     "expected_facts",
     "find_abstention",
     "is_abstention",
+    "judge_context",
     "judge_prompt",
     "locomo_f1",
     "normalize_text",

@@ -1,0 +1,118 @@
+"""The shadow arm end to end: schema 3 records, the summary's shadow block per workspace, the page and the terminal."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.records import RESULTS_FILE, scan_results
+from tests.memory_systems.prompt_factories import make_scenario
+
+ARMS = ("history_only", "shadow", "recall")
+
+
+def _suite(folder: Path) -> Path:
+    """alpha: ws-a, its item surfaces; beta: the same probe incognito (cold); gamma: a probe in ws-b (nothing in scope)."""
+    folder.mkdir()
+    variants = {"alpha": {}, "beta": {"incognito": True}, "gamma": {"workspace": "ws-b"}}
+    for sid, probe in variants.items():
+        data = make_scenario(**probe).model_dump(mode="json", exclude_none=True)
+        data["id"] = sid
+        if sid == "gamma":  # nothing of ws-a is relevant (nor visible) from ws-b: an unanswerable probe
+            data["expect"] = {"abstain": True}
+        (folder / f"{sid}.yaml").write_text(json.dumps(data), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def shadow_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from harness.cli import main
+
+    base = tmp_path_factory.mktemp("shadow")
+    run_dir = base / "run"
+    code = main(["run", "--scenarios", str(_suite(base / "suite")), "--arms", *ARMS, "--out", str(run_dir),
+                 "--no-cache", "--no-progress"])
+    assert code in (0, 1)
+    return run_dir
+
+
+def _lines(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / RESULTS_FILE).read_text(encoding="utf-8").splitlines()]
+
+
+def test_shadow_records_are_schema_3_and_every_other_record_is_written_as_before(shadow_run: Path) -> None:
+    lines = _lines(shadow_run)
+    assert len(lines) == 9
+    for line in lines:
+        if line["arm"] == "shadow":
+            assert line["schema_version"] == 3 and line["shadow"]["terms"]
+        else:
+            assert line["schema_version"] == 2 and "shadow" not in line
+    scan = scan_results(shadow_run / RESULTS_FILE)
+    assert not scan.problems and len(scan.records) == 9
+
+
+def test_a_shadow_field_in_a_schema_2_record_is_refused_by_line(shadow_run: Path, tmp_path: Path) -> None:
+    line = next(line for line in _lines(shadow_run) if line["arm"] == "shadow")
+    (tmp_path / RESULTS_FILE).write_text(json.dumps({**line, "schema_version": 2}) + "\n", encoding="utf-8")
+    scan = scan_results(tmp_path / RESULTS_FILE)
+    assert not scan.records and "a shadow search is schema 3" in scan.problems[0]
+
+
+def test_shadow_answers_are_history_onlys(shadow_run: Path) -> None:
+    records = {(r.scenario_id, r.arm): r for r in scan_results(shadow_run / RESULTS_FILE).records}
+    for sid in ("alpha", "beta", "gamma"):
+        shadow, baseline = records[(sid, "shadow")], records[(sid, "history_only")]
+        assert shadow.messages == baseline.messages and shadow.tool_calls == [] and shadow.tools_offered == []
+        assert [c.prompt_tokens for c in shadow.model_calls] == [c.prompt_tokens for c in baseline.model_calls]
+
+
+def test_the_summary_reports_the_shadow_search_per_workspace_and_overall(shadow_run: Path) -> None:
+    from harness.run.agent import count_tokens
+
+    summary = json.loads((shadow_run / "summary.json").read_text(encoding="utf-8"))
+    (entry,) = summary["shadow"]["models"]
+    overall = entry["overall"]
+    assert {k: overall[k] for k in ("probes", "cold", "searched", "surfaced", "truncated", "scope_violations")} == {
+        "probes": 3, "cold": 1, "searched": 2, "surfaced": 1, "truncated": 0, "scope_violations": 0}
+    assert overall["surfaced_share"] == pytest.approx(1 / 3, abs=1e-4)
+    assert overall["items_per_probe"] == pytest.approx(1 / 3, abs=1e-4)
+    alpha = next(r for r in scan_results(shadow_run / RESULTS_FILE).records if r.sample_id.startswith("alpha|shadow"))
+    assert overall["result_chars"] == sum(r.shadow.result_chars for r in scan_results(shadow_run / RESULTS_FILE).records
+                                          if r.shadow is not None and r.shadow.status == "ok")
+    assert alpha.shadow.result_tokens == count_tokens("offline/reference", text=alpha.shadow.result_text) > 0
+    assert overall["latency_p50_ms"] is not None and overall["latency_p95_ms"] >= overall["latency_p50_ms"]
+    by_ws = {w["workspace"]: w for w in entry["workspaces"]}
+    assert (by_ws["ws-a"]["probes"], by_ws["ws-a"]["cold"], by_ws["ws-a"]["surfaced"]) == (2, 1, 1)
+    assert (by_ws["ws-b"]["probes"], by_ws["ws-b"]["cold"], by_ws["ws-b"]["surfaced"]) == (1, 0, 0)
+    assert summary["shadow"]["scope_violations"] == 0
+    assert not any(h["code"] == "shadow_scope_violation" for h in summary["headlines"])
+
+
+def test_the_page_has_a_shadow_section_and_the_terminal_lines_fit_80_columns(shadow_run: Path) -> None:
+    from harness.report.shadow import shadow_terminal_lines
+
+    page = (shadow_run / "index.html").read_text(encoding="utf-8")
+    assert 'id="shadow"' in page and 'href="#shadow"' in page and "all workspaces" in page
+    summary = json.loads((shadow_run / "summary.json").read_text(encoding="utf-8"))
+    lines = shadow_terminal_lines(summary["shadow"])
+    assert lines[0] == "shadow (offline/reference): recall would surface items in 1/3 probes (33%)"
+    assert all(len(line) <= 80 for line in lines)
+
+
+def test_a_scope_violation_leads_the_headlines() -> None:
+    from harness.report.shadow import shadow_headline
+
+    assert shadow_headline({"scope_violations": 0}) is None
+    lead = shadow_headline({"scope_violations": 2})
+    assert lead["lead"] is True and "Host defect" in lead["text"]
+
+
+def test_a_run_without_the_shadow_arm_has_no_shadow_block(tmp_path: Path) -> None:
+    from tests.integration.offline_runs import offline_run
+
+    run_dir = offline_run(tmp_path)
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    assert "shadow" not in summary and 'id="shadow"' not in (run_dir / "index.html").read_text(encoding="utf-8")
