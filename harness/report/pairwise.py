@@ -5,7 +5,7 @@ unless the verdict's thresholds say otherwise) and the baseline finished ok
 is judged in both orders by :class:`harness.score.PairwiseJudge`. The
 baseline is ``history_only``; a run without it uses ``shadow``, whose answers
 are history_only's by construction. Where a probe carries a logged reply
-(``probe.reference_reply``, the assistant's reply an imported transcript
+(``expect.logged_reply``, the assistant's reply an imported transcript
 kept: a reference, never gold), the treatment is also judged against it.
 The verdict of each comparison is the sign test over conversations of
 :mod:`harness.analysis.pairwise`. ``summary.json``'s ``pairwise`` holds the
@@ -26,8 +26,11 @@ NO_ANSWER = "(no answer)"
 
 
 def logged_reply(scenario: Scenario) -> str | None:
-    """The probe's logged assistant reply, when its importer kept one (an optional probe field), else None."""
-    value = getattr(scenario.probe, "reference_reply", None)
+    """The probe's logged assistant reply (``expect.logged_reply``, set by ``import transcripts``), else None.
+
+    Read by name: a suite written before the field existed simply has none.
+    """
+    value = getattr(scenario.expect, "logged_reply", None)
     return value if isinstance(value, str) and value.strip() else None
 
 
