@@ -116,3 +116,37 @@ def test_a_run_without_the_shadow_arm_has_no_shadow_block(tmp_path: Path) -> Non
     run_dir = offline_run(tmp_path)
     summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
     assert "shadow" not in summary and 'id="shadow"' not in (run_dir / "index.html").read_text(encoding="utf-8")
+
+
+def _records_and_scenarios(run_dir: Path):
+    from harness.records import read_manifest
+    from harness.scenarios import load_scenarios
+
+    scenarios = {s.id: s for s in load_scenarios(read_manifest(run_dir).scenario_paths)}
+    return scan_results(run_dir / RESULTS_FILE).records, scenarios
+
+
+def test_each_probe_counts_once_per_model_whatever_the_epochs(shadow_run: Path) -> None:
+    from harness.report.shadow import shadow_block
+
+    records, scenarios = _records_and_scenarios(shadow_run)
+    alpha = next(r for r in records if r.sample_id.startswith("alpha|shadow"))
+    again = alpha.model_copy(update={"epoch": 1, "sample_id": alpha.sample_id[:-1] + "1"})
+    block = shadow_block([*records, again], scenarios)
+    assert block["models"][0]["overall"]["probes"] == 3 and block["models"][0]["overall"]["surfaced"] == 1
+
+
+def test_without_history_only_the_pairwise_baseline_is_the_shadow_arm(shadow_run: Path, tmp_path: Path) -> None:
+    """shadow's answers are history_only's by construction, so a run of shadow and recall alone is judged the same."""
+    from harness.report.pairwise import pairwise_block
+    from harness.score import PairwiseJudge
+
+    records, scenarios = _records_and_scenarios(shadow_run)
+    judge = PairwiseJudge(model="test/p", cache_dir=tmp_path, complete=lambda m, msgs: '{"better": "tie"}')
+    full = pairwise_block(records, scenarios, judge)
+    judge = PairwiseJudge(model="test/p", cache_dir=tmp_path / "b", complete=lambda m, msgs: '{"better": "tie"}')
+    block = pairwise_block([r for r in records if r.arm != "history_only"], scenarios, judge)
+    assert full["baseline_arm"] == "history_only" and block["baseline_arm"] == "shadow"
+    strip = ("model", "baseline")
+    assert [{k: v for k, v in c.items() if k not in strip} for c in block["comparisons"]] == [
+        {k: v for k, v in c.items() if k not in strip} for c in full["comparisons"]]
