@@ -12,7 +12,9 @@ refine a probe. So:
 3. a conversation is a **win** when its score is above 0, a **loss** below,
    a **tie** at 0; the two-sided exact sign test on wins against losses
    (ties left out) gives the p-value, :func:`harness.analysis.stats.mcnemar_exact`;
-4. the intervals: the Clopper-Pearson interval of the win share among
+4. the decision: ``treatment preferred`` or ``baseline preferred`` when
+   p < alpha (0.05), else ``no proven difference``;
+5. the intervals: the Clopper-Pearson interval of the win share among
    decided conversations (:func:`clopper_pearson`, the sign test's own
    interval: it excludes 1/2 about when the test rejects), and the mean
    conversation score with a bootstrap over conversations
@@ -104,11 +106,11 @@ def clopper_pearson(successes: int, trials: int, level: float = 0.95) -> tuple[f
     return lower, upper
 
 
-def sign_test(pairs: Sequence[JudgedPair], *, level: float = 0.95) -> dict[str, Any]:
+def sign_test(pairs: Sequence[JudgedPair], *, level: float = 0.95, alpha: float = 0.05) -> dict[str, Any]:
     """Wins, ties and losses over conversations, the exact sign test and its intervals (see the module).
 
     Returns:
-        ``{"conversations", "wins", "ties", "losses", "p_value", "test", "win_share", "win_share_ci",
+        ``{"conversations", "wins", "ties", "losses", "p_value", "test", "decision", "win_share", "win_share_ci",
         "mean_preference", "mean_preference_ci", "probes", "probe_wins", "probe_ties", "probe_losses",
         "position_biased", "malformed"}``.
     """
@@ -122,10 +124,14 @@ def sign_test(pairs: Sequence[JudgedPair], *, level: float = 0.95) -> dict[str, 
     decided = wins + losses
     low, high = clopper_pearson(wins, decided, level)
     mean = stats.paired_diff_ci([0.0] * len(scores), scores, level=level)
+    p_value = stats.mcnemar_exact(wins, losses)
+    decision = ("no proven difference" if p_value >= alpha or wins == losses
+                else "treatment preferred" if wins > losses else "baseline preferred")
     return {
         "conversations": len(scores), "wins": wins, "ties": ties, "losses": losses,
-        "p_value": stats.mcnemar_exact(wins, losses),
+        "p_value": p_value,
         "test": "two-sided exact sign test on conversations (ties left out)",
+        "decision": decision,
         "win_share": round(wins / decided, 6) if decided else None,
         "win_share_ci": [None if low is None else round(low, 6), None if high is None else round(high, 6)],
         "mean_preference": None if mean.value is None else round(mean.value, 6),

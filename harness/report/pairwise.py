@@ -78,7 +78,7 @@ def pairwise_block(records: Sequence[SampleRecord], scenarios: Mapping[str, Scen
 #: (key of a comparison, column header), in table order.
 COLUMNS = (
     ("conversations", "conversations"), ("wins", "wins"), ("ties", "ties"), ("losses", "losses"),
-    ("p_value", "sign test p"), ("win_share", "win share [95% CI]"),
+    ("p_value", "sign test p"), ("decision", "decision"), ("win_share", "win share [95% CI]"),
     ("mean_preference", "mean preference [95% CI]"), ("probes", "probes (w/t/l)"),
     ("position_biased", "position-biased"),
 )
@@ -95,6 +95,8 @@ def _cell(key: str, row: Mapping[str, Any]) -> str:
         return f"{fmt.signed(row.get(key))} [{fmt.signed(low)}, {fmt.signed(high)}]"
     if key == "p_value":
         return fmt.pvalue(row.get(key))
+    if key == "decision":
+        return str(row.get(key))
     if key == "probes":
         return f"{row.get('probes')} ({row.get('probe_wins')}/{row.get('probe_ties')}/{row.get('probe_losses')})"
     return fmt.num(row.get(key))
@@ -134,6 +136,7 @@ def pairwise_terminal_lines(block: Mapping[str, Any] | None) -> list[str]:
         p = row.get("p_value")
         lines.append(f"pairwise {row['treatment']} vs {row['baseline']}: {row['wins']}W {row['ties']}T "
                      f"{row['losses']}L of {row['conversations']} conversations, p {p:.2g}")
+        lines.append(f"  {row.get('decision')} (sign test over conversations)")
     cal = block.get("calibration") or {}
     if cal.get("n"):
         def show(value: Any) -> str:

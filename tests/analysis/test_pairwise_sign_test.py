@@ -20,7 +20,7 @@ def test_sign_test_numbers_match_a_hand_computation() -> None:
     result = sign_test(_pairs(scores))
     assert (result["conversations"], result["wins"], result["ties"], result["losses"]) == (12, 8, 2, 2)
     assert result["p_value"] == 2 * (math.comb(10, 0) + math.comb(10, 1) + math.comb(10, 2)) / 2**10 == 0.109375
-    assert result["win_share"] == 0.8
+    assert result["win_share"] == 0.8 and result["decision"] == "no proven difference"  # p = 0.11
     assert result["win_share_ci"] == pytest.approx([0.443904, 0.974788], abs=2e-6)  # Clopper-Pearson 8 of 10
     assert result["mean_preference"] == pytest.approx((8 * 1.0 + 2 * -0.5) / 12, abs=1e-6)
     low, high = result["mean_preference_ci"]
@@ -49,6 +49,13 @@ def test_position_biased_and_malformed_judgements_are_counted() -> None:
     result = sign_test(pairs)
     assert (result["ties"], result["position_biased"], result["malformed"], result["p_value"]) == (2, 1, 2, 1.0)
     assert result["win_share"] is None and result["win_share_ci"] == [None, None]
+
+
+def test_the_decision_needs_the_sign_test_below_alpha() -> None:
+    """Six conversations all won: p = 2 / 2^6 = 0.03125 < 0.05; five: 0.0625, not enough; six lost: the baseline."""
+    assert sign_test(_pairs({f"c{i}": [1.0] for i in range(6)}))["decision"] == "treatment preferred"
+    assert sign_test(_pairs({f"c{i}": [1.0] for i in range(5)}))["decision"] == "no proven difference"
+    assert sign_test(_pairs({f"c{i}": [-0.5] for i in range(6)}))["decision"] == "baseline preferred"
 
 
 def test_conversation_of_a_scenario_id() -> None:

@@ -71,6 +71,7 @@ def test_pairwise_judge_compares_recall_with_history_only_per_conversation(small
     assert 'id="pairwise"' in page and "recall vs history_only" in page and "position-bias rate" in page
     out = capsys.readouterr().out
     assert "pairwise recall vs history_only: 2W 0T 0L of 2 conversations, p 0.5" in out
+    assert "  no proven difference (sign test over conversations)" in out  # two conversations cannot prove it
     assert all(len(line) <= 80 for line in out.splitlines() if line.startswith(("pairwise", "  pairwise")))
 
 
