@@ -33,7 +33,8 @@ from harness.scenarios import Scenario
 NO_WORKSPACE = "(none)"
 
 
-def _stats(logs: Sequence[Any]) -> dict[str, Any]:
+def shadow_figures(logs: Sequence[Any]) -> dict[str, Any]:
+    """The figures of one group of shadow searches (see the module docstring for each key)."""
     from harness.analysis import quantile
 
     n = len(logs)
@@ -88,8 +89,8 @@ def shadow_block(records: Sequence[SampleRecord], scenarios: Mapping[str, Scenar
             by_workspace.setdefault(workspace or NO_WORKSPACE, []).append(record.shadow)
         models.append({
             "model": model,
-            "overall": _stats([r.shadow for r in mine]),
-            "workspaces": [{"workspace": ws, **_stats(logs)} for ws, logs in sorted(by_workspace.items())],
+            "overall": shadow_figures([r.shadow for r in mine]),
+            "workspaces": [{"workspace": ws, **shadow_figures(logs)} for ws, logs in sorted(by_workspace.items())],
         })
     return {"models": models, "scope_violations": sum(m["overall"]["scope_violations"] for m in models),
             "search": {"terms": "the probe message's content words and adjacent pairs", "match": "exact",

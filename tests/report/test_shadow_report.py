@@ -150,3 +150,24 @@ def test_without_history_only_the_pairwise_baseline_is_the_shadow_arm(shadow_run
     strip = ("model", "baseline")
     assert [{k: v for k, v in c.items() if k not in strip} for c in block["comparisons"]] == [
         {k: v for k, v in c.items() if k not in strip} for c in full["comparisons"]]
+
+
+def test_shadow_figures_match_a_hand_count() -> None:
+    """Twenty searches of 1..20 ms (p50 10 ms, p95 19 ms by the lower quantile), one cold probe, one truncated."""
+    import types
+
+    from harness.report.shadow import shadow_figures
+
+    def log(ms: float, ids: tuple[str, ...] = (), *, admitted: bool = True, truncated: bool = False):
+        return types.SimpleNamespace(status="ok" if admitted else "policy_denied", admitted=admitted, elapsed_s=ms / 1000,
+                                     disclosed_item_ids=ids, result_chars=100 if admitted else 60,
+                                     result_tokens=25 if admitted else 15, truncated=truncated,
+                                     omitted_count=2 if truncated else 0, scope_violations=[])
+
+    logs = [log(float(ms), ("it-1",) * (ms % 3 == 0), truncated=ms == 20) for ms in range(1, 21)]
+    logs.append(log(99.0, admitted=False))
+    got = shadow_figures(logs)
+    assert (got["probes"], got["cold"], got["searched"], got["surfaced"]) == (21, 1, 20, 6)
+    assert (got["latency_p50_ms"], got["latency_p95_ms"]) == (10.0, 19.0)  # the cold probe's time is no search
+    assert (got["truncated"], got["omitted_results"], got["result_chars"], got["result_tokens"]) == (1, 2, 2000, 500)
+    assert got["surfaced_share"] == round(6 / 21, 4) and got["result_tokens_per_probe"] == round(500 / 21, 4)
