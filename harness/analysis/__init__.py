@@ -4,14 +4,15 @@ Takes: every :class:`~harness.score.SampleScores` of a run. Gives: the
 aggregate tables (per model, arm and category, with bootstrap intervals
 clustered by scenario: ``aggregate``), the paired statistics (differences,
 the exact McNemar test, the flip table, the minimum detectable effect:
-``stats``) and the verdict with its reasons and exit code (``verdict``).
+``stats``), the pairwise judge's sign test over conversations (``pairwise``) and the verdict with its reasons and exit code (``verdict``).
 The unit of inference is the scenario: epochs refine each scenario's
 estimate, they never add independent pairs.
 """
 
 from harness.analysis.aggregate import ALL, HEADLINE, AggregateConfig, aggregate
+from harness.analysis.pairwise import JudgedPair, clopper_pearson, conversation_of, sign_test
 from harness.analysis.stats import quantile
 from harness.analysis.verdict import RunHealth, VerdictConfig, decide, exit_code, terminal_lines
 
-__all__ = ["ALL", "HEADLINE", "AggregateConfig", "RunHealth", "VerdictConfig", "aggregate", "decide", "exit_code",
-           "quantile", "terminal_lines"]
+__all__ = ["ALL", "HEADLINE", "AggregateConfig", "JudgedPair", "RunHealth", "VerdictConfig", "aggregate",
+           "clopper_pearson", "conversation_of", "decide", "exit_code", "quantile", "sign_test", "terminal_lines"]

@@ -84,6 +84,13 @@ def _add_judge_prompt_flags(parser: argparse.ArgumentParser) -> None:
                              "by SHA-256 in summary.json")
 
 
+def _add_pairwise_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--pairwise-judge", action="store_true",
+                        help="also ask --judge-model, per probe and in both orders, whether recall's answer or "
+                             "history_only's (and a logged reply, where the probe has one) uses earlier context "
+                             "correctly; a sign test over conversations, no gold needed (summary.json pairwise)")
+
+
 def _add_scenario_filters(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--id", action="append", default=[], metavar="ID", help="only this scenario id (glob; repeatable: any of them)")
     parser.add_argument("--category", action="append", default=[], help="only this category (repeatable: any of them; --id, --category and --tag combine with AND)")
@@ -268,6 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge-model", metavar="M", help="litellm model for rubric scenarios and the grounding judge, which lists unsupported specifics in every answer (optional)")
     p.add_argument("--judge-api-base", metavar="URL", help="endpoint of an OpenAI-compatible server for --judge-model (e.g. a local llama.cpp server); recorded in run.json, so --resume keeps it")
     _add_judge_prompt_flags(p)
+    _add_pairwise_flag(p)
     p.add_argument("--gate", action="store_true", help="exit 1 when the verdict is not pass")
     _add_max_error_rate(p)
     p.add_argument("--no-progress", action="store_true", help="plain log lines even on a terminal")
@@ -293,6 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge-model", metavar="M", help="litellm model for rubric scenarios and the grounding judge, which lists unsupported specifics in every answer (optional)")
     p.add_argument("--judge-api-base", metavar="URL", help="endpoint of an OpenAI-compatible server for --judge-model (e.g. a local llama.cpp server)")
     _add_judge_prompt_flags(p)
+    _add_pairwise_flag(p)
     p.add_argument("--exclude", action="append", default=[], metavar="ID", help="leave out the scenarios whose id matches this glob (a known-bad answer key); repeatable; one matching no scenario in the results is an error (exit 2)")
     p.add_argument("--gate", action="store_true", help="exit 1 when the verdict is not pass (incomplete included)")
     _add_max_error_rate(p)

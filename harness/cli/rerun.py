@@ -5,8 +5,8 @@ in any model or epoch of RUN,
 
 - a sample of a *memory arm* failed continuity (its outcome is neither
   ``correct`` nor ``abstained_correctly``); the memory arms are every arm
-  but the reference arms ``history_only`` and ``full_history``, which have
-  no memory and exist to be compared against (the baseline gets most
+  but the reference arms ``history_only``, ``shadow`` (history_only's answer)
+  and ``full_history``, which have no memory at the answer and exist to be compared against (the baseline gets most
   cross-session probes wrong by design, so counting it would re-run the
   whole suite); a run of reference arms only counts them;
 - or a sample of any arm ended in an error (there is no answer to judge).
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 #: Arms without memory, kept for comparison; their wrong answers do not make a scenario fail (their errors do).
-REFERENCE_ARMS = ("history_only", "full_history")
+REFERENCE_ARMS = ("history_only", "full_history", "shadow")
 #: What ``rerun_of.wrong`` records.
 WRONG = "a memory arm's sample failed continuity, or any arm's sample ended in an error"
 # Settings inherited from RUN when the flag is not given: argparse dest -> run.json parameters key.

@@ -66,7 +66,7 @@ def _build_report(options: RunOptions) -> int:
     try:
         outcome = build_report(options.run_dir, judge_model=options.judge_model, thresholds=thresholds,
                                judge_api_base=options.judge_api_base, judge_preset=options.judge_preset,
-                               judge_prompt=options.judge_prompt)
+                               judge_prompt=options.judge_prompt, pairwise_judge=options.pairwise_judge)
     except Exception as exc:  # noqa: BLE001 - the results are safe; the report can be rebuilt
         print(terminal_text(f"error: report not built ({type(exc).__name__}: {exc}). Retry with: recall-eval report {options.run_dir}"), file=sys.stderr)
         return 2

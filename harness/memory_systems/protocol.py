@@ -132,6 +132,9 @@ class ProbeSetup:
     tools: ToolRun | None = None
     pasted: int = 0
     """Messages after the system prompt that are a pasted history, verbatim (see :class:`ArmSetup`)."""
+    shadow: Any = None
+    """What the harness observed for the sample and never showed the model (the ``shadow`` arm's search,
+    :class:`harness.memory_systems.shadow.ShadowObservation`); None for every other system."""
 
     def arm_setup(self) -> ArmSetup:
         """The agent loop's input: the messages and the offered tool specs."""

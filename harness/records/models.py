@@ -6,18 +6,23 @@ Record schema versions: 1, every message inline; 2 adds ``pasted``, the
 place of a pasted history (``full_history``'s earlier sessions) that is
 stored once per run in ``histories.jsonl`` and referenced from
 ``messages`` by a marker message (:mod:`harness.records.histories`).
-Readers take both; writers write 2.
+Schema 3 adds ``shadow``, the ``shadow`` arm's harness-side search
+(:class:`ShadowSearchLog`); a record without one is still written as
+version 2, byte for byte as before, so every other arm's records (and old
+readers of them) are unchanged. Readers take all three.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 RESULTS_SCHEMA_VERSION = 2
-#: Every record version a reader takes (1: no ``pasted``; its histories are inline).
-RESULTS_SCHEMA_VERSIONS = (1, 2)
+#: Every record version a reader takes (1: no ``pasted``; its histories are inline; 3: ``shadow``).
+RESULTS_SCHEMA_VERSIONS = (1, 2, 3)
+#: The version of a record that carries a ``shadow`` search.
+SHADOW_SCHEMA_VERSION = 3
 MANIFEST_SCHEMA_VERSION = 1
 RESULTS_FILE = "results.jsonl"
 MANIFEST_FILE = "run.json"
@@ -113,13 +118,39 @@ class PastedHistory(_Record):
     digest: str = Field(description="SHA-256 of the span's canonical JSON: its name in histories.jsonl")
 
 
+class ShadowSearchLog(_Record):
+    """Schema 3: the ``shadow`` arm's ``memory_search``, issued by the harness and never shown to the model.
+
+    What ``recall`` would have disclosed at this probe through the same Host,
+    policy and budgets (:mod:`harness.memory_systems.shadow`).
+    """
+
+    terms: list[str] = Field(description="The terms sent: the probe message's content words and adjacent pairs")
+    terms_dropped: int = Field(0, description="Terms left out past the tool's 32-term limit")
+    arguments: str = Field(description="The arguments exactly as sent")
+    admitted: bool = Field(description="Whether the Host admitted the memory tools for the probe")
+    denial: str | None = Field(None, description="Why not (incognito, memory_disabled, agent_reads_disabled, ...)")
+    status: str = Field(description="The Host's status (ok, policy_denied, ...) or no_terms: nothing searchable, no call")
+    result_text: str = Field(description="The exact text recall's model would have been given")
+    result_chars: int
+    result_tokens: int = Field(description="result_text in the sample model's tokens (litellm's counter)")
+    disclosed_item_ids: list[str] = Field(default_factory=list)
+    truncated: bool = Field(False, description="The search budget cut results off")
+    omitted_count: int = Field(0, description="Results the budget cut off")
+    storage_read: bool
+    elapsed_s: float
+    scope_violations: list[str] = Field(
+        default_factory=list, description="'item id: why' per disclosure the probe's scope forbids (must be empty: a Host defect)"
+    )
+
+
 class SampleRecord(_Record):
     """One scenario x arm x model x epoch, finished (ok) or failed (error).
 
     An error sample is excluded from accuracy, never scored as a wrong answer.
     """
 
-    schema_version: Literal[1, 2] = RESULTS_SCHEMA_VERSION
+    schema_version: Literal[1, 2, 3] = RESULTS_SCHEMA_VERSION
     sample_id: str = Field(description="'<scenario>|<arm>|<model>|<epoch>', unique within a run")
     scenario_id: str
     scenario_hash: str = Field(description="SHA-256 of the scenario's canonical JSON, to spot edited fixtures")
@@ -142,8 +173,26 @@ class SampleRecord(_Record):
     write_phase: WritePhaseLog | None = Field(
         None, description="The agent's writes before the probe (arms with write mode agent); None for other arms"
     )
+    shadow: ShadowSearchLog | None = Field(
+        None, description="Schema 3: the shadow arm's harness-side search (never shown to the model); absent otherwise"
+    )
     started_at: str = Field(description="ISO 8601 UTC")
     wall_time_s: float
+
+    @model_validator(mode="after")
+    def _shadow_is_schema_3(self) -> SampleRecord:
+        if (self.shadow is not None) != (self.schema_version == SHADOW_SCHEMA_VERSION):
+            raise ValueError(f"schema_version {self.schema_version} with{'' if self.shadow else 'out'} shadow: "
+                             f"a shadow search is schema {SHADOW_SCHEMA_VERSION}, and only it")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _without_absent_shadow(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Records without a shadow search are written exactly as schema 2 wrote them (no "shadow": null).
+        data = handler(self)
+        if isinstance(data, dict) and data.get("shadow", 0) is None:
+            del data["shadow"]
+        return data
 
 
 class ShardInfo(BaseModel):

@@ -25,7 +25,7 @@ from typing import Any
 from harness.analysis import VerdictConfig
 from harness.records import RESULTS_FILE, read_manifest
 from harness.report.judges import JUDGES_FOLDER, record_judge, sensitivity
-from harness.report.summary import build_summary, grounding_judge_for, hash_warnings, judge_for
+from harness.report.summary import build_summary, grounding_judge_for, hash_warnings, judge_for, pairwise_judge_for
 from harness.scenarios import Scenario
 
 
@@ -89,7 +89,8 @@ def build_report(run_dir: Path, *, judge_model: str | None = None, exclude: Sequ
                  judge_cache_dir: Path | None = None, judge_api_base: str | None = None,
                  include_foreign: bool = False, judge_preset: str | None = None,
                  judge_prompt: Path | None = None,
-                 scenario_paths: Sequence[str | Path] | None = None) -> ReportOutcome:
+                 scenario_paths: Sequence[str | Path] | None = None,
+                 pairwise_judge: bool = False) -> ReportOutcome:
     """Rebuild all outputs of ``run_dir`` from its results.
 
     Args:
@@ -107,6 +108,8 @@ def build_report(run_dir: Path, *, judge_model: str | None = None, exclude: Sequ
         scenario_paths: where the run's scenarios are now (``report --scenarios``: a run folder moved away
             from its suite, e.g. a CI artifact), instead of ``run.json``'s paths; a scenario whose text
             changed since the run is named in the warnings, as always.
+        pairwise_judge: also judge the treatment's answers against the baseline's (and a logged reply) with
+            ``judge_model``, both orders, a sign test over conversations (:mod:`harness.report.pairwise`).
 
     Raises:
         ReportError, ResultsError: the folder or its files cannot be read, or records outside
@@ -116,7 +119,7 @@ def build_report(run_dir: Path, *, judge_model: str | None = None, exclude: Sequ
         return _build_report(Path(run_dir), judge_model=judge_model, exclude=exclude, thresholds=thresholds,
                              scenarios=scenarios, judge_cache_dir=judge_cache_dir, judge_api_base=judge_api_base,
                              include_foreign=include_foreign, judge_preset=judge_preset, judge_prompt=judge_prompt,
-                             scenario_paths=scenario_paths)
+                             scenario_paths=scenario_paths, pairwise_judge=pairwise_judge)
 
 
 def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[str],
@@ -124,7 +127,8 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
                   judge_cache_dir: Path | None, judge_api_base: str | None = None,
                   include_foreign: bool = False, judge_preset: str | None = None,
                   judge_prompt: Path | None = None,
-                  scenario_paths: Sequence[str | Path] | None = None) -> ReportOutcome:
+                  scenario_paths: Sequence[str | Path] | None = None,
+                  pairwise_judge: bool = False) -> ReportOutcome:
     from harness.report import outputs
     from harness.report.html import render_html
     from harness.report.inputs import ForeignRecordsError, read_inputs
@@ -133,6 +137,8 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
         raise ReportError(f"{run_dir}: no such folder; pass a run folder written by `recall-eval run`")
     if (judge_preset or judge_prompt) and not judge_model:
         raise ReportError("--judge-preset and --judge-prompt choose the judge's prompt; also pass --judge-model M")
+    if pairwise_judge and not judge_model:
+        raise ReportError("--pairwise-judge compares answers with --judge-model's model; also pass --judge-model M")
     from harness.score import JudgePromptError
 
     try:  # before anything is read, so a bad prompt file is the one error named
@@ -166,13 +172,14 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
     if judge is not None and judge_api_base:
         judge.api_base = judge_api_base
     grounding = grounding_judge_for(judge)
+    pairwise = pairwise_judge_for(judge) if pairwise_judge and judge is not None else None
     # The scenario hashes are checked on a second thread while the samples are scored: SHA-256 of a benchmark
     # suite reads hundreds of MB (each probe's hash covers its conversation) and releases the GIL to do it.
     # Nothing in scoring reads the warnings; they are added once both are done, last as before.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="scenario-hashes") as pool:
         hashing = pool.submit(hash_warnings, records, scenarios)
         summary, samples = build_summary(manifest, records, scenarios, config=config, judge=judge, excluded=excluded,
-                                         warnings=warnings, grounding=grounding, inputs=inputs)
+                                         warnings=warnings, grounding=grounding, inputs=inputs, pairwise=pairwise)
         changed = hashing.result()
     warnings += changed
     summary["run"]["warnings"] += changed

@@ -67,7 +67,8 @@ def cli_report(args: Any) -> int:
                                include_foreign=bool(getattr(args, "include_foreign", False)),
                                judge_preset=getattr(args, "judge_preset", None),
                                judge_prompt=getattr(args, "judge_prompt", None),
-                               scenario_paths=getattr(args, "scenarios", None))
+                               scenario_paths=getattr(args, "scenarios", None),
+                               pairwise_judge=bool(getattr(args, "pairwise_judge", False)))
     except (ReportError, ResultsError, JudgeError, ScenarioError, PaperMetricsError) as exc:
         print(terminal_text(f"recall-eval report: {exc}"), file=sys.stderr)  # a judge error quotes its provider
         return 2

@@ -32,6 +32,8 @@ from harness.report.page_data import data_blobs
 from harness.report.paper_tables import paper_tables
 from harness.report.forgetting import HTML_COLUMNS as FORGETTING_COLUMNS
 from harness.report.forgetting import forgetting_section
+from harness.report.pairwise import pairwise_section
+from harness.report.shadow import shadow_section
 from harness.report.write_path import PAIR_COLUMNS, STAGE_COLUMNS, WRITE_COLUMNS, write_path_section
 from harness.score import CORRECT_OUTCOMES, SESSION_KS, Outcome
 
@@ -85,6 +87,8 @@ def render_html(summary: dict[str, Any], samples: list[dict[str, Any]]) -> str:
         "metric_tables": _metric_tables(summary),
         "write_path": write_path_section(summary),
         "forgetting": forgetting_section(summary),
+        "shadow": shadow_section(summary),
+        "pairwise": pairwise_section(summary),
         "paired": _paired_rows(summary),
         "latency_added": summary.get("added_latency") or [],
         "flips": _flip_rows(summary, ordered),

@@ -88,6 +88,13 @@ def judge_for(judge_model: str | None, judge_cache_dir: Path | None, *, preset: 
                  prompt=judge_prompt(preset, prompt_file))
 
 
+def pairwise_judge_for(judge: Any) -> Any:
+    """The pairwise judge (``--pairwise-judge``): the rubric judge's model, cache, endpoint and completer."""
+    from harness.score import PairwiseJudge
+
+    return PairwiseJudge(model=judge.model, cache_dir=judge.cache_dir, complete=judge.complete, api_base=judge.api_base)
+
+
 def grounding_judge_for(judge: Any) -> Any:
     """The grounding judge: the rubric judge's model, cache folder, endpoint and completer, its own prompt."""
     if judge is None:
@@ -119,11 +126,13 @@ def _judge_block(judge: Any, grounding: Any, judged: int, ungrounded: int) -> di
 def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Mapping[str, Scenario], *,
                   config: VerdictConfig, judge: Any = None, excluded: Sequence[str] = (),
                   warnings: Sequence[str] = (), grounding: Any = None,
-                  inputs: Any = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+                  inputs: Any = None, pairwise: Any = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Score, aggregate and decide; returns ``(summary, samples)`` (pure apart from judge calls).
 
     ``judge`` grades rubric scenarios; ``grounding`` (:class:`harness.score.grounding.GroundingJudge`)
-    looks for unsupported specifics in every answered sample. ``inputs`` is the
+    looks for unsupported specifics in every answered sample; ``pairwise``
+    (:class:`harness.score.PairwiseJudge`, ``--pairwise-judge``) compares the treatment's answers with the
+    baseline's (:mod:`harness.report.pairwise`). ``inputs`` is the
     :class:`harness.report.inputs.ReportInputs` the records came from (completeness, bad lines,
     duplicates); None treats ``records`` as the whole, clean run.
     """
@@ -201,8 +210,20 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
         summary["forgetting"] = forgetting
     if protocol is not None:  # only then: a suite without a protocol gets the summary it always got
         summary["protocol"] = protocol_block(protocol, scored, scenarios, tables["metrics"], list(manifest.arms))
+    from harness.report.shadow import shadow_block, shadow_headline
+
+    shadow = shadow_block(records, scenarios)
+    if shadow is not None:  # only a run with the shadow arm gets the block
+        summary["shadow"] = shadow
+    if pairwise is not None:
+        from harness.report.pairwise import pairwise_block
+
+        summary["pairwise"] = pairwise_block(records, scenarios, pairwise, treatment=config.treatment_arm,
+                                             baseline=config.baseline_arm)
     summary["headlines"] = headlines(summary, health=health, inputs=inputs, config=config,
                                      unjudged_rubric=len(unjudged))
+    if (lead := shadow_headline(shadow)) is not None:
+        summary["headlines"].insert(0, lead)
     return summary, samples
 
 

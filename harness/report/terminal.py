@@ -238,7 +238,11 @@ def report_lines(outcome: Any) -> tuple[list[str], list[str]]:
         table = [*table, "", *forgetting, *wrap_line(FORGETTING_LEGEND)]
     if table:  # after the leads (what to know before trusting any number), before the verdict
         out = [*out[:verdict_at], *table, "", *out[verdict_at:]]
-    return out + judge_spread_lines(summary), err
+    from harness.report.pairwise import pairwise_terminal_lines
+    from harness.report.shadow import shadow_terminal_lines
+
+    extra = shadow_terminal_lines(summary.get("shadow")) + pairwise_terminal_lines(summary.get("pairwise"))
+    return out + judge_spread_lines(summary) + extra, err
 
 
 def judge_spread_lines(summary: Mapping[str, Any]) -> list[str]:

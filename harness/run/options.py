@@ -84,6 +84,8 @@ class RunOptions:
     judge_preset: str | None = None
     #: ``--judge-prompt``: a prompt file the rubric judge uses verbatim (None: the preset or strict prompt).
     judge_prompt: Path | None = None
+    #: ``--pairwise-judge``: the report also runs the pairwise judge with ``judge_model`` (:mod:`harness.report.pairwise`).
+    pairwise_judge: bool = False
     gate: bool = False
     progress: bool = True
     resume: bool = False
@@ -176,6 +178,8 @@ class RunOptions:
             out["judge_preset"] = self.judge_preset
         if self.judge_prompt:
             out["judge_prompt"] = str(Path(self.judge_prompt).absolute())
+        if self.pairwise_judge:
+            out["pairwise_judge"] = True
         if self.router_config:
             out["router_config"] = self.router_config
             out["router_config_hash"] = self.router_config_hash
@@ -448,6 +452,8 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         judge_api_base=getattr(args, "judge_api_base", None) or (previous.parameters.get("judge_api_base") if previous else None),
         judge_preset=getattr(args, "judge_preset", None) or (previous.parameters.get("judge_preset") if previous else None),
         judge_prompt=getattr(args, "judge_prompt", None) or (previous.parameters.get("judge_prompt") if previous else None),
+        pairwise_judge=bool(getattr(args, "pairwise_judge", False)
+                            or (previous.parameters.get("pairwise_judge") if previous else False)),
         gate=bool(args.gate),
         max_error_rate=getattr(args, "max_error_rate", RunOptions.max_error_rate),
         progress=not args.no_progress,
@@ -457,6 +463,8 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         **scale,
         **values,
     )
+    if options.pairwise_judge and not options.judge_model:
+        raise RunOptionsError("--pairwise-judge compares answers with --judge-model's model; also pass --judge-model M")
     manifest = _manifest(options, hashes, previous, total=len(scenarios) * len(options.arms) * len(options.models) * options.epochs)
     if shard_info is not None and previous is None:
         manifest = manifest.model_copy(update={"shard": shard_info})

@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.records import SampleRecord, pasted_span
-from harness.run.agent import ModelClient, ModelSettings
+from harness.records import SHADOW_SCHEMA_VERSION, SampleRecord, ShadowSearchLog, pasted_span
+from harness.run.agent import ModelClient, ModelSettings, count_tokens
 from harness.run.options import RunOptions, now_iso
 from harness.run.retry import is_config_error
 from harness.run.samples import SampleSpec
@@ -62,19 +62,22 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
     scenario = ctx.scenarios[spec.scenario_id]
     started_at, t0 = now_iso(), time.perf_counter()
     tools: list[dict[str, Any]] = []
-    write_phase, pasted = None, 0
+    write_phase, pasted, shadow = None, 0, None
     try:
         opts = ctx.options
         settings = ModelSettings(spec.model, opts.temperature, opts.timeout_s, spec.seed, opts.api_base, max_tokens=opts.max_tokens)
         # The arm's memory system: fresh storage, its write phase (if any), then the probe (harness.memory_systems).
         sample = await run_memory_sample(spec.arm, scenario, client=ctx.client, settings=settings, epoch=spec.epoch, max_tool_rounds=opts.max_tool_rounds)
         tools, outcome, write_phase, pasted = sample.tools, sample.outcome, sample.write_phase, sample.pasted
+        shadow = None if sample.shadow is None else shadow_log(sample.shadow, spec.model)
     except Exception as exc:  # noqa: BLE001 - seeding or arm failure: an error sample, not a crash
         outcome = error_outcome(exc)
     error = outcome.error
     if error is not None:
         error = error.model_copy(update={"message": redact(error.message, ctx.secrets)})
+    extra: dict[str, Any] = {} if shadow is None else {"schema_version": SHADOW_SCHEMA_VERSION, "shadow": shadow}
     return SampleRecord(
+        **extra,
         sample_id=spec.sample_id,
         scenario_id=spec.scenario_id,
         scenario_hash=ctx.hashes[spec.scenario_id],
@@ -95,6 +98,19 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
         write_phase=write_phase,
         started_at=started_at,
         wall_time_s=time.perf_counter() - t0,
+    )
+
+
+def shadow_log(observed: Any, model: str) -> ShadowSearchLog:
+    """The record of a shadow search (:class:`harness.memory_systems.shadow.ShadowObservation`), its text in ``model``'s tokens."""
+    return ShadowSearchLog(
+        terms=list(observed.terms), terms_dropped=observed.terms_dropped, arguments=observed.arguments,
+        admitted=observed.admitted, denial=observed.denial, status=observed.status, result_text=observed.result_text,
+        result_chars=len(observed.result_text),
+        result_tokens=count_tokens(model, text=observed.result_text) if observed.result_text else 0,
+        disclosed_item_ids=list(observed.disclosed_item_ids), truncated=observed.truncated,
+        omitted_count=observed.omitted_count, storage_read=observed.storage_read, elapsed_s=observed.elapsed_s,
+        scope_violations=list(observed.scope_violations),
     )
 
 

@@ -35,6 +35,8 @@ class MemorySampleResult:
     write_phase: WritePhaseLog | None = None
     pasted: int = 0
     """Messages after the system prompt that are a pasted history (stored once per run)."""
+    shadow: Any = None
+    """The ``shadow`` arm's harness-side search (:class:`harness.memory_systems.shadow.ShadowObservation`), never shown."""
 
 
 async def run_memory_sample(
@@ -60,7 +62,7 @@ async def run_memory_sample(
         policy, context = probe_policy(scenario)
         probe = instance.begin_probe(policy, context)
         setup = probe.arm_setup()
-        result.tools, result.pasted = setup.tools, setup.pasted
+        result.tools, result.pasted, result.shadow = setup.tools, setup.pasted, probe.shadow
         result.outcome = await run_agent(
             setup, probe.tools, client=client, settings=settings, epoch=epoch, max_tool_rounds=max_tool_rounds
         )

@@ -16,7 +16,7 @@ requests, calls and what came back after them (``forgetting``), the write path o
 (``writes``), the published benchmarks' own metrics (``paper_metrics``:
 LoCoMo's stemmed token F1 and BLEU-1, LongMemEval's session-level retrieval
 and task average), the judges' prompts per benchmark protocol
-(``judge_presets``), and the composition of one sample's scores
+(``judge_presets``), the pairwise judge that needs no gold (``pairwise``), and the composition of one sample's scores
 (``scoring``, whose docstring states every convention).
 """
 
@@ -36,6 +36,8 @@ from harness.score.models import (
     ToolLeak,
     UnsupportedClaim,
 )
+from harness.score.pairwise import PairComparison, PairwiseJudge, PairwiseVerdict, judge_context
+from harness.score.pairwise import calibrate as calibrate_pairwise
 from harness.score.paper_metrics import (
                                          SESSION_KS,
                                          PaperMetricsError,
@@ -64,18 +66,23 @@ __all__ = [
     "JudgeVerdict",
     "Outcome",
     "RetainedFact",
+    "PairComparison",
+    "PairwiseJudge",
+    "PairwiseVerdict",
     "SampleScores",
     "Score",
     "ToolLeak",
     "UnsupportedClaim",
     "bleu1",
     "calibrate",
+    "calibrate_pairwise",
     "check_answer",
     "contains",
     "expected_facts",
     "find_abstention",
     "forgetting_table",
     "is_abstention",
+    "judge_context",
     "judge_prompt",
     "locomo_f1",
     "normalize_text",

@@ -1,0 +1,176 @@
+"""The shadow arm: history_only's request to the model, and a harness-side search recorded but never shown."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import types
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from harness.memory_systems import resolve_arm  # noqa: E402
+from harness.memory_systems.builtin import seeded_item_store  # noqa: E402
+from harness.memory_systems.shadow import MAX_TERMS, shadow_search, shadow_terms  # noqa: E402
+from harness.run.agent import ModelClient, ModelSettings  # noqa: E402
+from harness.run.retry import RetryPolicy  # noqa: E402
+from harness.run.sample import run_memory_sample  # noqa: E402
+from harness.scenarios import Scenario, load_scenarios, probe_policy  # noqa: E402
+from tests.golden.digests import STARTER  # noqa: E402
+from tests.memory_systems.prompt_factories import make_scenario  # noqa: E402
+from tests.run.scripted_model import install_scripted  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def starter() -> list[Scenario]:
+    return load_scenarios([STARTER])
+
+
+def _probe(arm_name: str, scenario: Scenario):
+    arm = resolve_arm(arm_name)
+    instance = arm.system.open(scenario, arm.write_mode)
+    try:
+        return instance.begin_probe(*probe_policy(scenario))
+    finally:
+        instance.close()
+
+
+def _with_foreign_item(scenario: Scenario) -> Scenario:
+    """The port scenario plus another workspace's item under the same keys (a canary the scope must hold back)."""
+    data = scenario.model_dump(mode="json", exclude_none=True)
+    data["items"].append({"id": "it-foreign-port", "content": "CANARY billing port is 9999.", "kind": "context",
+                          "workspace": "ws-b", "keys": ["dev server", "port"],
+                          "sources": [{"session": "s-other", "turn": "t1"}], "role": "canary"})
+    data["expect"]["canaries"] = [{"text": "CANARY", "kind": "leakage"}]
+    return Scenario.model_validate(data)
+
+
+def test_shadow_offers_exactly_history_only_messages_and_no_tools_on_every_starter_scenario(starter) -> None:
+    surfaced = 0
+    for scenario in starter:
+        shadow, baseline = _probe("shadow", scenario), _probe("history_only", scenario)
+        assert shadow.arm_setup() == baseline.arm_setup(), scenario.id
+        assert shadow.tools is None and shadow.shadow is not None
+        surfaced += bool(shadow.shadow.disclosed_item_ids)
+    assert surfaced > 0  # the search did find things: the equality above is not trivially about an empty search
+
+
+def test_the_model_never_sees_the_shadow_search() -> None:
+    """The requests the shadow arm sends are history_only's, byte for byte, and hold nothing the search returned."""
+    seen: list[tuple[str, str]] = []
+
+    def script(messages, tools):
+        seen.append((json.dumps(messages, sort_keys=True), json.dumps(tools, sort_keys=True)))
+        return {"content": "I don't know."}
+
+    install_scripted(script)
+    scenario = make_scenario()
+    results = {}
+    for arm in ("history_only", "shadow"):
+        results[arm] = asyncio.run(run_memory_sample(
+            arm, scenario, client=ModelClient(retry=RetryPolicy(retries=0)), settings=ModelSettings("scripted/x"),
+            epoch=0, max_tool_rounds=4))
+    assert len(seen) == 2 and seen[0] == seen[1]
+    shadow = results["shadow"].shadow
+    assert shadow.disclosed_item_ids == ("it-port",) and "5174" in shadow.result_text
+    assert "5174" not in seen[1][0] and "it-port" not in seen[1][0]
+    assert results["shadow"].tools == [] and results["shadow"].outcome.tool_calls == []
+    assert results["shadow"].outcome.messages == results["history_only"].outcome.messages
+
+
+def test_the_shadow_search_is_what_recall_would_have_been_given_for_those_terms() -> None:
+    """Same store seeding, same Host, policy and budgets: recall's own tool run returns the very same text."""
+    scenario = make_scenario()
+    observed = _probe("shadow", scenario).shadow
+    recall = resolve_arm("recall")
+    instance = recall.system.open(scenario, recall.write_mode)
+    try:
+        tools = instance.begin_probe(*probe_policy(scenario)).tools
+        record = tools.call("memory_search", observed.arguments)
+    finally:
+        instance.close()
+    assert record.result_text == observed.result_text
+    assert tuple(record.disclosed_item_ids) == observed.disclosed_item_ids
+
+
+@pytest.mark.parametrize(("field", "reason"), [("incognito", "incognito"), ("memory_disabled", "memory_disabled"),
+                                               ("reads_off", "agent_reads_disabled")])
+def test_denied_policies_make_the_shadow_search_cold(field: str, reason: str) -> None:
+    scenario = make_scenario()
+    assert _probe("shadow", scenario).shadow.disclosed_item_ids == ("it-port",)  # admitted: the item surfaces
+    probe = scenario.probe
+    denied = {
+        "incognito": probe.model_copy(update={"incognito": True}),
+        "memory_disabled": probe.model_copy(update={"policy": probe.policy.model_copy(update={"enabled": False})}),
+        "reads_off": probe.model_copy(update={"policy": probe.policy.model_copy(update={"agent_read_enabled": False})}),
+    }[field]
+    cold = _probe("shadow", scenario.model_copy(update={"probe": denied})).shadow
+    assert (cold.admitted, cold.denial, cold.status) == (False, reason, "policy_denied")
+    assert not cold.storage_read and cold.disclosed_item_ids == () and cold.scope_violations == ()
+    assert "5174" not in cold.result_text
+
+
+def test_another_workspaces_item_is_never_surfaced_and_no_violation_is_recorded() -> None:
+    observed = _probe("shadow", _with_foreign_item(make_scenario())).shadow
+    assert observed.disclosed_item_ids == ("it-port",) and observed.scope_violations == ()
+
+
+class _LeakyRun:
+    """A Host run with a defect: it discloses whatever ids it is given, admitted or not."""
+
+    def __init__(self, ids: tuple[str, ...], admitted: bool = True) -> None:
+        self.ids, self.admitted = ids, admitted
+        self.denial_reason = None if admitted else "incognito"
+
+    def call(self, name, arguments):
+        return types.SimpleNamespace(arguments=arguments, status="ok", result_text='{"truncated":false,"results":[]}',
+                                     disclosed_item_ids=self.ids, storage_read=True, elapsed_s=0.001)
+
+
+def test_a_host_that_discloses_another_workspaces_item_is_a_scope_violation() -> None:
+    scenario = _with_foreign_item(make_scenario())
+    store = seeded_item_store(scenario)
+    try:
+        _, context = probe_policy(scenario)
+        leaky = shadow_search(_LeakyRun(("it-port", "it-foreign-port")), store, context, scenario.probe.message)
+        assert leaky.scope_violations == ("it-foreign-port: item of workspace 'ws-b', probe in 'ws-a'",)
+        denied = shadow_search(_LeakyRun(("it-port",), admitted=False), store, context, scenario.probe.message)
+        assert denied.scope_violations[0].startswith("(run): disclosed items under a denying policy")
+        missing = shadow_search(_LeakyRun(("it-nowhere",)), store, context, scenario.probe.message)
+        assert missing.scope_violations == ("it-nowhere: not in the store",)
+    finally:
+        store.close()
+
+
+def test_a_result_cut_by_the_search_budget_is_recorded_as_truncated() -> None:
+    scenario = make_scenario()
+    data = scenario.model_dump(mode="json", exclude_none=True)
+    for n in range(6):  # long items under the same key: five results overflow the 4,000-character budget
+        data["items"].append({"id": f"it-long-{n}", "content": f"Port note {n}: " + "x" * 1500, "kind": "context",
+                              "workspace": "ws-a", "keys": ["port"], "sources": [{"session": "s-late", "turn": "t1"}],
+                              "role": "distractor"})
+    observed = _probe("shadow", Scenario.model_validate(data)).shadow
+    assert observed.truncated and observed.omitted_count > 0 and len(observed.result_text) <= 4000
+
+
+def test_shadow_terms_are_the_messages_content_words_then_adjacent_pairs() -> None:
+    assert shadow_terms("Which port does the dev server use?") == (
+        ["port", "dev", "server", "use", "dev server", "server use"], 0)
+    assert shadow_terms("hi, thanks!") == ([], 0)
+    assert shadow_terms("偏好是什么") [0][:2] == ["偏好是什么", "偏好"]
+    many = " ".join(f"word{n}" for n in range(40))
+    terms, dropped = shadow_terms(many)
+    assert len(terms) == MAX_TERMS and dropped == 40 + 39 - MAX_TERMS
+
+
+def test_a_message_with_nothing_searchable_makes_no_call() -> None:
+    scenario = make_scenario(message="Thanks!")
+    observed = _probe("shadow", scenario).shadow
+    assert observed.status == "no_terms" and not observed.storage_read and observed.result_text == ""
+
+
+def test_shadow_is_registered_like_the_built_ins() -> None:
+    arm = resolve_arm("shadow")
+    assert arm.origin == "built-in" and arm.write_mode == "seeded" and arm.system.name == "shadow"

@@ -1,0 +1,173 @@
+"""The shadow arm end to end: schema 3 records, the summary's shadow block per workspace, the page and the terminal."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.records import RESULTS_FILE, scan_results
+from tests.memory_systems.prompt_factories import make_scenario
+
+ARMS = ("history_only", "shadow", "recall")
+
+
+def _suite(folder: Path) -> Path:
+    """alpha: ws-a, its item surfaces; beta: the same probe incognito (cold); gamma: a probe in ws-b (nothing in scope)."""
+    folder.mkdir()
+    variants = {"alpha": {}, "beta": {"incognito": True}, "gamma": {"workspace": "ws-b"}}
+    for sid, probe in variants.items():
+        data = make_scenario(**probe).model_dump(mode="json", exclude_none=True)
+        data["id"] = sid
+        if sid == "gamma":  # nothing of ws-a is relevant (nor visible) from ws-b: an unanswerable probe
+            data["expect"] = {"abstain": True}
+        (folder / f"{sid}.yaml").write_text(json.dumps(data), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def shadow_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from harness.cli import main
+
+    base = tmp_path_factory.mktemp("shadow")
+    run_dir = base / "run"
+    code = main(["run", "--scenarios", str(_suite(base / "suite")), "--arms", *ARMS, "--out", str(run_dir),
+                 "--no-cache", "--no-progress"])
+    assert code in (0, 1)
+    return run_dir
+
+
+def _lines(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / RESULTS_FILE).read_text(encoding="utf-8").splitlines()]
+
+
+def test_shadow_records_are_schema_3_and_every_other_record_is_written_as_before(shadow_run: Path) -> None:
+    lines = _lines(shadow_run)
+    assert len(lines) == 9
+    for line in lines:
+        if line["arm"] == "shadow":
+            assert line["schema_version"] == 3 and line["shadow"]["terms"]
+        else:
+            assert line["schema_version"] == 2 and "shadow" not in line
+    scan = scan_results(shadow_run / RESULTS_FILE)
+    assert not scan.problems and len(scan.records) == 9
+
+
+def test_a_shadow_field_in_a_schema_2_record_is_refused_by_line(shadow_run: Path, tmp_path: Path) -> None:
+    line = next(line for line in _lines(shadow_run) if line["arm"] == "shadow")
+    (tmp_path / RESULTS_FILE).write_text(json.dumps({**line, "schema_version": 2}) + "\n", encoding="utf-8")
+    scan = scan_results(tmp_path / RESULTS_FILE)
+    assert not scan.records and "a shadow search is schema 3" in scan.problems[0]
+
+
+def test_shadow_answers_are_history_onlys(shadow_run: Path) -> None:
+    records = {(r.scenario_id, r.arm): r for r in scan_results(shadow_run / RESULTS_FILE).records}
+    for sid in ("alpha", "beta", "gamma"):
+        shadow, baseline = records[(sid, "shadow")], records[(sid, "history_only")]
+        assert shadow.messages == baseline.messages and shadow.tool_calls == [] and shadow.tools_offered == []
+        assert [c.prompt_tokens for c in shadow.model_calls] == [c.prompt_tokens for c in baseline.model_calls]
+
+
+def test_the_summary_reports_the_shadow_search_per_workspace_and_overall(shadow_run: Path) -> None:
+    from harness.run.agent import count_tokens
+
+    summary = json.loads((shadow_run / "summary.json").read_text(encoding="utf-8"))
+    (entry,) = summary["shadow"]["models"]
+    overall = entry["overall"]
+    assert {k: overall[k] for k in ("probes", "cold", "searched", "surfaced", "truncated", "scope_violations")} == {
+        "probes": 3, "cold": 1, "searched": 2, "surfaced": 1, "truncated": 0, "scope_violations": 0}
+    assert overall["surfaced_share"] == pytest.approx(1 / 3, abs=1e-4)
+    assert overall["items_per_probe"] == pytest.approx(1 / 3, abs=1e-4)
+    alpha = next(r for r in scan_results(shadow_run / RESULTS_FILE).records if r.sample_id.startswith("alpha|shadow"))
+    assert overall["result_chars"] == sum(r.shadow.result_chars for r in scan_results(shadow_run / RESULTS_FILE).records
+                                          if r.shadow is not None and r.shadow.status == "ok")
+    assert alpha.shadow.result_tokens == count_tokens("offline/reference", text=alpha.shadow.result_text) > 0
+    assert overall["latency_p50_ms"] is not None and overall["latency_p95_ms"] >= overall["latency_p50_ms"]
+    by_ws = {w["workspace"]: w for w in entry["workspaces"]}
+    assert (by_ws["ws-a"]["probes"], by_ws["ws-a"]["cold"], by_ws["ws-a"]["surfaced"]) == (2, 1, 1)
+    assert (by_ws["ws-b"]["probes"], by_ws["ws-b"]["cold"], by_ws["ws-b"]["surfaced"]) == (1, 0, 0)
+    assert summary["shadow"]["scope_violations"] == 0
+    assert not any(h["code"] == "shadow_scope_violation" for h in summary["headlines"])
+
+
+def test_the_page_has_a_shadow_section_and_the_terminal_lines_fit_80_columns(shadow_run: Path) -> None:
+    from harness.report.shadow import shadow_terminal_lines
+
+    page = (shadow_run / "index.html").read_text(encoding="utf-8")
+    assert 'id="shadow"' in page and 'href="#shadow"' in page and "all workspaces" in page
+    summary = json.loads((shadow_run / "summary.json").read_text(encoding="utf-8"))
+    lines = shadow_terminal_lines(summary["shadow"])
+    assert lines[0] == "shadow (offline/reference): recall would surface items in 1/3 probes (33%)"
+    assert all(len(line) <= 80 for line in lines)
+
+
+def test_a_scope_violation_leads_the_headlines() -> None:
+    from harness.report.shadow import shadow_headline
+
+    assert shadow_headline({"scope_violations": 0}) is None
+    lead = shadow_headline({"scope_violations": 2})
+    assert lead["lead"] is True and "Host defect" in lead["text"]
+
+
+def test_a_run_without_the_shadow_arm_has_no_shadow_block(tmp_path: Path) -> None:
+    from tests.integration.offline_runs import offline_run
+
+    run_dir = offline_run(tmp_path)
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    assert "shadow" not in summary and 'id="shadow"' not in (run_dir / "index.html").read_text(encoding="utf-8")
+
+
+def _records_and_scenarios(run_dir: Path):
+    from harness.records import read_manifest
+    from harness.scenarios import load_scenarios
+
+    scenarios = {s.id: s for s in load_scenarios(read_manifest(run_dir).scenario_paths)}
+    return scan_results(run_dir / RESULTS_FILE).records, scenarios
+
+
+def test_each_probe_counts_once_per_model_whatever_the_epochs(shadow_run: Path) -> None:
+    from harness.report.shadow import shadow_block
+
+    records, scenarios = _records_and_scenarios(shadow_run)
+    alpha = next(r for r in records if r.sample_id.startswith("alpha|shadow"))
+    again = alpha.model_copy(update={"epoch": 1, "sample_id": alpha.sample_id[:-1] + "1"})
+    block = shadow_block([*records, again], scenarios)
+    assert block["models"][0]["overall"]["probes"] == 3 and block["models"][0]["overall"]["surfaced"] == 1
+
+
+def test_without_history_only_the_pairwise_baseline_is_the_shadow_arm(shadow_run: Path, tmp_path: Path) -> None:
+    """shadow's answers are history_only's by construction, so a run of shadow and recall alone is judged the same."""
+    from harness.report.pairwise import pairwise_block
+    from harness.score import PairwiseJudge
+
+    records, scenarios = _records_and_scenarios(shadow_run)
+    judge = PairwiseJudge(model="test/p", cache_dir=tmp_path, complete=lambda m, msgs: '{"better": "tie"}')
+    full = pairwise_block(records, scenarios, judge)
+    judge = PairwiseJudge(model="test/p", cache_dir=tmp_path / "b", complete=lambda m, msgs: '{"better": "tie"}')
+    block = pairwise_block([r for r in records if r.arm != "history_only"], scenarios, judge)
+    assert full["baseline_arm"] == "history_only" and block["baseline_arm"] == "shadow"
+    strip = ("model", "baseline")
+    assert [{k: v for k, v in c.items() if k not in strip} for c in block["comparisons"]] == [
+        {k: v for k, v in c.items() if k not in strip} for c in full["comparisons"]]
+
+
+def test_shadow_figures_match_a_hand_count() -> None:
+    """Twenty searches of 1..20 ms (p50 10 ms, p95 19 ms by the lower quantile), one cold probe, one truncated."""
+    import types
+
+    from harness.report.shadow import shadow_figures
+
+    def log(ms: float, ids: tuple[str, ...] = (), *, admitted: bool = True, truncated: bool = False):
+        return types.SimpleNamespace(status="ok" if admitted else "policy_denied", admitted=admitted, elapsed_s=ms / 1000,
+                                     disclosed_item_ids=ids, result_chars=100 if admitted else 60,
+                                     result_tokens=25 if admitted else 15, truncated=truncated,
+                                     omitted_count=2 if truncated else 0, scope_violations=[])
+
+    logs = [log(float(ms), ("it-1",) * (ms % 3 == 0), truncated=ms == 20) for ms in range(1, 21)]
+    logs.append(log(99.0, admitted=False))
+    got = shadow_figures(logs)
+    assert (got["probes"], got["cold"], got["searched"], got["surfaced"]) == (21, 1, 20, 6)
+    assert (got["latency_p50_ms"], got["latency_p95_ms"]) == (10.0, 19.0)  # the cold probe's time is no search
+    assert (got["truncated"], got["omitted_results"], got["result_chars"], got["result_tokens"]) == (1, 2, 2000, 500)
+    assert got["surfaced_share"] == round(6 / 21, 4) and got["result_tokens_per_probe"] == round(500 / 21, 4)

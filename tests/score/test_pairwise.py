@@ -1,0 +1,176 @@
+"""The pairwise judge: both orders asked, position bias read as a tie, robust parsing, cache and calibration (no network)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from harness.score.pairwise import (
+    CALIBRATION_FILE,
+    PairComparison,
+    PairwiseJudge,
+    build_messages,
+    calibrate,
+    cohen_kappa_multi,
+    judge_context,
+    load_calibration,
+    parse_preference,
+)
+from harness.scenarios import Scenario
+from tests.memory_systems.prompt_factories import make_scenario
+
+
+def _answers(messages) -> tuple[str, str]:
+    text = messages[-1]["content"]
+    a = text.split("<<<A\n", 1)[1].split("\nA>>>", 1)[0]
+    b = text.split("<<<B\n", 1)[1].split("\nB>>>", 1)[0]
+    return a, b
+
+
+class _Scripted:
+    """A pairwise completer: ``always`` answers one fixed letter; otherwise prefers the answer holding ``needle``."""
+
+    def __init__(self, *, always: str | None = None, needle: str = "") -> None:
+        self.always, self.needle = always, needle
+        self.prompts: list[list[dict[str, str]]] = []
+
+    def __call__(self, model, messages):
+        self.prompts.append(messages)
+        if self.always is not None:
+            return json.dumps({"better": self.always, "reason": "scripted"})
+        a, b = _answers(messages)
+        better = "tie" if (self.needle in a) == (self.needle in b) else "A" if self.needle in a else "B"
+        return json.dumps({"better": better, "reason": "holds the fact" if better != "tie" else "same"})
+
+
+def _judge(tmp_path: Path, complete) -> PairwiseJudge:
+    return PairwiseJudge(model="test/pairwise", cache_dir=tmp_path / "judge", complete=complete)
+
+
+def test_both_orders_are_asked_with_the_answers_swapped(tmp_path: Path) -> None:
+    scripted = _Scripted(needle="5174")
+    judge = _judge(tmp_path, scripted)
+    got = judge.compare("ctx", "Which port?", "Port 5174.", "I don't know.")
+    assert [_answers(p) for p in scripted.prompts] == [("Port 5174.", "I don't know."), ("I don't know.", "Port 5174.")]
+    assert (got.forward, got.backward, got.score, got.outcome, got.position_biased) == ("A", "B", 1.0, "first", False)
+    worse = judge.compare("ctx", "Which port?", "I don't know.", "Port 5174.")
+    assert (worse.score, worse.outcome) == (-1.0, "second")
+
+
+@pytest.mark.parametrize("letter", ["A", "B"])
+def test_a_judge_that_always_prefers_one_position_yields_ties_and_position_bias_not_wins(tmp_path: Path, letter: str) -> None:
+    judge = _judge(tmp_path, _Scripted(always=letter))
+    got = judge.compare("ctx", "Which port?", "Port 5174.", "I don't know.")
+    assert (got.score, got.outcome, got.position_biased) == (0.0, "tie", True)
+
+
+def test_the_combination_of_the_two_orders() -> None:
+    assert PairComparison("A", "tie").score == 0.5 and PairComparison("A", "tie").outcome == "first"
+    assert PairComparison("tie", "A").score == -0.5 and PairComparison("tie", "A").outcome == "second"
+    assert PairComparison("tie", "tie").outcome == "tie" and not PairComparison("tie", "tie").position_biased
+    assert PairComparison("B", "A").score == -1.0 and not PairComparison("B", "A").position_biased
+
+
+@pytest.mark.parametrize(("raw", "better", "readable"), [
+    ('{"better": "A", "reason": "x"}', "A", True),
+    ('```json\n{"better": "b", "reason": "x"}\n```', "B", True),
+    ('Sure: {"winner": "tie"} done', "tie", True),
+    ('{"better": "neither"}', "tie", True),
+    ('better: B because it states the port', "B", True),
+    ("I cannot decide.", "tie", False),
+    ("", "tie", False),
+    ('{"better": "C"}', "tie", False),
+])
+def test_preferences_are_read_robustly_and_an_unreadable_reply_is_a_tie(raw: str, better: str, readable: bool) -> None:
+    got, _, ok = parse_preference(raw)
+    assert (got, ok) == (better, readable)
+
+
+def test_an_unreadable_reply_is_counted_as_malformed(tmp_path: Path) -> None:
+    judge = _judge(tmp_path, lambda model, messages: "no idea")
+    got = judge.compare("ctx", "q", "a", "b")
+    assert got.malformed == 2 and got.outcome == "tie" and judge.malformed == 2
+
+
+def test_verdicts_are_cached_on_disk(tmp_path: Path) -> None:
+    scripted = _Scripted(needle="5174")
+    _judge(tmp_path, scripted).compare("ctx", "q", "5174", "no")
+    again = _judge(tmp_path, scripted)
+    again.compare("ctx", "q", "5174", "no")
+    assert len(scripted.prompts) == 2 and (again.calls, again.cached) == (0, 2)
+
+
+def test_the_prompt_never_names_an_arm(tmp_path: Path) -> None:
+    messages = build_messages(judge_context(make_scenario()), "Which port?", "first", "second")
+    text = json.dumps(messages)
+    for arm in ("recall", "history_only", "shadow", "full_history", "memory_search"):
+        assert arm not in text
+
+
+def test_the_judge_sees_the_earlier_sessions_in_scope_and_not_other_workspaces() -> None:
+    context = judge_context(make_scenario())
+    assert "Moved the dev server to port 5174." in context and "I prefer short answers." in context
+    assert "CANARY" not in context and "Morning! What's up?" in context
+    assert "Memory of earlier conversations is OFF" not in context
+    cold = judge_context(make_scenario(incognito=True))
+    assert cold.startswith("Memory of earlier conversations is OFF for this conversation (incognito)")
+
+
+def test_long_earlier_context_keeps_the_newest_sessions() -> None:
+    data = make_scenario().model_dump(mode="json", exclude_none=True)
+    data["sessions"].append({"id": "s-old-long", "workspace": "ws-a", "started_at": "2025-12-01T09:00:00Z",
+                             "turns": [{"role": "user", "content": "old " * 400}]})
+    context = judge_context(Scenario.model_validate(data), max_chars=400)
+    assert "port 5174" in context and "old old" not in context and "left out for length" in context
+
+
+def test_multiclass_kappa_matches_a_hand_computation() -> None:
+    # observed 4/6; labels A2 B2 T2, predictions A4 B1 T1: chance = (2*4 + 2*1 + 2*1) / 36 = 1/3
+    labels = ["A", "A", "B", "B", "tie", "tie"]
+    predictions = ["A", "A", "B", "A", "A", "tie"]
+    assert cohen_kappa_multi(labels, predictions) == pytest.approx((4 / 6 - 1 / 3) / (1 - 1 / 3))
+    assert cohen_kappa_multi(["tie"], ["tie"]) is None and cohen_kappa_multi([], []) is None
+
+
+def test_calibration_reports_agreement_position_bias_and_kappa(tmp_path: Path) -> None:
+    """Six labelled pairs and a needle judge: every figure checked against a count by hand."""
+    items = [
+        {"id": "a1", "answer_a": "FACT here", "answer_b": "nothing", "label": "A"},     # judge: A (agrees)
+        {"id": "b1", "answer_a": "nothing", "answer_b": "FACT here", "label": "B"},     # judge: B (agrees)
+        {"id": "t1", "answer_a": "FACT one", "answer_b": "FACT two", "label": "tie"},   # judge: tie (agrees)
+        {"id": "t2", "answer_a": "none", "answer_b": "zero", "label": "tie"},           # judge: tie (agrees)
+        {"id": "a2", "answer_a": "nothing", "answer_b": "nil", "label": "A"},           # judge: tie (mistake)
+        {"id": "b2", "answer_a": "FACT", "answer_b": "nope", "label": "B"},             # judge: A (mistake)
+    ]
+    path = tmp_path / "cal.yaml"
+    path.write_text(json.dumps({"items": [{**i, "context": "ctx", "question": "q"} for i in items]}), encoding="utf-8")
+    result = calibrate(_judge(tmp_path, _Scripted(needle="FACT")), path)
+    assert result.n == 6 and result.agreement == pytest.approx(4 / 6) and result.position_bias_rate == 0.0
+    # labels A2 B2 T2, predictions A2 B1 T3: chance = (4 + 2 + 6) / 36 = 1/3
+    assert result.cohen_kappa == pytest.approx((4 / 6 - 1 / 3) / (2 / 3))
+    assert sorted(m["id"] for m in result.mistakes) == ["a2", "b2"]
+    biased = calibrate(_judge(tmp_path / "biased", _Scripted(always="A")), path)
+    assert biased.position_bias_rate == 1.0 and biased.agreement == pytest.approx(2 / 6)
+
+
+def test_the_shipped_calibration_set_has_60_pairs_a_third_ties_and_both_positions() -> None:
+    items = load_calibration(CALIBRATION_FILE)
+    labels = Counter(item["label"] for item in items)
+    assert len(items) >= 60 and labels["tie"] >= len(items) / 3
+    assert abs(labels["A"] - labels["B"]) <= 2  # the better answer is first as often as second
+    assert len({item["id"] for item in items}) == len(items)
+    assert len({item["group"] for item in items}) >= 8
+    assert all(item["answer_a"] != item["answer_b"] for item in items)
+
+
+def test_a_calibration_item_without_a_label_is_named(tmp_path: Path) -> None:
+    from harness.score import JudgeError
+
+    path = tmp_path / "bad.yaml"
+    path.write_text(json.dumps({"items": [{"id": "x", "context": "c", "question": "q", "answer_a": "a",
+                                           "answer_b": "b", "label": "first"}]}), encoding="utf-8")
+    with pytest.raises(JudgeError, match=r"items\[0\].label is 'first'"):
+        load_calibration(path)
