@@ -37,10 +37,12 @@ def builtin_systems() -> list[MemorySystem]:
     from harness.memory_systems.extracted_document import ExtractedDocumentSystem
     from harness.memory_systems.fts import FullTextSystem
     from harness.memory_systems.named import NamedMemoryColdSystem, NamedMemorySystem
+    from harness.memory_systems.vector import HybridSystem, VectorSystem
 
     return [
         NoMemorySystem(), MemoryToolsSystem(), TranscriptsSystem(), MemoryDocumentSystem(), FullTextSystem(),
         ExtractedItemsSystem(), NamedMemorySystem(), NamedMemoryColdSystem(), ExtractedDocumentSystem(),
+        VectorSystem(), HybridSystem(),
     ]  # fmt: skip
 
 

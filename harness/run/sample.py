@@ -35,6 +35,8 @@ class MemorySampleResult:
     write_phase: WritePhaseLog | None = None
     pasted: int = 0
     """Messages after the system prompt that are a pasted history (stored once per run)."""
+    embedding: Any = None
+    """What the system's embeddings cost (``memory_tools.EmbeddingUsage``), or None: it embeds nothing."""
 
 
 async def run_memory_sample(
@@ -66,6 +68,7 @@ async def run_memory_sample(
         )
         return result
     finally:
+        result.embedding = instance.embedding_usage() if hasattr(instance, "embedding_usage") else None
         instance.close()
 
 
