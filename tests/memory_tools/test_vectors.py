@@ -138,7 +138,7 @@ def test_matched_keys_report_the_keys_a_term_matches(store) -> None:
 
 def test_scope_is_filtered_before_the_limit(store) -> None:
     store.bulk_create([
-        _item(f"near-{n}", f"Deployments of service {n} go to the staging cluster first, every Friday.", ("x",), "ws-b")
+        _item(f"near-{n}", "Deployments: staging cluster, Friday.", ("deployments",), "ws-b")
         for n in range(12)
     ])  # twelve other-workspace items more similar to the query than anything ws-a may see
     record, found = _search(store, ["deployments", "staging", "cluster", "friday"], limit=1)
@@ -263,3 +263,31 @@ def test_hybrid_keeps_scope_before_the_limit(store) -> None:
     store.bulk_create([_item(f"b-{n}", f"Billing cluster note {n}.", ("billing",), "ws-b") for n in range(12)])
     record, found = _search(store, ["billing", "cluster", "deployments"], host=HybridHost, limit=1)
     assert ids(found) == ["deploy"] and record.disclosed_item_ids == ("deploy",)
+
+
+class RuleEmbedder:
+    """Vectors chosen by the test: the query is e1; a passage is e1 with "beta", near e1 with "gamma", else e2."""
+
+    name = "rules"
+    min_similarity = 0.0
+
+    def embed(self, texts: Sequence[str], kind: str) -> Embeddings:
+        def row(text: str) -> list[float]:
+            if kind == "query" or "beta" in text:
+                return [1.0, 0.0]
+            return [0.9, 0.43589] if "gamma" in text else [0.0, 1.0]
+
+        return Embeddings(np.array([row(t) for t in texts], dtype=np.float32))
+
+
+def test_hybrid_fuses_the_two_rankings_rather_than_appending_one_to_the_other() -> None:
+    with MemoryItemStore() as s:
+        s.bulk_create([
+            _item("lex-only", "alpha", ("alpha",)),        # full text: 1st (key and word); vectors: orthogonal, not a result
+            _item("both", "alpha beta", ("other",)),       # full text: 2nd (word only); vectors: 1st
+            _item("vec-only", "gamma", ("third",)),        # full text: none; vectors: 2nd
+        ])
+        _, found = _search(s, ["alpha"], host=HybridHost, embedder=RuleEmbedder(), workspace=None, limit=10)
+        _, vector = _search(s, ["alpha"], embedder=RuleEmbedder(), workspace=None, limit=10)
+    assert ids(vector) == ["both", "vec-only"]
+    assert ids(found) == ["both", "lex-only", "vec-only"]  # 1/61 + 1/62, then 1/61, then 1/62
