@@ -48,6 +48,8 @@ def test_resume_keeps_the_run_s_embedder(tmp_path, monkeypatch) -> None:
     records = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
     assert records and all(r["status"] == "error" and "openai/nowhere" in r["error"]["message"] for r in records)
     main(["run", "--resume", str(tmp_path / "run"), "--no-progress"])
+    resumed = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()][len(records):]
+    assert resumed and all("openai/nowhere" in r["error"]["message"] for r in resumed)  # the same embedder, not lexical
     parameters = json.loads((tmp_path / "run" / "run.json").read_text())["parameters"]
     assert (parameters["embedding_model"], parameters["embedding_api_base"], parameters["embedding_prefix"]) == (
         "openai/nowhere", "http://127.0.0.1:9/v1", "e5")
