@@ -8,6 +8,9 @@ This package knows nothing of the harness. Public surface:
 - named memories (seed 004): ``NamedMemoryStore`` and its ``remember``/``recall``/``forget``
   tools (``open_named_run``);
 - full-text search over the same store (``FullTextHost``, SQLite FTS5);
+- vector search over the same store (``VectorHost``; numpy, :mod:`memory_tools.vectors`) and its
+  fusion with full text (``HybridHost``, reciprocal-rank fusion), with the ``Embedder`` protocol and
+  the deterministic offline ``LexicalEmbedder``;
 - the argument checks every tool shares (``decode_arguments``, ``unknown_properties``,
   ``json_type``, ``show_value``, ``join_errors``), so a tool of another memory system
   reports a bad call in the same words.
@@ -63,11 +66,34 @@ from memory_tools.policy import (
     unknown_properties,
 )
 from memory_tools.store import SCHEMA_VERSION, MemoryItemStore
+from memory_tools.vector_host import RRF_K, HybridHost, VectorHost, rrf_fuse
+from memory_tools.vectors import (
+    LEXICAL_MODEL,
+    EmbedKind,
+    Embedder,
+    EmbeddingError,
+    Embeddings,
+    EmbeddingUsage,
+    LexicalEmbedder,
+    VectorIndex,
+)
 
 __all__ = [
     "READ_TOOLS",
     "WRITE_TOOLS",
     "FullTextHost",
+    "HybridHost",
+    "VectorHost",
+    "VectorIndex",
+    "RRF_K",
+    "rrf_fuse",
+    "LEXICAL_MODEL",
+    "EmbedKind",
+    "Embedder",
+    "EmbeddingError",
+    "Embeddings",
+    "EmbeddingUsage",
+    "LexicalEmbedder",
     "ToolArgumentError",
     "decode_arguments",
     "item_visible",

@@ -8,7 +8,7 @@ system plus a write mode (``none``, ``seeded``, ``agent``); see
 :mod:`harness.memory_systems.protocol` for the contract and
 ``docs/memory-systems.md`` for writing one. Built in: no memory, the pasted
 transcripts, the item store and its Host tools (``builtin``), full text
-(``fts``), the memory document (``document``, ``document_format``,
+(``fts``), vectors and their fusion with full text (``vector``), the memory document (``document``, ``document_format``,
 ``document_write``, ``extracted_document``), named memories (``named``) and
 agent-extracted items (``extracted``); the prompt every arm shares is
 ``prompts``. Public surface:
@@ -19,6 +19,7 @@ agent-extracted items (``extracted``); the prompt every arm shares is
   :data:`ENTRY_POINT_GROUP`;
 - the registry: :func:`resolve_arm`, :func:`all_arms`, :func:`builtin_arms`,
   :func:`plugin_arms`, :class:`SystemArm`, :class:`MemorySystemError`;
+- the vector arms' embedder: :func:`configure_embedder`, :func:`current_embedder`, :data:`VECTOR_ARMS`;
 - the prompts: :class:`ArmSetup`; the write phase's :data:`WRITE_SYSTEM_PROMPT`,
   :func:`write_messages`, :func:`render_transcript`, :func:`write_order`.
 """
@@ -48,6 +49,7 @@ from harness.memory_systems.registry import (
     plugin_arms,
     resolve_arm,
 )
+from harness.memory_systems.vector import VECTOR_ARMS, configure_embedder, current_embedder
 from harness.memory_systems.write_prompt import (
     WRITE_MAX_TOOL_ROUNDS,
     WRITE_SYSTEM_PROMPT,
@@ -72,7 +74,10 @@ __all__ = [
     "ToolExecution",
     "ToolRun",
     "WriteMode",
+    "VECTOR_ARMS",
     "all_arms",
+    "configure_embedder",
+    "current_embedder",
     "arguments_text",
     "builtin_arms",
     "decode_arguments",

@@ -160,6 +160,13 @@ class MemoryInstance:
         """The probe's messages and tools under the probe's policy and run context (see the policy gate)."""
         return ProbeSetup(probe_messages(self.scenario))
 
+    def embedding_usage(self) -> Any:
+        """What this sample's embeddings cost (a ``memory_tools.EmbeddingUsage``), or None: the system embeds nothing.
+
+        Recorded in the sample apart from the agent model's calls and tokens.
+        """
+        return None
+
     def close(self) -> None:
         """Release the sample's storage (called once, also after a failure)."""
 

@@ -38,11 +38,12 @@ def builtin_systems() -> list[MemorySystem]:
     from harness.memory_systems.fts import FullTextSystem
     from harness.memory_systems.named import NamedMemoryColdSystem, NamedMemorySystem
     from harness.memory_systems.shadow import ShadowSystem
+    from harness.memory_systems.vector import HybridSystem, VectorSystem
 
     return [
         NoMemorySystem(), MemoryToolsSystem(), TranscriptsSystem(), MemoryDocumentSystem(), FullTextSystem(),
         ExtractedItemsSystem(), NamedMemorySystem(), NamedMemoryColdSystem(), ExtractedDocumentSystem(),
-        ShadowSystem(),
+        ShadowSystem(), VectorSystem(), HybridSystem(),
     ]  # fmt: skip
 
 

