@@ -34,6 +34,12 @@ def build_response(model: str, reply: OfflineReply, response_id: str | None = No
     # its own price calculation ("use cost if already calculated" in
     # Logging.response_cost_calculator): 2.3 -> 1.9 ms CPU per offline call
     # (2,000 acompletion calls, concurrency 64). Real providers are untouched.
+    # It does not skip litellm's zero-cost diagnostic: a stated cost of 0 is
+    # exactly what it checks, so it still looks the price up (twice per call,
+    # ~0.29 ms) and, no rate being above 0 (register_prices), finds nothing
+    # (tests/offline_model: test_litellms_zero_cost_diagnostic_...). Only a
+    # cost above 0 or a cache hit would skip it, and neither is true; a run
+    # avoids it by calling the offline models in-process (harness.run.direct).
     response._hidden_params["response_cost"] = 0.0
     return response
 
