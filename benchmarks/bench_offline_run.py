@@ -66,10 +66,12 @@ def recall_arm(passes: int, profile: bool) -> None:
         _recall_pass(specs, ctx, records)  # warm-up: imports, first store templates, tokenizer
         cpu, wall = [], []
         from harness.offline_model._terms import analyze_question
+        from harness.run.agent import _local_count
 
         for _ in range(passes):
             records.clear()
-            analyze_question.cache_clear()  # each pass asks its questions afresh, as one epoch of a run does
+            analyze_question.cache_clear()  # each pass asks its questions and counts its tool results afresh,
+            _local_count.cache_clear()  # as the first epoch of a run does
             c0, w0 = time.process_time(), time.perf_counter()
             _recall_pass(specs, ctx, records)
             cpu.append((time.process_time() - c0) / len(specs) * 1000)

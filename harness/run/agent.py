@@ -136,8 +136,7 @@ def count_tokens(model: str, *, text: str | None = None, messages: list[dict[str
     try:
         if messages is not None:
             return int(_litellm().token_counter(model=model, messages=messages))
-        local = _local_counter(model) if _local_counting() else None
-        found = local(text or "") if local is not None else None
+        found = _local_count(model, text or "") if _local_counting() else None
         if found is not None:
             return found
         return int(_litellm().token_counter(model=model, text=text or ""))
@@ -194,6 +193,14 @@ def _local_counting() -> bool:
     from harness.run.model_tables import answerable
 
     return answerable()
+
+
+@functools.lru_cache(maxsize=2048)
+def _local_count(model: str, text: str) -> int | None:
+    """:func:`_local_counter`'s count of ``text``, None when litellm must count; memoized (a tool result recurs in
+    every epoch, and encoding one is ~0.3 ms)."""
+    count = _local_counter(model)
+    return count(text) if count is not None else None
 
 
 @functools.lru_cache(maxsize=64)
@@ -311,7 +318,8 @@ class ModelClient:
         if settings.api_base:
             kwargs["api_base"] = settings.api_base
         latency = 0.0
-        if is_direct(settings.model, router=self.router, extra=settings.extra):
+        direct = is_direct(settings.model, router=self.router, extra=settings.extra)
+        if direct:
             call = direct_completion  # the built-in offline model, in-process (harness.run.direct)
         else:
             call = self.router.acompletion if self.router is not None else _litellm().acompletion
@@ -329,8 +337,11 @@ class ModelClient:
             in_flight = gate.in_flight if gate is not None else None
             started, timed_out = time.perf_counter(), False
             try:
-                async with asyncio.timeout(settings.timeout_s):
+                if direct:  # runs to its end without awaiting anything: a timeout could never interrupt it
                     response = await call(**kwargs)
+                else:
+                    async with asyncio.timeout(settings.timeout_s):
+                        response = await call(**kwargs)
             except TimeoutError:  # asyncio's own carries no message
                 timed_out = True
                 raise TimeoutError(_timeout_message(settings, in_flight, gate)) from None
