@@ -132,3 +132,21 @@ def test_an_offline_run_never_imports_litellm(tmp_path: Path) -> None:
                            env={**os.environ, "PYTHONPATH": str(REPO)})
     assert found.stdout.split()[-2:] in (["False", "0"], ["False", "1"]), found.stderr[-2000:]
 
+
+
+def test_worker_processes_preload_litellm_only_for_a_run_that_calls_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--workers``: the forkserver imports litellm ahead for a run of a model litellm serves, not for an offline run."""
+    import multiprocessing
+    from types import SimpleNamespace
+
+    from harness.run import workers
+
+    preloads: list[list[str]] = []
+    context = multiprocessing.get_context("forkserver")
+    monkeypatch.setattr(type(context), "set_forkserver_preload", lambda self, names: preloads.append(list(names)))
+    offline = SimpleNamespace(models=["offline/reference"], router_config=None)
+    real = SimpleNamespace(models=["offline/reference", "openai/gpt-4o-mini"], router_config=None)
+    workers._context(workers._needs_litellm(offline))
+    workers._context(workers._needs_litellm(real))
+    assert "litellm" not in preloads[0] and "harness.run.runner" in preloads[0]
+    assert "litellm" in preloads[1] and "harness.offline_model._provider" in preloads[1]
