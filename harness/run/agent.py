@@ -131,7 +131,7 @@ def count_tokens(model: str, *, text: str | None = None, messages: list[dict[str
     A text is counted without litellm where :mod:`harness.run.model_tables` knows
     litellm's tokenizer for the model (the offline models: ``cl100k_base``, in
     litellm's 1,024-character pieces) and litellm is not imported; the count is
-    the same (``tests/run/test_model_tables.py``).
+    the same (``tests/run/test_token_counts.py``). Messages are counted by litellm.
     """
     try:
         if messages is not None:

@@ -12,7 +12,9 @@ concurrency gate and the per-try timeout) stays around the call either way.
 
 Everything provider-facing still goes through litellm: real models, any
 model behind a ``--router-config``, an offline name no policy serves (litellm
-reports it as its own error) and a call with extra litellm arguments.
+reports it as its own error) and a call with extra litellm arguments. A
+``--tpm`` limit or ``--max-cost-usd`` budget on an offline model counts the
+prompt with litellm's ``token_counter`` (messages), so that run imports it.
 """
 
 from __future__ import annotations

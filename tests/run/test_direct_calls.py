@@ -150,3 +150,17 @@ def test_worker_processes_preload_litellm_only_for_a_run_that_calls_it(monkeypat
     workers._context(workers._needs_litellm(real))
     assert "litellm" not in preloads[0] and "harness.run.runner" in preloads[0]
     assert "litellm" in preloads[1] and "harness.offline_model._provider" in preloads[1]
+
+
+def test_the_offline_models_token_limits_are_litellms_without_asking_it() -> None:
+    """The usage check's limits of an offline model are (None, None) without litellm: what litellm's map says of them."""
+    from harness.offline_model import MODEL_NAMES
+
+    register_offline()
+    for model in MODEL_NAMES:
+        try:
+            info = litellm.get_model_info(model)
+            theirs = (info.get("max_input_tokens"), info.get("max_output_tokens"))
+        except Exception:  # noqa: BLE001 - no entry: no limits either
+            theirs = (None, None)
+        assert agent_mod._limits(model) == theirs == (None, None)
