@@ -39,6 +39,7 @@ from harness.run import (
     check_fresh,
     fault_note,
     lock_folder,
+    needs_litellm,
     now_iso,
     plan_samples,
     prepare_folder,
@@ -206,8 +207,9 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
         if options.workers > 1:
             from harness.run import start_server
 
-            start_server()  # its litellm import overlaps ours (register_offline)
-        register_offline()
+            start_server(options)  # its litellm import overlaps ours (register_offline)
+        if needs_litellm(options.models, options.router_config):  # the built-in offline models alone never import it
+            register_offline()
         # Cancelling in-flight litellm calls (Ctrl-C, a stopped model) leaves its inner coroutines unawaited; harmless.
         warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
         # A malformed response (content a list, a number for a name) makes the provider SDK warn as litellm dumps it;

@@ -3,7 +3,9 @@
 ``offline/reference`` is served through litellm's custom-provider mechanism, so
 ``litellm.acompletion(model="offline/reference", messages=..., tools=...)``
 works with no network and no API key. It is the default model of
-``recall-eval run`` and the model double of the tests.
+``recall-eval run`` and the model double of the tests. A run calls it
+in-process through :func:`answer` (the function the provider wraps) without
+importing litellm, unless a Router serves it (``harness.run.direct``).
 
 It decides only from the request, like any model: the messages and the tool
 specs. It never reads scenario files, expectations, item roles or anything
@@ -75,11 +77,12 @@ import os
 from pathlib import Path
 
 from harness.offline_model._policy import ABSTAIN_ANSWER, MAX_TOOL_ROUNDS, respond
+from harness.offline_model._reply import PROVIDER, OfflineReply, answer
 
-PROVIDER = "offline"
 MODEL_NAMES = ("offline/reference", "offline/abstain")
 
-__all__ = ["ABSTAIN_ANSWER", "MAX_TOOL_ROUNDS", "MODEL_NAMES", "PROVIDER", "code_revision", "register", "register_offline", "respond"]
+__all__ = ["ABSTAIN_ANSWER", "MAX_TOOL_ROUNDS", "MODEL_NAMES", "PROVIDER", "OfflineReply", "answer", "code_revision", "register",
+           "register_offline", "respond"]
 
 
 @functools.cache

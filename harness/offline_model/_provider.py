@@ -5,7 +5,6 @@ Imported only by :func:`harness.offline_model.register`, because it imports lite
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -13,59 +12,34 @@ from litellm import CustomLLM, ModelResponse
 from litellm.llms.custom_llm import CustomLLMError
 from litellm.types.utils import Choices, Message, Usage
 
-from harness.offline_model._policy import ABSTAIN_ANSWER, respond
+from harness.offline_model._reply import POLICIES, PROVIDER, OfflineReply, answer, policy_of
+from harness.offline_model._reply import prompt_tokens as _prompt_tokens
 
-PROVIDER = "offline"
-
-
-def _abstain(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
-    return {"role": "assistant", "content": ABSTAIN_ANSWER}
+__all__ = ["POLICIES", "PROVIDER", "OfflineLLM", "build_response", "register_prices"]
 
 
-POLICIES: dict[str, Callable[[list[dict[str, Any]], list[dict[str, Any]] | None], dict[str, Any]]] = {
-    "reference": respond,
-    "abstain": _abstain,
-}
-"""Model name (after ``offline/``) -> policy."""
-
-
-def _count_tokens(text: str) -> int:
-    """A cheap deterministic token estimate: one token per four characters, rounded up."""
-    return (len(text) + 3) // 4
-
-
-def _prompt_tokens(messages: list[Any], tools: Any) -> int:
-    total = 0
-    for message in messages:
-        if isinstance(message, dict):
-            content = message.get("content")
-            total += 4 + _count_tokens(content if isinstance(content, str) else json.dumps(content, default=str))
-            if message.get("tool_calls"):
-                total += _count_tokens(json.dumps(message["tool_calls"], default=str))
-    if tools:
-        total += _count_tokens(json.dumps(tools, default=str))
-    return total
-
-
-def build_response(model: str, reply: dict[str, Any], prompt_tokens: int, response_id: str | None = None) -> ModelResponse:
-    """Wrap an assistant message dict in a litellm ``ModelResponse`` with usage."""
-    tool_calls = reply.get("tool_calls") or None
-    if tool_calls:
-        completion = sum(_count_tokens(c["function"]["name"] + c["function"]["arguments"]) for c in tool_calls)
-    else:
-        completion = _count_tokens(reply.get("content") or "")
-    message = Message(role="assistant", content=reply.get("content"), tool_calls=tool_calls)
+def build_response(model: str, reply: OfflineReply, response_id: str | None = None) -> ModelResponse:
+    """Wrap an offline reply in a litellm ``ModelResponse`` with its usage."""
+    tool_calls = reply.message.get("tool_calls") or None
+    message = Message(role="assistant", content=reply.message.get("content"), tool_calls=tool_calls)
     kwargs: dict[str, Any] = {"id": response_id} if response_id else {}
     response = ModelResponse(
         model=model,
-        choices=[Choices(index=0, finish_reason="tool_calls" if tool_calls else "stop", message=message)],
-        usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=completion, total_tokens=prompt_tokens + completion),
+        choices=[Choices(index=0, finish_reason=reply.finish_reason, message=message)],
+        usage=Usage(prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
+                    total_tokens=reply.prompt_tokens + reply.completion_tokens),
         **kwargs,
     )
     # The offline models are free: stating the cost lets litellm's logging skip
     # its own price calculation ("use cost if already calculated" in
     # Logging.response_cost_calculator): 2.3 -> 1.9 ms CPU per offline call
     # (2,000 acompletion calls, concurrency 64). Real providers are untouched.
+    # It does not skip litellm's zero-cost diagnostic: a stated cost of 0 is
+    # exactly what it checks, so it still looks the price up (twice per call,
+    # ~0.29 ms) and, no rate being above 0 (register_prices), finds nothing
+    # (tests/offline_model: test_litellms_zero_cost_diagnostic_...). Only a
+    # cost above 0 or a cache hit would skip it, and neither is true; a run
+    # avoids it by calling the offline models in-process (harness.run.direct).
     response._hidden_params["response_cost"] = 0.0
     return response
 
@@ -106,18 +80,15 @@ class OfflineLLM(CustomLLM):
     ) -> ModelResponse:
         """Answer one chat request with the named offline policy (``tools`` come in ``optional_params``)."""
         name = model.removeprefix(f"{PROVIDER}/")
-        policy = POLICIES.get(name)
-        if policy is None:
+        if policy_of(name) is None:
             known = ", ".join(f"{PROVIDER}/{n}" for n in sorted(POLICIES))
             message = f"unknown offline model {PROVIDER + '/' + name!r}; known models: {known}"
             raise CustomLLMError(status_code=400, message=message)
         params = optional_params or {}
         if params.get("stream"):
             raise CustomLLMError(status_code=400, message="offline models do not stream; call without stream=True")
-        tools = params.get("tools")
-        reply = policy(messages, tools)
-        response_id = getattr(model_response, "id", None)
-        return build_response(f"{PROVIDER}/{name}", reply, _prompt_tokens(messages, tools), response_id)
+        reply = answer(name, messages, params.get("tools"))
+        return build_response(f"{PROVIDER}/{name}", reply, getattr(model_response, "id", None))
 
     async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:  # type: ignore[override]
         """Async twin of :meth:`completion` (the policy is pure and fast, so it runs inline)."""

@@ -140,8 +140,12 @@ def _cjk_windows(run: str) -> tuple[list[str], list[str]]:
     return good, junk
 
 
+@functools.lru_cache(maxsize=4096)
 def analyze_question(text: str) -> QuestionTerms:
     """Split a question into prioritized search terms and scoring concepts.
+
+    Memoized (the result is frozen): every call of a turn, and every epoch,
+    asks about the same question.
 
     Priority of search terms: code identifiers (whole), CJK runs and their
     topical two-character windows, content words, adjacent content-word pairs,

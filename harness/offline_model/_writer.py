@@ -30,6 +30,7 @@ assistant concluded.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -56,7 +57,9 @@ def _function(tool: Any) -> tuple[str, str, dict[str, Any]]:
     return str(function.get("name", "")), str(function.get("description", "")), params if isinstance(params, dict) else {}
 
 
+@functools.lru_cache(maxsize=1024)
 def _says(name: str, description: str, words: tuple[str, ...]) -> bool:
+    """Whether a tool's name or first sentence uses one of ``words`` (memoized: every call offers the same tools)."""
     text = f"{name} {description.split('.')[0]}".lower()
     return any(re.search(rf"(^|[^a-z]){w}", text) for w in words)
 

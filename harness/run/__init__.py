@@ -12,11 +12,14 @@ the options of ``recall-eval run`` (``options``), the run folder's lock and
 resume state (``folder``), the samples and their seeds (``samples``), one
 sample from open to close (``sample``: write phase, probe), the loop over
 them (``runner``), worker processes (``workers``), shards (``shards``) and
-the progress display (``progress``). Every model call goes through litellm.
+the progress display (``progress``). Every model call goes through litellm,
+except those of the built-in offline models without a Router, answered
+in-process (``direct``) so that an offline run never imports litellm.
 """
 
 from harness.run.agent import AgentOutcome, ModelClient, ModelSettings, run_agent
 from harness.run.budget import budget_stop
+from harness.run.direct import needs_litellm
 from harness.run.folder import (
     EarlierAttempt,
     RunFolderError,
@@ -64,6 +67,7 @@ __all__ = [
     "plan_samples",
     "prepare_folder",
     "model_name_problems",
+    "needs_litellm",
     "price_problem",
     "read_earlier_attempt",
     "record_flags",

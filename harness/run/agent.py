@@ -1,6 +1,7 @@
 """The agent loop: talk to a model through litellm, run its tool calls through the Host.
 
-One sample is: call the model with the arm's messages and tools; if it asks
+One sample is: call the model with the arm's messages and tools (the built-in
+offline models in-process, :mod:`harness.run.direct`; every other through litellm); if it asks
 for tools, execute every call (parallel calls in order) through the Host run,
 append the assistant message and one ``tool`` message per call (content = the
 Host's exact result text), and call again; stop on a final answer.
@@ -29,6 +30,7 @@ from typing import Any, Protocol
 from harness.memory_systems import ArmSetup
 from harness.records import ModelCallLog, SampleError, ToolCallLog, sendable
 from harness.run.cache import CachedResponse, ResponseCache, cache_key
+from harness.run.direct import direct_completion, is_direct
 from harness.run.responses import checked_usage, is_malformed_response, lenient_message, raw_response
 from harness.run.retry import RetryExhaustedError, RetryPolicy, call_with_retries
 
@@ -106,19 +108,37 @@ class AgentOutcome:
     error: SampleError | None = None
 
 
+_REGISTERED: list[bool] = []
+
+
 def _litellm() -> Any:
+    """litellm, with the offline models registered (a Router may serve them) and no help banner per failure."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
+    if not _REGISTERED:
+        from harness.offline_model import register_offline
+
+        register_offline()
+        _REGISTERED.append(True)
     litellm.suppress_debug_info = True  # errors are recorded per sample; no help banner per failure
     return litellm
 
 
 def count_tokens(model: str, *, text: str | None = None, messages: list[dict[str, Any]] | None = None) -> int:
-    """litellm's token count, or chars/4 when litellm cannot count for this model."""
+    """litellm's token count, or chars/4 when litellm cannot count for this model.
+
+    A text is counted without litellm where :mod:`harness.run.model_tables` knows
+    litellm's tokenizer for the model (the offline models: ``cl100k_base``, in
+    litellm's 1,024-character pieces) and litellm is not imported; the count is
+    the same (``tests/run/test_token_counts.py``). Messages are counted by litellm.
+    """
     try:
         if messages is not None:
             return int(_litellm().token_counter(model=model, messages=messages))
+        found = _local_count(model, text or "") if _local_counting() else None
+        if found is not None:
+            return found
         return int(_litellm().token_counter(model=model, text=text or ""))
     except Exception:  # noqa: BLE001 - any tokenizer failure falls back to an estimate
         chars = len(text or "") if messages is None else sum(len(str(m.get("content") or "")) for m in messages)
@@ -168,9 +188,39 @@ class _Refused:
     raw: dict[str, Any] | None
 
 
+def _local_counting() -> bool:
+    """Whether texts may be counted from litellm's shipped tokenizer files (:func:`harness.run.model_tables.count_function`)."""
+    from harness.run.model_tables import answerable
+
+    return answerable()
+
+
+@functools.lru_cache(maxsize=2048)
+def _local_count(model: str, text: str) -> int | None:
+    """:func:`_local_counter`'s count of ``text``, None when litellm must count; memoized (a tool result recurs in
+    every epoch, and encoding one is ~0.3 ms)."""
+    count = _local_counter(model)
+    return count(text) if count is not None else None
+
+
+@functools.lru_cache(maxsize=64)
+def _local_counter(model: str) -> Any:
+    """``text -> count`` of litellm's tokenizer for ``model`` read without litellm, or None (litellm counts)."""
+    from harness.run.model_tables import local_count_function
+
+    return local_count_function(model)
+
+
 @functools.lru_cache(maxsize=64)
 def _limits(model: str) -> tuple[int | None, int | None]:
-    """litellm's (max_input_tokens, max_output_tokens) of ``model``, None when unknown."""
+    """litellm's (max_input_tokens, max_output_tokens) of ``model``, None when unknown.
+
+    The offline models have no limits in litellm's map (their price entry names none), so litellm is not asked.
+    """
+    from harness.offline_model import MODEL_NAMES
+
+    if model in MODEL_NAMES:
+        return None, None
     try:
         info = _litellm().get_model_info(model)
     except Exception:  # noqa: BLE001 - local and unknown models have no entry
@@ -190,7 +240,7 @@ def _checked_usage(prompt: Any, completion: Any, messages: list[dict[str, Any]],
                          max_input=max_input, max_output=max_output)
 
 
-def _counted_cost(litellm: Any, model: str, messages: list[dict[str, Any]], message: dict[str, Any],
+def _counted_cost(model: str, messages: list[dict[str, Any]], message: dict[str, Any],
                   prompt: int | None, completion: int | None) -> float | None:
     """The price of a call whose reported usage or cost was rejected: counted tokens at litellm's prices (None: no price)."""
     if prompt is None and completion is None:
@@ -198,7 +248,7 @@ def _counted_cost(litellm: Any, model: str, messages: list[dict[str, Any]], mess
         calls = "".join(c["function"]["name"] + c["function"]["arguments"] for c in message.get("tool_calls", []))
         completion = count_tokens(model, text=(message.get("content") or "") + calls)
     try:
-        inp, out = litellm.cost_per_token(model=model, prompt_tokens=prompt or 0, completion_tokens=completion or 0)
+        inp, out = _litellm().cost_per_token(model=model, prompt_tokens=prompt or 0, completion_tokens=completion or 0)
         cost = float(inp) + float(out)
     except Exception:  # noqa: BLE001 - no price: the cost stays unknown
         return None
@@ -208,14 +258,14 @@ def _counted_cost(litellm: Any, model: str, messages: list[dict[str, Any]], mess
 _NO_PRICE: set[str] = set()
 
 
-def _cost(litellm: Any, model: str, response: Any) -> float | None:
+def _cost(model: str, response: Any) -> float | None:
     hidden = getattr(response, "_hidden_params", None) or {}
     if hidden.get("response_cost") is not None:
         return float(hidden["response_cost"])
     if model in _NO_PRICE:
         return None
     try:
-        return float(litellm.completion_cost(completion_response=response))
+        return float(_litellm().completion_cost(completion_response=response))
     except Exception:  # noqa: BLE001 - unknown price is normal for local models
         _NO_PRICE.add(model)
         return None
@@ -250,7 +300,6 @@ class ModelClient:
         if hit is not None:
             return Completion(hit.message, hit.prompt_tokens, hit.completion_tokens, hit.finish_reason, hit.latency_s, hit.cost_usd, True, 0,
                               fault=hit.fault)
-        litellm = _litellm()
         kwargs: dict[str, Any] = {
             "model": settings.model,
             "messages": sendable(messages),  # lone surrogates a model sent go back as U+FFFD
@@ -269,7 +318,11 @@ class ModelClient:
         if settings.api_base:
             kwargs["api_base"] = settings.api_base
         latency = 0.0
-        call = self.router.acompletion if self.router is not None else litellm.acompletion
+        direct = is_direct(settings.model, router=self.router, extra=settings.extra)
+        if direct:
+            call = direct_completion  # the built-in offline model, in-process (harness.run.direct)
+        else:
+            call = self.router.acompletion if self.router is not None else _litellm().acompletion
         limiter, charged = self.limiter, 0
         if limiter is not None and limiter.counts_tokens(settings.model):
             charged = count_tokens(settings.model, messages=messages) + (settings.max_tokens or 0)
@@ -284,8 +337,11 @@ class ModelClient:
             in_flight = gate.in_flight if gate is not None else None
             started, timed_out = time.perf_counter(), False
             try:
-                async with asyncio.timeout(settings.timeout_s):
+                if direct:  # runs to its end without awaiting anything: a timeout could never interrupt it
                     response = await call(**kwargs)
+                else:
+                    async with asyncio.timeout(settings.timeout_s):
+                        response = await call(**kwargs)
             except TimeoutError:  # asyncio's own carries no message
                 timed_out = True
                 raise TimeoutError(_timeout_message(settings, in_flight, gate)) from None
@@ -317,7 +373,7 @@ class ModelClient:
             usage = getattr(response, "usage", None)
             prompt = getattr(usage, "prompt_tokens", None) if usage is not None else None
             completion = getattr(usage, "completion_tokens", None) if usage is not None else None
-            cost = _cost(litellm, settings.model, response)
+            cost = _cost(settings.model, response)
         if not prompt and not completion:
             prompt = completion = None
         prompt, completion, usage_fault = _checked_usage(prompt, completion, messages, tools, settings)
@@ -326,7 +382,7 @@ class ModelClient:
         if usage_fault is not None or (cost is not None and not (math.isfinite(cost) and cost >= 0)) or isinstance(response, _Refused):
             if usage_fault is None and cost is not None and not (math.isfinite(cost) and cost >= 0):
                 faults.append(f"cost {cost!r} replaced by the counted tokens' price")
-            cost = _counted_cost(litellm, settings.model, messages, message, prompt, completion)
+            cost = _counted_cost(settings.model, messages, message, prompt, completion)
         if limiter is not None and charged:
             limiter.settle(settings.model, charged, None if prompt is None else prompt + (completion or 0))
         if self.budget is not None:

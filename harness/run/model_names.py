@@ -38,8 +38,10 @@ def _advice(model: str, known: Sequence[str]) -> str:
 def model_name_problems(models: Sequence[str]) -> tuple[list[str], list[str]]:
     """``(errors, warnings)`` about the model strings: errors for a provider litellm does not know, warnings
     for a name its model map lacks when a close one exists."""
-    from harness.offline_model import register_offline
+    from harness.offline_model import MODEL_NAMES, register_offline
 
+    if all(model in MODEL_NAMES for model in models):
+        return [], []  # the built-in models are known by name: no litellm import for an offline run
     register_offline()  # first: it keeps litellm to its local price map (no fetch at import)
     import litellm
 

@@ -61,7 +61,7 @@ def _litellm_folder() -> Path | None:
     return Path(locations[0]) if locations else None
 
 
-def _answerable() -> bool:
+def answerable() -> bool:
     """Whether the shipped files say what litellm would: it is not imported yet and no setting changes its answer."""
     return ("litellm" not in sys.modules and not any(os.environ.get(name) for name in _LITELLM_SETTINGS)
             and os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP", "").lower() == "true")
@@ -108,7 +108,7 @@ def count_function(model: str) -> Callable[[str], int | None] | None:
     The function returns None for a text longer than :data:`MAX_EXACT_CHARS`
     (litellm extrapolates those): count that one with litellm.
     """
-    return local_count_function(model) if _answerable() else None
+    return local_count_function(model) if answerable() else None
 
 
 def local_count_function(model: str) -> Callable[[str], int | None] | None:
@@ -179,7 +179,7 @@ def price(model: str) -> tuple[bool, Price | None]:
 
 def local_prices(models: Iterable[str]) -> dict[str, Price | None] | None:
     """:func:`harness.run.calls.prices` of ``models`` (no Router) without litellm, or None when litellm must look one up."""
-    if not _answerable():
+    if not answerable():
         return None
     out: dict[str, Price | None] = {}
     for model in models:

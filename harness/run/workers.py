@@ -47,6 +47,7 @@ from typing import Any
 
 from harness.offline_model import register_offline
 from harness.records import SampleRecord, append_line, append_record, load_model, model_json
+from harness.run.direct import needs_litellm
 from harness.run.options import RunOptions
 from harness.run.progress import RunProgress, record_flags
 from harness.run.runner import ctx_for, execute, frozen_heap
@@ -62,7 +63,7 @@ _EXIT_GRACE_S = 2.0  # a worker that sent "done" only has to exit
 # fresh process, 0.6 s for the first call of two workers starting together;
 # 0.04 s with them preloaded. Names a litellm version lacks are skipped
 # (the forkserver ignores ImportError).
-_PRELOAD = [
+_LITELLM_PRELOAD = [
     "litellm",
     "litellm.litellm_core_utils.default_encoding",
     "litellm.litellm_core_utils.logging_callback_manager",
@@ -72,31 +73,38 @@ _PRELOAD = [
     "litellm.llms.fal_ai.image_generation",
     "litellm.llms.github_copilot.authenticator",
     "litellm.llms.openai_like.dynamic_config",
-    "harness.run.runner",
     "harness.offline_model._provider",
 ]
+#: Without a model litellm serves (only the built-in offline models, no Router: ``harness.run.direct``) litellm is not preloaded.
+_PRELOAD = ["harness.run.runner"]
+
+
+def _needs_litellm(options: RunOptions | None) -> bool:
+    return options is None or needs_litellm(options.models, getattr(options, "router_config", None))
 
 
 class WorkerError(Exception):
     """A worker process failed outside any sample (its message names the worker and the cause)."""
 
 
-def _context() -> Any:
+def _context(litellm: bool = True) -> Any:
+    """The worker start context; ``litellm``: whether the forkserver preloads litellm (the run calls it)."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # inherited by the forkserver and workers
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(_PRELOAD)
+        ctx.set_forkserver_preload((_LITELLM_PRELOAD if litellm else []) + _PRELOAD)
         return ctx
     return multiprocessing.get_context("spawn")  # pragma: no cover - platforms without forkserver
 
 
-def start_server() -> None:
+def start_server(options: RunOptions | None = None) -> None:
     """Start the forkserver now, so that its litellm import overlaps this process's own work.
 
     ``run --workers`` calls this before it imports litellm itself: the two
-    imports (~2.5 s each) then run at the same time on two cores.
+    imports (~2.5 s each) then run at the same time on two cores. A run of
+    the built-in offline models alone preloads no litellm (``options`` says which).
     """
-    if _context().get_start_method() == "forkserver":
+    if _context(_needs_litellm(options)).get_start_method() == "forkserver":
         from multiprocessing import forkserver
 
         forkserver.ensure_running()
@@ -164,7 +172,8 @@ def _worker_main(
         import warnings
 
         warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
-        register_offline()
+        if _needs_litellm(options):
+            register_offline()
         if setup is not None:
             setup()
         ctx = ctx_for(options, scenarios, hashes)
@@ -208,7 +217,7 @@ def run_in_workers(
     Raises:
         WorkerError: a worker crashed outside a sample (records it sent are already emitted).
     """
-    ctx = _context()
+    ctx = _context(_needs_litellm(options))
     count = min(options.workers, len(specs))
     processes, conns = [], {}
     for index in range(count):

@@ -374,3 +374,29 @@ def test_answers_through_the_real_host_end_to_end() -> None:
             messages.append({"role": "tool", "tool_call_id": call.id, "content": record.result_text})
     assert names == ["memory_search", "memory_get"]
     assert "蓝绿部署" in messages[-1]["content"] and "tea" not in messages[-1]["content"]
+
+
+
+def test_litellms_zero_cost_diagnostic_runs_on_every_offline_call_and_finds_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stated cost 0.0 skips litellm's price calculation, not its zero-cost diagnostic: that still looks the
+    model's price up on every call (twice), to tell a free model from a missing price. For the offline models it
+    must conclude nothing (no rate above 0), so no "Billable request priced at $0" warning is ever logged; a run
+    skips it altogether by calling them in-process (``harness.run.direct``)."""
+    from litellm.litellm_core_utils import litellm_logging
+
+    from harness.offline_model import register_offline
+
+    register_offline()
+    findings: list[Any] = []
+    real = litellm_logging.Logging._zero_cost_finding
+
+    def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
+        findings.append(real(self, *args, **kwargs))
+        return findings[-1]
+
+    monkeypatch.setattr(litellm_logging.Logging, "_zero_cost_finding", spy)
+    messages = [{"role": "user", "content": "What did we decide about the deploy window?"}]
+    for model in ("offline/reference", "offline/abstain"):
+        response = litellm.completion(model=model, messages=messages, tools=[SEARCH_SPEC, GET_SPEC] if model == MODEL else None)
+        assert response._hidden_params["response_cost"] == 0.0
+    assert len(findings) >= 2 and findings == [None] * len(findings)
