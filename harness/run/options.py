@@ -375,10 +375,12 @@ def _load(values: dict[str, Any], privacy: dict[str, Any] | None = None) -> tupl
         raise RunOptionsError(f"--filter {unmatched[0]!r} matches no scenario id"
                               + (" among those the other filters keep" if categories or tags else "")
                               + _misspelt(unmatched) + "; fix or drop it")
-    if privacy and privacy["store"] is not None:  # as harness.scenarios.prepare_run_scenarios does for the report
-        scenarios = with_store(scenarios, privacy["store"])
+    # as harness.scenarios.prepare_run_scenarios does for the report, counting what redaction replaced
     if privacy and privacy["sensitive"]:
-        scenarios, privacy["redacted"] = redact_scenarios(scenarios, Redactor.build(privacy["redact"]))
+        scenarios, _, privacy["redacted"] = redact_scenarios(scenarios, Redactor.build(privacy["redact"]),
+                                                             privacy["store"])
+    elif privacy and privacy["store"] is not None:
+        scenarios = with_store(scenarios, privacy["store"])
     return scenarios, {s.id: scenario_hash(s) for s in scenarios}
 
 

@@ -34,10 +34,30 @@ def _part_json(part: list[Any]) -> bytes:
     if known is not None and known[0] is part:
         _part_cache.move_to_end(id(part))
         return known[1]
-    text = _canonical([entry.model_dump(mode="json", by_alias=True) for entry in part])
+    text = b"[" + b",".join(map(_entry_json, part)) + b"]"  # the bytes of _canonical(list): one entry at a time
     _part_cache[id(part)] = (part, text)
     while len(_part_cache) > _PART_CACHE_SIZE:
         _part_cache.popitem(last=False)
+    return text
+
+
+_entry_cache: OrderedDict[int, tuple[Any, bytes]] = OrderedDict()
+_ENTRY_CACHE_SIZE = 65_536
+
+
+def _entry_json(entry: Any) -> bytes:
+    """Canonical JSON of one session or item, computed once per object (bounded, least recently used out).
+
+    ``--store`` gives every probe its own list (the items created before it), of the same item objects: the
+    lists differ, their entries do not. The entry is kept with its JSON, so its ``id`` is not reused while cached.
+    """
+    known = _entry_cache.get(id(entry))
+    if known is not None and known[0] is entry:
+        return known[1]
+    text = _canonical(entry.model_dump(mode="json", by_alias=True))
+    _entry_cache[id(entry)] = (entry, text)
+    if len(_entry_cache) > _ENTRY_CACHE_SIZE:
+        _entry_cache.popitem(last=False)
     return text
 
 

@@ -14,6 +14,7 @@ so it scores exactly what ran.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -45,11 +46,15 @@ class _Redacting:
         self.redactor = redactor
         self.count = 0
         self._lists: dict[int, tuple[list[Any], list[Any]]] = {}
+        self._texts: dict[str, tuple[str, int]] = {}
 
     def text(self, value: str) -> str:
-        out, n = self.redactor.redact(value)
-        self.count += n
-        return out or "[REDACTED]"
+        known = self._texts.get(value)  # an imported suite repeats each earlier session in every later probe's file
+        if known is None:
+            out, n = self.redactor.redact(value)
+            known = self._texts[value] = (out or "[REDACTED]", n)
+        self.count += known[1]
+        return known[0]
 
     def turns(self, turns: list[Turn]) -> list[Turn]:
         return [t.model_copy(update={"content": self.text(t.content)}) for t in turns]
@@ -68,22 +73,31 @@ class _Redacting:
         revisions = [r.model_copy(update={"content": self.text(r.content)}) for r in item.revisions]
         return item.model_copy(update={"content": self.text(item.content), "keys": keys, "revisions": revisions})
 
-    def scenario(self, scenario: Scenario) -> Scenario:
+    def scenario(self, scenario: Scenario, *, items: bool = True) -> Scenario:
         probe = scenario.probe.model_copy(update={"message": self.text(scenario.probe.message),
                                                   "history": self.turns(scenario.probe.history)})
         expect = scenario.expect
         if expect.logged_reply is not None:
             expect = expect.model_copy(update={"logged_reply": self.text(expect.logged_reply)})
-        return scenario.model_copy(update={
-            "sessions": self.shared(scenario.sessions, self.session),
-            "items": self.shared(scenario.items, self.item),
-            "probe": probe, "expect": expect})
+        update = {"sessions": self.shared(scenario.sessions, self.session), "probe": probe, "expect": expect}
+        if items:
+            update["items"] = self.shared(scenario.items, self.item)
+        return scenario.model_copy(update=update)
 
 
-def redact_scenarios(scenarios: Sequence[Scenario], redactor: Redactor) -> tuple[list[Scenario], int]:
-    """``scenarios`` with every text redacted, and how many matches were replaced."""
+def redact_scenarios(scenarios: Sequence[Scenario], redactor: Redactor,
+                     store: StoreItems | None = None) -> tuple[list[Scenario], StoreItems | None, int]:
+    """``scenarios`` with every text redacted, ``store`` with its items redacted, and how many matches were replaced.
+
+    With a store, its items are redacted once and then given to each probe (:func:`with_store`): every probe
+    has its own prefix of them, and redacting each prefix anew cost minutes on a LoCoMo-sized store.
+    """
     redacting = _Redacting(redactor)
-    return [redacting.scenario(s) for s in scenarios], redacting.count
+    if store is None:
+        return [redacting.scenario(s) for s in scenarios], None, redacting.count
+    store = dataclasses.replace(store, items=tuple(redacting.item(i) for i in store.items))
+    out = [redacting.scenario(s, items=False) for s in with_store(scenarios, store)]
+    return out, store, redacting.count
 
 
 def prepare_run_scenarios(scenarios: Sequence[Scenario], parameters: Mapping[str, Any],
@@ -93,13 +107,10 @@ def prepare_run_scenarios(scenarios: Sequence[Scenario], parameters: Mapping[str
     Raises:
         harness.scenarios.StoreError: the run's store file cannot be read any more.
     """
-    out = list(scenarios)
     recorded = parameters.get("store")
     if store is None and isinstance(recorded, Mapping) and recorded.get("path"):
         store = load_store(recorded["path"])
-    if store is not None:
-        out = with_store(out, store)
     if parameters.get("sensitive"):
         patterns = (parameters.get("redact") or {}).get("patterns") or []
-        out, _ = redact_scenarios(out, Redactor.build(patterns))
-    return out
+        return redact_scenarios(scenarios, Redactor.build(patterns), store)[0]
+    return with_store(scenarios, store) if store is not None else list(scenarios)

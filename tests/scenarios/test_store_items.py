@@ -153,3 +153,14 @@ def test_every_scope_is_seeded_and_the_host_rule_decides_what_a_probe_sees(tmp_p
     scenarios = with_store([_probe_at(T0 + DAY, "acme"), _probe_at(T0 + DAY, "beta"), _probe_at(T0 + DAY, None)],
                            store)
     assert [(n, v) for _, n, v in visible_counts(scenarios)] == [(3, 2), (3, 2), (3, 1)]
+
+
+def test_probes_given_store_items_hash_as_the_plain_definition(tmp_path: Path) -> None:
+    from harness.scenarios import scenario_hash
+    from tests.scenarios.test_conversations import _reference_hash
+
+    store = load_store(write_store(tmp_path / "team.sqlite"))
+    scenarios = with_store([_probe_at(T0 + DAY), _probe_at(T0 + 20 * DAY), _probe_at(T0 + 20 * DAY, "beta")], store)
+    for scenario in scenarios:  # per-item JSON served from the cache for the later probes' longer lists
+        assert scenario_hash(scenario) == _reference_hash(scenario)
+    assert len({scenario_hash(s) for s in scenarios}) == 3
