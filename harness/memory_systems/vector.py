@@ -67,6 +67,7 @@ class VectorSystem(MemorySystem):
     name = "memory_tools_vector"
     description = "the recall arm with memory_search ranking the visible items by embedding similarity"
     arms = {"recall_vector": "seeded"}
+    forgetting = "archive"
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         return _VectorInstance(scenario, seeded_item_store(scenario), current_embedder())
@@ -78,6 +79,7 @@ class HybridSystem(MemorySystem):
     name = "memory_tools_hybrid"
     description = "the recall arm with memory_search fusing full-text (keys, content) and vector ranks (RRF, k=60)"
     arms = {"recall_hybrid": "seeded"}
+    forgetting = "archive"
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         return _HybridInstance(scenario, seeded_item_store(scenario), current_embedder())
