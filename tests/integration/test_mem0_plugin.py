@@ -138,6 +138,28 @@ def test_mem0_search_honours_the_budget_top_k_where_a_limit_is_silently_ignored(
     assert len(naive["results"]) == 20  # mem0's default top_k: the limit= of its 1.x API is dropped without a word
 
 
+def test_a_stored_turn_discloses_its_items_but_not_a_value_a_later_item_replaced(plugin: Path) -> None:
+    """A raw turn holding a superseded value is not an archived-item leak; one holding a forgotten fact is."""
+    import recall_eval_mem0
+    from harness.scenarios import Scenario, probe_policy
+
+    upd = _scenario("upd-01-staging-db-host", REPO / "scenarios" / "starter")
+    data = upd.model_dump(mode="json", exclude_none=True)
+    for item in data["items"]:
+        item["supersedes"] = []  # the old host now archived with no successor: forgotten, not replaced
+    forgotten = Scenario.model_validate(data)
+    disclosed = {}
+    for name, scenario in (("replaced", upd), ("forgotten", forgotten)):
+        instance = recall_eval_mem0.Mem0System().open(scenario, "none")
+        try:
+            probe = instance.begin_probe(*probe_policy(scenario))
+            disclosed[name] = probe.tools.call("mem0_search", {"query": "pg-staging-1.internal port 5433"}).disclosed_item_ids
+        finally:
+            instance.close()
+    assert "it-staging-old" not in disclosed["replaced"] and any(i.startswith("turn:") for i in disclosed["replaced"])
+    assert "it-staging-old" in disclosed["forgotten"]
+
+
 def test_mem0_offline_run_answers_from_stored_turns_within_its_scope(plugin: Path, tmp_path: Path) -> None:
     found = _run(tmp_path / "run", arms=("mem0",))
     leak = found[(LEAK, "mem0")]

@@ -40,8 +40,12 @@ current time and takes no back-dated timestamp in its open-source version, so
 
 Disclosure: a memory stored from a turn (``mem0``) discloses the scenario
 items sourced from that turn (else ``turn:<session>/<turn>``), so retrieval
-recall and out-of-scope checks compare with the item-based arms; a memory
-mem0 extracted (``mem0_infer``) is ``mem0:<id>``.
+recall and out-of-scope checks compare with the item-based arms; an archived
+item that a later item supersedes is left out (a raw turn holds the old value
+by nature; stale-claim scoring judges the answer), while one archived
+without a successor (the user asked to forget it) counts, so a raw turn
+store is caught disclosing what was forgotten. A memory mem0 extracted
+(``mem0_infer``) is ``mem0:<id>``.
 """
 
 from __future__ import annotations
@@ -192,7 +196,10 @@ class Mem0Instance(MemoryInstance):
         self.infer = infer
         self.memory, self.llm = new_memory(self.history_db_path)
         self.sources: dict[tuple[str, str], list[str]] = {}
+        superseded = {old for item in scenario.items for old in item.supersedes}
         for item in scenario.items:
+            if item.state.value == "archived" and item.id in superseded:
+                continue  # a value a later item replaced: the raw turn holds it by nature (stale-claim scoring covers it)
             for source in item.sources:
                 self.sources.setdefault((source.session, source.turn), []).append(item.id)
         if not infer:
