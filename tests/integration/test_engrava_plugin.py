@@ -222,3 +222,17 @@ def test_an_engrava_store_shared_by_workspaces_and_searched_with_an_empty_filter
     scenario = _scenario()
     assert {"leakage_canary", "out_of_scope_item"} <= set(_tool_leaks(found[(LEAK, "engrava_naive_one_store")], scenario))
     assert _tool_leaks(found[(LEAK, "engrava")], scenario) == []
+
+
+def test_engrava_over_a_fake_openai_server_answers_from_its_search(plugin: Path, server: Any, tmp_path: Path) -> None:
+    """The plug-in's probe over the real HTTP path of an OpenAI-compatible server (the offline policy behind it)."""
+    server.script.mode = "offline"
+    found = _run(tmp_path / "run", "--model", "openai/fake", "--api-base", server.base_url, "--filter", LEAK,
+                 arms=("engrava", "engrava_vector"))
+    for arm in ("engrava", "engrava_vector"):
+        record = found[(LEAK, arm)]
+        assert record["status"] == "ok" and record["model_calls"][0]["prompt_tokens"] == 4242
+        assert record["tool_calls"][0]["name"] == "engrava_search" and "Brightwater" in (record["final_answer"] or "")
+        assert _tool_leaks(record, _scenario()) == []
+    offered = [r.body["tools"][0]["function"]["name"] for r in server.requests if r.body.get("tools")]
+    assert offered and set(offered) == {"engrava_search"}

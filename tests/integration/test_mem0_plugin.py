@@ -373,3 +373,6 @@ def test_mem0_infer_on_the_offline_model_reaches_it_and_counts_the_calls(plugin:
     assert record["status"] == "ok", record.get("error")
     calls = [c for s in record["write_phase"]["sessions"] for c in s["model_calls"]]
     assert len(calls) == 2 and all(c["prompt_tokens"] > 0 for c in calls)
+    # offline/reference answers mem0's JSON extraction prompt in prose: nothing is extracted, and the record says why
+    writes = [json.loads(c["result_text"]) for s in record["write_phase"]["sessions"] for c in s["tool_calls"]]
+    assert all(w["results"] == [] and "was not JSON" in w["note"] for w in writes)

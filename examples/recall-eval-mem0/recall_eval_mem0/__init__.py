@@ -100,6 +100,8 @@ SEARCH_SPEC = {
     },
 }
 _MISSING = "recall-eval-mem0 needs the mem0ai package: pip install 'mem0ai>=2.2,<3'"
+#: mem0's loggers: without spaCy or fastembed it warns that BM25 is off on every instance, and it logs (and records
+#: nothing of) a model reply that is not JSON, which each write's record notes instead; its real failures raise.
 _NOISY_LOGGERS = ("mem0", "mem0.memory.main", "mem0.vector_stores.qdrant", "mem0.utils.spacy_models", "mem0.utils.lemmatization")
 _state: dict[str, Any] = {}
 
@@ -122,8 +124,8 @@ def _mem0() -> Any:
     atexit.register(shutil.rmtree, folder, True)
     os.environ["MEM0_TELEMETRY"] = "False"
     os.environ["MEM0_DIR"] = folder
-    for name in _NOISY_LOGGERS:  # no spaCy or fastembed here: its "BM25 disabled" warnings would flood every run
-        logging.getLogger(name).setLevel(logging.ERROR)
+    for name in _NOISY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     # mem0 asks a client it was handed for payload indexes; an in-memory Qdrant has none and says so every sample
     warnings.filterwarnings("ignore", message="Payload indexes have no effect in the local Qdrant", category=UserWarning)
     from mem0 import Memory
@@ -150,12 +152,15 @@ class HarnessLLM:
 
     def __init__(self) -> None:
         self.model: Any = None
+        self.replies: list[str] = []
 
     def generate_response(self, messages: list[dict[str, Any]], response_format: Any = None, tools: Any = None,
                           tool_choice: str = "auto", **_: Any) -> str:
         if self.model is None:
             raise RuntimeError("mem0 asked for a model call outside the write phase")
-        return str(self.model.complete(messages, response_format=response_format if isinstance(response_format, dict) else None))
+        reply = str(self.model.complete(messages, response_format=response_format if isinstance(response_format, dict) else None))
+        self.replies.append(reply)
+        return reply
 
 
 def new_memory(history_db_path: str | None = ":memory:") -> tuple[Any, HarnessLLM]:
@@ -283,6 +288,15 @@ class Mem0Instance(MemoryInstance):
             pass
 
 
+def _is_json(text: str) -> bool:
+    body = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
+    try:
+        json.loads(body)
+    except ValueError:
+        return False
+    return True
+
+
 class _ExtractSession(ModelWrite):
     """mem0's own fact extraction of one session (``add(messages, infer=True)``) with the run's model."""
 
@@ -294,14 +308,17 @@ class _ExtractSession(ModelWrite):
         messages = [{"role": t.role, "content": t.content, **({"name": t.speaker} if t.speaker else {})} for t in session.turns]
         scope = instance.add_arguments(session)
         started = time.perf_counter()
-        instance.llm.model = model
+        instance.llm.model, instance.llm.replies = model, []
         try:
             added = instance.memory.add(messages, **scope, infer=True)["results"]
         finally:
             instance.llm.model = None
         arguments = json.dumps({"messages": len(messages), "user_id": scope["user_id"], "infer": True}, separators=(",", ":"))
-        text = json.dumps({"results": [{"memory": m.get("memory"), "event": m.get("event")} for m in added]},
-                          ensure_ascii=False, separators=(",", ":"))
+        payload: dict[str, Any] = {"results": [{"memory": m.get("memory"), "event": m.get("event")} for m in added]}
+        if not added and instance.llm.replies and not any(_is_json(r) for r in instance.llm.replies):
+            # mem0 only logs this; the record says it (a prose-answering model, e.g. offline/reference, extracts nothing)
+            payload["note"] = "the model's reply to mem0's extraction prompt was not JSON: mem0 extracted nothing"
+        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
         return [ToolExecution("mem0.add", arguments, "ok", text, storage_read=True, elapsed_s=time.perf_counter() - started)]
 
 
