@@ -236,3 +236,33 @@ def test_engrava_over_a_fake_openai_server_answers_from_its_search(plugin: Path,
         assert _tool_leaks(record, _scenario()) == []
     offered = [r.body["tools"][0]["function"]["name"] for r in server.requests if r.body.get("tools")]
     assert offered and set(offered) == {"engrava_search"}
+
+
+def test_every_engrava_store_runs_on_one_long_lived_event_loop(plugin: Path) -> None:
+    import recall_eval_engrava
+
+    first = recall_eval_engrava.EngravaSystem().open(_scenario(), "seeded")
+    loop = recall_eval_engrava._Loop._loop
+    first.close()
+    second = recall_eval_engrava.EngravaVectorSystem().open(_scenario(), "seeded")
+    try:
+        assert loop is not None and recall_eval_engrava._Loop._loop is loop and loop.is_running()
+        assert len(second.stores) == 2
+    finally:
+        second.close()
+
+
+def test_an_archived_item_is_stored_archived_and_engrava_never_returns_it(plugin: Path) -> None:
+    import recall_eval_engrava
+    from harness.scenarios import load_scenarios, probe_policy
+
+    scenario = load_scenarios([REPO / "scenarios" / "starter" / "upd-01-staging-db-host.yaml"])[0]
+    for system in (recall_eval_engrava.EngravaSystem(), recall_eval_engrava.EngravaVectorSystem()):
+        instance = system.open(scenario, "seeded")
+        try:
+            probe = instance.begin_probe(*probe_policy(scenario))
+            found = probe.tools.call("engrava_search", {"query": "pg-staging-1.internal port 5433 staging database"})
+        finally:
+            instance.close()
+        assert "it-staging-new" in found.disclosed_item_ids
+        assert "it-staging-old" not in found.disclosed_item_ids and "5433" not in found.result_text
