@@ -15,7 +15,8 @@ agent-extracted items (``extracted``); the prompt every arm shares is
 
 - the protocol: :class:`MemorySystem`, :class:`MemoryInstance`,
   :class:`ToolRun`, :class:`ProbeSetup`, :class:`ToolExecution`,
-  :class:`StaticToolRun`, :func:`probe_messages`, :func:`policy_denial`,
+  :class:`StaticToolRun`, :class:`ModelWrite` and :class:`WriteModel` (a system that
+  writes with the run's model itself), :func:`probe_messages`, :func:`policy_denial`,
   :data:`ENTRY_POINT_GROUP`;
 - the registry: :func:`resolve_arm`, :func:`all_arms`, :func:`builtin_arms`,
   :func:`plugin_arms`, :class:`SystemArm`, :class:`MemorySystemError`;
@@ -30,12 +31,14 @@ from harness.memory_systems.protocol import (
     WRITE_MODES,
     MemoryInstance,
     MemorySystem,
+    ModelWrite,
     ProbeSetup,
     StaticToolRun,
     SystemArm,
     ToolExecution,
     ToolRun,
     WriteMode,
+    WriteModel,
     arguments_text,
     decode_arguments,
     policy_denial,
@@ -68,6 +71,7 @@ __all__ = [
     "MemoryInstance",
     "MemorySystem",
     "MemorySystemError",
+    "ModelWrite",
     "ProbeSetup",
     "StaticToolRun",
     "SystemArm",
@@ -75,6 +79,7 @@ __all__ = [
     "ToolRun",
     "WriteMode",
     "VECTOR_ARMS",
+    "WriteModel",
     "all_arms",
     "configure_embedder",
     "current_embedder",

@@ -21,7 +21,10 @@ and the report never change when a system is added.
      the user asked to forget (:func:`harness.run.sample.run_write_phase`),
      and executes every call through ``ToolRun.call``. Every write call is
      recorded in the sample with its arguments and result; write-phase model
-     calls and tokens are counted apart from the probe's.
+     calls and tokens are counted apart from the probe's. A system whose own
+     code calls a model to write (mem0's fact extraction) returns a
+     :class:`ModelWrite` instead: the harness runs it with the run's model
+     (:class:`WriteModel`), and its model calls count as write-phase calls.
 
 2. **Read phase** (the probe): :meth:`MemoryInstance.begin_probe` gets the
    probe's policy and run context (derived by the harness, never by the
@@ -124,6 +127,33 @@ class ToolRun(Protocol):
         ...
 
 
+class WriteModel(Protocol):
+    """The run's model as a system's own write code calls it (same client, cache, retries and budget as the probe's).
+
+    Every call is recorded as a write-phase model call of the session, with its tokens.
+    """
+
+    def complete(self, messages: list[dict[str, Any]], *, response_format: dict[str, Any] | None = None) -> str:
+        """The model's reply text to ``messages`` (no tools); raises when the provider fails after retries."""
+        ...
+
+
+class ModelWrite:
+    """A session's write that the system runs itself with the run's model (e.g. mem0's own fact extraction).
+
+    :meth:`MemoryInstance.begin_write` may return one instead of a
+    :class:`ToolRun`: the harness calls :meth:`run` once, in a worker thread
+    (it may block; it must not touch the harness's event loop), records every
+    ``model.complete`` call as a write-phase model call and every returned
+    :class:`ToolExecution` as a write call of the session. A model failure
+    ends the sample as an error, like an agent write's.
+    """
+
+    def run(self, model: WriteModel) -> list[ToolExecution]:
+        """Write the session's memory, calling ``model`` as often as the system needs."""
+        raise NotImplementedError
+
+
 @dataclass(frozen=True)
 class ProbeSetup:
     """What the probe starts from: the messages, and the tools (None or no specs: no tools)."""
@@ -152,8 +182,11 @@ class MemoryInstance:
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
 
-    def begin_write(self, session: Session) -> ToolRun | None:
-        """The write tools for ``session`` (write mode ``agent``), scoped to ``session.workspace``; None: skip it."""
+    def begin_write(self, session: Session) -> ToolRun | ModelWrite | None:
+        """The write tools for ``session`` (write mode ``agent``), scoped to ``session.workspace``; None: skip it.
+
+        A :class:`ModelWrite` instead: the system writes the session itself with the run's model.
+        """
         return None
 
     def begin_probe(self, policy: MemoryPolicy, context: RunContext) -> ProbeSetup:

@@ -417,7 +417,8 @@ class ModelClient:
         return float(self.budget.reserve(settings.model, count_tokens(settings.model, messages=messages), settings.max_tokens or 0))
 
 
-def _model_call_log(completion: Completion, round_: int, model: str, messages: list[dict[str, Any]]) -> ModelCallLog:
+def model_call_log(completion: Completion, round_: int, model: str, messages: list[dict[str, Any]]) -> ModelCallLog:
+    """The record of one completion (counted tokens when the provider reported none)."""
     if completion.prompt_tokens is None and completion.completion_tokens is None:
         prompt = count_tokens(model, messages=messages)
         answer = completion.message.get("content") or ""
@@ -488,7 +489,7 @@ async def run_agent(
     try:
         while True:
             completion = await client.complete(messages, setup.tools, settings, epoch=epoch)
-            outcome.model_calls.append(_model_call_log(completion, rounds, settings.model, messages))
+            outcome.model_calls.append(model_call_log(completion, rounds, settings.model, messages))
             message = completion.message
             calls = message.get("tool_calls", [])
             for index, call in enumerate(calls):

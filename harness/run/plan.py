@@ -18,6 +18,8 @@ with every call (tool results, unknown before the run, are not counted);
 output tokens are estimated at :data:`EXPECTED_OUTPUT_TOKENS` per call, and at
 most ``--max-tokens`` per call. Cost comes from litellm's price map per model
 (for a Router group, its dearest deployment); "unknown" when it has no price.
+A system that writes with its own model calls (``ModelWrite``, e.g. mem0's
+fact extraction) builds those prompts as it runs: they are not in the plan.
 """
 
 from __future__ import annotations
@@ -214,7 +216,8 @@ def _starting_prompts(
                     if arm.write_mode == "agent":
                         for session in write_order(scenario):
                             tools = instance.begin_write(session)
-                            specs = list(tools.tool_specs()) if tools is not None else []
+                            # A system's own write (ModelWrite) builds its prompts while it runs: not planned.
+                            specs = list(tools.tool_specs()) if tools is not None and hasattr(tools, "tool_specs") else []
                             if specs:
                                 runs.append((write_messages(session), specs, WRITE_MAX_TOOL_ROUNDS))
                     policy, context = probe_policy(scenario)

@@ -10,19 +10,26 @@ system's :class:`~harness.memory_systems.ToolRun` and is recorded with its
 arguments and result (:class:`harness.records.WriteSessionLog`). The model
 calls are the same client, cache and settings as the probe's and are counted
 apart from them. A session for which the system offers no write tools costs
-no model call. A write-phase failure (the model's provider failing after
-retries) ends the sample as an error: the probe would otherwise read a
-half-built memory.
+no model call. A system that writes with its own code (a
+:class:`~harness.memory_systems.ModelWrite`, e.g. mem0's fact extraction)
+runs in a worker thread with the run's model behind
+:class:`~harness.memory_systems.WriteModel`: its calls are the same client's,
+recorded as the session's write-phase model calls. A write-phase failure (the
+model's provider failing after retries) ends the sample as an error: the
+probe would otherwise read a half-built memory.
 """
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.memory_systems import WRITE_MAX_TOOL_ROUNDS, ArmSetup, resolve_arm, write_messages, write_order
-from harness.records import SampleError, WritePhaseLog, WriteSessionLog
-from harness.run.agent import AgentOutcome, run_agent
+from harness.memory_systems import WRITE_MAX_TOOL_ROUNDS, ArmSetup, ModelWrite, resolve_arm, write_messages, write_order
+from harness.records import ModelCallLog, SampleError, ToolCallLog, WritePhaseLog, WriteSessionLog
+from harness.run.agent import AgentOutcome, count_tokens, model_call_log, run_agent
+from harness.run.retry import RetryExhaustedError
 from harness.scenarios import Scenario, probe_policy
 
 
@@ -92,6 +99,13 @@ async def run_write_phase(instance: Any, scenario: Scenario, *, client: Any, set
     result = WritePhaseResult()
     for session in write_order(scenario):
         tools = instance.begin_write(session)
+        if isinstance(tools, ModelWrite):
+            log, error = await run_model_write(tools, session, client=client, settings=settings, epoch=epoch)
+            result.log.sessions.append(log)
+            if error is not None:
+                result.error = error.model_copy(update={"message": f"write phase, session {session.id}: {error.message}"})
+                break
+            continue
         specs = list(tools.tool_specs()) if tools is not None else []
         if not specs:
             continue
@@ -118,3 +132,55 @@ async def run_write_phase(instance: Any, scenario: Scenario, *, client: Any, set
             result.error = outcome.error.model_copy(update={"message": message})
             break
     return result
+
+
+async def run_model_write(
+    write: ModelWrite, session: Any, *, client: Any, settings: Any, epoch: int
+) -> tuple[WriteSessionLog, SampleError | None]:
+    """Run a system's own write of ``session`` in a worker thread, its model calls through ``client`` (counted).
+
+    Returns the session's log and, when a model call failed (after retries), that failure; a failure of the
+    system's own code propagates (an error sample, like a tool raising).
+    """
+    loop = asyncio.get_running_loop()
+    calls: list[ModelCallLog] = []
+    failures: list[BaseException] = []
+
+    class _RunModel:
+        def complete(self, messages: list[dict[str, Any]], *, response_format: dict[str, Any] | None = None) -> str:
+            used = settings if response_format is None else dataclasses.replace(
+                settings, extra={**settings.extra, "response_format": response_format})
+            future = asyncio.run_coroutine_threadsafe(client.complete(messages, [], used, epoch=epoch), loop)
+            try:
+                completion = future.result()
+            except BaseException as exc:
+                failures.append(exc)
+                raise
+            calls.append(model_call_log(completion, len(calls), settings.model, messages))
+            content = completion.message.get("content")
+            return content if isinstance(content, str) else ""
+
+    error: SampleError | None = None
+    executions: list[Any] = []
+    try:
+        executions = list(await asyncio.to_thread(write.run, _RunModel()))
+    except Exception:
+        if not failures:
+            raise
+        failed = failures[0]
+        if isinstance(failed, RetryExhaustedError):
+            error = SampleError(type=type(failed.error).__name__, message=str(failed.error)[:2000], attempts=failed.attempts)
+        else:
+            error = SampleError(type=type(failed).__name__, message=str(failed)[:2000])
+    tool_calls = [
+        ToolCallLog(
+            round=index, call_id=f"write_{index}", name=e.name, arguments=e.arguments, status=str(e.status),
+            result_text=e.result_text, result_chars=len(e.result_text),
+            result_tokens=count_tokens(settings.model, text=e.result_text),
+            disclosed_item_ids=list(e.disclosed_item_ids), storage_read=bool(e.storage_read), elapsed_s=float(e.elapsed_s),
+        )
+        for index, e in enumerate(executions)
+    ]
+    log = WriteSessionLog(session_id=session.id, workspace=session.workspace, stop_reason="error" if error else "final_answer",
+                          model_calls=calls, tool_calls=tool_calls)
+    return log, error

@@ -1,0 +1,360 @@
+"""mem0 (the ``mem0ai`` package) as recall-eval memory systems: the product as its users configure it, scoped right.
+
+Two arms (two systems, so each arm is its own configuration):
+
+- ``mem0`` (write mode ``none``, no model call): every turn of every earlier
+  session, oldest first and in every workspace, is stored as one memory with
+  ``add(..., infer=False)``;
+- ``mem0_infer`` (write mode ``agent``): after each earlier session mem0's own
+  fact extraction (``add(..., infer=True)``) runs with the run's model; its
+  calls go through the harness (:class:`harness.memory_systems.ModelWrite`), so
+  they are cached, retried, budgeted and counted as write-phase calls and
+  tokens like any agent write.
+
+At the probe both offer ``mem0_search(query)``: ``Memory.search`` with
+``filters=`` naming exactly the probe's scopes and ``top_k=`` the run's
+retrieval budget (mem0 2.x silently ignores a ``limit=``), the result text cut
+to the budget's characters. Under a denying policy no tool is offered and
+nothing is read.
+
+Isolation, each the fix of a trap a naive configuration falls into (the tests
+show recall-eval's leakage metrics catching each one):
+
+- one user id per scope: ``global`` for the user's global memories and
+  ``workspace:<key>`` for each workspace; a probe in workspace W searches the
+  two scopes it may see, each with an exact ``{"user_id": ...}`` filter. Never
+  ``{"user_id": "*"}`` (every user's memories) nor a filter of only
+  ``run_id`` or ``agent_id`` (a superset across users);
+- a fresh in-memory Qdrant collection and ``history_db_path=":memory:"`` per
+  sample: mem0's default history database is one file shared by every
+  instance, and its "last messages" of a scope go into the next extraction
+  prompt of that scope;
+- ``MEM0_TELEMETRY=False`` and ``MEM0_DIR`` (a folder of this process, removed
+  at exit) are set before mem0 is imported: it otherwise reports usage to its
+  telemetry host and writes into the home folder.
+
+Embeddings: offline, :mod:`recall_eval_mem0.lexical` (hashed word features,
+documented as lexical, not semantic). mem0 stamps every memory with the
+current time and takes no back-dated timestamp in its open-source version, so
+``sees_session_times`` is False: the report marks its temporal results.
+
+Disclosure: a memory stored from a turn (``mem0``) discloses the scenario
+items sourced from that turn (else ``turn:<session>/<turn>``), so retrieval
+recall and out-of-scope checks compare with the item-based arms; an archived
+item that a later item supersedes is left out (a raw turn holds the old value
+by nature; stale-claim scoring judges the answer), while one archived
+without a successor (the user asked to forget it) counts, so a raw turn
+store is caught disclosing what was forgotten. A memory mem0 extracted
+(``mem0_infer``) is ``mem0:<id>``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import json
+import logging
+import os
+import shutil
+import tempfile
+import time
+import uuid
+import warnings
+from typing import Any
+
+from harness.memory_systems import (
+    MemoryInstance,
+    MemorySystem,
+    ModelWrite,
+    ProbeSetup,
+    StaticToolRun,
+    ToolExecution,
+    policy_denial,
+    probe_messages,
+    write_order,
+)
+from recall_eval_mem0 import lexical
+
+__version__ = "0.1.0"
+
+DEFAULT_TOP_K = 10
+DEFAULT_CHARS = 4000
+GLOBAL_USER = "global"
+TOOL_NAME = "mem0_search"
+TOOL_INSTRUCTIONS = (
+    "Memory: mem0_search searches memories kept from the user's earlier conversations. Search before answering "
+    "questions about earlier conversations, preferences or decisions; use only what it returns, and if it finds "
+    "nothing relevant, say you don't know."
+)
+SEARCH_SPEC = {
+    "type": "function",
+    "function": {
+        "name": TOOL_NAME,
+        "description": "Search the user's memories from earlier conversations; returns the most relevant ones with their text.",
+        "parameters": {
+            "type": "object",
+            "properties": {"query": {"type": "string", "description": "What to look for, in words"}},
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+    },
+}
+_MISSING = "recall-eval-mem0 needs the mem0ai package: pip install 'mem0ai>=2.2,<3'"
+#: mem0's loggers: without spaCy or fastembed it warns that BM25 is off on every instance, and it logs (and records
+#: nothing of) a model reply that is not JSON, which each write's record notes instead; its real failures raise.
+_NOISY_LOGGERS = ("mem0", "mem0.memory.main", "mem0.vector_stores.qdrant", "mem0.utils.spacy_models", "mem0.utils.lemmatization")
+_state: dict[str, Any] = {}
+
+
+def user_for(workspace: str | None) -> str:
+    """mem0's user id of a scope: one per workspace, one for the global memories."""
+    return GLOBAL_USER if workspace is None else f"workspace:{workspace}"
+
+
+def _mem0() -> Any:
+    """``mem0.Memory``, imported once with telemetry off and its folder in a temporary folder of this process."""
+    if "Memory" in _state:
+        return _state["Memory"]
+    import sys
+
+    if "mem0" in sys.modules and os.environ.get("MEM0_TELEMETRY", "True").lower() in ("true", "1", "yes"):
+        raise RuntimeError("mem0 was imported before recall-eval-mem0 could turn its telemetry off; "
+                           "set MEM0_TELEMETRY=False before importing it")
+    folder = tempfile.mkdtemp(prefix="recall-eval-mem0-")
+    atexit.register(shutil.rmtree, folder, True)
+    os.environ["MEM0_TELEMETRY"] = "False"
+    os.environ["MEM0_DIR"] = folder
+    for name in _NOISY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    # mem0 asks a client it was handed for payload indexes; an in-memory Qdrant has none and says so every sample
+    warnings.filterwarnings("ignore", message="Payload indexes have no effect in the local Qdrant", category=UserWarning)
+    from mem0 import Memory
+
+    _state["Memory"] = Memory
+    _state["folder"] = folder
+    return Memory
+
+
+class LexicalEmbedder:
+    """mem0's embedder interface over :func:`recall_eval_mem0.lexical.embed` (offline, deterministic, lexical)."""
+
+    dimensions = lexical.DIMENSIONS
+
+    def embed(self, text: Any, memory_action: str | None = None) -> list[float]:
+        return lexical.embed(text if isinstance(text, str) else json.dumps(text, ensure_ascii=False))
+
+    def embed_batch(self, texts: list[Any], memory_action: str = "add") -> list[list[float]]:
+        return [self.embed(text, memory_action) for text in texts]
+
+
+class HarnessLLM:
+    """mem0's LLM interface answered by the run's model, through the harness (set per write, else refused)."""
+
+    def __init__(self) -> None:
+        self.model: Any = None
+        self.replies: list[str] = []
+
+    def generate_response(self, messages: list[dict[str, Any]], response_format: Any = None, tools: Any = None,
+                          tool_choice: str = "auto", **_: Any) -> str:
+        if self.model is None:
+            raise RuntimeError("mem0 asked for a model call outside the write phase")
+        reply = str(self.model.complete(messages, response_format=response_format if isinstance(response_format, dict) else None))
+        self.replies.append(reply)
+        return reply
+
+
+def new_memory(history_db_path: str | None = ":memory:") -> tuple[Any, HarnessLLM]:
+    """A mem0 ``Memory`` over a fresh in-memory Qdrant collection, the lexical embedder and the harness's model.
+
+    ``history_db_path`` None is mem0's default: one history file in ``MEM0_DIR`` shared by every instance.
+    """
+    memory_class = _mem0()
+    from qdrant_client import QdrantClient
+
+    config = {
+        "vector_store": {"provider": "qdrant", "config": {
+            "client": QdrantClient(location=":memory:"), "collection_name": f"recall_eval_{uuid.uuid4().hex}",
+            "embedding_model_dims": lexical.DIMENSIONS}},
+        # mem0 builds its configured clients at once: placeholders that are never called (replaced below)
+        "embedder": {"provider": "openai", "config": {"api_key": "unused-offline", "embedding_dims": lexical.DIMENSIONS}},
+        "llm": {"provider": "openai", "config": {"api_key": "unused-offline"}},
+        **({"history_db_path": history_db_path} if history_db_path is not None else {}),
+    }
+    memory = memory_class.from_config(config)
+    llm = HarnessLLM()
+    memory.embedding_model, memory.llm = LexicalEmbedder(), llm
+    return memory, llm
+
+
+def _result(status: str, payload: dict[str, Any], disclosed: tuple[str, ...] = (), read: bool = False) -> ToolExecution:
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return ToolExecution(name="", arguments="", status=status, result_text=text, disclosed_item_ids=disclosed, storage_read=read)
+
+
+class Mem0Instance(MemoryInstance):
+    """One sample's mem0: a fresh Memory; writes and searches scoped by :func:`user_for`."""
+
+    history_db_path: str | None = ":memory:"
+
+    def __init__(self, scenario: Any, *, infer: bool) -> None:
+        super().__init__(scenario)
+        self.infer = infer
+        self.memory, self.llm = new_memory(self.history_db_path)
+        self.sources: dict[tuple[str, str], list[str]] = {}
+        superseded = {old for item in scenario.items for old in item.supersedes}
+        for item in scenario.items:
+            if item.state.value == "archived" and item.id in superseded:
+                continue  # a value a later item replaced: the raw turn holds it by nature (stale-claim scoring covers it)
+            for source in item.sources:
+                self.sources.setdefault((source.session, source.turn), []).append(item.id)
+        if not infer:
+            for session in write_order(scenario):
+                self.add_turns(session)
+
+    # -- write ------------------------------------------------------------------------------------------
+    def add_arguments(self, session: Any) -> dict[str, Any]:
+        """The scope of a session's writes: its workspace's user id (the metadata names the session)."""
+        return {"user_id": user_for(session.workspace), "metadata": {"session": session.id}}
+
+    def add_turns(self, session: Any) -> list[dict[str, Any]]:
+        """Each turn of ``session`` as one raw memory (``infer=False``)."""
+        added = []
+        scope = self.add_arguments(session)
+        for turn in session.turns:
+            message = {"role": turn.role, "content": turn.content, **({"name": turn.speaker} if turn.speaker else {})}
+            metadata = {**scope["metadata"], "turn": turn.id}
+            added += self.memory.add([message], **{**scope, "metadata": metadata}, infer=False)["results"]
+        return added
+
+    def begin_write(self, session: Any) -> ModelWrite | None:
+        if not self.infer:
+            return None  # the turns were stored when the sample opened
+        return _ExtractSession(self, session)
+
+    # -- probe ------------------------------------------------------------------------------------------
+    def search_filters(self, workspace: str | None) -> list[dict[str, Any]]:
+        """One exact filter per scope the probe may see: the global memories, and its workspace's."""
+        return [{"user_id": user_for(None)}] + ([{"user_id": user_for(workspace)}] if workspace is not None else [])
+
+    def top_k(self) -> int:
+        return int(getattr(getattr(self, "retrieval_budget", None), "top_k", DEFAULT_TOP_K))
+
+    def chars(self) -> int:
+        return int(getattr(getattr(self, "retrieval_budget", None), "chars", DEFAULT_CHARS))
+
+    def search(self, query: str, workspace: str | None) -> list[dict[str, Any]]:
+        """The probe's search: each visible scope with its exact filter and the budget's top-k, merged by score."""
+        top_k = self.top_k()
+        found: list[dict[str, Any]] = []
+        for filters in self.search_filters(workspace):
+            found += self.memory.search(query, filters=filters, top_k=top_k)["results"]
+        found.sort(key=lambda m: (-float(m.get("score") or 0.0), str(m.get("created_at") or ""), str(m.get("id"))))
+        return found[:top_k]
+
+    def disclosed(self, memory: dict[str, Any]) -> list[str]:
+        metadata = memory.get("metadata") or {}
+        session, turn = metadata.get("session"), metadata.get("turn")
+        if session is not None and turn is not None:
+            return self.sources.get((session, turn)) or [f"turn:{session}/{turn}"]
+        return [f"mem0:{memory.get('id')}"]
+
+    def begin_probe(self, policy: Any, context: Any) -> ProbeSetup:
+        if policy_denial(policy, context) is not None:  # the policy gate: cold, no tool, nothing read
+            return ProbeSetup(probe_messages(self.scenario))
+        workspace = context.workspace_key
+
+        def search(arguments: dict[str, Any]) -> ToolExecution:
+            query = arguments.get("query")
+            if not isinstance(query, str) or not query.strip():
+                return _result("invalid_arguments", {"error": {"code": "invalid_arguments", "message": "query is required (a non-empty string)"}})
+            results, ids, used = [], [], 2
+            for memory in self.search(query.strip(), workspace):
+                entry = {"text": memory.get("memory", ""), **({"speaker": memory["actor_id"]} if memory.get("actor_id") else {})}
+                size = len(json.dumps(entry, ensure_ascii=False, separators=(",", ":"))) + 1
+                if used + size + len('{"results":[]}') > self.chars():
+                    break  # the budget's characters: whole memories only
+                results.append(entry)
+                used += size
+                ids += [i for i in self.disclosed(memory) if i not in ids]
+            return _result("ok", {"results": results}, tuple(ids), read=True)
+
+        tools = StaticToolRun({TOOL_NAME: (SEARCH_SPEC, search)})
+        return ProbeSetup(probe_messages(self.scenario, tool_instructions=TOOL_INSTRUCTIONS), tools)
+
+    def close(self) -> None:
+        try:
+            self.memory.close()
+        except Exception:  # noqa: BLE001 - closing an in-memory store cannot lose anything
+            pass
+
+
+def _is_json(text: str) -> bool:
+    body = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
+    try:
+        json.loads(body)
+    except ValueError:
+        return False
+    return True
+
+
+class _ExtractSession(ModelWrite):
+    """mem0's own fact extraction of one session (``add(messages, infer=True)``) with the run's model."""
+
+    def __init__(self, instance: Mem0Instance, session: Any) -> None:
+        self.instance, self.session = instance, session
+
+    def run(self, model: Any) -> list[ToolExecution]:
+        instance, session = self.instance, self.session
+        messages = [{"role": t.role, "content": t.content, **({"name": t.speaker} if t.speaker else {})} for t in session.turns]
+        scope = instance.add_arguments(session)
+        started = time.perf_counter()
+        instance.llm.model, instance.llm.replies = model, []
+        try:
+            added = instance.memory.add(messages, **scope, infer=True)["results"]
+        finally:
+            instance.llm.model = None
+        arguments = json.dumps({"messages": len(messages), "user_id": scope["user_id"], "infer": True}, separators=(",", ":"))
+        payload: dict[str, Any] = {"results": [{"memory": m.get("memory"), "event": m.get("event")} for m in added]}
+        if not added and instance.llm.replies and not any(_is_json(r) for r in instance.llm.replies):
+            # mem0 only logs this; the record says it (a prose-answering model, e.g. offline/reference, extracts nothing)
+            payload["note"] = "the model's reply to mem0's extraction prompt was not JSON: mem0 extracted nothing"
+        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+        return [ToolExecution("mem0.add", arguments, "ok", text, storage_read=True, elapsed_s=time.perf_counter() - started)]
+
+
+class _Mem0Base(MemorySystem):
+    sees_session_times = False  # mem0 stamps every memory "now"; its open-source add() takes no timestamp
+
+    def __init__(self) -> None:
+        if importlib.util.find_spec("mem0") is None:
+            raise ImportError(_MISSING)
+
+    def configuration(self) -> dict[str, Any]:
+        from importlib.metadata import version
+
+        return {"mem0ai": version("mem0ai"), "embedder": lexical.MODEL_NAME, "vector_store": "qdrant in memory",
+                "history_db_path": ":memory:"}
+
+
+class Mem0System(_Mem0Base):
+    """mem0 with ``infer=False``: every earlier turn one memory, searched by embedding."""
+
+    name = "mem0"
+    description = "mem0 (mem0ai), infer=False: every earlier turn stored as one memory, searched with mem0_search"
+    arms = {"mem0": "none"}
+    forgetting = "none (every turn kept)"
+
+    def open(self, scenario: Any, write_mode: str) -> Mem0Instance:
+        return Mem0Instance(scenario, infer=False)
+
+
+class Mem0InferSystem(_Mem0Base):
+    """mem0 with ``infer=True``: its fact extraction by the run's model after each earlier session."""
+
+    name = "mem0_infer"
+    description = "mem0 (mem0ai), infer=True: mem0's fact extraction by the run's model after each session, searched with mem0_search"
+    arms = {"mem0_infer": "agent"}
+    forgetting = "delete, if mem0's extraction decides to"
+
+    def open(self, scenario: Any, write_mode: str) -> Mem0Instance:
+        return Mem0Instance(scenario, infer=True)
