@@ -211,7 +211,8 @@ def test_slow_call_times_out_and_is_retried_as_transient() -> None:
     async def no_sleep(seconds: float) -> None:
         return None
 
-    outcome = _run("history_only", client=ModelClient(retry=RetryPolicy(retries=1, sleep=no_sleep)), settings_timeout=1.0)  # the 5 s call times out; the retry has 1 s even on a loaded machine
+    # the 5 s call times out; the quick retry has 1 s, room enough on a loaded machine
+    outcome = _run("history_only", client=ModelClient(retry=RetryPolicy(retries=1, sleep=no_sleep)), settings_timeout=1.0)
     assert outcome.final_answer == "quick" and outcome.model_calls[0].attempts == 2
 
 
