@@ -43,7 +43,7 @@ def test_merged_report_is_identical_sample_for_sample_and_number_for_number_to_t
     assert main(["merge", str(merged), str(shards / "s3"), str(shards / "s1"), str(shards / "s2")]) in (0, 1)
     build_report(shards / "whole")  # rebuilt from the clock-free records, as the merge built its own
     whole_scores, merged_scores = scores_by_id(shards / "whole"), scores_by_id(merged)
-    assert len(whole_scores) == 60 * 3 * 2
+    assert len(whole_scores) == 64 * 3 * 2
     assert merged_scores == whole_scores
     assert comparable_summary(merged) == comparable_summary(shards / "whole")
     whole, joined = read_manifest(shards / "whole"), read_manifest(merged)
@@ -85,7 +85,7 @@ def test_merge_writes_one_record_per_sample_when_a_shard_holds_duplicates(shards
     assert main(["merge", str(tmp_path / "m"), str(copy), str(shards / "s2"), str(shards / "s3"), "--no-report"]) == 0
     merged = (tmp_path / "m" / RESULTS_FILE).read_text(encoding="utf-8").splitlines()
     ids = [json.loads(line)["sample_id"] for line in merged]
-    assert len(ids) == len(set(ids)) == 360
+    assert len(ids) == len(set(ids)) == 384
     assert "2 duplicate record(s) dropped" in capsys.readouterr().err
 
 
@@ -150,8 +150,8 @@ def test_merge_of_an_unfinished_shard_is_an_incomplete_run(shards: Path, tmp_pat
     captured = capsys.readouterr()
     assert "status 'interrupted'" in captured.err and "--resume" in captured.err
     summary = json.loads((tmp_path / "m" / "summary.json").read_text(encoding="utf-8"))
-    assert summary["verdict"]["status"] == "incomplete" and summary["run"]["present_samples"] == 355
-    assert len(scan_results(tmp_path / "m" / RESULTS_FILE).records) == 355
+    assert summary["verdict"]["status"] == "incomplete" and summary["run"]["present_samples"] == 379
+    assert len(scan_results(tmp_path / "m" / RESULTS_FILE).records) == 379
 
 
 def test_a_merged_run_takes_the_status_of_its_worst_shard(shards: Path, tmp_path: Path) -> None:
