@@ -15,7 +15,7 @@ agent-extracted items (``extracted``); the prompt every arm shares is
 
 - the protocol: :class:`MemorySystem`, :class:`MemoryInstance`,
   :class:`ToolRun`, :class:`ProbeSetup`, :class:`ToolExecution`,
-  :class:`StaticToolRun`, :func:`probe_messages`, :func:`policy_denial`,
+  :class:`StaticToolRun`, :func:`probe_messages`, :func:`policy_denial`, :func:`open_instance`, :func:`arm_fingerprint`,
   :data:`ENTRY_POINT_GROUP`;
 - the registry: :func:`resolve_arm`, :func:`all_arms`, :func:`builtin_arms`,
   :func:`plugin_arms`, :class:`SystemArm`, :class:`MemorySystemError`;
@@ -36,7 +36,9 @@ from harness.memory_systems.protocol import (
     ToolRun,
     WriteMode,
     arguments_text,
+    arm_fingerprint,
     decode_arguments,
+    open_instance,
     policy_denial,
     probe_messages,
 )
@@ -74,8 +76,10 @@ __all__ = [
     "WriteMode",
     "all_arms",
     "arguments_text",
+    "arm_fingerprint",
     "builtin_arms",
     "decode_arguments",
+    "open_instance",
     "plugin_arms",
     "policy_denial",
     "probe_messages",

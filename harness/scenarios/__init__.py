@@ -14,9 +14,18 @@ these names):
 - :func:`seed_store`, :func:`open_seeded_store`, :func:`item_input`, :class:`StoreTemplates` (``seeding.py``) and :func:`sessions_in_scope`;
 - :func:`incomplete_suites`: imported suites whose ``_suite.json`` says ``complete: false`` (``provenance.py``);
 - :class:`Protocol` (a suite's headline, recent history and category order, ``protocol.py``) and :func:`recent_sessions`;
+- :class:`RetrievalBudget` (top-k and result characters every system gets, ``budget.py``), :func:`parse_retrieval_budget`, :func:`suite_budget`;
 - :func:`read_yaml`: any YAML file read as safely as a scenario file (``documents.py``).
 """
 
+from harness.scenarios.budget import (
+    DEFAULT_RETRIEVAL_BUDGET,
+    RetrievalBudget,
+    RetrievalBudgetError,
+    budget_from_mapping,
+    parse_retrieval_budget,
+    suite_budget,
+)
 from harness.scenarios.documents import read_yaml
 from harness.scenarios.hashing import scenario_hash
 from harness.scenarios.loading import Selection, SuiteLoad, discover, load_scenarios, load_suite, select
@@ -54,6 +63,12 @@ from harness.scenarios.seeding import (
 )
 
 __all__ = [
+    "DEFAULT_RETRIEVAL_BUDGET",
+    "RetrievalBudget",
+    "RetrievalBudgetError",
+    "budget_from_mapping",
+    "parse_retrieval_budget",
+    "suite_budget",
     "SCENARIO_SCHEMA_VERSION",
     "SUITE_JSON",
     "AnswerCheck",

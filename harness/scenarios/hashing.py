@@ -57,11 +57,12 @@ def scenario_hash(scenario: Scenario) -> str:
     part's cached JSON in its place. Should a scenario's own text hold a
     stand-in, the keys are serialized one by one instead (same hash).
     The ``$schema`` editor hint is left out, so moving a file does not change its hash,
-    and so is a ``protocol`` that is not set, so suites without one hash as they did before protocols existed.
+    and so are a ``protocol`` and a ``retrieval_budget`` that are not set, so suites without them hash as they did before.
     """
     data = scenario.model_dump(mode="json", by_alias=True, exclude={"schema_", *_SHARED_PARTS})
-    if data.get("protocol") is None:  # a suite without a protocol hashes as it did before protocols existed
-        data.pop("protocol", None)
+    for optional in ("protocol", "retrieval_budget"):  # unset: the scenario hashes as it did before the field existed
+        if data.get(optional) is None:
+            data.pop(optional, None)
     text = _canonical({**data, **_MARKS})
     found = sorted((text.find(mark), name) for name, mark in _MARK_JSON.items() if text.count(mark) == 1)
     if len(found) != len(_MARKS):
