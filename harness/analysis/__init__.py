@@ -10,8 +10,16 @@ estimate, they never add independent pairs.
 """
 
 from harness.analysis.aggregate import ALL, HEADLINE, AggregateConfig, aggregate
-from harness.analysis.stats import quantile
+from harness.analysis.stats import (
+    Interval,
+    cluster_mean_ci,
+    cluster_quantile_cis,
+    cluster_ratio_ci,
+    paired_diff_ci,
+    quantile,
+)
 from harness.analysis.verdict import RunHealth, VerdictConfig, decide, exit_code, terminal_lines
 
-__all__ = ["ALL", "HEADLINE", "AggregateConfig", "RunHealth", "VerdictConfig", "aggregate", "decide", "exit_code",
-           "quantile", "terminal_lines"]
+__all__ = ["ALL", "HEADLINE", "AggregateConfig", "Interval", "RunHealth", "VerdictConfig", "aggregate",
+           "cluster_mean_ci", "cluster_quantile_cis", "cluster_ratio_ci", "decide", "exit_code", "paired_diff_ci", "quantile",
+           "terminal_lines"]

@@ -35,7 +35,7 @@ from harness.score.paper_metrics import (
                                          task_averaged,
 )
 from harness.score.scoring import score_sample
-from harness.score.writes import write_path_blocks
+from harness.score.writes import failure_stage, write_path_blocks
 
 __all__ = [
     "CLAIM_KINDS",
@@ -72,5 +72,6 @@ __all__ = [
     "task_averaged",
     "token_f1",
     "visible_context",
+    "failure_stage",
     "write_path_blocks",
 ]
