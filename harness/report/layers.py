@@ -318,7 +318,7 @@ def layers_lines(summary: Mapping[str, Any], width: int = 80) -> list[str]:
     blocks = [b for b in summary.get("layers") or [] if isinstance(b, Mapping)]
     if not blocks:
         return []
-    out = ["which layer has earned its complexity (seed 000's ladder; rule in docs/layers.md):"]
+    out = ["which layer has earned its complexity (seed 000; rule: docs/layers.md):"]
     for block in blocks:
         if len(blocks) > 1:
             out.append(f"  {block.get('model')}:")

@@ -228,7 +228,7 @@ def systems_lines(summary: Mapping[str, Any], width: int = 80) -> list[str]:
         columns.append(column)
         used += 2 + column[2]
     budget = _budget_text(_dict(_dict(summary.get("run")).get("parameters")).get("retrieval_budget"))
-    lines = [f"systems (retrieval budget {budget}; every column on the report page):"]
+    lines = [f"systems, retrieval budget {budget}:"]
     lines.append("  ".join([f"{'arm':<{arm_width}}", *(f"{h:>{w}}" for _, h, w in columns)]))
     for row in rows:
         cells = _cells(row)
