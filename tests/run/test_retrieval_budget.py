@@ -101,3 +101,12 @@ def test_resuming_with_another_budget_is_refused(tmp_path: Path, capsys: pytest.
     assert "--retrieval-budget top_k=5,chars=4000 conflicts with the run being resumed (it has top_k=3,chars=4000)" in err
     assert main(["run", "--resume", str(folder), "--no-progress"]) in (0, 1)  # the run's own budget is kept
     assert json.loads((folder / "run.json").read_text())["parameters"]["retrieval_budget"]["top_k"] == 3
+
+
+def test_rerun_failing_keeps_the_budget_the_run_was_given(tmp_path: Path) -> None:
+    _, folder = run(tmp_path, "--retrieval-budget", "top_k=2")
+    again = tmp_path / "again"
+    assert main(["run", "--rerun-failing", str(folder), "--out", str(again), "--cache-dir", str(tmp_path / "cache"),
+                 "--no-progress"]) in (0, 1)
+    parameters = json.loads((again / "run.json").read_text(encoding="utf-8"))["parameters"]
+    assert parameters["retrieval_budget"] == {"top_k": 2, "chars": 4000}
