@@ -62,6 +62,19 @@ def test_the_notebook_example_plug_in_opens_with_a_budget() -> None:
         del sys.modules[spec.name]
     arm = SystemArm("notebook", notebook.NotebookSystem(), "agent")
     assert open_instance(arm, make_scenario(), BUDGET).retrieval_budget == BUDGET
+    # ... and honours it: three matching notes, a top-k of 1
+    import json
+
+    from harness.scenarios import probe_policy
+
+    scenario = make_scenario()
+    instance = open_instance(arm, scenario, RetrievalBudget(top_k=1, chars=4000))
+    writer = instance.begin_write(scenario.sessions[0])
+    for i in range(3):
+        writer.call("note_save", {"title": f"port {i}", "text": f"the dev server port is 517{i}"})
+    probe = instance.begin_probe(*probe_policy(scenario))
+    found = json.loads(probe.tools.call("note_search", {"query": "dev server port"}).result_text)["results"]
+    assert len(found) == 1
 
 
 def test_the_built_in_item_store_arm_offers_the_budgets_top_k() -> None:
