@@ -36,9 +36,12 @@ IGNORED_PARAMETERS = frozenset({
     "cache_dir", "judge_model", "judge_api_base", "judge_preset", "judge_prompt",
     # --router-config's path (its hash is compared), and --rpm/--tpm (how fast, never what is answered)
     "router_config", "rpm", "tpm",
-    # where the retrieval budget came from (flag, suite or default): the budget itself is compared on its own
-    "retrieval_budget", "retrieval_budget_source",
+    # where the retrieval budget came from (flag, suite or default); the budget itself is compared on its own
+    "retrieval_budget_source",
 })
+#: run.json's retrieval budget: compared as one difference naming both budgets (``top_k=10,chars=4000``), and
+#: read as the default when an older run did not record it.
+BUDGET_PARAMETER = "retrieval_budget"
 # How many ids a difference names before "and N more".
 _SHOWN_IDS = 5
 _COMPLETE = "complete"
@@ -313,7 +316,8 @@ def differences(a: RunData, b: RunData) -> list[Difference]:
                          ("harness version", ma.harness_version, mb.harness_version)):
         if va != vb:
             out.append(Difference(name, _show(va), _show(vb)))
-    unknown = sorted((ma.parameters.keys() | mb.parameters.keys()) - IGNORED_PARAMETERS - set(RESULT_PARAMETERS))
+    unknown = sorted((ma.parameters.keys() | mb.parameters.keys()) - IGNORED_PARAMETERS - set(RESULT_PARAMETERS)
+                     - {BUDGET_PARAMETER})
     for name in (*RESULT_PARAMETERS, *unknown):
         va, vb = _parameter(ma, name), _parameter(mb, name)
         if va != vb:
