@@ -40,7 +40,7 @@ from memory_tools.model import (
     TemporalType,
 )
 from memory_tools.named import NamedMemoryStore
-from memory_tools.named_model import NamedIdentity, NamedMemory, WriteEvent
+from memory_tools.named_model import MAX_RECALL_LIMIT, NamedIdentity, NamedMemory, WriteEvent
 from memory_tools.named_tools import NAMED_TOOL_NAMES, READ_TOOLS, WRITE_TOOLS, NamedMemoryRun, open_named_run
 from memory_tools.normalize import (
     NormalizedItem,
@@ -79,6 +79,7 @@ from memory_tools.vectors import (
 )
 
 __all__ = [
+    "MAX_RECALL_LIMIT",
     "READ_TOOLS",
     "WRITE_TOOLS",
     "FullTextHost",

@@ -43,25 +43,30 @@ from memory_tools.host import (
 from memory_tools.model import MatchMode, MemoryItemRecord
 from memory_tools.normalize import normalize_search_term
 from memory_tools.policy import SearchArguments, item_visible
-from memory_tools.tool_specs import TOOL_SPECS
+from memory_tools.policy import MAX_SEARCH_LIMIT
+from memory_tools.tool_specs import limits_text, tool_specs_json
 
 FTS_TABLE = "temp.memory_item_fts"
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_CANDIDATES = 200
 """Content matches read per term before ranking (a bound on work, far above the model's limit of 10)."""
 
-FULLTEXT_SEARCH_DESCRIPTION = (
+_FULLTEXT_SEARCH_DESCRIPTION = (
     "Search the user's long-term memory: durable preferences, facts about the user and their projects, and "
     "decisions saved from earlier conversations. A term matches an item when it equals one of the item's keys "
     "(short labels such as 'coffee', 'deploy target') or when its words appear in the item's text (full-text "
     "search; case and accents are ignored). match 'exact' (the default) needs whole words; match 'prefix' lets "
     "the last word of a term be the start of a word or key ('deploy' finds 'deployment'). Send several candidate "
     "terms in one call (synonyms, singular and plural, the user's language, code identifiers); items matching "
-    "more terms rank first. Returns at most `limit` items (default 5, at most 10), each with itemId, content, "
+    "more terms rank first. Returns at most `limit` items (default {default}, at most {maximum}), each with "
+    "itemId, content, "
     "kind, statementType, temporalType, event and observation times (UTC milliseconds), the keys that matched "
     "(matchedKeys, empty when only the text matched) and sourceCount. When truncated is true, omittedCount "
     "results did not fit the size budget. No results means nothing stored matches; do not invent an answer."
 )
+
+
+FULLTEXT_SEARCH_DESCRIPTION = limits_text(_FULLTEXT_SEARCH_DESCRIPTION, MAX_SEARCH_LIMIT)
 
 
 def _fts_phrase(term: str, prefix: bool) -> str | None:
@@ -155,15 +160,11 @@ class FullTextIndex:
 class FullTextRun(MemoryRun):
     """A :class:`MemoryRun` whose ``memory_search`` also matches item content (same gates and budgets)."""
 
-    def __init__(self, index: FullTextIndex, *args: Any) -> None:
-        super().__init__(*args)
+    def __init__(self, index: FullTextIndex, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self._index = index
         if self.admitted:
-            import json
-
-            specs = json.loads(json.dumps(list(TOOL_SPECS)))
-            specs[0]["function"]["description"] = FULLTEXT_SEARCH_DESCRIPTION
-            self._specs_json = json.dumps(specs, ensure_ascii=False)
+            self._specs_json = tool_specs_json(self._search_limit, _FULLTEXT_SEARCH_DESCRIPTION)
 
     def _search(self, args: SearchArguments) -> _Outcome:
         found = self._index.search(list(args.terms), args.match.value, workspace_key=self._workspace_key, limit=args.limit)
@@ -213,7 +214,8 @@ class FullTextHost(Host):
         from memory_tools.policy import admission
 
         denial = admission(self.policy, context)
-        return FullTextRun(self._index, self._store, context, denial, self._search_budget, self._get_budget)
+        return FullTextRun(self._index, self._store, context, denial, self._search_budget, self._get_budget,
+                           search_limit=self._search_limit)
 
 
 __all__ = ["FULLTEXT_SEARCH_DESCRIPTION", "FullTextHost", "FullTextIndex", "FullTextRun"]

@@ -50,6 +50,7 @@ from typing import Any, Protocol
 
 from memory_tools.model import MatchMode, MemoryItemRecord, MemoryValidationError
 from memory_tools.policy import (
+    MAX_SEARCH_LIMIT,
     SEARCH_TOOL,
     TOOL_NAMES,
     DenialReason,
@@ -63,7 +64,7 @@ from memory_tools.policy import (
     parse_get_arguments,
     parse_search_arguments,
 )
-from memory_tools.tool_specs import TOOL_SPECS_JSON
+from memory_tools.tool_specs import tool_specs_json
 
 _log = logging.getLogger(__name__)
 
@@ -74,6 +75,8 @@ STATUS_POLICY_DENIED = "policy_denied"
 STATUS_NOT_FOUND = "not_found"
 
 MIN_SEARCH_BUDGET_CHARS = 256
+MAX_STORE_LIMIT = 100
+"""The store's own ceiling of one search: no retrieval budget may ask for more."""
 MIN_GET_BUDGET_CHARS = 8192
 """Room for the longest valid item (2,000 code points of content, a 512-code-point id) without keys or sources."""
 
@@ -134,9 +137,11 @@ class Host:
         policy: the initial policy; replace it any time with :meth:`set_policy`.
         search_result_budget_chars: hard ceiling on a ``memory_search`` result text.
         get_result_budget_chars: hard ceiling on a ``memory_get`` result text.
+        search_limit: the run's top-k: the ceiling of ``memory_search``'s ``limit`` (1..100; the tool
+            description states it).
 
     Raises:
-        HostConfigurationError: a budget is not an integer or below its minimum.
+        HostConfigurationError: a budget is not an integer or outside its bounds.
     """
 
     def __init__(
@@ -146,12 +151,14 @@ class Host:
         *,
         search_result_budget_chars: int = 4000,
         get_result_budget_chars: int = 16000,
+        search_limit: int = MAX_SEARCH_LIMIT,
     ) -> None:
         self._store = store
         self._search_budget = _check_budget(
             "search_result_budget_chars", search_result_budget_chars, MIN_SEARCH_BUDGET_CHARS
         )
         self._get_budget = _check_budget("get_result_budget_chars", get_result_budget_chars, MIN_GET_BUDGET_CHARS)
+        self._search_limit = _check_budget("search_limit", search_limit, 1, MAX_STORE_LIMIT, unit="results")
         self._lock = threading.Lock()
         self._policy = policy
 
@@ -172,7 +179,8 @@ class Host:
     def open_run(self, context: RunContext) -> MemoryRun:
         """Open a run: decide admission and fix the tool set from the policy of this moment."""
         denial = admission(self.policy, context)
-        return MemoryRun(self._store, context, denial, self._search_budget, self._get_budget)
+        return MemoryRun(self._store, context, denial, self._search_budget, self._get_budget,
+                         search_limit=self._search_limit)
 
 
 class MemoryRun:
@@ -182,7 +190,8 @@ class MemoryRun:
     """
 
     def __init__(
-        self, store: MemoryReader, context: RunContext, denial: DenialReason | None, search_budget: int, get_budget: int
+        self, store: MemoryReader, context: RunContext, denial: DenialReason | None, search_budget: int, get_budget: int,
+        *, search_limit: int = MAX_SEARCH_LIMIT,
     ) -> None:
         self._store = store
         self._context = context
@@ -190,7 +199,8 @@ class MemoryRun:
         self._workspace_key = context.workspace_key if denial is None else None
         self._search_budget = search_budget
         self._get_budget = get_budget
-        self._specs_json = TOOL_SPECS_JSON if denial is None else "[]"
+        self._search_limit = search_limit
+        self._specs_json = tool_specs_json(search_limit) if denial is None else "[]"
 
     @property
     def context(self) -> RunContext:
@@ -230,7 +240,7 @@ class MemoryRun:
             try:
                 decoded = decode_arguments(arguments, name)
                 if name == SEARCH_TOOL:
-                    execute = partial(self._search, parse_search_arguments(decoded))
+                    execute = partial(self._search, parse_search_arguments(decoded, max_limit=self._search_limit))
                 else:
                     execute = partial(self._get, parse_get_arguments(decoded).item_id)
             except ToolArgumentError as exc:
@@ -387,7 +397,8 @@ def record_arguments(arguments: object) -> str:
         return repr(arguments)
 
 
-def _check_budget(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise HostConfigurationError(f"{name} must be an integer of at least {minimum} characters (got {value!r})")
+def _check_budget(name: str, value: object, minimum: int, maximum: int | None = None, unit: str = "characters") -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum or (maximum is not None and value > maximum):
+        bound = f"from {minimum} to {maximum}" if maximum is not None else f"of at least {minimum}"
+        raise HostConfigurationError(f"{name} must be an integer {bound} {unit} (got {value!r})")
     return value

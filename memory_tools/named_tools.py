@@ -117,8 +117,11 @@ _SPECS: dict[str, dict[str, Any]] = {
 }
 
 
-def named_tool_specs(tools: Sequence[str] = NAMED_TOOL_NAMES) -> list[dict[str, Any]]:
-    """OpenAI function-tool specs of ``tools`` (a fresh copy), in the order given."""
+def named_tool_specs(tools: Sequence[str] = NAMED_TOOL_NAMES, max_limit: int = MAX_RECALL_LIMIT) -> list[dict[str, Any]]:
+    """OpenAI function-tool specs of ``tools`` (a fresh copy), in the order given.
+
+    ``max_limit`` is the run's top-k: recall's ceiling as its description states it.
+    """
     specs = []
     for name in tools:
         spec = _SPECS[name]
@@ -129,7 +132,11 @@ def named_tool_specs(tools: Sequence[str] = NAMED_TOOL_NAMES) -> list[dict[str, 
             "additionalProperties": False,
         }
         specs.append({"type": "function", "function": {"name": name, "description": spec["description"], "parameters": parameters}})
-    return json.loads(json.dumps(specs))
+    text = json.dumps(specs)
+    if max_limit != MAX_RECALL_LIMIT:
+        text = text.replace(f"at most {MAX_RECALL_LIMIT}", f"at most {max_limit}")
+        text = text.replace(f"default {DEFAULT_RECALL_LIMIT},", f"default {min(DEFAULT_RECALL_LIMIT, max_limit)},")
+    return json.loads(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +216,7 @@ def parse_forget_arguments(arguments: dict[str, Any]) -> ForgetArguments:
     return ForgetArguments(name, scope)  # type: ignore[arg-type]
 
 
-def parse_recall_arguments(arguments: dict[str, Any]) -> RecallArguments:
+def parse_recall_arguments(arguments: dict[str, Any], *, max_limit: int = MAX_RECALL_LIMIT) -> RecallArguments:
     """Validate ``recall`` arguments: exactly one of ``name``/``query``, optional ``scope`` and ``limit``.
 
     ``limit`` above :data:`MAX_RECALL_LIMIT` is clamped (``limit_capped``); 0,
@@ -226,7 +233,7 @@ def parse_recall_arguments(arguments: dict[str, Any]) -> RecallArguments:
     elif arguments.get("name") is not None and arguments.get("query") is not None:
         errors.append("give either name or query, not both")
     scope = _scope(arguments, errors, required=False)
-    limit, capped = limit_argument(arguments, errors, DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT)
+    limit, capped = limit_argument(arguments, errors, min(DEFAULT_RECALL_LIMIT, max_limit), max_limit)
     if errors:
         raise ToolArgumentError(join_errors(errors))
     return RecallArguments(name, query, scope, limit, capped)
@@ -240,8 +247,11 @@ class NamedMemoryRun:
     """
 
     def __init__(
-        self, store: NamedMemoryStore, identity: NamedIdentity, denial: DenialReason | None, tools: tuple[str, ...], now_ms: int
+        self, store: NamedMemoryStore, identity: NamedIdentity, denial: DenialReason | None, tools: tuple[str, ...], now_ms: int,
+        *, recall_limit: int = MAX_RECALL_LIMIT, recall_budget_chars: int = RECALL_BUDGET_CHARS,
     ) -> None:
+        self._recall_limit = recall_limit
+        self._recall_budget_chars = recall_budget_chars
         self._store = store
         self._identity = identity
         self._denial = denial
@@ -267,7 +277,7 @@ class NamedMemoryRun:
 
     def tool_specs(self) -> list[dict[str, Any]]:
         """The admitted tools in OpenAI function-tool format (empty when denied)."""
-        return named_tool_specs(self._tools)
+        return named_tool_specs(self._tools, self._recall_limit)
 
     def call(self, name: str, arguments: str | dict[str, Any] | None) -> ToolCallRecord:
         """Execute one tool call the model made; never raises because of the model's input."""
@@ -285,7 +295,7 @@ class NamedMemoryRun:
                 elif name == FORGET_TOOL:
                     parsed = parse_forget_arguments(decoded)
                 else:
-                    parsed = parse_recall_arguments(decoded)
+                    parsed = parse_recall_arguments(decoded, max_limit=self._recall_limit)
             except ToolArgumentError as exc:
                 outcome = _error("invalid_arguments", str(exc))
             else:
@@ -317,13 +327,15 @@ class NamedMemoryRun:
                 return _error("not_found", message, storage_read=True)
             return "ok", _dumps({"event": "forgotten", "name": forgotten.memory.name, "scope": args.scope}), (), True
         found = self._store.recall(self._identity, name=args.name, query=args.query, scope=args.scope, limit=args.limit)
-        return _recall_outcome(found, args, storage_read=self._identity.recall_enabled)
+        return _recall_outcome(found, args, storage_read=self._identity.recall_enabled,
+                               budget_chars=self._recall_budget_chars)
 
 
 _Outcome = tuple[str, str, tuple[str, ...], bool]
 
 
-def _recall_outcome(found: list[NamedMemory], args: RecallArguments, *, storage_read: bool) -> _Outcome:
+def _recall_outcome(found: list[NamedMemory], args: RecallArguments, *, storage_read: bool,
+                    budget_chars: int = RECALL_BUDGET_CHARS) -> _Outcome:
     shown = [
         {"name": m.name, "scope": m.scope, "text": m.text, "createdAt": m.created_at, "updatedAt": m.updated_at} for m in found
     ]
@@ -337,7 +349,7 @@ def _recall_outcome(found: list[NamedMemory], args: RecallArguments, *, storage_
                 "memories": shown[:kept],
             }
         )
-        if len(text) <= RECALL_BUDGET_CHARS:
+        if len(text) <= budget_chars:
             return "ok", text, tuple(m.memory_id for m in found[:kept]), storage_read
     raise AssertionError("unreachable: the empty envelope fits the budget")  # pragma: no cover
 
@@ -361,6 +373,8 @@ def open_named_run(
     tools: Sequence[str] = NAMED_TOOL_NAMES,
     namespace: str = "",
     recall_enabled: bool = True,
+    recall_limit: int = MAX_RECALL_LIMIT,
+    recall_budget_chars: int = RECALL_BUDGET_CHARS,
 ) -> NamedMemoryRun:
     """Open a run: admission from ``policy`` and ``context`` now, the identity from the Host, never the model.
 
@@ -369,6 +383,8 @@ def open_named_run(
             phase offers :data:`WRITE_TOOLS`, the probe :data:`READ_TOOLS`).
         now_ms: the time writes are stamped with (the session's time in an evaluation).
         recall_enabled: False is the cold control: recall finds nothing, writes work as usual.
+        recall_limit: the run's top-k: recall's ceiling (1..:data:`MAX_RECALL_LIMIT`).
+        recall_budget_chars: the most characters of one recall result (at least 256).
 
     Raises:
         ValueError: ``tools`` names a tool that does not exist (a programming error, not the model's).
@@ -379,4 +395,9 @@ def open_named_run(
     denial = admission(policy, context)
     workspace = context.workspace_key if denial is None else None
     identity = NamedIdentity(application, workspace, namespace, recall_enabled is True)
-    return NamedMemoryRun(store, identity, denial, tuple(tools), now_ms)
+    if isinstance(recall_limit, bool) or not isinstance(recall_limit, int) or not 1 <= recall_limit <= MAX_RECALL_LIMIT:
+        raise ValueError(f"recall_limit must be an integer from 1 to {MAX_RECALL_LIMIT} (got {recall_limit!r})")
+    if isinstance(recall_budget_chars, bool) or not isinstance(recall_budget_chars, int) or recall_budget_chars < 256:
+        raise ValueError(f"recall_budget_chars must be an integer of at least 256 (got {recall_budget_chars!r})")
+    return NamedMemoryRun(store, identity, denial, tuple(tools), now_ms, recall_limit=recall_limit,
+                          recall_budget_chars=recall_budget_chars)

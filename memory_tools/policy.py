@@ -192,11 +192,13 @@ def decode_arguments(raw: object, tool: str) -> dict[str, Any]:
     return value
 
 
-def parse_search_arguments(arguments: dict[str, Any]) -> SearchArguments:
+def parse_search_arguments(arguments: dict[str, Any], *, max_limit: int = MAX_SEARCH_LIMIT) -> SearchArguments:
     """Validate ``memory_search`` arguments (``terms``, optional ``match`` and ``limit``).
 
     ``null`` for an optional argument means omitted. ``limit`` accepts an
-    integral JSON number; above ``MAX_SEARCH_LIMIT`` it is clamped.
+    integral JSON number; above ``max_limit`` (the run's retrieval budget,
+    ``MAX_SEARCH_LIMIT`` by default) it is clamped; omitted, it is
+    ``DEFAULT_SEARCH_LIMIT`` or ``max_limit`` when that is smaller.
 
     Raises:
         ToolArgumentError: naming every argument at fault (up to five).
@@ -232,7 +234,7 @@ def parse_search_arguments(arguments: dict[str, Any]) -> SearchArguments:
         else:
             errors.append(f'match must be "exact" or "prefix", got {show_value(raw_match)}')
 
-    limit, limit_capped = limit_argument(arguments, errors, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)
+    limit, limit_capped = limit_argument(arguments, errors, min(DEFAULT_SEARCH_LIMIT, max_limit), max_limit)
 
     if errors:
         raise ToolArgumentError(join_errors(errors))

@@ -8,7 +8,7 @@ from typing import Any
 from memory_tools.model import MatchMode
 from memory_tools.policy import DEFAULT_SEARCH_LIMIT, GET_TOOL, MAX_SEARCH_LIMIT, MAX_SEARCH_TERMS, SEARCH_TOOL
 
-SEARCH_DESCRIPTION = (
+_SEARCH_DESCRIPTION = (
     "Search the user's long-term memory: durable preferences, facts about the user and their projects, and "
     "decisions saved from earlier conversations. Items are found only through their keys: short labels such as "
     "'coffee', 'deploy target', 'preferred language', '偏好', 'parseConfig'. A term matches a key only as a whole: "
@@ -17,18 +17,27 @@ SEARCH_DESCRIPTION = (
     "term ('deploy' finds 'deploy target'). Chinese and Japanese text is not split into words, so use short whole "
     "words, typically two characters ('咖啡', '偏好'), each as its own term. Send several candidate terms in one "
     "call (synonyms, singular and plural, English and the user's language, code identifiers as written); items "
-    "matching more terms rank first. Returns at most `limit` items (default 5, at most 10), each with itemId, "
-    "content, kind, statementType, temporalType, event and observation times (UTC milliseconds), the keys that "
+    "matching more terms rank first. Returns at most `limit` items (default {default}, at most {maximum}), "
+    "each with itemId, content, kind, statementType, temporalType, event and observation times (UTC milliseconds), the keys that "
     "matched (matchedKeys) and sourceCount. When truncated is true, omittedCount results did not fit the size "
     "budget: search with narrower terms or a smaller limit. No results means nothing is stored under those keys; "
     "do not invent an answer from it."
 )
+
+
+def limits_text(text: str, max_limit: int) -> str:
+    """A description template with the run's default and ceiling of ``limit`` filled in."""
+    return text.replace("{default}", str(min(DEFAULT_SEARCH_LIMIT, max_limit))).replace("{maximum}", str(max_limit))
+
+
+SEARCH_DESCRIPTION = limits_text(_SEARCH_DESCRIPTION, MAX_SEARCH_LIMIT)
 GET_DESCRIPTION = (
     "Read one long-term memory item by the itemId a memory_search result gave: its current content, version, "
     "kind, statement and temporal type with event times (UTC milliseconds), all its keys, lifecycle state and "
     "the identities of the conversation events it was taken from. Returns a not_found error when the item does "
     "not exist or is not available in this conversation."
 )
+_LIMIT_DESCRIPTION = "Most results to return; default {default}, values above {maximum} are reduced to {maximum}."
 TOOL_SPECS: tuple[dict[str, Any], ...] = (
     {
         "type": "function",
@@ -53,8 +62,7 @@ TOOL_SPECS: tuple[dict[str, Any], ...] = (
                     "limit": {
                         "type": "integer",
                         "minimum": 1,
-                        "description": f"Most results to return; default {DEFAULT_SEARCH_LIMIT}, "
-                        f"values above {MAX_SEARCH_LIMIT} are reduced to {MAX_SEARCH_LIMIT}.",
+                        "description": _LIMIT_DESCRIPTION.format(default=DEFAULT_SEARCH_LIMIT, maximum=MAX_SEARCH_LIMIT),
                     },
                 },
                 "required": ["terms"],
@@ -86,3 +94,24 @@ TOOL_SPECS: tuple[dict[str, Any], ...] = (
 
 TOOL_SPECS_JSON = json.dumps(list(TOOL_SPECS), ensure_ascii=False)
 """Frozen text of the specs: each admitted run hands out fresh copies of exactly this."""
+
+
+def tool_specs_json(max_limit: int = MAX_SEARCH_LIMIT, search_description: str | None = None) -> str:
+    """The specs' text for a run whose retrieval budget caps ``limit`` at ``max_limit``.
+
+    At the default ceiling it is exactly :data:`TOOL_SPECS_JSON`, so runs at the default budget offer the
+    very same tools (and hit the same cache entries) as before budgets existed.
+
+    Args:
+        max_limit: the run's top-k: ``limit``'s ceiling (its default is 5, or ``max_limit`` when smaller).
+        search_description: another ``memory_search`` description template (``{default}``/``{maximum}``
+            are filled in), e.g. the full-text layer's.
+    """
+    if max_limit == MAX_SEARCH_LIMIT and search_description is None:
+        return TOOL_SPECS_JSON
+    specs = json.loads(TOOL_SPECS_JSON)
+    search = specs[0]["function"]
+    search["description"] = limits_text(search_description or _SEARCH_DESCRIPTION, max_limit)
+    search["parameters"]["properties"]["limit"]["description"] = _LIMIT_DESCRIPTION.format(
+        default=min(DEFAULT_SEARCH_LIMIT, max_limit), maximum=max_limit)
+    return json.dumps(specs, ensure_ascii=False)

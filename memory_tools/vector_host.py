@@ -37,7 +37,7 @@ from memory_tools.fulltext import FullTextIndex
 from memory_tools.host import STATUS_OK, Host, MemoryRun, _dumps, _key_matches, _Outcome, _search_result
 from memory_tools.model import MemoryItemRecord
 from memory_tools.policy import SearchArguments, admission, item_visible
-from memory_tools.tool_specs import TOOL_SPECS
+from memory_tools.tool_specs import MAX_SEARCH_LIMIT, limits_text, tool_specs_json
 from memory_tools.vectors import Embedder, LexicalEmbedder, VectorIndex
 
 RRF_K = 60
@@ -45,25 +45,25 @@ RRF_K = 60
 FUSION_DEPTH = 50
 """How deep each list is read before fusing: far past the model's limit of 10, a bound on work."""
 
-VECTOR_SEARCH_DESCRIPTION = (
+_VECTOR_SEARCH_DESCRIPTION = (
     "Search the user's long-term memory: durable preferences, facts about the user and their projects, and "
     "decisions saved from earlier conversations. The terms are read together as one query and items are ranked "
     "by similarity of meaning to it (vector search over each item's text and keys), so describe what you are "
     "looking for in a few words or candidate terms (synonyms, the user's language, code identifiers); exact "
     "spelling is not required. match is accepted and only decides which keys are reported as matchedKeys. "
-    "Returns at most `limit` items (default 5, at most 10), most similar first, each with itemId, content, kind, "
+    "Returns at most `limit` items (default {default}, at most {maximum}), most similar first, each with itemId, content, kind, "
     "statementType, temporalType, event and observation times (UTC milliseconds), the keys that matched a term "
     "(matchedKeys, often empty) and sourceCount. When truncated is true, omittedCount results did not fit the "
     "size budget. Similar is not the same as relevant: check that an item answers the question before using it; "
     "no results means nothing stored is similar; do not invent an answer."
 )
-HYBRID_SEARCH_DESCRIPTION = (
+_HYBRID_SEARCH_DESCRIPTION = (
     "Search the user's long-term memory: durable preferences, facts about the user and their projects, and "
     "decisions saved from earlier conversations. Items are found both by their keys and words (a term equal to a "
     "key, or whose words appear in the item's text; match 'prefix' lets the last word be the start of a word) and "
     "by similarity of meaning to all the terms read together as one query; the two rankings are fused. Send "
     "several candidate terms in one call (synonyms, singular and plural, the user's language, code identifiers). "
-    "Returns at most `limit` items (default 5, at most 10), best first, each with itemId, content, kind, "
+    "Returns at most `limit` items (default {default}, at most {maximum}), best first, each with itemId, content, kind, "
     "statementType, temporalType, event and observation times (UTC milliseconds), the keys that matched "
     "(matchedKeys) and sourceCount. When truncated is true, omittedCount results did not fit the size budget. "
     "Check that an item answers the question before using it; no results means nothing stored matches; do not "
@@ -91,17 +91,21 @@ def rrf_fuse(rankings: Sequence[Sequence[str]], k: int = RRF_K) -> list[str]:
     return sorted(scores, key=lambda i: (-scores[i], best[i], i))
 
 
+VECTOR_SEARCH_DESCRIPTION = limits_text(_VECTOR_SEARCH_DESCRIPTION, MAX_SEARCH_LIMIT)
+HYBRID_SEARCH_DESCRIPTION = limits_text(_HYBRID_SEARCH_DESCRIPTION, MAX_SEARCH_LIMIT)
+
+
 class _RankedRun(MemoryRun):
     """A :class:`MemoryRun` whose ``memory_search`` ranking comes from :meth:`_ranked`; all else is the Host's."""
 
     description = ""
+    #: The description with ``{default}``/``{maximum}`` left for the run's top-k (:func:`limits_text`).
+    description_template = ""
 
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        if self.admitted:
-            specs = json.loads(json.dumps(list(TOOL_SPECS)))
-            specs[0]["function"]["description"] = self.description
-            self._specs_json = json.dumps(specs, ensure_ascii=False)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.admitted:  # the run's retrieval budget caps limit, and the description says so, as recall's does
+            self._specs_json = tool_specs_json(self._search_limit, self.description_template)
 
     def _ranked(self, args: SearchArguments) -> list[MemoryItemRecord]:
         raise NotImplementedError
@@ -139,6 +143,7 @@ class VectorRun(_RankedRun):
     """``memory_search`` ranked by embedding similarity over the run's visible items."""
 
     description = VECTOR_SEARCH_DESCRIPTION
+    description_template = _VECTOR_SEARCH_DESCRIPTION
 
     def __init__(self, index: VectorIndex, *args: Any) -> None:
         self._index = index
@@ -153,6 +158,7 @@ class HybridRun(_RankedRun):
     """``memory_search`` ranked by reciprocal-rank fusion of full-text (keys and content) and vector search."""
 
     description = HYBRID_SEARCH_DESCRIPTION
+    description_template = _HYBRID_SEARCH_DESCRIPTION
 
     def __init__(self, fulltext: FullTextIndex, vectors: VectorIndex, *args: Any) -> None:
         self._fulltext = fulltext
@@ -188,7 +194,8 @@ class VectorHost(Host):
 
     def open_run(self, context: Any) -> MemoryRun:
         denial = admission(self.policy, context)
-        return VectorRun(self._vectors, self._store, context, denial, self._search_budget, self._get_budget)
+        return VectorRun(self._vectors, self._store, context, denial, self._search_budget, self._get_budget,
+                         search_limit=self._search_limit)
 
 
 class HybridHost(VectorHost):
@@ -201,7 +208,8 @@ class HybridHost(VectorHost):
     def open_run(self, context: Any) -> MemoryRun:
         denial = admission(self.policy, context)
         return HybridRun(
-            self._fulltext, self._vectors, self._store, context, denial, self._search_budget, self._get_budget
+            self._fulltext, self._vectors, self._store, context, denial, self._search_budget, self._get_budget,
+            search_limit=self._search_limit,
         )
 
 

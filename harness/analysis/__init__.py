@@ -11,8 +11,16 @@ estimate, they never add independent pairs.
 
 from harness.analysis.aggregate import ALL, HEADLINE, AggregateConfig, aggregate
 from harness.analysis.pairwise import JudgedPair, clopper_pearson, conversation_of, sign_test
-from harness.analysis.stats import quantile
+from harness.analysis.stats import (
+    Interval,
+    cluster_mean_ci,
+    cluster_quantile_cis,
+    cluster_ratio_ci,
+    paired_diff_ci,
+    quantile,
+)
 from harness.analysis.verdict import RunHealth, VerdictConfig, decide, exit_code, terminal_lines
 
-__all__ = ["ALL", "HEADLINE", "AggregateConfig", "JudgedPair", "RunHealth", "VerdictConfig", "aggregate",
-           "clopper_pearson", "conversation_of", "decide", "exit_code", "quantile", "sign_test", "terminal_lines"]
+__all__ = ["ALL", "HEADLINE", "AggregateConfig", "Interval", "JudgedPair", "RunHealth", "VerdictConfig", "aggregate",
+           "clopper_pearson", "cluster_mean_ci", "cluster_quantile_cis", "cluster_ratio_ci", "conversation_of", "decide",
+           "exit_code", "paired_diff_ci", "quantile", "sign_test", "terminal_lines"]

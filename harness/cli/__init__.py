@@ -124,6 +124,16 @@ def _usd(text: str) -> float:
     return value
 
 
+def _retrieval_budget(text: str) -> Any:
+    """An argparse type: ``top_k=N,chars=N`` -> a :class:`harness.scenarios.RetrievalBudget` (exit 2 with the fault named)."""
+    from harness.scenarios import RetrievalBudgetError, parse_retrieval_budget
+
+    try:
+        return parse_retrieval_budget(text, where=repr(text))
+    except RetrievalBudgetError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _number(example: str, *, positive: bool = False) -> Callable[[str], float]:
     """An argparse type: a finite number, 0 or more (``positive``: more than 0); NaN, infinities and negatives are refused."""
 
@@ -165,6 +175,11 @@ def _add_scale_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plan", action="store_true",
                         help="print the plan (samples, model calls expected and at the round cap, input tokens by litellm's "
                              "counter, cost from litellm's price map per model) and stop: no model call, no file written")
+    parser.add_argument("--retrieval-budget", type=_retrieval_budget, metavar="top_k=N,chars=N",
+                        help="the retrieval budget every memory system gets: top_k records and chars characters per "
+                             "retrieval (a key left out keeps its default, top_k=10,chars=4000); overrides the suite's "
+                             "retrieval_budget; recorded in run.json and each arm's fingerprint, and compare refuses runs "
+                             "whose budgets differ")
     parser.add_argument("--max-cost-usd", type=_usd, metavar="X",
                         help="stop before a model call whose worst case (prompt plus --max-tokens at litellm's prices) would take "
                              "the run's recorded cost past X; the run is resumable (exit 3); cached answers cost nothing")

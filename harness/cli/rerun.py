@@ -91,6 +91,15 @@ def rerun_args(args: Any) -> tuple[Any, str | None]:
     for dest, key in _INHERITED.items():
         if out.get(dest) is None and manifest.parameters.get(key) is not None:
             out[dest] = manifest.parameters[key]
+    recorded = manifest.parameters.get("retrieval_budget")
+    if out.get("retrieval_budget") is None and manifest.parameters.get("retrieval_budget_source") == "--retrieval-budget" \
+            and isinstance(recorded, dict):  # a suite's or the default budget comes back with the suite itself
+        from harness.scenarios import RetrievalBudgetError, budget_from_mapping
+
+        try:
+            out["retrieval_budget"] = budget_from_mapping(recorded, f"{run_dir / 'run.json'} parameters.retrieval_budget")
+        except RetrievalBudgetError as exc:
+            raise RerunError(str(exc)) from None
     out["sample_id"] = [sample_id(sid, arm, model, epoch)
                         for epoch in range(out["epochs"]) for sid in failing for model in out["models"] for arm in out["arms"]]
     out["rerun_of"] = {"run": manifest.run_id, "path": str(run_dir.resolve()), "wrong": WRONG, "scenarios": failing}

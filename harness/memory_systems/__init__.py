@@ -17,6 +17,7 @@ agent-extracted items (``extracted``); the prompt every arm shares is
   :class:`ToolRun`, :class:`ProbeSetup`, :class:`ToolExecution`,
   :class:`StaticToolRun`, :class:`ModelWrite` and :class:`WriteModel` (a system that
   writes with the run's model itself), :func:`probe_messages`, :func:`policy_denial`,
+  :func:`open_instance`, :func:`arm_fingerprint`,
   :data:`ENTRY_POINT_GROUP`;
 - the registry: :func:`resolve_arm`, :func:`all_arms`, :func:`builtin_arms`,
   :func:`plugin_arms`, :class:`SystemArm`, :class:`MemorySystemError`;
@@ -40,7 +41,9 @@ from harness.memory_systems.protocol import (
     WriteMode,
     WriteModel,
     arguments_text,
+    arm_fingerprint,
     decode_arguments,
+    open_instance,
     policy_denial,
     probe_messages,
 )
@@ -84,8 +87,10 @@ __all__ = [
     "configure_embedder",
     "current_embedder",
     "arguments_text",
+    "arm_fingerprint",
     "builtin_arms",
     "decode_arguments",
+    "open_instance",
     "plugin_arms",
     "policy_denial",
     "probe_messages",

@@ -67,7 +67,8 @@ class ItemStoreInstance(MemoryInstance):
         self.store = store
 
     def begin_probe(self, policy: MemoryPolicy, context: RunContext) -> ProbeSetup:
-        host_run = Host(self.store, policy).open_run(context)
+        budget = self.retrieval_budget
+        host_run = Host(self.store, policy, search_result_budget_chars=budget.chars, search_limit=budget.top_k).open_run(context)
         return ProbeSetup(build_recall(self.scenario, host_run).messages, host_run)
 
     def close(self) -> None:

@@ -20,7 +20,9 @@ class _FullTextInstance(ItemStoreInstance):
     def begin_probe(self, policy: MemoryPolicy, context: RunContext) -> ProbeSetup:
         from memory_tools import FullTextHost
 
-        host_run = FullTextHost(self.store, policy).open_run(context)
+        budget = self.retrieval_budget
+        host = FullTextHost(self.store, policy, search_result_budget_chars=budget.chars, search_limit=budget.top_k)
+        host_run = host.open_run(context)
         return ProbeSetup(build_recall(self.scenario, host_run).messages, host_run)
 
 

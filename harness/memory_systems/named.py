@@ -19,7 +19,15 @@ from __future__ import annotations
 
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, ToolRun, WriteMode, probe_messages
 from harness.scenarios import Scenario, Session
-from memory_tools import READ_TOOLS, WRITE_TOOLS, MemoryPolicy, NamedMemoryStore, RunContext, open_named_run
+from memory_tools import (
+    MAX_RECALL_LIMIT,
+    READ_TOOLS,
+    WRITE_TOOLS,
+    MemoryPolicy,
+    NamedMemoryStore,
+    RunContext,
+    open_named_run,
+)
 
 APPLICATION = "recall-eval"
 """The application identity every named-memory id derives from."""
@@ -63,6 +71,10 @@ class NamedMemoryInstance(MemoryInstance):
             now_ms=self.scenario.probe.started_at,
             tools=READ_TOOLS,
             recall_enabled=self._recall_enabled,
+            # the run's retrieval budget, like every system's (the store's own ceiling of 50 is above any top-k
+            # but a budget of 51-100 results, which named memory then caps at 50)
+            recall_limit=min(self.retrieval_budget.top_k, MAX_RECALL_LIMIT),
+            recall_budget_chars=self.retrieval_budget.chars,
         )
         if not run.admitted:
             return ProbeSetup(probe_messages(self.scenario))

@@ -49,6 +49,20 @@ that answer without reading storage. The harness does not hide storage from
 a system; it scores any probe call that reads storage under a denying policy
 as a tool-level leak (``policy_denied_read``), whatever the system.
 
+**Budget.** Every system of a run gets the same retrieval budget
+(:class:`harness.scenarios.RetrievalBudget`: ``top_k`` records and ``chars``
+characters per retrieval, from the suite or ``--retrieval-budget``). The
+harness opens each instance with :func:`open_instance`: ``open`` receives it
+as ``budget=`` when it declares that parameter (older plug-ins that do not
+are opened as before), and the instance's ``retrieval_budget`` attribute holds
+it before ``begin_write``/``begin_probe`` run. A system honours it in every
+retrieval it makes; the run records it in each arm's fingerprint.
+
+**Session times.** ``sees_session_times`` (default True) says whether the
+system stores what it writes at the session's own time. A system that cannot
+back-date writes (it stamps them "now") sets it False; the report shows it
+beside the temporal category, so its temporal results are read for what they are.
+
 **Registration.** Built-in systems live in
 :mod:`harness.memory_systems.builtin`. A third-party package registers a
 system under the entry-point group :data:`ENTRY_POINT_GROUP`; the entry
@@ -74,6 +88,9 @@ Example (a system that injects a fixed note as context)::
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import inspect
 import json
 import time
 from collections.abc import Mapping
@@ -81,7 +98,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from harness.memory_systems.prompts import ArmSetup, _conversation, system_prompt
-from harness.scenarios import Scenario, Session
+from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, RetrievalBudget, Scenario, Session
 from memory_tools import DenialReason, MemoryPolicy, RunContext, admission
 
 WriteMode = Literal["none", "seeded", "agent"]
@@ -177,7 +194,13 @@ class MemoryInstance:
 
     Subclass and override what the system does; the defaults write nothing,
     offer no tools and inject nothing (exactly ``history_only``).
+
+    Attributes:
+        retrieval_budget: The run's budget (set by :func:`open_instance` before any ``begin_*``): honour its
+            ``top_k`` and ``chars`` in every retrieval.
     """
+
+    retrieval_budget: RetrievalBudget = DEFAULT_RETRIEVAL_BUDGET
 
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
@@ -215,12 +238,22 @@ class MemorySystem:
         forgetting: How the system forgets on request, in a few words, shown
             beside its forgetting metrics (``delete by exact name``,
             ``archive``, ``none (append only)``); empty: not declared.
+        sees_session_times: Whether writes are stored at the session's own time; False for a system that
+            cannot back-date them (the report marks its temporal results).
     """
 
     name: str = ""
     description: str = ""
     arms: Mapping[str, WriteMode] = {}
     forgetting: str = ""
+    sees_session_times: bool = True
+
+    def configuration(self) -> Mapping[str, Any]:
+        """What else changes this system's answers (model names, ranking constants ...), JSON-able.
+
+        It goes into each arm's configuration hash: two runs whose systems differ in it are not compared.
+        """
+        return {}
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         """A fresh instance for one sample of ``scenario``; ``seeded`` stores the scenario's items now."""
@@ -246,6 +279,57 @@ class SystemArm:
         """The system's forgetting mechanism (:attr:`MemorySystem.forgetting`), or ``not declared``."""
         declared = getattr(self.system, "forgetting", "")
         return declared if isinstance(declared, str) and declared.strip() else "not declared"
+
+
+def open_instance(arm: SystemArm, scenario: Scenario, budget: RetrievalBudget = DEFAULT_RETRIEVAL_BUDGET) -> MemoryInstance:
+    """A fresh instance of ``arm`` for one sample, given the run's retrieval budget.
+
+    ``open`` gets ``budget=`` when it declares that parameter (or ``**kwargs``); a system written before
+    budgets existed is opened as it always was. Either way the instance's ``retrieval_budget`` is set.
+    """
+    system = arm.system
+    if _takes_budget(type(system).open if not isinstance(system, type) else system.open):
+        instance = system.open(scenario, arm.write_mode, budget=budget)  # type: ignore[call-arg]
+    else:
+        instance = system.open(scenario, arm.write_mode)
+    try:
+        instance.retrieval_budget = budget
+    except (AttributeError, TypeError):  # a frozen or slotted instance of a plug-in: it got the budget in open or not at all
+        pass
+    return instance
+
+
+@functools.lru_cache(maxsize=256)
+def _takes_budget(open_method: Any) -> bool:
+    try:
+        parameters = inspect.signature(open_method).parameters
+    except (TypeError, ValueError):
+        return False
+    return "budget" in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+
+
+def arm_fingerprint(arm: SystemArm, budget: RetrievalBudget, harness_version: str) -> dict[str, Any]:
+    """What identifies an arm's system in a run: system, version, budget, session times and a configuration hash.
+
+    The hash covers the system's name and class, write mode, budget, ``sees_session_times`` and
+    :meth:`MemorySystem.configuration`: the same arm name under another configuration hashes apart.
+    """
+    system = arm.system
+    version = f"recall-eval {harness_version}" if arm.origin == "built-in" else arm.origin
+    sees = getattr(system, "sees_session_times", True) is not False
+    configure = getattr(system, "configuration", None)
+    configuration = dict(configure()) if callable(configure) else {}
+    payload = {
+        "system": system.name, "class": f"{type(system).__module__}.{type(system).__qualname__}",
+        "write_mode": arm.write_mode, "retrieval_budget": budget.record(), "sees_session_times": sees,
+        "configuration": configuration,
+    }
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return {
+        "system": system.name, "version": version, "write_mode": arm.write_mode,
+        "retrieval_budget": budget.record(), "sees_session_times": sees,
+        "config_hash": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+    }
 
 
 def policy_denial(policy: MemoryPolicy, context: RunContext) -> DenialReason | None:

@@ -195,8 +195,9 @@ def _budget_cut(text: str) -> tuple[bool, int]:
 
 class _ShadowInstance(ItemStoreInstance):
     def begin_probe(self, policy: MemoryPolicy, context: RunContext) -> ProbeSetup:
-        # Recall's Host (same store seeding, policy, context and default budgets); its run is never given to the model.
-        host_run = Host(self.store, policy).open_run(context)
+        # Recall's Host (same store seeding, policy, context and the run's retrieval budget); never given to the model.
+        budget = self.retrieval_budget
+        host_run = Host(self.store, policy, search_result_budget_chars=budget.chars, search_limit=budget.top_k).open_run(context)
         observed = shadow_search(host_run, self.store, context, self.scenario.probe.message)
         return ProbeSetup(build_history_only(self.scenario).messages, None, shadow=observed)
 

@@ -46,15 +46,19 @@ class _VectorInstance(ItemStoreInstance):
 
     def __init__(self, scenario: Scenario, store: object, embedder: Embedder) -> None:
         super().__init__(scenario, store)  # type: ignore[arg-type]
-        self._host = self.host_class(self.store, embedder=embedder)
+        self._embedder = embedder
+        self._host: VectorHost | None = None
 
     def begin_probe(self, policy: MemoryPolicy, context: RunContext) -> ProbeSetup:
-        self._host.set_policy(policy)
+        # built here, not in open: the harness sets the run's retrieval budget on the instance after open
+        budget = self.retrieval_budget
+        self._host = self.host_class(self.store, policy, search_result_budget_chars=budget.chars,
+                                     search_limit=budget.top_k, embedder=self._embedder)
         host_run = self._host.open_run(context)
         return ProbeSetup(build_recall(self.scenario, host_run).messages, host_run)
 
     def embedding_usage(self) -> EmbeddingUsage | None:
-        return self._host.index.usage
+        return None if self._host is None else self._host.index.usage
 
 
 class _HybridInstance(_VectorInstance):

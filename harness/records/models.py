@@ -221,6 +221,18 @@ class ShardInfo(BaseModel):
     sample_count: int = Field(description="Samples planned in the whole suite (all shards)")
 
 
+class ArmFingerprint(_Record):
+    """``run.json`` ``arm_fingerprints[arm]``: what identifies the system behind an arm, so runs of it compare only alike."""
+
+    system: str = Field(description="The memory system's name")
+    version: str = Field(description="'recall-eval <version>' for a built-in system, '<distribution> <version>' for a plug-in")
+    write_mode: str = Field(description="none, seeded or agent")
+    retrieval_budget: dict[str, int] = Field(description="The budget the arm ran with: top_k and chars")
+    sees_session_times: bool = Field(
+        True, description="False: the system cannot back-date writes (it stamps them now); its temporal results are marked")
+    config_hash: str = Field(description="SHA-256 of the system's name, class, write mode, budget, session times and configuration")
+
+
 class RunManifest(_Record):
     """``run.json``: what was run, with what, and whether it finished."""
 
@@ -246,6 +258,8 @@ class RunManifest(_Record):
     )
     shard: ShardInfo | None = Field(None, description="run --shard I/N: which shard this run is, and the whole suite it is part of")
     merged_from: list[str] | None = Field(None, description="recall-eval merge: the run ids of the shards merged into this run, by shard index")
+    arm_fingerprints: dict[str, ArmFingerprint] = Field(
+        default_factory=dict, description="Arm -> its system's fingerprint (empty in runs made before fingerprints were recorded)")
 
 
 class ResultsError(Exception):

@@ -28,12 +28,14 @@ from harness.report import charts
 from harness.report import formatting as fmt
 from harness.report.formatting import format_metric, label
 from harness.report.grid import scenario_grid
+from harness.report.layers import layers_section
 from harness.report.page_data import data_blobs
 from harness.report.paper_tables import paper_tables
 from harness.report.forgetting import HTML_COLUMNS as FORGETTING_COLUMNS
 from harness.report.forgetting import forgetting_section
 from harness.report.pairwise import pairwise_section
 from harness.report.shadow import shadow_section
+from harness.report.systems import systems_section
 from harness.report.write_path import PAIR_COLUMNS, STAGE_COLUMNS, WRITE_COLUMNS, write_path_section
 from harness.score import CORRECT_OUTCOMES, SESSION_KS, Outcome
 
@@ -89,6 +91,8 @@ def render_html(summary: dict[str, Any], samples: list[dict[str, Any]]) -> str:
         "forgetting": forgetting_section(summary),
         "shadow": shadow_section(summary),
         "pairwise": pairwise_section(summary),
+        "systems": systems_section(summary),
+        "layers": layers_section(summary),
         "paired": _paired_rows(summary),
         "latency_added": summary.get("added_latency") or [],
         "flips": _flip_rows(summary, ordered),

@@ -140,7 +140,9 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
     from harness.report.forgetting import forgetting_block
     from harness.report.headlines import headlines, tool_use, unsupported_by_kind
     from harness.report.inputs import ReportInputs
+    from harness.report.layers import layers_block
     from harness.report.protocol import is_not_judged, protocol_block, run_protocol
+    from harness.report.systems import systems_block
     from harness.score import expected_facts, score_sample, visible_context, write_path_blocks
 
     if inputs is None:
@@ -208,6 +210,8 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
     forgetting = forgetting_block(scored, list(manifest.arms))
     if forgetting:  # only then: a suite that never asks to forget gets the summary it always got
         summary["forgetting"] = forgetting
+    summary["systems"] = systems_block(manifest, records, tables.get("metrics") or [])
+    summary["layers"] = layers_block(scored, scenarios, list(manifest.arms))
     if protocol is not None:  # only then: a suite without a protocol gets the summary it always got
         summary["protocol"] = protocol_block(protocol, scored, scenarios, tables["metrics"], list(manifest.arms))
     from harness.report.shadow import shadow_block, shadow_headline
@@ -260,7 +264,8 @@ def _categories(scored: Sequence[Any], scenarios: Mapping[str, Scenario]) -> lis
 #: run.json parameters copied to ``summary.run.parameters``: what a reader of a report, a comparison or a
 #: history needs to know was asked of the model (never paths of this machine such as ``cache_dir``).
 SHOWN_PARAMETERS = ("filters", "max_tool_rounds", "max_tokens", "temperature", "timeout_s", "retries", "api_base",
-                    "cache", "judge_model", "judge_preset", "incomplete_suites")
+                    "cache", "judge_model", "judge_preset", "incomplete_suites", "retrieval_budget",
+                    "retrieval_budget_source")
 
 
 def _shown_parameters(parameters: Mapping[str, Any]) -> dict[str, Any]:

@@ -236,6 +236,7 @@ def report_lines(outcome: Any) -> tuple[list[str], list[str]]:
     forgetting = forgetting_lines(summary.get("forgetting") or [], WIDTH)
     if forgetting and table:  # what each arm did with forget requests, beside its mechanism
         table = [*table, "", *forgetting, *wrap_line(FORGETTING_LEGEND)]
+    table = [*table, *head_to_head_lines(summary)]
     if table:  # after the leads (what to know before trusting any number), before the verdict
         out = [*out[:verdict_at], *table, "", *out[verdict_at:]]
     from harness.report.pairwise import pairwise_terminal_lines
@@ -243,6 +244,22 @@ def report_lines(outcome: Any) -> tuple[list[str], list[str]]:
 
     extra = shadow_terminal_lines(summary.get("shadow")) + pairwise_terminal_lines(summary.get("pairwise"))
     return out + judge_spread_lines(summary) + extra, err
+
+
+def head_to_head_lines(summary: Mapping[str, Any]) -> list[str]:
+    """The systems table and the layer ladder, for a run with an arm beyond the default three (a head-to-head run).
+
+    A default run's terminal output stays as it was; its page and ``summary.json`` have both sections.
+    """
+    from harness.defaults import DEFAULT_ARMS
+    from harness.report.layers import layers_lines
+    from harness.report.systems import systems_lines
+
+    arms = {str(r.get("arm")) for r in summary.get("systems") or [] if isinstance(r, Mapping)}
+    if not arms - set(DEFAULT_ARMS):
+        return []
+    systems, layers = systems_lines(summary, WIDTH), layers_lines(summary, WIDTH)
+    return [*([""] if systems else []), *systems, *([""] if layers else []), *layers]
 
 
 def judge_spread_lines(summary: Mapping[str, Any]) -> list[str]:

@@ -27,7 +27,7 @@ from harness.records import RunManifest, ShardInfo, is_redacted, read_manifest, 
 from harness.run.cache import DEFAULT_CACHE_DIR
 from harness.run.selection import SelectionError, narrow_scenarios, sample_id_defaults, selected
 from harness.run.shards import Shard, ShardError, parse_shard, shard_ids
-from harness.scenarios import Scenario
+from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, RetrievalBudget, RetrievalBudgetError, Scenario
 
 # Parameters that define the samples: a resumed run must keep them.
 # (Scenario paths may change: the suite hash decides whether they hold the same scenarios.)
@@ -123,6 +123,10 @@ class RunOptions:
     embedding_api_base: str | None = None
     #: ``--embedding-prefix``: none, e5 or input_type (None: none).
     embedding_prefix: str | None = None
+    #: The retrieval budget every arm gets (``--retrieval-budget``, else the suite's, else the default).
+    retrieval_budget: RetrievalBudget = DEFAULT_RETRIEVAL_BUDGET
+    #: Where it came from: ``--retrieval-budget``, ``suite`` or ``default`` (recorded, never compared).
+    retrieval_budget_source: str = "default"
 
     def parameters(self) -> dict[str, Any]:
         """What the manifest records beside its own fields (never environment values)."""
@@ -140,6 +144,8 @@ class RunOptions:
             "cache": self.use_cache,
             "cache_dir": str(Path(self.cache_dir).absolute()),  # --resume may run from another directory
             "judge_model": self.judge_model,
+            "retrieval_budget": self.retrieval_budget.record(),
+            "retrieval_budget_source": self.retrieval_budget_source,
             **_plugin_systems(self.arms),
             **self._scale_parameters(),
             **_incomplete_suites(self.scenario_paths),
@@ -453,6 +459,7 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
     _check_values(values)
     privacy = _privacy(args, values, previous)
     scenarios, hashes = _load(values, privacy)
+    budget = _retrieval_budget(args, scenarios, previous)
     scenarios, hashes = _selection(narrow_scenarios, scenarios, hashes, values)
     values["sample_ids"] = selected(values["sample_ids"], set(hashes))
     scale = _scale_values(args, values, previous, api_base)
@@ -481,6 +488,8 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         shard=Shard(shard_info.index, shard_info.count) if shard_info else None,
         rerun_of=getattr(args, "rerun_of", None) or (previous.parameters.get("rerun_of") if previous else None),
         **_embedding_values(args, previous),
+        retrieval_budget=budget[0],
+        retrieval_budget_source=budget[1],
         **scale,
         **values,
     )
@@ -512,6 +521,8 @@ def _cache_dir(args: Any, previous: RunManifest | None, run_dir: Path, sensitive
         raise RunOptionsError(f"--cache-dir {args.cache_dir}: this run holds real user data (sensitive), so its response "
                               f"cache stays inside its run folder ({inside}); drop --cache-dir, or --no-cache")
     return Path(chosen) if chosen and Path(chosen).resolve().is_relative_to(run_dir.resolve()) else inside
+
+
 def _embedding_values(args: Any, previous: RunManifest | None) -> dict[str, Any]:
     """``--embedding-model``/``-api-base``/``-prefix`` checked; a resumed run keeps its own unless given again.
 
@@ -535,6 +546,48 @@ def _embedding_values(args: Any, previous: RunManifest | None) -> dict[str, Any]
 
     return {"embedding_model": None if model == LEXICAL_MODEL else model, "embedding_api_base": api_base,
             "embedding_prefix": None if prefix == "none" else prefix}
+
+
+def _retrieval_budget(args: Any, scenarios: list[Scenario], previous: RunManifest | None) -> tuple[RetrievalBudget, str]:
+    """The run's one retrieval budget and its source: ``--retrieval-budget``, else the suites', else the default.
+
+    A resumed run keeps the budget it started with (an older run that recorded none ran at the default);
+    a different ``--retrieval-budget`` is refused, as any flag that changes the samples is.
+    """
+    from harness.scenarios import budget_from_mapping, suite_budget
+
+    given: RetrievalBudget | None = getattr(args, "retrieval_budget", None)
+    if previous is not None:
+        recorded = previous.parameters.get("retrieval_budget")
+        where = f"{Path(args.resume) / 'run.json'} parameters.retrieval_budget"
+        try:
+            stored = DEFAULT_RETRIEVAL_BUDGET if recorded is None else budget_from_mapping(recorded, where)
+        except RetrievalBudgetError as exc:
+            raise RunOptionsError(str(exc)) from None
+        if given is not None and given != stored:
+            raise RunOptionsError(f"{Path(args.resume) / 'run.json'}: --retrieval-budget {given.label()} conflicts with the "
+                                  f"run being resumed (it has {stored.label()}); drop it to resume, or start a new run with --out")
+        return stored, str(previous.parameters.get("retrieval_budget_source", "default"))
+    try:
+        declared = suite_budget(scenarios)
+    except RetrievalBudgetError as exc:
+        raise RunOptionsError(f"--scenarios: {exc}") from None
+    if given is not None:
+        return given, "--retrieval-budget"
+    return (declared, "suite") if declared is not None else (DEFAULT_RETRIEVAL_BUDGET, "default")
+
+
+def arm_fingerprints(options: RunOptions) -> dict[str, dict[str, Any]]:
+    """``run.json`` ``arm_fingerprints``: each arm's system, version, budget, session times and configuration hash."""
+    from harness.memory_systems import arm_fingerprint, resolve_arm
+
+    out: dict[str, dict[str, Any]] = {}
+    for arm in options.arms:
+        try:
+            out[arm] = arm_fingerprint(resolve_arm(arm), options.retrieval_budget, __version__)
+        except UnknownArmError:
+            continue  # reported by the option checks
+    return out
 
 
 def _scale_values(args: Any, values: dict[str, Any], previous: RunManifest | None, api_base: str | None) -> dict[str, Any]:
@@ -613,7 +666,8 @@ def _manifest(options: RunOptions, hashes: dict[str, str], previous: RunManifest
                 f"{previous.suite_hash[:12]} then, {digest[:12]} now); resuming would mix versions. Start a new run."
             )
         return previous.model_copy(
-            update={"status": "running", "finished_at": None, "parameters": options.parameters(), "scenario_paths": options.scenario_paths}
+            update={"status": "running", "finished_at": None, "parameters": options.parameters(), "scenario_paths": options.scenario_paths,
+                    "arm_fingerprints": previous.arm_fingerprints or arm_fingerprints(options)}
         )
     return RunManifest(
         run_id=options.run_dir.name,
@@ -628,5 +682,6 @@ def _manifest(options: RunOptions, hashes: dict[str, str], previous: RunManifest
         scenario_ids=sorted(hashes),
         suite_hash=digest,
         parameters=options.parameters(),
+        arm_fingerprints=arm_fingerprints(options),
         sample_count=total,
     )

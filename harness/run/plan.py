@@ -190,7 +190,7 @@ class _Counter:
 
 
 def _starting_prompts(
-    scenarios: Iterable[Scenario], arms: list[str], unplanned: dict[str, str]
+    scenarios: Iterable[Scenario], arms: list[str], unplanned: dict[str, str], budget: Any = None
 ) -> dict[tuple[str, str], list[tuple[list[dict[str, Any]], list[dict[str, Any]], int]]]:
     """``(scenario id, arm) -> [(messages, tools, round cap), ...]``: the first call of each agent run of a sample.
 
@@ -202,8 +202,8 @@ def _starting_prompts(
     while building them is planned as no calls, and ``unplanned`` gets its
     first error (the run records those samples as errors).
     """
-    from harness.memory_systems import WRITE_MAX_TOOL_ROUNDS, resolve_arm, write_messages, write_order
-    from harness.scenarios import probe_policy
+    from harness.memory_systems import WRITE_MAX_TOOL_ROUNDS, open_instance, resolve_arm, write_messages, write_order
+    from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, probe_policy
 
     out: dict[tuple[str, str], list[tuple[list[dict[str, Any]], list[dict[str, Any]], int]]] = {}
     for scenario in scenarios:
@@ -211,7 +211,7 @@ def _starting_prompts(
             arm = resolve_arm(name)
             runs: list[tuple[list[dict[str, Any]], list[dict[str, Any]], int]] = []
             try:
-                instance = arm.system.open(scenario, arm.write_mode)
+                instance = open_instance(arm, scenario, budget or DEFAULT_RETRIEVAL_BUDGET)
                 try:
                     if arm.write_mode == "agent":
                         for session in write_order(scenario):
@@ -286,7 +286,7 @@ def _count(runs: list[tuple[list[dict[str, Any]], list[dict[str, Any]], int]], t
 
 
 def make_plan(scenarios: list[Scenario], specs: Iterable[Any], *, round_cap: int, max_tokens: int,
-              tokenizer_models: dict[str, str] | None = None, router_config: Any = None) -> Plan:
+              tokenizer_models: dict[str, str] | None = None, router_config: Any = None, budget: Any = None) -> Plan:
     """The plan of ``specs`` (:class:`harness.run.samples.SampleSpec`), without calling any model.
 
     Args:
@@ -315,7 +315,7 @@ def make_plan(scenarios: list[Scenario], specs: Iterable[Any], *, round_cap: int
         by_scenario.setdefault(scenario_id, []).append((model, arm, times))
     # One scenario's prompts at a time: every full_history prompt of a suite at once was ~200 MB on LoCoMo.
     for scenario_id in needed:
-        prompts = _starting_prompts([by_id[scenario_id]], arms, unplanned)
+        prompts = _starting_prompts([by_id[scenario_id]], arms, unplanned, budget)
         for model, arm, times in by_scenario[scenario_id]:
             plans[model].samples += times
             _count(prompts[(scenario_id, arm)], times, counters[model], plans[model], model, round_cap, max_tokens, tool_tokens, canonical)
@@ -336,7 +336,7 @@ def plan_for(options: Any, scenarios: list[Scenario], specs: Iterable[Any]) -> P
         config = load_router_config(options.router_config)
         tokenizers = {m: config.underlying_models(m)[0] for m in options.models}
     return make_plan(scenarios, specs, round_cap=options.max_tool_rounds, max_tokens=options.max_tokens,
-                     tokenizer_models=tokenizers, router_config=config)
+                     tokenizer_models=tokenizers, router_config=config, budget=getattr(options, "retrieval_budget", None))
 
 
 def price_problem(options: Any) -> str | None:

@@ -26,11 +26,19 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.memory_systems import WRITE_MAX_TOOL_ROUNDS, ArmSetup, ModelWrite, resolve_arm, write_messages, write_order
+from harness.memory_systems import (
+    WRITE_MAX_TOOL_ROUNDS,
+    ArmSetup,
+    ModelWrite,
+    open_instance,
+    resolve_arm,
+    write_messages,
+    write_order,
+)
 from harness.records import ModelCallLog, SampleError, ToolCallLog, WritePhaseLog, WriteSessionLog
 from harness.run.agent import AgentOutcome, count_tokens, model_call_log, run_agent
 from harness.run.retry import RetryExhaustedError
-from harness.scenarios import Scenario, probe_policy
+from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, RetrievalBudget, Scenario, probe_policy
 
 
 @dataclass
@@ -49,18 +57,19 @@ class MemorySampleResult:
 
 
 async def run_memory_sample(
-    arm_name: str, scenario: Scenario, *, client: Any, settings: Any, epoch: int, max_tool_rounds: int
+    arm_name: str, scenario: Scenario, *, client: Any, settings: Any, epoch: int, max_tool_rounds: int,
+    budget: RetrievalBudget = DEFAULT_RETRIEVAL_BUDGET,
 ) -> MemorySampleResult:
     """Run one sample of ``scenario`` in arm ``arm_name`` from fresh storage.
 
     Model and provider failures come back in ``outcome.error`` (a write-phase
     failure too, with no probe run); a failure of the system itself (opening,
     seeding, a tool raising) propagates for the runner to record as an error
-    sample. The instance is closed in every case.
+    sample. The instance is closed in every case. ``budget`` is the run's retrieval budget, given to the system.
     """
     arm = resolve_arm(arm_name)
     result = MemorySampleResult()
-    instance = arm.system.open(scenario, arm.write_mode)
+    instance = open_instance(arm, scenario, budget)
     try:
         if arm.write_mode == "agent":
             written = await run_write_phase(instance, scenario, client=client, settings=settings, epoch=epoch)

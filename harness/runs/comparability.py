@@ -3,6 +3,8 @@
 Two runs are comparable when their numbers mean the same thing: the same
 suite (hash and scenario ids), models, arms, epochs and seed, the same
 parameters that change what a sample answers (:data:`RESULT_PARAMETERS`), the
+same retrieval budget (top-k and result characters every system got) and
+the same configuration of each arm's system (its fingerprint's hash), the
 same judge, excluded scenarios, verdict thresholds and harness version. Each
 difference is a :class:`Difference`, printed ``name: A -> B``. A run is no basis
 for a gate at all when it is incomplete or lines of its results are
@@ -34,7 +36,12 @@ IGNORED_PARAMETERS = frozenset({
     "cache_dir", "judge_model", "judge_api_base", "judge_preset", "judge_prompt",
     # --router-config's path (its hash is compared), and --rpm/--tpm (how fast, never what is answered)
     "router_config", "rpm", "tpm",
+    # where the retrieval budget came from (flag, suite or default); the budget itself is compared on its own
+    "retrieval_budget_source",
 })
+#: run.json's retrieval budget: compared as one difference naming both budgets (``top_k=10,chars=4000``), and
+#: read as the default when an older run did not record it.
+BUDGET_PARAMETER = "retrieval_budget"
 # How many ids a difference names before "and N more".
 _SHOWN_IDS = 5
 _COMPLETE = "complete"
@@ -309,11 +316,13 @@ def differences(a: RunData, b: RunData) -> list[Difference]:
                          ("harness version", ma.harness_version, mb.harness_version)):
         if va != vb:
             out.append(Difference(name, _show(va), _show(vb)))
-    unknown = sorted((ma.parameters.keys() | mb.parameters.keys()) - IGNORED_PARAMETERS - set(RESULT_PARAMETERS))
+    unknown = sorted((ma.parameters.keys() | mb.parameters.keys()) - IGNORED_PARAMETERS - set(RESULT_PARAMETERS)
+                     - {BUDGET_PARAMETER})
     for name in (*RESULT_PARAMETERS, *unknown):
         va, vb = _parameter(ma, name), _parameter(mb, name)
         if va != vb:
             out.append(Difference(name.replace("_", " "), _show(va), _show(vb)))
+    out.extend(_budget_differences(ma, mb))
     sa, sb = a.summary, b.summary
     ra, rb = _dict(sa.get("run")), _dict(sb.get("run"))
     scoring = (
@@ -330,6 +339,32 @@ def differences(a: RunData, b: RunData) -> list[Difference]:
         if ca.get(key) != cb.get(key):
             out.append(Difference(f"verdict {key.replace('_', ' ')}", _show(ca.get(key)), _show(cb.get(key))))
     return [d for d in out if d is not None]
+
+
+def recorded_budget(manifest: RunManifest) -> str:
+    """The retrieval budget a run recorded, as ``top_k=10,chars=4000`` (a run that recorded none ran at the default)."""
+    from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET
+
+    recorded = manifest.parameters.get("retrieval_budget")
+    if recorded is None:
+        return DEFAULT_RETRIEVAL_BUDGET.label()
+    if isinstance(recorded, dict) and set(recorded) == {"top_k", "chars"}:
+        return f"top_k={recorded['top_k']},chars={recorded['chars']}"
+    return str(recorded)
+
+
+def _budget_differences(ma: RunManifest, mb: RunManifest) -> list[Difference]:
+    """The retrieval budgets, when they differ; else each arm both runs fingerprinted whose configuration differs."""
+    ba, bb = recorded_budget(ma), recorded_budget(mb)
+    if ba != bb:
+        return [Difference("retrieval budget", ba, bb)]
+    out = []
+    for arm in sorted(ma.arm_fingerprints.keys() & mb.arm_fingerprints.keys()):
+        fa, fb = ma.arm_fingerprints[arm], mb.arm_fingerprints[arm]
+        if fa.config_hash != fb.config_hash:
+            out.append(Difference(f"arm {arm} configuration", f"{fa.system} {fa.version} {fa.config_hash[:12]}",
+                                  f"{fb.system} {fb.version} {fb.config_hash[:12]}"))
+    return out
 
 
 def run_problems(side: str, run: RunData) -> list[str]:

@@ -16,9 +16,18 @@ these names):
 - :func:`incomplete_suites`: imported suites whose ``_suite.json`` says ``complete: false`` (``provenance.py``);
 - :class:`Protocol` (a suite's headline, recent history and category order, ``protocol.py``) and :func:`recent_sessions`;
 - :func:`forget_request_sessions`, :func:`forgotten_texts`: what a scenario asks to be forgotten (``forgetting.py``);
+- :class:`RetrievalBudget` (top-k and result characters every system gets, ``budget.py``), :func:`parse_retrieval_budget`, :func:`suite_budget`;
 - :func:`read_yaml`: any YAML file read as safely as a scenario file (``documents.py``).
 """
 
+from harness.scenarios.budget import (
+    DEFAULT_RETRIEVAL_BUDGET,
+    RetrievalBudget,
+    RetrievalBudgetError,
+    budget_from_mapping,
+    parse_retrieval_budget,
+    suite_budget,
+)
 from harness.scenarios.documents import read_yaml
 from harness.scenarios.forgetting import FORGET_REQUEST, forget_request_sessions, forgotten_texts, is_forget_request
 from harness.scenarios.hashing import scenario_hash
@@ -83,6 +92,12 @@ __all__ = [
     "prepare_run_scenarios",
     "redact_scenarios",
     "sensitive_suites",
+    "DEFAULT_RETRIEVAL_BUDGET",
+    "RetrievalBudget",
+    "RetrievalBudgetError",
+    "budget_from_mapping",
+    "parse_retrieval_budget",
+    "suite_budget",
     "SCENARIO_SCHEMA_VERSION",
     "SUITE_JSON",
     "AnswerCheck",

@@ -220,6 +220,7 @@ def build_probe(conversation: Conversation, entry: ProbeEntry) -> Scenario:
         description=entry.description or conversation.description,
         system_prompt=conversation.system_prompt,
         protocol=conversation.protocol,
+        retrieval_budget=conversation.retrieval_budget,
         sessions=conversation.sessions,
         items=items,
         probe=entry.probe,

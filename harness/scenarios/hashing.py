@@ -77,12 +77,13 @@ def scenario_hash(scenario: Scenario) -> str:
     part's cached JSON in its place. Should a scenario's own text hold a
     stand-in, the keys are serialized one by one instead (same hash).
     The ``$schema`` editor hint is left out, so moving a file does not change its hash,
-    and so is a ``protocol`` that is not set, so suites without one hash as they did before protocols existed;
+    and so are a ``protocol`` and a ``retrieval_budget`` that are not set, so suites without them hash as they did before;
     likewise ``expect.unlabelled`` when false and ``expect.logged_reply`` when unset.
     """
     data = scenario.model_dump(mode="json", by_alias=True, exclude={"schema_", *_SHARED_PARTS})
-    if data.get("protocol") is None:  # a suite without a protocol hashes as it did before protocols existed
-        data.pop("protocol", None)
+    for optional in ("protocol", "retrieval_budget"):  # unset: the scenario hashes as it did before the field existed
+        if data.get(optional) is None:
+            data.pop(optional, None)
     expect = data.get("expect") or {}
     for name, unset in (("unlabelled", False), ("logged_reply", None)):  # labelled scenarios hash as they did before
         if expect.get(name, unset) == unset:

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, WithJsonSchema, field_validator, model_validator
 
+from harness.scenarios.budget import RetrievalBudget
 from harness.scenarios.protocol import Protocol
 from memory_tools import KeyOrigin, KeyType, Kind, LifecycleState, Origin, StatementType, TemporalType
 
@@ -381,6 +382,11 @@ class Scenario(_Model):
         description="How the suite's paper scores it (headline, recent history, category order), usually in a "
         "_defaults.yaml; none: every category in the headline, probe.history the only recent history",
     )
+    retrieval_budget: RetrievalBudget | None = Field(
+        None,
+        description="The retrieval budget (top_k, chars) every memory system gets, usually in a _defaults.yaml; "
+        "none: top_k 10, chars 4000 unless `run --retrieval-budget` says otherwise",
+    )
     sessions: list[Session] = Field(default_factory=list, description="Earlier sessions, the items' provenance")
     items: list[ItemSpec] = Field(default_factory=list, description="The memory store seen by the probe")
     probe: Probe
@@ -483,6 +489,7 @@ class Conversation(_Model):
     tags: list[str] = Field(default_factory=list)
     system_prompt: str | None = Field(None, min_length=1)
     protocol: Protocol | None = None
+    retrieval_budget: RetrievalBudget | None = None
     sessions: list[Session] = Field(default_factory=list)
     items: list[ItemSpec] = Field(default_factory=list)
 

@@ -48,7 +48,7 @@ from harness.score.paper_metrics import (
 )
 from harness.score.forgetting import forgetting_table, retained_count
 from harness.score.scoring import score_sample
-from harness.score.writes import write_path_blocks
+from harness.score.writes import failure_stage, write_path_blocks
 
 __all__ = [
     "CLAIM_KINDS",
@@ -93,5 +93,6 @@ __all__ = [
     "task_averaged",
     "token_f1",
     "visible_context",
+    "failure_stage",
     "write_path_blocks",
 ]

@@ -170,3 +170,15 @@ def test_a_merged_run_takes_the_status_of_its_worst_shard(shards: Path, tmp_path
 def test_merge_refuses_an_out_folder_that_holds_a_run(shards: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["merge", str(shards / "whole"), str(shards / "s1"), str(shards / "s2"), str(shards / "s3")]) == 2
     assert "already holds a run" in capsys.readouterr().err
+
+
+def test_merge_refuses_shards_run_with_different_retrieval_budgets(shards: Path, tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    shutil.copytree(shards / "s2", tmp_path / "s2")
+    manifest = read_manifest(tmp_path / "s2")
+    params = {**manifest.parameters, "retrieval_budget": {"top_k": 3, "chars": 4000}}
+    write_manifest(tmp_path / "s2", manifest.model_copy(update={"parameters": params}))
+    assert main(["merge", str(tmp_path / "m"), str(shards / "s1"), str(tmp_path / "s2"), str(shards / "s3")]) == 2
+    assert "parameter retrieval_budget" in capsys.readouterr().err

@@ -244,8 +244,9 @@ def _reference_hash(scenario) -> str:  # noqa: ANN001 - the definition: sha256 o
     import json
 
     data = scenario.model_dump(mode="json", by_alias=True, exclude={"schema_"})
-    if data["protocol"] is None:  # no protocol: hashed as before protocols existed
-        del data["protocol"]
+    for optional in ("protocol", "retrieval_budget"):  # unset: hashed as before the field existed
+        if data[optional] is None:
+            del data[optional]
     if not data["expect"]["unlabelled"]:  # a labelled probe: hashed as before unlabelled probes existed
         del data["expect"]["unlabelled"]
     if data["expect"]["logged_reply"] is None:

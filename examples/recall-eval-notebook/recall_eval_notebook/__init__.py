@@ -8,7 +8,8 @@ mode ``agent``:
 - write phase: after each earlier session the agent gets ``note_save(title,
   text)`` (upsert by title within the session's scope; identical text is a
   no-op) and ``note_forget(title)``;
-- probe: ``note_search(query)`` returns up to five notes of the probe's scope
+- probe: ``note_search(query)`` returns up to five notes (fewer when the run's
+  retrieval budget says so: ``self.retrieval_budget``) of the probe's scope
   (global plus its workspace) sharing words with the query, most shared
   first, newest first on ties. Under a denying policy (incognito, memory off,
   agent reads off) no tool is offered and nothing is read.
@@ -88,6 +89,10 @@ def _result(status: str, payload: dict[str, Any], disclosed: tuple[str, ...] = (
     return ToolExecution(name="", arguments="", status=status, result_text=text, disclosed_item_ids=disclosed, storage_read=read)
 
 
+def _notes(found: list[Note]) -> dict[str, Any]:
+    return {"results": [{"title": n.title, "text": n.text} for n in found]}
+
+
 def _text_argument(arguments: dict[str, Any], name: str) -> str | None:
     value = arguments.get(name)
     return value.strip() if isinstance(value, str) and value.strip() else None
@@ -140,9 +145,14 @@ class NotebookInstance(MemoryInstance):
                 shared = len(wanted & (_words(note.title) | _words(note.text)))
                 if shared:
                     scored.append((-shared, -note.written_at, -note.order, note))
-            found = [note for *_, note in sorted(scored, key=lambda s: s[:3])[:MAX_RESULTS]]
+            # The run's retrieval budget (recall-eval sets it on the instance; an older recall-eval does not).
+            budget = getattr(self, "retrieval_budget", None)
+            top_k, chars = (budget.top_k, budget.chars) if budget is not None else (MAX_RESULTS, None)
+            found = [note for *_, note in sorted(scored, key=lambda s: s[:3])[:min(MAX_RESULTS, top_k)]]
+            while found and chars is not None and len(_result("ok", _notes(found)).result_text) > chars:
+                found.pop()  # whole notes dropped from the end until the result fits the budget
             ids = tuple(f"note:{note.scope or '-'}:{note.title}" for note in found)
-            return _result("ok", {"results": [{"title": n.title, "text": n.text} for n in found]}, ids, read=True)
+            return _result("ok", _notes(found), ids, read=True)
 
         tools = StaticToolRun({"note_search": (SEARCH_SPEC, search)})
         return ProbeSetup(probe_messages(self.scenario, tool_instructions=TOOL_INSTRUCTIONS), tools)

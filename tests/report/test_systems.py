@@ -1,0 +1,113 @@
+"""The systems table: one row per arm, read from the metrics it must agree with, and the per-call search latency."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.records import ArmFingerprint, RunManifest
+from harness.report.systems import SYSTEM_COLUMNS, systems_block, systems_lines, systems_section
+from tests.score.scoring_factories import MODEL, make_record, make_scenario, tool_call
+
+REPO = Path(__file__).resolve().parents[2]
+SMOKE = REPO / "scenarios" / "smoke"
+
+
+@pytest.fixture(scope="module")
+def head_to_head(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A smoke run of three systems (two memory arms) and what `run` printed."""
+    tmp = tmp_path_factory.mktemp("systems")
+    out = tmp / "run"
+    import contextlib
+    import io
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        main(["run", "--scenarios", str(SMOKE), "--out", str(out), "--cache-dir", str(tmp / "cache"), "--no-progress",
+              "--arms", "history_only", "recall", "recall_fts"])
+    return out, printed.getvalue()
+
+
+def test_the_systems_table_has_one_row_per_arm_agreeing_with_the_metrics(head_to_head: tuple[Path, str]) -> None:
+    summary = json.loads((head_to_head[0] / "summary.json").read_text(encoding="utf-8"))
+    rows = summary["systems"]
+    assert [r["arm"] for r in rows] == ["history_only", "recall", "recall_fts"]
+    metrics = {(m["arm"], m["metric"]): m for m in summary["metrics"] if m["category"] == "all"}
+    for row in rows:
+        arm = row["arm"]
+        assert row["continuity"]["value"] == metrics[(arm, "continuity_accuracy")]["value"]
+        assert row["continuity"]["ci_low"] == metrics[(arm, "continuity_accuracy")]["ci_low"]
+        assert row["unsupported_claim_rate"] == metrics[(arm, "unsupported_claim_rate")]["value"]
+        assert row["retrieved_recall"] == metrics[(arm, "retrieved_recall")]["value"]
+        assert row["retrieval_budget"] == {"top_k": 10, "chars": 4000}
+        assert row["sees_session_times"] is True
+    assert rows[0]["search_calls"] == 0 and rows[0]["search_latency_p50_ms"] is None
+    assert rows[1]["search_calls"] > 0 and rows[1]["search_latency_p50_ms"] <= rows[1]["search_latency_p95_ms"]
+    assert rows[1]["system"] == "memory_tools" and rows[2]["system"] == "memory_tools_fts"
+
+
+def test_a_head_to_head_run_prints_the_systems_table_and_the_ladder_within_80_columns(
+        head_to_head: tuple[Path, str]) -> None:
+    printed = head_to_head[1].splitlines()
+    start = next(i for i, line in enumerate(printed) if line == "systems, retrieval budget top_k=10,chars=4000:")
+    table = printed[start:start + 5]
+    assert [line.split()[0] for line in table[2:]] == ["history_only", "recall", "recall_fts"]
+    assert all(len(line) <= 80 for line in table)
+    assert any(line.startswith("which layer has earned its complexity") for line in printed)
+
+
+def test_the_page_shows_the_systems_table_with_every_column(head_to_head: tuple[Path, str]) -> None:
+    page = (head_to_head[0] / "index.html").read_text(encoding="utf-8")
+    assert 'id="systems"' in page and 'id="layers"' in page
+    for _, header in SYSTEM_COLUMNS:
+        assert f"<th scope=\"col\">{header}</th>" in page
+
+
+def manifest(fingerprints: dict[str, ArmFingerprint] | None = None) -> RunManifest:
+    return RunManifest(run_id="r", harness_version="0.1.0", status="complete", started_at="x", models=[MODEL],
+                       arms=["history_only", "recall"], epochs=1, seed=0, scenario_paths=[], scenario_ids=[],
+                       suite_hash="x", parameters={"retrieval_budget": {"top_k": 10, "chars": 4000}},
+                       arm_fingerprints=fingerprints or {})
+
+
+def metric(arm: str, name: str, value: float, category: str = "all") -> dict:
+    return {"model": MODEL, "arm": arm, "category": category, "metric": name, "value": value, "ci_low": value - 0.1,
+            "ci_high": value + 0.1, "n": 10}
+
+
+def test_search_latency_is_taken_over_each_memory_search_call_not_per_sample() -> None:
+    """One sample makes nine fast searches, another one slow search: per call the p50 is fast."""
+    scenario = make_scenario("fact-01")
+    fast = [tool_call(["it-pg-version"], call_id=f"c{i}") for i in range(9)]
+    slow = [tool_call(["it-pg-version"], call_id="s").model_copy(update={"elapsed_s": 0.5})]
+    get = [tool_call([], call_id="g", name="memory_get").model_copy(update={"elapsed_s": 9.0})]
+    records = [make_record(scenario, calls=fast + get), make_record(make_scenario("fact-02"), calls=slow)]
+    rows = systems_block(manifest(), records, [metric("recall", "continuity_accuracy", 0.5)])
+    assert rows[0]["search_calls"] == 10  # memory_get is not a search
+    assert rows[0]["search_latency_p50_ms"] == 1.0 and rows[0]["search_latency_p95_ms"] == 500.0
+
+
+def test_a_system_that_cannot_back_date_writes_is_marked_beside_its_temporal_accuracy() -> None:
+    blind = ArmFingerprint(system="mem0", version="mem0ai 0.1", write_mode="agent",
+                           retrieval_budget={"top_k": 10, "chars": 4000}, sees_session_times=False, config_hash="c" * 64)
+    metrics = [metric("recall", "continuity_accuracy", 0.8), metric("recall", "continuity_accuracy", 0.2, "temporal")]
+    summary = {"systems": systems_block(manifest({"recall": blind}), [], metrics),
+               "run": {"parameters": {"retrieval_budget": {"top_k": 10, "chars": 4000}}}}
+    row = summary["systems"][0]
+    assert row["sees_session_times"] is False and row["temporal_continuity"]["value"] == 0.2
+    section = systems_section(summary)
+    assert section is not None and section["budget"] == "top_k=10,chars=4000"
+    cells = dict(zip([key for key, _ in SYSTEM_COLUMNS], section["rows"][0]["cells"]))
+    assert cells["session_times"] == "NO: writes stamped now (20% [10%, 30%])"
+    assert cells["continuity"] == "80% [70%, 90%]"
+
+
+def test_the_terminal_table_keeps_only_the_columns_that_fit() -> None:
+    summary = {"systems": systems_block(manifest(), [], [metric("recall", "continuity_accuracy", 0.5)]),
+               "run": {"parameters": {"retrieval_budget": {"top_k": 10, "chars": 4000}}}}
+    assert all(len(line) <= 50 for line in systems_lines(summary, width=50))
+    assert "search ms" in systems_lines(summary, width=80)[1] and "search ms" not in systems_lines(summary, width=50)[1]
+    assert systems_lines({}) == [] and systems_section({}) is None
