@@ -145,9 +145,9 @@ class VectorRun(_RankedRun):
     description = VECTOR_SEARCH_DESCRIPTION
     description_template = _VECTOR_SEARCH_DESCRIPTION
 
-    def __init__(self, index: VectorIndex, *args: Any) -> None:
+    def __init__(self, index: VectorIndex, *args: Any, **kwargs: Any) -> None:
         self._index = index
-        super().__init__(*args)
+        super().__init__(*args, **kwargs)
 
     def _ranked(self, args: SearchArguments) -> list[MemoryItemRecord]:
         found = self._index.search(list(args.terms), workspace_key=self._workspace_key, limit=args.limit)
@@ -160,10 +160,10 @@ class HybridRun(_RankedRun):
     description = HYBRID_SEARCH_DESCRIPTION
     description_template = _HYBRID_SEARCH_DESCRIPTION
 
-    def __init__(self, fulltext: FullTextIndex, vectors: VectorIndex, *args: Any) -> None:
+    def __init__(self, fulltext: FullTextIndex, vectors: VectorIndex, *args: Any, **kwargs: Any) -> None:
         self._fulltext = fulltext
         self._vectors = vectors
-        super().__init__(*args)
+        super().__init__(*args, **kwargs)
 
     def _ranked(self, args: SearchArguments) -> list[MemoryItemRecord]:
         lexical = self._fulltext.search(

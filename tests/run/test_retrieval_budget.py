@@ -71,6 +71,19 @@ def test_every_memory_arm_honours_the_budget_it_was_given(tmp_path: Path) -> Non
     assert any(c["result_chars"] > 300 for c in wide)  # the budget, not the scenarios, kept them short
 
 
+def test_the_vector_hybrid_and_shadow_arms_honour_the_budget_too(tmp_path: Path) -> None:
+    """They build their Host at the probe, after the harness set the budget: a Host built in open kept top-k 10."""
+    _, folder = run(tmp_path, "--retrieval-budget", "top_k=2,chars=300", "--arms", "recall_vector", "recall_hybrid", "shadow")
+    searched = [(r["arm"], c) for r in records(folder) for c in r["tool_calls"]
+                if c["name"] == "memory_search" and c["status"] == "ok"]
+    assert {arm for arm, _ in searched} == {"recall_vector", "recall_hybrid"}
+    for _, call in searched:
+        result = json.loads(call["result_text"])
+        assert result["limit"] <= 2 and len(result["results"]) <= 2 and call["result_chars"] <= 300
+    shadows = [r["shadow"] for r in records(folder) if r["arm"] == "shadow" and r["shadow"]["status"] == "ok"]
+    assert shadows and all(s["result_chars"] <= 300 and len(json.loads(s["result_text"])["results"]) <= 2 for s in shadows)
+
+
 def test_a_suite_budget_is_used_and_recorded_as_the_suites(tmp_path: Path) -> None:
     suite = tmp_path / "suite"
     suite.mkdir()
