@@ -21,6 +21,15 @@ no slower / no larger). On a shared machine wall time measures the neighbours
 too; the alternation gives both sides the same neighbours on average, and CPU
 time is printed beside it.
 
+Measured 2026-12-02 on 2 cores shared by 9 agents (load average 12-14, so
+wall times are inflated several-fold; the ratios are the figures to read),
+medians of 3 alternating rounds: 60 samples, inspect_ai wall 25.0 s, CPU
+5.85 s, peak 206 MiB; recall-eval wall 6.2 s, CPU 1.56 s, peak 109 MiB (ratios
+0.25 wall, 0.27 CPU, 0.53 memory). 2,160 samples: inspect_ai wall 538 s, CPU
+59.8 s, peak 345 MiB; recall-eval wall 33.3 s, CPU 3.62 s, peak 164 MiB (16x
+faster, memory 0.48). The offline run no longer imports litellm (before: 60
+samples 1.57x slower than inspect_ai, peak memory 1.98x, issue 26).
+
 Usage::
 
     python benchmarks/bench_vs_inspect.py                      # 60 and 2,160 samples, 3 rounds each

@@ -8,7 +8,14 @@ the two memory tool specs, a question mixing English, an identifier and CJK):
   call after a 10-item search result (scoring and a get call), the final
   answer after the get, and a no-tools answer over a 40-message history;
 - ``litellm.acompletion(model="offline/reference")`` for the same first call,
-  i.e. the provider plus litellm's own request/response handling.
+  i.e. the provider plus litellm's own request/response handling, and again
+  with litellm's zero-cost diagnostic switched off (the price lookup it runs
+  on every call that states a cost of 0: its share of the call);
+- ``harness.run.direct.direct_completion`` for the same call: how a run calls
+  the offline model, in-process, without litellm.
+
+``respond`` memoizes its question analysis; each timed call clears it, so the
+figures are those of a question seen for the first time.
 
 Usage::
 
@@ -28,6 +35,8 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.offline_model import register, respond
+from harness.offline_model._terms import analyze_question
+from harness.run.direct import direct_completion
 from memory_tools.tool_specs import TOOL_SPECS_JSON
 
 # The specs a real Host run hands out, so the benchmark measures what the harness sends.
@@ -89,7 +98,7 @@ def main() -> None:
 
     print(f"{'case':<34}{'p50 us':>10}{'p95 us':>10}")
     for name, (messages, tools) in _requests().items():
-        p50, p95 = _time(lambda m=messages, t=tools: respond(m, t), args.calls)
+        p50, p95 = _time(lambda m=messages, t=tools: (analyze_question.cache_clear(), respond(m, t)), args.calls)
         print(f"respond: {name:<25}{p50:>10.1f}{p95:>10.1f}")
 
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -101,18 +110,45 @@ def main() -> None:
     async def _one() -> Any:
         return await litellm.acompletion(model="offline/reference", messages=first, tools=tools)
 
+    cpu: dict[str, float] = {}
+
     async def _many(n: int) -> list[float]:
         await _one()  # warm-up: litellm's lazy imports
         out = []
+        cpu0 = time.process_time()
         for _ in range(n):
             start = time.perf_counter()
             await _one()
             out.append(time.perf_counter() - start)
+        cpu["last"] = (time.process_time() - cpu0) / n * 1e6  # every thread's CPU, litellm's logging included
         return sorted(out)
 
-    samples = asyncio.run(_many(max(50, args.calls // 4)))
-    p50, p95 = statistics.median(samples) * 1e6, samples[int(len(samples) * 0.95) - 1] * 1e6
-    print(f"{'litellm.acompletion: first call':<34}{p50:>10.1f}{p95:>10.1f}")
+    def _row(name: str, samples: list[float]) -> None:
+        p50, p95 = statistics.median(samples) * 1e6, samples[int(len(samples) * 0.95) - 1] * 1e6
+        print(f"{name:<34}{p50:>10.1f}{p95:>10.1f}{cpu.pop('last', float('nan')):>12.1f} CPU us/call")
+
+    _row("litellm.acompletion: first call", asyncio.run(_many(max(50, args.calls // 4))))
+    from litellm.litellm_core_utils import litellm_logging
+
+    diagnostic = litellm_logging.Logging._record_zero_cost_diagnostic
+    litellm_logging.Logging._record_zero_cost_diagnostic = lambda self, *a, **k: None  # type: ignore[method-assign]
+    try:
+        _row("  the same, no zero-cost diagnostic", asyncio.run(_many(max(50, args.calls // 4))))
+    finally:
+        litellm_logging.Logging._record_zero_cost_diagnostic = diagnostic  # type: ignore[method-assign]
+
+    async def _direct(n: int) -> list[float]:
+        out = []
+        cpu0 = time.process_time()
+        for _ in range(n):
+            analyze_question.cache_clear()
+            start = time.perf_counter()
+            await direct_completion(model="offline/reference", messages=first, tools=tools)
+            out.append(time.perf_counter() - start)
+        cpu["last"] = (time.process_time() - cpu0) / n * 1e6
+        return sorted(out)
+
+    _row("direct_completion: first call", asyncio.run(_direct(args.calls)))
 
 
 if __name__ == "__main__":

@@ -208,7 +208,8 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
             from harness.run import start_server
 
             start_server(options)  # its litellm import overlaps ours (register_offline)
-        if needs_litellm(options.models, options.router_config):  # the built-in offline models alone never import it
+        # The built-in offline models alone never import litellm; a judge (even offline/...) is always called through it.
+        if needs_litellm(options.models, options.router_config) or options.judge_model:
             register_offline()
         # Cancelling in-flight litellm calls (Ctrl-C, a stopped model) leaves its inner coroutines unawaited; harmless.
         warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)

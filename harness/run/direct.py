@@ -7,8 +7,9 @@ litellm custom provider wraps (:func:`harness.offline_model.answer`), in a
 response shaped like litellm's for the agent loop: the same message, usage,
 finish reason and stated cost 0.0 (``tests/run/test_direct_calls.py`` runs
 every call of a golden-sized run both ways and compares them). The agent
-loop's own machinery (response cache, retries, rate limits, budget, the
-concurrency gate and the per-try timeout) stays around the call either way.
+loop's own machinery (response cache, retries, rate limits, budget and the
+concurrency gate) stays around the call either way; the per-try timeout does
+not, because an in-process call never awaits and so could not be interrupted.
 
 Everything provider-facing still goes through litellm: real models, any
 model behind a ``--router-config``, an offline name no policy serves (litellm

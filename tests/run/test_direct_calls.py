@@ -164,3 +164,15 @@ def test_the_offline_models_token_limits_are_litellms_without_asking_it() -> Non
         except Exception:  # noqa: BLE001 - no entry: no limits either
             theirs = (None, None)
         assert agent_mod._limits(model) == theirs == (None, None)
+
+
+def test_an_offline_run_with_an_offline_judge_still_judges_through_litellm(tmp_path: Path) -> None:
+    """The judge is always called through litellm: an offline run with ``--judge-model offline/reference`` registers
+    the offline provider there (a fresh process, where nothing else did)."""
+    run_dir = tmp_path / "run"
+    found = subprocess.run([sys.executable, "-m", "harness.cli", "run", "--scenarios", str(REPO / "scenarios/starter"), "--filter",
+                            "abs-01*", "--arms", "recall", "--judge-model", "offline/reference", "--no-cache", "--no-progress",
+                            "--out", str(run_dir)], capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                           env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert "report not built" not in found.stderr and "JudgeError" not in found.stderr, found.stderr[-2000:]
+    assert found.returncode in (0, 1) and (run_dir / "index.html").is_file(), found.stderr[-2000:]
