@@ -11,7 +11,7 @@ these names):
 - :func:`discover`, :func:`load_scenarios`, :func:`load_suite` with a :class:`Selection`,
   :func:`scenario_hash` (``loading.py``);
 - :class:`ScenarioError` with :class:`Problem` records (``problems.py``; the checks are ``validation/``);
-- :func:`seed_store`, :func:`open_seeded_store`, :func:`item_input`, :class:`StoreTemplates` (``seeding.py``) and :func:`sessions_in_scope`;
+- :func:`seed_store`, :func:`open_seeded_store`, :func:`reserve_store_templates`, :func:`item_input`, :class:`StoreTemplates` (``seeding.py``) and :func:`sessions_in_scope`;
 - :func:`incomplete_suites`: imported suites whose ``_suite.json`` says ``complete: false`` (``provenance.py``);
 - :class:`Protocol` (a suite's headline, recent history and category order, ``protocol.py``) and :func:`recent_sessions`;
 - :func:`read_yaml`: any YAML file read as safely as a scenario file (``documents.py``).
@@ -49,6 +49,7 @@ from harness.scenarios.seeding import (
     open_seeded_store,
     probe_denial,
     probe_policy,
+    reserve_store_templates,
     seed_plan,
     seed_store,
 )
@@ -82,6 +83,7 @@ __all__ = [
     "incomplete_suites",
     "item_input",
     "open_seeded_store",
+    "reserve_store_templates",
     "probe_denial",
     "probe_policy",
     "load_scenarios",
