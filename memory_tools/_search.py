@@ -62,6 +62,10 @@ _INDEXED_ROWS_MIN: Final = 2000
 """From this many range rows together (each range counted up to :data:`_RANGE_ROWS_MAX`), several prefix terms are
 counted by the in-memory index rather than by SQL (SQL ranks ~0.35 µs a row, so ~0.7 ms here)."""
 
+_FRESH_INDEX_ITEMS_PER_ROW: Final = 250
+"""Once the index is built, it also counts ranges of fewer rows: from one row per 250 items, its passes over
+every item (~0.1 ms at 100,000) cost less than SQL's ~0.35 µs a row."""
+
 _SURROGATE_GAP_START = 0xD800
 _SURROGATE_GAP_END = 0xE000
 _MAX_CODE_POINT = 0x10FFFF
@@ -172,7 +176,8 @@ def _several_prefixes(db: sqlite3.Connection, search: KeySearch, cache: KeyIndex
     index = cache.fresh(db) if cache is not None else None
     if index is not None:
         bounds = [index.term_rows(term, True, prefix_upper_bound(term)) for term in search.terms]
-        if sum(last - first for first, last in bounds) >= _INDEXED_ROWS_MIN:
+        rows = sum(last - first for first, last in bounds)
+        if rows >= _INDEXED_ROWS_MIN or rows * _FRESH_INDEX_ITEMS_PER_ROW >= len(index.item_ids):
             return index.ranked(bounds, search.workspace_key, search.include_archived, search.limit)
         return _first_rows(db, *_grouped_query(search), search.limit)
     counts = _range_rows(db, search.terms, _RANGE_ROWS_MAX)
