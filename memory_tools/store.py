@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from memory_tools import _schema
+from memory_tools._key_index import KeyIndexCache
 from memory_tools._schema import SCHEMA_VERSION, item_row, key_rows, placeholders, source_rows
 from memory_tools._search import (
     DEFAULT_SEARCH_LIMIT,
@@ -95,6 +96,7 @@ class MemoryItemStore:
     def __init__(self, path: str | os.PathLike[str] = ":memory:") -> None:
         self._path = os.fspath(path)
         self._lock = threading.RLock()
+        self._key_index = KeyIndexCache()  # in-memory key rows for wide prefix searches, dropped by every write
         try:
             self._db: sqlite3.Connection | None = _schema.connect(self._path)
         except sqlite3.Error as error:
@@ -125,6 +127,7 @@ class MemoryItemStore:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+                self._key_index.drop()
 
     def snapshot(self) -> bytes:
         """The whole database as one image (SQLite ``serialize``), for :meth:`from_snapshot` to copy.
@@ -182,9 +185,12 @@ class MemoryItemStore:
                 raise
             db.execute("COMMIT")
 
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
-        """A write transaction (takes the write lock at once)."""
-        return self._transaction("BEGIN IMMEDIATE")
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction (takes the write lock at once); the in-memory key index is stale after it."""
+        with self._transaction("BEGIN IMMEDIATE") as db:
+            self._key_index.drop()
+            yield db
 
     def _read(self) -> AbstractContextManager[sqlite3.Connection]:
         """A read snapshot."""
@@ -437,7 +443,7 @@ class MemoryItemStore:
         """
         search = check_key_search(terms, match, workspace_key, include_archived, limit)
         with self._read() as db:
-            ids = ranked_item_ids(db, search)
+            ids = ranked_item_ids(db, search, self._key_index)
             records = self._records(db, ids)
         return [(records[i], search.matched_keys(records[i])) for i in ids]
 

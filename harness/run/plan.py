@@ -300,6 +300,10 @@ def make_plan(scenarios: list[Scenario], specs: Iterable[Any], *, round_cap: int
     by_id = {s.id: s for s in scenarios}
     arms = list(dict.fromkeys(spec.arm for spec in specs))
     needed = list(dict.fromkeys(spec.scenario_id for spec in specs))
+    from harness.scenarios import reserve_store_templates
+
+    # The plan opens each store once, then the run opens them again epoch by epoch: size the templates for both (p26store).
+    reserve_store_templates([by_id[i] for i in needed] + [by_id[spec.scenario_id] for spec in specs])
     unplanned: dict[str, str] = {}
     models = list(dict.fromkeys(spec.model for spec in specs))
     price = _prices(models, router_config)

@@ -169,6 +169,10 @@ async def execute(specs: list[SampleSpec], ctx: SampleContext, emit: Callable[[S
         ``("complete" | "interrupted", {model: reason})`` where the dict names
         models stopped early for a configuration error.
     """
+    from harness.scenarios import reserve_store_templates
+
+    # Samples run epoch by epoch: keep every store this process will open again (p26store).
+    reserve_store_templates((ctx.scenarios[s.scenario_id] for s in specs), ctx.options.max_concurrency, grow_only=True)
     semaphore = asyncio.Semaphore(ctx.options.max_concurrency)
     planned: dict[str, int] = {}
     for spec in specs:

@@ -12,7 +12,7 @@ these names):
   :func:`scenario_hash` (``loading.py``);
 - :class:`ScenarioError` with :class:`Problem` records (``problems.py``; the checks are ``validation/``);
 - :func:`load_store`, :func:`with_store` (``store_items.py``): a team's real store as every scenario's items (``--store``);
-- :func:`seed_store`, :func:`open_seeded_store`, :func:`item_input`, :class:`StoreTemplates` (``seeding.py``) and :func:`sessions_in_scope`;
+- :func:`seed_store`, :func:`open_seeded_store`, :func:`reserve_store_templates`, :func:`item_input`, :class:`StoreTemplates` (``seeding.py``) and :func:`sessions_in_scope`;
 - :func:`incomplete_suites`: imported suites whose ``_suite.json`` says ``complete: false`` (``provenance.py``);
 - :class:`Protocol` (a suite's headline, recent history and category order, ``protocol.py``) and :func:`recent_sessions`;
 - :func:`forget_request_sessions`, :func:`forgotten_texts`: what a scenario asks to be forgotten (``forgetting.py``);
@@ -72,6 +72,7 @@ from harness.scenarios.seeding import (
     open_seeded_store,
     probe_denial,
     probe_policy,
+    reserve_store_templates,
     seed_plan,
     seed_store,
 )
@@ -126,6 +127,7 @@ __all__ = [
     "incomplete_suites",
     "item_input",
     "open_seeded_store",
+    "reserve_store_templates",
     "probe_denial",
     "probe_policy",
     "load_scenarios",

@@ -18,8 +18,10 @@ common case (active items without revisions) goes through a single ``bulk_create
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import threading
 from collections import OrderedDict
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 from harness.scenarios.models import ItemSpec, KeySpec, Scenario
@@ -180,29 +182,85 @@ def apply_plan(store: MemoryItemStore, plan: SeedPlan) -> None:
             store.archive(item_id, now=final.now)
 
 
+def reuse_capacity(order: Iterable[Hashable]) -> int:
+    """The smallest LRU capacity at which every use of a key after its first finds it still cached.
+
+    That is one more than the most distinct other keys used between two uses
+    of one key (its LRU stack distance), counted with a Fenwick tree over the
+    uses: O(n log n) for n uses, consecutive repeats merged first.
+
+    Example:
+        >>> reuse_capacity("abcabc"), reuse_capacity("aabbcc"), reuse_capacity("")
+        (3, 1, 1)
+    """
+    uses = [key for key, _ in itertools.groupby(order)]
+    marks = [0] * (len(uses) + 1)  # 1 at the position of each key's latest use
+
+    def mark(position: int, delta: int) -> None:
+        while position <= len(uses):
+            marks[position] += delta
+            position += position & -position
+
+    def marked(position: int) -> int:  # marks at positions 1..position
+        total = 0
+        while position > 0:
+            total += marks[position]
+            position -= position & -position
+        return total
+
+    latest: dict[Hashable, int] = {}
+    widest = 0
+    for position, key in enumerate(uses, start=1):
+        before = latest.get(key)
+        if before is not None:
+            widest = max(widest, marked(position - 1) - marked(before))
+            mark(before, -1)
+        mark(position, 1)
+        latest[key] = position
+    return widest + 1
+
+
 class StoreTemplates:
     """Seeded stores by plan, each seeded once; :meth:`open` gives a sample its own copy.
 
     A template is the serialized image of a store seeded with one
     :class:`SeedPlan`; opening a copy costs a ``deserialize``, not an insert
-    and validation per item. The images kept are bounded (least recently used
-    first out), so a suite of thousands of one-story files keeps only the
-    stores of the scenarios in flight. Not thread-safe: one per event loop or
-    worker process.
+    and validation per item. The images kept are bounded in number and in
+    bytes (least recently used first out), so a suite of thousands of
+    one-story files keeps only the stores of the scenarios in flight. A run
+    sizes the number from its own order of work (:meth:`reserve`): samples
+    run epoch by epoch, so a suite of more stores than the default capacity
+    would otherwise seed every store again in every epoch. Not thread-safe:
+    one per event loop or worker process.
 
     Example:
         >>> templates = StoreTemplates()
         >>> store = templates.open(scenario)  # doctest: +SKIP
     """
 
-    def __init__(self, capacity: int = 32) -> None:
-        self.capacity = capacity
+    def __init__(self, capacity: int = 32, max_bytes: int = 256 * 1024 * 1024) -> None:
+        self.default_capacity = self.capacity = capacity
+        self.max_bytes = max_bytes
         self._images: OrderedDict[SeedPlan, bytes] = OrderedDict()
+        self._bytes = 0
         # Plans by the identity of the (items, sessions) lists: a conversation's probes share them, so one plan
         # serves all; the lists are kept with the plan, so their ids cannot be reused while cached.
         self._plans: OrderedDict[tuple[int, int], tuple[list[ItemSpec], list[Any], SeedPlan]] = OrderedDict()
         self._inputs: dict[tuple[int, int], tuple[Any, Any, ItemInput]] = {}  # item_input by item identity (seed_plan)
         self.seeded = 0
+
+    def reserve(self, scenarios: Iterable[Scenario], slack: int = 0, *, grow_only: bool = False) -> int:
+        """Keep enough images that opening stores for ``scenarios``, in this order, seeds each store once.
+
+        ``slack``: how far concurrent samples may run out of order (a run's concurrency).
+        ``grow_only``: never lower the capacity (a later part of work already reserved for).
+        The byte bound still applies, so a suite of huge stores may seed again. Returns the capacity.
+        """
+        numbers: dict[SeedPlan, int] = {}
+        order = [numbers.setdefault(self.plan(scenario), len(numbers)) for scenario in scenarios]
+        needed = max(self.default_capacity, reuse_capacity(order) + slack)
+        self.capacity = max(self.capacity, needed) if grow_only else needed
+        return self.capacity
 
     def plan(self, scenario: Scenario) -> SeedPlan:
         key = (id(scenario.items), id(scenario.sessions))
@@ -228,8 +286,9 @@ class StoreTemplates:
                 image = template.snapshot()
             self.seeded += 1
             self._images[plan] = image
-            while len(self._images) > self.capacity:
-                self._images.popitem(last=False)
+            self._bytes += len(image)
+            while len(self._images) > self.capacity or (self._bytes > self.max_bytes and len(self._images) > 1):
+                self._bytes -= len(self._images.popitem(last=False)[1])
         else:
             self._images.move_to_end(plan)
         return MemoryItemStore.from_snapshot(image)
@@ -252,6 +311,15 @@ def open_seeded_store(scenario: Scenario) -> MemoryItemStore:
         if _SHARED_TEMPLATES is None:
             _SHARED_TEMPLATES = StoreTemplates()
         return _SHARED_TEMPLATES.open(scenario)
+
+
+def reserve_store_templates(scenarios: Iterable[Scenario], slack: int = 0, *, grow_only: bool = False) -> int:
+    """Size this process's shared templates for opening stores of ``scenarios`` in this order (:meth:`StoreTemplates.reserve`)."""
+    global _SHARED_TEMPLATES
+    with _SHARED_LOCK:
+        if _SHARED_TEMPLATES is None:
+            _SHARED_TEMPLATES = StoreTemplates()
+        return _SHARED_TEMPLATES.reserve(scenarios, slack, grow_only=grow_only)
 
 
 def probe_policy(scenario: Scenario) -> tuple[MemoryPolicy, RunContext]:

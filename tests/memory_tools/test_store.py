@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import sqlite3
 from collections.abc import Iterator
 from unittest.mock import patch
@@ -315,11 +316,13 @@ def test_prefix_search_with_one_wide_term_ranks_narrow_candidates_exactly(store:
     plans = []
     original = _search._one_wide_term_query
 
-    def spy(db: sqlite3.Connection, search: _search.KeySearch) -> object:
-        plans.append(original(db, search))
+    def spy(search: _search.KeySearch, counts: list[int]) -> object:
+        plans.append(original(search, counts))
         return plans[-1]
 
-    with patch.object(_search, "_RANGE_ROWS_MAX", 6), patch.object(_search, "_one_wide_term_query", spy):
+    no_index = patch.object(store._key_index, "build_seconds", math.inf)  # the SQL plans answer
+    with patch.object(_search, "_RANGE_ROWS_MAX", 6), patch.object(_search, "_INDEXED_ROWS_MIN", 6), no_index, \
+            patch.object(_search, "_one_wide_term_query", spy):
         got = _ids(store.search_by_keys(["mem", "tab", "zz"], "prefix", limit=6))
     assert len(plans) == 1 and plans[0] is not None, "the one-wide-term plan was not taken"
     assert got == ["all-three", "narrow-and-wide", "wide-5", "wide-4", "wide-3", "wide-2"]

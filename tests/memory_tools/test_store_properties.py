@@ -11,7 +11,9 @@ U+10000, U+10FFFE and U+10FFFF.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from pathlib import Path
 from unittest.mock import patch
 
 from hypothesis import given, settings
@@ -22,6 +24,7 @@ from memory_tools import (
     ItemInput,
     KeyInput,
     Kind,
+    MemoryConflictError,
     MemoryItemSource,
     MemoryItemStore,
     ScopeType,
@@ -128,10 +131,14 @@ def test_wide_prefix_search_by_recency_matches_brute_force_reference(
 
 
 def _check_against_reference(
-    case: tuple[list[_Spec], list[str]], prefix: bool, workspace: str | None, include_archived: bool, limit: int
+    case: tuple[list[_Spec], list[str]], prefix: bool, workspace: str | None, include_archived: bool, limit: int,
+    *, sql_only: bool = False,
 ) -> None:
+    """``sql_only``: the in-memory key index is never built, so the SQL plans answer every search."""
     specs, terms = case
     with MemoryItemStore() as store:
+        if sql_only:
+            store._key_index.build_seconds = math.inf
         store.bulk_create(
             ItemInput(
                 content=f"content {spec.item_id}",
@@ -169,5 +176,88 @@ def test_prefix_search_with_one_wide_term_matches_brute_force_reference(
     case: tuple[list[_Spec], list[str]], workspace: str | None, include_archived: bool, limit: int, wide_rows: int
 ) -> None:
     """Several prefix terms, the widest walked by recency and the others ranked exactly (any counts: the plan is exact)."""
-    with patch.object(_search, "_RANGE_ROWS_MAX", wide_rows), patch.object(_search, "_NARROW_ROWS_MAX", 1000):
+    with patch.object(_search, "_RANGE_ROWS_MAX", wide_rows), patch.object(_search, "_NARROW_ROWS_MAX", 1000), \
+            patch.object(_search, "_INDEXED_ROWS_MIN", wide_rows):
+        _check_against_reference(case, True, workspace, include_archived, limit, sql_only=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    case=cases(),
+    workspace=st.sampled_from(WORKSPACES),
+    include_archived=st.booleans(),
+    limit=st.integers(1, 8),
+)
+def test_prefix_search_counted_by_the_key_index_matches_brute_force_reference(
+    case: tuple[list[_Spec], list[str]], workspace: str | None, include_archived: bool, limit: int
+) -> None:
+    """Several prefix terms counted in memory (every search counts as wide here) rank as the rules say."""
+    with patch.object(_search, "_INDEXED_ROWS_MIN", 0):
         _check_against_reference(case, True, workspace, include_archived, limit)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    case=cases(),
+    later=st.lists(st.tuples(st.sampled_from(["archive", "restore", "rekey", "add"]), st.integers(0, 13), texts), max_size=4),
+    workspace=st.sampled_from(WORKSPACES),
+    include_archived=st.booleans(),
+)
+def test_key_index_follows_every_write_of_its_store(
+    case: tuple[list[_Spec], list[str]], later: list[tuple[str, int, str]], workspace: str | None, include_archived: bool
+) -> None:
+    """Search (building the index), write, search again: the second answer is the SQL plans' on the changed store."""
+    specs, terms = case
+    with patch.object(_search, "_INDEXED_ROWS_MIN", 0), MemoryItemStore() as store, MemoryItemStore() as plain:
+        plain._key_index.build_seconds = math.inf
+        for target in (store, plain):
+            target.bulk_create(_inputs(specs))
+        search = {"workspace_key": workspace, "include_archived": include_archived, "limit": 8}
+        store.search_by_keys(terms, "prefix", **search)
+        for step, (action, n, text) in enumerate(later):
+            for target in (store, plain):
+                _write(target, specs, action, n, text, step)
+            got = [r.item.item_id for r in store.search_by_keys(terms, "prefix", **search)]
+            assert got == [r.item.item_id for r in plain.search_by_keys(terms, "prefix", **search)]
+
+
+def _inputs(specs: list[_Spec]) -> list[ItemInput]:
+    return [
+        ItemInput(
+            content=f"content {spec.item_id}", kind=Kind.NOTE, keys=tuple(KeyInput(k) for k in spec.keys),
+            sources=(MemoryItemSource("s", "r", "t", "e"),),
+            scope_type=ScopeType.GLOBAL if spec.workspace is None else ScopeType.WORKSPACE, scope_key=spec.workspace,
+            item_id=spec.item_id, now=spec.updated_at,
+        )
+        for spec in specs
+    ]  # fmt: skip
+
+
+def _write(store: MemoryItemStore, specs: list[_Spec], action: str, n: int, text: str, step: int) -> None:
+    """One write of the index test; a transition the item's state refuses is skipped (the same in both stores)."""
+    if action == "add" or not specs:
+        store.create(_inputs([_Spec(f"new{step}", (text,), None, 2, False)])[0])
+        return
+    item_id = specs[n % len(specs)].item_id
+    try:
+        if action == "archive":
+            store.archive(item_id, now=10 + step)
+        elif action == "restore":
+            store.restore(item_id, now=10 + step)
+        else:
+            store.update(item_id, keys=[KeyInput(text)], now=10 + step)
+    except MemoryConflictError:
+        pass
+
+
+def test_key_index_is_rebuilt_when_another_connection_commits(tmp_path: Path) -> None:
+    """Two stores on one file: a write through one is seen by the other's next wide search (PRAGMA data_version)."""
+    path = tmp_path / "m.db"
+    with patch.object(_search, "_INDEXED_ROWS_MIN", 0), MemoryItemStore(path) as reader, MemoryItemStore(path) as writer:
+        writer.create(_inputs([_Spec("old", ("memory",), None, 1, False)])[0])
+        assert [r.item.item_id for r in reader.search_by_keys(["mem", "zz"], "prefix")] == ["old"]
+        assert reader._key_index.builds == 1
+        writer.create(_inputs([_Spec("new", ("memo", "zz"), None, 2, False)])[0])
+        reader._key_index.build_seconds = 0.0  # rebuild at once instead of answering by SQL first
+        assert [r.item.item_id for r in reader.search_by_keys(["mem", "zz"], "prefix")] == ["new", "old"]
+        assert reader._key_index.builds == 2

@@ -364,3 +364,18 @@ def test_frozen_heap_keeps_objects_out_of_collections_only_during_the_run() -> N
     with frozen_heap():
         assert gc.get_freeze_count() > before
     assert gc.get_freeze_count() == 0
+
+
+def test_a_run_over_more_stores_than_the_template_cache_seeds_each_store_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """40 stories x 2 epochs, run epoch by epoch: the plan and both epochs open 40 distinct stores, each seeded once."""
+    from harness.scenarios import seeding
+    from tests.scenarios.test_seeding import _distinct_stories
+
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    for story in _distinct_stories(40):
+        (folder / f"{story.id}.yaml").write_text(json.dumps(story.model_dump(mode="json", exclude_none=True)), encoding="utf-8")
+    monkeypatch.setattr(seeding, "_SHARED_TEMPLATES", seeding.StoreTemplates(capacity=32))
+    assert _run(tmp_path, folder, "--arms", "recall", "--epochs", "2", model="offline/reference") == 0
+    assert len(_records(tmp_path / "run")) == 80
+    assert seeding._SHARED_TEMPLATES.seeded == 40

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.scenarios import item_input, load_scenarios, seed_store
 from harness.scenarios.models import Scenario
@@ -169,3 +171,85 @@ def test_templates_keep_at_most_their_capacity(scenario: Scenario, tmp_path: Pat
     for story in (scenario, good, scenario):
         templates.open(story).close()
     assert templates.seeded == 3  # the first image was dropped for the second, then seeded again
+
+
+# -- sizing the templates from the order of work ----------------------------------------------------
+def _lru_misses(order: list[int], capacity: int) -> int:
+    """Plain LRU simulation: how many uses find their key evicted (first uses excluded)."""
+    from collections import OrderedDict
+
+    cache: OrderedDict[int, None] = OrderedDict()
+    seen: set[int] = set()
+    misses = 0
+    for key in order:
+        if key in cache:
+            cache.move_to_end(key)
+            continue
+        misses += key in seen
+        seen.add(key)
+        cache[key] = None
+        while len(cache) > capacity:
+            cache.popitem(last=False)
+    return misses
+
+
+@settings(max_examples=200, deadline=None)
+@given(order=st.lists(st.integers(0, 9), max_size=40))
+def test_reuse_capacity_is_the_smallest_lru_size_without_a_repeat_miss(order: list[int]) -> None:
+    from harness.scenarios.seeding import reuse_capacity
+
+    capacity = reuse_capacity(order)
+    assert _lru_misses(order, capacity) == 0
+    assert capacity == 1 or _lru_misses(order, capacity - 1) > 0, "not the smallest"
+
+
+def _distinct_stories(count: int) -> list[Scenario]:
+    """``count`` scenarios with different items, so each has its own store."""
+    from tests.memory_systems.prompt_factories import make_scenario
+
+    base = make_scenario().model_dump(mode="json", exclude_none=True)
+    stories = []
+    for n in range(count):
+        data = {**base, "id": f"story-{n:02}"}
+        data["items"] = [{**base["items"][0], "content": f"The dev server runs on port {5000 + n}."}]
+        stories.append(Scenario.model_validate(data))
+    return stories
+
+
+def test_a_suite_larger_than_the_cache_seeds_each_store_once_when_reserved_epoch_by_epoch() -> None:
+    from harness.scenarios.seeding import StoreTemplates
+
+    stories = _distinct_stories(40)
+    order = [story for _epoch in range(3) for story in stories for _arm in range(2)]
+    thrashing = StoreTemplates(capacity=32)
+    for story in order:
+        thrashing.open(story).close()
+    assert thrashing.seeded == 120  # what a fixed capacity of 32 does: every store again in every epoch
+    templates = StoreTemplates(capacity=32)
+    assert templates.reserve(order) == 40
+    for story in order:
+        templates.open(story).close()
+    assert templates.seeded == 40
+
+
+def test_reserving_with_slack_and_grow_only_never_shrinks_below_the_need() -> None:
+    from harness.scenarios.seeding import StoreTemplates
+
+    stories = _distinct_stories(3)
+    templates = StoreTemplates(capacity=2)
+    assert templates.reserve(stories * 2) == 3
+    assert templates.reserve(stories * 2, slack=4) == 7
+    assert templates.reserve(stories[:1], grow_only=True) == 7
+    assert templates.reserve(stories[:1]) == 2  # the default is the floor
+
+
+def test_the_byte_bound_drops_images_within_the_capacity() -> None:
+    from harness.scenarios.seeding import StoreTemplates
+
+    stories = _distinct_stories(3)
+    with StoreTemplates().open(stories[0]) as probe:
+        size = len(probe.snapshot())
+    templates = StoreTemplates(capacity=10, max_bytes=2 * size)
+    for story in (*stories, stories[0]):
+        templates.open(story).close()
+    assert templates.seeded == 4  # the first image was dropped for the third (bytes), then seeded again
