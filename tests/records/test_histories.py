@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -58,8 +59,11 @@ def _report_outputs(run_dir: Path) -> dict[str, str]:
     from harness.report import build_report
 
     build_report(run_dir)
-    stamp = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))["generated_at"]
-    return {name: (run_dir / name).read_text(encoding="utf-8").replace(stamp, "<generated_at>").replace(str(run_dir), "<run>")
+    stamp = re.escape(json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))["generated_at"])
+    # only the generation time itself: a run that started in the same second keeps its started_at as written
+    generated = re.compile(rf'("generated_at"\s*:\s*"){stamp}"|(generated ){stamp}')
+    return {name: generated.sub(lambda m: (m.group(1) or m.group(2)) + ("<generated_at>\"" if m.group(1) else "<generated_at>"),
+                                (run_dir / name).read_text(encoding="utf-8")).replace(str(run_dir), "<run>")
             for name in REPORT_FILES}
 
 
