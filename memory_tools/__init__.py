@@ -68,6 +68,7 @@ from memory_tools.policy import (
 from memory_tools.store import SCHEMA_VERSION, MemoryItemStore
 from memory_tools.vector_host import RRF_K, HybridHost, VectorHost, rrf_fuse
 from memory_tools.vectors import (
+    LEXICAL_DIM,
     LEXICAL_MODEL,
     EmbedKind,
     Embedder,
@@ -76,6 +77,7 @@ from memory_tools.vectors import (
     EmbeddingUsage,
     LexicalEmbedder,
     VectorIndex,
+    lexical_embedding,
 )
 
 __all__ = [
@@ -88,6 +90,7 @@ __all__ = [
     "VectorIndex",
     "RRF_K",
     "rrf_fuse",
+    "LEXICAL_DIM",
     "LEXICAL_MODEL",
     "EmbedKind",
     "Embedder",
@@ -95,6 +98,7 @@ __all__ = [
     "Embeddings",
     "EmbeddingUsage",
     "LexicalEmbedder",
+    "lexical_embedding",
     "ToolArgumentError",
     "decode_arguments",
     "item_visible",

@@ -31,19 +31,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from memory_tools.host import (
-    STATUS_OK,
-    Host,
-    MemoryRun,
-    _dumps,
-    _key_matches,
-    _Outcome,
-    _search_result,
-)
+from memory_tools.host import Host, MemoryRun, _key_matches, _Outcome, _search_result
 from memory_tools.model import MatchMode, MemoryItemRecord
 from memory_tools.normalize import normalize_search_term
-from memory_tools.policy import SearchArguments, item_visible
-from memory_tools.policy import MAX_SEARCH_LIMIT
+from memory_tools.policy import MAX_SEARCH_LIMIT, SearchArguments, item_visible
 from memory_tools.tool_specs import limits_text, tool_specs_json
 
 FTS_TABLE = "temp.memory_item_fts"
@@ -176,20 +167,7 @@ class FullTextRun(MemoryRun):
                 continue
             matched = [k.key for k in record.keys if _key_matches(k.normalized_key, terms, args.match)]
             results.append((item.item_id, _search_result(record, matched)))
-        for kept in range(len(results), -1, -1):
-            text = _dumps(
-                {
-                    "match": args.match.value,
-                    "limit": args.limit,
-                    "limitCapped": args.limit_capped,
-                    "truncated": kept < len(results),
-                    "omittedCount": len(results) - kept,
-                    "results": [result for _, result in results[:kept]],
-                }
-            )
-            if len(text) <= self._search_budget:
-                return STATUS_OK, text, tuple(item_id for item_id, _ in results[:kept]), True
-        raise AssertionError("unreachable: the empty envelope fits the minimum budget")  # pragma: no cover
+        return self._fitted(args, results)
 
 
 class FullTextHost(Host):

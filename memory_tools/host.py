@@ -283,6 +283,13 @@ class MemoryRun:
             results.append((item.item_id, _search_result(record, matched)))
             if len(results) == args.limit:
                 break
+        return self._fitted(args, results)
+
+    def _fitted(self, args: SearchArguments, results: list[tuple[str, dict[str, Any]]]) -> _Outcome:
+        """The ranked ``(item id, result)`` list as the tool's envelope, cut from the end to fit the search budget.
+
+        Every ``memory_search`` ranking (keys, full text, vectors, fused) answers through this one budget rule.
+        """
         for kept in range(len(results), -1, -1):
             envelope = {
                 "match": args.match.value,

@@ -29,12 +29,11 @@ item id.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from memory_tools.fulltext import FullTextIndex
-from memory_tools.host import STATUS_OK, Host, MemoryRun, _dumps, _key_matches, _Outcome, _search_result
+from memory_tools.host import Host, MemoryRun, _key_matches, _Outcome, _search_result
 from memory_tools.model import MemoryItemRecord
 from memory_tools.policy import SearchArguments, admission, item_visible
 from memory_tools.tool_specs import MAX_SEARCH_LIMIT, limits_text, tool_specs_json
@@ -123,20 +122,7 @@ class _RankedRun(MemoryRun):
             results.append((item.item_id, _search_result(record, matched)))
             if len(results) == args.limit:
                 break
-        for kept in range(len(results), -1, -1):
-            text = _dumps(
-                {
-                    "match": args.match.value,
-                    "limit": args.limit,
-                    "limitCapped": args.limit_capped,
-                    "truncated": kept < len(results),
-                    "omittedCount": len(results) - kept,
-                    "results": [result for _, result in results[:kept]],
-                }
-            )
-            if len(text) <= self._search_budget:
-                return STATUS_OK, text, tuple(item_id for item_id, _ in results[:kept]), True
-        raise AssertionError("unreachable: the empty envelope fits the minimum budget")  # pragma: no cover
+        return self._fitted(args, results)
 
 
 class VectorRun(_RankedRun):

@@ -179,6 +179,18 @@ def lexical_vector(text: str) -> np.ndarray:
     return vector / norm if norm > 0 else vector
 
 
+def lexical_embedding(text: str) -> list[float]:
+    """:func:`lexical_vector` as a plain list for a product's own vector store (the example plug-ins' embedder).
+
+    A featureless text (no word) gets one fixed unit vector instead of zeros: a cosine store rejects a zero vector.
+    So every vector-backed system of a run, built in or plug-in, embeds with the same lexical function.
+    """
+    vector = lexical_vector(text or "")
+    if not vector.any():
+        vector[0] = 1.0
+    return [float(x) for x in vector]
+
+
 class LexicalEmbedder:
     """The deterministic offline embedder: hashed words and character trigrams, no model, no randomness.
 

@@ -208,7 +208,7 @@ class ShadowSystem(MemorySystem):
     name = "shadow"
     description = "history_only's answer; the harness records what recall's memory_search would have disclosed"
     arms = {"shadow": "seeded"}
-    forgetting = "archive (recall's store, searched unseen)"
+    forgetting = "archive (search unseen)"
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         return _ShadowInstance(scenario, seeded_item_store(scenario))
