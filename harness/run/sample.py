@@ -22,6 +22,7 @@ probe would otherwise read a half-built memory.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
@@ -143,6 +144,16 @@ async def run_write_phase(instance: Any, scenario: Scenario, *, client: Any, set
     return result
 
 
+_WRITE_THREADS: list[concurrent.futures.ThreadPoolExecutor] = []
+
+
+def _write_threads() -> concurrent.futures.ThreadPoolExecutor:
+    """The threads systems' own writes (:class:`ModelWrite`) run in, apart from the loop's default executor."""
+    if not _WRITE_THREADS:
+        _WRITE_THREADS.append(concurrent.futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="recall-eval-write"))
+    return _WRITE_THREADS[0]
+
+
 async def run_model_write(
     write: ModelWrite, session: Any, *, client: Any, settings: Any, epoch: int
 ) -> tuple[WriteSessionLog, SampleError | None]:
@@ -172,7 +183,9 @@ async def run_model_write(
     error: SampleError | None = None
     executions: list[Any] = []
     try:
-        executions = list(await asyncio.to_thread(write.run, _RunModel()))
+        # Its own threads, never the loop's default executor: a call this write makes may need that executor
+        # (litellm runs a synchronous provider there), and writes filling it would wait for themselves.
+        executions = list(await loop.run_in_executor(_write_threads(), write.run, _RunModel()))
     except Exception:
         if not failures:
             raise

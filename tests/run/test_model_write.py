@@ -73,3 +73,32 @@ def test_a_systems_own_write_that_fails_by_itself_propagates_for_an_error_sample
     install_scripted(lambda messages, tools: {"content": "never asked"})
     with pytest.raises(RuntimeError, match="the system's own bug"):
         _write(_Instance(make_scenario(), fail=True))
+
+
+def test_concurrent_system_writes_never_starve_the_executor_their_own_model_calls_need() -> None:
+    """More concurrent writes than the loop's default executor has threads, each call needing that executor.
+
+    litellm runs a synchronous provider in the loop's default executor; writes run there too would hold every
+    thread while waiting for calls that need one (the offline mem0_infer run stalled at 8 samples on 6 threads).
+    """
+    import concurrent.futures
+
+    class _Client(ModelClient):
+        async def complete(self, *args: Any, **kwargs: Any) -> Any:
+            await asyncio.get_running_loop().run_in_executor(None, lambda: None)  # as a synchronous provider behind litellm
+            return await super().complete(*args, **kwargs)
+
+    install_scripted(lambda messages, tools: {"content": "ok"})
+    from harness.run.sample import run_model_write
+
+    scenario = make_scenario()
+    session = scenario.sessions[0]
+
+    async def main() -> list[Any]:
+        asyncio.get_running_loop().set_default_executor(concurrent.futures.ThreadPoolExecutor(max_workers=2))
+        writes = [run_model_write(_Extract(session), session, client=_Client(retry=RetryPolicy(retries=0)), settings=ModelSettings(model="scripted/w"),
+                                  epoch=0) for _ in range(6)]
+        return await asyncio.wait_for(asyncio.gather(*writes), timeout=30)
+
+    done = asyncio.run(main())
+    assert len(done) == 6 and all(error is None for _, error in done)
