@@ -9,8 +9,10 @@ intervals clustered by scenario), cost per sample, and whether the system saw
 true session times (with its temporal-category accuracy beside it: a system
 that stamps writes "now" is read for what it is).
 
-Figures come from the aggregate ``metrics`` rows (category ``all``), so the
-table never disagrees with the metrics table; only the per-call search latency
+Figures come from the aggregate ``metrics`` rows (category ``all``; continuity
+from ``headline`` when the suite has a protocol, as the verdict and the arm
+table read it, with ``continuity_over`` saying which), so the table never
+disagrees with the metrics table; only the per-call search latency
 is read from the records, since ``metrics`` keeps latency per sample.
 """
 
@@ -27,6 +29,8 @@ __all__ = ["SEARCH_TOOLS", "SYSTEM_COLUMNS", "TEMPORAL_CATEGORY", "is_search_too
 #: Probe tools that retrieve by a query: the Host's ``memory_search``, named memory's ``recall``; a plug-in's
 #: tool counts when its name ends in ``search`` (``note_search``). ``memory_get`` reads one id and is left out.
 SEARCH_TOOLS = frozenset({"memory_search", "recall"})
+#: The aggregate's category of a suite protocol's headline (``harness.analysis.HEADLINE``): continuity is read there.
+HEADLINE_CATEGORY = "headline"
 #: The category whose accuracy sits beside "sees session times".
 TEMPORAL_CATEGORY = "temporal"
 #: (key of a ``systems`` row, column header), in table order.
@@ -109,12 +113,17 @@ def systems_block(manifest: Any, records: Sequence[Any], metrics: Sequence[Mappi
             if values:
                 p50, p95 = cluster_quantile_cis(values, clusters, (0.5, 0.95))
             temporal = _value(index, key("continuity_accuracy", TEMPORAL_CATEGORY), interval=True)
+            headline = _value(index, key("continuity_accuracy", HEADLINE_CATEGORY), interval=True)
             rows.append({
                 "model": model, "arm": arm,
                 "system": getattr(fingerprint, "system", None), "version": getattr(fingerprint, "version", None),
                 "config_hash": getattr(fingerprint, "config_hash", None),
                 "retrieval_budget": getattr(fingerprint, "retrieval_budget", None) or budget,
-                "continuity": _value(index, key("continuity_accuracy"), interval=True),
+                # a suite with a protocol: the headline's continuity, as the verdict decides it (LoCoMo's
+                # adversarial category, where an arm that sees nothing wins by abstaining, is reported apart)
+                "continuity": headline if headline is not None
+                else _value(index, key("continuity_accuracy"), interval=True),
+                "continuity_over": HEADLINE_CATEGORY if headline is not None else "all",
                 "unsupported_claim_rate": _value(index, key("unsupported_claim_rate")),
                 "answer_leakage_rate": _value(index, key("answer_leakage_rate")),
                 "tool_leakage_count": _value(index, key("tool_leakage_count")),
@@ -228,7 +237,8 @@ def systems_lines(summary: Mapping[str, Any], width: int = 80) -> list[str]:
         columns.append(column)
         used += 2 + column[2]
     budget = _budget_text(_dict(_dict(summary.get("run")).get("parameters")).get("retrieval_budget"))
-    lines = [f"systems, retrieval budget {budget}:"]
+    over = "; continuity over the headline" if any(r.get("continuity_over") == HEADLINE_CATEGORY for r in rows) else ""
+    lines = [f"systems, retrieval budget {budget}{over}:"]
     lines.append("  ".join([f"{'arm':<{arm_width}}", *(f"{h:>{w}}" for _, h, w in columns)]))
     for row in rows:
         cells = _cells(row)

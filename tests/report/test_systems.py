@@ -111,3 +111,21 @@ def test_the_terminal_table_keeps_only_the_columns_that_fit() -> None:
     assert all(len(line) <= 50 for line in systems_lines(summary, width=50))
     assert "search ms" in systems_lines(summary, width=80)[1] and "search ms" not in systems_lines(summary, width=50)[1]
     assert systems_lines({}) == [] and systems_section({}) is None
+
+
+def test_with_a_suite_protocol_continuity_is_the_headlines_as_the_verdict_reads_it() -> None:
+    """LoCoMo's adversarial category is reported apart: an arm that sees nothing must not lead by abstaining there."""
+    metrics = [metric("history_only", "continuity_accuracy", 0.11),
+               metric("history_only", "continuity_accuracy", 0.05, "headline"),
+               metric("recall", "continuity_accuracy", 0.06), metric("recall", "continuity_accuracy", 0.08, "headline")]
+    rows = systems_block(manifest(), [], metrics)
+    assert [(r["arm"], r["continuity"]["value"], r["continuity_over"]) for r in rows] == [
+        ("history_only", 0.05, "headline"), ("recall", 0.08, "headline")]
+    lines = systems_lines({"systems": rows, "run": {"parameters": {"retrieval_budget": {"top_k": 10, "chars": 4000}}}})
+    assert lines[0] == "systems, retrieval budget top_k=10,chars=4000; continuity over the headline:"
+    assert all(len(line) <= 80 for line in lines)
+
+
+def test_without_a_protocol_continuity_is_over_every_category() -> None:
+    rows = systems_block(manifest(), [], [metric("recall", "continuity_accuracy", 0.5)])
+    assert rows[0]["continuity"]["value"] == 0.5 and rows[0]["continuity_over"] == "all"
