@@ -172,7 +172,7 @@ def test_an_offline_run_with_an_offline_judge_still_judges_through_litellm(tmp_p
     run_dir = tmp_path / "run"
     found = subprocess.run([sys.executable, "-m", "harness.cli", "run", "--scenarios", str(REPO / "scenarios/starter"), "--filter",
                             "abs-01*", "--arms", "recall", "--judge-model", "offline/reference", "--no-cache", "--no-progress",
-                            "--out", str(run_dir)], capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                            "--out", str(run_dir)], capture_output=True, text=True, cwd=REPO, timeout=300,
                            env={**os.environ, "PYTHONPATH": str(REPO)})
     assert "report not built" not in found.stderr and "JudgeError" not in found.stderr, found.stderr[-2000:]
     assert found.returncode in (0, 1) and (run_dir / "index.html").is_file(), found.stderr[-2000:]
