@@ -27,7 +27,6 @@ system (built in or plug-in), from the write phase and the probe together:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -35,7 +34,7 @@ from harness.records import SampleRecord, ToolCallLog
 from harness.scenarios import Scenario, forget_request_sessions, forgotten_texts
 from harness.score.matching import contains
 from harness.score.models import RetainedFact
-from harness.score.writes import is_forget, saved_text
+from harness.score.writes import call_arguments, is_forget, saved_text
 
 _NAME_FIELDS = ("name", "title", "key", "topic", "subject", "label")
 _LIST_FIELDS = ("keys", "tags", "terms", "keywords", "labels")
@@ -44,17 +43,9 @@ _LIST_FIELDS = ("keys", "tags", "terms", "keywords", "labels")
 _PROMPT_ROLES = ("system", "user")
 
 
-def _arguments(call: ToolCallLog) -> dict[str, Any]:
-    try:
-        value = json.loads(call.arguments) if call.arguments.strip() else {}
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 def call_name(call: ToolCallLog) -> str | None:
     """The name a write call stored or forgot under: its name-like argument, else its keys joined; None without."""
-    args = _arguments(call)
+    args = call_arguments(call)
     name = next((args[f] for f in _NAME_FIELDS if isinstance(args.get(f), str) and args[f].strip()), None)
     if name is not None:
         return name.strip()

@@ -56,7 +56,8 @@ _FORGET_DONE = ("ok", "not_found")
 _UNCHANGED = re.compile(r'"event"\s*:\s*"unchanged"')
 
 
-def _arguments(call: ToolCallLog) -> dict[str, Any]:
+def call_arguments(call: ToolCallLog) -> dict[str, Any]:
+    """A write call's arguments as a JSON object ({} when empty, malformed or not an object)."""
     try:
         value = json.loads(call.arguments) if call.arguments.strip() else {}
     except ValueError:
@@ -66,7 +67,7 @@ def _arguments(call: ToolCallLog) -> dict[str, Any]:
 
 def saved_text(call: ToolCallLog) -> str | None:
     """The text a save call asked to store (first text-like argument), or None."""
-    args = _arguments(call)
+    args = call_arguments(call)
     return next((args[f] for f in _TEXT_FIELDS if isinstance(args.get(f), str)), None)
 
 
