@@ -62,6 +62,17 @@ def _rate(text: str) -> float:
     return value
 
 
+def _jobs(text: str) -> int:
+    """An argparse type: a count of worker processes, 1 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; give a count of processes such as 2") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value}: give 1 (one process) or more")
+    return value
+
+
 def _add_max_error_rate(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-error-rate", type=_rate, default=DEFAULT_MAX_ERROR_RATE, metavar="X",
@@ -259,6 +270,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="check scenario files and suites; exit 1 on any error")
     p.add_argument("paths", nargs="*", default=["scenarios"], metavar="PATH", help="files or folders (default: scenarios)")
     p.add_argument("--store", metavar="FILE", help="also check this memory-item store (SQLite or JSON export) and say what it gives each probe")
+    p.add_argument("--jobs", type=_jobs, default=None, metavar="N",
+                   help="processes checking files of a large suite (8 MB or more) at once (default: one per CPU this process may use)")
 
     p = sub.add_parser("list", help="list scenarios with category and tags")
     p.add_argument("paths", nargs="*", default=[DEFAULT_SUITE], metavar="PATH")

@@ -4,12 +4,21 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from harness.scenarios.loading import load_scenarios, load_suite
 from harness.scenarios.problems import ScenarioError
 from harness.scenarios.provenance import incomplete_suites
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity, as a container or ``taskset`` limits it), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def _missing(command: str, paths: list[str]) -> bool:
@@ -39,7 +48,8 @@ def cli_validate(args: argparse.Namespace) -> int:
         except StoreError as exc:
             print(f"recall-eval validate: {exc}", file=sys.stderr)
             return 2
-    suite = load_suite(args.paths, keep=False)  # file by file: a suite of any size in the memory of one file
+    jobs = getattr(args, "jobs", None) or available_cpus()
+    suite = load_suite(args.paths, keep=False, jobs=jobs)  # file by file: a suite of any size in the memory of one file per process
     suite.problems = sorted([*suite.problems, *incomplete_suites(args.paths)], key=lambda p: p.sort_key())
     for problem in suite.problems:
         print(problem)

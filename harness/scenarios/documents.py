@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -100,18 +101,36 @@ class Document:
 
         A lazy document's getter holds neither its data nor its text (a suite
         of large files would keep them all alive): it re-reads the file, and
-        gives no line if the file changed since it was parsed.
+        gives no line if the file changed since it was parsed. Either getter
+        pickles, so a worker process of ``validate`` can hand it back.
         """
         if self._text is None:
-            line = _line_of(self._node, loc)[0]
-            return lambda: line
-        path, digest, where = self.path, _text_digest(self._text), self._where
+            return _KnownLine(_line_of(self._node, loc)[0])
+        return _LineInFile(self.path, _text_digest(self._text), self._where, loc)
 
-        def line() -> int | None:
-            text, _ = read_text(path)
-            return json_lines(text).line_of(where, loc)[0] if text is not None and _digest(text) == digest else None
 
-        return line
+@dataclass(frozen=True, slots=True)
+class _KnownLine:
+    """A line found when the document was parsed."""
+
+    line: int | None
+
+    def __call__(self) -> int | None:
+        return self.line
+
+
+@dataclass(frozen=True, slots=True)
+class _LineInFile:
+    """A line looked up in the file again, only if it still reads as it did (``digest``)."""
+
+    path: Path
+    digest: bytes
+    where: Loc
+    loc: Loc
+
+    def __call__(self) -> int | None:
+        text, _ = read_text(self.path)
+        return json_lines(text).line_of(self.where, self.loc)[0] if text is not None and _digest(text) == self.digest else None
 
 
 def _digest(text: str) -> bytes:

@@ -25,10 +25,15 @@ categories=["preference"])
 
 from __future__ import annotations
 
+import concurrent.futures
+import concurrent.futures.process
 import fnmatch
-import itertools
+import functools
+import multiprocessing
+import multiprocessing.context
 import re
-from collections.abc import Callable, Iterable, Sequence
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -399,7 +404,72 @@ def _load_conversation_parts(
     return _Loaded(found, [*problems, *loaded.problems])
 
 
-def load_suite(paths: Sequence[str | Path], selection: Selection = EVERYTHING, *, keep: bool = True) -> SuiteLoad:
+# One unit of loading: a story or conversation file (members None), or a conversation folder and its probe files;
+# with the suite root of either.
+_Unit = tuple[Path, "list[Path] | None", Path]
+
+# Below this many bytes of scenario files, ``validate`` stays in one process: starting workers would cost more
+# than it saves (the starter suite is ~0.5 MB; a LongMemEval S suite ~700 MB).
+WORKER_MIN_BYTES = 8_000_000
+
+
+def _load_unit(unit: _Unit, selection: Selection) -> _Loaded:
+    path, members, root = unit
+    return _load_file(path, root, selection) if members is None else _load_folder(path, members, root, selection)
+
+
+@dataclass(frozen=True, slots=True)
+class _Checked:
+    """What a worker hands back of a scenario it checked: only its id (``validate`` keeps no scenario)."""
+
+    id: str
+
+
+def _load_unit_light(unit: _Unit, selection: Selection) -> _Loaded:
+    """:func:`_load_unit` in a worker: each scenario reduced to its id before it is sent back."""
+    loaded = _load_unit(unit, selection)
+    loaded.scenarios = [(_Checked(scenario.id), path, line, passed) for scenario, path, line, passed in loaded.scenarios]  # type: ignore[misc]
+    return loaded
+
+
+def _total_bytes(files: Iterable[Path]) -> int:
+    total = 0
+    for path in files:
+        try:
+            total += path.stat().st_size
+        except OSError:  # unreadable: its problem is reported when it is read
+            continue
+    return total
+
+
+def _worker_context() -> multiprocessing.context.BaseContext:
+    """fork where it is safe and cheap (Linux: the workers start with everything imported); spawn elsewhere."""
+    if sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+def _loads_in_workers(units: list[_Unit], selection: Selection, jobs: int) -> Iterator[_Loaded]:
+    """Each unit's :func:`_load_unit_light`, in ``jobs`` worker processes, in the order of ``units``.
+
+    The order is what makes the result the same as one process's: the first
+    file to use an id keeps it, and the later ones are its duplicates. If a
+    worker dies (killed, out of memory), the units it had not answered are
+    checked in this process instead, after a warning: nothing goes unchecked.
+    """
+    done = 0
+    try:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=min(jobs, len(units)), mp_context=_worker_context()) as pool:
+            for loaded in pool.map(functools.partial(_load_unit_light, selection=selection), units):
+                done += 1
+                yield loaded
+    except concurrent.futures.process.BrokenProcessPool as exc:
+        print(f"recall-eval: a validation worker stopped ({exc}); checking the other {len(units) - done} files here",
+              file=sys.stderr)
+        yield from (_load_unit(unit, selection) for unit in units[done:])
+
+
+def load_suite(paths: Sequence[str | Path], selection: Selection = EVERYTHING, *, keep: bool = True, jobs: int = 1) -> SuiteLoad:
     """Load the scenarios under ``paths`` that ``selection`` names and collect every problem; never raises for bad input.
 
     Files and probes the selection leaves out are parsed (to read their ids)
@@ -408,23 +478,27 @@ def load_suite(paths: Sequence[str | Path], selection: Selection = EVERYTHING, *
     ``keep=False`` (``validate``) checks each file and lets it go before the
     next is read, so memory holds one file, not the suite (a LongMemEval S
     suite is 500 files of ~1 MB, ~6 MB each once loaded): ``scenarios`` and
-    ``paths`` stay empty, ``passed`` counts.
+    ``paths`` stay empty, ``passed`` counts. With ``keep=False`` and
+    ``jobs`` > 1, a suite of at least :data:`WORKER_MIN_BYTES` is checked by
+    that many worker processes, each file in one of them (:func:`_loads_in_workers`);
+    the problems, counts and duplicate ids are the same as in one process.
     """
     _defaults_for.cache_clear()
     _resolved.cache_clear()
     files, problems = _discover(paths)
     suite = SuiteLoad(files=list(files))
     folders: dict[Path, list[Path]] = {}
-    singles: list[tuple[Path, Path]] = []
+    units: list[_Unit] = []
     for path, root in files.items():
         if (path.parent / CONVERSATION_FILE).is_file():
             folders.setdefault(path.parent, []).append(path)
         else:
-            singles.append((path, root))
-    loads = itertools.chain(  # one file at a time: what is not kept is gone before the next is read
-        (_load_file(path, root, selection) for path, root in singles),
-        (_load_folder(folder, members, files[members[0]], selection) for folder, members in folders.items()),
-    )
+            units.append((path, None, root))
+    units += [(folder, members, files[members[0]]) for folder, members in folders.items()]
+    if not keep and jobs > 1 and len(units) > 1 and _total_bytes(files) >= WORKER_MIN_BYTES:
+        loads: Iterable[_Loaded] = _loads_in_workers(units, selection, jobs)
+    else:  # one file at a time: what is not kept is gone before the next is read
+        loads = (_load_unit(unit, selection) for unit in units)
     seen_problems: set[Problem] = set()
     first_seen: dict[str, tuple[Path, Callable[[], int | None]]] = {}
     for loaded in loads:
