@@ -27,6 +27,7 @@ Rules:
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from harness.importers.answers import STOP_WORDS
 from memory_tools import MemoryValidationError, normalize_content, normalize_search_term
@@ -81,29 +82,27 @@ def storable(content: str) -> bool:
     return True
 
 
-def _sentence_initial(text: str, start: int) -> bool:
-    """Does the word at ``start`` open the text or a sentence (after ``.!?:"'(``)?"""
-    i = start - 1
-    while i >= 0 and text[i].isspace():
-        i -= 1
-    return i < 0 or text[i] in ".!?:\"'("
+# Where a word opens the text or a sentence: after the start or one of .!?:"'( and any whitespace (a match's end).
+_SENTENCE_OPEN = re.compile(r"(?:\A|[.!?:\"'(])\s*")
 
 
 def _entities(text: str) -> list[str]:
     """Runs of capitalized words; a lone word opening a sentence counts only if it is capitalized elsewhere too."""
-    matches = list(_ENTITY.finditer(text))
-    inside = {m[0] for m in matches if len(m[0].split()) == 1 and not _sentence_initial(text, m.start())}
+    opens = {match.end() for match in _SENTENCE_OPEN.finditer(text)}
+    matches = [(match[0].split(), match.start() in opens) for match in _ENTITY.finditer(text)]
+    inside = {words[0] for words, initial in matches if len(words) == 1 and not initial}
     found: list[str] = []
-    for match in matches:
-        words = match[0].split()
-        name = " ".join(words)
-        if len(words) == 1 and (name.lower() in STOP_WORDS or len(name) < 2
-                                or (_sentence_initial(text, match.start()) and name not in inside)):
-            continue
-        if len(words) > 1 and words[0].lower() in STOP_WORDS:
-            name = " ".join(words[1:])
+    seen: set[str] = set()
+    for words, initial in matches:
+        if len(words) == 1:
+            name = words[0]
+            if name.lower() in STOP_WORDS or len(name) < 2 or (initial and name not in inside):
+                continue
+        else:
+            name = " ".join(words[1:] if words[0].lower() in STOP_WORDS else words)
         name = name[:MAX_KEY_CHARS].strip()
-        if name and name not in found:
+        if name and name not in seen:
+            seen.add(name)
             found.append(name)
     return found
 
@@ -131,21 +130,19 @@ def keys_for(text: str, *, entities: tuple[str, ...] = (),
         ['Caroline', 'LGBTQ', 'support', 'group']
     """
     names: list[str] = []
+    folded: set[str] = set()
     for name in (*entities, *_entities(text)):
-        if name.casefold() not in {n.casefold() for n in names}:
+        if name.casefold() not in folded:
+            folded.add(name.casefold())
             names.append(name)
     left_out = [n for n in names if not storable_key(n)]
     names = [n for n in names if n not in left_out][:MAX_ENTITIES]
     taken = {n.casefold() for n in names}
-    words = [w.strip("'-") for w in _WORD.findall(text.lower())]
-    counts: dict[str, int] = {}
-    for word in words:
-        if len(word) > MAX_KEY_CHARS:
-            left_out.append(word)
-        elif len(word) >= 4 and word not in STOP_WORDS and word not in taken:
-            counts[word] = counts.get(word, 0) + 1
-    order = {word: i for i, word in reversed(list(enumerate(words)))}
-    ranked = sorted(counts, key=lambda w: (-counts[w], order[w]))[: MAX_KEYS - len(names)]
+    # Counter counts in C and keeps first appearances in order; _WORD starts and ends on a letter (nothing to strip)
+    counts = Counter(_WORD.findall(text.lower()))
+    left_out += [word for word in counts if len(word) > MAX_KEY_CHARS]
+    counted = [word for word in counts if 4 <= len(word) <= MAX_KEY_CHARS and word not in STOP_WORDS and word not in taken]
+    ranked = sorted(counted, key=counts.__getitem__, reverse=True)[: MAX_KEYS - len(names)]  # stable: ties by first appearance
     keys: list[str | dict[str, str]] = [{"key": n, "type": "entity", "origin": "deterministic"} for n in names]
     keys += [{"key": w, "origin": "deterministic"} for w in ranked]
     if not keys:

@@ -15,8 +15,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.cli import main
-from harness.importers import ImporterError, run_import
-from harness.importers.answers import alternatives, answer_check, list_parts, unglue_dates, unusable_gold, variants
+from harness.importers import ImporterError, extract, run_import
+from harness.importers.answers import (
+    STOP_WORDS,
+    alternatives,
+    answer_check,
+    list_parts,
+    unglue_dates,
+    unusable_gold,
+    variants,
+)
 from harness.importers.extract import MAX_KEYS, fact_chunks, keys_for
 from harness.importers.jsonstream import iter_array
 from harness.importers.output import IMPORTER_VERSION, dump_yaml, safe_id
@@ -131,6 +139,57 @@ def test_keys_are_capped_and_never_empty() -> None:
     keys = keys_for(many)
     assert len(keys) == MAX_KEYS and keys[0]["key"] == "alpha" and keys[-1]["key"] == "lima"
     assert keys_for("ok") == [{"key": "ok", "origin": "deterministic"}]
+
+
+def _reference_keys(text: str) -> list[str | dict[str, str]]:
+    """The extractor's rules written plainly, one step at a time (its first version): what the fast one must give."""
+    def initial(start: int) -> bool:
+        i = start - 1
+        while i >= 0 and text[i].isspace():
+            i -= 1
+        return i < 0 or text[i] in ".!?:\"'("
+
+    matches = list(extract._ENTITY.finditer(text))
+    inside = {m[0] for m in matches if len(m[0].split()) == 1 and not initial(m.start())}
+    names: list[str] = []
+    for m in matches:
+        words = m[0].split()
+        name = " ".join(words)
+        if len(words) == 1 and (name.lower() in STOP_WORDS or len(name) < 2 or (initial(m.start()) and name not in inside)):
+            continue
+        if len(words) > 1 and words[0].lower() in STOP_WORDS:
+            name = " ".join(words[1:])
+        name = name[:extract.MAX_KEY_CHARS].strip()
+        if name and name.casefold() not in {n.casefold() for n in names}:
+            names.append(name)
+    names = [n for n in names if extract.storable_key(n)][:extract.MAX_ENTITIES]
+    taken = {n.casefold() for n in names}
+    words = [w.strip("'-") for w in extract._WORD.findall(text.lower())]
+    counts: dict[str, int] = {}
+    for word in words:
+        if len(word) <= extract.MAX_KEY_CHARS and len(word) >= 4 and word not in STOP_WORDS and word not in taken:
+            counts[word] = counts.get(word, 0) + 1
+    order = {word: i for i, word in reversed(list(enumerate(words)))}
+    ranked = sorted(counts, key=lambda w: (-counts[w], order[w]))[: MAX_KEYS - len(names)]
+    keys: list[str | dict[str, str]] = [{"key": n, "type": "entity", "origin": "deterministic"} for n in names]
+    keys += [{"key": w, "origin": "deterministic"} for w in ranked]
+    if not keys:
+        first = (text.split() or ["conversation"])[0][:extract.MAX_KEY_CHARS]
+        keys.append({"key": first if extract.storable_key(first) else "conversation", "origin": "deterministic"})
+    return keys
+
+
+_CHAT_WORDS = ["I", "The", "the", "Oslo", "New York", "of", "Bank of", "lake", "lakes", "Lake", "Pixel", "pixel", "we",
+               "went", "to", "it's", "don't", "a", "Ab", "x-ray", "O'Neil", "McDonald's", "café", "Zürich", "and"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_CHAT_WORDS), st.sampled_from([".", "!", "?", ":", '"', "'", "(", ",", "\n", "\t", "  "]),
+                          st.text(alphabet="abcXYZ'-. \n", max_size=8)), max_size=60))
+def test_the_extractor_gives_the_keys_its_plain_rules_give(parts: list[str]) -> None:
+    """The counted, one-pass extractor (a third of a LongMemEval S import before) against its rules written plainly."""
+    text = " ".join(parts)
+    assert keys_for(text) == _reference_keys(text)
 
 
 def test_fact_chunks_cut_at_sentence_ends_and_lose_no_text() -> None:
