@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.cli import main
-from harness.importers import ImporterError, extract, run_import
+from harness.importers import ImporterError, extract, output, run_import
 from harness.importers.answers import (
     STOP_WORDS,
     alternatives,
@@ -345,6 +345,21 @@ def test_any_text_written_by_the_importer_loads_back_unchanged(text: str) -> Non
 
 def test_a_lone_surrogate_from_a_broken_source_becomes_a_replacement_character() -> None:
     assert yaml.safe_load(dump_yaml({"content": "a\ud800b"})) == {"content": "a\ufffdb"}
+
+
+def test_the_characters_the_writer_looks_for_first_are_exactly_those_it_escapes() -> None:
+    """The quick ``in`` checks before the regexes of ``dump_yaml`` skip no character those regexes would change."""
+    escaped = {chr(code) for code in range(0x110000) if not 0xD800 <= code <= 0xDFFF and output._NOT_PRINTABLE.match(chr(code))}
+    assert set(output._NOT_PRINTABLE_CHARS) == escaped
+
+
+@pytest.mark.parametrize("text", ["plain", "x\x7fy", "\x85 and \u2028", "é\ud800", "\udfff", "😀\x9f", "ascii\x01"])
+def test_the_writer_escapes_what_yaml_refuses_in_ascii_and_other_text_alike(text: str) -> None:
+    written = dump_yaml({"content": text, "keys": [text]})
+    assert not any(char in written for char in output._NOT_PRINTABLE_CHARS)
+    assert not any(0xD800 <= ord(char) <= 0xDFFF for char in written)
+    expected = "".join("\ufffd" if 0xD800 <= ord(char) <= 0xDFFF else char for char in text)
+    assert yaml.safe_load(written) == {"content": expected, "keys": [expected]}
 
 
 @pytest.mark.parametrize("module", ["answers", "extract", "times", "output", "locomo", "audit"])
