@@ -36,3 +36,16 @@ COMPARE_FLOORS: dict[str, float] = {
     "cost_pct": 20.0,      # B dearer than A by more than this share of A's value ...
     "cost_usd": 0.001,     # ... and by more than this many US dollars (per sample, or per correct answer)
 }
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity, as a container or ``taskset`` limits it), at least 1.
+
+    The default number of worker processes of ``validate`` and ``import`` on a large suite or file.
+    """
+    import os
+
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return max(1, os.cpu_count() or 1)

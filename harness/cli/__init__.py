@@ -400,6 +400,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("out", metavar="OUT", help="suite folder to write: new, empty, or an earlier import (replaced)")
     p.add_argument("--force", action="store_true", help="write even inside a git work tree (the data must never be committed)")
     p.add_argument("--limit", type=int, metavar="N", help="import only the first N samples or questions")
+    p.add_argument("--jobs", type=_jobs, default=None, metavar="N",
+                   help="processes converting the elements of a large file (8 MB or more) at once (default: one per CPU this process may use)")
     p.add_argument("--redact", action="append", default=[], metavar="REGEX",
                    help="transcripts: also redact what this regex matches (repeatable; the secret patterns are always on)")
 

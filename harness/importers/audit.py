@@ -112,6 +112,12 @@ class AuditResult:
         self.findings += new
         return new
 
+    def merge(self, other: AuditResult) -> None:
+        """Add the findings and probes of ``other`` (another conversation's audit) after this one's."""
+        self.findings += other.findings
+        self.probes += other.probes
+        self.probes_by_category.update(other.probes_by_category)
+
     def flagged(self) -> list[str]:
         """Scenario ids with at least one finding, sorted."""
         return sorted({f.scenario for f in self.findings})

@@ -4,21 +4,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
+from harness.defaults import available_cpus
 from harness.scenarios.loading import load_scenarios, load_suite
 from harness.scenarios.problems import ScenarioError
 from harness.scenarios.provenance import incomplete_suites
-
-
-def available_cpus() -> int:
-    """The CPUs this process may run on (its affinity, as a container or ``taskset`` limits it), at least 1."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # not Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def _missing(command: str, paths: list[str]) -> bool:
