@@ -37,6 +37,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -185,11 +186,33 @@ def generate(target: Path, conversations: int, probes: int, story_probes: int, s
             "story_files": len(list(story_dir.glob("*.yaml")))}
 
 
+def _tree_rss_mb(root: int) -> float:
+    """The summed resident memory of ``root`` and every process below it, from /proc (0.0 where there is none)."""
+    parents: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        parents[int(entry)], rss[int(entry)] = int(fields[1]), int(fields[21])
+    tree, frontier = {root}, [root]
+    while frontier:
+        frontier = [pid for pid, parent in parents.items() if parent in frontier and pid not in tree]
+        tree.update(frontier)
+    return sum(rss.get(pid, 0) for pid in tree) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
 def _command(args: list[str], harness: Path | None = None, cwd: Path | None = None) -> tuple[float, float, float, int, str]:
     """Run ``python -m harness.cli ARGS``; returns (wall s, CPU s, peak RSS MB, exit code, last output line).
 
-    CPU (user + system of the process) is printed beside wall time: on a machine
-    shared with other jobs the wall time measures the neighbours too.
+    CPU (user + system of the process and its worker processes) is printed beside wall time: on a machine
+    shared with other jobs the wall time measures the neighbours too. The peak is the larger of the largest
+    single process's (``wait4``) and the process tree's summed RSS, sampled every 0.1 s: with worker processes
+    (``validate``, ``import``, ``run --workers``) that sum is what the machine must hold.
     """
     env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True")
     python = sys.executable
@@ -200,12 +223,23 @@ def _command(args: list[str], harness: Path | None = None, cwd: Path | None = No
     start = time.perf_counter()
     proc = subprocess.Popen([python, "-m", "harness.cli", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
                             cwd=cwd or tempfile.gettempdir())  # not this checkout: `-m` puts the working folder first on the path
+    tree_peak = [0.0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.1):
+            tree_peak[0] = max(tree_peak[0], _tree_rss_mb(proc.pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    if os.path.isdir("/proc"):
+        sampler.start()
     output = proc.stdout.read() if proc.stdout else b""
     _, status, usage = os.wait4(proc.pid, 0)
+    done.set()
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     lines = [line for line in output.decode("utf-8", "replace").splitlines() if line.strip()]
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode, lines[-1] if lines else ""
+    return wall, usage.ru_utime + usage.ru_stime, max(usage.ru_maxrss / 1024, tree_peak[0]), proc.returncode, lines[-1] if lines else ""
 
 
 def synthesize_results(run_dir: Path, suite: Path, ids: list[str]) -> int:
