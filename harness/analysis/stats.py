@@ -18,10 +18,11 @@ interpolation between two.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 from statistics import NormalDist
 
 import numpy as np
@@ -79,9 +80,50 @@ def _rank(q: float, total: int) -> int:
     return min(total - 1, max(0, math.ceil(q * total * (1.0 - _REL_TOL)) - 1))
 
 
-@lru_cache(maxsize=256)
-def _counts(n_clusters: int, resamples: int, seed: int) -> np.ndarray:
-    """Draw counts per scenario, one row per resample (cached; read-only).
+class _HeldByBytes:
+    """``fn(*key)``, its read-only arrays kept while they fit in ``max_bytes`` together (least recently used dropped).
+
+    An ``lru_cache`` of 256 entries held every count matrix a report asked for:
+    on LoCoMo's 1,986 questions, one per category subset, ~250 MB beside a
+    1 GB target. A dropped matrix is drawn again identically (same seed), so
+    the bound costs time, never a different number. The newest entry is always
+    kept, however large.
+    """
+
+    def __init__(self, fn: Callable[..., np.ndarray], max_bytes: int) -> None:
+        self.fn, self.max_bytes = fn, max_bytes
+        self._held: OrderedDict[tuple[int, ...], np.ndarray] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, *key: int) -> np.ndarray:
+        with self._lock:
+            held = self._held.get(key)
+            if held is not None:
+                self._held.move_to_end(key)
+                return held
+        made = self.fn(*key)
+        with self._lock:
+            if key not in self._held:
+                self._held[key] = made
+                self._bytes += made.nbytes
+                while self._bytes > self.max_bytes and len(self._held) > 1:
+                    _, dropped = self._held.popitem(last=False)
+                    self._bytes -= dropped.nbytes
+            return self._held[key]
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self._held.clear()
+            self._bytes = 0
+
+
+COUNTS_CACHE_BYTES = 96 * 2**20
+"""What the bootstrap's count matrices may hold together (each is resamples x scenarios float64: 32 MB for LoCoMo)."""
+
+
+def _draw_counts(n_clusters: int, resamples: int, seed: int) -> np.ndarray:
+    """Draw counts per scenario, one row per resample (cached by :data:`_counts`; read-only).
 
     A resample draws ``n_clusters`` scenario indices uniformly with
     replacement; its row counts how often each scenario was drawn (a
@@ -103,8 +145,10 @@ def _counts(n_clusters: int, resamples: int, seed: int) -> np.ndarray:
     return counts
 
 
-@lru_cache(maxsize=16)
-def _counts_by_scenario(n_clusters: int, resamples: int, seed: int) -> np.ndarray:
+_counts = _HeldByBytes(_draw_counts, COUNTS_CACHE_BYTES)
+
+
+def _transposed_counts(n_clusters: int, resamples: int, seed: int) -> np.ndarray:
     """:func:`_counts` transposed into rows per scenario (cached; read-only), for :func:`cluster_quantile_ci`.
 
     As 32-bit integers: the running sums over them are exact whatever their
@@ -113,6 +157,9 @@ def _counts_by_scenario(n_clusters: int, resamples: int, seed: int) -> np.ndarra
     by_scenario = np.ascontiguousarray(_counts(n_clusters, resamples, seed).T, dtype=np.int32)
     by_scenario.flags.writeable = False
     return by_scenario
+
+
+_counts_by_scenario = _HeldByBytes(_transposed_counts, COUNTS_CACHE_BYTES // 2)
 
 
 def _codes(clusters: Sequence[object]) -> tuple[np.ndarray, int]:

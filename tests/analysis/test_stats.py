@@ -299,6 +299,31 @@ def test_draw_counts_are_multinomial_rows_whatever_the_block_size(monkeypatch):
     stats._counts.cache_clear()
 
 
+def test_the_count_matrices_held_stay_within_their_byte_bound_least_recently_used_first() -> None:
+    """A report asks for one count matrix per subset size; they are held only up to a byte bound (LoCoMo's
+    1,986 questions held ~250 MB of them beside a 1 GB target), and a dropped one is drawn again identically.
+
+    Bugs planted: the oldest entry kept instead of dropped (``popitem(last=True)``), a hit not moved to the end
+    (plain FIFO), the bytes not subtracted on a drop (everything dropped after the bound is first reached).
+    """
+    one = 10 * 50 * 8  # a 50-resample, 10-cluster matrix of float64
+    cache = stats._HeldByBytes(stats._draw_counts, max_bytes=3 * one)
+    first = cache(10, 50, 1).copy()
+    cache(10, 50, 2)
+    cache(10, 50, 3)
+    assert cache(10, 50, 1) is cache(10, 50, 1)  # a hit: the same array, now the most recently used
+    cache(10, 50, 4)  # over the bound: the least recently used (seed 2) goes, seed 1 stays
+    assert set(cache._held) == {(10, 50, 1), (10, 50, 3), (10, 50, 4)} and cache._bytes == 3 * one
+    cache(10, 50, 5)
+    cache(10, 50, 6)
+    assert set(cache._held) == {(10, 50, 4), (10, 50, 5), (10, 50, 6)}
+    assert np.array_equal(cache(10, 50, 1), first)  # drawn again: the same counts
+    big = cache(1000, 50, 1)  # larger than the bound on its own: kept, as the newest
+    assert list(cache._held) == [(1000, 50, 1)] and cache(1000, 50, 1) is big and cache._bytes == big.nbytes
+    cache.cache_clear()
+    assert not cache._held and cache._bytes == 0
+
+
 def test_quantiles_drawn_together_are_each_the_brute_force_resampled_quantile():
     """A p50 and a p95 from one pass over the running sums each equal the brute-force resampled quantile.
 
