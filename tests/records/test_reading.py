@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.records import ResultsError, SampleRecord, iter_records, scan_results
+from harness.records import ResultsError, RunManifest, SampleRecord, foreign_check, foreign_reasons, iter_records, scan_results
 
 
 def _record(scenario: str, arm: str = "recall", answer: str = "a", status: str = "ok") -> SampleRecord:
@@ -69,3 +69,25 @@ def test_iter_records_still_raises_on_a_bad_line_that_is_not_last(tmp_path: Path
     path = _write(tmp_path / "r.jsonl", b"\xff\n", _line(_record("s1")))
     with pytest.raises(ResultsError, match=":1: not UTF-8"):
         list(iter_records(path))
+
+
+def _manifest(epochs: int = 2) -> RunManifest:
+    return RunManifest(run_id="r", harness_version="0", status="complete", started_at="t", models=["m"], arms=["recall"],
+                       epochs=epochs, seed=0, scenario_paths=[], scenario_ids=["s1"], suite_hash="h")
+
+
+def test_a_record_the_manifest_plans_is_not_foreign() -> None:
+    assert foreign_reasons(_record("s1"), _manifest()) == []
+
+
+def test_foreign_reasons_names_each_field_run_json_does_not_plan() -> None:
+    record = _record("s9", arm="baseline").model_copy(update={"model": "other", "epoch": 2})
+    assert foreign_reasons(record, _manifest(epochs=2)) == ["model 'other'", "arm 'baseline'", "scenario 's9'", "epoch 2"]
+
+
+@pytest.mark.parametrize("epoch", [-1, 2])
+def test_an_epoch_outside_the_planned_range_is_foreign_even_though_the_record_model_accepts_it(epoch: int) -> None:
+    """The record model takes any int epoch; the manifest check alone keeps ``-1`` and ``epochs`` out."""
+    record = SampleRecord.model_validate({**_record("s1").model_dump(), "epoch": epoch})
+    assert foreign_check(_manifest(epochs=2))(record) == [f"epoch {epoch}"]
+    assert foreign_check(_manifest(epochs=2))(_record("s1").model_copy(update={"epoch": 1})) == []
