@@ -91,3 +91,14 @@ def test_an_epoch_outside_the_planned_range_is_foreign_even_though_the_record_mo
     record = SampleRecord.model_validate({**_record("s1").model_dump(), "epoch": epoch})
     assert foreign_check(_manifest(epochs=2))(record) == [f"epoch {epoch}"]
     assert foreign_check(_manifest(epochs=2))(_record("s1").model_copy(update={"epoch": 1})) == []
+
+
+@pytest.mark.parametrize("version", [True, 1.0, 2.0])
+def test_a_schema_version_that_only_equals_a_known_one_is_refused_by_the_reader(tmp_path: Path, version: object) -> None:
+    """``true`` and ``2.0`` compare equal to known versions and the record model accepts them; the reader's type check alone refuses them."""
+    import json
+
+    data = {**_record("s1").model_dump(mode="json"), "schema_version": version}
+    SampleRecord.model_validate(data)  # the record model alone lets it through
+    scan = scan_results(_write(tmp_path / "r.jsonl", json.dumps(data).encode() + b"\n"))
+    assert scan.records == [] and f"schema_version {version!r} is not supported" in scan.problems[0]
