@@ -177,3 +177,10 @@ def test_a_call_whose_usage_is_unknown_gets_no_refund() -> None:
     asyncio.run(limiter.acquire("m", 100))
     limiter.settle("m", 100, None)
     assert limiter._tokens["m"].take(50.0) == 0.5  # still empty: 50 tokens of debt at 100 per second
+
+
+@pytest.mark.parametrize("value", ["nan", "-5", "m=-0.0", "m=nan"])
+def test_a_limit_that_is_not_above_zero_is_refused_even_when_it_is_nan(value: str) -> None:
+    """``float()`` accepts "nan" and negatives; only the "above 0" check refuses them (NaN is not <= 0 either)."""
+    with pytest.raises(RateLimitError, match="must be above 0"):
+        parse_limits([value], ["m"], "--rpm")
