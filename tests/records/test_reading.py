@@ -102,3 +102,53 @@ def test_a_schema_version_that_only_equals_a_known_one_is_refused_by_the_reader(
     SampleRecord.model_validate(data)  # the record model alone lets it through
     scan = scan_results(_write(tmp_path / "r.jsonl", json.dumps(data).encode() + b"\n"))
     assert scan.records == [] and f"schema_version {version!r} is not supported" in scan.problems[0]
+
+
+def test_a_schema_error_says_how_many_more_problems_the_record_has(tmp_path: Path) -> None:
+    import json
+
+    one = {**_record("s1").model_dump(mode="json"), "status": "maybe"}
+    two = {**one, "epoch": "first"}
+    scan = scan_results(_write(tmp_path / "r.jsonl", json.dumps(one).encode() + b"\n", json.dumps(two).encode() + b"\n"))
+    assert "more)" not in scan.problems[0] and scan.problems[1].endswith("(+1 more)")
+
+
+def test_only_an_unfinished_last_line_is_marked_torn(tmp_path: Path) -> None:
+    bad = b'{"schema_version": 9}\n'
+    clean = scan_results(_write(tmp_path / "clean.jsonl", _line(_record("s1")), bad))  # a bad but whole last line
+    assert not clean.torn_last_line and "interrupted write" not in clean.problems[0]
+    torn = scan_results(_write(tmp_path / "torn.jsonl", bad, _line(_record("s1"))[:40]))  # a bad middle line, a torn last one
+    assert torn.torn_last_line and "interrupted write" not in torn.problems[0] and "interrupted write" in torn.problems[1]
+
+
+def test_records_follow_the_order_of_their_newest_line(tmp_path: Path) -> None:
+    """A re-run sample's record takes the place of its newest line (the order a resumed run finished them)."""
+    path = _write(tmp_path / "r.jsonl", _line(_record("s1", answer="old")), _line(_record("s2")), _line(_record("s1", answer="new")))
+    assert [(r.scenario_id, r.final_answer) for r in scan_results(path).records] == [("s2", "a"), ("s1", "new")]
+
+
+def test_the_scan_counts_non_blank_lines_and_digests_the_bytes_it_read(tmp_path: Path) -> None:
+    import hashlib
+
+    path = _write(tmp_path / "r.jsonl", _line(_record("s1")), b"\n", b"   \n", b"42\n", _line(_record("s2")))
+    scan = scan_results(path)
+    assert scan.lines == 3 and scan.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_missing_results_file_reads_as_empty(tmp_path: Path) -> None:
+    scan = scan_results(tmp_path / "none.jsonl")
+    assert (scan.records, scan.problems, scan.lines, scan.sha256) == ([], [], 0, "")
+
+
+def test_a_record_whose_sample_id_is_not_its_own_is_refused(tmp_path: Path) -> None:
+    """A line claiming another sample's id would stand in for that sample and hide its own."""
+    forged = _record("s1").model_copy(update={"sample_id": "s1|baseline|m|0"})
+    scan = scan_results(_write(tmp_path / "r.jsonl", _line(forged), _line(_record("s2"))))
+    assert [r.scenario_id for r in scan.records] == ["s2"]
+    assert "sample_id 's1|baseline|m|0' does not match" in scan.problems[0] and "'s1|recall|m|0'" in scan.problems[0]
+
+
+def test_every_dropped_duplicate_is_counted(tmp_path: Path) -> None:
+    path = _write(tmp_path / "r.jsonl", *[_line(_record("s1", answer=str(n))) for n in range(3)], _line(_record("s2")))
+    scan = scan_results(path)
+    assert scan.duplicates == 2 and [r.final_answer for r in scan.records if r.scenario_id == "s1"] == ["2"]
