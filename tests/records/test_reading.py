@@ -152,3 +152,22 @@ def test_every_dropped_duplicate_is_counted(tmp_path: Path) -> None:
     path = _write(tmp_path / "r.jsonl", *[_line(_record("s1", answer=str(n))) for n in range(3)], _line(_record("s2")))
     scan = scan_results(path)
     assert scan.duplicates == 2 and [r.final_answer for r in scan.records if r.scenario_id == "s1"] == ["2"]
+
+
+def test_iter_records_skips_a_torn_last_line(tmp_path: Path) -> None:
+    path = _write(tmp_path / "r.jsonl", _line(_record("s1")), _line(_record("s2"))[:40])
+    assert [r.scenario_id for r in iter_records(path)] == ["s1"]
+
+
+def test_read_manifest_says_whether_the_folder_the_manifest_or_its_content_is_wrong(tmp_path: Path) -> None:
+    from harness.records import MANIFEST_FILE, read_manifest
+
+    with pytest.raises(ResultsError, match=r"nope: no such run folder \(the folder does not exist\)"):
+        read_manifest(tmp_path / "nope")
+    with pytest.raises(ResultsError, match=rf"{MANIFEST_FILE}: no run manifest; is .* a recall-eval run folder\?"):
+        read_manifest(tmp_path)
+    (tmp_path / MANIFEST_FILE).write_text('{"run_id": 5}', encoding="utf-8")
+    with pytest.raises(ResultsError, match=rf"(?s){MANIFEST_FILE}: invalid run manifest: .*run_id"):
+        read_manifest(tmp_path)
+    (tmp_path / MANIFEST_FILE).write_text(_manifest().model_dump_json(), encoding="utf-8")
+    assert read_manifest(tmp_path) == _manifest()
