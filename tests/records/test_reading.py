@@ -167,7 +167,21 @@ def test_read_manifest_says_whether_the_folder_the_manifest_or_its_content_is_wr
     with pytest.raises(ResultsError, match=rf"{MANIFEST_FILE}: no run manifest; is .* a recall-eval run folder\?"):
         read_manifest(tmp_path)
     (tmp_path / MANIFEST_FILE).write_text('{"run_id": 5}', encoding="utf-8")
-    with pytest.raises(ResultsError, match=rf"(?s){MANIFEST_FILE}: invalid run manifest: .*run_id"):
+    with pytest.raises(ResultsError, match=rf"{MANIFEST_FILE}: invalid run manifest: run_id: "):
         read_manifest(tmp_path)
     (tmp_path / MANIFEST_FILE).write_text(_manifest().model_dump_json(), encoding="utf-8")
     assert read_manifest(tmp_path) == _manifest()
+
+
+@pytest.mark.parametrize(("content", "problem"), [
+    ('{"run_id": 5}', "run_id: Input should be a valid string (+10 more)"),
+    ("{not json", "(manifest): Invalid JSON: "),
+])
+def test_an_invalid_manifest_is_named_on_one_line_by_its_first_problem(tmp_path: Path, content: str, problem: str) -> None:
+    """pydantic's own message is two lines per error (a 2 KB block for one bad field of run.json); the reader says the first, and how many more."""
+    from harness.records import MANIFEST_FILE, read_manifest
+
+    (tmp_path / MANIFEST_FILE).write_text(content, encoding="utf-8")
+    with pytest.raises(ResultsError) as raised:
+        read_manifest(tmp_path)
+    assert "\n" not in str(raised.value) and f"{MANIFEST_FILE}: invalid run manifest: {problem}" in str(raised.value)
