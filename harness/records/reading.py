@@ -50,6 +50,14 @@ class ResultsScan:
     sha256: str = ""
 
 
+def _first_error(exc: ValidationError, whole: str) -> str:
+    """``field: message (+N more)``: pydantic's first error on one line (its own text spans lines, two per error)."""
+    first = exc.errors()[0]
+    loc = ".".join(str(part) for part in first["loc"]) or whole
+    more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{loc}: {first['msg']}{more}"
+
+
 def _parse_line(raw: bytes, where: str, book: HistoryBook) -> tuple[SampleRecord | None, str | None]:
     """One results line as a record (its pasted history spliced back from ``book``), or the problem with it (never raises)."""
     try:
@@ -71,10 +79,7 @@ def _parse_line(raw: bytes, where: str, book: HistoryBook) -> tuple[SampleRecord
     try:
         record = SampleRecord.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(part) for part in first["loc"]) or "(record)"
-        more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        return None, f"{where}: invalid sample record: {loc}: {first['msg']}{more}"
+        return None, f"{where}: invalid sample record: {_first_error(exc, '(record)')}"
     own = sample_id(record.scenario_id, record.arm, record.model, record.epoch)
     if record.sample_id != own:  # it would stand in for another sample (another arm's, say) and hide this one
         return None, (f"{where}: sample_id {record.sample_id!r} does not match the record's own scenario, arm, model "
@@ -184,5 +189,7 @@ def read_manifest(run_dir: Path) -> RunManifest:
         raise ResultsError(f"{path}: no run manifest; is {run_dir} a recall-eval run folder?")
     try:
         return RunManifest.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        raise ResultsError(f"{path}: invalid run manifest: {_first_error(exc, '(manifest)')}") from None
     except Exception as exc:
         raise ResultsError(f"{path}: invalid run manifest: {exc}") from None

@@ -124,3 +124,63 @@ def test_worker_options_carry_their_share_of_limits_and_budget() -> None:
                          max_tool_rounds=4, temperature=0.0, timeout_s=1.0, retries=0, max_concurrency=4,
                          rpm={"m": 120.0}, tpm={"m": 10000.0}, budget_usd=3.0)
     assert _limit_shares(options, 2) == {"rpm": {"m": 60.0}, "tpm": {"m": 5000.0}, "budget_usd": 1.5}
+
+
+def test_a_taker_left_with_part_of_a_token_goes_at_once() -> None:
+    """A token bucket is charged fractions (a prompt's tokens): a level between 0 and 1 is no debt, so no wait."""
+    bucket = TokenBucket(rate_per_s=2.0, capacity=2.0, clock=lambda: 0.0)
+    assert bucket.take(1.5) == 0.0  # 0.5 left: go now, not a negative wait
+    assert bucket.take(0.5) == 0.0  # exactly empty: still go now
+    assert bucket.take(1.0) == 0.5  # one token of debt at 2 per second
+
+
+def test_the_burst_is_burst_s_seconds_of_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``BURST_S`` is the seconds of a limit held at once: two seconds of 600 a minute is 20, not 5."""
+    monkeypatch.setattr("harness.run.ratelimit.BURST_S", 2.0)
+    assert bucket_for(600).capacity == 20.0
+
+
+def test_an_unknown_model_is_refused_with_the_runs_models_listed() -> None:
+    with pytest.raises(RateLimitError, match=r"its models: openai/gpt-4o, offline/reference\)"):
+        parse_limits(["x/y=5"], ["openai/gpt-4o", "offline/reference"], "--rpm")
+
+
+@pytest.mark.parametrize("value", ["0.5", "1", "offline/reference=0.25"])
+def test_a_limit_below_one_a_minute_is_a_limit_not_an_error(value: str) -> None:
+    """Any positive number is a limit: one request every two minutes is ``--rpm 0.5``."""
+    assert parse_limits([value], ["offline/reference"], "--rpm") == {"offline/reference": float(value.rpartition("=")[2])}
+
+
+def test_a_request_without_a_token_count_charges_only_the_request_bucket() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(tpm={"m": 60}, clock=clock, sleep=clock.sleep)  # 1 token per second, burst 1
+    for _ in range(3):
+        asyncio.run(limiter.acquire("m"))
+    assert clock.sleeps == []
+    assert limiter._tokens["m"].take(1.0) == 0.0  # the bucket is still full
+
+
+def test_settling_a_model_without_a_token_limit_is_a_no_op() -> None:
+    """The agent settles every call of a limited model; with only ``--rpm`` there is no token bucket to refund."""
+    clock = FakeClock()
+    limiter = RateLimiter(rpm={"m": 60}, clock=clock, sleep=clock.sleep)
+    limiter.settle("m", 0, None)  # usage unknown
+    limiter.settle("m", 0, 40)
+    limiter.settle("other", 100, 40)
+    assert [limiter._requests["m"].take() for _ in range(2)] == [0.0, 1.0]  # the request bucket is untouched
+
+
+def test_a_call_whose_usage_is_unknown_gets_no_refund() -> None:
+    """No usage in the response: what was charged stays charged (the provider may have counted all of it)."""
+    clock = FakeClock()
+    limiter = RateLimiter(tpm={"m": 6000}, clock=clock, sleep=clock.sleep)  # 100 tokens/s, burst 100
+    asyncio.run(limiter.acquire("m", 100))
+    limiter.settle("m", 100, None)
+    assert limiter._tokens["m"].take(50.0) == 0.5  # still empty: 50 tokens of debt at 100 per second
+
+
+@pytest.mark.parametrize("value", ["nan", "-5", "m=-0.0", "m=nan"])
+def test_a_limit_that_is_not_above_zero_is_refused_even_when_it_is_nan(value: str) -> None:
+    """``float()`` accepts "nan" and negatives; only the "above 0" check refuses them (NaN is not <= 0 either)."""
+    with pytest.raises(RateLimitError, match="must be above 0"):
+        parse_limits([value], ["m"], "--rpm")

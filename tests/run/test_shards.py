@@ -14,7 +14,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from harness.cli import main  # noqa: E402
 from harness.records import RESULTS_FILE, read_manifest, scan_results  # noqa: E402
 from harness.run.options import suite_hash  # noqa: E402
-from harness.run.shards import Shard, ShardError, parse_shard, partition  # noqa: E402
+from harness.run.shards import Shard, ShardError, parse_shard, partition, shard_ids  # noqa: E402
 
 STARTER = Path(__file__).resolve().parents[2] / "scenarios" / "starter"
 
@@ -43,6 +43,28 @@ def test_partition_balances_samples_even_when_scenarios_weigh_differently() -> N
 
 def test_partition_with_more_shards_than_scenarios_leaves_empty_shards() -> None:
     assert partition({"a": 3, "b": 3}, 3) == [["a"], ["b"], []]
+
+
+@pytest.mark.parametrize(("text", "example"), [("2/1", "e.g. 1/1"), ("1/0", "e.g. 1/1"), ("5/4", "e.g. 1/4")])
+def test_an_index_outside_the_count_suggests_the_first_shard_of_that_count(text: str, example: str) -> None:
+    with pytest.raises(ShardError) as raised:
+        parse_shard(text)
+    assert str(raised.value).endswith(example)
+
+
+def test_partition_places_the_heaviest_scenarios_first_whatever_their_ids() -> None:
+    """Taken by id, "a" and "b" would share a shard with "c" and leave the other one light (5 and 1)."""
+    assert partition({"a": 1, "b": 1, "c": 4}, 2) == [["c"], ["a", "b"]]
+    weights = {"z": 9, "y": 5, "x": 4, "b": 3, "a": 1}  # ids sort opposite to weight
+    loads = [sum(weights[s] for s in part) for part in partition(weights, 2)]
+    assert loads == [12, 10]  # by id: 14 and 8
+
+
+def test_shard_i_is_the_ith_part_counting_from_one() -> None:
+    weights = {"a": 5, "b": 4, "c": 3, "d": 3, "e": 2, "f": 1}
+    parts = partition(weights, 3)
+    assert [shard_ids(weights, Shard(index, 3)) for index in (1, 2, 3)] == parts
+    assert shard_ids(weights, Shard(1, 1)) == sorted(weights)
 
 
 def _run(tmp_path: Path, *flags: str, out: str) -> int:

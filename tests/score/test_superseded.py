@@ -1,0 +1,67 @@
+"""``harness.score.superseded``: when a stale value is mentioned as superseded, tested on the rule itself.
+
+The scorer's tests (``test_scoring.py``) reach this module through whole answers; these pin its parts
+alone: the cue patterns' builder (run once at import, where a scorer test cannot see it), the sentence
+a cue must share with the value, and the occurrence finder.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from harness.score.superseded import _alternation, is_superseded_mention, occurrences
+
+
+def _superseded(text: str, value: str) -> bool:
+    start = text.index(value)
+    return is_superseded_mention(text, start, start + len(value))
+
+
+def test_cue_alternatives_are_tried_longest_first() -> None:
+    """Longest first, ties in the order given: "used to be" is tried before "used to", so a match spans the whole cue."""
+    assert _alternation(("to", "used to be", "not")) == r"used\s+to\s+be|not|to"
+    assert _alternation(("b", "aa", "c")) == "aa|b|c"
+    assert re.match(_alternation(("used to", "used to be")), "used to be 5433").group() == "used to be"
+
+
+def test_a_cue_of_several_words_matches_any_whitespace_between_them() -> None:
+    pattern = re.compile(rf"^(?:{_alternation(('no longer', 'instead of'))})$")
+    assert all(pattern.match(text) for text in ("no longer", "no  longer", "instead\nof"))
+    assert not pattern.match("nolonger")
+
+
+def test_cue_words_are_matched_literally() -> None:
+    pattern = re.compile(rf"^(?:{_alternation(('->', 'a.b'))})$")
+    assert pattern.match("->") and pattern.match("a.b") and not pattern.match("axb")
+
+
+@pytest.mark.parametrize("text", ["not 5433; use 5432", "previously 5433, now 5432", "之前的端口是5433，现在是5432"])
+def test_a_cue_at_the_very_start_of_the_answer_counts(text: str) -> None:
+    assert _superseded(text, "5433")
+
+
+@pytest.mark.parametrize("text", ["the port is 5433. it was 5432 previously.", "端口是5433。之前是5432。",
+                                  "the port is 5433; 5432 is no longer used"])
+def test_a_cue_in_the_next_sentence_does_not_excuse_the_value(text: str) -> None:
+    assert not _superseded(text, "5433")
+
+
+def test_from_needs_a_change_verb_in_the_same_sentence() -> None:
+    assert _superseded("it moved from eu-west-1 to eu-central-1", "eu-west-1")
+    assert not _superseded("deploy from eu-west-1", "eu-west-1")
+    assert not _superseded("we moved. deploy from eu-west-1", "eu-west-1")  # the verb is in another sentence
+
+
+def test_occurrences_finds_every_occurrence_in_order() -> None:
+    assert occurrences("a 5433, b 5433, c 5433", "5433") == [(2, 6), (10, 14), (18, 22)]
+
+
+def test_occurrences_include_overlapping_ones() -> None:
+    assert occurrences("aaa", "aa") == [(0, 2), (1, 3)]
+    assert occurrences("abab ab", "ab") == [(0, 2), (2, 4), (5, 7)]
+
+
+def test_occurrences_of_an_empty_or_absent_needle_are_none() -> None:
+    assert occurrences("abc", "") == [] and occurrences("abc", "x") == []
