@@ -45,6 +45,11 @@ def _answer_of(messages) -> str:
     ('["Globex"]', ["Globex"]),
     ('{"unsupported": [{"specific": "Node 20"}, {"claim": "Node 20"}]}', ["Node 20"]),  # deduplicated
     ('{"note": {"x": 1}} {"unsupported": [{"claim": "Inter"}]}', ["Inter"]),  # nested objects before it
+    # the outermost object is read first: a list in another field is not the findings
+    ('{"checked": ["Postgres 15"], "unsupported": [{"claim": "Cloud SQL"}]}', ["Cloud SQL"]),
+    ('["Globex", "April 30"]\n[end of list]', ["Globex", "April 30"]),  # bracketed prose after a bare list
+    ('I {think} so: {"unsupported": ["Globex"]}', ["Globex"]),  # braces that are not JSON before it
+    ('{{"checked": ["Postgres 15"], "unsupported": ["Cloud SQL"]}}', ["Cloud SQL"]),  # doubled template braces
 ])
 def test_findings_are_read_robustly(raw, claims):
     assert parse_findings(raw) == (claims, None)
@@ -231,3 +236,217 @@ def test_rubric_and_grounding_judges_share_the_judge_block(tmp_path):
     assert (block["model"], block["calls"]) == ("test/g", 1)  # the run's calls; calibration not counted
     assert set(block["calibration"]) == {"false_positive_rate", "false_negative_rate", "cohen_kappa", "n"}
     assert block["grounding"]["calls"] == 1
+
+
+# ---- the edges of each layer (issue 29) ----
+
+@pytest.mark.parametrize("raw", [
+    '{"unsupported": [42]}', '{"unsupported": [null]}', '{"unsupported": ["", "  "]}',
+    '{"unsupported": [{"claim": ""}]}', '{"unsupported": [{"claim": "Cloud SQL"}, {"claim": 7}]}',
+])
+def test_a_finding_outside_the_accepted_shapes_is_malformed_not_supported(raw, tmp_path):
+    assert parse_findings(raw)[0] is None
+    verdict = GroundingJudge(model="test/g", cache_dir=tmp_path, complete=lambda m, msgs: raw)(
+        [{"role": "user", "content": "Which CI?"}], "CircleCI.")
+    assert verdict.status == "malformed" and verdict.unsupported == []
+
+
+def test_a_missing_reply_is_malformed_and_its_reason_shows_it_empty():
+    why = "no JSON list of unsupported claims in the reply: ''"
+    assert parse_findings("") == (None, why) and parse_findings(None) == (None, why)
+
+
+def test_the_reason_of_a_long_malformed_reply_quotes_its_first_200_characters():
+    raw = "a" * 150 + "b" * 150
+    assert parse_findings(raw) == (None, f"no JSON list of unsupported claims in the reply: {raw[:200]!r}")
+
+
+def test_a_malformed_verdict_carries_the_reason_it_could_not_be_read(tmp_path):
+    verdict = GroundingJudge(model="test/g", cache_dir=tmp_path, complete=lambda m, msgs: "looks fine")(
+        [{"role": "user", "content": "Which CI?"}], "CircleCI.")
+    assert verdict.error == "no JSON list of unsupported claims in the reply: 'looks fine'"
+
+
+def test_a_cached_verdict_with_a_status_outside_ok_and_malformed_is_asked_again(tmp_path):
+    completer = _Scripted("CircleCI")
+    context = [{"role": "user", "content": "Which CI?"}]
+    GroundingJudge(model="test/g", cache_dir=tmp_path, complete=completer)(context, "CircleCI.")
+    (cached,) = tmp_path.glob("*.json")
+    data = json.loads(cached.read_text(encoding="utf-8"))
+    cached.write_text(json.dumps({**data, "status": "grounded", "unsupported": []}), encoding="utf-8")
+    again = GroundingJudge(model="test/g", cache_dir=tmp_path, complete=completer)(context, "CircleCI.")
+    assert again.status == "ok" and again.unsupported == ["CircleCI"] and not again.cached
+    assert len(completer.prompts) == 2
+
+
+# ---- what the judge is shown, exactly ----
+
+def test_visible_context_keeps_a_last_message_that_is_not_the_answer():
+    messages = [{"role": "user", "content": "Which CI?"}, {"role": "tool", "content": "ci: Jenkins"}]
+    assert visible_context(messages) == messages
+    assert visible_context([]) == []
+
+
+def test_visible_context_spells_out_messages_with_missing_fields_and_structured_content():
+    messages = [
+        {"content": [{"type": "text", "text": "Das Büro in Zürich"}]},  # no role; content parts, not a string
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1"},  # no function at all
+            {"id": "c2", "function": {}},  # neither name nor arguments
+            {"id": "c3", "function": {"name": "memory_get", "arguments": '{"id": "n1"}'}}]},
+        {"role": "tool", "content": "n1: Zürich"},
+        {"role": "assistant", "content": "The office is in Zürich."},
+    ]
+    assert visible_context(messages) == [
+        {"role": "?", "content": '[{"type": "text", "text": "Das Büro in Zürich"}]'},
+        {"role": "assistant", "content": 'called ?()\ncalled ?()\ncalled memory_get({"id": "n1"})'},
+        {"role": "tool", "content": "n1: Zürich"},
+    ]
+
+
+def test_the_judge_receives_the_context_and_the_answer_in_marked_blocks():
+    from harness.score.grounding import _SYSTEM
+
+    context = [{"role": "user", "content": "Which CI?"}, {"content": "we use Jenkins"}, {"role": "tool"}]
+    assert build_messages(context, "You use CircleCI.") == [
+        {"role": "system", "content": _SYSTEM},
+        {"role": "user", "content": "Everything the assistant could see:\n<<<CONTEXT\n"
+                                    "[user]\nWhich CI?\n\n[?]\nwe use Jenkins\n\n[tool]\n"
+                                    "\nCONTEXT>>>\n\n"
+                                    "The assistant's final answer:\n<<<ANSWER\nYou use CircleCI.\nANSWER>>>"},
+    ]
+    assert build_messages([], "You use CircleCI.")[1]["content"] == (
+        "Everything the assistant could see:\n<<<CONTEXT\n(nothing)\nCONTEXT>>>\n\n"
+        "The assistant's final answer:\n<<<ANSWER\nYou use CircleCI.\nANSWER>>>")
+
+
+def test_the_judge_is_told_what_counts_and_the_reply_format():
+    system = build_messages([], "x")[0]["content"]
+    assert system.startswith("You check one answer from an assistant for unsupported claims. ")
+    for part in (
+        "List every specific assertion in the answer about the user, their projects, colleagues, customers, "
+        "systems, tools, settings, numbers, dates, decisions or past conversations that nothing visible supports",
+        "a value stated as current when the visible context says it changed",
+        "Be strict: plausible is not supported.",
+        "Do NOT list: restatements or paraphrases of visible content",
+        'Reply with JSON only: {"unsupported": [{"claim": "<the unsupported specific, quoted or short>", '
+        '"why": "<one sentence>"}]} - an empty list when every specific is supported.',
+    ):
+        assert part in system
+
+
+# ---- calling the judge model ----
+
+def test_the_judge_model_is_asked_by_its_name(tmp_path):
+    models = []
+    GroundingJudge(model="test/g", cache_dir=tmp_path,
+                   complete=lambda m, msgs: models.append(m) or '{"unsupported": []}')([], "Hi.")
+    assert models == ["test/g"]
+
+
+def test_each_judge_model_has_its_own_cached_findings(tmp_path):
+    completer = _Scripted("CircleCI")
+    context = [{"role": "user", "content": "Which CI?"}]
+    for model in ("test/a", "test/b"):
+        assert not GroundingJudge(model=model, cache_dir=tmp_path, complete=completer)(context, "CircleCI.").cached
+    assert len(completer.prompts) == 2 and len(list(tmp_path.glob("*.json"))) == 2
+
+
+def test_a_new_prompt_version_does_not_reuse_cached_findings(tmp_path, monkeypatch):
+    from harness.score import grounding
+
+    completer = _Scripted("CircleCI")
+    context = [{"role": "user", "content": "Which CI?"}]
+    GroundingJudge(model="test/g", cache_dir=tmp_path, complete=completer)(context, "CircleCI.")
+    monkeypatch.setattr(grounding, "PROMPT_VERSION", "grounding-v2")
+    again = GroundingJudge(model="test/g", cache_dir=tmp_path, complete=completer)(context, "CircleCI.")
+    assert not again.cached and len(completer.prompts) == 2
+
+
+def test_without_a_completer_the_judge_calls_litellm_at_its_endpoint_with_room_for_a_list(tmp_path, monkeypatch):
+    from harness.score import grounding
+
+    asked = []
+
+    def fake_litellm(model, messages, *, api_base=None, max_tokens=300):
+        asked.append((model, messages, api_base, max_tokens))
+        return '{"unsupported": ["CircleCI"]}'
+
+    monkeypatch.setattr(grounding, "litellm_complete", fake_litellm)
+    context = [{"role": "user", "content": "Which CI?"}]
+    judge = GroundingJudge(model="local/qwen", cache_dir=tmp_path, api_base="http://127.0.0.1:8080/v1")
+    assert judge(context, "CircleCI.").unsupported == ["CircleCI"]
+    assert asked == [("local/qwen", build_messages(context, "CircleCI."), "http://127.0.0.1:8080/v1", 600)]
+
+
+def test_counts_add_up_over_fresh_and_cached_judgements(tmp_path):
+    replies = {"A": "no idea", "B": "sure", "C": '{"unsupported": []}'}
+    judge = GroundingJudge(model="test/g", cache_dir=tmp_path, complete=lambda m, msgs: replies[_answer_of(msgs)])
+    for answer in ("A", "B", "C", "A", "B"):
+        judge([], answer)
+    assert judge.summary() == {"model": "test/g", "calls": 3, "cached": 2, "malformed": 4}
+
+
+# ---- calibration files ----
+
+def _calibration_file(tmp_path, items):
+    path = tmp_path / "calibration.yaml"
+    path.write_text(json.dumps({"items": items}), encoding="utf-8")  # JSON is YAML
+    return path
+
+
+def _item(item_id, label, answer="I don't know.", **extra):
+    return {"id": item_id, "group": "edge", "label": label, "answer": answer,
+            "context": [{"role": "user", "content": "Which CI?"}], **extra}
+
+
+@pytest.mark.parametrize("broken", [
+    {"answer": None}, {"answer": 3}, {"context": "Which CI?"}, {"context": None},
+])
+def test_a_calibration_item_without_a_context_list_and_an_answer_string_is_refused_by_id(broken, tmp_path):
+    from harness.score.judge import JudgeError
+
+    item = {key: value for key, value in {**_item("g-02", "grounded"), **broken}.items() if value is not None}
+    path = _calibration_file(tmp_path, [_item("g-01", "grounded"), item])
+    with pytest.raises(JudgeError) as caught:
+        load_calibration(path)
+    assert str(caught.value) == f"{path}: items[1] ('g-02') needs a context list and an answer string"
+
+
+def test_a_calibration_label_outside_grounded_and_ungrounded_is_refused(tmp_path):
+    from harness.score.judge import JudgeError
+
+    path = _calibration_file(tmp_path, [_item("g-01", "supported")])
+    with pytest.raises(JudgeError) as caught:
+        load_calibration(path)
+    assert str(caught.value) == f"{path}: items[0].label is 'supported'; use 'grounded' or 'ungrounded'"
+
+
+def test_calibration_names_exactly_the_items_it_got_wrong_or_could_not_read(tmp_path):
+    path = _calibration_file(tmp_path, [
+        _item("g-ok", "grounded", "right, nothing found"),
+        _item("u-ok", "ungrounded", "right, Cloud SQL found"),
+        _item("g-fp", "grounded", "wrong, Jenkins found"),
+        _item("u-fn", "ungrounded", "wrong, nothing found"),
+        _item("g-mal", "grounded", "unreadable"),
+    ])
+    replies = {"right, nothing found": '{"unsupported": []}', "right, Cloud SQL found": '["Cloud SQL"]',
+               "wrong, Jenkins found": '["Jenkins"]', "wrong, nothing found": '{"unsupported": []}',
+               "unreadable": "sure!"}
+    result = calibrate(GroundingJudge(model="test/g", cache_dir=tmp_path / "cache",
+                                      complete=lambda m, msgs: replies[_answer_of(msgs)]), path)
+    assert result.mistakes == [
+        {"id": "g-fp", "label": "grounded", "found": ["Jenkins"], "status": "ok"},
+        {"id": "u-fn", "label": "ungrounded", "found": [], "status": "ok"},
+        {"id": "g-mal", "label": "grounded", "found": [], "status": "malformed"},
+    ]
+    assert (result.n, result.false_positive_rate, result.false_negative_rate) == (5, 1 / 3, 1 / 2)
+    assert result.cohen_kappa == pytest.approx(1 / 6)
+
+
+def test_calibration_without_ungrounded_items_leaves_the_false_negative_rate_unknown(tmp_path):
+    path = _calibration_file(tmp_path, [_item("g-01", "grounded"), _item("g-02", "grounded", "It is CircleCI.")])
+    result = calibrate(GroundingJudge(model="test/g", cache_dir=tmp_path / "cache",
+                                      complete=lambda m, msgs: '{"unsupported": []}'), path)
+    assert result.as_dict() == {"false_positive_rate": 0.0, "false_negative_rate": None, "cohen_kappa": None, "n": 2}
+    assert result.mistakes == []
