@@ -7,6 +7,11 @@ command line above it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import multiprocessing.context
+
 DEFAULT_SUITE = "scenarios/starter"
 DEFAULT_MODEL = "offline/reference"
 DEFAULT_ARMS = ("history_only", "recall", "full_history")
@@ -49,3 +54,14 @@ def available_cpus() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):  # not Linux
         return max(1, os.cpu_count() or 1)
+
+
+def worker_context() -> multiprocessing.context.BaseContext:
+    """How ``validate`` and ``import`` start their worker processes: fork where it is safe and cheap (Linux: the
+    workers start with everything imported, and the commands are single-threaded when they fork), spawn elsewhere."""
+    import multiprocessing
+    import sys
+
+    if sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")

@@ -25,13 +25,12 @@ import collections
 import concurrent.futures
 import concurrent.futures.process
 import itertools
-import multiprocessing
-import multiprocessing.context
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.defaults import worker_context
 from harness.importers.audit import AuditResult
 from harness.importers.faults import FaultLog
 from harness.importers.output import dump_yaml
@@ -119,13 +118,6 @@ def _convert_in_worker(element: Any, index: int) -> _WorkerResult:
     return _WorkerResult(converted, faults.calls, taken.asked, frozenset(taken))
 
 
-def _worker_context() -> multiprocessing.context.BaseContext:
-    """fork where it is safe and cheap (Linux: the workers start with everything imported); spawn elsewhere."""
-    if sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context("spawn")
-
-
 def convert_all(convert: Convert, elements: Iterable[tuple[int, Any]], faults: FaultLog, taken: set[str],
                 jobs: int) -> Iterator[Converted | None]:
     """Each ``(index, element)``'s conversion, in order, ``jobs`` at a time in worker processes (1: here).
@@ -139,7 +131,7 @@ def convert_all(convert: Convert, elements: Iterable[tuple[int, Any]], faults: F
         return
     window: collections.deque[tuple[int, Any, concurrent.futures.Future[_WorkerResult]]] = collections.deque()
     source = iter(elements)
-    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=_worker_context(),
+    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=worker_context(),
                                                 initializer=_start_worker, initargs=(convert,)) as pool:
         unsent: tuple[int, Any] | None = None  # read from the file, not yet in the window (submit can fail)
         try:

@@ -29,8 +29,6 @@ import concurrent.futures
 import concurrent.futures.process
 import fnmatch
 import functools
-import multiprocessing
-import multiprocessing.context
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -41,6 +39,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from harness.defaults import worker_context
 from harness.scenarios import limits
 from harness.scenarios.conversation import (
     PROBE_FILE_KEYS,
@@ -442,13 +441,6 @@ def _total_bytes(files: Iterable[Path]) -> int:
     return total
 
 
-def _worker_context() -> multiprocessing.context.BaseContext:
-    """fork where it is safe and cheap (Linux: the workers start with everything imported); spawn elsewhere."""
-    if sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context("spawn")
-
-
 def _loads_in_workers(units: list[_Unit], selection: Selection, jobs: int) -> Iterator[_Loaded]:
     """Each unit's :func:`_load_unit_light`, in ``jobs`` worker processes, in the order of ``units``.
 
@@ -459,7 +451,7 @@ def _loads_in_workers(units: list[_Unit], selection: Selection, jobs: int) -> It
     """
     done = 0
     try:
-        with concurrent.futures.ProcessPoolExecutor(max_workers=min(jobs, len(units)), mp_context=_worker_context()) as pool:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=min(jobs, len(units)), mp_context=worker_context()) as pool:
             for loaded in pool.map(functools.partial(_load_unit_light, selection=selection), units):
                 done += 1
                 yield loaded
