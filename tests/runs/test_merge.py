@@ -279,3 +279,36 @@ def test_merged_records_follow_the_plan_order_of_the_manifests_models_and_arms(t
     merge_runs(tmp_path / "m", [b, a])
     written = [json.loads(line)["sample_id"] for line in (tmp_path / "m" / RESULTS_FILE).read_text(encoding="utf-8").splitlines()]
     assert written == [r.sample_id for r in plan]
+
+
+def test_shards_that_differ_only_in_settings_compare_ignores_merge(tmp_path: Path) -> None:
+    """How fast a shard ran (workers, concurrency, rate limits, cache folder) does not change its answers."""
+    a, b = _two_shards(tmp_path, first={"parameters": {"workers": 1, "cache_dir": "/ci/a"}},
+                       second={"parameters": {"workers": 4, "max_concurrency": 2, "rpm": 60, "cache_dir": "/ci/b"}})
+    assert merge_runs(tmp_path / "m", [a, b]).samples == 8
+
+
+def test_a_parameter_only_a_later_shard_records_is_a_difference(tmp_path: Path) -> None:
+    a, b = _two_shards(tmp_path, second={"parameters": {"new_knob": 1}})
+    assert f"{b}: parameter new_knob 1 differs from {a} (None)" in _problems(tmp_path / "m", [a, b])
+
+
+def test_shards_that_together_hold_fewer_scenarios_than_the_whole_suite_are_refused(tmp_path: Path) -> None:
+    """Every shard 1..N given once, no overlap, and still a scenario short (a shard's run.json lost one)."""
+    a = _hand_shard(tmp_path / "a", 1, 2, ["fact-01", "fact-02"], whole=5)
+    b = _hand_shard(tmp_path / "b", 2, 2, ["fact-03", "fact-04"], whole=5)
+    assert "the shards hold 4 scenarios, the whole suite has 5" in _problems(tmp_path / "m", [a, b])
+
+
+def test_a_shards_unreadable_lines_are_passed_on_as_warnings(tmp_path: Path) -> None:
+    a, b = _two_shards(tmp_path)
+    with open(b / RESULTS_FILE, "a", encoding="utf-8") as handle:
+        handle.write('{"sample_id": "torn\n')
+    outcome = merge_runs(tmp_path / "m", [a, b])
+    assert outcome.samples == 8 and any(f"{b / RESULTS_FILE}:5" in warning for warning in outcome.warnings), outcome.warnings
+
+
+def test_a_shard_still_marked_running_makes_the_merged_run_running(tmp_path: Path) -> None:
+    """A shard whose process was killed outright never wrote its end: the merged run is not complete."""
+    a, b = _two_shards(tmp_path, second={"status": "running", "finished_at": None})
+    assert merge_runs(tmp_path / "m", [a, b]).manifest.status == "running"
