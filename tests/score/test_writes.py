@@ -219,3 +219,24 @@ def test_a_scenario_only_the_extracted_arm_got_right_is_not_one_the_oracle_faile
         rows.append(scores(scenario_id=sid, continuity_correct=True))
     (pair,) = write_path_blocks(rows)["oracle_vs_extracted"]
     assert (pair["extracted_only_correct"], pair["oracle_failed_too"], pair["n_scenarios"]) == (2, 0, 2)
+
+
+def test_a_forget_tool_named_in_another_case_is_a_forget_not_a_save() -> None:
+    """Plug-ins name their tools as they like: ``DeleteMemory`` and ``Forget`` forget; they are not saves."""
+    for name in ("DeleteMemory", "Forget", "ERASE_note"):
+        forget = call(name, {"name": "home address"}, {"event": "deleted"})
+        fields = score_writes(record({"s1": [forget]}), make_scenario())
+        assert (fields["memories_written"], fields["forgets_done"]) == (0, 1), name
+
+
+def test_an_unchanged_reply_in_compact_json_is_a_duplicate_not_a_new_memory() -> None:
+    save = remember("The dev server runs on port 5174.")
+    compact = save.model_copy(update={"result_text": '{"event":"unchanged"}'})
+    fields = score_writes(record({"s1": [compact]}), make_scenario())
+    assert (fields["memories_written"], fields["write_duplicates"], fields["written_holds_expected"]) == (0, 1, False)
+
+
+def test_error_samples_are_not_counted_in_the_write_path_rows() -> None:
+    rows = [scores(continuity_correct=True), scores(status="error", memories_written=5, forgets_requested=1)]
+    (row,) = write_path_blocks(rows)["write_path"]
+    assert (row["samples"], row["memories_written"], row["forgets_requested"]) == (1, 1, 0)
