@@ -573,3 +573,27 @@ def test_a_count_difference_from_a_thousand_on_prints_grouped(metric: str, a: fl
     change = MetricChange("m", "recall", "all", metric, a={"metric": metric, "value": a}, b={"metric": metric, "value": b},
                           regression=False)
     assert format_diff(change) == shown
+
+
+@pytest.mark.parametrize("metric", ["continuity_accuracy", "error_rate", "latency_p50_s", "cost_usd"])
+def test_a_row_whose_interval_is_unknown_is_never_worse(metric: str) -> None:
+    """One run too small for an interval: no change beyond the intervals can be claimed, whatever the values."""
+    good, bad = (0.9, 0.1) if metric == "continuity_accuracy" else (0.1, 9.0)
+    for side, bound in (("a", "ci_low"), ("a", "ci_high"), ("b", "ci_low"), ("b", "ci_high")):  # each bound alone
+        a, b = _row(good, good, good), _row(bad, bad, bad)
+        (a if side == "a" else b)[bound] = None
+        assert not is_worse(metric, a, b, GateOptions(latency_pct=0, latency_ms=0, cost_pct=0, cost_usd=0))
+        assert not is_regression(metric, a, b, GateOptions(gate_on=frozenset({"latency", "cost"})))
+
+
+def test_an_error_sample_does_not_break_a_scenario() -> None:
+    """Error samples are left out of a scenario's correct rate: a timeout in B is an error, not a wrong answer."""
+    from harness.runs.compare import scenario_changes
+
+    def sample(status: str, outcome: str | None, epoch: int) -> dict[str, Any]:
+        return {"model": "m", "arm": "recall", "scenario_id": "fact-01", "status": status, "outcome": outcome, "epoch": epoch}
+
+    a = [sample("ok", "correct", 0), sample("ok", "correct", 1)]
+    assert scenario_changes(a, [sample("ok", "correct", 0), sample("error", None, 1)]) == []
+    broken = scenario_changes(a, [sample("ok", "correct", 0), sample("ok", "wrong", 1)])
+    assert [(c["change"], c["b_correct_rate"]) for c in broken] == [("broken", 0.5)]
