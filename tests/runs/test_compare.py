@@ -537,3 +537,63 @@ def test_real_runs_differing_in_temperature_and_tool_rounds_say_so(real_runs, ca
     code, out = _compare(capsys, real_runs["smoke"], real_runs["smoke_hot"])
     assert code == 2
     assert "temperature: 0.0 -> 0.5" in out and "max tool rounds: 4 -> 2" in out
+
+
+@pytest.mark.parametrize(("metric", "gate"), [
+    ("latency_p50_s", GateOptions(latency_pct=25, latency_ms=0)),   # the share floor: 25 percent of A's 2 s is 0.5 s
+    ("latency_p95_s", GateOptions(latency_pct=0, latency_ms=500)),  # the absolute floor: 500 ms is 0.5 s
+    ("cost_usd", GateOptions(cost_pct=25, cost_usd=0)),             # 25 percent of A's $2 is $0.5
+])
+def test_a_rise_of_exactly_a_floor_is_not_worse_and_a_hair_more_is(metric: str, gate: GateOptions) -> None:
+    """The floors are percent of A's value and milliseconds: B - A must exceed them, not reach them."""
+    a = _row(2.0, 1.9, 2.1)
+    assert not is_worse(metric, a, _row(2.5, 2.4, 2.6), gate)
+    assert is_worse(metric, a, _row(2.5001, 2.4, 2.6), gate)
+
+
+def test_a_difference_with_a_side_unknown_prints_n_a_like_its_row() -> None:
+    from harness.runs.compare import MetricChange, format_diff, format_row
+
+    known, unknown = {"metric": "coverage", "value": 0.8}, {"metric": "coverage", "value": None}
+    assert format_diff(MetricChange("m", "recall", "all", "coverage", a=known, b=unknown, regression=False)) == "n/a"
+    assert format_diff(MetricChange("m", "recall", "all", "coverage", a=unknown, b=known, regression=False)) == "n/a"
+    assert format_row(unknown) == "n/a"
+
+
+@pytest.mark.parametrize(("metric", "a", "b", "shown"), [
+    ("prompt_tokens", 2000.0, 3000.0, "+1,000"),        # a token count from 1000 on is grouped, without decimals
+    ("prompt_tokens", 3000.0, 2000.0, "-1,000"),
+    ("prompt_tokens", 2000.0, 2999.0, "+999"),
+    ("tool_leakage_count", 0.0, 1500.0, "+1,500"),
+    ("coverage", 0.0, 1500.0, "+1.5e+03"),              # not a count: three significant digits, never grouped
+])
+def test_a_count_difference_from_a_thousand_on_prints_grouped(metric: str, a: float, b: float, shown: str) -> None:
+    from harness.runs.compare import MetricChange, format_diff
+
+    change = MetricChange("m", "recall", "all", metric, a={"metric": metric, "value": a}, b={"metric": metric, "value": b},
+                          regression=False)
+    assert format_diff(change) == shown
+
+
+@pytest.mark.parametrize("metric", ["continuity_accuracy", "error_rate", "latency_p50_s", "cost_usd"])
+def test_a_row_whose_interval_is_unknown_is_never_worse(metric: str) -> None:
+    """One run too small for an interval: no change beyond the intervals can be claimed, whatever the values."""
+    good, bad = (0.9, 0.1) if metric == "continuity_accuracy" else (0.1, 9.0)
+    for side, bound in (("a", "ci_low"), ("a", "ci_high"), ("b", "ci_low"), ("b", "ci_high")):  # each bound alone
+        a, b = _row(good, good, good), _row(bad, bad, bad)
+        (a if side == "a" else b)[bound] = None
+        assert not is_worse(metric, a, b, GateOptions(latency_pct=0, latency_ms=0, cost_pct=0, cost_usd=0))
+        assert not is_regression(metric, a, b, GateOptions(gate_on=frozenset({"latency", "cost"})))
+
+
+def test_an_error_sample_does_not_break_a_scenario() -> None:
+    """Error samples are left out of a scenario's correct rate: a timeout in B is an error, not a wrong answer."""
+    from harness.runs.compare import scenario_changes
+
+    def sample(status: str, outcome: str | None, epoch: int) -> dict[str, Any]:
+        return {"model": "m", "arm": "recall", "scenario_id": "fact-01", "status": status, "outcome": outcome, "epoch": epoch}
+
+    a = [sample("ok", "correct", 0), sample("ok", "correct", 1)]
+    assert scenario_changes(a, [sample("ok", "correct", 0), sample("error", None, 1)]) == []
+    broken = scenario_changes(a, [sample("ok", "correct", 0), sample("ok", "wrong", 1)])
+    assert [(c["change"], c["b_correct_rate"]) for c in broken] == [("broken", 0.5)]

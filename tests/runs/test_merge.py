@@ -5,15 +5,18 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from harness.cli import main  # noqa: E402
-from harness.records import RESULTS_FILE, read_manifest, scan_results, write_manifest  # noqa: E402
+from harness.records import RESULTS_FILE, ShardInfo, read_manifest, scan_results, write_manifest  # noqa: E402
 from harness.report import build_report  # noqa: E402
+from harness.runs import MergeError, merge_runs  # noqa: E402
 from tests.runs.run_equality import comparable_summary, scores_by_id, without_clock
+from tests.score.scoring_factories import MODEL, make_record, write_run
 
 STARTER = Path(__file__).resolve().parents[2] / "scenarios" / "starter"
 
@@ -182,3 +185,130 @@ def test_merge_refuses_shards_run_with_different_retrieval_budgets(shards: Path,
     write_manifest(tmp_path / "s2", manifest.model_copy(update={"parameters": params}))
     assert main(["merge", str(tmp_path / "m"), str(shards / "s1"), str(tmp_path / "s2"), str(shards / "s3")]) == 2
     assert "parameter retrieval_budget" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- hand-made shards (no model run): each rule on its own
+
+def _hand_shard(path: Path, index: int | None, count: int, ids: list[str], *, whole: int, models: tuple[str, ...] = (MODEL,),
+                arms: tuple[str, ...] = ("history_only", "recall"), records: list[Any] | None = None,
+                **update: Any) -> Path:
+    """A shard folder of ``ids`` (of a whole suite of ``whole`` scenarios) written from hand-made records;
+    ``index`` None: a run made without ``--shard``. ``update`` edits its run.json."""
+    if records is None:
+        records = [make_record(sid, arm=arm, model=model) for sid in ids for model in models for arm in arms]
+    write_run(path, records, arms=arms, models=models, scenario_ids=ids)
+    manifest = read_manifest(path)
+    shard = None if index is None else ShardInfo(index=index, count=count, suite_hash="w" * 64, scenario_count=whole,
+                                                 sample_count=whole * len(models) * len(arms))
+    write_manifest(path, manifest.model_copy(update={"shard": shard, "suite_hash": "s" * 64 if shard else "w" * 64, **update}))
+    return path
+
+
+def _two_shards(root: Path, first: dict[str, Any] | None = None, second: dict[str, Any] | None = None) -> list[Path]:
+    return [_hand_shard(root / "a", 1, 2, ["fact-01", "fact-02"], whole=4, **(first or {})),
+            _hand_shard(root / "b", 2, 2, ["fact-03", "fact-04"], whole=4, **(second or {}))]
+
+
+def _problems(out: Path, runs: list[Path]) -> str:
+    with pytest.raises(MergeError) as caught:
+        merge_runs(out, runs)
+    assert not out.exists()
+    return "\n".join([str(caught.value), *caught.value.problems])
+
+
+def test_a_run_made_without_shard_merges_as_shard_one_of_one_of_its_own_suite(tmp_path: Path) -> None:
+    run = _hand_shard(tmp_path / "whole", None, 1, ["fact-01", "fact-02", "fact-03"], whole=3)
+    outcome = merge_runs(tmp_path / "m", [run])
+    assert outcome.samples == 6 and outcome.warnings == []
+    merged = read_manifest(tmp_path / "m")
+    assert (merged.merged_from, merged.sample_count, merged.suite_hash, merged.shard) == (["whole"], 6, "w" * 64, None)
+
+
+def test_an_unsharded_run_and_a_shard_are_not_one_run_and_the_shard_count_is_named(tmp_path: Path) -> None:
+    run = _hand_shard(tmp_path / "whole", None, 1, ["fact-01", "fact-02"], whole=2)
+    shard = _hand_shard(tmp_path / "b", 2, 2, ["fact-03", "fact-04"], whole=4)
+    assert f"{shard}: shard count 2 differs from {run} (1)" in _problems(tmp_path / "m", [run, shard])
+
+
+def test_shards_of_different_whole_suites_are_refused_naming_the_hashes_first_twelve_characters(tmp_path: Path) -> None:
+    a, b = _two_shards(tmp_path)
+    manifest = read_manifest(b)
+    write_manifest(b, manifest.model_copy(update={"shard": manifest.shard.model_copy(update={"suite_hash": "y" * 64})}))
+    assert f"{b}: whole-suite hash {'y' * 12} differs from {a} ({'w' * 12})" in _problems(tmp_path / "m", [a, b])
+
+
+def test_a_foreign_record_is_named_with_every_reason_and_the_fix(tmp_path: Path) -> None:
+    a, b = _two_shards(tmp_path)
+    with open(b / RESULTS_FILE, "a", encoding="utf-8") as handle:
+        handle.write(make_record("fact-03", arm="no_such_arm", model="other/model").model_dump_json() + "\n")
+    text = _problems(tmp_path / "m", [a, b])
+    assert f"{b / RESULTS_FILE}: 1 record(s) outside its run.json, e.g. fact-03|no_such_arm|other/model|0 " \
+           "(model 'other/model', arm 'no_such_arm'); remove them from the shard first" in text
+
+
+def test_the_merged_run_is_named_after_out_spans_the_shards_clocks_and_sums_their_cached_samples(tmp_path: Path) -> None:
+    a, b = _hand_shard(tmp_path / "a", 1, 3, ["fact-01"], whole=3, started_at="2026-03-01T10:00:00Z",
+                       finished_at="2026-03-01T12:00:00Z", cached_samples=1), \
+        _hand_shard(tmp_path / "b", 2, 3, ["fact-02"], whole=3, started_at="2026-03-01T09:00:00Z",
+                    finished_at="2026-03-01T11:00:00Z", cached_samples=2)
+    c = _hand_shard(tmp_path / "c", 3, 3, ["fact-03"], whole=3, started_at="2026-03-01T11:00:00Z",
+                    finished_at="2026-03-01T14:00:00Z", cached_samples=0)
+    merge_runs(tmp_path / "merged", [c, a, b])
+    merged = read_manifest(tmp_path / "merged")
+    assert (merged.run_id, merged.started_at, merged.finished_at, merged.cached_samples, merged.sample_count) == (
+        "merged", "2026-03-01T09:00:00Z", "2026-03-01T14:00:00Z", 3, 6)
+    assert merged.merged_from == ["a", "b", "c"]
+
+
+def test_a_merged_run_with_an_unfinished_shard_has_no_finish_time(tmp_path: Path) -> None:
+    a, b = _two_shards(tmp_path, second={"finished_at": None, "status": "interrupted"})
+    outcome = merge_runs(tmp_path / "m", [a, b])
+    assert (outcome.manifest.finished_at, outcome.manifest.status) == (None, "interrupted")
+
+
+def test_merged_records_follow_the_plan_order_of_the_manifests_models_and_arms(tmp_path: Path) -> None:
+    """Epoch, scenario, then the models and arms in run.json's order (not their names' order), whatever the
+    order the shards wrote them in."""
+    models, arms = ("z/model", "a/model"), ("recall", "history_only")
+    plan = [make_record(sid, arm=arm, model=model, epoch=epoch)
+            for epoch in (0, 1) for sid in ("fact-01", "fact-02") for model in models for arm in arms]
+    a = _hand_shard(tmp_path / "a", 1, 2, ["fact-01"], whole=2, models=models, arms=arms,
+                    records=[r for r in reversed(plan) if r.scenario_id == "fact-01"])
+    b = _hand_shard(tmp_path / "b", 2, 2, ["fact-02"], whole=2, models=models, arms=arms,
+                    records=[r for r in reversed(plan) if r.scenario_id == "fact-02"])
+    merge_runs(tmp_path / "m", [b, a])
+    written = [json.loads(line)["sample_id"] for line in (tmp_path / "m" / RESULTS_FILE).read_text(encoding="utf-8").splitlines()]
+    assert written == [r.sample_id for r in plan]
+
+
+def test_shards_that_differ_only_in_settings_compare_ignores_merge(tmp_path: Path) -> None:
+    """How fast a shard ran (workers, concurrency, rate limits, cache folder) does not change its answers."""
+    a, b = _two_shards(tmp_path, first={"parameters": {"workers": 1, "cache_dir": "/ci/a"}},
+                       second={"parameters": {"workers": 4, "max_concurrency": 2, "rpm": 60, "cache_dir": "/ci/b"}})
+    assert merge_runs(tmp_path / "m", [a, b]).samples == 8
+
+
+def test_a_parameter_only_a_later_shard_records_is_a_difference(tmp_path: Path) -> None:
+    a, b = _two_shards(tmp_path, second={"parameters": {"new_knob": 1}})
+    assert f"{b}: parameter new_knob 1 differs from {a} (None)" in _problems(tmp_path / "m", [a, b])
+
+
+def test_shards_that_together_hold_fewer_scenarios_than_the_whole_suite_are_refused(tmp_path: Path) -> None:
+    """Every shard 1..N given once, no overlap, and still a scenario short (a shard's run.json lost one)."""
+    a = _hand_shard(tmp_path / "a", 1, 2, ["fact-01", "fact-02"], whole=5)
+    b = _hand_shard(tmp_path / "b", 2, 2, ["fact-03", "fact-04"], whole=5)
+    assert "the shards hold 4 scenarios, the whole suite has 5" in _problems(tmp_path / "m", [a, b])
+
+
+def test_a_shards_unreadable_lines_are_passed_on_as_warnings(tmp_path: Path) -> None:
+    a, b = _two_shards(tmp_path)
+    with open(b / RESULTS_FILE, "a", encoding="utf-8") as handle:
+        handle.write('{"sample_id": "torn\n')
+    outcome = merge_runs(tmp_path / "m", [a, b])
+    assert outcome.samples == 8 and any(f"{b / RESULTS_FILE}:5" in warning for warning in outcome.warnings), outcome.warnings
+
+
+def test_a_shard_still_marked_running_makes_the_merged_run_running(tmp_path: Path) -> None:
+    """A shard whose process was killed outright never wrote its end: the merged run is not complete."""
+    a, b = _two_shards(tmp_path, second={"status": "running", "finished_at": None})
+    assert merge_runs(tmp_path / "m", [a, b]).manifest.status == "running"

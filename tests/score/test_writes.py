@@ -187,3 +187,56 @@ def test_the_oracle_is_the_probes_workspace_plus_global_items_for_any_workspace(
         for needed, seen in ((["Tuesdays"], True), (["9999"], False), (["5174"], False)):
             other = scenario.model_copy(update={"probe": probe, "expect": scenario.expect.model_copy(update={"must_contain_any": needed})})
             assert (memory_check(other) is not None) is seen, (workspace, needed)
+
+
+def test_a_save_whose_arguments_are_not_an_object_stores_no_text() -> None:
+    """A plug-in's save called with a JSON list or string: counted as written, its text unknown (not a crash)."""
+    for arguments in (["The dev server runs on port 5174."], "The dev server runs on port 5174.", 5174):
+        save = call("remember", arguments, {"event": "created"})  # type: ignore[arg-type]
+        fields = score_writes(record({"s1": [save]}), make_scenario())
+        assert (fields["memories_written"], fields["written_holds_expected"]) == (1, False), arguments
+
+
+def test_a_save_without_a_text_like_argument_counts_as_written_and_holds_nothing() -> None:
+    save = call("remember", {"name": "port", "scope": "project", "port": 5174, "text": None}, {"event": "created"})
+    fields = score_writes(record({"s1": [save, save]}), make_scenario())
+    assert (fields["memories_written"], fields["write_duplicates"], fields["written_holds_expected"]) == (2, 0, False)
+
+
+def test_stage_counts_count_only_the_stages_that_apply() -> None:
+    from harness.score.writes import stage_counts
+
+    rows = [scores(continuity_correct=True), scores(), scores(), scores(written_holds_expected=False),
+            scores(status="error"), scores(should_abstain=True)]
+    assert stage_counts(rows) == {"correct": 1, "answer": 2, "extraction": 1}
+
+
+def test_a_scenario_only_the_extracted_arm_got_right_is_not_one_the_oracle_failed_too() -> None:
+    """Two scenarios the oracle lost and the extracted arm answered, none lost by both: the counts are not symmetric."""
+    rows = []
+    for sid in ("a", "b"):
+        rows.append(scores(scenario_id=sid, arm="recall", write_model_calls=0, retrieved_holds_expected=False))
+        rows.append(scores(scenario_id=sid, continuity_correct=True))
+    (pair,) = write_path_blocks(rows)["oracle_vs_extracted"]
+    assert (pair["extracted_only_correct"], pair["oracle_failed_too"], pair["n_scenarios"]) == (2, 0, 2)
+
+
+def test_a_forget_tool_named_in_another_case_is_a_forget_not_a_save() -> None:
+    """Plug-ins name their tools as they like: ``DeleteMemory`` and ``Forget`` forget; they are not saves."""
+    for name in ("DeleteMemory", "Forget", "ERASE_note"):
+        forget = call(name, {"name": "home address"}, {"event": "deleted"})
+        fields = score_writes(record({"s1": [forget]}), make_scenario())
+        assert (fields["memories_written"], fields["forgets_done"]) == (0, 1), name
+
+
+def test_an_unchanged_reply_in_compact_json_is_a_duplicate_not_a_new_memory() -> None:
+    save = remember("The dev server runs on port 5174.")
+    compact = save.model_copy(update={"result_text": '{"event":"unchanged"}'})
+    fields = score_writes(record({"s1": [compact]}), make_scenario())
+    assert (fields["memories_written"], fields["write_duplicates"], fields["written_holds_expected"]) == (0, 1, False)
+
+
+def test_error_samples_are_not_counted_in_the_write_path_rows() -> None:
+    rows = [scores(continuity_correct=True), scores(status="error", memories_written=5, forgets_requested=1)]
+    (row,) = write_path_blocks(rows)["write_path"]
+    assert (row["samples"], row["memories_written"], row["forgets_requested"]) == (1, 1, 0)
