@@ -12,7 +12,7 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from harness.cli import main  # noqa: E402
-from harness.records import RESULTS_FILE, ShardInfo, read_manifest, scan_results, write_manifest  # noqa: E402
+from harness.records import MANIFEST_FILE, RESULTS_FILE, ShardInfo, read_manifest, scan_results, write_manifest  # noqa: E402
 from harness.report import build_report  # noqa: E402
 from harness.runs import MergeError, merge_runs  # noqa: E402
 from tests.runs.run_equality import comparable_summary, scores_by_id, without_clock
@@ -312,3 +312,84 @@ def test_a_shard_still_marked_running_makes_the_merged_run_running(tmp_path: Pat
     """A shard whose process was killed outright never wrote its end: the merged run is not complete."""
     a, b = _two_shards(tmp_path, second={"status": "running", "finished_at": None})
     assert merge_runs(tmp_path / "m", [a, b]).manifest.status == "running"
+
+
+def test_every_unreadable_shard_is_named_with_its_reason_under_one_heading(tmp_path: Path) -> None:
+    """Each folder that is no run (gone, no run.json) and each shard that wrote no results.jsonl, all of them,
+    not only the first: one merge attempt names every folder to fix."""
+    from harness.records import ResultsError
+
+    good = _hand_shard(tmp_path / "a", 1, 3, ["fact-01"], whole=3)
+    gone, empty = tmp_path / "gone", tmp_path / "empty"
+    empty.mkdir()
+    no_results = [_hand_shard(tmp_path / name, index, 3, [f"fact-0{index}"], whole=3) for name, index in (("b", 2), ("c", 3))]
+    for shard in no_results:
+        (shard / RESULTS_FILE).unlink()
+    reasons = []
+    for folder in (gone, empty):
+        with pytest.raises(ResultsError) as unreadable:
+            read_manifest(folder)
+        reasons.append(str(unreadable.value))
+    with pytest.raises(MergeError) as caught:
+        merge_runs(tmp_path / "m", [good, gone, *no_results, empty])
+    assert str(caught.value) == "cannot read every shard"
+    assert caught.value.problems == [
+        reasons[0],
+        f"{no_results[0] / RESULTS_FILE}: missing; the shard wrote no results (finish it with `recall-eval run --resume {no_results[0]}`)",
+        f"{no_results[1] / RESULTS_FILE}: missing; the shard wrote no results (finish it with `recall-eval run --resume {no_results[1]}`)",
+        reasons[1],
+    ]
+    assert not (tmp_path / "m").exists()
+
+
+def test_shards_of_different_models_arms_and_epochs_are_refused_naming_each(tmp_path: Path) -> None:
+    a, b = _two_shards(tmp_path, second={"models": ["other/model"], "arms": ["recall"], "epochs": 2})
+    text = _problems(tmp_path / "m", [a, b])
+    assert f"{b}: models ['other/model'] differs from {a} (['{MODEL}'])" in text
+    assert f"{b}: arms ['recall'] differs from {a} (['history_only', 'recall'])" in text
+    assert f"{b}: epochs 2 differs from {a} (1)" in text
+
+
+def test_a_shard_given_twice_is_named_with_both_its_folders(tmp_path: Path) -> None:
+    import shutil
+
+    a, b = _two_shards(tmp_path)
+    again = tmp_path / "again"
+    shutil.copytree(b, again)
+    assert f"shard 2/2 given 2 times: {b}, {again} (overlapping; give each shard once)" in _problems(tmp_path / "m", [a, b, again])
+
+
+def test_every_missing_shard_is_named_the_first_too(tmp_path: Path) -> None:
+    only = _hand_shard(tmp_path / "b", 2, 3, ["fact-02"], whole=3)
+    assert "missing shard(s) 1/3, 3/3 of 3: pass every shard's run folder" in _problems(tmp_path / "m", [only])
+
+
+def test_a_scenario_in_two_shards_is_named_with_the_folder_that_has_it_first(tmp_path: Path) -> None:
+    a = _hand_shard(tmp_path / "a", 1, 2, ["fact-01", "fact-02"], whole=3)
+    b = _hand_shard(tmp_path / "b", 2, 2, ["fact-02", "fact-03"], whole=3)
+    with pytest.raises(MergeError) as caught:
+        merge_runs(tmp_path / "m", [a, b])
+    assert caught.value.problems == [f"scenario 'fact-02' is in both {a} and {b} (overlapping shards)"]
+
+
+@pytest.mark.parametrize("held", [MANIFEST_FILE, RESULTS_FILE])
+def test_an_out_folder_holding_either_file_of_a_run_is_refused_and_left_alone(tmp_path: Path, held: str) -> None:
+    """A run.json alone (a run that never wrote a record) or a results.jsonl alone is still somebody's run."""
+    a, b = _two_shards(tmp_path)
+    out = tmp_path / "m"
+    out.mkdir()
+    (out / held).write_text("theirs\n", encoding="utf-8")
+    with pytest.raises(MergeError, match="already holds a run"):
+        merge_runs(out, [a, b])
+    assert sorted(p.name for p in out.iterdir()) == [held] and (out / held).read_text(encoding="utf-8") == "theirs\n"
+
+
+def test_an_out_folder_given_as_one_of_the_shards_is_named_so(tmp_path: Path) -> None:
+    """Reachable only for a folder holding no run yet (one that does is refused as holding a run first)."""
+    a = _hand_shard(tmp_path / "a", 1, 2, ["fact-01"], whole=2)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(MergeError) as caught:
+        merge_runs(empty, [a, empty])
+    assert str(caught.value) == f"{empty} is one of the shards; choose a new folder for the merged run"
+    assert list(empty.iterdir()) == []
