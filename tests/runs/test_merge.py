@@ -350,6 +350,12 @@ def test_shards_of_different_models_arms_and_epochs_are_refused_naming_each(tmp_
     assert f"{b}: epochs 2 differs from {a} (1)" in text
 
 
+def test_shards_of_different_runs_are_refused_under_a_heading_that_counts_the_folders(tmp_path: Path) -> None:
+    """The CLI prints the error's own line above its problems: it says what is wrong with the folders as a whole."""
+    a, b = _two_shards(tmp_path, second={"epochs": 2})
+    assert _problems(tmp_path / "m", [a, b]).splitlines()[0] == "the 2 folder(s) are not the shards of one run"
+
+
 def test_a_shard_given_twice_is_named_with_both_its_folders(tmp_path: Path) -> None:
     import shutil
 
