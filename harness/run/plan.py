@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.scenarios import Scenario
+from harness.scenarios import Scenario, scenarios_by_id, work_order
 
 #: Output tokens expected per call (answers here are a few sentences, tool calls a few dozen tokens).
 EXPECTED_OUTPUT_TOKENS = 100
@@ -297,13 +297,13 @@ def make_plan(scenarios: list[Scenario], specs: Iterable[Any], *, round_cap: int
 
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm's shipped price map, never a fetched one
     specs = list(specs)
-    by_id = {s.id: s for s in scenarios}
+    by_id = scenarios_by_id(scenarios)  # a shelf's view: one scenario unpacked at a time
     arms = list(dict.fromkeys(spec.arm for spec in specs))
     needed = list(dict.fromkeys(spec.scenario_id for spec in specs))
     from harness.scenarios import reserve_store_templates
 
     # The plan opens each store once, then the run opens them again epoch by epoch: size the templates for both (p26store).
-    reserve_store_templates([by_id[i] for i in needed] + [by_id[spec.scenario_id] for spec in specs])
+    reserve_store_templates(work_order(scenarios, needed + [spec.scenario_id for spec in specs]))
     unplanned: dict[str, str] = {}
     models = list(dict.fromkeys(spec.model for spec in specs))
     price = _prices(models, router_config)
