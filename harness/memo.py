@@ -16,7 +16,7 @@ not keep every one alive here (a LongMemEval S suite's 500 haystacks were
 held by these caches alone). Other keys (an item list) are held strongly, so
 an id is never reused while its entry lives, until :func:`forget` drops them
 (the shelf does, for the lists of the scenarios it lets go) or the least
-recently used go past ``maxsize``. The wrapper keeps ``cache_clear`` (the
+recently used go past ``maxsize`` (:data:`STRONG_ENTRIES` of them). The wrapper keeps ``cache_clear`` (the
 test session clears every cache of the package at its start: see
 ``tests/conftest.py``).
 """
@@ -34,6 +34,10 @@ R = TypeVar("R")
 
 #: Entries kept per memoized function: more scenarios than a report scores at once, so every repeat is a hit.
 ENTRIES = 16_384
+#: Of them, entries whose key is held strongly (an item list: it takes no weak reference), each keeping its list
+#: (a LongMemEval question's items, ~2.4 MB) alive: the scenarios in flight, a few files' worth; the run and the
+#: report go scenario by scenario, and a conversation's probes share one list.
+STRONG_ENTRIES = 32
 
 _ALL: weakref.WeakSet[ByIdentity[Any, Any]] = weakref.WeakSet()
 
@@ -47,6 +51,7 @@ class ByIdentity(Generic[T, R]):
         # id(obj) -> (obj, or a weak reference to it; the value). A dead weak reference's id waits in _dead.
         self._entries: OrderedDict[int, tuple[Any, R]] = OrderedDict()
         self._dead: list[int] = []  # appended by weak-reference callbacks (any thread, any time), purged under the lock
+        self._strong: OrderedDict[int, None] = OrderedDict()  # keys of the strongly held entries, oldest first
         self._lock = threading.Lock()
         self.__module__ = fn.__module__
         self.__doc__ = fn.__doc__
@@ -68,6 +73,8 @@ class ByIdentity(Generic[T, R]):
                 target = held[0]() if isinstance(held[0], weakref.ref) else held[0]
                 if target is obj:
                     self._entries.move_to_end(key)
+                    if key in self._strong:
+                        self._strong.move_to_end(key)
                     return held[1]
         value = self.fn(obj)
         try:
@@ -78,6 +85,14 @@ class ByIdentity(Generic[T, R]):
         with self._lock:
             self._entries[key] = (ref, value)
             self._entries.move_to_end(key)
+            if ref is obj:
+                self._strong[key] = None
+                self._strong.move_to_end(key)
+                while len(self._strong) > STRONG_ENTRIES:
+                    old = self._strong.popitem(last=False)[0]
+                    held = self._entries.get(old)
+                    if held is not None and not isinstance(held[0], weakref.ref):
+                        del self._entries[old]
             while len(self._entries) > self.maxsize:
                 self._entries.popitem(last=False)
         return value
@@ -90,6 +105,7 @@ class ByIdentity(Generic[T, R]):
                 held = self._entries.get(id(obj))
                 if held is not None and held[0] is obj:
                     del self._entries[id(obj)]
+                    self._strong.pop(id(obj), None)
 
     def __len__(self) -> int:
         with self._lock:
@@ -99,6 +115,7 @@ class ByIdentity(Generic[T, R]):
     def cache_clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self._strong.clear()
             self._dead.clear()
 
 

@@ -24,6 +24,7 @@ fact extraction) builds those prompts as it runs: they are not in the plan.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable
@@ -126,6 +127,10 @@ def _usd(value: float | None) -> str:
     return f"${value:,.4f}" if value < 100 else f"${value:,.2f}"
 
 
+#: Texts up to this many characters are remembered as themselves by the counter; longer ones by their digest.
+_KEPT_TEXT = 256
+
+
 class _Counter:
     """litellm's token counter for one model, each distinct text counted once.
 
@@ -136,7 +141,7 @@ class _Counter:
 
     def __init__(self, model: str) -> None:
         self._model = model
-        self._seen: dict[str, int] = {}
+        self._seen: dict[str | bytes, int] = {}
         self._litellm_count: Any = None
         self._count = self._counting_function()
 
@@ -172,13 +177,16 @@ class _Counter:
         return self._litellm_count
 
     def text(self, text: str) -> int:
-        count = self._seen.get(text)
+        # A long text is remembered by its digest, not kept: every pasted history of a LongMemEval S suite held
+        # here was ~450 MB by the end of the plan. (BLAKE2b of 0.5 MB is ~1 ms; counting it, ~100 ms.)
+        key: str | bytes = text if len(text) <= _KEPT_TEXT else hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).digest()
+        count = self._seen.get(key)
         if count is None:
             try:
                 count = int(self._count(text))
             except Exception:  # noqa: BLE001 - a model litellm cannot count: the chars/4 estimate
                 count = (len(text) + 3) // 4
-            self._seen[text] = count
+            self._seen[key] = count
         return count
 
     def messages(self, messages: list[dict[str, Any]]) -> int:
