@@ -39,3 +39,26 @@ def test_the_memory_check_follows_each_scenario_object() -> None:
     for needed in (["Postgres 15"], ["runs Postgres"]):
         scenario = make_scenario(expect={"must_contain_any": [], "must_contain_all": needed})
         assert memory_check(scenario).must_contain_all == needed
+
+
+def test_a_memoized_scenario_is_held_weakly_and_a_forgotten_list_lets_go() -> None:
+    """Bug planted: the memo held every scenario it saw (strong keys): a report of 500 LongMemEval questions kept
+    all their haystacks alive; and ``forget`` that matched by value dropped another list's entry."""
+    import gc
+    import weakref
+
+    from harness.memo import forget
+
+    calls: list[int] = []
+    size = by_identity(lambda obj: calls.append(1) or len(obj.items))
+    scenario = make_scenario("fact-01")
+    gone = weakref.ref(scenario)
+    assert size(scenario) == size(scenario) == len(scenario.items) and len(calls) == 1
+    del scenario
+    gc.collect()
+    assert gone() is None and len(size) == 0
+    lengths = by_identity(lambda items: len(items))
+    first, equal = [1], [1]
+    lengths(first), lengths(equal)
+    forget(first)
+    assert len(lengths) == 1

@@ -50,11 +50,14 @@ from harness.run import (
     run_specs,
     secret_values,
 )
-from harness.scenarios import Scenario
+from harness.scenarios import Scenario, ScenarioShelf, scenarios_by_id
 
 
-def _build_report(options: RunOptions) -> int:
+def _build_report(options: RunOptions, scenarios: Any = None) -> int:
     """Build the run's report and print its verdict, leads first; the exit code of ``run``.
+
+    ``scenarios``: the run's own (a :class:`harness.scenarios.ScenarioShelf`), scored as they ran instead of
+    being loaded, checked and packed again (a LongMemEval S suite's load is ~45 s of CPU).
 
     Non-zero when the report cannot be built (2), and (1) when the run is
     incomplete, its error rate is above ``--max-error-rate``, or ``--gate``
@@ -65,7 +68,8 @@ def _build_report(options: RunOptions) -> int:
 
     thresholds = VerdictConfig(max_error_rate=options.max_error_rate)
     try:
-        outcome = build_report(options.run_dir, judge_model=options.judge_model, thresholds=thresholds,
+        shelf = scenarios.by_id if isinstance(scenarios, ScenarioShelf) else None
+        outcome = build_report(options.run_dir, judge_model=options.judge_model, thresholds=thresholds, scenarios=shelf,
                                judge_api_base=options.judge_api_base, judge_preset=options.judge_preset,
                                judge_prompt=options.judge_prompt, pairwise_judge=options.pairwise_judge)
     except Exception as exc:  # noqa: BLE001 - the results are safe; the report can be rebuilt
@@ -295,7 +299,7 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
         cause = "terminated (SIGTERM)" if terminated.is_set() else "interrupted"
         print(f"{cause}: finished samples are saved. Continue with: {resume_hint}", file=sys.stderr)
         return 143 if terminated.is_set() else 130
-    code = _build_report(options)
+    code = _build_report(options, scenarios)
     return 2 if all_failed else code
 
 
@@ -308,7 +312,7 @@ def continuity_scorer(scenarios: list[Scenario]) -> Any:
     """
     from harness.score import score_sample
 
-    by_id = {s.id: s for s in scenarios}
+    by_id = scenarios_by_id(scenarios)  # a shelf's view: the scenario a record names, unpacked while it runs
 
     def right(record: Any) -> bool | None:
         scenario = by_id.get(record.scenario_id)

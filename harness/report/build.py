@@ -26,7 +26,7 @@ from harness.analysis import VerdictConfig
 from harness.records import RESULTS_FILE, read_manifest
 from harness.report.judges import JUDGES_FOLDER, record_judge, sensitivity
 from harness.report.summary import build_summary, grounding_judge_for, hash_warnings, judge_for, pairwise_judge_for
-from harness.scenarios import Scenario
+from harness.scenarios import Scenario, ShelfView
 
 
 class ReportError(Exception):
@@ -51,7 +51,7 @@ class ReportOutcome:
     summary: dict[str, Any] = field(default_factory=dict)
 
 
-def load_run_scenarios(manifest: Any) -> dict[str, Scenario]:
+def load_run_scenarios(manifest: Any) -> Mapping[str, Scenario]:
     """The scenarios ``manifest.scenario_ids`` names (a report passes only the ids its results hold)."""
     from harness.report.inputs import ScenarioLoadError, load_named_scenarios
 
@@ -160,7 +160,10 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
     if scenarios is None:  # only the scenarios the results name are loaded (and validated), not the suite
         named = manifest.model_copy(update={"scenario_ids": sorted({r.scenario_id for r in records})})
         scenarios = load_run_scenarios(named)
-    scenarios = dict(scenarios)
+    if isinstance(scenarios, ShelfView):  # a shelf's view stays one, of what the results name: never unpacked at once
+        scenarios = ShelfView(scenarios.shelf.subset({r.scenario_id for r in records}))
+    else:
+        scenarios = dict(scenarios)
     warnings = inputs.warnings()
     excluded = sorted({r.scenario_id for r in records if any(fnmatch.fnmatchcase(r.scenario_id, p) for p in exclude)})
     records = [r for r in records if r.scenario_id not in excluded]

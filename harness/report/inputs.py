@@ -12,7 +12,7 @@ instead of passing or failing on them.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,8 +27,11 @@ class ScenarioLoadError(Exception):
     """The scenarios a report needs do not load; the message names the paths and the first problems."""
 
 
-def load_named_scenarios(manifest: RunManifest, ids: Iterable[str]) -> dict[str, Scenario]:
+def load_named_scenarios(manifest: RunManifest, ids: Iterable[str]) -> Mapping[str, Scenario]:
     """The scenarios of ``manifest.scenario_paths`` with these ids, by id; nothing else is validated.
+
+    They are held compressed (a :class:`harness.scenarios.ScenarioShelf`'s view): the report scores
+    record by record, a few scenarios unpacked at a time, never a LongMemEval S suite's 2.3 GB.
 
     A report scores only what its results name: 1 probe of a 2,000-probe suite
     loads (and checks) that probe and its conversation's shared part, not the suite.
@@ -36,21 +39,23 @@ def load_named_scenarios(manifest: RunManifest, ids: Iterable[str]) -> dict[str,
     Raises:
         ScenarioLoadError: a named scenario does not load.
     """
-    from harness.scenarios import ScenarioError, StoreError, load_scenarios, prepare_run_scenarios
+    from harness.scenarios import ScenarioError, StoreError, load_scenario_shelf, prepare_run_scenarios, shelve
 
     wanted = sorted(set(ids))
     if not wanted:
         return {}
     try:
-        loaded = load_scenarios(manifest.scenario_paths, ids=wanted)
+        loaded = load_scenario_shelf(manifest.scenario_paths, ids=wanted)
     except ScenarioError as exc:
         problems = "; ".join(str(p) for p in exc.problems[:5])
         raise ScenarioLoadError(f"cannot load the run's scenarios {manifest.scenario_paths}: {exc} {problems}") from None
-    try:  # the run's --store items and redaction (run.json's parameters): score exactly what ran
-        loaded = prepare_run_scenarios(loaded, manifest.parameters)
-    except StoreError as exc:
-        raise ScenarioLoadError(f"cannot load the run's store: {exc}") from None
-    return {s.id: s for s in loaded}
+    parameters = manifest.parameters
+    if parameters.get("sensitive") or parameters.get("store"):
+        try:  # the run's --store items and redaction (run.json's parameters): score exactly what ran
+            loaded = shelve(prepare_run_scenarios(loaded, parameters))
+        except StoreError as exc:
+            raise ScenarioLoadError(f"cannot load the run's store: {exc}") from None
+    return loaded.by_id
 
 
 class ForeignRecordsError(Exception):

@@ -16,20 +16,21 @@ from typing import Any
 from harness import __version__
 from harness.analysis import RunHealth, VerdictConfig
 from harness.records import SampleRecord, redact_url
-from harness.scenarios import Scenario
+from harness.scenarios import Scenario, ShelfView
 
 SUMMARY_SCHEMA_VERSION = 1
 
 
 def hash_warnings(records: Sequence[SampleRecord], scenarios: Mapping[str, Scenario]) -> list[str]:
-    from harness.scenarios import scenario_hash
+    from harness.scenarios import known_hash, scenario_hash
 
     seen: dict[str, str] = {}
     for record in records:
         seen.setdefault(record.scenario_id, record.scenario_hash)
     warnings = []
     for sid, h in sorted(seen.items()):
-        if sid in scenarios and (now := scenario_hash(scenarios[sid])) != h:
+        # a shelf hashed each scenario as it was loaded: the same digest, without unpacking it again
+        if sid in scenarios and (now := known_hash(scenarios, sid) or scenario_hash(scenarios[sid])) != h:
             warnings.append(f"scenario {sid!r} changed since the run (hash {h[:12]} in results, {now[:12]} now)")
     return warnings
 
@@ -150,10 +151,14 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
     scored, samples = [], []
     expected: dict[str, dict[str, Any]] = {}
     unjudged: set[str] = set()
+    full = scenarios
+    husks: dict[str, Scenario] | None = {} if isinstance(scenarios, ShelfView) else None
     for record in records:
         scenario = scenarios[record.scenario_id]
         if record.scenario_id not in expected:
             expected[record.scenario_id] = _expected_dict(scenario)
+            if husks is not None:
+                husks[record.scenario_id] = _husk(scenario)
         verdict = None
         if scenario.expect.rubric and record.status == "ok":
             if judge is None:
@@ -171,6 +176,8 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
             scores = _not_judged(scores)
         scored.append(scores)
         samples.append(_sample_dict(record, scenario, scores, expected[record.scenario_id]))
+    if husks is not None:  # the passes below read no haystack: the shelf is not unpacked again for each of them
+        scenarios = _husks(scenarios, husks)
     agg_cfg = AggregateConfig(treatment_arm=config.treatment_arm, baseline_arm=config.baseline_arm, alpha=config.alpha)
     protocol = run_protocol(scored, scenarios, judged=judge is not None)
     tables = aggregate(scored, titles={sid: s.title for sid, s in scenarios.items()}, config=agg_cfg,
@@ -222,13 +229,27 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
     if pairwise is not None:
         from harness.report.pairwise import pairwise_block
 
-        summary["pairwise"] = pairwise_block(records, scenarios, pairwise, treatment=config.treatment_arm,
+        summary["pairwise"] = pairwise_block(records, full, pairwise,  # the judge's context reads the sessions treatment=config.treatment_arm,
                                              baseline=config.baseline_arm)
     summary["headlines"] = headlines(summary, health=health, inputs=inputs, config=config,
                                      unjudged_rubric=len(unjudged))
     if (lead := shadow_headline(shadow)) is not None:
         summary["headlines"].insert(0, lead)
     return summary, samples
+
+
+def _husk(scenario: Scenario) -> Scenario:
+    """``scenario`` without its haystack, for the summary's passes after scoring: no sessions, and of its items only
+    those of the kinds a working projection pins (:data:`harness.report.layers.UBIQUITOUS_KINDS`, all the layers
+    table reads of them). A LongMemEval question's husk is a few kB, its scenario ~4.6 MB."""
+    from harness.report.layers import UBIQUITOUS_KINDS
+
+    return scenario.model_copy(update={"sessions": [], "items": [i for i in scenario.items if str(i.kind) in UBIQUITOUS_KINDS]})
+
+
+def _husks(view: ShelfView, husks: dict[str, Scenario]) -> dict[str, Scenario]:
+    """Every scenario of ``view`` as a husk, by id in its order: those scored already, the others unpacked once each."""
+    return {sid: husks[sid] if sid in husks else _husk(view[sid]) for sid in view}
 
 
 def _not_judged(scores: Any) -> Any:

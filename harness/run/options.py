@@ -27,7 +27,7 @@ from harness.records import RunManifest, ShardInfo, is_redacted, read_manifest, 
 from harness.run.cache import DEFAULT_CACHE_DIR
 from harness.run.selection import SelectionError, narrow_scenarios, sample_id_defaults, selected
 from harness.run.shards import Shard, ShardError, parse_shard, shard_ids
-from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, RetrievalBudget, RetrievalBudgetError, Scenario
+from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, RetrievalBudget, RetrievalBudgetError, Scenario, only, scenario_ids
 
 # Parameters that define the samples: a resumed run must keep them.
 # (Scenario paths may change: the suite hash decides whether they hold the same scenarios.)
@@ -358,7 +358,7 @@ def _privacy(args: Any, values: dict[str, Any], previous: RunManifest | None) ->
 
 def _load(values: dict[str, Any], privacy: dict[str, Any] | None = None) -> tuple[list[Scenario], dict[str, str]]:
     from harness.redaction import Redactor
-    from harness.scenarios import load_scenarios, redact_scenarios, scenario_hash, with_store
+    from harness.scenarios import load_scenario_shelf, redact_scenarios, shelve, with_store
 
     for path in values["scenario_paths"]:
         if not Path(path).exists():
@@ -372,22 +372,25 @@ def _load(values: dict[str, Any], privacy: dict[str, Any] | None = None) -> tupl
             tags.append(name)
         else:
             ids.append(expr)
-    scenarios = load_scenarios([Path(p) for p in values["scenario_paths"]], ids=ids, categories=categories, tags=tags)
+    # Compressed, a few unpacked at a time: a LongMemEval S suite unpacked is ~2.3 GB (harness.scenarios.shelf).
+    scenarios = load_scenario_shelf([Path(p) for p in values["scenario_paths"]], ids=ids, categories=categories, tags=tags)
     if not scenarios:
         raise RunOptionsError(f"no scenario in {', '.join(values['scenario_paths'])} matches --filter {values['filters']}"
                               + _misspelt(ids))
-    unmatched = [glob for glob in ids if not any(fnmatch.fnmatchcase(s.id, glob) for s in scenarios)]
+    unmatched = [glob for glob in ids if not any(fnmatch.fnmatchcase(sid, glob) for sid in scenarios.ids)]
     if unmatched:  # a typo (categ:leakage) must not silently narrow an OR of id globs
         raise RunOptionsError(f"--filter {unmatched[0]!r} matches no scenario id"
                               + (" among those the other filters keep" if categories or tags else "")
                               + _misspelt(unmatched) + "; fix or drop it")
     # as harness.scenarios.prepare_run_scenarios does for the report, counting what redaction replaced
+    # (these unpack the suite once and shelve the changed scenarios again)
     if privacy and privacy["sensitive"]:
-        scenarios, _, privacy["redacted"] = redact_scenarios(scenarios, Redactor.build(privacy["redact"]),
-                                                             privacy["store"])
+        redacted, _, privacy["redacted"] = redact_scenarios(scenarios, Redactor.build(privacy["redact"]),
+                                                            privacy["store"])
+        scenarios = shelve(redacted)
     elif privacy and privacy["store"] is not None:
-        scenarios = with_store(scenarios, privacy["store"])
-    return scenarios, {s.id: scenario_hash(s) for s in scenarios}
+        scenarios = shelve(with_store(scenarios, privacy["store"]))
+    return scenarios, scenarios.hashes
 
 
 def _selection(function: Any, *args: Any) -> Any:
@@ -554,7 +557,7 @@ def _retrieval_budget(args: Any, scenarios: list[Scenario], previous: RunManifes
     A resumed run keeps the budget it started with (an older run that recorded none ran at the default);
     a different ``--retrieval-budget`` is refused, as any flag that changes the samples is.
     """
-    from harness.scenarios import budget_from_mapping, suite_budget
+    from harness.scenarios import budget_from_mapping, scenario_facts, suite_budget
 
     given: RetrievalBudget | None = getattr(args, "retrieval_budget", None)
     if previous is not None:
@@ -569,7 +572,7 @@ def _retrieval_budget(args: Any, scenarios: list[Scenario], previous: RunManifes
                                   f"run being resumed (it has {stored.label()}); drop it to resume, or start a new run with --out")
         return stored, str(previous.parameters.get("retrieval_budget_source", "default"))
     try:
-        declared = suite_budget(scenarios)
+        declared = suite_budget(scenario_facts(scenarios))  # a shelf's facts: no haystack unpacked
     except RetrievalBudgetError as exc:
         raise RunOptionsError(f"--scenarios: {exc}") from None
     if given is not None:
@@ -638,7 +641,7 @@ def _select_shard(scenarios: list[Scenario], hashes: dict[str, str], given: Shar
     shard = given or (Shard(stored.index, stored.count) if stored is not None else None)
     if shard is None:
         return scenarios, hashes, None
-    keep = set(shard_ids({s.id: per_scenario for s in scenarios}, shard))
+    keep = set(shard_ids({sid: per_scenario for sid in scenario_ids(scenarios)}, shard))
     info = ShardInfo(index=shard.index, count=shard.count, suite_hash=suite_hash(hashes), scenario_count=len(scenarios),
                      sample_count=len(scenarios) * per_scenario)
     if stored is not None and stored.suite_hash != info.suite_hash:
@@ -648,7 +651,7 @@ def _select_shard(scenarios: list[Scenario], hashes: dict[str, str], given: Shar
         import sys
 
         print(f"note: shard {shard} holds no scenario (the suite has {len(scenarios)}, fewer than {shard.count} shards)", file=sys.stderr)
-    return [s for s in scenarios if s.id in keep], {sid: h for sid, h in hashes.items() if sid in keep}, info
+    return only(scenarios, keep), {sid: h for sid, h in hashes.items() if sid in keep}, info
 
 
 def _manifest(options: RunOptions, hashes: dict[str, str], previous: RunManifest | None, *, total: int) -> RunManifest:

@@ -24,13 +24,14 @@ fact extraction) builds those prompts as it runs: they are not in the plan.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.scenarios import Scenario
+from harness.scenarios import Scenario, scenarios_by_id, work_order
 
 #: Output tokens expected per call (answers here are a few sentences, tool calls a few dozen tokens).
 EXPECTED_OUTPUT_TOKENS = 100
@@ -126,6 +127,10 @@ def _usd(value: float | None) -> str:
     return f"${value:,.4f}" if value < 100 else f"${value:,.2f}"
 
 
+#: Texts up to this many characters are remembered as themselves by the counter; longer ones by their digest.
+_KEPT_TEXT = 256
+
+
 class _Counter:
     """litellm's token counter for one model, each distinct text counted once.
 
@@ -136,7 +141,7 @@ class _Counter:
 
     def __init__(self, model: str) -> None:
         self._model = model
-        self._seen: dict[str, int] = {}
+        self._seen: dict[str | bytes, int] = {}
         self._litellm_count: Any = None
         self._count = self._counting_function()
 
@@ -172,13 +177,16 @@ class _Counter:
         return self._litellm_count
 
     def text(self, text: str) -> int:
-        count = self._seen.get(text)
+        # A long text is remembered by its digest, not kept: every pasted history of a LongMemEval S suite held
+        # here was ~450 MB by the end of the plan. (BLAKE2b of 0.5 MB is ~1 ms; counting it, ~100 ms.)
+        key: str | bytes = text if len(text) <= _KEPT_TEXT else hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).digest()
+        count = self._seen.get(key)
         if count is None:
             try:
                 count = int(self._count(text))
             except Exception:  # noqa: BLE001 - a model litellm cannot count: the chars/4 estimate
                 count = (len(text) + 3) // 4
-            self._seen[text] = count
+            self._seen[key] = count
         return count
 
     def messages(self, messages: list[dict[str, Any]]) -> int:
@@ -297,13 +305,13 @@ def make_plan(scenarios: list[Scenario], specs: Iterable[Any], *, round_cap: int
 
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm's shipped price map, never a fetched one
     specs = list(specs)
-    by_id = {s.id: s for s in scenarios}
+    by_id = scenarios_by_id(scenarios)  # a shelf's view: one scenario unpacked at a time
     arms = list(dict.fromkeys(spec.arm for spec in specs))
     needed = list(dict.fromkeys(spec.scenario_id for spec in specs))
     from harness.scenarios import reserve_store_templates
 
     # The plan opens each store once, then the run opens them again epoch by epoch: size the templates for both (p26store).
-    reserve_store_templates([by_id[i] for i in needed] + [by_id[spec.scenario_id] for spec in specs])
+    reserve_store_templates(work_order(scenarios, needed + [spec.scenario_id for spec in specs]))
     unplanned: dict[str, str] = {}
     models = list(dict.fromkeys(spec.model for spec in specs))
     price = _prices(models, router_config)

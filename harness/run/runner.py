@@ -17,7 +17,7 @@ import gc
 import os
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +26,7 @@ from harness.run.agent import ModelClient, ModelSettings, count_tokens
 from harness.run.options import RunOptions, now_iso
 from harness.run.retry import is_config_error
 from harness.run.samples import SampleSpec
-from harness.scenarios import Scenario
+from harness.scenarios import Scenario, scenarios_by_id, work_order
 
 # A model whose first samples all fail with one configuration error is skipped.
 CONFIG_FAILURE_THRESHOLD = 3
@@ -49,10 +49,12 @@ class SampleContext:
     """What every sample of a run shares."""
 
     options: RunOptions
-    scenarios: dict[str, Scenario]
+    scenarios: Mapping[str, Scenario]  # a shelf's view: a scenario unpacked while its samples run (harness.scenarios.shelf)
     hashes: dict[str, str]
     client: ModelClient
     secrets: list[str] = field(default_factory=secret_values)
+    suite: Sequence[Scenario] = ()
+    """The run's scenarios in order (a shelf: sizing the store templates unpacks none)."""
 
 
 async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
@@ -172,7 +174,8 @@ async def execute(specs: list[SampleSpec], ctx: SampleContext, emit: Callable[[S
     from harness.scenarios import reserve_store_templates
 
     # Samples run epoch by epoch: keep every store this process will open again (p26store).
-    reserve_store_templates((ctx.scenarios[s.scenario_id] for s in specs), ctx.options.max_concurrency, grow_only=True)
+    reserve_store_templates(work_order(ctx.suite or list(ctx.scenarios.values()), [s.scenario_id for s in specs]),
+                            ctx.options.max_concurrency, grow_only=True)
     semaphore = asyncio.Semaphore(ctx.options.max_concurrency)
     planned: dict[str, int] = {}
     for spec in specs:
@@ -247,4 +250,5 @@ def ctx_for(options: RunOptions, scenarios: list[Scenario], hashes: dict[str, st
     client, secrets = model_client(options)  # cache, retries; Router, rate limits and budget when asked for
     configure_embedder(run_embedder(options))  # the vector arms' embedder (lexical unless --embedding-model)
     secrets = [*secrets, *url_secrets(getattr(options, "embedding_api_base", None))]
-    return SampleContext(options, {s.id: s for s in scenarios}, hashes, client, secrets=sorted({*secret_values(), *secrets}, key=len, reverse=True))
+    return SampleContext(options, scenarios_by_id(scenarios), hashes, client, suite=scenarios,
+                         secrets=sorted({*secret_values(), *secrets}, key=len, reverse=True))

@@ -12,7 +12,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from harness.records import sample_id
-from harness.scenarios import Scenario
+from harness.scenarios import Scenario, scenario_ids
 
 
 @dataclass(frozen=True)
@@ -44,11 +44,12 @@ def plan_samples(scenarios: list[Scenario], arms: list[str], models: list[str], 
     one sample reproduces it.
     """
     wanted = frozenset(only)
+    ids = scenario_ids(scenarios)  # a shelf's, without unpacking
     return [
-        SampleSpec(s.id, arm, model, epoch, sample_seed(seed, s.id, epoch))
+        SampleSpec(sid, arm, model, epoch, sample_seed(seed, sid, epoch))
         for epoch in range(epochs)
-        for s in scenarios
+        for sid in ids
         for model in models
         for arm in arms
-        if not wanted or sample_id(s.id, arm, model, epoch) in wanted
+        if not wanted or sample_id(sid, arm, model, epoch) in wanted
     ]

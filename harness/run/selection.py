@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.records import sample_id
-from harness.scenarios import Scenario
+from harness.scenarios import Scenario, only, scenario_ids
 
 
 class SelectionError(ValueError):
@@ -93,15 +93,15 @@ def narrow_scenarios(scenarios: list[Scenario], hashes: dict[str, str], values: 
         raise SelectionError(f"--limit {limit}: must be at least 1")
     if ids:
         wanted = {parse_sample_id(text).scenario_id for text in ids}
-        present = {s.id for s in scenarios}
+        present = set(scenario_ids(scenarios))
         if missing := sorted(wanted - present):
             where = " after --filter" if values.get("filters") else ""
             raise SelectionError(f"--sample-id: scenario {missing[0]!r} is not among the {len(present)} scenario(s) of "
                                  f"{', '.join(values['scenario_paths'])}{where}; check the id (`recall-eval list`)")
-        scenarios = [s for s in scenarios if s.id in wanted]
+        scenarios = only(scenarios, wanted)  # a shelf's subset: nothing unpacked
     if limit is not None:
         scenarios = scenarios[:limit]
-    kept = {s.id for s in scenarios}
+    kept = set(scenario_ids(scenarios))
     return scenarios, {sid: digest for sid, digest in hashes.items() if sid in kept}
 
 

@@ -9,7 +9,9 @@ these names):
 - the format: :class:`Scenario` and its blocks, :class:`Conversation` and
   :class:`ProbeEntry` of conversation files (``models.py``, ``conversation.py``);
 - :func:`discover`, :func:`load_scenarios`, :func:`load_suite` with a :class:`Selection`,
-  :func:`scenario_hash` (``loading.py``);
+  :func:`scenario_hash` (``loading.py``); :func:`load_scenario_shelf` onto a :class:`ScenarioShelf` (the suite
+  compressed, a few scenarios unpacked: ``shelf.py``) with :func:`shelve`, :func:`scenario_ids`, :func:`only`,
+  :func:`scenarios_by_id`, :func:`scenario_facts`, :func:`known_hash`;
 - :class:`ScenarioError` with :class:`Problem` records (``problems.py``; the checks are ``validation/``);
 - :func:`load_store`, :func:`with_store` (``store_items.py``): a team's real store as every scenario's items (``--store``);
 - :func:`seed_store`, :func:`open_seeded_store`, :func:`reserve_store_templates`, :func:`item_input`, :class:`StoreTemplates` (``seeding.py``) and :func:`sessions_in_scope`;
@@ -31,7 +33,19 @@ from harness.scenarios.budget import (
 from harness.scenarios.documents import read_yaml
 from harness.scenarios.forgetting import FORGET_REQUEST, forget_request_sessions, forgotten_texts, is_forget_request
 from harness.scenarios.hashing import scenario_hash
-from harness.scenarios.loading import Selection, SuiteLoad, discover, load_scenarios, load_suite, select
+from harness.scenarios.loading import Selection, SuiteLoad, discover, load_scenario_shelf, load_scenarios, load_suite, select
+from harness.scenarios.shelf import (
+    ScenarioFacts,
+    ScenarioShelf,
+    ShelfView,
+    known_hash,
+    only,
+    scenario_facts,
+    scenario_ids,
+    scenarios_by_id,
+    shelve,
+    work_order,
+)
 from harness.scenarios.models import (
     ID_PATTERN,
     SCENARIO_SCHEMA_VERSION,
@@ -78,6 +92,17 @@ from harness.scenarios.seeding import (
 )
 
 __all__ = [
+    "ScenarioFacts",
+    "ScenarioShelf",
+    "ShelfView",
+    "known_hash",
+    "load_scenario_shelf",
+    "only",
+    "scenario_facts",
+    "scenario_ids",
+    "scenarios_by_id",
+    "shelve",
+    "work_order",
     "FORGET_REQUEST",
     "forget_request_sessions",
     "forgotten_texts",

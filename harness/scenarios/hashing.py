@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import weakref
 from collections import OrderedDict
 from typing import Any
 
@@ -16,7 +17,9 @@ from harness.scenarios.models import Scenario
 _SHARED_PARTS = ("sessions", "items")
 _CANONICAL = {"sort_keys": True, "separators": (",", ":"), "ensure_ascii": False}
 _part_cache: OrderedDict[int, tuple[list[Any], bytes]] = OrderedDict()
-_PART_CACHE_SIZE = 64
+#: Lists kept: a conversation's probes come one after another (ids sorted), so a few serve them all; each entry
+#: holds its list alive, and 64 held 32 LongMemEval haystacks (~200 MB) after a run's suite was shelved.
+_PART_CACHE_SIZE = 8
 
 
 def _canonical(value: Any) -> bytes:
@@ -41,21 +44,28 @@ def _part_json(part: list[Any]) -> bytes:
     return text
 
 
-_entry_cache: OrderedDict[int, tuple[Any, bytes]] = OrderedDict()
+_entry_cache: OrderedDict[int, tuple[weakref.ref[Any], bytes]] = OrderedDict()
 _ENTRY_CACHE_SIZE = 65_536
+_dead_entries: list[int] = []  # ids whose entry died (weak-reference callbacks), dropped at the next call
 
 
 def _entry_json(entry: Any) -> bytes:
     """Canonical JSON of one session or item, computed once per object (bounded, least recently used out).
 
     ``--store`` gives every probe its own list (the items created before it), of the same item objects: the
-    lists differ, their entries do not. The entry is kept with its JSON, so its ``id`` is not reused while cached.
+    lists differ, their entries do not. The entry is held weakly (its JSON goes when it does: a shelved
+    suite's items are let go once packed, :mod:`harness.scenarios.shelf`); a dead entry's id is never matched.
     """
+    while _dead_entries:
+        key = _dead_entries.pop()
+        held = _entry_cache.get(key)
+        if held is not None and held[0]() is None:
+            del _entry_cache[key]
     known = _entry_cache.get(id(entry))
-    if known is not None and known[0] is entry:
+    if known is not None and known[0]() is entry:
         return known[1]
     text = _canonical(entry.model_dump(mode="json", by_alias=True))
-    _entry_cache[id(entry)] = (entry, text)
+    _entry_cache[id(entry)] = (weakref.ref(entry, lambda _, key=id(entry): _dead_entries.append(key)), text)
     if len(_entry_cache) > _ENTRY_CACHE_SIZE:
         _entry_cache.popitem(last=False)
     return text

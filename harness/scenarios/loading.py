@@ -54,6 +54,7 @@ from harness.scenarios.documents import Document, display_path, parse_document, 
 from harness.scenarios.locating import locate, merge_defaults, schema_findings
 from harness.scenarios.models import Category, Scenario
 from harness.scenarios.problems import Finding, Problem, ScenarioError, format_value
+from harness.scenarios.shelf import ScenarioShelf
 from harness.scenarios.validation import check_partial, check_scenario
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
@@ -461,7 +462,8 @@ def _loads_in_workers(units: list[_Unit], selection: Selection, jobs: int) -> It
         yield from (_load_unit(unit, selection) for unit in units[done:])
 
 
-def load_suite(paths: Sequence[str | Path], selection: Selection = EVERYTHING, *, keep: bool = True, jobs: int = 1) -> SuiteLoad:
+def load_suite(paths: Sequence[str | Path], selection: Selection = EVERYTHING, *, keep: bool = True, jobs: int = 1,
+               shelf: ScenarioShelf | None = None) -> SuiteLoad:
     """Load the scenarios under ``paths`` that ``selection`` names and collect every problem; never raises for bad input.
 
     Files and probes the selection leaves out are parsed (to read their ids)
@@ -474,6 +476,8 @@ def load_suite(paths: Sequence[str | Path], selection: Selection = EVERYTHING, *
     ``jobs`` > 1, a suite of at least :data:`WORKER_MIN_BYTES` is checked by
     that many worker processes, each file in one of them (:func:`_loads_in_workers`);
     the problems, counts and duplicate ids are the same as in one process.
+    With a ``shelf``, the scenarios kept go onto it file by file, packed
+    (:mod:`harness.scenarios.shelf`), and ``scenarios`` stays empty: the suite is never held unpacked.
     """
     _defaults_for.cache_clear()
     _resolved.cache_clear()
@@ -494,6 +498,7 @@ def load_suite(paths: Sequence[str | Path], selection: Selection = EVERYTHING, *
     seen_problems: set[Problem] = set()
     first_seen: dict[str, tuple[Path, Callable[[], int | None]]] = {}
     for loaded in loads:
+        shelved: list[Scenario] = []
         suite.skipped += loaded.skipped
         for problem in loaded.problems:  # defaults problems repeat for every file below them
             if problem not in seen_problems:
@@ -512,10 +517,14 @@ def load_suite(paths: Sequence[str | Path], selection: Selection = EVERYTHING, *
             if passed:
                 suite.passed += 1
                 if keep:
-                    suite.scenarios.append(scenario)
+                    (shelved if shelf is not None else suite.scenarios).append(scenario)
                     suite.paths[scenario.id] = path
-        loaded = scenario = None  # type: ignore[assignment]  # not kept: free before the next file is read
+        if shelf is not None:
+            shelf.add(shelved)
+        loaded = scenario = shelved = None  # type: ignore[assignment]  # not kept: free before the next file is read
     suite.scenarios.sort(key=lambda s: s.id)
+    if shelf is not None:
+        shelf.seal()
     suite.problems = sorted(problems, key=Problem.sort_key)
     return suite
 
@@ -567,3 +576,29 @@ def load_scenarios(
     if errors:
         raise ScenarioError(errors)
     return select(suite.scenarios, ids=ids, categories=categories, tags=tags)
+
+
+def load_scenario_shelf(
+    paths: Sequence[str | Path],
+    *,
+    ids: Sequence[str] = (),
+    categories: Sequence[str] = (),
+    tags: Sequence[str] = (),
+) -> ScenarioShelf:
+    """:func:`load_scenarios` onto a :class:`ScenarioShelf`, file by file: a run or a report never holds the suite unpacked.
+
+    Raises:
+        ScenarioError: with every error of every file (warnings alone never raise).
+    """
+    selection = Selection(tuple(ids), tuple(categories), tuple(tags))
+    shelf = ScenarioShelf()
+    suite = load_suite(paths, selection, shelf=shelf)
+    errors = suite.errors
+    if categories and not len(shelf):
+        errors += _filter_problems(categories, load_suite(paths).scenarios if not errors else [])
+    if errors:
+        raise ScenarioError(errors)
+    if not selection.active:
+        return shelf
+    chosen = [f.id for f in shelf.all_facts() if selection.matches(f.id, f.category, f.tags)]
+    return shelf if len(chosen) == len(shelf) else shelf.subset(chosen)

@@ -25,6 +25,7 @@ from collections.abc import Hashable, Iterable
 from typing import Any
 
 from harness.scenarios.models import ItemSpec, KeySpec, Scenario
+from harness.scenarios.shelf import ScenarioFacts
 from memory_tools import (
     DenialReason,
     ItemInput,
@@ -220,6 +221,14 @@ def reuse_capacity(order: Iterable[Hashable]) -> int:
     return widest + 1
 
 
+#: Seed plans kept by the identity of their scenario's lists: each keeps those lists alive (a LongMemEval
+#: question's ~3 MB), so only the stores in flight (a run goes scenario by scenario); images are found by the plan's value.
+PLANS_KEPT = 8
+#: Item inputs kept by item identity, each holding its item: a few conversations' worth (a LongMemEval question
+#: has ~480 items, a LoCoMo conversation a few hundred), not a suite's.
+INPUTS_KEPT = 4 * 1024
+
+
 class StoreTemplates:
     """Seeded stores by plan, each seeded once; :meth:`open` gives a sample its own copy.
 
@@ -256,8 +265,10 @@ class StoreTemplates:
         ``grow_only``: never lower the capacity (a later part of work already reserved for).
         The byte bound still applies, so a suite of huge stores may seed again. Returns the capacity.
         """
-        numbers: dict[SeedPlan, int] = {}
-        order = [numbers.setdefault(self.plan(scenario), len(numbers)) for scenario in scenarios]
+        numbers: dict[Hashable, int] = {}
+        # A shelf's facts name their store without unpacking it (harness.scenarios.shelf.work_order)
+        order = [numbers.setdefault(scenario.store_key if isinstance(scenario, ScenarioFacts) else self.plan(scenario), len(numbers))
+                 for scenario in scenarios]
         needed = max(self.default_capacity, reuse_capacity(order) + slack)
         self.capacity = max(self.capacity, needed) if grow_only else needed
         return self.capacity
@@ -268,9 +279,9 @@ class StoreTemplates:
         if known is None or known[0] is not scenario.items or known[1] is not scenario.sessions:
             known = (scenario.items, scenario.sessions, seed_plan(scenario, self._inputs))
             self._plans[key] = known
-            while len(self._plans) > 8 * self.capacity:
+            while len(self._plans) > PLANS_KEPT:  # each holds its scenario's sessions and items alive
                 self._plans.popitem(last=False)
-            if len(self._inputs) > 16 * 1024:  # bounded: a new suite's items replace the old ones
+            if len(self._inputs) > INPUTS_KEPT:  # bounded: a new suite's items replace the old ones
                 self._inputs.clear()
         else:
             self._plans.move_to_end(key)

@@ -90,7 +90,7 @@ def test_run_plan_calls_no_model_and_writes_nothing(tmp_path: Path, suite: Path,
 
 def test_every_run_starts_with_the_plan_line(tmp_path: Path, suite: Path, capsys: pytest.CaptureFixture[str],
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("harness.cli.run._build_report", lambda options: 0)
+    monkeypatch.setattr("harness.cli.run._build_report", lambda options, scenarios=None: 0)
     assert main(["run", "--scenarios", str(suite), "--out", str(tmp_path / "run"), "--no-progress", "--no-cache"]) == 0
     lines = capsys.readouterr().err.splitlines()
     assert lines[0].startswith("plan: 6 samples,") and all(len(line) <= 80 for line in lines[:2])

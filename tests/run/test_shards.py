@@ -74,7 +74,7 @@ def _run(tmp_path: Path, *flags: str, out: str) -> int:
 
 @pytest.fixture()
 def _no_report(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("harness.cli.run._build_report", lambda options: 0)
+    monkeypatch.setattr("harness.cli.run._build_report", lambda options, scenarios=None: 0)
 
 
 @pytest.mark.usefixtures("_no_report")

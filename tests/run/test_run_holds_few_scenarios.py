@@ -1,0 +1,122 @@
+"""A whole run (plan, samples, report) holds a few scenarios unpacked at a time, never the suite (issue 22).
+
+A LongMemEval S question is its own scenario with a ~4.6 MB haystack; a run
+that held all 500 of them (its list, the plan's, the report's, the caches
+keyed by them) peaked near 5 GB. These tests count live scenario objects and
+unpacks on a suite of many small ones, never time or memory figures.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.memory_systems.prompt_factories import make_scenario
+
+from harness.scenarios import Scenario
+
+COUNT = 30
+
+
+def _write_suite(folder: Path) -> Path:
+    folder.mkdir()
+    data = make_scenario().model_dump(mode="json", exclude_none=True)
+    for n in range(COUNT):
+        (folder / f"q-{n:02d}.yaml").write_text(json.dumps({**data, "id": f"q-{n:02d}"}), encoding="utf-8")
+    return folder
+
+
+def _haystacks_alive() -> int:
+    """Scenario objects alive with their sessions (the report's husks have none).
+
+    The run freezes its heap (``harness.run.runner.frozen_heap``): frozen objects are not listed, so they are
+    unfrozen for the count and frozen again.
+    """
+    frozen = gc.get_freeze_count() > 0
+    gc.unfreeze()
+    try:
+        gc.collect()
+        return sum(isinstance(o, Scenario) and bool(o.sessions) for o in gc.get_objects())
+    finally:
+        if frozen:
+            gc.freeze()
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """Live scenarios at every sample and every scored record; file unpacks of the shelf."""
+    import harness.run.sample as sample
+    import harness.scenarios.shelf as shelf
+    import harness.score as score
+
+    seen = {"sample": [], "score": [], "unpacks": 0}
+    run_memory_sample, score_sample, decompress = sample.run_memory_sample, score.score_sample, shelf.zlib.decompress
+
+    async def counting_sample(*args, **kwargs):
+        seen["sample"].append(_haystacks_alive())
+        return await run_memory_sample(*args, **kwargs)
+
+    def counting_score(*args, **kwargs):
+        seen["score"].append(_haystacks_alive())
+        return score_sample(*args, **kwargs)
+
+    class _Zlib:
+        compress = staticmethod(shelf.zlib.compress)
+
+        @staticmethod
+        def decompress(data):
+            seen["unpacks"] += 1
+            return decompress(data)
+
+    monkeypatch.setattr(sample, "run_memory_sample", counting_sample)
+    monkeypatch.setattr(score, "score_sample", counting_score)
+    monkeypatch.setattr(shelf, "zlib", _Zlib)
+    return seen
+
+
+def test_a_whole_run_holds_a_few_scenarios_at_a_time_not_the_suite(tmp_path, counted) -> None:
+    """Bug planted: the run's context held ``{s.id: s for s in scenarios}`` (every scenario alive during the samples).
+
+    Also planted: the plan's store templates keeping every scenario's lists (8 x capacity plans); the memo
+    holding each scored scenario strongly (the report kept all 30 alive).
+    """
+    from harness.cli import main
+
+    suite = _write_suite(tmp_path / "suite")
+    code = main(["run", "--scenarios", str(suite), "--model", "offline/reference", "--arms", "history_only", "recall",
+                 "full_history", "--out", str(tmp_path / "run"), "--no-progress", "--no-cache"])
+    assert code in (0, 1) and (tmp_path / "run" / "summary.json").is_file()
+    assert len(counted["sample"]) == 3 * COUNT and len(counted["score"]) >= 3 * COUNT
+    # the samples in flight (8 at once over 3 arms) and the few files kept unpacked; never the 30 of the suite
+    assert max(counted["sample"]) <= 10 < COUNT
+    assert max(counted["score"]) <= 10 < COUNT
+
+
+def test_each_pass_of_a_run_unpacks_each_file_once(tmp_path, counted) -> None:
+    """Plan, samples and report each go through the suite once: at most 3 unpacks a file.
+
+    Bug planted: the report's passes after scoring (titles, categories, protocol, layers) read the shelf
+    instead of husks: each of them unpacked the suite again (~10 unpacks a file, the CPU an earlier attempt lost).
+    """
+    from harness.cli import main
+
+    suite = _write_suite(tmp_path / "suite")
+    code = main(["run", "--scenarios", str(suite), "--model", "offline/reference", "--arms", "history_only", "recall",
+                 "full_history", "--out", str(tmp_path / "run"), "--no-progress", "--no-cache"])
+    assert code in (0, 1)
+    assert COUNT <= counted["unpacks"] <= 3 * COUNT
+
+
+def test_a_report_of_a_finished_run_unpacks_each_file_once(tmp_path, counted) -> None:
+    """``recall-eval report`` loads the named scenarios onto a shelf and scores them file by file."""
+    from harness.cli import main
+
+    suite = _write_suite(tmp_path / "suite")
+    assert main(["run", "--scenarios", str(suite), "--model", "offline/reference", "--arms", "history_only", "recall",
+                 "--out", str(tmp_path / "run"), "--no-progress", "--no-cache"]) in (0, 1)
+    counted["unpacks"], counted["score"] = 0, []
+    assert main(["report", str(tmp_path / "run")]) in (0, 1)
+    assert counted["unpacks"] == COUNT and max(counted["score"]) <= 6
