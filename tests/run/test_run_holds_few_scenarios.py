@@ -4,12 +4,21 @@ A LongMemEval S question is its own scenario with a ~4.6 MB haystack; a run
 that held all 500 of them (its list, the plan's, the report's, the caches
 keyed by them) peaked near 5 GB. These tests count live scenario objects and
 unpacks on a suite of many small ones, never time or memory figures.
+
+Counting live objects walks the whole heap (``gc.get_objects``) at every sample and scored record: in a
+process that has run the rest of the suite that took minutes a count. So the counting tests run in a
+fresh interpreter (:func:`test_the_scenario_counts_hold_in_a_fresh_process`), and are skipped in the
+suite's own process.
 """
 
 from __future__ import annotations
 
 import gc
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +28,23 @@ from tests.memory_systems.prompt_factories import make_scenario
 from harness.scenarios import Scenario
 
 COUNT = 30
+ROOT = Path(__file__).resolve().parents[2]
+_FRESH = "RECALL_EVAL_COUNT_SCENARIOS"
+in_a_fresh_process = pytest.mark.skipif(
+    os.environ.get(_FRESH) != "1", reason="run in a fresh interpreter by test_the_scenario_counts_hold_in_a_fresh_process")
+
+
+def test_the_scenario_counts_hold_in_a_fresh_process() -> None:
+    """The counting tests below, in their own interpreter (a small heap to walk); every one of them must pass."""
+    if os.environ.get(_FRESH) == "1":
+        pytest.skip("this is the fresh process")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(Path(__file__).relative_to(ROOT))],
+        cwd=ROOT, env={**os.environ, _FRESH: "1"}, capture_output=True, text=True, timeout=900, check=False,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    passed = re.search(r"(\d+) passed", result.stdout)
+    assert passed and int(passed.group(1)) == 3, result.stdout[-2000:]  # the three counting tests ran, none skipped
 
 
 def _write_suite(folder: Path) -> Path:
@@ -77,6 +103,7 @@ def counted(monkeypatch):
     return seen
 
 
+@in_a_fresh_process
 def test_a_whole_run_holds_a_few_scenarios_at_a_time_not_the_suite(tmp_path, counted) -> None:
     """Bug planted: the run's context held ``{s.id: s for s in scenarios}`` (every scenario alive during the samples).
 
@@ -95,6 +122,7 @@ def test_a_whole_run_holds_a_few_scenarios_at_a_time_not_the_suite(tmp_path, cou
     assert max(counted["score"]) <= 10 < COUNT
 
 
+@in_a_fresh_process
 def test_each_pass_of_a_run_unpacks_each_file_once(tmp_path, counted) -> None:
     """Plan, samples and report each go through the suite once: at most 3 unpacks a file.
 
@@ -110,6 +138,7 @@ def test_each_pass_of_a_run_unpacks_each_file_once(tmp_path, counted) -> None:
     assert COUNT <= counted["unpacks"] <= 3 * COUNT
 
 
+@in_a_fresh_process
 def test_a_report_of_a_finished_run_unpacks_each_file_once(tmp_path, counted) -> None:
     """``recall-eval report`` loads the named scenarios onto a shelf and scores them file by file."""
     from harness.cli import main
