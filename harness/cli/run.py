@@ -50,7 +50,7 @@ from harness.run import (
     run_specs,
     secret_values,
 )
-from harness.scenarios import Scenario, ScenarioShelf, scenarios_by_id
+from harness.scenarios import Scenario, ScenarioShelf, release_store_templates, scenarios_by_id
 
 
 def _build_report(options: RunOptions, scenarios: Any = None) -> int:
@@ -261,6 +261,7 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
             "the answers are scored as given",
             file=sys.stderr,
         )
+    release_store_templates()  # the samples are done: scoring and the report open no store
     fault = fault_note(scan_results(run_dir / RESULTS_FILE).records)
     if fault is not None:
         print(terminal_text(fault), file=sys.stderr)

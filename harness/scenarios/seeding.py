@@ -247,7 +247,13 @@ class StoreTemplates:
         >>> store = templates.open(scenario)  # doctest: +SKIP
     """
 
-    def __init__(self, capacity: int = 32, max_bytes: int = 256 * 1024 * 1024) -> None:
+    #: The images' byte bound. A run's plan opens every store once before its samples open them again, so a
+    #: suite whose images exceed the bound thrashes (least recently used first) whatever the bound: on a
+    #: LongMemEval S suite (500 stores of ~1.8 MB) 256 MB held 140 images of which the run found none.
+    #: 64 MB keeps a suite of LoCoMo's size whole and bounds what a larger one holds.
+    MAX_BYTES = 64 * 1024 * 1024
+
+    def __init__(self, capacity: int = 32, max_bytes: int = MAX_BYTES) -> None:
         self.default_capacity = self.capacity = capacity
         self.max_bytes = max_bytes
         self._images: OrderedDict[SeedPlan, bytes] = OrderedDict()
@@ -331,6 +337,20 @@ def reserve_store_templates(scenarios: Iterable[Scenario], slack: int = 0, *, gr
         if _SHARED_TEMPLATES is None:
             _SHARED_TEMPLATES = StoreTemplates()
         return _SHARED_TEMPLATES.reserve(scenarios, slack, grow_only=grow_only)
+
+
+def release_store_templates() -> int:
+    """Let go of this process's store templates (their images and plans); returns how many images were dropped.
+
+    A run calls this once its samples are done: scoring and the report open no
+    store, and on a LongMemEval S suite the images alone were up to their byte
+    bound (256 MB then), held through the report. A later :func:`open_seeded_store`
+    seeds again from nothing, so this changes what is cached, never a store.
+    """
+    global _SHARED_TEMPLATES
+    with _SHARED_LOCK:
+        held, _SHARED_TEMPLATES = _SHARED_TEMPLATES, None
+    return 0 if held is None else len(held._images)
 
 
 def probe_policy(scenario: Scenario) -> tuple[MemoryPolicy, RunContext]:

@@ -162,3 +162,23 @@ def test_rerun_failing_refuses_a_folder_that_is_not_a_run_with_exit_2(tmp_path: 
 def test_rerun_failing_refuses_resume(smoke_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "--rerun-failing", str(smoke_run), "--resume", str(smoke_run), "--no-progress"]) == 2
     assert "conflicts with --resume" in capsys.readouterr().err
+
+
+def test_a_run_lets_go_of_its_store_images_before_the_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scoring and the report open no store: the images (up to 64 MB) are released when the samples are done.
+
+    Planted: the release call removed from ``run``; the report then runs with the images held.
+    """
+    import harness.report
+    from harness.scenarios import seeding
+
+    held_at_report: list[object] = []
+    real = harness.report.build_report
+
+    def watching(*args: object, **kwargs: object) -> object:
+        held_at_report.append(seeding._SHARED_TEMPLATES)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(harness.report, "build_report", watching)
+    assert _run(tmp_path, "run", "--scenarios", str(SMOKE), "--filter", f"{SMOKE_01}*", "--arms", "recall", "--no-cache") in (0, 1)
+    assert held_at_report == [None]

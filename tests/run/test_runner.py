@@ -375,7 +375,16 @@ def test_a_run_over_more_stores_than_the_template_cache_seeds_each_store_once(tm
     folder.mkdir()
     for story in _distinct_stories(40):
         (folder / f"{story.id}.yaml").write_text(json.dumps(story.model_dump(mode="json", exclude_none=True)), encoding="utf-8")
+    import harness.cli.run as cli_run
+
     monkeypatch.setattr(seeding, "_SHARED_TEMPLATES", seeding.StoreTemplates(capacity=32))
+    seeded: list[int] = []  # read as the run lets go of its templates, its samples done
+
+    def release() -> int:
+        seeded.append(seeding._SHARED_TEMPLATES.seeded)
+        return seeding.release_store_templates()
+
+    monkeypatch.setattr(cli_run, "release_store_templates", release)
     assert _run(tmp_path, folder, "--arms", "recall", "--epochs", "2", model="offline/reference") == 0
     assert len(_records(tmp_path / "run")) == 80
-    assert seeding._SHARED_TEMPLATES.seeded == 40
+    assert seeded == [40]

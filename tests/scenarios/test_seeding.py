@@ -253,3 +253,24 @@ def test_the_byte_bound_drops_images_within_the_capacity() -> None:
     for story in (*stories, stories[0]):
         templates.open(story).close()
     assert templates.seeded == 4  # the first image was dropped for the third (bytes), then seeded again
+
+
+def test_released_templates_are_gone_and_the_next_store_is_seeded_again() -> None:
+    """A run lets go of its store images once its samples are done (they were held through the report).
+
+    Planted: the release keeping the templates. The next store must still be the same store.
+    """
+    from harness.scenarios import open_seeded_store, release_store_templates
+    from harness.scenarios import seeding
+
+    story = _distinct_stories(1)[0]
+    release_store_templates()
+    with open_seeded_store(story) as first:
+        want = first.snapshot()
+    held = seeding._SHARED_TEMPLATES
+    assert held is not None and held.seeded == 1
+    assert release_store_templates() == 1
+    assert release_store_templates() == 0
+    with open_seeded_store(story) as again:
+        assert again.snapshot() == want
+    assert seeding._SHARED_TEMPLATES is not held and seeding._SHARED_TEMPLATES.seeded == 1
