@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 __all__ = ["TEMP_SUFFIX", "temp_path", "write_atomic"]
@@ -49,12 +50,30 @@ def _create(path: Path, mode: int) -> tuple[int, Path]:
     raise FileExistsError(f"{path.parent}: could not create a fresh temp file in {_TRIES} tries")
 
 
-def write_atomic(path: Path, data: bytes | str, *, mode: int = 0o666) -> Path:
+#: Characters of text encoded at a time: a text is written as UTF-8 without ever being held whole as bytes.
+TEXT_SLICE = 1 << 20
+
+
+def _encoded(data: bytes | str | Sequence[str]) -> Iterator[bytes]:
+    """``data`` as UTF-8 bytes, in slices of at most :data:`TEXT_SLICE` characters (bytes as they are)."""
+    if isinstance(data, bytes):
+        yield data
+        return
+    for text in (data,) if isinstance(data, str) else data:
+        if len(text) <= TEXT_SLICE:
+            yield text.encode("utf-8")
+            continue
+        for start in range(0, len(text), TEXT_SLICE):  # a str slice never splits a character, so each encodes alone
+            yield text[start:start + TEXT_SLICE].encode("utf-8")
+
+
+def write_atomic(path: Path, data: bytes | str | Sequence[str], *, mode: int = 0o666) -> Path:
     """Replace ``path`` with ``data`` (text is written as UTF-8) atomically.
 
     Args:
         path: the file to replace (its folder must exist).
-        data: the new content.
+        data: the new content: bytes, a text, or a text in pieces (a report page: written one piece at a
+            time, so a page of hundreds of MB is never held whole, or whole again as UTF-8).
         mode: permission bits of the new file before the umask (0o600 for a private file).
 
     Returns:
@@ -64,13 +83,13 @@ def write_atomic(path: Path, data: bytes | str, *, mode: int = 0o666) -> Path:
         OSError: the temp file could not be written or renamed; it is removed, ``path`` is untouched.
     """
     path = Path(path)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = _create(path, mode)
     try:
         try:
-            view = memoryview(raw)
-            while view:
-                view = view[_write(fd, view):]
+            for raw in _encoded(data):
+                view = memoryview(raw)
+                while view:
+                    view = view[_write(fd, view):]
             if mode != 0o666:
                 os.fchmod(fd, mode)  # exact bits for a private file, whatever the umask left
         finally:

@@ -130,7 +130,7 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
                   scenario_paths: Sequence[str | Path] | None = None,
                   pairwise_judge: bool = False) -> ReportOutcome:
     from harness.report import outputs
-    from harness.report.html import render_html
+    from harness.report.html import render_page
     from harness.report.inputs import ForeignRecordsError, read_inputs
 
     if not run_dir.is_dir():
@@ -206,7 +206,7 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
     scores = outputs.scores_text(samples)
     summary["run"]["results_sha256"] = inputs.results_sha256
     summary["run"]["scores_sha256"] = outputs.text_sha256(scores)
-    page = render_html(summary, samples)
+    page = render_page(summary, samples)  # in pieces: a whole-suite page is never joined
     try:
         paths = {
             "summary.json": outputs.write_summary_json(run_dir, summary),

@@ -58,7 +58,12 @@ _COMPRESS_ABOVE = 1_500_000  # characters of transcript JSON; smaller reports st
 
 
 def render_html(summary: dict[str, Any], samples: list[dict[str, Any]]) -> str:
-    """Render the report page.
+    """The report page as one string (:func:`render_page`'s pieces joined); write it with ``encoding="utf-8"``."""
+    return "".join(render_page(summary, samples))
+
+
+def render_page(summary: dict[str, Any], samples: list[dict[str, Any]]) -> list[str]:
+    """Render the report page, in pieces.
 
     Args:
         summary: the ``summary.json`` dict (see the report contract); missing
@@ -66,7 +71,10 @@ def render_html(summary: dict[str, Any], samples: list[dict[str, Any]]) -> str:
         samples: one dict per sample record, with its scores and outcome.
 
     Returns:
-        The whole page as one string; write it with ``encoding="utf-8"``.
+        The whole page in the pieces the template produced, rendered to the end (so a template error
+        raises before anything is written); the embedded transcripts are one piece, the same string
+        :func:`data_blobs` made. Written piece by piece (:func:`harness.report.outputs.write_index_html`),
+        a page is never joined into a second copy of itself: a LongMemEval S page is hundreds of MB.
     """
     ordered = _sorted_samples(samples, summary)
     filters_json, transcripts, encoding = data_blobs(ordered, _COMPRESS_ABOVE,
@@ -106,8 +114,8 @@ def render_html(summary: dict[str, Any], samples: list[dict[str, Any]]) -> str:
         "transcripts": transcripts,
         "transcripts_encoding": encoding,
     }
-    page = page_environment().get_template("index.html.j2").render(context)
-    return sendable(page)  # lone surrogates of a model's output shown as U+FFFD (its embedded data keeps them as escapes)
+    pieces = page_environment().get_template("index.html.j2").generate(context)
+    return [sendable(piece) for piece in pieces]  # a model's lone surrogates shown as U+FFFD (the data keeps escapes)
 
 
 # ---------------------------------------------------------------- environment

@@ -27,7 +27,7 @@ HTML_FILE = "index.html"
 METRICS_COLUMNS = ("model", "arm", "category", "metric", "value", "ci_low", "ci_high", "n")
 
 
-def write_output(path: Path, text: str) -> Path:
+def write_output(path: Path, text: str | Sequence[str]) -> Path:
     """Write ``text`` to ``path`` atomically (:func:`harness.atomic.write_atomic`: a unique temp name, never through
     a symlink); on failure the temp file is removed and the OSError raised."""
     return write_atomic(path, text)
@@ -38,8 +38,8 @@ def write_summary_json(run_dir: Path, summary: Mapping[str, Any]) -> Path:
     return write_output(Path(run_dir) / SUMMARY_FILE, json_text(summary, indent=1) + "\n")
 
 
-def write_index_html(run_dir: Path, page: str) -> Path:
-    """``index.html``: the rendered page (see :func:`harness.report.html.render_html`)."""
+def write_index_html(run_dir: Path, page: str | Sequence[str]) -> Path:
+    """``index.html``: the rendered page, whole or in pieces (:func:`harness.report.html.render_page`)."""
     return write_output(Path(run_dir) / HTML_FILE, page)
 
 

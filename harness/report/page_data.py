@@ -22,7 +22,7 @@ from __future__ import annotations
 import base64
 import json
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from markupsafe import Markup
@@ -133,7 +133,7 @@ def script_json(data: Any) -> str:
 
 
 def data_blobs(samples: list[dict[str, Any]], compress_above: int,
-               parameters: dict[str, Any] | None = None) -> tuple[Markup, Markup, str]:
+               parameters: dict[str, Any] | None = None) -> tuple[Markup, list[Markup], str]:
     """The embedded data: filter fields (always plain JSON) and transcripts (plain, or deflate+base64 when large).
 
     Args:
@@ -142,7 +142,8 @@ def data_blobs(samples: list[dict[str, Any]], compress_above: int,
         parameters: the run's request parameters (``run.json``), shown with each model call.
 
     Returns:
-        ``(filters_json, transcripts, encoding)`` with encoding ``"json"`` or ``"deflate-base64"``. Both texts
+        ``(filters_json, transcripts, encoding)`` with encoding ``"json"`` or ``"deflate-base64"``; the
+        transcripts in pieces (:func:`transcript_blob`), written one after another. Both texts
         are free of ``<``, ``>`` and ``&``, which is what makes the ``Markup`` safe inside a script element;
         the page parses them with ``JSON.parse``, never evaluates them.
     """
@@ -171,9 +172,67 @@ def data_blobs(samples: list[dict[str, Any]], compress_above: int,
         request["api_base"] = redact_url(request["api_base"])
     filter_text = script_json({"f": {name: list(table) for name, table in fields.items()}, "ids": list(id_table),
                                "r": filters, "p": request})
-    text = script_json({"s": list(strings), "r": rows})
-    encoding = "json"
-    if len(text) > compress_above:
-        text = base64.b64encode(zlib.compress(text.encode("utf-8"), 1)).decode("ascii")
-        encoding = "deflate-base64"
-    return Markup(filter_text), Markup(text), encoding  # noqa: S704 - see docstring
+    pieces: list[Any]
+    pieces, encoding = transcript_blob(list(strings), rows, compress_above)
+    for index, piece in enumerate(pieces):  # in place: a Markup is a copy, so at most one piece is held twice
+        pieces[index] = Markup(piece)  # noqa: S704 - see docstring
+    return Markup(filter_text), pieces, encoding  # noqa: S704 - see docstring
+
+
+#: Elements of the string table or rows written per ``json.dumps`` call (C-speed, yet bounded pieces).
+PIECE = 512
+
+
+def _pieces(strings: list[str], rows: list[Any]) -> Iterator[str]:
+    """``script_json({"s": strings, "r": rows})`` in pieces of :data:`PIECE` elements, the same text once joined.
+
+    Without indent, a JSON array is its elements' texts joined by the separator, so
+    dumping elements a piece at a time writes exactly the characters of one dump.
+    """
+    for opening, values in (('{"s":[', strings), ('],"r":[', rows)):
+        yield opening
+        for start in range(0, len(values), PIECE):
+            part = script_json(values[start:start + PIECE])[1:-1]
+            yield part if start == 0 else "," + part
+    yield "]}"
+
+
+#: Deflated bytes turned into base64 text at a time (a multiple of 3, so the pieces join into one base64 text).
+B64_PIECE = 3 << 18
+
+
+def transcript_blob(strings: list[str], rows: list[Any], compress_above: int) -> tuple[list[str], str]:
+    """The transcript blob's text, in pieces, and its encoding: plain JSON up to ``compress_above`` characters, else deflate+base64.
+
+    The JSON is written, deflated and base64-encoded a piece at a time, and the
+    pieces are never joined (the page template writes them one after another),
+    so only the base64 text is ever whole: a LongMemEval S report's JSON (every
+    pasted history once, about 260 MB) was held four times over before (its
+    text, its UTF-8 bytes, their deflate, its base64). Joined, the pieces are
+    ``base64(zlib.compress(text.encode(), 1))``: deflate's output does not
+    depend on how its input is split, and base64 of pieces cut at multiples of
+    3 bytes is the base64 of the whole.
+    """
+    plain: list[str] = []
+    length = 0
+    pieces = _pieces(strings, rows)
+    for piece in pieces:
+        plain.append(piece)
+        length += len(piece)
+        if length > compress_above:
+            break
+    else:
+        return plain, "json"
+    deflate = zlib.compressobj(1)
+    pending = bytearray(deflate.compress("".join(plain).encode("utf-8")))
+    del plain
+    out: list[str] = []
+    for piece in pieces:
+        pending += deflate.compress(piece.encode("utf-8"))
+        if len(pending) >= B64_PIECE:
+            cut = len(pending) - len(pending) % 3
+            out.append(base64.b64encode(pending[:cut]).decode("ascii"))
+            del pending[:cut]
+    pending += deflate.flush()
+    out.append(base64.b64encode(pending).decode("ascii"))
+    return out, "deflate-base64"

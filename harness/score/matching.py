@@ -36,11 +36,21 @@ if TYPE_CHECKING:
 _WS_RE = re.compile(r"\s+")
 
 
-@lru_cache(maxsize=8192)
-def normalize_text(text: str) -> str:
-    """Format characters (Cf: zero-width, soft hyphen) dropped, NFKC, casefold, typographic apostrophes to ``'``, whitespace collapsed."""
+def _normalized(text: str) -> str:
     folded = unicodedata.normalize("NFKC", strip_format_characters(text)).casefold().replace("\u2019", "'").replace("\u2018", "'")
     return _WS_RE.sub(" ", folded).strip()
+
+
+#: Texts longer than this many characters (an answer pasted whole, every oracle item of a question joined)
+#: are remembered only a few at a time: 8,192 of them held ~180 MB through a LongMemEval S report.
+LONG_TEXT = 4096
+_normalized_short = lru_cache(maxsize=8192)(_normalized)
+_normalized_long = lru_cache(maxsize=8)(_normalized)  # one check asks for its answer once per string it needs
+
+
+def normalize_text(text: str) -> str:
+    """Format characters (Cf: zero-width, soft hyphen) dropped, NFKC, casefold, typographic apostrophes to ``'``, whitespace collapsed."""
+    return (_normalized_short if len(text) <= LONG_TEXT else _normalized_long)(text)
 
 
 _NUMBER_RE = re.compile(r"[+-]?\d+(?:[.,:' ]\d+)*%?")

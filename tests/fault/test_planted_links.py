@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -175,3 +176,16 @@ def test_private_files_get_exactly_owner_only_permissions(tmp_path: Path) -> Non
     finally:
         os.umask(old)
     assert (tmp_path / "memory.md").stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("data", ["", "plain ascii", "é—中文 " * 9, ["<html>", "", "é" * 20, "—中" * 5, "</html>\n"]])
+def test_text_is_written_as_utf8_a_slice_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: Any) -> None:
+    """A text, or a page in pieces, becomes exactly its UTF-8 bytes though never encoded whole (slices of 7 here).
+
+    Planted: the last slice dropped (fails here). Encoding a short text whole is the fast path, not a rule.
+    """
+    import harness.atomic as atomic
+
+    monkeypatch.setattr(atomic, "TEXT_SLICE", 7)
+    target = write_atomic(tmp_path / "index.html", data)
+    assert target.read_bytes() == "".join(data).encode("utf-8")

@@ -233,6 +233,33 @@ def test_large_transcripts_are_deflated_and_round_trip(monkeypatch: pytest.Monke
     assert _transcripts(parsed) == plain
 
 
+@pytest.mark.parametrize("rows", [0, 1, 9, 3000])
+def test_the_blob_deflated_a_piece_at_a_time_is_the_deflate_of_the_whole_json(monkeypatch: pytest.MonkeyPatch, rows: int) -> None:
+    """The pieces joined are base64(deflate(json)) of one dump, whatever the piece sizes (p22 run memory).
+
+    Planted: pieces joined without their ``,`` separator; base64 of a piece cut off a multiple of 3 bytes;
+    the flushed tail dropped. Each fails here.
+    """
+    from harness.report import page_data
+
+    monkeypatch.setattr(page_data, "PIECE", 4)  # elements per json.dumps call: several pieces even for 9 rows
+    monkeypatch.setattr(page_data, "B64_PIECE", 3 * 5)  # base64 15 bytes at a time: many cuts
+    import random
+
+    draw = random.Random(rows)  # text deflate cannot squeeze to nothing, so a large blob leaves zlib in many parts
+    strings = [f"s{i} <é> \u2014 " + "".join(draw.choices("abcdefghij <>&é", k=60)) for i in range(rows * 3)]
+    table = [[[["a", i, 0, -1]], [], i % 3, [[1, 0.5, True, 2]], [], -1, None] for i in range(rows)]
+    whole = page_data.script_json({"s": strings, "r": table})
+    plain, encoding = page_data.transcript_blob(strings, table, len(whole))
+    assert (encoding, "".join(plain)) == ("json", whole)
+    deflated = base64.b64encode(zlib.compress(whole.encode("utf-8"), 1)).decode("ascii")
+    for above in (len(whole) - 1, 10):  # over the bound at the last piece, or at the first
+        pieces, encoding = page_data.transcript_blob(strings, table, above)
+        assert encoding == "deflate-base64"
+        assert "".join(pieces) == deflated
+    assert len(pieces) > 1 or rows < 3000
+
+
 def test_transcript_strings_are_stored_once(report: tuple[dict[str, Any], list[dict[str, Any]]], parsed: _Page) -> None:
     strings = _transcripts(parsed)["s"]
     system_prompt = report[1][0]["messages"][0]["content"]

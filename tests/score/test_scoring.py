@@ -871,3 +871,29 @@ def test_forbidden_patterns_and_strings_see_through_format_characters(cf):
                                                         must_not_contain=["Postgres 13"]))
     assert not passed
     assert failures == ["contains forbidden 'Postgres 13'", "matches forbidden /postgres\\s*13/"]
+
+
+def test_long_texts_are_normalized_alike_but_not_remembered_by_the_thousand() -> None:
+    """A text over LONG_TEXT characters (every oracle item of a question joined) goes to the small cache.
+
+    The bug this catches: one cache for every text, which held ~180 MB of joined haystacks and their
+    normalized copies through a LongMemEval S report. Planted: the length test inverted; ``<`` for ``<=``.
+    """
+    import uuid
+
+    from harness.score import matching
+
+    tag = uuid.uuid4().hex[:8]
+    long_text = tag + "Ｐｏｓｔｇｒｅｓ  15\n" * (matching.LONG_TEXT // 10)
+    assert len(long_text) > matching.LONG_TEXT
+    short, long = matching._normalized_short.cache_info, matching._normalized_long.cache_info
+    before = short().misses, long().misses
+    assert normalize_text(long_text) == tag + ("postgres 15 " * (matching.LONG_TEXT // 10)).strip()
+    assert (short().misses, long().misses) == (before[0], before[1] + 1)
+    for n in range(20):
+        normalize_text(long_text + str(n))
+    assert long().currsize <= 8
+    edge = tag + "a" * (matching.LONG_TEXT - len(tag))  # exactly at the bound: still a short text
+    before = short().misses
+    normalize_text(edge)
+    assert short().misses == before + 1
