@@ -26,13 +26,15 @@ upserts as usual.
 Deterministic ids are not authorization: the Host derives the identity from
 the run, and the model never supplies it.
 
-Example:     >>> store = NamedMemoryStore()     >>> who =
-NamedIdentity(application="recall-eval", workspace_key="ws-1")     >>>
-store.remember("deploy route", "make deploy ENV=prod", "project", who,
-now=1).event     'created'     >>> store.remember("deploy route", "make
-deploy ENV=prod", "project", who, now=2).event     'unchanged'     >>>
-[m.name for m in store.recall(who, query="how do I deploy")]     ['deploy
-route']
+Example:
+    >>> store = NamedMemoryStore()
+    >>> who = NamedIdentity(application="recall-eval", workspace_key="ws-1")
+    >>> store.remember("deploy route", "make deploy ENV=prod", "project", who, now=1).event
+    'created'
+    >>> store.remember("deploy route", "make deploy ENV=prod", "project", who, now=2).event
+    'unchanged'
+    >>> [m.name for m in store.recall(who, query="how do I deploy")]
+    ['deploy route']
 """
 
 from __future__ import annotations
