@@ -132,11 +132,11 @@ class NamedMemoryStore:
             db.execute("BEGIN IMMEDIATE")
             try:
                 yield db
+                db.execute("COMMIT")  # inside: a COMMIT that fails (busy) is rolled back, not left open for good
             except BaseException:
                 if db.in_transaction:
                     db.execute("ROLLBACK")
                 raise
-            db.execute("COMMIT")
 
     # -- writes ------------------------------------------------------------------------------------
     def remember(self, name: str, text: str, scope: NamedScope, identity: NamedIdentity, *, now: int) -> WriteEvent:

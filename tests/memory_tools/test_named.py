@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+import functools
 import json
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
@@ -349,6 +350,24 @@ def test_a_store_serves_writes_and_reads_from_other_threads(store: NamedMemorySt
         found = pool.submit(store.recall, WS_A, query="deploy", limit=MAX_RECALL_LIMIT).result()
     assert sorted(m.name for m in found) == [f"step {n}" for n in range(8)]
     assert len(store.events()) == 8
+
+
+def test_a_write_that_cannot_commit_is_rolled_back_and_the_store_stays_usable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = str(tmp_path / "named.sqlite")
+    monkeypatch.setattr(sqlite3, "connect", functools.partial(sqlite3.connect, timeout=0.05))  # wait 50 ms, not 5 s
+    with NamedMemoryStore(path) as store:
+        reader = sqlite3.connect(path, isolation_level=None)
+        reader.execute("BEGIN")
+        reader.execute("SELECT * FROM named_memory").fetchall()  # another process mid-read: COMMIT finds it busy
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            store.remember("port", "5174", "project", WS_A, now=1)
+        reader.execute("COMMIT")
+        reader.close()
+        assert store.all_memories() == [] and store.events() == []  # the failed write left nothing behind
+        assert store.remember("port", "5174", "project", WS_A, now=2).event == "created"
+        assert [e[0] for e in store.events()] == ["created"]
 
 
 def test_a_closed_store_says_so(store: NamedMemoryStore) -> None:
