@@ -26,13 +26,15 @@ upserts as usual.
 Deterministic ids are not authorization: the Host derives the identity from
 the run, and the model never supplies it.
 
-Example:     >>> store = NamedMemoryStore()     >>> who =
-NamedIdentity(application="recall-eval", workspace_key="ws-1")     >>>
-store.remember("deploy route", "make deploy ENV=prod", "project", who,
-now=1).event     'created'     >>> store.remember("deploy route", "make
-deploy ENV=prod", "project", who, now=2).event     'unchanged'     >>>
-[m.name for m in store.recall(who, query="how do I deploy")]     ['deploy
-route']
+Example:
+    >>> store = NamedMemoryStore()
+    >>> who = NamedIdentity(application="recall-eval", workspace_key="ws-1")
+    >>> store.remember("deploy route", "make deploy ENV=prod", "project", who, now=1).event
+    'created'
+    >>> store.remember("deploy route", "make deploy ENV=prod", "project", who, now=2).event
+    'unchanged'
+    >>> [m.name for m in store.recall(who, query="how do I deploy")]
+    ['deploy route']
 """
 
 from __future__ import annotations
@@ -130,11 +132,11 @@ class NamedMemoryStore:
             db.execute("BEGIN IMMEDIATE")
             try:
                 yield db
+                db.execute("COMMIT")  # inside: a COMMIT that fails (busy) is rolled back, not left open for good
             except BaseException:
                 if db.in_transaction:
                     db.execute("ROLLBACK")
                 raise
-            db.execute("COMMIT")
 
     # -- writes ------------------------------------------------------------------------------------
     def remember(self, name: str, text: str, scope: NamedScope, identity: NamedIdentity, *, now: int) -> WriteEvent:

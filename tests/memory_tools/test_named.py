@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import doctest
+import functools
 import json
 import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -28,7 +30,8 @@ def store() -> NamedMemoryStore:
 
 
 def test_doctests_of_the_named_module_hold() -> None:
-    assert doctest.testmod(named_module).failed == 0
+    outcome = doctest.testmod(named_module)
+    assert outcome.attempted > 0 and outcome.failed == 0  # an example reflowed into prose is not run
 
 
 # --- identity -----------------------------------------------------------------------------------------------------
@@ -111,6 +114,26 @@ def test_text_rules_keep_newlines_and_reject_empty_or_oversized(store: NamedMemo
         store.remember("a", "x", "team", WS_A, now=1)  # type: ignore[arg-type]
 
 
+def test_an_update_reports_the_record_exactly_as_stored(store: NamedMemoryStore) -> None:
+    team = NamedIdentity(APP, "ws-a", namespace="team")
+    store.remember("port", "5174", "project", team, now=1)
+    updated = store.remember("port", "5175", "project", team, now=2).memory
+    assert updated == store.get("port", "project", team) == store.all_memories()[0]
+    stored_as = (updated.application, updated.namespace, updated.scope, updated.scope_key)
+    assert stored_as == (APP, "team", "project", "ws-a")
+
+
+def test_a_write_time_must_be_a_non_negative_integer(store: NamedMemoryStore) -> None:
+    says_what = r"^now must be a non-negative integer \(UTC milliseconds\), got "
+    for bad in (-1, 1.5, True, "5", None):
+        with pytest.raises(MemoryValidationError, match=says_what):
+            store.remember("port", "5174", "project", WS_A, now=bad)  # type: ignore[arg-type]
+        with pytest.raises(MemoryValidationError, match="now must be a non-negative integer"):
+            store.forget("port", "project", WS_A, now=bad)  # type: ignore[arg-type]
+    assert store.all_memories() == [] and store.events() == []
+    assert store.remember("port", "5174", "project", WS_A, now=0).memory.created_at == 0
+
+
 # --- forget -------------------------------------------------------------------------------------------------------
 
 
@@ -141,6 +164,18 @@ def test_recall_by_exact_name_reads_project_then_user(store: NamedMemoryStore) -
     assert [m.text for m in store.recall(WS_A, name=" EDITOR ")] == ["vscode", "vim"]
     assert [m.text for m in store.recall(WS_A, name="editor", scope="user")] == ["vim"]
     assert store.recall(WS_A, name="edit") == []  # a point read, not a prefix search
+
+
+def test_get_reads_one_scopes_record_and_ignores_the_recall_disable(store: NamedMemoryStore) -> None:
+    store.remember("editor", "vim", "user", WS_A, now=1)
+    store.remember("editor", "vscode", "project", WS_A, now=2)
+    project = store.get(" Editor ", "project", WS_A)
+    assert project is not None and (project.text, project.scope_key) == ("vscode", "ws-a")
+    user = store.get("editor", "user", WS_B)  # user scope: the same record from every project
+    assert user is not None and user.text == "vim"
+    assert store.get("editor", "project", WS_B) is None
+    cold = store.get("editor", "project", NamedIdentity(APP, "ws-a", recall_enabled=False))
+    assert cold == project
 
 
 def test_recall_by_name_never_crosses_workspaces(store: NamedMemoryStore) -> None:
@@ -196,10 +231,52 @@ def test_topic_search_matches_cjk_by_two_character_pieces(store: NamedMemoryStor
 
 
 def test_recall_needs_exactly_one_of_name_and_query(store: NamedMemoryStore) -> None:
-    with pytest.raises(MemoryValidationError, match="exactly one"):
+    says_how = r"^recall needs exactly one of name \(point read\) and query \(topic search\)$"
+    with pytest.raises(MemoryValidationError, match=says_how):
         store.recall(WS_A)
-    with pytest.raises(MemoryValidationError, match="exactly one"):
+    with pytest.raises(MemoryValidationError, match=says_how):
         store.recall(WS_A, name="a", query="b")
+
+
+def test_an_empty_query_finds_nothing_even_among_placeholder_notes(store: NamedMemoryStore) -> None:
+    store.remember("api token", "XXXX-XXXX (redacted)", "project", WS_A, now=1)
+    store.remember("notes", "todo: fill in", "user", WS_A, now=1)
+    assert store.recall(WS_A, query="") == []
+    assert store.recall(WS_A, query="   ") == []
+
+
+# --- recall: the scope filter alone (the Host adds no second filter of its own) ----------------------------------
+
+
+def test_a_user_scope_search_finds_no_project_memory_of_the_same_workspace(store: NamedMemoryStore) -> None:
+    store.remember("deploy route", "make ship", "project", WS_A, now=1)
+    store.remember("deploy style", "small steps", "user", WS_A, now=1)
+    assert [m.name for m in store.recall(WS_A, query="deploy", scope="user")] == ["deploy style"]
+    assert [m.name for m in store.recall(WS_A, query="deploy", scope="project")] == ["deploy route"]
+    assert [m.name for m in store.recall(WS_A, query="deploy")] == ["deploy route", "deploy style"]
+
+
+def test_a_run_without_a_project_recalls_its_user_memories_by_scope(store: NamedMemoryStore) -> None:
+    store.remember("editor", "vim", "user", WS_A, now=1)
+    store.remember("editor", "vscode", "project", WS_A, now=1)
+    assert [m.text for m in store.recall(NO_WS, name="editor", scope="user")] == ["vim"]
+    assert [m.text for m in store.recall(NO_WS, query="editor", scope="user")] == ["vim"]
+    assert [m.text for m in store.recall(NO_WS, query="editor")] == ["vim"]  # the workspace unknown: user scope only
+
+
+def test_a_project_scope_recall_without_a_workspace_is_an_error_not_an_empty_result(store: NamedMemoryStore) -> None:
+    store.remember("editor", "vim", "user", WS_A, now=1)
+    for who in (NO_WS, NamedIdentity(APP, None, recall_enabled=False)):
+        for by in ({"name": "editor"}, {"query": "editor"}):
+            with pytest.raises(MemoryValidationError, match='scope "project" is unavailable'):
+                store.recall(who, scope="project", **by)  # type: ignore[arg-type]
+
+
+def test_recall_refuses_a_scope_outside_user_and_project(store: NamedMemoryStore) -> None:
+    store.remember("editor", "vim", "user", WS_A, now=1)
+    for bad in ("team", "global", "User", ""):
+        with pytest.raises(MemoryValidationError, match='scope must be "user" or "project"'):
+            store.recall(WS_A, query="editor", scope=bad)  # type: ignore[arg-type]
 
 
 # --- the cold control ---------------------------------------------------------------------------------------------
@@ -236,6 +313,63 @@ def test_a_foreign_sqlite_file_is_refused_with_a_named_error(tmp_path: Path) -> 
         NamedMemoryStore(str(path))
 
 
+def test_a_file_that_is_not_sqlite_is_refused_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("deploy route: make ship\n")
+    names_it = r"^cannot open named memory store '.*notes\.txt': file is not a database"
+    with pytest.raises(MemoryStoreError, match=names_it):
+        NamedMemoryStore(str(path))
+
+
+def test_a_named_store_of_another_schema_version_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "named.sqlite"
+    NamedMemoryStore(str(path)).close()
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA user_version = 2")  # the named_memory table is there, the schema is not this one
+    db.close()
+    with pytest.raises(MemoryStoreError, match=r"schema version 1 \(user_version 2\); use a new file"):
+        NamedMemoryStore(str(path))
+
+
+def test_another_stores_file_at_the_same_user_version_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "items.sqlite"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE memory_item (item_id TEXT PRIMARY KEY)")  # an item store of schema version 1
+    db.execute("PRAGMA user_version = 1")
+    db.close()
+    with pytest.raises(MemoryStoreError, match=r"not a named memory store .*\(user_version 1\)"):
+        NamedMemoryStore(str(path))
+
+
+def test_a_store_serves_writes_and_reads_from_other_threads(store: NamedMemoryStore) -> None:
+    def write(n: int) -> str:
+        return store.remember(f"step {n}", f"deploy step {n}", "project", WS_A, now=n).event
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert list(pool.map(write, range(8))) == ["created"] * 8
+        found = pool.submit(store.recall, WS_A, query="deploy", limit=MAX_RECALL_LIMIT).result()
+    assert sorted(m.name for m in found) == [f"step {n}" for n in range(8)]
+    assert len(store.events()) == 8
+
+
+def test_a_write_that_cannot_commit_is_rolled_back_and_the_store_stays_usable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = str(tmp_path / "named.sqlite")
+    monkeypatch.setattr(sqlite3, "connect", functools.partial(sqlite3.connect, timeout=0.05))  # wait 50 ms, not 5 s
+    with NamedMemoryStore(path) as store:
+        reader = sqlite3.connect(path, isolation_level=None)
+        reader.execute("BEGIN")
+        reader.execute("SELECT * FROM named_memory").fetchall()  # another process mid-read: COMMIT finds it busy
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            store.remember("port", "5174", "project", WS_A, now=1)
+        reader.execute("COMMIT")
+        reader.close()
+        assert store.all_memories() == [] and store.events() == []  # the failed write left nothing behind
+        assert store.remember("port", "5174", "project", WS_A, now=2).event == "created"
+        assert [e[0] for e in store.events()] == ["created"]
+
+
 def test_a_closed_store_says_so(store: NamedMemoryStore) -> None:
     store.close()
     store.close()
@@ -247,6 +381,17 @@ def test_events_are_json_friendly_tuples(store: NamedMemoryStore) -> None:
     store.remember("port", "5174", "project", WS_A, now=7)
     (event,) = store.events()
     assert json.loads(json.dumps(event))[0::2] == ["created", "port"] and event[3] == 7
+
+
+def test_the_write_log_names_each_records_id(store: NamedMemoryStore) -> None:
+    port = store.remember("Port", "5174", "project", WS_A, now=1).memory
+    editor = store.remember("editor", "vim", "user", WS_A, now=2).memory
+    store.forget("port", "project", WS_A, now=3)
+    assert store.events() == [
+        ("created", port.memory_id, "Port", 1),
+        ("created", editor.memory_id, "editor", 2),
+        ("forgotten", port.memory_id, "Port", 3),
+    ]
 
 
 def test_scopes_user_and_project_map_to_global_and_workspace(store: NamedMemoryStore) -> None:

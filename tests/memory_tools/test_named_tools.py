@@ -186,6 +186,27 @@ def test_malformed_arguments_are_tool_errors_never_exceptions(
     assert message in result(record)["error"]["message"]
 
 
+@pytest.mark.parametrize(
+    "tool, arguments",
+    [
+        ("remember", {"name": "port", "text": "5174", "scope": "global"}),
+        ("forget", {"name": "port", "scope": "workspace"}),
+        ("recall", {"query": "port", "scope": "team"}),
+    ],
+)
+def test_the_host_alone_refuses_a_scope_outside_user_and_project(tool: str, arguments: dict[str, Any]) -> None:
+    """The store refuses these too; here no store is reachable, so the refusal is the Host's own."""
+
+    class NoStorage:
+        def __getattr__(self, name: str) -> Any:
+            raise AssertionError(f"storage touched: {name}")
+
+    host = open_named_run(NoStorage(), READ, RunContext("ws-a"), application="a", now_ms=1)  # type: ignore[arg-type]
+    record = host.call(tool, arguments)
+    assert (record.status, record.storage_read) == ("invalid_arguments", False)
+    assert 'scope must be "user" or "project"' in result(record)["error"]["message"]
+
+
 def test_project_scope_without_a_workspace_is_a_tool_error(store: NamedMemoryStore) -> None:
     record = run(store, workspace=None).call("remember", {"name": "port", "text": "5174", "scope": "project"})
     assert record.status == "invalid_arguments" and 'use "user"' in result(record)["error"]["message"]
