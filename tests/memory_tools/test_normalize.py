@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import unicodedata
 
 import pytest
@@ -100,21 +101,47 @@ def test_identifier_returned_unchanged_and_case_kept():
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        ("", r"workspace_key must hold 1\.\.512 code points \(got 0\)"),
-        ("w" * 513, r"got 513"),
-        (" w", "must not start or end with whitespace"),
-        ("w\u3000", "must not start or end with whitespace"),
-        ("Cafe\u0301", "must already be NFC"),
-        (7, "must be a string"),
+        ("", "workspace_key must hold 1..512 code points (got 0)"),
+        ("w" * 513, "workspace_key must hold 1..512 code points (got 513)"),
+        ("é" * 513, "workspace_key must hold 1..512 code points (got 513)"),
+        (" w", "workspace_key must not start or end with whitespace (got ' w')"),
+        ("w\u3000", "workspace_key must not start or end with whitespace (got 'w\\u3000')"),
+        ("w\ufeff", "workspace_key must not start or end with whitespace (got 'w\\ufeff')"),  # a BOM is JavaScript whitespace
+        ("w\ud800", "workspace_key must not contain lone surrogates (got 'w\\ud800')"),
+        ("Cafe\u0301", "workspace_key must already be NFC-normalized (got 'Cafe\u0301')"),
+        (7, "workspace_key must be a string (got int)"),
     ],
 )
 def test_identifier_rules(value: object, message: str):
-    with pytest.raises(MemoryValidationError, match=message):
+    with pytest.raises(MemoryValidationError) as refused:
         normalize_identifier(value, "workspace_key")
+    assert str(refused.value) == message
 
 
 def test_identifier_of_512_code_points_accepted():
     assert normalize_identifier("w" * 512, "item_id") == "w" * 512
+
+
+@pytest.mark.parametrize("value", ["é", "日", "é" * 512, "Café-Øst"])
+def test_non_ascii_identifiers_from_one_to_512_code_points_accepted_unchanged(value: str):
+    """Non-ASCII ids skip the ASCII fast path: the full check alone must accept them (a one-letter id too)."""
+    assert normalize_identifier(value, "workspace_key") == value
+
+
+def test_content_is_nfc_normalized_and_hashed_as_nfc():
+    assert normalize_content("Cafe\u0301 au lait") == "Caf\u00e9 au lait"
+    n = validate_item_input(_item(content="Cafe\u0301"))
+    assert n.content == "Caf\u00e9" and n.content_hash == hashlib.sha256("Caf\u00e9".encode()).hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [(5, "content must be a string (got int)"), (None, "content must be a string (got NoneType)"), ("note \ud800", "content must not contain lone surrogates")],
+)
+def test_content_refusals_name_the_field_and_the_rule(value: object, message: str):
+    with pytest.raises(MemoryValidationError) as refused:
+        normalize_content(value)
+    assert str(refused.value) == message
 
 
 def test_content_controls_become_spaces_and_zero_width_removed():
@@ -167,19 +194,18 @@ def test_key_dedup_ties_go_to_smaller_original_text():
     assert _winner(lower, upper) == KeyInput("Tabs")  # 'T' < 't' in code-point order, compared trimmed
 
 
+@pytest.mark.parametrize(("smaller", "larger"), [("Tabs", "tabs"), ("tAbs", "tabs"), ("tab  width", "tab width")])
+def test_key_dedup_ties_go_to_smaller_original_text_whichever_comes_first(smaller: str, larger: str):
+    assert _winner(KeyInput(larger), KeyInput(smaller)) == KeyInput(smaller)
+    assert _winner(KeyInput(smaller), KeyInput(larger)) == KeyInput(smaller)
+
+
 def test_keys_sorted_by_normalized_key_and_counted_after_dedup():
     keys = tuple(KeyInput(f"K{i:02}") for i in range(32)) + (KeyInput("k00"), KeyInput(" K31 "))
     n = validate_item_input(_item(keys=keys))
     assert [k.normalized_key for k in n.keys] == [f"k{i:02}" for i in range(32)]
     with pytest.raises(MemoryValidationError, match=r"keys must hold 1\.\.32 distinct keys .*\(got 33\)"):
         validate_item_input(_item(keys=keys + (KeyInput("k32"),)))
-
-
-def test_bad_key_error_names_its_index():
-    with pytest.raises(MemoryValidationError, match=r"keys\[1\]\.key must not be empty"):
-        validate_item_input(_item(keys=(KeyInput("ok"), KeyInput("  "))))
-    with pytest.raises(MemoryValidationError, match=r"keys\[0\]\.key_type must be one of exact, entity"):
-        validate_item_input(_item(keys=(KeyInput("ok", "bogus"),)))  # type: ignore[arg-type]
 
 
 def test_sources_dedup_by_event_id_and_conflicting_provenance_rejected():
@@ -189,45 +215,125 @@ def test_sources_dedup_by_event_id_and_conflicting_provenance_rejected():
         validate_item_input(_item(sources=(SOURCE, MemoryItemSource("s9", "r1", "t1", "e1"))))
 
 
+def test_sources_after_a_repeated_event_are_kept():
+    second = MemoryItemSource("s1", "r1", "t2", "e2")
+    n = validate_item_input(_item(sources=(SOURCE, SOURCE, second)))
+    assert n.sources == (SOURCE, second)
+
+
 def test_sources_limits():
     with pytest.raises(MemoryValidationError, match=r"sources must hold 1\.\.256 distinct sources \(got 0\)"):
         validate_item_input(_item(sources=()))
     many = tuple(MemoryItemSource("s", "r", "t", f"e{i}") for i in range(257))
+    assert len(validate_item_input(_item(sources=many[:256])).sources) == 256
     with pytest.raises(MemoryValidationError, match=r"got 257"):
         validate_item_input(_item(sources=many))
+
+
+_TIME = "must be a non-negative integer (UTC milliseconds) or null"
 
 
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"temporal_type": TemporalType.UNDATED, "event_started_at": 5}, "must be null for an undated item"),
+        ({"temporal_type": TemporalType.UNDATED, "event_started_at": 5}, "event_started_at and event_ended_at must be null for an undated item"),
         ({"temporal_type": TemporalType.POINT}, "event_started_at is required for a point item"),
-        ({"temporal_type": TemporalType.POINT, "event_started_at": 5, "event_ended_at": 5}, "later than"),
-        ({"temporal_type": TemporalType.INTERVAL, "event_started_at": 5}, "event_ended_at is required"),
+        ({"temporal_type": TemporalType.OPEN_ENDED}, "event_started_at is required for an open-ended item"),
+        (
+            {"temporal_type": TemporalType.POINT, "event_started_at": 5, "event_ended_at": 5},
+            "event_ended_at must be later than event_started_at for a point item",
+        ),
+        ({"temporal_type": TemporalType.INTERVAL, "event_started_at": 5}, "event_ended_at is required for an interval item"),
         (
             {"temporal_type": TemporalType.INTERVAL, "event_started_at": 5, "event_ended_at": 4},
             "event_ended_at must be later than event_started_at for an interval item",
         ),
-        ({"temporal_type": TemporalType.OPEN_ENDED, "event_started_at": 5, "event_ended_at": 9}, "must be null"),
-        ({"scope_type": ScopeType.GLOBAL, "scope_key": "w1"}, "scope_key must be null for a global item"),
+        ({"temporal_type": TemporalType.OPEN_ENDED, "event_started_at": 5, "event_ended_at": 9}, "event_ended_at must be null for an open-ended item"),
+        ({"scope_type": ScopeType.GLOBAL, "scope_key": "w1"}, "scope_key must be null for a global item (got 'w1')"),
         ({"scope_type": ScopeType.WORKSPACE}, "scope_key is required for a workspace item"),
-        ({"scope_type": ScopeType.WORKSPACE, "scope_key": " w1"}, "scope_key must not start or end"),
-        ({"observed_at": -1}, "observed_at must be a non-negative integer"),
-        ({"observed_at": True}, "observed_at must be a non-negative integer"),
-        ({"kind": "mood"}, "kind must be one of preference, identity"),
-        ({"item_id": ""}, r"item_id must hold 1\.\.512"),
+        ({"scope_type": ScopeType.WORKSPACE, "scope_key": " w1"}, "scope_key must not start or end with whitespace (got ' w1')"),
+        ({"now": -1}, f"now {_TIME} (got -1)"),
+        ({"temporal_type": TemporalType.POINT, "event_started_at": -5}, f"event_started_at {_TIME} (got -5)"),
+        ({"temporal_type": TemporalType.INTERVAL, "event_started_at": 5, "event_ended_at": "9"}, f"event_ended_at {_TIME} (got '9')"),
+        ({"observed_at": -1}, f"observed_at {_TIME} (got -1)"),
+        ({"observed_at": True}, f"observed_at {_TIME} (got True)"),
+        ({"kind": "mood"}, "kind must be one of preference, identity, context, knowledge, failure, note (got 'mood')"),
+        ({"kind": ["note"]}, "kind must be one of preference, identity, context, knowledge, failure, note (got ['note'])"),
+        ({"statement_type": "guess"}, "statement_type must be one of fact, plan, prediction (got 'guess')"),
+        ({"temporal_type": "recurring"}, "temporal_type must be one of undated, point, interval, open_ended (got 'recurring')"),
+        ({"scope_type": "team"}, "scope_type must be one of global, workspace (got 'team')"),
+        ({"origin": "imported"}, "origin must be one of agent_extracted, user_requested (got 'imported')"),
+        ({"item_id": ""}, "item_id must hold 1..512 code points (got 0)"),
+        ({"keys": "indent"}, "keys must be a list of keys (got str)"),
+        ({"keys": {KeyInput("indent")}}, "keys must be a list of keys (got set)"),
+        ({"keys": ("indent",)}, "keys[0] must be a KeyInput (got str)"),
+        ({"keys": (KeyInput("ok"), KeyInput("  "))}, "keys[1].key must not be empty or only whitespace"),
+        ({"keys": (KeyInput("ok", "bogus"),)}, "keys[0].key_type must be one of exact, entity, concept, alias, code (got 'bogus')"),
+        ({"keys": (KeyInput("ok", KeyType.EXACT, "human"),)}, "keys[0].key_origin must be one of deterministic, llm, user (got 'human')"),
+        ({"sources": {SOURCE}}, "sources must be a list of sources (got set)"),
+        ({"sources": ("e1",)}, "sources[0] must be a MemoryItemSource (got str)"),
+        ({"sources": (SOURCE, MemoryItemSource("s1", "r1", "t1", ""))}, "sources[1].event_id must hold 1..512 code points (got 0)"),
+        (
+            {"sources": (SOURCE, MemoryItemSource("s9", "r1", "t1", "e1"))},
+            "sources[1]: event_id 'e1' already appears in sources[0] with a different session_id, run_id or turn_id",
+        ),
     ],
 )
 def test_item_rules_name_the_field(changes: dict[str, object], message: str):
-    with pytest.raises(MemoryValidationError, match=message):
+    """The whole message a writer sees: the field, the rule, and the value at fault (a closed set lists its values)."""
+    with pytest.raises(MemoryValidationError) as refused:
         validate_item_input(_item(**changes))
+    assert str(refused.value) == message
 
 
-def test_valid_temporal_shapes_accepted():
-    validate_item_input(_item(temporal_type=TemporalType.POINT, event_started_at=5))
-    validate_item_input(_item(temporal_type=TemporalType.POINT, event_started_at=5, event_ended_at=6))
-    validate_item_input(_item(temporal_type=TemporalType.INTERVAL, event_started_at=5, event_ended_at=6))
-    validate_item_input(_item(temporal_type=TemporalType.OPEN_ENDED, event_started_at=0))
+def test_something_that_is_not_an_item_input_is_refused_with_its_type():
+    with pytest.raises(MemoryValidationError) as refused:
+        validate_item_input({"content": "Prefers tabs", "kind": "preference"})  # type: ignore[arg-type]
+    assert str(refused.value) == "item must be an ItemInput (got dict)"
+
+
+@pytest.mark.parametrize(
+    ("temporal_type", "start", "end"),
+    [
+        (TemporalType.UNDATED, None, None),
+        (TemporalType.POINT, 5, None),
+        (TemporalType.POINT, 5, 6),
+        (TemporalType.INTERVAL, 5, 6),
+        (TemporalType.OPEN_ENDED, 0, None),
+    ],
+)
+def test_valid_temporal_shapes_accepted_with_their_times(temporal_type: TemporalType, start: int | None, end: int | None):
+    n = validate_item_input(_item(temporal_type=temporal_type, event_started_at=start, event_ended_at=end))
+    assert (n.temporal_type, n.event_started_at, n.event_ended_at) == (temporal_type, start, end)
+
+
+def test_an_item_without_a_time_takes_the_callers_default_then_the_wall_clock(monkeypatch: pytest.MonkeyPatch):
+    """``now`` unknown: the caller's ``default_now`` (one clock reading for a whole batch), else the wall clock;
+    ``observed_at`` unknown: that ``now``."""
+    monkeypatch.setattr(normalize.time, "time_ns", lambda: 1_700_000_000_123_456_789)
+    n = validate_item_input(_item(now=None), default_now=1_234)
+    assert (n.now, n.observed_at) == (1_234, 1_234)
+    n = validate_item_input(_item(now=None))
+    assert (n.now, n.observed_at) == (1_700_000_000_123, 1_700_000_000_123)
+    n = validate_item_input(_item(now=50, observed_at=20), default_now=1_234)
+    assert (n.now, n.observed_at) == (50, 20)
+
+
+def test_the_wall_clock_is_utc_milliseconds(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(normalize.time, "time_ns", lambda: 1_700_000_000_123_999_999)
+    assert normalize.wall_clock_ms() == 1_700_000_000_123
+
+
+@pytest.mark.parametrize("value", [None, -1, True, 1.5])
+def test_a_required_time_that_is_unknown_or_not_a_count_of_milliseconds_is_refused(value: object):
+    with pytest.raises(MemoryValidationError) as refused:
+        normalize.check_time(value, "updated_at", optional=False)
+    assert str(refused.value) == f"updated_at must be a non-negative integer (UTC milliseconds) (got {value!r})"
+
+
+def test_a_time_of_zero_is_a_time():
+    assert normalize.check_time(0, "updated_at", optional=False) == 0
+    assert normalize.check_time(None, "observed_at", optional=True) is None
 
 
 def test_enum_values_given_as_strings_accepted():
@@ -291,7 +397,37 @@ def test_a_str_subclass_key_is_not_remembered_and_the_memory_is_bounded(monkeypa
     monkeypatch.setattr(normalize, "_TERM_CACHE_SIZE", 3)
     for n in range(10):
         validate_item_input(_item(keys=(KeyInput(f"k{n}"),)))
-        assert len(normalize._TERM_CACHE) <= 3
+        assert f"k{n}" in normalize._TERM_CACHE and len(normalize._TERM_CACHE) <= 3
+        assert f"k{n}" in normalize._STORED_KEYS and len(normalize._STORED_KEYS) <= 3
+
+
+def test_a_key_seen_before_is_not_normalized_again_but_a_refused_one_is_checked_each_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The point of remembering (issue 22): a suite writes the same few thousand keys hundreds of thousands of times."""
+    seen: list[object] = []
+    fresh = normalize._term_parts
+
+    def counting(text: object) -> tuple[str, str]:
+        seen.append(text)
+        return fresh(text)
+
+    monkeypatch.setattr(normalize, "_term_parts", counting)
+    normalize._TERM_CACHE.clear()
+    for _ in range(3):
+        validate_item_input(_item(keys=(KeyInput("Oslo"), KeyInput(" Indent "))))
+    assert sorted(seen) == [" Indent ", "Oslo"]
+    seen.clear()
+    for _ in range(2):
+        with pytest.raises(MemoryValidationError, match=r"keys\[0\]\.key must not be empty"):
+            validate_item_input(_item(keys=(KeyInput("  "),)))
+    assert seen == ["  ", "  "]
+
+
+def test_a_key_written_again_is_the_same_stored_key() -> None:
+    """One frozen ``MemoryItemKey`` per key text, type and origin, shared by every item that holds it."""
+    normalize._STORED_KEYS.clear()
+    (first,) = validate_item_input(_item(keys=(KeyInput("Oslo"),))).keys
+    (again,) = validate_item_input(_item(keys=(KeyInput("Oslo"),))).keys
+    assert again is first
 
 
 def test_a_remembered_stored_key_keeps_the_type_and_origin_of_each_item_it_is_written_for() -> None:
