@@ -897,3 +897,11 @@ def test_long_texts_are_normalized_alike_but_not_remembered_by_the_thousand() ->
     before = short().misses
     normalize_text(edge)
     assert short().misses == before + 1
+
+
+@pytest.mark.parametrize("mark", ["\u2019", "\u2018"])
+def test_a_typographic_apostrophe_in_the_answer_states_a_string_written_with_a_plain_one(mark: str) -> None:
+    """Models write "Bob’s"; a gold written "Bob's" must still match (and the other way round)."""
+    assert contains(f"It is Bob{mark}s laptop.", "bob's laptop")
+    assert contains("It is Bob's laptop.", f"Bob{mark}s laptop")
+    assert normalize_text(f"Bob{mark}s") == "bob's"
