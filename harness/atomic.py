@@ -60,9 +60,6 @@ def _encoded(data: bytes | str | Sequence[str]) -> Iterator[bytes]:
         yield data
         return
     for text in (data,) if isinstance(data, str) else data:
-        if len(text) <= TEXT_SLICE:
-            yield text.encode("utf-8")
-            continue
         for start in range(0, len(text), TEXT_SLICE):  # a str slice never splits a character, so each encodes alone
             yield text[start:start + TEXT_SLICE].encode("utf-8")
 

@@ -182,7 +182,7 @@ def test_private_files_get_exactly_owner_only_permissions(tmp_path: Path) -> Non
 def test_text_is_written_as_utf8_a_slice_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: Any) -> None:
     """A text, or a page in pieces, becomes exactly its UTF-8 bytes though never encoded whole (slices of 7 here).
 
-    Planted: the last slice dropped (fails here). Encoding a short text whole is the fast path, not a rule.
+    Planted: the last slice dropped (fails here).
     """
     import harness.atomic as atomic
 
