@@ -127,3 +127,63 @@ def test_unsupported_claims_are_split_by_kind(tmp_path: Path) -> None:
     outcome = build_report(write_run(tmp_path / "run", records), scenarios=scenarios)
     page = outcome.index_html.read_text()
     assert "Unsupported claims by kind" in page and "unsupported_claims 2 (invented 1, leakage 1)" in page
+
+
+def _protocol_summary(rows: list[dict], **protocol) -> dict:
+    summary = _summary(0.40, 0.25)
+    summary["protocol"] = {"description": "LoCoMo as mem0 reports it: single_hop, multi_hop",
+                           "tables": [{"rows": rows}], **protocol}
+    return summary
+
+
+def _row(category: str, group: str = "headline", scenarios: int = 10, no_relevant_item: int = 0) -> dict:
+    return {"category": category, "group": group, "scenarios": scenarios, "no_relevant_item": no_relevant_item}
+
+
+def _notes(summary: dict, code: str) -> list[str]:
+    return [h["text"] for h in _headlines(summary) if h["code"] == code and not h["lead"]]
+
+
+def test_a_protocol_says_what_decides_the_headline_and_nothing_more_when_all_is_judged_and_found() -> None:
+    summary = _protocol_summary([_row("headline", scenarios=20), _row("single_hop"), _row("multi_hop")])
+    assert _notes(summary, "protocol") == [
+        "the suite's protocol decides the headline: LoCoMo as mem0 reports it: single_hop, multi_hop; the verdict's "
+        "continuity is over these scenarios; its other checks and the rows marked all cover every scenario"]
+    assert not _notes(summary, "not_judged") and not _notes(summary, "no_relevant_item")
+    assert not _notes(_summary(0.40, 0.25), "protocol")  # no protocol, no note
+
+
+def test_mixed_protocols_are_said_after_the_first_ones_description() -> None:
+    notes = _notes(_protocol_summary([_row("headline")], mixed=True), "protocol")
+    assert notes[1:] == ["the run's scenarios declare different protocols; the first one's is reported"]
+    assert len(_notes(_protocol_summary([_row("headline")], mixed=False), "protocol")) == 1
+
+
+def test_unjudged_categories_are_listed_with_their_counts() -> None:
+    rows = [_row("headline", scenarios=30), _row("single_session_user", scenarios=30),
+            _row("single_session_preference", group="not_judged", scenarios=7),
+            _row("tone", group="not_judged", scenarios=2), _row("abstention", group="apart", scenarios=5)]
+    assert _notes(_protocol_summary(rows), "not_judged") == [
+        "not judged: single_session_preference (7), tone (2) can only be graded by a judge (no --judge-model); they "
+        "count in no accuracy and not in the headline"]
+
+
+def test_scenarios_without_a_relevant_item_are_counted_per_category_and_in_the_headline() -> None:
+    rows = [_row("headline", scenarios=40, no_relevant_item=3), _row("single_hop", no_relevant_item=0),
+            _row("open_domain", no_relevant_item=2), _row("temporal", no_relevant_item=None),
+            _row("adversarial", group="apart", no_relevant_item=4)]
+    assert _notes(_protocol_summary(rows), "no_relevant_item") == [
+        "6 answerable scenario(s) have no relevant item (open_domain 2, adversarial 4; 3 in the headline): "
+        "retrieval recall leaves them out of its n"]
+
+
+def test_without_a_headline_row_the_missing_items_are_counted_without_a_headline_figure() -> None:
+    rows = [_row("open_domain", no_relevant_item=2)]
+    assert _notes(_protocol_summary(rows), "no_relevant_item") == [
+        "2 answerable scenario(s) have no relevant item (open_domain 2): retrieval recall leaves them out of its n"]
+    # a protocol whose run has no table yet says only what decides the headline
+    assert [h["code"] for h in _headlines(_protocol_summary([])) if h["code"] in ("protocol", "not_judged",
+                                                                                 "no_relevant_item")] == ["protocol"]
+    empty = _summary(0.40, 0.25)
+    empty["protocol"] = {"description": "x"}
+    assert len(_notes(empty, "protocol")) == 1
