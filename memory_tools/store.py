@@ -179,11 +179,11 @@ class MemoryItemStore:
             db.execute(begin)
             try:
                 yield db
+                db.execute("COMMIT")  # inside: a COMMIT that fails (disk full) is rolled back, not left open for good
             except BaseException:
                 if db.in_transaction:
                     db.execute("ROLLBACK")
                 raise
-            db.execute("COMMIT")
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:

@@ -435,3 +435,32 @@ def test_from_snapshot_refuses_what_is_not_a_store_image():
     other.execute("CREATE TABLE t (x)")
     with pytest.raises(MemoryStoreError, match="schema version 0"):
         MemoryItemStore.from_snapshot(other.serialize())
+
+
+class _CommitFails:
+    """A connection whose next ``COMMIT`` fails as a full disk makes it fail; everything else is the real one."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db, self.failures = db, 1
+
+    def execute(self, sql: str, *args):  # noqa: ANN002, ANN201
+        if sql == "COMMIT" and self.failures:
+            self.failures -= 1
+            raise sqlite3.OperationalError("database or disk is full")
+        return self.db.execute(sql, *args)
+
+    def __getattr__(self, name: str):  # noqa: ANN204
+        return getattr(self.db, name)
+
+
+def test_a_write_whose_commit_fails_is_rolled_back_and_the_store_stays_usable(tmp_path) -> None:  # noqa: ANN001
+    with MemoryItemStore(tmp_path / "items.sqlite") as store:
+        real = store._db
+        store._db = _CommitFails(real)  # the fault a full disk gives: SQLITE_FULL at COMMIT
+        with pytest.raises(sqlite3.OperationalError, match="full"):
+            store.create(_item("a", "port"))
+        assert not real.in_transaction  # left open, every later call would fail "within a transaction"
+        assert store.read_item("a") is None  # the failed write left nothing behind
+        store.create(_item("b", "port"))
+        store._db = real
+        assert store.read_item("b") is not None
