@@ -161,3 +161,103 @@ class _LabelJudge:
     def __call__(self, model, messages):
         answer = messages[-1]["content"].split("<<<\n")[-1].rsplit("\n>>>", 1)[0]
         return json.dumps({"verdict": self.labels[answer], "reason": "label"})
+
+
+# ---- the less-travelled branches (issue 29: each test named by the bug it catches) ----
+
+def _calibration_file(tmp_path, items) -> "os.PathLike[str]":
+    path = tmp_path / "calibration.yaml"
+    path.write_text(json.dumps({"items": items}), encoding="utf-8")  # JSON is YAML
+    return path
+
+
+def test_calibration_shows_the_judge_each_items_expected_facts_and_lists_exactly_its_mistakes(tmp_path):
+    from harness.score.judge import calibrate
+
+    items = [
+        {"id": "port", "question": "Which port?", "rubric": "Names the port.", "expected": ['states all of: "5173"'],
+         "answer": "It runs on 5173.", "label": "pass"},
+        {"id": "vague", "question": "Which port?", "rubric": "Names the port.", "expected": ['states all of: "5173"'],
+         "answer": "The usual dev port.", "label": "fail"},
+        {"id": "bare", "question": "Which editor?", "rubric": "Says it does not know.",  # no expected facts
+         "answer": "I do not know.", "label": "pass"},
+    ]
+
+    asked = []
+
+    def completer(model, messages):  # passes when the prompt's expected facts name a number the answer states
+        user = messages[-1]["content"]
+        asked.append(user.split("\n\nExpected facts:")[0])
+        facts, answer = user.split("Expected facts:")[1].split("Answer to grade:")
+        verdict = "pass" if "5173" in facts and "5173" in answer else "fail"
+        return json.dumps({"verdict": verdict, "reason": f"facts said {facts.strip()[:20]}"})
+
+    result = calibrate(Judge(model="test/m", cache_dir=tmp_path, complete=completer), _calibration_file(tmp_path, items))
+    assert result.n == 3
+    assert result.mistakes == [{"id": "bare", "label": "pass", "verdict": "fail", "reason": "facts said - (see rubric)"}]
+    assert (result.false_positive_rate, result.false_negative_rate) == (0.0, 0.5)
+    assert asked == [f"Question asked:\n{i['question']}\n\nRubric:\n{i['rubric']}" for i in items]
+
+
+def test_a_calibration_label_outside_pass_and_fail_is_refused_naming_the_item(tmp_path):
+    from harness.score.judge import JudgeError, load_calibration
+
+    path = _calibration_file(tmp_path, [{"question": "q", "rubric": "r", "answer": "a", "label": "pass"},
+                                        {"question": "q", "rubric": "r", "answer": "a", "label": "PASS"}])
+    with pytest.raises(JudgeError) as caught:
+        load_calibration(path)
+    assert str(caught.value) == f"{path}: items[1].label is 'PASS'; use 'pass' or 'fail'"
+
+
+def test_a_calibration_file_without_items_is_empty_and_a_broken_one_names_its_first_problem(tmp_path):
+    from harness.score.judge import JudgeError, load_labelled
+
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("version: 1\n", encoding="utf-8")
+    assert load_labelled(empty, ("ungrounded", "grounded")) == []
+    listed = tmp_path / "list.yaml"
+    listed.write_text("- label: pass\n", encoding="utf-8")  # not a mapping: no items
+    assert load_labelled(listed, ("pass", "fail")) == []
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("items: []\nitems: []\nversion: 1\nversion: 2\n", encoding="utf-8")  # two duplicate keys
+    with pytest.raises(JudgeError) as caught:
+        load_labelled(broken, ("pass", "fail"))
+    assert "broken.yaml" in str(caught.value) and "items" in str(caught.value) and "version" not in str(caught.value)
+
+
+def test_rates_divide_by_the_count_of_each_class_and_are_unknown_without_one():
+    from harness.score.judge import rates
+
+    # 3 positives, 2 missed; 2 negatives, 1 flagged
+    fp, fn, _ = rates([True, True, True, False, False], [True, False, False, True, False])
+    assert (fp, fn) == (0.5, pytest.approx(2 / 3))
+    assert rates([True, True], [True, False])[:2] == (None, 0.5)   # no negatives: FP rate unknown, not 0
+    assert rates([False, False], [True, False])[:2] == (0.5, None)  # no positives: FN rate unknown
+    with pytest.raises(ValueError):  # labels and predictions out of step are a bug, never a shorter count
+        rates([True, False, True], [True, False])
+
+
+def test_the_strict_prompt_is_described_by_its_name_version_and_hash_with_no_file():
+    import hashlib
+
+    from harness.score.judge import _SYSTEM, PROMPT_VERSION
+
+    assert Judge(model="test/m").describe_prompt() == {
+        "name": "strict", "version": PROMPT_VERSION, "sha256": hashlib.sha256(_SYSTEM.encode("utf-8")).hexdigest(),
+        "file": None}
+
+
+def test_expected_facts_keep_non_ascii_words_and_write_groups_and_an_adherence_output_apart():
+    from harness.score.judge import expected_facts
+    from harness.scenarios.models import AnswerCheck
+
+    check = AnswerCheck(must_contain_all=["Café Müller", "Zürich"], must_contain_any=["Łódź", "Lodz"],
+                        must_contain_groups=[["Paris"], ["Köln", "Cologne"]])
+    assert expected_facts(check, AnswerCheck(must_contain_all=["naïve"], must_match=["^ok$"])) == [
+        'states all of: "Café Müller", "Zürich"',
+        'states at least one of: "Łódź" | "Lodz"',
+        'states every one of these, in any order (one wording per bracket): ("Paris"), ("Köln" | "Cologne")',
+        'its output states all of: "naïve"',
+        "its output matches the regular expression /^ok$/ (case-insensitive)",
+    ]
+    assert expected_facts(None, AnswerCheck(must_contain_any=["x"])) == ['its output states at least one of: "x"']
