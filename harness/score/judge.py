@@ -224,7 +224,8 @@ def parse_verdict(raw: str) -> tuple[Literal["pass", "fail"], str]:
             continue
         if isinstance(data, dict) and str(data.get("verdict", "")).strip().lower() in ("pass", "fail"):
             verdict = str(data["verdict"]).strip().lower()
-            return verdict, str(data.get("reason", "")).strip() or "(no reason given)"  # type: ignore[return-value]
+            reason = data.get("reason")
+            return verdict, ("" if reason is None else str(reason).strip()) or "(no reason given)"  # type: ignore[return-value]
     match = re.search(r'"?verdict"?\s*[:=]\s*"?(pass|fail)\b', text, flags=re.IGNORECASE)
     if match:
         return match.group(1).lower(), "verdict read from a malformed reply"  # type: ignore[return-value]

@@ -261,3 +261,124 @@ def test_expected_facts_keep_non_ascii_words_and_write_groups_and_an_adherence_o
         "its output matches the regular expression /^ok$/ (case-insensitive)",
     ]
     assert expected_facts(None, AnswerCheck(must_contain_any=["x"])) == ['its output states at least one of: "x"']
+
+
+def test_the_strict_prompt_is_exactly_a_system_message_and_the_case_under_its_headings():
+    from harness.score.judge import _SYSTEM
+
+    assert build_messages("Which port?", "Names it.", ['states all of: "5173"', "matches /51\\d\\d/"], "5173.") == [
+        {"role": "system", "content": _SYSTEM},
+        {"role": "user", "content": 'Question asked:\nWhich port?\n\nRubric:\nNames it.\n\nExpected facts:\n'
+                                    '- states all of: "5173"\n- matches /51\\d\\d/\n\nAnswer to grade:\n<<<\n5173.\n>>>'}]
+    assert "Expected facts:\n- (see rubric)\n\n" in build_messages("q", "r", [], "a")[1]["content"]
+
+
+def test_the_cache_key_is_stable_across_versions_and_blind_to_the_order_of_a_messages_keys():
+    from harness.score.judge import cache_key
+
+    messages = [{"role": "user", "content": "Which port?"}]
+    # a persisted format: verdicts cached by an earlier release must still be found (and this digest changes only
+    # with the fields the key covers: model, prompt version, messages)
+    key = cache_key("openai/gpt-x", "strict-v2", messages)
+    assert key == "cd31f776b651c1c206608990af6c402ccf54036ddb033b86e9a2a4e010e4b7f4"
+    assert cache_key("openai/gpt-x", "strict-v2", [{"content": "Which port?", "role": "user"}]) == key
+    assert len({key, cache_key("openai/gpt-y", "strict-v2", messages), cache_key("openai/gpt-x", "strict-v3", messages),
+                cache_key("openai/gpt-x", "strict-v2", [{"role": "user", "content": "Which editor?"}])}) == 4
+
+
+def test_a_judge_counts_its_calls_and_cache_hits_and_files_each_verdict_under_its_prompt_version(tmp_path):
+    from harness.score.judge import PROMPT_VERSION, cache_key
+
+    completer = _Scripted("5173")
+    judge = Judge(model="test/m", cache_dir=tmp_path, complete=completer)
+    judge("Which port?", "Names it.", ["5173"], "It is 5173.")
+    judge("Which editor?", "Names it.", ["vim"], "Emacs.")
+    assert (judge.calls, judge.cached) == (2, 0)
+    judge("Which port?", "Names it.", ["5173"], "It is 5173.")
+    judge("Which editor?", "Names it.", ["vim"], "Emacs.")
+    assert (judge.calls, judge.cached) == (2, 2)
+    assert completer.prompts[0] == build_messages("Which port?", "Names it.", ["5173"], "It is 5173.")
+    key = cache_key("test/m", PROMPT_VERSION, completer.prompts[0])
+    assert json.loads((tmp_path / f"{key}.json").read_text(encoding="utf-8"))["verdict"] == "pass"
+
+
+def test_a_preset_judge_sees_the_rubric_the_gold_or_the_expected_facts_and_no_invented_category(tmp_path):
+    from harness.score.judge_presets import JudgePrompt
+
+    cases = []
+    prompt = JudgePrompt(name="probe", version="probe-v1", sha256="0" * 64,
+                         build=lambda case: cases.append(case) or [{"role": "user", "content": repr(case)}],
+                         parse=lambda raw: ("pass", raw))
+    judge = Judge(model="test/m", cache_dir=tmp_path, complete=lambda m, msgs: "ok", prompt=prompt)
+    judge("Which port?", "Names the port.", ["5173", "5174"], "5173")
+    judge("Which port?", "Names the port.", [], "5173", gold="5173", category="single_hop", abstain=True)
+    judge("Which port?", "Names the port.", [], "5173")
+    assert [(c.gold, c.rubric, c.category, c.abstain) for c in cases] == [
+        ("5173; 5174", "Names the port.", "", False),       # no gold: the expected facts are the reference
+        ("5173", "Names the port.", "single_hop", True),
+        ("Names the port.", "Names the port.", "", False),  # neither: the rubric is
+    ]
+
+
+def test_a_reply_is_read_past_broken_json_and_prose_and_anything_unclear_is_a_fail_that_says_why():
+    from harness.score.judge import parse_verdict
+
+    assert parse_verdict('I think {not json} but then {"verdict": "pass", "reason": "names 5173"}') == (
+        "pass", "names 5173")
+    assert parse_verdict('Here:\n{"verdict":\n "fail",\n "reason": "vague"}\nThanks') == ("fail", "vague")
+    assert parse_verdict('{"verdict": "PASS"}') == ("pass", "(no reason given)")
+    assert parse_verdict('{"verdict": "pass", "reason": null}') == ("pass", "(no reason given)")  # not "None"
+    assert parse_verdict("Verdict: PASS, it names the port") == ("pass", "verdict read from a malformed reply")
+    assert parse_verdict('["pass"]') == ("fail", "unparseable judge reply: '[\"pass\"]'")
+    assert parse_verdict('"pass"') == ("fail", "unparseable judge reply: '\"pass\"'")
+    assert parse_verdict('{"verdict": "maybe"}') == ("fail", "unparseable judge reply: '{\"verdict\": \"maybe\"}'")
+    assert parse_verdict("") == ("fail", "unparseable judge reply: ''")
+    assert parse_verdict("x" * 500) == ("fail", f"unparseable judge reply: {'x' * 200!r}")
+
+
+class _FakeLitellm:
+    """Stands in for the litellm module: records each completion's keywords, replies or raises."""
+
+    def __init__(self, content="{}", error=None):
+        self.content, self.error, self.calls = content, error, []
+
+    def completion(self, **kwargs):
+        self.calls.append(kwargs)
+        if self.error is not None:
+            raise self.error
+        message = type("M", (), {"content": self.content})()
+        return type("R", (), {"choices": [type("C", (), {"message": message})()]})()
+
+
+def test_the_judge_calls_litellm_at_temperature_zero_with_its_token_cap_and_endpoint(monkeypatch):
+    import sys
+
+    from harness.score.judge import litellm_complete
+
+    fake = _FakeLitellm('{"verdict": "pass"}')
+    monkeypatch.setitem(sys.modules, "litellm", fake)
+    monkeypatch.delenv("LITELLM_LOCAL_MODEL_COST_MAP", raising=False)
+    messages = [{"role": "user", "content": "q"}]
+    assert litellm_complete("openai/local", messages, api_base="http://127.0.0.1:8012/v1") == '{"verdict": "pass"}'
+    assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"  # no price-map download
+    litellm_complete("openai/gpt-x", messages)
+    assert fake.calls == [
+        {"model": "openai/local", "messages": messages, "temperature": 0, "max_tokens": 300,
+         "api_base": "http://127.0.0.1:8012/v1"},
+        {"model": "openai/gpt-x", "messages": messages, "temperature": 0, "max_tokens": 300}]
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "False")  # the user's choice is kept
+    litellm_complete("openai/gpt-x", messages)
+    assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] == "False"
+    fake.content = None
+    assert litellm_complete("openai/gpt-x", messages) == ""  # an empty reply is empty: parse_verdict fails it
+
+
+def test_a_provider_error_names_the_model_and_its_class(monkeypatch):
+    import sys
+
+    from harness.score.judge import JudgeError, litellm_complete
+
+    monkeypatch.setitem(sys.modules, "litellm", _FakeLitellm(error=TimeoutError("read timed out")))
+    with pytest.raises(JudgeError) as caught:
+        litellm_complete("openai/local", [{"role": "user", "content": "q"}])
+    assert str(caught.value) == "judge model 'openai/local' failed: TimeoutError: read timed out"
