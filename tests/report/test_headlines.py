@@ -124,6 +124,12 @@ def test_unsupported_claims_are_split_by_kind(tmp_path: Path) -> None:
     rows = unsupported_by_kind([score_sample(r, scenarios[r.scenario_id]) for r in records])
     assert {(r["kind"], r["claims"], r["samples"]) for r in rows} == {("stale", 2, 2), ("invented", 1, 1),
                                                                       ("leakage", 1, 1)}
+    model = records[0].model
+    scored = [score_sample(r, scenarios[r.scenario_id]) for r in records]
+    failed = [s.model_copy(update={"status": "error"}) if s.unsupported_claims else s for s in scored]
+    assert unsupported_by_kind(failed) == []  # an error sample's claims are not counted (it has no answer to trust)
+    assert rows == [{"model": model, "arm": "recall", "kind": kind, "claims": claims, "samples": samples}
+                    for kind, claims, samples in sorted([("stale", 2, 2), ("invented", 1, 1), ("leakage", 1, 1)])]
     outcome = build_report(write_run(tmp_path / "run", records), scenarios=scenarios)
     page = outcome.index_html.read_text()
     assert "Unsupported claims by kind" in page and "unsupported_claims 2 (invented 1, leakage 1)" in page
@@ -187,3 +193,20 @@ def test_without_a_headline_row_the_missing_items_are_counted_without_a_headline
     empty = _summary(0.40, 0.25)
     empty["protocol"] = {"description": "x"}
     assert len(_notes(empty, "protocol")) == 1
+
+
+def test_the_below_mde_note_takes_a_paired_row_without_a_category_as_overall_and_says_nothing_without_one() -> None:
+    summary = _summary(0.10, 0.25)
+    del summary["paired"][0]["category"]  # an older summary.json: rows had no category, all were overall
+    assert [h["code"] for h in _headlines(summary)].count("below_mde") == 1
+    summary["paired"] = []  # no paired row for the model: nothing to compare the MDE with
+    assert "below_mde" not in [h["code"] for h in _headlines(summary)]
+
+
+def test_the_below_mde_note_reads_only_the_verdicts_arms_and_a_known_mde() -> None:
+    summary = _summary(0.10, 0.25)
+    summary["min_detectable_effect"][0].update(arm_b="full_history")  # another pair's MDE is not the verdict's
+    assert "below_mde" not in [h["code"] for h in _headlines(summary)]
+    summary = _summary(0.10, 0.25)
+    summary["min_detectable_effect"][0]["mde"] = None  # unknown (too few scenarios): no claim either way
+    assert "below_mde" not in [h["code"] for h in _headlines(summary)]
