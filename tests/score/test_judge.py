@@ -382,3 +382,26 @@ def test_a_provider_error_names_the_model_and_its_class(monkeypatch):
     with pytest.raises(JudgeError) as caught:
         litellm_complete("openai/local", [{"role": "user", "content": "q"}])
     assert str(caught.value) == "judge model 'openai/local' failed: TimeoutError: read timed out"
+
+
+def test_a_cached_verdict_written_in_utf8_is_read_back_on_a_machine_whose_locale_is_ascii(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    def completer(model, messages):  # a reply in the answer's language, not escaped
+        return '{"verdict": "pass", "reason": "nennt Frau Müller"}'
+
+    Judge(model="test/m", cache_dir=tmp_path, complete=completer)("Who?", "Names her.", ["Müller"], "Frau Müller.")
+    assert "Müller".encode() in next(tmp_path.glob("*.json")).read_bytes()  # the cache file is UTF-8, not ASCII
+    script = ("import sys, json; from harness.score.judge import Judge\n"
+              "def refuse(model, messages): raise SystemExit('the judge was asked again')\n"
+              "v = Judge(model='test/m', cache_dir=sys.argv[1], complete=refuse)('Who?', 'Names her.', ['M\\u00fcller'], "
+              "'Frau M\\u00fcller.')\n"
+              "print(json.dumps([v.verdict, v.cached]))\n")
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0",
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], env=env, capture_output=True, text=True,
+                          encoding="utf-8", check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == ["pass", True]
