@@ -62,6 +62,16 @@ def test_a_month_year_gold_with_a_long_month_name_gives_its_variants() -> None:
     assert variants("December 2022") == ["December 2022", "December, 2022", "2022-12"]
 
 
+def test_a_word_that_only_starts_like_a_month_is_no_date() -> None:
+    """``Mayor 2020`` is no May 2020 and ``Marathon 2023`` no March 2023: a month is a month's name or abbreviation."""
+    assert variants("Mars 2020") == ["Mars 2020"] and variants("Augusta 2023") == ["Augusta 2023"]
+    assert not passes("the May 2020 election", answer_check("the Mayor 2020 election"))
+    check = answer_check("She ran the Boston Marathon 2023 in under four hours")
+    assert passes("She ran the Boston Marathon 2023 in under 4 hours.", check)
+    assert not passes("She ran in Boston in March 2023, in under four hours.", check)
+    assert variants("7 Sept. 2023")[1] == "7 September 2023" and variants("Jun. 2023")[1] == "June 2023"
+
+
 def test_a_month_year_after_a_full_date_is_its_own_group() -> None:
     check = answer_check("She lived in Boston from 7 May 2023 until June 2024")
     assert check["must_contain_groups"][:2] == [
