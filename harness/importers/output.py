@@ -25,7 +25,7 @@ from harness.atomic import write_atomic
 from harness.importers.audit import MAX_LISTED, AuditResult
 from harness.importers.faults import FaultLog, ImporterError
 
-IMPORTER_VERSION = "2"
+IMPORTER_VERSION = "3"
 """Bumped whenever an importer's output for the same source file changes."""
 SUITE_JSON = "_suite.json"
 SUITE_MD = "SUITE.md"

@@ -1,0 +1,91 @@
+"""The baseline extractor (``harness/importers/extract.py``): how turns are cut into items and which keys they get.
+
+The broad rules (entities then frequent words, the cap, sentence cuts that
+lose no text) are in ``test_common.py``; these pin the edges: a chunk filled
+exactly to its limit, blank lines, the key length limit on both sides, and
+what the store refuses, each layer on its own.
+"""
+
+from __future__ import annotations
+
+from harness.importers.extract import MAX_KEY_CHARS, MAX_KEYS, fact_chunks, keys_for, storable_key
+
+FAMILY = "\U0001F469\u200d\U0001F469\u200d\U0001F467"
+"""The family emoji: three emoji joined by zero-width joiners, which the store refuses in a key."""
+
+# --- cutting a turn into items ----------------------------------------------------------------------------------
+
+
+def test_a_blank_turn_gives_no_item() -> None:
+    assert fact_chunks("") == [] and fact_chunks("  \n ") == []
+
+
+def test_a_turn_of_exactly_the_limit_is_kept_as_written() -> None:
+    assert fact_chunks("Line one\nLine two", limit=17) == ["Line one\nLine two"]
+
+
+def test_a_chunk_is_filled_up_to_the_limit_and_never_past_it() -> None:
+    assert fact_chunks("Aaaa. Bbbb. Cccc.", limit=11) == ["Aaaa. Bbbb.", "Cccc."]  # 5 + 1 + 5 = 11 fits
+    assert fact_chunks("Aaaa. Bbbb. Cccc.", limit=10) == ["Aaaa.", "Bbbb.", "Cccc."]  # 11 does not
+
+
+def test_a_short_sentence_before_an_overlong_one_is_its_own_chunk() -> None:
+    assert fact_chunks("Sure. " + "x" * 450, limit=200) == ["Sure.", "x" * 200, "x" * 200, "x" * 50]
+    assert fact_chunks("Sure. " + "x" * 250 + " Done.", limit=200) == ["Sure.", "x" * 200, "x" * 50 + " Done."]
+
+
+def test_a_blank_line_holding_spaces_does_not_end_the_turn() -> None:
+    """Assistant turns in LongMemEval are markdown: a line of spaces between paragraphs is not the end of the text."""
+    text = "Here is your packing list:\n \n- hiking boots\n- rain jacket\n \nHave a great trip!"
+    assert fact_chunks(text, limit=40) == ["Here is your packing list:", "- hiking boots - rain jacket",
+                                           "Have a great trip!"]
+
+
+# --- keys -------------------------------------------------------------------------------------------------------
+
+
+def test_a_given_name_found_again_in_the_text_is_one_key() -> None:
+    keys = keys_for("Melanie took her kids camping with Caroline", entities=("Melanie", "Caroline"))
+    assert [k["key"] for k in keys if k.get("type") == "entity"] == ["Melanie", "Caroline"]
+
+
+def test_a_word_of_exactly_the_key_limit_is_a_key_and_one_letter_more_is_refused() -> None:
+    longest = "ha" * (MAX_KEY_CHARS // 2)
+    refused: list[str] = []
+    assert {"key": longest, "origin": "deterministic"} in keys_for(f"She laughed {longest}", refused=refused)
+    assert refused == []
+    over = longest + "h"
+    assert keys_for(f"She laughed {over}", refused=refused) == [{"key": "laughed", "origin": "deterministic"}]
+    assert refused == [over]
+
+
+def test_a_given_name_the_store_refuses_is_left_out_and_reported() -> None:
+    refused: list[str] = []
+    keys = keys_for("Caroline went to the support group", entities=("Caroline\u200b",), refused=refused)
+    assert refused == ["Caroline\u200b"] and all("\u200b" not in k["key"] for k in keys)
+
+
+def test_a_refused_name_and_a_refused_word_are_both_reported() -> None:
+    refused: list[str] = []
+    over = "ha" * MAX_KEY_CHARS
+    keys_for(f"Caroline laughed {over}", entities=("Caroline\u200b",), refused=refused)
+    assert refused == ["Caroline\u200b", over]
+
+
+def test_names_and_words_together_stay_within_the_key_cap() -> None:
+    text = ("Melanie and Caroline went camping near Lake Tahoe with Oscar; hiking, swimming, fishing, kayaking, "
+            "climbing, cooking, singing, reading, painting, running, biking")
+    keys = keys_for(text)
+    assert len(keys) == MAX_KEYS
+    assert [k["key"] for k in keys if k.get("type") == "entity"] == ["Caroline", "Lake Tahoe", "Oscar"]
+
+
+def test_a_turn_whose_only_word_the_store_refuses_gets_the_key_conversation() -> None:
+    assert not storable_key(FAMILY) and storable_key("conversation")
+    assert keys_for(FAMILY) == [{"key": "conversation", "origin": "deterministic"}]
+    assert keys_for("\U0001F44D") == [{"key": "\U0001F44D", "origin": "deterministic"}]  # a thumbs-up is a key
+
+
+def test_a_key_the_store_refuses_is_not_storable() -> None:
+    assert not storable_key("") and not storable_key("x" * 257) and not storable_key("Caro\u200bline")
+    assert storable_key("x" * 256) and storable_key("Caroline")
