@@ -56,7 +56,7 @@ def test_the_extractor_makes_one_item_per_turn_observed_at_its_session_date() ->
 def test_a_long_turn_is_cut_at_sentence_ends_into_items_citing_the_same_turn() -> None:
     conv, _ = _convert("0a995998")
     pieces = [i for i in conv["items"] if i["id"].startswith("s4.t1.")]
-    assert len(pieces) == 2
+    assert [i["id"] for i in pieces] == ["s4.t1.1", "s4.t1.2"]
     assert all(len(i["content"]) <= MAX_ITEM_CHARS and i["content"].endswith("balcony.") for i in pieces)
     assert all(i["sources"] == [{"session": "s4", "turn": "t1"}] for i in pieces)
     original = conv["sessions"][1]["turns"][0]["content"]
@@ -308,3 +308,102 @@ def test_the_probe_follows_a_session_dated_at_or_after_the_question_time_on_its_
     assert faults.repairs["session dated later on the question's day, kept (the probe follows it)"] == 1
     assert faults.examples["question asked before a session of its own day, probe moved after that session"] == [
         f"q-1: 2023-05-30T10:00:00Z -> {probe}"]
+
+
+def test_a_question_without_question_id_is_named_by_its_position() -> None:
+    question = longmemeval_question()
+    del question["question_id"]
+    conv, faults = _fresh(question, index=3)
+    assert conv["id"] == "question-3" and "abstention" not in conv["tags"]
+    assert faults.examples["question without question_id, named by position"] == ["element 3 -> 'question-3'"]
+    _, faults = _fresh(longmemeval_question())
+    assert "question without question_id, named by position" not in faults.repairs
+
+
+def test_a_duplicate_question_id_is_renamed_with_its_position() -> None:
+    taken: set[str] = set()
+    first, _ = _fresh(longmemeval_question("q-7"), 0, taken)
+    second, faults = _fresh(longmemeval_question("q-7"), 5, taken)
+    assert (first["id"], second["id"]) == ("q-7", "q-7-5") and taken == {"q-7", "q-7-5"}
+    assert faults.examples["duplicate question_id, renamed"] == ["'q-7' -> 'q-7-5'"]
+
+
+def test_an_element_that_is_not_an_object_is_dropped_with_its_position() -> None:
+    conv, faults = _fresh(["q-1", "Where did I go?"], index=4)
+    assert conv is None and faults.examples["question that is not an object"] == ["element 4"]
+
+
+@pytest.mark.parametrize("text", [None, "", "   "])
+def test_a_question_without_text_is_dropped(text: object) -> None:
+    question = longmemeval_question()
+    question["question"] = text
+    conv, faults = _fresh(question)
+    assert conv is None and faults.examples["question without text"] == ["q-1"]
+
+
+def test_the_tags_and_description_name_the_benchmark_and_the_question_type() -> None:
+    conv, _ = _convert("e47becba")
+    assert conv["tags"] == ["longmemeval", "single-session-user"]
+    assert conv["description"] == ("A LongMemEval single-session-user over a haystack of 3 sessions; "
+                                   "memory items are the importer's baseline extraction.")
+    assert _convert("gpt4_2655b836_abs")[0]["tags"] == ["longmemeval", "multi-session", "abstention"]
+
+
+def test_a_question_without_question_type_is_of_category_other_and_tagged_unknown_type() -> None:
+    question = longmemeval_question()
+    del question["question_type"]
+    conv, faults = _fresh(question)
+    assert conv["probes"][0]["category"] == "other"
+    assert conv["tags"] == ["longmemeval", "unknown-type"]
+    assert conv["description"].startswith("A LongMemEval question over a haystack of 2 sessions;")
+    assert faults.examples["unknown question_type, category other"] == ["q-1: ''"]
+
+
+@pytest.mark.parametrize("answer", ["", None, "  "])
+def test_a_question_without_an_answer_is_dropped_but_an_abstention_question_keeps_its_probe(answer: object) -> None:
+    conv, faults = _fresh(longmemeval_question(answer=answer))
+    assert conv is None and faults.examples["question without an answer"] == ["q-1"]
+    conv, faults = _fresh(longmemeval_question("q-1_abs", answer=answer))
+    expect = conv["probes"][0]["expect"]
+    assert expect["abstain"] is True and expect["rubric"].endswith("Reference: not answerable")
+    assert faults.drops == {}
+
+
+def test_a_dropped_answer_is_quoted_in_the_log_up_to_60_characters() -> None:
+    answer = {"answer": "Lake Tahoe", "note": "the annotators disagreed on this one"}
+    _, faults = _fresh(longmemeval_question("q-dict", answer=answer))
+    assert faults.examples["question whose answer is not text or a number"] == [
+        "q-dict: a dict \"{'answer': 'Lake Tahoe', 'note': 'the annotators disagreed o\""]
+
+
+def test_a_plain_gold_is_not_logged_as_having_alternatives() -> None:
+    _, faults = _fresh(longmemeval_question())
+    assert "gold naming other acceptable answers, parsed into alternatives" not in faults.repairs
+
+
+def test_the_alternatives_repair_shows_the_gold_and_its_parts() -> None:
+    gold = "30 days. 31 days (including the last day) is also acceptable."
+    _, faults = _fresh(longmemeval_question(answer=gold, qtype="temporal-reasoning"))
+    assert faults.examples["gold naming other acceptable answers, parsed into alternatives"] == [
+        "q-1: '30 days. 31 days (including the last day) is also acceptable' -> 30 days | 31 days"]  # final stop dropped
+
+
+def test_an_unusable_question_date_is_quoted_in_the_repair() -> None:
+    _, faults = _convert("x-unknown-type")
+    assert faults.examples["question without a usable question_date, set 1 day after the last session"] == [
+        "x-unknown-type: 'not a date' -> 2023-01-02T09:00:00Z"]
+
+
+def test_a_refused_key_is_logged_with_its_item_its_length_and_its_first_40_characters() -> None:
+    laugh = "ha" * 175
+    _, faults = _fresh(longmemeval_question("q-laugh", contents=(f"lol {laugh}",)))
+    assert faults.examples["key the memory store would refuse (over 256 code points or unprintable), left out"] == [
+        f"q-laugh sess_1.t3: 350 characters '{'ha' * 20}'..."]
+
+
+def test_a_turn_the_store_refuses_as_content_is_logged_with_its_session_and_turn() -> None:
+    question = longmemeval_question()
+    question["haystack_sessions"][0][1]["content"] = "\u200b\u200b"
+    conv, faults = _fresh(question)
+    assert faults.examples["turn the memory store refuses as item content (no item)"] == ["q-1 sess_1 t2"]
+    assert [i["id"] for i in conv["items"]] == ["sess_1.t1", "sess_2.t1", "sess_2.t2"]
