@@ -19,8 +19,8 @@ selected file (YAML syntax, schema, cross-field checks, duplicate ids)
 before raising one :class:`ScenarioError`, each problem placed at its file
 and line.
 
-Example:     >>> scenarios = load_scenarios(["scenarios/smoke"],
-categories=["preference"])
+Example:
+    >>> scenarios = load_scenarios(["scenarios/smoke"], categories=["preference"])
 """
 
 from __future__ import annotations

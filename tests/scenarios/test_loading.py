@@ -421,3 +421,14 @@ def test_validate_keeps_no_scenario_alive_after_its_file(tmp_path: Path) -> None
     finally:
         loading._load_file = original
     assert suite.passed == 3 and not suite.problems and len(alive) == 3
+
+
+def test_the_loading_modules_example_runs_from_the_repository_root(monkeypatch) -> None:  # noqa: ANN001
+    import doctest
+    from pathlib import Path
+
+    from harness.scenarios import loading
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    outcome = doctest.testmod(loading)
+    assert outcome.attempted >= 1 and outcome.failed == 0  # a reflowed example is no example (attempted 0)
