@@ -29,6 +29,7 @@ import concurrent.futures
 import concurrent.futures.process
 import fnmatch
 import functools
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -130,6 +131,8 @@ def _discover(paths: Sequence[str | Path]) -> tuple[dict[Path, Path], list[Probl
     """Scenario files under ``paths``, each with its suite root (the folder named, or a named file's folder)."""
     found: dict[Path, Path] = {}
     problems: list[Problem] = []
+    if isinstance(paths, (str, os.PathLike)):  # one path, not a sequence of one-character paths
+        paths = [paths]
 
     def add(file: Path, root: Path) -> None:
         known = found.get(file)
@@ -560,7 +563,7 @@ def load_scenarios(
     Files and probes the filters leave out are never validated (see :func:`load_suite`).
 
     Args:
-        paths: Scenario files or suite folders.
+        paths: Scenario files or suite folders (one path alone, str or Path, is one path).
         ids: fnmatch globs on scenario ids (any may match).
         categories: Category names (any may match).
         tags: Tags (a scenario matches when it has any of them).

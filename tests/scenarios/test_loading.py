@@ -432,3 +432,15 @@ def test_the_loading_modules_example_runs_from_the_repository_root(monkeypatch) 
     monkeypatch.chdir(Path(__file__).resolve().parents[2])
     outcome = doctest.testmod(loading)
     assert outcome.attempted >= 1 and outcome.failed == 0  # a reflowed example is no example (attempted 0)
+
+
+def test_one_path_given_as_a_string_or_a_path_is_one_path_not_its_characters(monkeypatch) -> None:  # noqa: ANN001
+    from pathlib import Path
+
+    from harness.scenarios import load_scenarios
+
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(root)
+    listed = [s.id for s in load_scenarios(["scenarios/smoke"])]
+    assert [s.id for s in load_scenarios("scenarios/smoke")] == listed  # was: "s", "c", ... and "/" walked
+    assert [s.id for s in load_scenarios(root / "scenarios" / "smoke")] == listed
