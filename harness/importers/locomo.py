@@ -209,7 +209,11 @@ def _items(cid: str, sample: dict[str, Any], lookup: dict[str, tuple[str, str]],
             continue
         count = 0
         for speaker, facts in by_speaker.items():
-            for k, entry in enumerate(facts if isinstance(facts, list) else [], start=1):
+            if not isinstance(facts, list):
+                faults.drop("observation facts of a speaker that are not a list",
+                            f"{cid} session_{n}_observation {speaker}: {facts!r}"[:200])
+                continue
+            for k, entry in enumerate(facts, start=1):
                 where = f"{cid} session_{n}_observation {speaker} #{k}"
                 if isinstance(entry, str):
                     fact, evidence = entry, None

@@ -399,11 +399,14 @@ def test_a_key_the_store_would_refuse_is_left_out_of_the_item_and_logged_with_it
     assert faults.examples[kind] == [f"conv-9 session_1_observation Ana #1: 350 characters {'ha' * 20!r}..."]
 
 
-def test_facts_under_a_speaker_that_are_not_a_list_make_no_item() -> None:
+def test_facts_under_a_speaker_that_are_not_a_list_make_no_item_and_are_logged() -> None:
     sample = locomo_sample([_ASK])
     sample["observation"]["session_1_observation"] = {"Ana": None, "Ben": "Ben paid $25,000 for his car."}
-    conv, _ = _converted(sample)
+    conv, faults = _converted(sample)
     assert [item["id"] for item in conv["items"]] == ["obs-2-1"]
+    assert faults.drops == {"observation facts of a speaker that are not a list": 2}
+    assert faults.examples["observation facts of a speaker that are not a list"] == [
+        "conv-9 session_1_observation Ana: None", "conv-9 session_1_observation Ben: 'Ben paid $25,000 for his car.'"]
 
 
 def test_unusable_questions_are_dropped_each_logged_at_its_place_and_later_questions_kept() -> None:
