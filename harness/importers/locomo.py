@@ -163,7 +163,7 @@ def _sessions(
                 role = "user" if len(turns) % 2 == 0 else "assistant"
                 faults.repair("turn speaker is neither speaker_a nor speaker_b, role by alternation",
                               f"{where}: {speaker!r} -> {role}")
-            ids = parse_evidence(turn.get("dia_id"), where, faults) if turn.get("dia_id") else []
+            ids = parse_evidence(turn.get("dia_id"), where, faults)
             dia = ids[0] if len(ids) == 1 else f"D{n}:{position}"
             if len(ids) != 1:
                 faults.repair("turn without a usable dia_id, numbered by position",

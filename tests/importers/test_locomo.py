@@ -281,6 +281,19 @@ def test_an_unusable_dia_id_is_numbered_by_position_and_a_repairable_one_repaire
         "conv-9 session_2 turn 3: 'D2:03' -> 'D2:3'"]
 
 
+def test_a_dia_id_that_is_not_text_is_logged_as_such_whatever_its_value() -> None:
+    sample = locomo_sample([_ASK])
+    sample["conversation"]["session_2"] += [_turn("Ben", None, "Well done!"), _turn("Ana", None, "Thanks.")]
+    sample["conversation"]["session_2"][1]["dia_id"], sample["conversation"]["session_2"][2]["dia_id"] = 0, 7
+    conv, faults = _converted(sample)
+    assert [t["id"] for t in conv["sessions"][1]["turns"]] == ["D2:1", "D2:2", "D2:3"]
+    assert faults.examples == {
+        "evidence that is not text": ["conv-9 session_2 turn 2: 0", "conv-9 session_2 turn 3: 7"],
+        "turn without a usable dia_id, numbered by position": ["conv-9 session_2 turn 2: 0 -> 'D2:2'",
+                                                               "conv-9 session_2 turn 3: 7 -> 'D2:3'"],
+    }
+
+
 def test_a_dia_id_used_before_in_the_conversation_is_renamed_and_evidence_names_the_first() -> None:
     sample = locomo_sample([_ASK])
     sample["conversation"]["session_2"] += [_turn("Ben", "D1:1", "Sweden again?"), _turn("Ana", "D2:1", "Yes.")]
