@@ -163,7 +163,7 @@ def _sessions(
                 role = "user" if len(turns) % 2 == 0 else "assistant"
                 faults.repair("turn speaker is neither speaker_a nor speaker_b, role by alternation",
                               f"{where}: {speaker!r} -> {role}")
-            ids = parse_evidence(turn.get("dia_id"), where, faults) if turn.get("dia_id") else []
+            ids = parse_evidence(turn.get("dia_id"), where, faults)
             dia = ids[0] if len(ids) == 1 else f"D{n}:{position}"
             if len(ids) != 1:
                 faults.repair("turn without a usable dia_id, numbered by position",
@@ -209,7 +209,11 @@ def _items(cid: str, sample: dict[str, Any], lookup: dict[str, tuple[str, str]],
             continue
         count = 0
         for speaker, facts in by_speaker.items():
-            for k, entry in enumerate(facts if isinstance(facts, list) else [], start=1):
+            if not isinstance(facts, list):
+                faults.drop("observation facts of a speaker that are not a list",
+                            f"{cid} session_{n}_observation {speaker}: {facts!r}"[:200])
+                continue
+            for k, entry in enumerate(facts, start=1):
                 where = f"{cid} session_{n}_observation {speaker} #{k}"
                 if isinstance(entry, str):
                     fact, evidence = entry, None
