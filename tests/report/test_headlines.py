@@ -210,3 +210,83 @@ def test_the_below_mde_note_reads_only_the_verdicts_arms_and_a_known_mde() -> No
     summary = _summary(0.10, 0.25)
     summary["min_detectable_effect"][0]["mde"] = None  # unknown (too few scenarios): no claim either way
     assert "below_mde" not in [h["code"] for h in _headlines(summary)]
+
+
+_BELOW = ("is below the suite's minimum detectable effect 0.25 (10 scenarios, 80% power): the suite is too small to "
+          "detect an effect of this size reliably")
+
+
+def _below(summary: dict) -> list[str]:
+    return _notes(summary, "below_mde")
+
+
+def test_the_below_mde_note_is_said_in_full_for_each_model_it_holds_for_past_rows_it_skips() -> None:
+    summary = _summary(0.10, 0.25)
+    first_paired, first_mde = summary["paired"][0], summary["min_detectable_effect"][0]
+    summary["paired"] = [{**first_paired, "model": "openai/y", "diff": 0.40},          # another model, first
+                         {**first_paired, "metric": "tool_use_rate", "diff": 0.02},     # another metric
+                         first_paired]
+    summary["min_detectable_effect"] = [{**first_mde, "arm_b": "full_history"},        # skipped, not the end
+                                        {**first_mde, "model": "openai/y"},            # its gain is over the MDE
+                                        first_mde]
+    assert _below(summary) == [f"openai/x: the observed continuity difference +0.10 (recall - history_only) {_BELOW}"]
+
+
+def test_under_a_protocol_the_below_mde_note_reads_the_headline_row_else_the_overall_one() -> None:
+    summary = _protocol_summary([_row("headline")])
+    summary["paired"].append({**summary["paired"][0], "category": "headline", "diff": 0.05})
+    assert _below(summary) == [f"openai/x: the observed continuity difference +0.05 (recall - history_only) {_BELOW}"]
+    summary["paired"].pop()  # no headline row: the overall one
+    summary["paired"][0]["diff"] = 0.20
+    assert _below(summary) == [f"openai/x: the observed continuity difference +0.20 (recall - history_only) {_BELOW}"]
+    summary["paired"][0]["diff"] = None  # unknown difference: no claim, and no crash
+    assert _below(summary) == []
+
+
+def _metric(metric: str, value, model: str = "openai/x", arm: str = "recall", **extra) -> dict:  # noqa: ANN001
+    return {"metric": metric, "value": value, "model": model, "arm": arm, **extra}
+
+
+def test_refused_cross_workspace_reads_are_said_per_arm_from_the_overall_rows_only() -> None:
+    summary = _summary(0.40, 0.25)
+    summary["metrics"] = [
+        _metric("out_of_scope_attempts", 3, category="all"),
+        _metric("out_of_scope_attempts", 9, category="preference"),            # a category row: not the total
+        _metric("out_of_scope_attempts", 2, arm="full_history"),               # no category: an overall row
+        _metric("out_of_scope_attempts", 0, arm="history_only", category="all"),  # none: nothing to say
+        _metric("tool_use_rate", 4, category="all"),
+        _metric("tool_leakage_count", 1, arm="full_history", category="all"),
+        _metric("tool_leakage_count", 5, category="preference"),
+    ]
+    assert _notes(summary, "out_of_scope_attempts") == [
+        "blocked: openai/x in arm recall asked memory_get for another workspace's items 3 time(s), and the Host "
+        "refused each (tool-level leaks 0): the arm was under attack (a prompt-injected item, say), and the scope "
+        "gate held",
+        "blocked: openai/x in arm full_history asked memory_get for another workspace's items 2 time(s), and the "
+        "Host refused each (tool-level leaks 1): the arm was under attack (a prompt-injected item, say), and the "
+        "scope gate held for these calls; the leaks are another matter",
+    ]
+
+
+def test_low_tool_use_without_a_count_of_offered_samples_says_only_the_rate() -> None:
+    rows = [{"model": "openai/x", "arm": "recall", "offered": 0, "used": 0, "rate": 0.1},
+            {"model": "openai/x", "arm": "full_history", "offered": 10, "used": 2, "rate": 0.2}]
+    leads = [h["text"] for h in _headlines(_summary(0.40, 0.25, rows)) if h["code"] == "low_tool_use"]
+    assert leads == [
+        "low tool use: openai/x called the tools it was offered in arm recall (rate 0.10), so the recall-vs-"
+        "history_only comparison says little about memory",
+        "low tool use: openai/x called the tools it was offered in arm full_history in 2 of 10 samples (rate 0.20)"]
+
+
+def test_unlabelled_samples_are_summed_over_models_and_arms_from_the_overall_rows() -> None:
+    summary = _summary(0.40, 0.25)
+    summary["metrics"] = [_metric("unlabelled_probes", 3, category="all"),
+                          _metric("unlabelled_probes", 2.0, arm="history_only", category="all"),
+                          _metric("unlabelled_probes", None, arm="full_history", category="all"),
+                          _metric("unlabelled_probes", 7, category="preference"),
+                          _metric("unlabelled_probes", 11),                       # no category: not counted
+                          _metric("abstention_rate", 4, category="all")]
+    (note,) = _notes(summary, "unlabelled")
+    assert note.startswith("5 sample(s) answer unlabelled probes (logged traffic, no gold): ")
+    summary["metrics"] = summary["metrics"][2:]
+    assert _notes(summary, "unlabelled") == []
