@@ -143,6 +143,25 @@ def test_a_stale_report_scored_by_a_judge_is_not_rebuilt_without_it(pair, damage
                               "openai/gpt-4o`")
 
 
+def test_a_judged_report_whose_scores_are_missing_is_not_rebuilt_without_its_judge(pair) -> None:
+    a, b = pair
+    edit_json(b / "summary.json", lambda s: s.update(judge=JUDGED))
+    (b / "scores.jsonl").unlink()
+    with pytest.raises(CompareError) as exc:
+        load_run(b)
+    assert str(exc.value) == (f"{b / 'summary.json'}: summary.json or scores.jsonl is missing, and it was scored with "
+                              f"the judge openai/gpt-4o, which compare does not call; rebuild it with `recall-eval "
+                              f"report {b} --judge-model openai/gpt-4o`")
+    assert json.loads((b / "summary.json").read_text(encoding="utf-8"))["judge"] == JUDGED  # not overwritten
+
+
+def test_a_report_whose_scores_are_missing_is_rebuilt_with_its_exclusions(tmp_path: Path) -> None:
+    run_dir = synthetic_run(tmp_path / "a")
+    build_report(run_dir, exclude=["fact-09"])
+    (run_dir / "scores.jsonl").unlink()
+    assert load_run(run_dir).summary["run"]["excluded_scenarios"] == ["fact-09"]
+
+
 @pytest.mark.parametrize(("damage", "why"), [
     (lambda run: (run / "summary.json").unlink(), "summary.json or scores.jsonl is missing"),
     (_drop_last_score, "scores.jsonl changed after summary.json was built"),
