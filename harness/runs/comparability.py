@@ -193,6 +193,8 @@ def load_run(run_dir: Path, *, include_foreign: bool = False) -> RunData:
     if summary_path.is_file() and scores_path.is_file():
         summary = _read_summary(summary_path)
         why = _stale(summary, scan, scores_path)
+    elif summary_path.is_file():  # scores lost: the summary still says how they were made (judge, exclusions, thresholds)
+        summary = _read_summary(summary_path)
     if why is not None:
         _check_rebuildable(run_dir, summary, why)
         build_report(run_dir, **_rebuild_keywords(build_report, summary, include_foreign))
