@@ -228,7 +228,20 @@ def _check_rebuildable(run_dir: Path, summary: Mapping[str, Any] | None, why: st
     judge = _judge(summary) if summary is not None else None
     if judge:
         raise CompareError(f"{run_dir / 'summary.json'}: {why}, and it was scored with the judge {judge}, which "
-                           f"compare does not call; rebuild it with `recall-eval report {run_dir} --judge-model {judge}`")
+                           f"compare does not call; rebuild it with `recall-eval report {run_dir} "
+                           f"{_judge_options(summary or {})}`")
+
+
+def _judge_options(summary: Mapping[str, Any]) -> str:
+    """The ``report`` options that grade again as the summary's judge did: its model, and its preset or prompt file."""
+    judge = _dict(summary.get("judge"))
+    prompt = _dict(judge.get("prompt"))
+    options = f"--judge-model {judge.get('model')}"
+    if prompt.get("file"):
+        options += f" --judge-prompt {prompt['file']}"
+    elif prompt.get("name") not in (None, "strict"):
+        options += f" --judge-preset {prompt['name']}"
+    return options
 
 
 def _rebuild_keywords(build_report: Any, summary: Mapping[str, Any] | None, include_foreign: bool) -> dict[str, Any]:

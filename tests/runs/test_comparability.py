@@ -326,3 +326,19 @@ def test_a_run_interrupted_before_its_first_record_has_no_categories_not_even_al
     empty = load_run(b)
     assert empty.summary["metrics"] == []
     assert only_in(load_run(a), empty) == {"categories": (["project_fact"], [])}
+
+
+@pytest.mark.parametrize(("prompt", "options"), [
+    ({"name": "locomo", "version": "locomo-v1", "file": None}, "--judge-model openai/gpt-4o --judge-preset locomo"),
+    ({"name": "file", "version": "file-1a2b", "file": "prompts/official.txt"},
+     "--judge-model openai/gpt-4o --judge-prompt prompts/official.txt"),
+])
+def test_the_rebuild_hint_for_a_judged_report_names_its_preset_or_prompt_file(pair, prompt, options: str) -> None:
+    a, b = pair
+    edit_json(b / "summary.json", lambda s: s.update(judge={"model": "openai/gpt-4o", "prompt": prompt}))
+    (b / "scores.jsonl").unlink()
+    with pytest.raises(CompareError) as exc:
+        load_run(b)
+    # the command must run as printed: `--judge-model openai/gpt-4o (locomo-v1)` did not
+    assert str(exc.value).endswith(f"rebuild it with `recall-eval report {b} {options}`")
+    assert f"scored with the judge openai/gpt-4o ({prompt['version']})" in str(exc.value)
