@@ -255,6 +255,7 @@ def test_refused_cross_workspace_reads_are_said_per_arm_from_the_overall_rows_on
         _metric("out_of_scope_attempts", 2, arm="full_history"),               # no category: an overall row
         _metric("out_of_scope_attempts", 0, arm="history_only", category="all"),  # none: nothing to say
         _metric("tool_use_rate", 4, category="all"),
+        _metric("tool_leakage_count", 7, model="openai/y", category="all"),    # another model's leaks
         _metric("tool_leakage_count", 1, arm="full_history", category="all"),
         _metric("tool_leakage_count", 5, category="preference"),
     ]
