@@ -287,7 +287,27 @@ def test_unlabelled_samples_are_summed_over_models_and_arms_from_the_overall_row
                           _metric("unlabelled_probes", 7, category="preference"),
                           _metric("unlabelled_probes", 11),                       # no category: not counted
                           _metric("abstention_rate", 4, category="all")]
-    (note,) = _notes(summary, "unlabelled")
-    assert note.startswith("5 sample(s) answer unlabelled probes (logged traffic, no gold): ")
+    assert _notes(summary, "unlabelled") == [
+        "5 sample(s) answer unlabelled probes (logged traffic, no gold): continuity n/a for them, left out of every "
+        "accuracy and of over-abstention; unsupported claims, leakage and costs count as for any sample"]
     summary["metrics"] = summary["metrics"][2:]
     assert _notes(summary, "unlabelled") == []
+
+
+def test_each_plain_note_is_said_in_full() -> None:
+    summary = _summary(0.40, 0.25)
+    summary["run"] = {"models": ["offline/reference", "openai/x"], "samples": 20,
+                      "parameters": {"incomplete_suites": ["locomo-suite", "lme-suite"]}}
+    health = RunHealth(planned=20, present=20, samples=20, errors=1)
+    inputs = ReportInputs(records=[], planned=20, present=20, run_status=health.run_status)
+    said = {h["code"]: h["text"] for h in headlines(summary, health=health, inputs=inputs, config=CFG,
+                                                    unjudged_rubric=2)}
+    assert said["suite_incomplete"] == (
+        "incomplete suite: locomo-suite, lme-suite says complete: false (the import stopped before the end of its "
+        "source file); every figure covers only the part imported, not the benchmark")
+    assert said["offline_baseline"] == (
+        "offline/reference is the offline keyword baseline, a lexical agent and not an LLM: its figures describe "
+        "keyword search, not a language model")
+    assert said["unjudged_rubric"] == "2 rubric scenario(s) went unjudged (no --judge-model): scored by their patterns only"
+    assert said["errors"] == ("1 of 20 samples ended in error (5.0%), within --max-error-rate 0.05; error samples are "
+                              "left out of every rate")
