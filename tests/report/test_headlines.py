@@ -311,3 +311,28 @@ def test_each_plain_note_is_said_in_full() -> None:
     assert said["unjudged_rubric"] == "2 rubric scenario(s) went unjudged (no --judge-model): scored by their patterns only"
     assert said["errors"] == ("1 of 20 samples ended in error (5.0%), within --max-error-rate 0.05; error samples are "
                               "left out of every rate")
+
+
+def test_tool_use_reads_an_overall_rate_without_a_category_counts_one_tool_and_keeps_four_decimals() -> None:
+    records, scenarios = paired_run(3, recall_right=3)
+    records[0] = make_record(scenarios["fact-00"], arm="recall")  # offered tools, called none
+    scored = [score_sample(r, scenarios[r.scenario_id]) for r in records]
+    one_tool = [s.model_copy(update={"tools_offered": 1}) if s.tools_offered else s for s in scored]
+    assert tool_use(one_tool) == [{"model": "offline/reference", "arm": "recall", "offered": 3, "used": 2,
+                                   "rate": 0.6667}]
+    metric = {"model": "offline/reference", "arm": "recall", "metric": "tool_use_rate", "value": 0.5}  # no category
+    per_category = {**metric, "category": "preference", "value": 0.1}
+    assert tool_use(scored, [metric, per_category])[0]["rate"] == 0.5  # a category row does not override it
+
+
+def test_what_reading_the_results_found_is_said_in_full() -> None:
+    health = RunHealth(planned=20, present=20, samples=20)
+    inputs = ReportInputs(records=[], planned=20, present=20, run_status=health.run_status,
+                          problems=["results.jsonl:7: not JSON", "results.jsonl:9: not JSON"], duplicates=3,
+                          foreign_ids=frozenset({"x/recall/1", "y/recall/1"}))
+    said = {h["code"]: h["text"] for h in headlines(_summary(0.40, 0.25), health=health, inputs=inputs, config=CFG,
+                                                    unjudged_rubric=0)}
+    assert said["unusable_lines"] == ("2 unusable line(s) in results.jsonl were skipped (nothing was deleted); "
+                                      "first: results.jsonl:7: not JSON")
+    assert said["duplicates"] == "3 duplicate record(s) dropped; the last record of each sample id was kept"
+    assert said["foreign"] == "2 record(s) outside run.json were scored (--include-foreign)"
