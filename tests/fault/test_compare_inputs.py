@@ -15,7 +15,7 @@ import pytest
 from harness.cli import main
 from harness.records import MANIFEST_FILE, RESULTS_FILE
 from harness.runs.compare_cli import cli_compare
-from tests.runs.compare_factories import synthetic_run
+from tests.runs.compare_factories import comparable_pair, synthetic_run
 from tests.score.scoring_factories import make_record
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,10 +34,7 @@ def _compare(capsys: pytest.CaptureFixture[str], a: Path, b: Path, **flags: Any)
 @pytest.fixture()
 def pair(tmp_path: Path) -> tuple[Path, Path]:
     """Two identical, comparable runs (B a copy of A) whose files a test then damages."""
-    a = synthetic_run(tmp_path / "a")
-    b = tmp_path / "b"
-    shutil.copytree(a, b)
-    return a, b
+    return comparable_pair(tmp_path)
 
 
 def _replace_line(path: Path, number: int, raw: bytes) -> None:

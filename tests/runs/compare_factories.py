@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -60,3 +61,11 @@ def synthetic_run(path: Path, *, ids: list[str] | None = None, recall_right: int
     return run_dir
 
 
+
+
+def comparable_pair(root: Path) -> tuple[Path, Path]:
+    """Two identical, comparable runs under ``root`` (B a copy of A) for a test to damage or change."""
+    a = synthetic_run(root / "a")
+    b = root / "b"
+    shutil.copytree(a, b)
+    return a, b

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ from harness.runs.comparability import (
     recorded_budget,
     run_problems,
 )
-from tests.runs.compare_factories import edit_json, synthetic_run
+from tests.runs.compare_factories import comparable_pair, edit_json, synthetic_run
 from tests.score.scoring_factories import make_record
 
 JUDGED = {"model": "openai/gpt-4o", "prompt": {"name": "strict", "version": "strict-v2"}}
@@ -31,10 +30,7 @@ JUDGED = {"model": "openai/gpt-4o", "prompt": {"name": "strict", "version": "str
 @pytest.fixture()
 def pair(tmp_path: Path) -> tuple[Path, Path]:
     """Two identical, comparable runs (B a copy of A)."""
-    a = synthetic_run(tmp_path / "a")
-    b = tmp_path / "b"
-    shutil.copytree(a, b)
-    return a, b
+    return comparable_pair(tmp_path)
 
 
 def _lines(a: Path, b: Path) -> list[str]:
