@@ -190,11 +190,10 @@ def load_run(run_dir: Path, *, include_foreign: bool = False) -> RunData:
     summary_path, scores_path = run_dir / SUMMARY_FILE, run_dir / SCORES_FILE
     summary: dict[str, Any] | None = None
     why: str | None = "summary.json or scores.jsonl is missing"
-    if summary_path.is_file() and scores_path.is_file():
+    if summary_path.is_file():  # read even with scores lost: it says how they were made (judge, exclusions, thresholds)
         summary = _read_summary(summary_path)
-        why = _stale(summary, scan, scores_path)
-    elif summary_path.is_file():  # scores lost: the summary still says how they were made (judge, exclusions, thresholds)
-        summary = _read_summary(summary_path)
+        if scores_path.is_file():
+            why = _stale(summary, scan, scores_path)
     if why is not None:
         _check_rebuildable(run_dir, summary, why)
         build_report(run_dir, **_rebuild_keywords(build_report, summary, include_foreign))
