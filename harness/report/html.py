@@ -72,8 +72,8 @@ def render_page(summary: dict[str, Any], samples: list[dict[str, Any]]) -> list[
 
     Returns:
         The whole page in the pieces the template produced, rendered to the end (so a template error
-        raises before anything is written); the embedded transcripts are one piece, the same string
-        :func:`data_blobs` made. Written piece by piece (:func:`harness.report.outputs.write_index_html`),
+        raises before anything is written); the embedded transcripts are the pieces
+        :func:`data_blobs` made, never joined. Written piece by piece (:func:`harness.report.outputs.write_index_html`),
         a page is never joined into a second copy of itself: a LongMemEval S page is hundreds of MB.
     """
     ordered = _sorted_samples(samples, summary)
