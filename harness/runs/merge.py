@@ -209,12 +209,16 @@ def merge_runs(out: Path, runs: Sequence[Path]) -> MergeOutcome:
                 for s in shards if s.manifest.status != "complete"]
     warnings += [problem for s in shards for problem in s.problems]
     warnings += [f"{s.path / RESULTS_FILE}: {s.duplicates} duplicate record(s) dropped (the last of each sample kept)" for s in shards if s.duplicates]
+    written = False
     try:
         out.mkdir(parents=True, exist_ok=True)
         with open(out / RESULTS_FILE, "x", encoding="utf-8") as handle:
+            written = True
             handle.writelines(record.model_dump_json() + "\n" for record in records)
         write_manifest(out, manifest)
     except (OSError, ResultsError) as exc:
+        if written:  # ours (opened with "x"): a results file without its run.json would make OUT refuse the retry
+            (out / RESULTS_FILE).unlink(missing_ok=True)
         raise MergeError(f"cannot write the merged run to {out}: {getattr(exc, 'strerror', None) or exc}; choose another OUT") from None
     return MergeOutcome(out, manifest, len(records), warnings)
 

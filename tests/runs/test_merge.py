@@ -399,3 +399,176 @@ def test_an_out_folder_given_as_one_of_the_shards_is_named_so(tmp_path: Path) ->
         merge_runs(empty, [a, empty])
     assert str(caught.value) == f"{empty} is one of the shards; choose a new folder for the merged run"
     assert list(empty.iterdir()) == []
+
+
+# ---------------------------------------------------------------- the CLI's flags, outputs and failures (issue 29)
+
+def _with_errors(shard: Path, out: Path, count: int) -> Path:
+    """A copy of ``shard`` whose first ``count`` records are provider errors (as a timeout would leave them)."""
+    import shutil
+
+    from harness.records import SampleError, SampleRecord
+
+    shutil.copytree(shard, out)
+    lines = (out / RESULTS_FILE).read_text(encoding="utf-8").splitlines()
+    for i in range(count):
+        record = SampleRecord.model_validate_json(lines[i])
+        lines[i] = record.model_copy(update={
+            "status": "error", "error": SampleError(type="Timeout", message="provider timed out"),
+            "final_answer": None, "stop_reason": "error"}).model_dump_json()
+    (out / RESULTS_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out
+
+
+def test_merge_says_what_it_merged_and_where_the_report_is(shards: Path, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "m"
+    assert main(["merge", str(out), str(shards / "s2"), str(shards / "s1"), str(shards / "s3")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"merged 3 shard(s): 384 samples of 384 planned -> {out}"
+    assert lines[-1] == f"report: {out / 'index.html'}" and (out / "index.html").is_file()
+
+
+def test_merge_gates_on_the_verdict_only_when_asked(shards: Path, tmp_path: Path) -> None:
+    """The starter suite's offline verdict is not pass: exit 0 without --gate, 1 with it, as `report` does."""
+    assert main(["merge", str(tmp_path / "m"), str(shards / "s1"), str(shards / "s2"), str(shards / "s3")]) == 0
+    assert json.loads((tmp_path / "m" / "summary.json").read_text(encoding="utf-8"))["verdict"]["status"] != "pass"
+    assert main(["merge", str(tmp_path / "g"), str(shards / "s1"), str(shards / "s2"), str(shards / "s3"), "--gate"]) == 1
+
+
+def test_merge_without_a_report_writes_the_run_only(shards: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "m"
+    assert main(["merge", str(out), str(shards / "s1"), str(shards / "s2"), str(shards / "s3"), "--no-report"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == [RESULTS_FILE, MANIFEST_FILE]
+    assert "report:" not in capsys.readouterr().out
+
+
+def test_merge_applies_max_error_rate_to_the_merged_run(shards: Path, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """39 errors of 384 samples (10%): above the default 5%, exit 1 and the check says so; within 50%, exit 0."""
+    s3 = _with_errors(shards / "s3", tmp_path / "s3", 39)
+    capsys.readouterr()
+    assert main(["merge", str(tmp_path / "m"), str(shards / "s1"), str(shards / "s2"), str(s3)]) == 1
+    assert "ended in error, above --max-error-rate 0.05" in capsys.readouterr().out
+    assert main(["merge", str(tmp_path / "ok"), str(shards / "s1"), str(shards / "s2"), str(s3),
+                 "--max-error-rate", "0.5"]) == 0
+    assert "above --max-error-rate" not in capsys.readouterr().out
+
+
+def test_the_merged_reports_warnings_go_to_stderr(shards: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A record whose scenario changed since the run: the report's warning is on stderr, whole, and not on stdout."""
+    import shutil
+
+    shutil.copytree(shards / "s3", tmp_path / "s3")
+    lines = (tmp_path / "s3" / RESULTS_FILE).read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["scenario_hash"] = "0" * 64
+    lines[0] = json.dumps(first)
+    (tmp_path / "s3" / RESULTS_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    main(["merge", str(tmp_path / "m"), str(shards / "s1"), str(shards / "s2"), str(tmp_path / "s3")])
+    captured = capsys.readouterr()
+    warned = [line for line in captured.err.splitlines() if "changed since the run" in line]
+    assert len(warned) == 1 and warned[0].startswith(
+        f"warning: scenario {first['scenario_id']!r} changed since the run (hash {'0' * 12} in results, ")
+    assert "changed since the run" not in captured.out
+
+
+def test_merge_called_with_only_its_positional_arguments_takes_the_flags_defaults(shards: Path, tmp_path: Path) -> None:
+    """A library caller's namespace with OUT and RUN only: the report is built, no gate, the default error rate."""
+    from types import SimpleNamespace
+
+    from harness.runs.merge import cli_merge
+
+    runs = [str(shards / "s1"), str(shards / "s2"), str(shards / "s3")]
+    assert cli_merge(SimpleNamespace(out=str(tmp_path / "m"), runs=runs)) == 0
+    assert (tmp_path / "m" / "index.html").is_file()
+    s3 = _with_errors(shards / "s3", tmp_path / "s3", 39)
+    assert cli_merge(SimpleNamespace(out=str(tmp_path / "e"), runs=[*runs[:2], str(s3)])) == 1
+
+
+def test_merge_whose_report_fails_keeps_the_merged_run_and_says_how_to_retry(tmp_path: Path,
+                                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Hand-made shards name scenario files that are not there: the merge is written, the report is not, exit 2."""
+    a, b = _two_shards(tmp_path)
+    out = tmp_path / "m"
+    assert main(["merge", str(out), str(a), str(b)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("recall-eval merge: the merged results are written, the report is not (")
+    assert err.rstrip().endswith(f"). Retry with: recall-eval report {out}")
+    assert len(scan_results(out / RESULTS_FILE).records) == 8 and not (out / "index.html").exists()
+
+
+def test_a_foreign_record_is_refused_under_a_heading_that_says_so(tmp_path: Path) -> None:
+    a, b = _two_shards(tmp_path)
+    with open(b / RESULTS_FILE, "a", encoding="utf-8") as handle:
+        handle.write(make_record("fact-03", arm="no_such_arm").model_dump_json() + "\n")
+    with pytest.raises(MergeError) as caught:
+        merge_runs(tmp_path / "m", [a, b])
+    assert str(caught.value) == "a shard holds records its run.json does not plan"
+
+
+def test_the_merged_run_goes_into_a_new_nested_folder_or_an_empty_existing_one(tmp_path: Path) -> None:
+    a, b = _two_shards(tmp_path)
+    nested = tmp_path / "not" / "yet" / "there"
+    assert merge_runs(nested, [a, b]).samples == 8
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert merge_runs(empty, [a, b]).samples == 8
+
+
+def test_a_merged_run_that_cannot_be_written_says_why_in_words(tmp_path: Path) -> None:
+    """OUT under a file: the OS's reason ("Not a directory"), not Python's exception text."""
+    a, b = _two_shards(tmp_path)
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    out = tmp_path / "a-file" / "m"
+    with pytest.raises(MergeError) as caught:
+        merge_runs(out, [a, b])
+    assert str(caught.value) == f"cannot write the merged run to {out}: Not a directory; choose another OUT"
+
+
+def test_records_with_text_outside_ascii_merge_under_an_ascii_locale(tmp_path: Path) -> None:
+    """The merged results.jsonl is UTF-8 whatever the locale (a Windows code page, a C locale without coercion)."""
+    import subprocess
+    import sys
+
+    import harness
+
+    records = [make_record(sid, arm=arm, answer="Billing läuft auf Postgres 15 — 東京.") for sid in ("fact-01", "fact-02")
+               for arm in ("history_only", "recall")]
+    a = _hand_shard(tmp_path / "a", 1, 2, ["fact-01", "fact-02"], whole=4, records=records)
+    b = _hand_shard(tmp_path / "b", 2, 2, ["fact-03", "fact-04"], whole=4)
+    code = ("import sys; from pathlib import Path; from harness.runs import merge_runs; "
+            "print(merge_runs(Path(sys.argv[1]), [Path(p) for p in sys.argv[2:]]).samples)")
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0",
+           "PYTHONPATH": str(Path(harness.__file__).resolve().parents[1])}
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "m"), str(a), str(b)], env=env,
+                          capture_output=True, text=True, encoding="utf-8", timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "8"
+    answers = {r.final_answer for r in scan_results(tmp_path / "m" / RESULTS_FILE).records}
+    assert "Billing läuft auf Postgres 15 — 東京." in answers
+
+
+def test_a_merged_run_whose_manifest_cannot_be_written_leaves_no_results_behind(tmp_path: Path, monkeypatch) -> None:
+    """The disk fills between results.jsonl and run.json: the merge says why, and removes the results it wrote, so
+    OUT is not left looking like a run (which would refuse the retry as "already holds a run")."""
+    import harness.runs.merge as merge_module
+    from harness.records import ResultsError
+
+    a, b = _two_shards(tmp_path)
+    out = tmp_path / "m"
+
+    def full(run_dir: Path, manifest: Any) -> None:
+        raise ResultsError(f"{run_dir / MANIFEST_FILE}: cannot write the run manifest: No space left on device")
+
+    monkeypatch.setattr(merge_module, "write_manifest", full)
+    with pytest.raises(MergeError) as caught:
+        merge_runs(out, [a, b])
+    assert str(caught.value) == (f"cannot write the merged run to {out}: {out / MANIFEST_FILE}: cannot write the run "
+                                 "manifest: No space left on device; choose another OUT")
+    assert list(out.iterdir()) == []
+    monkeypatch.undo()
+    assert merge_runs(out, [a, b]).samples == 8  # the retry, once there is room
