@@ -597,3 +597,84 @@ def test_an_error_sample_does_not_break_a_scenario() -> None:
     assert scenario_changes(a, [sample("ok", "correct", 0), sample("error", None, 1)]) == []
     broken = scenario_changes(a, [sample("ok", "correct", 0), sample("ok", "wrong", 1)])
     assert [(c["change"], c["b_correct_rate"]) for c in broken] == [("broken", 0.5)]
+
+
+# ---------------------------------------------------------------- the less-travelled branches (issue 29)
+
+@pytest.mark.parametrize(("row", "shown"), [
+    ({"metric": "prompt_tokens", "value": 1000.0}, "1,000"),        # a count from exactly 1000 on is grouped
+    ({"metric": "prompt_tokens", "value": 999.0}, "999"),
+    ({"metric": "coverage", "value": 1500.0}, "1.5e+03"),           # not a count: never grouped, however large
+    ({"metric": "coverage", "value": 0.82, "ci_low": 0.74, "ci_high": 0.89}, "0.82 [0.74, 0.89]"),
+    ({"metric": "coverage", "value": 0.82, "ci_low": None, "ci_high": 0.89}, "0.82"),  # half an interval: none shown
+    ({"metric": "coverage", "value": 0.82, "ci_low": 0.74, "ci_high": None}, "0.82"),
+    ({"metric": "coverage", "value": 0.82}, "0.82"),
+])
+def test_a_row_prints_grouped_only_as_a_count_and_with_an_interval_only_when_both_bounds_are_known(
+        row: dict[str, Any], shown: str) -> None:
+    from harness.runs.compare import format_row
+
+    assert format_row(row) == shown
+
+
+@pytest.mark.parametrize("metric", ["continuity_accuracy", "error_rate", "latency_p50_s", "cost_usd", "tool_leakage_count"])
+def test_a_row_whose_value_is_unknown_on_either_side_is_never_worse(metric: str) -> None:
+    known = _row(0.5, 0.4, 0.6)
+    for a, b in ((_row(0.5, 0.4, 0.6) | {"value": None}, known), (known, _row(0.5, 0.4, 0.6) | {"value": None})):
+        assert not is_worse(metric, a, b, GateOptions(latency_pct=0, latency_ms=0, cost_pct=0, cost_usd=0))
+
+
+def test_one_more_leaked_item_is_worse_whatever_the_intervals_say() -> None:
+    """Leakage has no tolerance: B leaking once where A never did is worse even when the intervals overlap
+    (and when they are unknown), which the interval rule of the other metrics would not call worse."""
+    assert is_worse("tool_leakage_count", _row(0.0, 0.0, 2.0), _row(1.0, 0.0, 3.0))
+    assert is_worse("tool_leakage_count", {"value": 0.0}, {"value": 1.0})
+    assert not is_worse("tool_leakage_count", _row(1.0, 0.0, 3.0), _row(1.0, 0.0, 3.0))
+    assert not is_worse("error_rate", _row(0.0, 0.0, 2.0), _row(1.0, 0.0, 3.0))  # the rule it is an exception to
+
+
+def test_a_summary_without_metric_rows_shares_no_metric() -> None:
+    from harness.runs.compare import metric_changes
+
+    row = {"model": "m", "arm": "recall", "category": "all", "metric": "coverage", "value": 0.8}
+    assert metric_changes({}, {"metrics": [row]}) == []
+    assert metric_changes({"metrics": [row]}, {}) == []
+    assert len(metric_changes({"metrics": [row]}, {"metrics": [row]})) == 1
+
+
+def test_scenario_changes_name_the_model_arm_and_direction_and_skip_errors_wherever_they_come() -> None:
+    from harness.runs.compare import scenario_changes
+
+    def sample(sid: str, status: str, outcome: str | None) -> dict[str, Any]:
+        return {"model": "m/one", "arm": "recall", "scenario_id": sid, "status": status, "outcome": outcome}
+
+    a = [sample("fact-01", "error", None), sample("fact-01", "ok", "wrong"), sample("fact-02", "ok", "correct")]
+    b = [sample("fact-01", "ok", "correct"), sample("fact-02", "error", None), sample("fact-02", "ok", "wrong")]
+    assert scenario_changes(a, b) == [
+        {"model": "m/one", "arm": "recall", "scenario_id": "fact-01", "a_correct_rate": 0.0, "b_correct_rate": 1.0,
+         "change": "fixed"},
+        {"model": "m/one", "arm": "recall", "scenario_id": "fact-02", "a_correct_rate": 1.0, "b_correct_rate": 0.0,
+         "change": "broken"},
+    ]
+
+
+def test_compare_runs_refuses_foreign_records_in_either_run_unless_asked(tmp_path: Path) -> None:
+    """The library call, as the CLI makes it: by default a record run.json does not plan is refused, in A as in B."""
+    from harness.runs import CompareError
+    from tests.runs.compare_factories import comparable_pair
+    from tests.score.scoring_factories import make_record
+
+    for side in ("a", "b"):
+        a, b = comparable_pair(tmp_path / side)
+        with ((a if side == "a" else b) / RESULTS_FILE).open("a", encoding="utf-8") as handle:
+            handle.write(make_record("other-01", arm="recall").model_dump_json() + "\n")
+        with pytest.raises(CompareError, match="does not plan"):
+            compare_runs(a, b)
+        assert compare_runs(a, b, include_foreign=True).problems == []
+
+
+def test_each_runs_problems_are_labelled_with_its_side(tmp_path: Path) -> None:
+    a = synthetic_run(tmp_path / "a", status="interrupted")
+    b = synthetic_run(tmp_path / "b", status="interrupted")
+    problems = compare_runs(a, b).problems
+    assert [p.split(" is not complete")[0] for p in problems] == [f"A ({a})", f"B ({b})"]
