@@ -185,3 +185,15 @@ def test_an_invalid_manifest_is_named_on_one_line_by_its_first_problem(tmp_path:
     with pytest.raises(ResultsError) as raised:
         read_manifest(tmp_path)
     assert "\n" not in str(raised.value) and f"{MANIFEST_FILE}: invalid run manifest: {problem}" in str(raised.value)
+
+
+def test_a_schema_error_names_a_nested_field_by_its_dotted_path_and_a_single_error_alone(tmp_path: Path) -> None:
+    """One bad field deep in a record: the line says where (``model_calls.0.prompt_tokens``) and nothing more."""
+    import json
+
+    data = _record("s1").model_dump(mode="json")
+    data["model_calls"] = [{"round": 0, "latency_s": 1.0, "prompt_tokens": "many", "completion_tokens": 5,
+                           "usage_source": "response"}]
+    scan = scan_results(_write(tmp_path / "r.jsonl", json.dumps(data).encode() + b"\n"))
+    assert scan.problems == [f"{tmp_path / 'r.jsonl'}:1: invalid sample record: model_calls.0.prompt_tokens: "
+                             "Input should be a valid integer, unable to parse string as an integer"]

@@ -240,3 +240,16 @@ def test_error_samples_are_not_counted_in_the_write_path_rows() -> None:
     rows = [scores(continuity_correct=True), scores(status="error", memories_written=5, forgets_requested=1)]
     (row,) = write_path_blocks(rows)["write_path"]
     assert (row["samples"], row["memories_written"], row["forgets_requested"]) == (1, 1, 0)
+
+
+def test_the_write_path_rates_are_the_share_of_samples_with_a_verdict_to_four_places() -> None:
+    """Three samples whose written memories were judged (two hold the answer), one not judged: 2/3 -> 0.6667;
+    the retrieved rate is of its own judged samples; no judged sample at all: None, not 0."""
+    rows = [scores(written_holds_expected=True, retrieved_holds_expected=True),
+            scores(written_holds_expected=True, retrieved_holds_expected=False),
+            scores(written_holds_expected=False, retrieved_holds_expected=None),
+            scores(written_holds_expected=None, retrieved_holds_expected=None)]
+    (row,) = write_path_blocks(rows)["write_path"]
+    assert (row["written_holds_expected_rate"], row["retrieved_holds_expected_rate"]) == (0.6667, 0.5)
+    (row,) = write_path_blocks([scores(written_holds_expected=None, retrieved_holds_expected=None)])["write_path"]
+    assert (row["written_holds_expected_rate"], row["retrieved_holds_expected_rate"]) == (None, None)
