@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +82,9 @@ def die_at_element_five(element: Any, index: int, faults: FaultLog, taken: set[s
     return longmemeval.convert_question(element, index, faults, taken)
 
 
-PARENT = os.getpid()
+# The test's own process, set by the test: read at import, it would be the process that imported this module,
+# which under a runner that forks each test (mutmut does) is not the one running it, and the test would kill itself.
+PARENT: int | None = None
 
 
 def test_a_worker_that_dies_leaves_no_element_unconverted_and_says_so(
@@ -89,6 +92,7 @@ def test_a_worker_that_dies_leaves_no_element_unconverted_and_says_so(
 ) -> None:
     grown = _grown(tmp_path, LONGMEMEVAL, copies=2)
     monkeypatch.setattr(importers, "WORKER_MIN_BYTES", 0)
+    monkeypatch.setattr(sys.modules[__name__], "PARENT", os.getpid())
     run_import("longmemeval", grown, tmp_path / "one", echo=lambda _: None, jobs=1)
     monkeypatch.setitem(importers.FORMATS, "longmemeval",
                         importers.FORMATS["longmemeval"].__class__(die_at_element_five, *list(vars(importers.FORMATS["longmemeval"]).values())[1:]))
