@@ -527,3 +527,62 @@ def test_a_sample_without_sample_id_is_logged_with_the_name_it_was_given() -> No
     conv, faults = _converted(sample, index=7)
     assert conv["id"] == "sample-7"
     assert faults.examples == {"sample without sample_id, named by position": ["sample 7 -> 'sample-7'"]}
+
+
+# --- the fault kinds and examples mutmut found unread (issue 29) ----------------------------------------------------
+
+def test_a_sample_without_a_conversation_or_without_a_usable_session_is_dropped_by_name() -> None:
+    for raw in ("not a sample", {"sample_id": "conv-9", "qa": []}, {"sample_id": "conv-9", "conversation": "text"}):
+        conv, faults = _converted(raw, 3)
+        assert conv is None and faults.examples == {"sample without a conversation object": ["sample 3"]}
+    conv, faults = _converted({"sample_id": "conv-9", "conversation": {"speaker_a": "Ana"}, "qa": [_ASK]})
+    assert conv is None and faults.examples == {"sample without a usable session": ["conv-9"]}
+
+
+def test_an_evidence_id_written_another_way_is_repaired_under_its_own_kind() -> None:
+    """Not a stray colon, not leading zeros: ``d1 : 3`` is D1:3 written loosely, and is said to be."""
+    faults = FaultLog()
+    assert parse_evidence("d1 : 3", "conv-9 qa[0] (q001)", faults) == ["D1:3"]
+    assert faults.examples == {"evidence id in a non-standard form, repaired": ["conv-9 qa[0] (q001): 'd1 : 3' -> 'D1:3'"]}
+
+
+def test_a_gold_of_two_glued_words_is_kept_and_reported_with_the_split_it_may_mean() -> None:
+    from harness.importers.locomo import repaired_gold
+
+    faults = FaultLog()
+    assert repaired_gold("watchingmovies", {"watching", "movies"}, "conv-9 qa[0] (q001)", faults) == "watchingmovies"
+    assert faults.examples == {"gold with glued words, kept (its check may be unpassable)": [
+        "conv-9 qa[0] (q001): 'watchingmovies' (watching movies?)"]}
+
+
+def test_a_question_whose_answer_is_empty_text_is_dropped_as_without_an_answer() -> None:
+    conv, faults = _converted(locomo_sample([{**_ASK, "answer": "  "}, _ASK]))
+    assert [p["id"] for p in conv["probes"]] == ["q002"]
+    assert faults.examples == {"question without an answer": ["conv-9 qa[0] (q001)"]}
+
+
+def test_an_adversarial_question_scored_as_its_real_answer_is_tagged_so_and_no_other_probe_is() -> None:
+    conv, _ = _converted(locomo_sample([
+        {"question": "Did Ana visit Sweden?", "answer": "Yes", "adversarial_answer": "No", "evidence": ["D1:1"],
+         "category": 5},
+        {"question": "Did Ben visit Peru?", "adversarial_answer": "Yes", "evidence": ["D1:2"], "category": 5},
+        _ASK]))
+    assert [p.get("tags") for p in conv["probes"]] == [["adversarial-with-answer"], None, None]
+
+
+def test_facts_under_a_speaker_that_are_not_a_list_are_quoted_in_an_example_cut_at_200_characters() -> None:
+    sample = locomo_sample([_ASK])
+    sample["observation"]["session_1_observation"] = {"Ana": "x" * 500}
+    _, faults = _converted(sample)
+    (example,) = faults.examples["observation facts of a speaker that are not a list"]
+    assert example == f"conv-9 session_1_observation Ana: {'x' * 500!r}"[:200] and len(example) == 200
+
+
+def test_an_observation_fact_of_invisible_characters_only_is_a_fact_without_text() -> None:
+    """Not empty as written, but empty once the store drops its zero-width characters: dropped, not an item."""
+    sample = locomo_sample([_ASK])
+    sample["observation"]["session_1_observation"] = {"Ana": [["\u200b\u200d\u200b", "D1:1"],
+                                                              ["Ana visited Sweden on 9 April 2023.", "D1:1"]]}
+    conv, faults = _converted(sample)
+    assert faults.examples["observation fact without text"] == ["conv-9 session_1_observation Ana #1"]
+    assert [item["content"] for item in conv["items"]][0] == "Ana visited Sweden on 9 April 2023."
