@@ -405,3 +405,15 @@ def test_a_cached_verdict_written_in_utf8_is_read_back_on_a_machine_whose_locale
                           encoding="utf-8", check=False)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == ["pass", True]
+
+
+def test_a_judge_without_a_completer_calls_litellm_at_its_own_endpoint(monkeypatch, tmp_path):
+    """``--judge-api-base``: the judge's endpoint reaches litellm (a local server), not litellm's default."""
+    import sys
+
+    fake = _FakeLitellm('{"verdict": "fail", "reason": "no port"}')
+    monkeypatch.setitem(sys.modules, "litellm", fake)
+    judge = Judge(model="openai/local", cache_dir=tmp_path, api_base="http://127.0.0.1:8012/v1")
+    verdict = judge("Which port?", "Pass only if 5173.", ["5173"], "It runs on 8080.")
+    assert (verdict.verdict, verdict.reason) == ("fail", "no port")
+    assert [call.get("api_base") for call in fake.calls] == ["http://127.0.0.1:8012/v1"]
