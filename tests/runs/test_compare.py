@@ -15,8 +15,8 @@ from harness.records import MANIFEST_FILE, RESULTS_FILE
 from harness.report import build_report
 from harness.runs.compare import GateOptions, compare_runs, is_regression, is_worse
 from harness.runs.compare_cli import cli_compare, metric_tables, scenario_table
-from tests.runs.compare_factories import edit_json, synthetic_run
-from tests.score.scoring_factories import MODEL, paired_run, write_run
+from tests.runs.compare_factories import comparable_pair, edit_json, synthetic_run
+from tests.score.scoring_factories import MODEL, make_record, paired_run, write_run
 
 REPO = Path(__file__).resolve().parents[2]
 def _args(a: Path, b: Path, **flags: Any) -> SimpleNamespace:
@@ -661,8 +661,6 @@ def test_scenario_changes_name_the_model_arm_and_direction_and_skip_errors_where
 def test_compare_runs_refuses_foreign_records_in_either_run_unless_asked(tmp_path: Path) -> None:
     """The library call, as the CLI makes it: by default a record run.json does not plan is refused, in A as in B."""
     from harness.runs import CompareError
-    from tests.runs.compare_factories import comparable_pair
-    from tests.score.scoring_factories import make_record
 
     for side in ("a", "b"):
         a, b = comparable_pair(tmp_path / side)
