@@ -248,6 +248,25 @@ def test_a_session_past_the_end_of_haystack_dates_is_dropped_as_undated() -> Non
     assert "date without a session" not in faults.drops
 
 
+def test_a_date_past_the_end_of_haystack_sessions_is_dropped_and_quoted() -> None:
+    question = longmemeval_question()
+    question["haystack_dates"].append("2023/05/21 (Sun) 09:00")
+    conv, faults = _fresh(question)
+    assert [s["id"] for s in conv["sessions"]] == ["sess_1", "sess_2"]
+    assert faults.examples["date without a session"] == ["q-1: '2023/05/21 (Sun) 09:00'"]
+
+
+def test_a_session_on_a_day_after_the_question_is_dropped_and_its_marked_turn_drops_the_question() -> None:
+    """Evidence known only by the has_answer mark still counts when its session is dated after the question."""
+    question = longmemeval_question(dates=(_THREE_DAYS[0], "2023/05/31 (Wed) 09:00"))
+    question["answer_session_ids"] = []
+    conv, faults = _fresh(question)
+    assert conv is None
+    assert faults.examples["session dated on a day after the question"] == [
+        "q-1 session 2 (sess_2): 2023-05-31T09:00:00Z > 2023-05-30T10:00:00Z"]
+    assert faults.examples["question whose evidence session was dropped (not scored as answerable)"] == ["q-1: sess_2"]
+
+
 def test_ids_or_dates_that_are_not_lists_are_read_as_absent() -> None:
     """haystack_session_ids as one string numbers the sessions; haystack_dates as one string leaves every session undated."""
     question = longmemeval_question(dates=_THREE_DAYS[:2], answer_session=1)
@@ -305,7 +324,8 @@ def test_the_probe_follows_a_session_dated_at_or_after_the_question_time_on_its_
     conv, faults = _fresh(longmemeval_question(dates=("2023/05/20 (Sat) 09:00", session)))
     assert conv["probes"][0]["probe"]["started_at"] == probe
     assert conv["sessions"][1]["id"] == "sess_2" and conv["probes"][0]["expect"]["relevant_items"] == ["sess_2.t1"]
-    assert faults.repairs["session dated later on the question's day, kept (the probe follows it)"] == 1
+    assert faults.examples["session dated later on the question's day, kept (the probe follows it)"] == [
+        f"q-1 session 2 (sess_2): {conv['sessions'][1]['started_at']} >= 2023-05-30T10:00:00Z"]
     assert faults.examples["question asked before a session of its own day, probe moved after that session"] == [
         f"q-1: 2023-05-30T10:00:00Z -> {probe}"]
 
@@ -379,6 +399,13 @@ def test_a_dropped_answer_is_quoted_in_the_log_up_to_60_characters() -> None:
 def test_a_plain_gold_is_not_logged_as_having_alternatives() -> None:
     _, faults = _fresh(longmemeval_question())
     assert "gold naming other acceptable answers, parsed into alternatives" not in faults.repairs
+
+
+def test_a_gold_with_a_day_glued_to_its_month_is_spaced_before_it_is_scored() -> None:
+    conv, faults = _fresh(longmemeval_question(answer="15April, 2022", qtype="temporal-reasoning"))
+    expect = conv["probes"][0]["expect"]
+    assert expect["f1_reference"] == "15 April, 2022" and "2022-04-15" in expect["must_contain_any"]
+    assert faults.examples["gold with a number glued to a month, spaced"] == ["q-1: '15April, 2022' -> '15 April, 2022'"]
 
 
 def test_the_alternatives_repair_shows_the_gold_and_its_parts() -> None:
