@@ -89,3 +89,10 @@ def test_a_turn_whose_only_word_the_store_refuses_gets_the_key_conversation() ->
 def test_a_key_the_store_refuses_is_not_storable() -> None:
     assert not storable_key("") and not storable_key("x" * 257) and not storable_key("Caro\u200bline")
     assert storable_key("x" * 256) and storable_key("Caroline")
+
+
+def test_a_name_that_opens_the_turn_and_recurs_keeps_its_first_place_under_the_entity_cap() -> None:
+    """A capitalized word opening a sentence counts where it stands when it is capitalized elsewhere too."""
+    text = "Biscuit chased the ball. Then Caroline, Melanie, Oscar, Priya and Jonas came over to play with Biscuit."
+    names = [k["key"] for k in keys_for(text) if k.get("type") == "entity"]
+    assert names == ["Biscuit", "Caroline", "Melanie", "Oscar", "Priya"]  # five names at most: Jonas is cut, not Biscuit
