@@ -572,3 +572,24 @@ def test_a_merged_run_whose_manifest_cannot_be_written_leaves_no_results_behind(
     assert list(out.iterdir()) == []
     monkeypatch.undo()
     assert merge_runs(out, [a, b]).samples == 8  # the retry, once there is room
+
+
+def test_a_merged_run_whose_results_vanish_before_the_manifest_fails_still_says_why(tmp_path: Path, monkeypatch) -> None:
+    """Someone clears OUT while the merge writes it: run.json fails and the results file it wrote is already gone.
+    The cleanup must not turn the merge's own message into a bare FileNotFoundError."""
+    import harness.runs.merge as merge_module
+    from harness.records import ResultsError
+
+    a, b = _two_shards(tmp_path)
+    out = tmp_path / "m"
+
+    def cleared(run_dir: Path, manifest: Any) -> None:
+        (run_dir / RESULTS_FILE).unlink()
+        raise ResultsError(f"{run_dir / MANIFEST_FILE}: cannot write the run manifest: No such file or directory")
+
+    monkeypatch.setattr(merge_module, "write_manifest", cleared)
+    with pytest.raises(MergeError) as caught:
+        merge_runs(out, [a, b])
+    assert str(caught.value) == (f"cannot write the merged run to {out}: {out / MANIFEST_FILE}: cannot write the run "
+                                 "manifest: No such file or directory; choose another OUT")
+    assert list(out.iterdir()) == []
