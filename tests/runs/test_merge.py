@@ -550,6 +550,8 @@ def test_records_with_text_outside_ascii_merge_under_an_ascii_locale(tmp_path: P
     assert done.stdout.strip() == "8"
     answers = {r.final_answer for r in scan_results(tmp_path / "m" / RESULTS_FILE).records}
     assert "Billing läuft auf Postgres 15 — 東京." in answers
+    merge_runs(tmp_path / "here", [a, b])  # and the same bytes as a merge under this process's locale
+    assert (tmp_path / "m" / RESULTS_FILE).read_bytes() == (tmp_path / "here" / RESULTS_FILE).read_bytes()
 
 
 def test_a_merged_run_whose_manifest_cannot_be_written_leaves_no_results_behind(tmp_path: Path, monkeypatch) -> None:
