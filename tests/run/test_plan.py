@@ -99,24 +99,24 @@ def test_every_run_starts_with_the_plan_line(tmp_path: Path, suite: Path, capsys
 
 def test_budget_refuses_a_call_whose_worst_case_would_pass_the_limit_counting_calls_in_flight() -> None:
     budget = Budget(1.0, {"m": Price(input=0.001, output=0.002)})
-    first = budget.reserve("m", 100, 200)  # 0.1 + 0.4
+    first = budget.reserve_now("m", 100, 200)  # 0.1 + 0.4
     assert first == pytest.approx(0.5)
-    second = budget.reserve("m", 100, 200)  # 1.0 with the first still in flight: allowed, not past
+    second = budget.reserve_now("m", 100, 200)  # 1.0 with the first still in flight: allowed, not past
     with pytest.raises(BudgetExceeded, match="--max-cost-usd"):
-        budget.reserve("m", 1, 0)
+        budget.reserve_now("m", 1, 0)
     assert budget.exhausted
     budget.settle("m", first, 0.2)
     budget.settle("m", second, 0.2)
     with pytest.raises(BudgetExceeded):  # once exhausted, no call starts again in this process
-        budget.reserve("m", 1, 0)
+        budget.reserve_now("m", 1, 0)
     assert budget.recorded_usd == pytest.approx(0.4)
 
 
 def test_budget_learns_when_a_provider_bills_more_than_the_estimate() -> None:
     budget = Budget(10.0, {"m": Price(input=0.01, output=0.0)})
-    reserved = budget.reserve("m", 100, 0)  # 1.0 estimated
+    reserved = budget.reserve_now("m", 100, 0)  # 1.0 estimated
     budget.settle("m", reserved, 3.0)  # billed three times the estimate
-    assert budget.reserve("m", 100, 0) == pytest.approx(3.0)
+    assert budget.reserve_now("m", 100, 0) == pytest.approx(3.0)
 
 
 def test_plan_of_several_epochs_is_the_plan_of_one_times_the_epochs_in_every_number(suite: Path) -> None:
