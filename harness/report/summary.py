@@ -93,7 +93,8 @@ def pairwise_judge_for(judge: Any) -> Any:
     """The pairwise judge (``--pairwise-judge``): the rubric judge's model, cache, endpoint and completer."""
     from harness.score import PairwiseJudge
 
-    return PairwiseJudge(model=judge.model, cache_dir=judge.cache_dir, complete=judge.complete, api_base=judge.api_base)
+    return PairwiseJudge(model=judge.model, cache_dir=judge.cache_dir, complete=judge.complete, api_base=judge.api_base,
+                         budget=judge.budget)
 
 
 def grounding_judge_for(judge: Any) -> Any:
@@ -103,24 +104,27 @@ def grounding_judge_for(judge: Any) -> Any:
     from harness.score import GroundingJudge
 
     return GroundingJudge(model=judge.model, cache_dir=judge.cache_dir, complete=judge.complete,
-                          api_base=judge.api_base)
+                          api_base=judge.api_base, budget=judge.budget)
 
 
 def _judge_block(judge: Any, grounding: Any, judged: int, ungrounded: int) -> dict[str, Any] | None:
-    """``summary.json``'s ``judge``: each judge's run counts, then its calibration (whose calls are not counted)."""
+    """``summary.json``'s ``judge``: each judge's run counts, tokens and cost, then its calibration (its calls apart)."""
     if judge is None and grounding is None:
         return None
-    from harness.score import calibrate
+    from harness.score import calibrate, calibrating, usage_block
     from harness.score import grounding as grounding_module
 
     block: dict[str, Any] = {}
     if judge is not None:
-        block = {"model": judge.model, "calls": judge.calls, "cached": judge.cached,
+        block = {"model": judge.model, "calls": judge.calls, "cached": judge.cached, **usage_block(judge, "grading"),
                  "prompt": judge.describe_prompt()}
-        block["calibration"] = calibrate(judge).as_dict()
+        with calibrating(judge):
+            block["calibration"] = {**calibrate(judge).as_dict(), **usage_block(judge, "calibration")}
     if grounding is not None:
-        counts = {**grounding.summary(), "judged": judged, "ungrounded": ungrounded}
-        block["grounding"] = {**counts, "calibration": grounding_module.calibrate(grounding).as_dict()}
+        counts = {**grounding.summary(), **usage_block(grounding, "grading"), "judged": judged, "ungrounded": ungrounded}
+        with calibrating(grounding):
+            calibration = grounding_module.calibrate(grounding).as_dict()
+        block["grounding"] = {**counts, "calibration": {**calibration, **usage_block(grounding, "calibration")}}
     return block
 
 

@@ -169,3 +169,4 @@ def budget_stop(run_dir: Path, limit_usd: float) -> str | None:
     return (f"stopped: --max-cost-usd ${limit_usd:,.4f} reached before the next model call (recorded cost "
             f"${recorded_cost(records):,.4f}); finished samples are saved, {stopped} sample(s) stopped midway are "
             "recorded as errors and run again on resume")
+

@@ -361,6 +361,9 @@ def price_problem(options: Any) -> str | None:
 
         config = load_router_config(options.router_config)
     unknown = [m for m, p in _prices(options.models, config).items() if p is None]
+    judge = getattr(options, "judge_model", None)  # its calls are capped too (harness.score.judge_calls)
+    if judge and _prices([judge], None).get(judge) is None:
+        unknown.append(f"{judge} (--judge-model)")
     if not unknown:
         return None
     return (f"--max-cost-usd: litellm's price map has no price for {', '.join(unknown)}, so the cost cannot be bounded; "
