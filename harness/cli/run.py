@@ -243,7 +243,7 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
         again = f", {earlier.failed} failed before and run again" if earlier.failed else ""
         print(f"run {run_dir}: {len(specs)} samples to run ({len(done_ids)} already done{again})", file=sys.stderr)
         progress = RunProgress(len(specs), live=options.progress, scorer=continuity_scorer(scenarios), arms=options.arms)
-        status, stopped, failure, crash = "interrupted", {}, None, None
+        status, stopped, failure, crash, stalled = "interrupted", {}, None, None, False
         try:
             status, stopped = run_specs(specs, options, scenarios, hashes, writer, progress)
         except KeyboardInterrupt:
@@ -255,6 +255,8 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
         finally:
             progress.close()
             cached = sum(record_flags(r)[1] for r in earlier.done) + progress.cached
+            stalled = status == "stalled"  # calls kept timing out at one in flight (harness.run.watchdog)
+            status = "interrupted" if stalled else status  # resumable, as any stop
             final = manifest.model_copy(update={"status": status, "finished_at": now_iso(), "cached_samples": cached})
             if progress.concurrency is not None:  # timeouts lowered the calls in flight (harness.run.concurrency)
                 final = final.model_copy(update={"parameters": {**final.parameters, "adaptive_concurrency": progress.concurrency}})
@@ -294,6 +296,11 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
         if message is not None:
             print(f"{message}. Continue with: {resume_hint} --max-cost-usd <a higher limit>", file=sys.stderr)
             return 3
+    if stalled:
+        from harness.run import stall_message
+
+        print(stall_message(options.timeout_s, options.max_tokens, resume_hint), file=sys.stderr)
+        return 2
     if stopped:
         for model, reason in stopped.items():
             print(terminal_text(f"error: stopped model {model}: its first samples all failed with {reason}"), file=sys.stderr)

@@ -39,6 +39,7 @@ from harness.run.responses import fault_note
 from harness.run.runner import ctx_for, execute, redact, secret_values
 from harness.run.samples import SampleSpec, plan_samples, sample_seed
 from harness.run.shards import Shard, ShardError, parse_shard, shard_ids
+from harness.run.watchdog import stall_message
 from harness.run.workers import WorkerError, run_specs, start_server
 
 __all__ = [
@@ -83,5 +84,6 @@ __all__ = [
     "secret_values",
     "shard_ids",
     "start_line",
+    "stall_message",
     "start_server",
 ]

@@ -168,8 +168,9 @@ async def execute(specs: list[SampleSpec], ctx: SampleContext, emit: Callable[[S
     raised once they are gone.
 
     Returns:
-        ``("complete" | "interrupted", {model: reason})`` where the dict names
-        models stopped early for a configuration error.
+        ``("complete" | "interrupted" | "stalled", {model: reason})`` where the dict names
+        models stopped early for a configuration error; ``stalled``: calls kept timing out at
+        one in flight and every sample was stopped (:mod:`harness.run.watchdog`).
     """
     from harness.scenarios import reserve_store_templates
 
@@ -191,6 +192,10 @@ async def execute(specs: list[SampleSpec], ctx: SampleContext, emit: Callable[[S
             if task is not asyncio.current_task():
                 task.cancel()
 
+    from harness.run.watchdog import STALLED, Watchdog
+
+    watchdog = Watchdog(ctx.client, len(specs))  # a heartbeat line in every mode; stops a run its server cannot serve
+
     async def one(spec: SampleSpec) -> None:
         async with semaphore:
             if spec.model in watch.stopped or failure or (budget is not None and budget.exhausted):
@@ -203,6 +208,7 @@ async def execute(specs: list[SampleSpec], ctx: SampleContext, emit: Callable[[S
                 failure.append(exc)
                 cancel(everything)
             return
+        watchdog.done += 1
         if watch.observe(record):
             cancel(tasks[spec.model])
 
@@ -211,14 +217,19 @@ async def execute(specs: list[SampleSpec], ctx: SampleContext, emit: Callable[[S
         tasks.setdefault(spec.model, []).append(task)
         everything.append(task)
     status = "complete"
+    watchdog.start(lambda: cancel(everything))
     try:
         await asyncio.gather(*everything, return_exceptions=True)
     except asyncio.CancelledError:  # Ctrl-C or SIGTERM: finished lines stay, the rest is resumable
         cancel(everything)
         await asyncio.gather(*everything, return_exceptions=True)
         status = "interrupted"
+    finally:
+        watchdog.stop()
     if failure:
         raise failure[0]
+    if watchdog.stalled:
+        return STALLED, watch.stopped
     stopped_early = watch.stopped or (budget is not None and budget.exhausted)
     return ("interrupted" if stopped_early else status), watch.stopped
 
