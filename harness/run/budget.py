@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.run.concurrency import wait_in_line
+
 
 class BudgetExceeded(Exception):
     """A model call was not made because its worst case would pass ``--max-cost-usd``."""
@@ -114,13 +116,7 @@ class Budget:
                 return estimate
             if self.in_flight == 0:  # nothing in flight: nothing will be given back
                 raise self._refuse(model, estimate)
-            waiter = asyncio.get_running_loop().create_future()
-            self._waiters.append(waiter)
-            try:
-                await waiter
-            finally:
-                if waiter in self._waiters:
-                    self._waiters.remove(waiter)
+            await wait_in_line(self._waiters)  # a settle wakes every waiter to try again
 
     @property
     def waiting(self) -> int:

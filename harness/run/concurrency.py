@@ -32,6 +32,17 @@ from typing import Any
 STALL_AFTER = 3
 
 
+async def wait_in_line(waiters: Any) -> None:
+    """Join ``waiters`` (a list or deque of futures) until the holder wakes this one; leave it however the wait ends."""
+    waiter = asyncio.get_running_loop().create_future()
+    waiters.append(waiter)
+    try:
+        await waiter
+    finally:
+        if waiter in waiters:
+            waiters.remove(waiter)
+
+
 @dataclass
 class AdaptiveLimit:
     """The in-flight limit of one process's model calls (see the module docstring)."""
@@ -59,13 +70,7 @@ class AdaptiveLimit:
     async def acquire(self) -> int:
         """Wait for a free place; the generation to give back to :meth:`release`."""
         while self.in_flight >= self.limit:
-            waiter = asyncio.get_running_loop().create_future()
-            self._waiters.append(waiter)
-            try:
-                await waiter
-            finally:
-                if waiter in self._waiters:
-                    self._waiters.remove(waiter)
+            await wait_in_line(self._waiters)
         self.in_flight += 1
         return self._generation
 
