@@ -442,8 +442,8 @@ EXIT_CODES = {
     "schema": "0 printed or written, 2 --out cannot be written",
     "run": "0 finished (and, with --gate, the verdict passed), 1 the verdict asks for it (--gate) or more errors "
            "than --max-error-rate or the run is incomplete, 2 bad input (a path, a flag, a model that cannot be "
-           "called) or a record could not be written, 3 stopped by --max-cost-usd (resumable), 130/143 "
-           "interrupted by Ctrl-C/SIGTERM (resumable)",
+           "called), a record could not be written or calls kept timing out alone (resumable), 3 stopped by "
+           "--max-cost-usd before an agent or judge call (resumable), 130/143 interrupted by Ctrl-C/SIGTERM (resumable)",
     "report": "0 built (and, with --gate, the verdict passed), 1 the verdict asks for it (--gate) or more errors "
               "than --max-error-rate, 2 the folder does not exist or cannot be read, or a flag is wrong",
     "import": "0 written, 2 the file does not exist or is not the benchmark's format, or OUT cannot be written",
