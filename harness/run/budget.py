@@ -118,6 +118,12 @@ class Budget:
                 raise self._refuse(model, estimate)
             await wait_in_line(self._waiters)  # a settle wakes every waiter to try again
 
+    def charge(self, cost_usd: float) -> None:
+        """Record the cost of a call made without a reservation: an embedding request, sent from inside a sample
+        where nothing can wait (its cost is a few tokens' worth; the next reservation sees it)."""
+        if math.isfinite(cost_usd) and cost_usd > 0:
+            self.recorded_usd += cost_usd
+
     @property
     def waiting(self) -> int:
         """Calls waiting for reservations in flight to settle."""
@@ -150,8 +156,17 @@ class Budget:
 
 
 def recorded_cost(records: Iterable[Any]) -> float:
-    """What ``records`` (:class:`harness.records.SampleRecord`) recorded for model calls made (cached answers cost nothing)."""
-    return sum(max(0.0, call.cost_usd or 0.0) for record in records for call in record.model_calls if not call.cached)
+    """What ``records`` (:class:`harness.records.SampleRecord`) recorded for model calls made: the probe's, the write
+    phase's and the embeddings' (cached answers cost nothing)."""
+    total = 0.0
+    for record in records:
+        phase = getattr(record, "write_phase", None)
+        calls = [*record.model_calls, *(phase.model_calls if phase is not None else ())]
+        total += sum(max(0.0, call.cost_usd or 0.0) for call in calls if not call.cached)
+        embedding = getattr(record, "embedding", None)
+        if embedding is not None and isinstance(embedding.cost_usd, (int, float)) and math.isfinite(embedding.cost_usd):
+            total += max(0.0, embedding.cost_usd)
+    return total
 
 
 def budget_stop(run_dir: Path, limit_usd: float) -> str | None:

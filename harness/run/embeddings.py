@@ -148,6 +148,8 @@ class LiteLLMEmbedder:
         self.cache = cache or EmbeddingCache(Path(".recall-eval-cache") / "embeddings", enabled=False)
         self.timeout_s = timeout_s
         self.retries = retries
+        #: The run's :class:`harness.run.budget.Budget` (``--max-cost-usd``), charged each request's cost.
+        self.budget: Any = None
         self._memory: dict[str, Any] = {}  # key -> float32 vector, for the process
 
     def _sent(self, text: str, kind: EmbedKind) -> tuple[str, str | None]:
@@ -182,6 +184,8 @@ class LiteLLMEmbedder:
             vectors, used, priced = self._request([sent[i][0] for i in chunk], input_type)
             latency += time.perf_counter() - began
             calls, tokens, cost = calls + 1, tokens + used, cost + priced
+            if self.budget is not None:
+                self.budget.charge(priced)
             for i, values in zip(chunk, vectors, strict=True):
                 vector = np.asarray(values, dtype=np.float32)
                 rows[i] = vector

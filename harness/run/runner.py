@@ -259,7 +259,10 @@ def ctx_for(options: RunOptions, scenarios: list[Scenario], hashes: dict[str, st
     from harness.run.embeddings import run_embedder
 
     client, secrets = model_client(options)  # cache, retries; Router, rate limits and budget when asked for
-    configure_embedder(run_embedder(options))  # the vector arms' embedder (lexical unless --embedding-model)
+    embedder = run_embedder(options)  # the vector arms' embedder (lexical unless --embedding-model)
+    if hasattr(embedder, "budget"):
+        embedder.budget = client.budget  # its requests count against --max-cost-usd too
+    configure_embedder(embedder)
     secrets = [*secrets, *url_secrets(getattr(options, "embedding_api_base", None))]
     return SampleContext(options, scenarios_by_id(scenarios), hashes, client, suite=scenarios,
                          secrets=sorted({*secret_values(), *secrets}, key=len, reverse=True))

@@ -50,3 +50,28 @@ def test_a_call_that_does_not_fit_with_nothing_in_flight_stops_the_budget_and_ev
     assert budget.recorded_usd == pytest.approx(0.70)
     with pytest.raises(BudgetExceeded):
         budget.reserve_now("m", 0, 1)
+
+
+def test_the_recorded_cost_counts_the_write_phase_and_the_embeddings_and_never_a_cached_call() -> None:
+    """A resumed run's cost before counts every call the records made: the probe's, the write phase's (the
+    agent writing memory) and the embeddings'; cached answers and negative costs add nothing."""
+    from types import SimpleNamespace as NS
+
+    from harness.run.budget import recorded_cost
+
+    call = lambda cost, cached=False: NS(cost_usd=cost, cached=cached)  # noqa: E731
+    records = [
+        NS(model_calls=[call(0.01), call(0.5, cached=True)], write_phase=NS(model_calls=[call(0.02), call(-1.0)]),
+           embedding=NS(cost_usd=0.003)),
+        NS(model_calls=[call(None)], write_phase=None, embedding=None),
+    ]
+    assert recorded_cost(records) == pytest.approx(0.033)
+
+
+def test_an_embedding_charge_counts_against_the_next_reservation() -> None:
+    budget = Budget(1.0, {"m": Price(input=0.0, output=0.001)})
+    budget.charge(0.7)
+    budget.charge(float("nan"))
+    with pytest.raises(BudgetExceeded):
+        budget.reserve_now("m", 0, 400)  # 0.7 + 0.4 > 1.0
+    assert budget.recorded_usd == pytest.approx(0.7)
