@@ -74,14 +74,17 @@ JUDGE = ("--judge-model", "openai/gpt-4o-mini")
 
 
 def test_every_judge_call_is_counted_and_priced_in_summary_json_with_calibration_apart(tmp_path: Path, server: FakeOpenAIServer) -> None:
-    """A run with a judge (rubric and grounding judges, their calibration sets) at a cap it fits under: summary.json
-    lists each judge's grading calls and its calibration's, each with the tokens the server reported and their price,
-    and together they are every judge request the server saw (16 of 94 were listed, none priced)."""
-    code, err, out = _run(tmp_path, server, "judged", *JUDGE, "--judge-api-base", server.base_url, "--max-cost-usd", "1")
+    """A run with every judge (rubric, grounding and pairwise, their calibration sets) at a cap it fits under:
+    summary.json lists each judge's grading calls and its calibration's, each with the tokens the server reported and
+    their price, and together they are every judge request the server saw (16 of 94 were listed, none priced)."""
+    code, err, out = _run(tmp_path, server, "judged", *JUDGE, "--judge-api-base", server.base_url, "--pairwise-judge",
+                          "--max-cost-usd", "1")
 
     assert code in (0, 1), err
-    judge = json.loads((out / "summary.json").read_text(encoding="utf-8"))["judge"]
-    parts = [judge, judge["calibration"], judge["grounding"], judge["grounding"]["calibration"]]
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    judge, pairwise = summary["judge"], summary["pairwise"]
+    parts = [judge, judge["calibration"], judge["grounding"], judge["grounding"]["calibration"], pairwise, pairwise["calibration"]]
+    assert pairwise["calibration"]["calls"] == 2 * pairwise["calibration"]["n"]  # both orders of every labelled pair
     assert judge["calibration"]["calls"] == judge["calibration"]["n"] > 0 and judge["grounding"]["calls"] > 0
     assert sum(part["calls"] for part in parts) == _judge_requests(server) > 0
     for part in parts:
