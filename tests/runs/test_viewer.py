@@ -73,6 +73,7 @@ def _raw_get(base: str, path: str) -> int:
 def test_files_outside_dir_are_never_served(tmp_path: Path) -> None:
     root = tmp_path / "root"
     (root / "run").mkdir(parents=True)
+    (root / "run" / "run.json").write_text("{}", encoding="utf-8")  # a run folder (unreadable, still listed)
     (root / "run" / "index.html").write_text("inside", encoding="utf-8")
     (tmp_path / "secret.txt").write_text("TOPSECRET", encoding="utf-8")
     os.symlink(tmp_path / "secret.txt", root / "run" / "link.txt")
