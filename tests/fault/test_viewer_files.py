@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import subprocess
 import sys
@@ -35,7 +36,10 @@ def view_process(root: Path, *flags: str) -> Iterator[str]:
     proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "view", str(root), "--port", "0", *flags], cwd=REPO,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        line = proc.stdout.readline() if proc.stdout else ""  # the serving line; a hang at start fails the timeout
+        assert proc.stdout is not None
+        if not select.select([proc.stdout], [], [], 60)[0]:
+            pytest.fail("`recall-eval view` did not start within 60 s: it hangs indexing the folder")
+        line = proc.stdout.readline()
         assert "serving" in line, line + (proc.stderr.read() if proc.poll() is not None and proc.stderr else "")
         yield line.split(" at ")[1].split()[0]
     finally:
@@ -84,6 +88,9 @@ def _plant_secrets(root: Path, run: Path) -> dict[str, bytes]:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
     (root / "run" / "secret-link.html").symlink_to(root / ".env")
+    (root / "evil").mkdir()  # a run folder whose report is a link to the .env
+    (root / "evil" / "run.json").write_text("{}", encoding="utf-8")
+    (root / "evil" / "index.html").symlink_to(root / ".env")
     return {rel: text.encode() for rel, text in planted.items()}
 
 
@@ -94,12 +101,12 @@ def test_the_viewer_serves_only_the_reports_its_index_links_to(finished: Path, t
     shutil.copytree(finished, root / "run")
     _plant_secrets(root, root / "run")
     with view_process(root) as base:
-        assert set(strict_rows(base)) == {"run"}  # the run below .git is not listed
+        assert set(strict_rows(base)) == {"run", "evil"}  # the run below .git is not listed
         assert get(base + "run/index.html")[0] == 200 and get(base + "run/")[0] == 200
         refused = [".env", "memory.sqlite", ".recall-eval-cache/0a1b2c.json", "normal/.lock", ".git/config",
                    ".git/HEAD", ".git/", ".git/run/index.html", "run/.env", "run/run.json", "run/results.jsonl",
                    "run/summary.json", "run/scores.jsonl", "run/notes/index.html", "run/secret-link.html",
-                   "run/.lock", "%2eenv", "run/%2e%2e/.env", "_compare?a=.git/run&b=run"]
+                   "run/.lock", "%2eenv", "run/%2e%2e/.env", "evil/index.html", "evil/", "_compare?a=.git/run&b=run"]
         for path in refused:
             status, body = get(base + path)
             assert status == 404 and SECRET.encode() not in body, path
