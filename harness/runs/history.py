@@ -242,7 +242,10 @@ def _num(value: Any) -> float | None:
     """A finite number, else None (a hand-edited NaN would leave a chart's axis undefined)."""
     if not isinstance(value, int | float) or isinstance(value, bool):
         return None
-    return float(value) if math.isfinite(value) else None
+    try:
+        return float(value) if math.isfinite(value) else None
+    except OverflowError:  # an integer of 400 digits
+        return None
 
 
 def _series_chart(points: Sequence[RunPoint], series: list[dict[str, Any]], *, symmetric: bool, title: str,

@@ -286,6 +286,15 @@ class _Server(ThreadingHTTPServer):
             shutil.rmtree(self.owned_cache, ignore_errors=True)
 
 
+def _warm(viewer: Viewer) -> None:
+    """Read every run once, while the server already answers (the page's first poll waits for it, later ones read
+    only what changed); then say how many sensitive runs are hidden."""
+    viewer.index.rows()
+    hidden = 0 if viewer.include_sensitive else viewer.index.sensitive_count()
+    if hidden:
+        print(f"{hidden} sensitive run(s) hidden (--include-sensitive shows them)", flush=True)
+
+
 def cli_view(args: Any) -> int:
     """``recall-eval view [DIR] [--port N]``: serve until Ctrl-C (0); 2 when it cannot start."""
     root = Path(args.dir)
@@ -295,11 +304,9 @@ def cli_view(args: Any) -> int:
         print(f"recall-eval view: {exc}", file=sys.stderr)
         return 2
     host, port = server.server_address[:2]
-    viewer = server.viewer  # its index read now: the page's first poll costs only what changed since
-    count = len(viewer.index.rows(include_sensitive=viewer.include_sensitive))
-    hidden = 0 if viewer.include_sensitive else viewer.index.sensitive_count()
-    print(f"serving {count} run(s) below {root.resolve()} at http://{host}:{port}/ (Ctrl-C stops)"
-          + (f"; {hidden} sensitive run(s) hidden (--include-sensitive shows them)" if hidden else ""), flush=True)
+    count = sum(1 for _ in find_run_folders(server.viewer.root))
+    print(f"serving {count} run folder(s) below {root.resolve()} at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
+    threading.Thread(target=_warm, args=(server.viewer,), name="view-index", daemon=True).start()
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -22,7 +22,7 @@ import os
 import stat
 import threading
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -76,9 +76,10 @@ def find_run_folders(root: Path) -> Iterator[Path]:
 def _signature(run_dir: Path) -> tuple[tuple[int, int, int, int] | None, ...]:
     """(inode, size, mtime in ns, mode) of each watched file, None for one that is missing."""
     out = []
+    folder = os.fspath(run_dir)
     for name in _WATCHED:
         try:
-            st = os.stat(run_dir / name)
+            st = os.stat(os.path.join(folder, name))
         except OSError:
             out.append(None)
         else:
@@ -116,7 +117,10 @@ def _number(value: Any) -> float | None:
     """A finite number, else None: a row's figures go into JSON, where NaN is not a value."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return value if math.isfinite(value) else None
+    try:
+        return value if math.isfinite(value) else None
+    except OverflowError:  # an integer of 400 digits
+        return None
 
 
 def finite_json(value: Any) -> Any:
@@ -225,7 +229,8 @@ class RunIndex:
             # only results.jsonl changed (a run in progress): the row as it was, with the new count
             return _Entry(signature, {**old.row, "samples_done": count.lines}, old.sensitive, count)
         try:
-            row = asdict(read_row(self.root, run_dir, done=count.lines))
+            read = read_row(self.root, run_dir, done=count.lines)
+            row = {f.name: getattr(read, f.name) for f in fields(read)}
         except FileNotFoundError:
             return None
         return _Entry(signature, finite_json(row), _sensitive(run_dir), count)
