@@ -10,7 +10,10 @@ run's verdict and links to that run's report. A table lists every run.
 
 A DIR is a run folder (it holds ``run.json``) or a folder of run folders.
 A run without ``summary.json`` is skipped with a warning that says how to
-build it (``recall-eval report DIR``). Shard folders (``run --shard I/N``)
+build it (``recall-eval report DIR``); so is one whose ``summary.json`` cannot
+be shown (not a regular file, NaN, a block of another type such as
+``"verdict": "pass"``: :mod:`harness.runs.summary_file`), the warning naming the
+file and the field. With no run left, one line and exit 2. Shard folders (``run --shard I/N``)
 are left out unless ``--include-shards``: their merged run is the point.
 
 Only like is joined to like: a *series* is a stretch of consecutive runs with

@@ -40,7 +40,7 @@ def verdict_disagreement(summary: Mapping[str, Any], manifest: RunManifest, scan
         None when deciding again gives the same statuses; else the reason, naming both statuses.
     """
     from harness.analysis import RunHealth, VerdictConfig, decide
-    from harness.report.inputs import ReportInputs, planned_samples
+    from harness.report import ReportInputs, planned_samples
 
     verdict = _dict(summary.get("verdict"))
     try:

@@ -8,11 +8,19 @@ counts up live. Each row opens its own ``index.html``; any two ticked rows
 open the compare page (``/_compare?a=..&b=..``), and ``/_history`` the
 history page of every run. Those two pages are built on request into a
 temporary folder the viewer owns, never into a run folder; their links are
-relative to DIR, which is where the viewer serves the run folders' files
-(``/<run>/index.html``). Nothing outside DIR is served: every path is
-resolved (symbolic links included) and must stay below DIR; a request whose
-``Host`` is not this server is refused (a page on another site cannot read
-the runs through DNS rebinding).
+relative to DIR, which is where the viewer serves the run folders' reports
+(``/<run>/index.html``).
+
+Only what those pages link to is served: the ``index.html`` of a run folder
+the index lists (:data:`SERVED_ARTEFACTS`), reached through no symbolic link
+and itself a regular file. Nothing else below DIR is, whatever its name: no
+dotfile and nothing under a dot-folder (``.env``, ``.git``, the response
+cache, a run's ``.lock``), no store (``memory.sqlite``), no ``run.json`` or
+``results.jsonl``; ``view .`` in a checkout serves nothing of ``.git``. A
+request whose ``Host`` is not this server is refused (a page on another site
+cannot read the runs through DNS rebinding). The index is kept incrementally
+(:mod:`harness.runs.viewer_index`): the server answers at once, reads every
+run once in the background, then only the runs whose files changed.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from harness.regular_files import open_regular
 from harness.runs.viewer_index import RunIndex, RunRow, find_run_folders, finite_json, is_regular, read_row, skipped
 
 __all__ = ["DEFAULT_PORT", "SERVED_ARTEFACTS", "RunRow", "ViewError", "Viewer", "cli_view", "find_run_folders",
-           "index_rows", "inside", "make_server", "read_row"]
+           "index_rows", "make_server", "read_row"]
 
 DEFAULT_PORT = 8765
 #: The files of a run folder the viewer serves: what the index, compare and history pages link to (its report).
@@ -48,14 +56,6 @@ class ViewError(Exception):
 def index_rows(root: Path, *, include_sensitive: bool = False) -> list[dict[str, Any]]:
     """Every run below ``root`` as JSON-ready rows, newest first; sensitive runs only when ``include_sensitive``."""
     return RunIndex(root).rows(include_sensitive=include_sensitive)
-
-
-def inside(root: Path, rel: str) -> Path | None:
-    """``root / rel`` resolved, when it stays below ``root`` (symbolic links followed); None otherwise."""
-    if "\x00" in rel:
-        return None
-    candidate = (root / rel.lstrip("/")).resolve()
-    return candidate if candidate == root or candidate.is_relative_to(root) else None
 
 
 class Viewer:
