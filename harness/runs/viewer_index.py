@@ -233,6 +233,8 @@ class RunIndex:
             row = {f.name: getattr(read, f.name) for f in fields(read)}
         except FileNotFoundError:
             return None
+        if not os.path.exists(os.path.join(run_dir, "run.json")):
+            return None  # removed while it was read: no row for a run that is not there
         return _Entry(signature, finite_json(row), _sensitive(run_dir), count)
 
     def refresh(self) -> list[_Entry]:

@@ -83,3 +83,17 @@ def test_count_lines_reads_only_what_was_appended(tmp_path: Path) -> None:
     assert (first.lines, second.lines, second.size) == (2, 3, 7)
     path.write_bytes(b"x\n")  # replaced by a shorter file: counted from its start
     assert count_lines(path, second).lines == 1
+
+
+def test_a_run_folder_removed_while_it_is_read_drops_out_of_the_index(runs: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """r1's folder deleted between its run.json and its summary.json being read: the poll lists r0 and r2, no error."""
+    real = viewer_index.read_summary
+
+    def vanishing(path: Path) -> dict:
+        if path.parent.name == "r1":
+            shutil.rmtree(path.parent)
+        return real(path)
+
+    monkeypatch.setattr(viewer_index, "read_summary", vanishing)
+    assert sorted(r["path"] for r in RunIndex(runs).rows()) == ["r0", "r2"]
