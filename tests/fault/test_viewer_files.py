@@ -83,6 +83,7 @@ def _plant_secrets(root: Path, run: Path) -> dict[str, bytes]:
         ".recall-eval-cache/0a1b2c.json": json.dumps({"reply": SECRET}), "normal/.lock": f"pid 1 {SECRET}",
         ".git/config": f"[remote]\n\turl = https://x:{SECRET}@example.com\n", ".git/run/run.json": "{}",
         ".git/run/index.html": SECRET, "run/.env": SECRET, "run/notes/index.html": SECRET,
+        "run/inner/run.json": "{}", "run/inner/index.html": SECRET,  # a run inside a run: the index never lists it
     }
     for rel, text in planted.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -105,7 +106,7 @@ def test_the_viewer_serves_only_the_reports_its_index_links_to(finished: Path, t
         assert get(base + "run/index.html")[0] == 200 and get(base + "run/")[0] == 200
         refused = [".env", "memory.sqlite", ".recall-eval-cache/0a1b2c.json", "normal/.lock", ".git/config",
                    ".git/HEAD", ".git/", ".git/run/index.html", "run/.env", "run/run.json", "run/results.jsonl",
-                   "run/summary.json", "run/scores.jsonl", "run/notes/index.html", "run/secret-link.html",
+                   "run/summary.json", "run/scores.jsonl", "run/notes/index.html", "run/inner/index.html", "run/secret-link.html",
                    "run/.lock", "%2eenv", "run/%2e%2e/.env", "evil/index.html", "evil/", "_compare?a=.git/run&b=run"]
         for path in refused:
             status, body = get(base + path)
