@@ -141,10 +141,14 @@ def _bad_summaries(root: Path, finished: Path) -> None:
 
 def test_a_summary_whose_verdict_is_a_string_or_holds_nan_is_one_unreadable_row(finished: Path, tmp_path: Path) -> None:
     """One summary.json with ``"verdict": "pass"`` and one with NaN: the viewer starts, /_runs.json is strict JSON,
-    each bad run is a row saying why (its verdict 'unreadable'), the good run is intact."""
+    each bad run is a row saying why (its verdict 'unreadable'), the good run is intact; comparing with a bad run is
+    422 with compare's message, the history page still builds."""
     _bad_summaries(tmp_path, finished)
     with view_process(tmp_path) as base:
         rows = strict_rows(base)
+        status, body = get(base + "_compare?a=good&b=string")  # compare's own message, not a server fault
+        assert status == 422 and b"string/summary.json" in body and b"Traceback" not in body, body
+        assert get(base + "_history")[0] == 200
     assert rows["good"]["verdict"] == "pass" and not rows["good"]["problem"]
     assert rows["string"]["verdict"] == "unreadable" and "verdict is a string, not an object" in rows["string"]["problem"]
     assert rows["nan"]["verdict"] == "unreadable" and "NaN" in rows["nan"]["problem"]
