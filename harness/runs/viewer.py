@@ -90,8 +90,11 @@ class Viewer:
         return folder
 
     def hidden(self, folder: Path) -> bool:
-        """``folder`` is a sensitive run folder and the viewer was not asked to show those."""
-        return not self.include_sensitive and self.index.is_sensitive(folder)
+        """``folder`` is a sensitive run folder (or its run.json cannot be read: when in doubt, serve nothing of it)
+        and the viewer was not asked to show those."""
+        from harness.runs.history import is_sensitive_run
+
+        return not self.include_sensitive and is_sensitive_run(folder)
 
     def artefact(self, rel: str) -> Path:
         """The report file a URL path names (``run/index.html``; a folder means its ``index.html``).

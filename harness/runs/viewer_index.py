@@ -257,12 +257,6 @@ class RunIndex:
         with self._lock:
             return sum(e.sensitive for e in self._entries.values())
 
-    def is_sensitive(self, run_dir: Path) -> bool:
-        """Whether ``run_dir`` holds real user data, from the index when it knows the run, else from its run.json."""
-        with self._lock:
-            entry = self._entries.get(run_dir)
-        return entry.sensitive if entry is not None and entry.signature == _signature(run_dir) else _sensitive(run_dir)
-
 
 def is_regular(path: Path) -> bool:
     """``path`` itself (not a link to one) is a regular file."""

@@ -221,3 +221,15 @@ def test_a_run_folder_removed_while_its_compare_page_is_built_is_404(finished: P
         status, body = fetch(base + "_compare?a=a&b=b")
         assert status == 404 and b"removed" in body, body
         assert [r["path"] for r in json.loads(fetch(base + "_runs.json")[1])["runs"]] == ["a"]
+
+
+def test_the_report_of_a_run_whose_run_json_cannot_be_read_is_not_served(tmp_path: Path) -> None:
+    """A run folder whose run.json is not JSON (it may be a sensitive run's): listed as unreadable, its index.html
+    404 (when in doubt, serve nothing of it)."""
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "run.json").write_text("{\"parameters\": {\"sensitive\": tr", encoding="utf-8")
+    (tmp_path / "run" / "index.html").write_text(SECRET, encoding="utf-8")
+    with view_process(tmp_path) as base:
+        assert strict_rows(base)["run"]["status"] == "unreadable"
+        status, body = get(base + "run/index.html")
+        assert status == 404 and SECRET.encode() not in body
