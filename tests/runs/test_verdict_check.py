@@ -77,3 +77,40 @@ def test_an_unreadable_threshold_block_is_named(passing: Path) -> None:
     summary, manifest, scan, scores = _inputs(passing)
     summary["verdict"]["config"]["alpha"] = 7
     assert "verdict.config cannot be read" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")
+
+
+def _offline_run(suite: Path, out: Path, *arms: str) -> Path:
+    from harness.cli import main
+
+    code = main(["run", "--scenarios", str(suite), "--out", str(out), "--no-progress", "--no-cache", "--arms", *arms])
+    assert code in (0, 1)
+    return out
+
+
+def test_the_verdicts_of_real_offline_runs_follow_with_a_protocol_and_with_exclusions(tmp_path: Path) -> None:
+    """Real reports agree with the verdict decided again: a LoCoMo suite (its protocol decides on the headline rows),
+    and the smoke suite reported with a scenario excluded (the health counts the scored samples)."""
+    from harness.cli import main
+    from tests.importers.importer_fixtures import imported, write_locomo
+    from tests.integration.conftest import SMOKE
+
+    suite, _ = imported("locomo", tmp_path, write_locomo(tmp_path / "locomo10.json", samples=1, sessions=3, cite=False))
+    locomo = _offline_run(suite, tmp_path / "locomo", "history_only", "recall", "full_history")
+    assert "protocol" in json.loads((locomo / "summary.json").read_text(encoding="utf-8"))
+    smoke = _offline_run(SMOKE, tmp_path / "smoke", "history_only", "recall")
+    scenario = json.loads((smoke / "results.jsonl").read_text(encoding="utf-8").splitlines()[0])["scenario_id"]
+    assert main(["report", str(smoke), "--exclude", scenario]) in (0, 1)
+    for run in (locomo, smoke):
+        summary, manifest, scan, scores = _inputs(run)
+        assert verdict_disagreement(summary, manifest, scan, [], scores) is None, run
+    # Under the protocol the verdict reads the headline rows: a gain forged into the `all` rows (and the unsupported
+    # check made to pass) changes nothing that is decided, so the (failing) verdict still follows.
+    summary, manifest, scan, scores = _inputs(locomo)
+    assert summary["verdict"]["status"] == "fail"
+    for row in summary["paired"]:
+        if row["category"] == "all" and row["arm_a"] == "history_only" and row["arm_b"] == "recall":
+            if row["metric"] == "continuity_accuracy":
+                row.update(diff=0.7, ci_low=0.5, ci_high=0.9)
+            elif row["metric"] == "unsupported_claim_rate":
+                row.update(diff=0.0, ci_low=0.0, ci_high=0.0)
+    assert verdict_disagreement(summary, manifest, scan, [], scores) is None
