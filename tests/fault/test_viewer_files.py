@@ -33,22 +33,17 @@ SECRET = "sk-live-TOPSECRET-4242"
 def view_process(root: Path, *flags: str) -> Iterator[str]:
     """``recall-eval view ROOT --port 0`` as a real process; yields its base URL once it serves, stops it after."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "view", str(root), "--port", "0", *flags], cwd=REPO,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        if not select.select([proc.stdout], [], [], 60)[0]:
-            pytest.fail("`recall-eval view` did not start within 60 s: it hangs indexing the folder")
-        line = proc.stdout.readline()
-        assert "serving" in line, line + (proc.stderr.read() if proc.poll() is not None and proc.stderr else "")
-        yield line.split(" at ")[1].split()[0]
-    finally:
-        proc.terminate()
+    argv = [sys.executable, "-m", "harness.cli", "view", str(root), "--port", "0", *flags]
+    with subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
         try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            assert proc.stdout is not None
+            if not select.select([proc.stdout], [], [], 60)[0]:
+                pytest.fail("`recall-eval view` did not start within 60 s: it hangs indexing the folder")
+            line = proc.stdout.readline()
+            assert "serving" in line, line + (proc.stderr.read() if proc.poll() is not None and proc.stderr else "")
+            yield line.split(" at ")[1].split()[0]
+        finally:
+            proc.kill()  # the viewer writes nothing a test reads afterwards; leaving the block waits for it
 
 
 def get(url: str) -> tuple[int, bytes]:
