@@ -292,7 +292,11 @@ class _Server(ThreadingHTTPServer):
 def _warm(viewer: Viewer) -> None:
     """Read every run once, while the server already answers (the page's first poll waits for it, later ones read
     only what changed); then say how many sensitive runs are hidden."""
-    viewer.index.rows()
+    try:
+        viewer.index.rows()
+    except OSError as exc:  # the folder itself became unreadable: each poll will say so
+        print(f"recall-eval view: cannot index {viewer.root}: {exc.strerror or exc}", file=sys.stderr, flush=True)
+        return
     hidden = 0 if viewer.include_sensitive else viewer.index.sensitive_count()
     if hidden:
         print(f"{hidden} sensitive run(s) hidden (--include-sensitive shows them)", flush=True)

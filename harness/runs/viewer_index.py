@@ -22,7 +22,7 @@ import os
 import stat
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -173,8 +173,7 @@ def read_row(root: Path, run_dir: Path, done: int | None = None) -> RunRow:
     except (ResultsError, OSError) as exc:
         if not (run_dir / "run.json").exists():
             raise FileNotFoundError(run_dir / "run.json") from None
-        return RunRow(run_id=run_dir.name, suite="", scenarios=0, models=[], arms=[], status="unreadable", started_at="",
-                      samples_done=0, samples_planned=0, verdict="", problem=str(exc), **base)
+        return replace(_unreadable(root, run_dir, str(exc)), report=base["report"], comparable=base["comparable"])
     summary: dict[str, Any] = {}
     problem, verdict = "", ""
     if (run_dir / "summary.json").exists():
@@ -193,6 +192,14 @@ def read_row(root: Path, run_dir: Path, done: int | None = None) -> RunRow:
         samples_done=count_lines(run_dir / "results.jsonl").lines if done is None else done,
         samples_planned=planned, verdict=verdict, continuity=_continuity(summary), problem=problem, **base,
     )
+
+
+def _unreadable(root: Path, run_dir: Path, problem: str) -> RunRow:
+    """The row of a run folder whose files cannot be shown: its name and why."""
+    rel = run_dir.relative_to(root).as_posix()
+    return RunRow(path="" if rel == "." else rel, run_id=run_dir.name, suite="", scenarios=0, models=[], arms=[],
+                  status="unreadable", started_at="", samples_done=0, samples_planned=0, verdict="", report=False,
+                  comparable=False, problem=problem)
 
 
 @dataclass(frozen=True)
@@ -230,9 +237,11 @@ class RunIndex:
             return _Entry(signature, {**old.row, "samples_done": count.lines}, old.sensitive, count)
         try:
             read = read_row(self.root, run_dir, done=count.lines)
-            row = {f.name: getattr(read, f.name) for f in fields(read)}
         except FileNotFoundError:
             return None
+        except Exception as exc:  # noqa: BLE001 - a file no check foresaw costs its row, never the index
+            read = _unreadable(self.root, run_dir, f"cannot be indexed: {type(exc).__name__}: {exc}")
+        row = {f.name: getattr(read, f.name) for f in fields(read)}
         if not os.path.exists(os.path.join(run_dir, "run.json")):
             return None  # removed while it was read: no row for a run that is not there
         return _Entry(signature, finite_json(row), _sensitive(run_dir), count)

@@ -97,3 +97,20 @@ def test_a_run_folder_removed_while_it_is_read_drops_out_of_the_index(runs: Path
 
     monkeypatch.setattr(viewer_index, "read_summary", vanishing)
     assert sorted(r["path"] for r in RunIndex(runs).rows()) == ["r0", "r2"]
+
+
+def test_a_run_that_fails_in_a_way_no_check_foresaw_costs_its_row_only(runs: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unforeseen error reading r1 (here planted in its summary's reader): r1 is a row naming the error, the
+    other runs are listed as ever."""
+    real = viewer_index.read_summary
+
+    def broken(path: Path) -> dict:
+        if path.parent.name == "r1":
+            raise KeyError("planted")
+        return real(path)
+
+    monkeypatch.setattr(viewer_index, "read_summary", broken)
+    rows = {r["path"]: r for r in RunIndex(runs).rows()}
+    assert sorted(rows) == ["r0", "r1", "r2"] and rows["r0"]["verdict"] == "pass"
+    assert rows["r1"]["status"] == "unreadable" and "KeyError" in rows["r1"]["problem"]
