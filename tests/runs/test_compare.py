@@ -65,11 +65,8 @@ def test_improvement_is_not_a_regression(tmp_path: Path) -> None:
 
 
 def test_verdict_leaving_pass_is_a_regression(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    a = synthetic_run(tmp_path / "a")
-    b = tmp_path / "b"
-    shutil.copytree(a, b)
-    edit_json(a / "summary.json", lambda s: s["verdict"].update(status="pass"))
-    edit_json(b / "summary.json", lambda s: s["verdict"].update(status="fail"))
+    a = synthetic_run(tmp_path / "a")  # recall 9 of 10 right, history_only 2: pass
+    b = synthetic_run(tmp_path / "b", recall_right=2)  # no gain: fail
     code, out = _compare(capsys, a, b)
     assert code == 1 and "verdict: A pass -> B fail" in out and "verdict regression: A pass -> B fail" in out
 
@@ -371,7 +368,8 @@ def test_an_incomplete_verdict_is_no_basis_for_a_gate(tmp_path: Path, capsys: py
     a = synthetic_run(tmp_path / "a")
     b = tmp_path / "b"
     shutil.copytree(a, b)
-    edit_json(b / "summary.json", lambda s: s["verdict"].update(status="incomplete"))
+    lines = (b / "results.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (b / "results.jsonl").write_text("".join(lines[:-1]), encoding="utf-8")  # 19 of 20 samples: rebuilt, incomplete
     code, out = _compare(capsys, a, b)
     assert code == 2 and "verdict 'incomplete'" in out
 
