@@ -5,11 +5,15 @@ JSON-ready lists of dicts, exactly the ``metrics``, ``paired``, ``mcnemar``,
 ``flips``, ``latency``, ``added_latency`` and ``min_detectable_effect`` blocks
 of ``summary.json`` (documented in ``docs/summary-json.md``).
 
-The unit of inference is the scenario: paired differences, the McNemar block,
-the flip table and the minimum detectable effect all start from each
-scenario's mean over its epochs in each arm, and every interval resamples
-scenarios, so repeating a deterministic run N times changes no p-value and no
-interval. Latency figures leave out cached samples (their latency is a replay
+The unit of inference is the scenario (the conversation, for a conversation
+file's probes ``conv-26/q017``): paired differences, the McNemar block, the
+flip table and the minimum detectable effect all start from each scenario's
+mean over its epochs in each arm, so repeating a deterministic run N times
+changes no p-value and no interval. Each ``paired`` row carries the evidence
+of :func:`harness.analysis.decision.paired_evidence` (the exact sign-flip
+test over units with its p-value, the units up and down, and the interval
+inverted from that test) that every decision reads; the per-arm ``metrics``
+intervals are bootstraps clustered by scenario, shown and never decided on. Latency figures leave out cached samples (their latency is a replay
 of the first call's).
 
 Categories are whatever names the scenarios carry (built-in or declared by a
@@ -46,7 +50,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.analysis import stats
+from harness.analysis import decision, stats
+from harness.analysis.pairwise import conversation_of
 from harness.score import SampleScores, retained_count, task_averaged
 
 ALL = "all"
@@ -66,6 +71,9 @@ PAIRED_METRICS: dict[str, tuple[str, str | None]] = {
     "tool_result_tokens": ("tool_result_tokens", None),
     "latency_s": ("live_latency_s", None),
 }
+#: Paired metrics with no natural bound on the difference (an interval the test cannot close is unbounded).
+_UNBOUNDED_METRICS = frozenset({"prompt_tokens", "tool_result_tokens", "latency_s"})
+_UNBOUNDED: tuple[float | None, float | None] = (None, None)
 ONE_EPOCH_TEST = "exact McNemar (1 epoch, scenario pairs)"
 _COUNT_METRICS = ("tool_calls", "model_calls", "prompt_tokens", "completion_tokens", "tool_result_tokens")
 #: The write phase's costs (harness.run.sample.run_write_phase), apart from the probe's; 0 for arms without one.
@@ -115,6 +123,8 @@ class _Columns:
         # A scenario has one category; the first sample's stands for it.
         first = np.unique(self.sc, return_index=True)[1]
         self.sc_category = np.array([str(c) for c in self.category[first]], dtype=object)
+        #: The unit of inference of each scenario: its conversation (``conv-26/q017`` -> ``conv-26``), else itself.
+        self.sc_unit = np.array([conversation_of(str(s)) for s in self.scenario_ids], dtype=object)
         self.ok, self.should_abstain = np.array(ok, dtype=bool), np.array(abstain, dtype=bool)
         self.error = (~self.ok).astype(np.float64)
         floats = {"correct": correct, "abstained": abstained, "adherence": adherence, "unsupported": unsupported,
@@ -295,7 +305,6 @@ def _paired_rows(cols: _Columns, rows_a: np.ndarray, rows_b: np.ndarray, head: d
                  cfg: AggregateConfig, headline: np.ndarray | None = None) -> list[dict[str, Any]]:
     """``paired`` rows: every metric over all scenarios first (category ``all``), then the protocol's headline
     (``headline``: a mask over scenario codes, None without a protocol), then per category."""
-    boot = {"resamples": cfg.resamples, "seed": cfg.seed}
     filters = {None: np.ones_like(rows_a), "answerable": ~cols.should_abstain, "unanswerable": cols.should_abstain}
     by_category: dict[str, list[dict[str, Any]]] = {}
     for metric, (column, row_filter) in PAIRED_METRICS.items():
@@ -305,7 +314,7 @@ def _paired_rows(cols: _Columns, rows_a: np.ndarray, rows_b: np.ndarray, head: d
         if not common.any():
             continue
         mean_a, mean_b = sum_a[common] / n_a[common], sum_b[common] / n_b[common]
-        categories = cols.sc_category[common]
+        categories, units = cols.sc_category[common], cols.sc_unit[common]
         groups = [ALL, *([HEADLINE] if headline is not None else []), *sorted(set(categories.tolist()))]
         for category in groups:
             if category == HEADLINE:
@@ -314,10 +323,11 @@ def _paired_rows(cols: _Columns, rows_a: np.ndarray, rows_b: np.ndarray, head: d
                     continue
             else:
                 pick = slice(None) if category == ALL else categories == category
-            iv = stats.paired_diff_ci(mean_a[pick], mean_b[pick], **boot)
+            evidence = decision.paired_evidence(mean_a[pick], mean_b[pick], units[pick], alpha=cfg.alpha,
+                                                bounds=_UNBOUNDED if metric in _UNBOUNDED_METRICS else (-1.0, 1.0),
+                                                seed=cfg.seed)
             by_category.setdefault(category, []).append(
-                {**head, "category": category, "metric": metric, "diff": _r(iv.value), "ci_low": _r(iv.ci_low),
-                 "ci_high": _r(iv.ci_high), "n_scenarios": iv.n})
+                {**head, "category": category, "metric": metric, **decision.evidence_fields(evidence)})
     return [row for category in sorted(by_category, key=lambda c: (c != ALL, c != HEADLINE, c))
             for row in by_category[category]]
 

@@ -47,6 +47,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.analysis.aggregate import ALL, HEADLINE
+from harness.analysis.decision import Direction, decide_paired, describe, evidence_from_row
 from harness.defaults import DEFAULT_MAX_ERROR_RATE
 
 Status = Literal["pass", "fail", "inconclusive", "incomplete"]
@@ -112,6 +113,14 @@ class Check(BaseModel):
     ci_high: float | None = None
     threshold: float
     reason: str
+    n: int | None = Field(None, description="Paired units (scenarios or conversations) behind a paired check")
+    unit: str | None = None
+    up: int | None = Field(None, description="Units the treatment moved up (fixed, for correctness)")
+    down: int | None = Field(None, description="Units it moved down (broken)")
+    p_value: float | None = Field(None, description="The exact test's two-sided p-value of no difference")
+    test: str | None = None
+    mde: float | None = Field(None, description="The smallest difference the suite detects at 80% power")
+    needed: int | None = Field(None, description="Units that would decide an inconclusive check")
 
 
 class ModelVerdict(BaseModel):
@@ -146,38 +155,43 @@ def _find_overall(rows: Iterable[Mapping[str, Any]], **match: Any) -> Mapping[st
     return _find((r for r in rows if r.get("category", "all") == "all"), **match)
 
 
+def _paired_check(row: Mapping[str, Any] | None, name: str, what: str, missing: str | None, absent: str,
+                  cfg: VerdictConfig, *, direction: Direction, threshold: float) -> Check:
+    """One paired check decided by :func:`harness.analysis.decision.decide_paired` (the rule every page uses).
+
+    ``absent`` says what is missing when there is no paired row with an exact test.
+    """
+    evidence = None if row is None else evidence_from_row(dict(row))
+    if missing or evidence is None or evidence.diff is None:
+        return Check(name=name, passed=None, threshold=threshold,
+                     reason=f"{what.split(' over ')[0]} undecided: {missing or absent}")
+    fields = {"value": evidence.diff, "ci_low": evidence.ci_low, "ci_high": evidence.ci_high, "threshold": threshold,
+              "n": evidence.n, "unit": evidence.unit, "up": evidence.up, "down": evidence.down,
+              "p_value": evidence.p_value, "test": evidence.test, "mde": evidence.mde}
+    if evidence.n < cfg.min_paired_scenarios:
+        return Check(name=name, passed=None, **fields,
+                     reason=f"{what} {describe(evidence)} undecided: {evidence.n} paired {evidence.unit}(s) < "
+                            f"{cfg.min_paired_scenarios}")
+    decided = decide_paired(evidence, direction=direction, threshold=threshold, what=what)
+    return Check(name=name, passed=decided.passed, needed=decided.needed, reason=decided.reason, **fields)
+
+
 def _continuity(paired: list[Mapping[str, Any]], model: str, cfg: VerdictConfig, missing: str | None,
                 headline: str | None = None) -> Check:
-    name, threshold = "continuity_improves", cfg.min_continuity_gain
     match = {"model": model, "metric": "continuity_accuracy", "arm_a": cfg.baseline_arm, "arm_b": cfg.treatment_arm}
     row = _find(paired, category=HEADLINE, **match) if headline is not None else _find_overall(paired, **match)
-    if missing or row is None or row["ci_low"] is None:
-        why = missing or f"no paired {cfg.treatment_arm} vs {cfg.baseline_arm} accuracy"
-        return Check(name=name, passed=None, threshold=threshold, reason=f"continuity undecided: {why}")
-    ci = (row["ci_low"], row["ci_high"])
-    over = "" if headline is None else f" over the headline ({headline})"
-    text = f"continuity{over} {_fmt(row['diff'], True)} [{_fmt(ci[0], True)}, {_fmt(ci[1], True)}]"
-    if row["n_scenarios"] < cfg.min_paired_scenarios:
-        return Check(name=name, passed=None, value=row["diff"], ci_low=ci[0], ci_high=ci[1], threshold=threshold,
-                     reason=f"{text} undecided: {row['n_scenarios']} paired scenario(s) < {cfg.min_paired_scenarios}")
-    passed = ci[0] > threshold
-    reason = f"{text} {'>' if passed else '<='} {threshold:.2f}" + ("" if passed else ": no proven gain")
-    return Check(name=name, passed=passed, value=row["diff"], ci_low=ci[0], ci_high=ci[1], threshold=threshold,
-                 reason=reason)
+    what = "continuity" if headline is None else f"continuity over the headline ({headline})"
+    absent = f"no paired {cfg.treatment_arm} vs {cfg.baseline_arm} accuracy"
+    return _paired_check(row, "continuity_improves", what, missing, absent, cfg, direction="gain",
+                         threshold=cfg.min_continuity_gain)
 
 
 def _unsupported(paired: list[Mapping[str, Any]], model: str, cfg: VerdictConfig, missing: str | None) -> Check:
-    name, threshold = "unsupported_claims_within_tolerance", cfg.unsupported_tolerance
     row = _find_overall(paired, model=model, metric="unsupported_claim_rate", arm_a=cfg.baseline_arm,
                         arm_b=cfg.treatment_arm)
-    if missing or row is None or row["ci_high"] is None:
-        why = missing or "no paired unsupported-claim rate"
-        return Check(name=name, passed=None, threshold=threshold, reason=f"unsupported claims undecided: {why}")
-    ci = (row["ci_low"], row["ci_high"])
-    text = f"unsupported claims {_fmt(row['diff'], True)} [{_fmt(ci[0], True)}, {_fmt(ci[1], True)}]"
-    passed = ci[1] <= threshold
-    return Check(name=name, passed=passed, value=row["diff"], ci_low=ci[0], ci_high=ci[1], threshold=threshold,
-                 reason=f"{text} {'<=' if passed else '>'} tolerance {threshold:.2f}")
+    return _paired_check(row, "unsupported_claims_within_tolerance", "unsupported claims", missing,
+                         "no paired unsupported-claim rate", cfg, direction="no_rise",
+                         threshold=cfg.unsupported_tolerance)
 
 
 def _leak_count(metrics: list[Mapping[str, Any]], model: str, metric: str, arms: Iterable[str]) -> tuple[float, int]:
