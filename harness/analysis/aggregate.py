@@ -58,6 +58,8 @@ ALL = "all"
 #: The rows of the scenarios a suite's protocol counts in its headline (``Protocol.in_headline``); present only
 #: when the suite declares a protocol, and then what the verdict reads instead of ``all``.
 HEADLINE = "headline"
+#: Prefix of the ``paired`` rows of a group the protocol reports apart (``apart:adversarial``, ``apart:abstention``).
+APART = "apart:"
 #: Paired metrics: name -> (column, row filter or None).
 PAIRED_METRICS: dict[str, tuple[str, str | None]] = {
     "continuity_accuracy": ("correct", None),
@@ -302,9 +304,9 @@ def _pairs(cols: _Columns, rows_a: np.ndarray, rows_b: np.ndarray, column: str) 
 
 
 def _paired_rows(cols: _Columns, rows_a: np.ndarray, rows_b: np.ndarray, head: dict[str, Any],
-                 cfg: AggregateConfig, headline: np.ndarray | None = None) -> list[dict[str, Any]]:
-    """``paired`` rows: every metric over all scenarios first (category ``all``), then the protocol's headline
-    (``headline``: a mask over scenario codes, None without a protocol), then per category."""
+                 cfg: AggregateConfig, masks: Mapping[str, np.ndarray]) -> list[dict[str, Any]]:
+    """``paired`` rows: every metric over all scenarios first (category ``all``), then the protocol's groups
+    (``masks``: ``headline`` and each ``apart:NAME``, masks over scenario codes), then per category."""
     filters = {None: np.ones_like(rows_a), "answerable": ~cols.should_abstain, "unanswerable": cols.should_abstain}
     by_category: dict[str, list[dict[str, Any]]] = {}
     for metric, (column, row_filter) in PAIRED_METRICS.items():
@@ -315,10 +317,10 @@ def _paired_rows(cols: _Columns, rows_a: np.ndarray, rows_b: np.ndarray, head: d
             continue
         mean_a, mean_b = sum_a[common] / n_a[common], sum_b[common] / n_b[common]
         categories, units = cols.sc_category[common], cols.sc_unit[common]
-        groups = [ALL, *([HEADLINE] if headline is not None else []), *sorted(set(categories.tolist()))]
+        groups = [ALL, *masks, *sorted(set(categories.tolist()))]
         for category in groups:
-            if category == HEADLINE:
-                pick = headline[common]
+            if category in masks:
+                pick = masks[category][common]
                 if not pick.any():
                     continue
             else:
@@ -328,17 +330,17 @@ def _paired_rows(cols: _Columns, rows_a: np.ndarray, rows_b: np.ndarray, head: d
                                                 seed=cfg.seed)
             by_category.setdefault(category, []).append(
                 {**head, "category": category, "metric": metric, **decision.evidence_fields(evidence)})
-    return [row for category in sorted(by_category, key=lambda c: (c != ALL, c != HEADLINE, c))
+    return [row for category in sorted(by_category, key=lambda c: (c != ALL, c != HEADLINE, c not in masks, c))
             for row in by_category[category]]
 
 
 def _comparisons(cols: _Columns, model_rows: np.ndarray, model: str, arm_a: str, arm_b: str, cfg: AggregateConfig,
-                 titles: Mapping[str, str], headline: np.ndarray | None = None) -> dict[str, list[dict[str, Any]]]:
+                 titles: Mapping[str, str], masks: Mapping[str, np.ndarray]) -> dict[str, list[dict[str, Any]]]:
     boot = {"resamples": cfg.resamples, "seed": cfg.seed}
     head = {"model": model, "arm_a": arm_a, "arm_b": arm_b}
     ok = model_rows & cols.ok
     rows_a, rows_b = ok & (cols.arm == arm_a), ok & (cols.arm == arm_b)
-    paired = _paired_rows(cols, rows_a, rows_b, head, cfg, headline)
+    paired = _paired_rows(cols, rows_a, rows_b, head, cfg, masks)
     # Scenario means of correctness (the unit of the test, the flips and the MDE), compared exactly as
     # integer fractions hits / samples.
     sum_a, n_a = _scenario_sums(cols, rows_a, "correct")
@@ -389,7 +391,8 @@ def _comparisons(cols: _Columns, model_rows: np.ndarray, model: str, arm_a: str,
 
 def aggregate(scores: Sequence[SampleScores], *, titles: Mapping[str, str] | None = None,
               config: AggregateConfig | None = None,
-              headline: Collection[str] | None = None) -> dict[str, list[dict[str, Any]]]:
+              headline: Collection[str] | None = None,
+              apart: Mapping[str, Collection[str]] | None = None) -> dict[str, list[dict[str, Any]]]:
     """Every aggregate block of ``summary.json`` from the scored samples.
 
     Args:
@@ -398,6 +401,8 @@ def aggregate(scores: Sequence[SampleScores], *, titles: Mapping[str, str] | Non
         config: arms to compare and bootstrap settings.
         headline: the scenario ids the suite's protocol counts in its headline; given, ``metrics`` and
             ``paired`` get rows of category ``headline`` over exactly these (None: no such rows).
+        apart: the groups the protocol reports apart (``adversarial``: its scenario ids; ``abstention``: the
+            abstention probes); each gets ``paired`` rows of category ``apart:NAME``, which the verdict reads.
 
     Returns:
         ``{"metrics", "paired", "mcnemar", "flips", "latency", "added_latency", "min_detectable_effect"}``.
@@ -410,11 +415,14 @@ def aggregate(scores: Sequence[SampleScores], *, titles: Mapping[str, str] | Non
         return result
     cols = _Columns(scores)
     cols.values["error_rate"] = cols.error
-    in_headline = sc_headline = None
+    in_headline = None
+    masks: dict[str, np.ndarray] = {}
+    for name, ids in ([(HEADLINE, headline)] if headline is not None else []) + [
+            (APART + group, ids) for group, ids in sorted((apart or {}).items())]:
+        chosen = frozenset(ids)
+        masks[name] = np.array([str(sid) in chosen for sid in cols.scenario_ids], dtype=bool)
     if headline is not None:
-        chosen = frozenset(headline)
-        sc_headline = np.array([str(sid) in chosen for sid in cols.scenario_ids], dtype=bool)
-        in_headline = sc_headline[cols.sc]
+        in_headline = masks[HEADLINE][cols.sc]
     for model in sorted(set(cols.model.tolist())):
         model_rows = cols.model == model
         model_arms = set(cols.arm[model_rows].tolist())
@@ -436,6 +444,6 @@ def aggregate(scores: Sequence[SampleScores], *, titles: Mapping[str, str] | Non
         baselines = sorted(model_arms - {cfg.treatment_arm}, key=lambda a: (a != cfg.baseline_arm, a))
         for baseline in baselines:
             for key, rows in _comparisons(cols, model_rows, str(model), baseline, cfg.treatment_arm, cfg,
-                                          titles, sc_headline).items():
+                                          titles, masks).items():
                 result[key] += rows
     return result

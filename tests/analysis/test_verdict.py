@@ -591,3 +591,50 @@ def test_the_starter_suites_six_decision_scenarios_do_not_pass_the_gate(tmp_path
     assert code == 1 and summary["verdict"]["status"] != "pass" and check["passed"] is not True
     assert (check["n"], check["up"], check["down"], check["p_value"]) == (6, 3, 0, 0.25)
     assert "exact p 0.25" in printed and "verdict: PASS" not in printed
+
+
+# ---------------------------------------------------------------- checks follow the protocol
+
+
+def _locomo_shaped(gates: bool) -> dict:
+    """A LoCoMo-shaped run: 8 conversations, each 2 headline probes (single_hop) and 1 adversarial probe.
+
+    recall answers every headline probe right (history_only none) and no claim there is unsupported; every
+    unsupported claim is recall's answer to an adversarial probe, the category the protocol reports apart.
+    """
+    from harness.analysis.aggregate import aggregate as build
+    from tests.analysis.sample_scores import sample
+
+    scores, headline, adversarial = [], set(), set()
+    for conv in range(8):
+        for probe, category in ((1, "single_hop"), (2, "single_hop"), (3, "adversarial")):
+            sid = f"conv-{conv}/q{probe:03d}"
+            (adversarial if category == "adversarial" else headline).add(sid)
+            for arm in ("history_only", "recall"):
+                right = category == "single_hop" and arm == "recall" or category == "adversarial" and arm != "recall"
+                s = sample(0, arm, 0, right, category=category, abstain=category == "adversarial",
+                           unsupported=category == "adversarial" and arm == "recall")
+                scores.append(s.model_copy(update={"scenario_id": sid, "sample_id": f"{sid}|{arm}|m|0"}))
+    tables = build(scores, headline=headline, apart={"adversarial": adversarial})
+    return decide(tables, ["m"], headline="LoCoMo: single_hop", apart=[("adversarial", gates)])
+
+
+def test_unsupported_claims_read_the_headline_and_the_adversarial_group_has_its_own_line() -> None:
+    """On LoCoMo every unsupported claim came from the adversarial category the protocol reports apart: the
+    headline's unsupported check passes, the adversarial line says where the rise is, and does not gate."""
+    v = _locomo_shaped(gates=False)
+    checks = _checks(v, "m")
+    assert checks["unsupported_claims_within_tolerance"]["passed"] is True
+    assert "unsupported claims over the headline +0.00" in checks["unsupported_claims_within_tolerance"]["reason"]
+    apart = checks["apart_adversarial"]
+    assert apart["gates"] is False and apart["passed"] is False
+    assert apart["reason"].startswith("adversarial (reported apart; does not gate) unsupported claims +1.00")
+    assert "8 scenarios (8 up, 0 down), exact p 0.0078" in apart["reason"] and "its accuracy -1.00" in apart["reason"]
+    assert v["status"] == "pass" and v["reasons"][-1] == apart["reason"]  # shown last, never deciding
+
+
+def test_a_protocol_whose_apart_line_gates_fails_and_the_verdict_names_the_adversarial_group() -> None:
+    v = _locomo_shaped(gates=True)
+    assert v["status"] == "fail"
+    failing = [c["reason"] for c in v["per_model"]["m"]["checks"] if c["passed"] is False]
+    assert failing == [v["reasons"][0]] and v["reasons"][0].startswith("adversarial (reported apart) unsupported")
