@@ -67,7 +67,7 @@ def _stats() -> Any:
 def _interval(evidence: Any, offset: float = 0.0) -> dict[str, Any]:
     """A line's estimate: the evidence's difference (plus ``offset``: a rate's threshold) in display units, with the
     evidence itself (``evidence``: the exact test's fields) for the decision."""
-    from harness.analysis.decision import evidence_fields
+    from harness.analysis import evidence_fields
 
     r = lambda v: None if v is None else round(float(v) + offset, 4)  # noqa: E731
     return {"value": r(evidence.diff), "ci_low": r(evidence.ci_low), "ci_high": r(evidence.ci_high),
@@ -76,7 +76,7 @@ def _interval(evidence: Any, offset: float = 0.0) -> dict[str, Any]:
 
 def _decided(iv: Mapping[str, Any], what: str) -> Any:
     """The shared rule (:func:`harness.analysis.decision.decide_paired`) on a line's evidence: a gain above 0."""
-    from harness.analysis.decision import decide_paired, evidence_from_row
+    from harness.analysis import decide_paired, evidence_from_row
 
     return decide_paired(evidence_from_row(iv["evidence"]), direction="gain", threshold=0.0, what=what)
 
@@ -132,7 +132,7 @@ def _scenario_means(rows: Iterable[Any], value: Any) -> dict[str, float]:
 def _paired(a: Mapping[str, float], b: Mapping[str, float], keep: Any = None) -> dict[str, Any] | None:
     """The exact paired evidence of mean(b - a) over the scenarios both have (and ``keep`` admits), by conversation."""
     from harness.analysis import conversation_of
-    from harness.analysis.decision import paired_evidence
+    from harness.analysis import paired_evidence
 
     common = sorted(sid for sid in a.keys() & b.keys() if keep is None or keep(sid))
     if not common:
@@ -146,7 +146,7 @@ def _rate(rows: Sequence[Any], failed: Any, *, level: float = LEVEL, unit: Any =
     """The share of ``rows`` that ``failed`` (each scenario's share, then their mean), with the exact evidence
     of that share against :data:`RATE_THRESHOLD` (units: ``unit(sample)``, else the sample's conversation)."""
     from harness.analysis import conversation_of
-    from harness.analysis.decision import paired_evidence
+    from harness.analysis import paired_evidence
 
     if not rows:
         return None
@@ -233,7 +233,7 @@ def _conversation(scenario_id: str) -> str | None:
 
 
 def _projection_line(base: Sequence[Any], scenarios: Mapping[str, Any]) -> dict[str, Any]:
-    from harness.analysis.decision import paired_evidence
+    from harness.analysis import paired_evidence
 
     level = 1 - (1 - LEVEL) / 2  # two tests on one line: Bonferroni
     ubiquitous = {sid: {i.id for i in s.items if str(i.kind) in UBIQUITOUS_KINDS} for sid, s in scenarios.items()}

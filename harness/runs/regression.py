@@ -63,7 +63,7 @@ def regression_decision(samples_a: Iterable[Mapping[str, Any]], samples_b: Itera
     proven worse: a regression.
     """
     from harness.analysis import conversation_of
-    from harness.analysis.decision import decide_paired, paired_evidence
+    from harness.analysis import decide_paired, paired_evidence
 
     value = SAMPLE_METRICS.get(metric)
     if value is None or category == "headline":  # the headline's scenarios are the protocol's, not a category
