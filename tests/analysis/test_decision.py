@@ -115,3 +115,39 @@ def test_evidence_survives_the_summary_row() -> None:
     back = decision.evidence_from_row(row)
     assert back is not None and (back.p_value, back.up, back.down, back.n) == (e.p_value, e.up, e.down, e.n)
     assert decision.evidence_from_row({k: v for k, v in row.items() if k != "p_value"}) is None
+
+
+def test_a_proven_loss_has_its_whole_interval_below_zero_and_fails_a_gain() -> None:
+    e = paired_evidence([1] * 8, [0] * 8)
+    assert (e.up, e.down, e.p_value) == (0, 8, 2 / 256) and e.ci_high is not None and e.ci_high < 0
+    decided = _gain(e)
+    assert decided.passed is False and decided.reason.endswith(": no gain") and "(0 up, 8 down)" in decided.reason
+
+
+def test_an_unbounded_metric_that_no_test_of_four_units_can_close_prints_unbounded() -> None:
+    e = paired_evidence([1.0, 2.0, 3.0, 4.0], [3.0, 4.0, 5.0, 6.0], bounds=(None, None))
+    assert (e.diff, e.ci_low, e.ci_high) == (2.0, None, None)
+    assert "+2.00 [unbounded, unbounded], 4 scenarios (4 up, 0 down)" in _gain(e).reason
+
+
+def test_no_unit_in_both_arms_decides_nothing() -> None:
+    e = paired_evidence([], [])
+    assert (e.n, e.diff, e.p_value) == (0, None, 1.0)
+    assert _gain(e) == decision.Decision(None, "continuity undecided: no scenario ran in both arms")
+
+
+def test_a_rise_whose_whole_interval_is_beyond_tolerance_fails_no_rise() -> None:
+    e = paired_evidence([0] * 12, [1] * 12)
+    decided = decide_paired(e, direction="no_rise", threshold=0.02, what="unsupported claims")
+    assert decided.passed is False and decided.reason.endswith("exact p 0.00049: a rise beyond tolerance")
+
+
+def test_the_units_needed_follow_the_power_formula() -> None:
+    """+0.10 observed with a discordant share of 0.3 over 20 scenarios: (1.96 + 0.84)^2 * 0.3 / 0.1^2 = 236."""
+    a = [0] * 20
+    b = [1] * 4 + [-1] * 2 + [0] * 14
+    e = paired_evidence(a, b, bounds=(None, None))
+    assert e.variance == pytest.approx(0.3) and e.diff == pytest.approx(0.1)
+    decided = _gain(e)
+    assert decided.passed is None and decided.needed == 236 and "about 236 scenarios would decide it" in decided.reason
+    assert e.mde == pytest.approx(stats.min_detectable_effect(20, 0.3))
