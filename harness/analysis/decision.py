@@ -126,8 +126,8 @@ def _draw_signs(n: int, draws: int, seed: int) -> np.ndarray:
     return signs
 
 
-#: 20,000 x 250 units is 40 MB: a few suites' worth held, the oldest dropped (drawn again identically).
-_signs = stats._HeldByBytes(_draw_signs, 128 * 2**20)
+#: 20,000 x 250 units is 40 MB: what one report asks for held, the oldest dropped (drawn again identically).
+_signs = stats._HeldByBytes(_draw_signs, 64 * 2**20)
 
 
 class _Inversion:
