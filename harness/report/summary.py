@@ -185,12 +185,14 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
     agg_cfg = AggregateConfig(treatment_arm=config.treatment_arm, baseline_arm=config.baseline_arm, alpha=config.alpha)
     protocol = run_protocol(scored, scenarios, judged=judge is not None)
     tables = aggregate(scored, titles={sid: s.title for sid, s in scenarios.items()}, config=agg_cfg,
-                       headline=None if protocol is None else protocol.headline_ids)
+                       headline=None if protocol is None else protocol.headline_ids,
+                       apart=None if protocol is None else dict(protocol.apart))
     errors = sum(r.status == "error" for r in records)
     health = RunHealth(planned=inputs.planned, present=inputs.present, run_status=inputs.run_status,
                        why=tuple(inputs.why_short()), errors=errors, samples=len(records))
     verdict_block = decide(tables, {s.model for s in scored}, config, health=health,
-                           headline=None if protocol is None else protocol.description())
+                           headline=None if protocol is None else protocol.description(),
+                           apart=None if protocol is None else protocol.apart_lines)
     judge_block = _judge_block(judge, grounding, sum(s.grounding is not None for s in scored),
                                sum(s.grounding == "ungrounded" for s in scored))
     summary = {

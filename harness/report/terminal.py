@@ -202,7 +202,8 @@ def _check_lines(summary: Mapping[str, Any]) -> list[str]:
     for model in sorted(per_model):
         for check in per_model[model].get("checks") or []:
             prefix = f"{model}: " if several else ""
-            lines.append(f"  {check_mark(check.get('passed'))}  {prefix}{check.get('reason')}")
+            mark = "· apart" if check.get("gates") is False else check_mark(check.get("passed"))
+            lines.append(f"  {mark}  {prefix}{check.get('reason')}")
     return lines
 
 

@@ -149,7 +149,8 @@ class SampleScores(BaseModel):
     retained_after_forget: list[RetainedFact] = Field(
         default_factory=list, description="Forgotten facts that reached the model at the probe, by where")
     answer_forgotten: list[str] = Field(default_factory=list, description="Forgotten facts repeated in the final answer")
-    forget_requests: int = Field(0, description="Earlier sessions whose user asked to forget something (every arm)")
+    forget_requests: int = Field(0, description="User turns of the earlier sessions asking to forget (declared or "
+                                                "addressed to the assistant; every arm)")
     forget_calls: int = Field(0, description="Forget calls of the write phase")
     forgets_removed: int = Field(0, description="Forget calls that removed something (status ok)")
     forgotten_facts: int = Field(0, description="The scenario's forgotten facts (forgotten canaries and archived-only leakage canaries)")
