@@ -104,9 +104,9 @@ def test_the_verdicts_of_real_offline_runs_follow_with_a_protocol_and_with_exclu
         summary, manifest, scan, scores = _inputs(run)
         assert verdict_disagreement(summary, manifest, scan, [], scores) is None, run
     # Under the protocol the verdict reads the headline rows: a gain forged into the `all` rows (and the unsupported
-    # check made to pass) changes nothing that is decided, so the (failing) verdict still follows.
+    # check made to pass) changes nothing that is decided, so the verdict (not a pass: one conversation decides nothing) still follows.
     summary, manifest, scan, scores = _inputs(locomo)
-    assert summary["verdict"]["status"] == "fail"
+    assert summary["verdict"]["status"] in ("fail", "inconclusive")
     for row in summary["paired"]:
         if row["category"] == "all" and row["arm_a"] == "history_only" and row["arm_b"] == "recall":
             if row["metric"] == "continuity_accuracy":
