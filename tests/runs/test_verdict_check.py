@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from harness.analysis import VerdictConfig, decide
 from harness.records import read_manifest, scan_results
 from harness.runs.verdict_check import verdict_disagreement
 from tests.runs.compare_factories import synthetic_run
@@ -87,7 +88,8 @@ def _offline_run(suite: Path, out: Path, *arms: str) -> Path:
     return out
 
 
-def test_the_verdicts_of_real_offline_runs_follow_with_a_protocol_and_with_exclusions(tmp_path: Path) -> None:
+def test_the_verdicts_of_real_offline_runs_follow_with_a_protocol_and_with_exclusions(
+        tmp_path: Path, passing: Path, failing: Path) -> None:
     """Real reports agree with the verdict decided again: a LoCoMo suite (its protocol decides on the headline rows),
     and the smoke suite reported with a scenario excluded (the health counts the scored samples)."""
     from harness.cli import main
@@ -103,14 +105,27 @@ def test_the_verdicts_of_real_offline_runs_follow_with_a_protocol_and_with_exclu
     for run in (locomo, smoke):
         summary, manifest, scan, scores = _inputs(run)
         assert verdict_disagreement(summary, manifest, scan, [], scores) is None, run
-    # Under the protocol the verdict reads the headline rows: a gain forged into the `all` rows (and the unsupported
-    # check made to pass) changes nothing that is decided, so the verdict (not a pass: one conversation decides nothing) still follows.
+    # Under the protocol the verdict reads the headline rows, not `all`. Rows taken from real reports (so they are
+    # consistent whatever the decision rule): a clear gain and no rise in unsupported claims in `all`, no gain in the
+    # headline. Read on the headline that is not a pass; read on `all` it would be, and verdict_check must not.
     summary, manifest, scan, scores = _inputs(locomo)
-    assert summary["verdict"]["status"] in ("fail", "inconclusive")
+    gain, flat = (_paired(_inputs(run)[0]) for run in (passing, failing))
     for row in summary["paired"]:
-        if row["category"] == "all" and row["arm_a"] == "history_only" and row["arm_b"] == "recall":
-            if row["metric"] == "continuity_accuracy":
-                row.update(diff=0.7, ci_low=0.5, ci_high=0.9)
-            elif row["metric"] == "unsupported_claim_rate":
-                row.update(diff=0.0, ci_low=0.0, ci_high=0.0)
+        if row["arm_a"] == "history_only" and row["arm_b"] == "recall" and row["category"] in ("all", "headline"):
+            source = gain if row["category"] == "all" else flat
+            if row["metric"] in source:
+                row.update({k: v for k, v in source[row["metric"]].items() if k not in ("model", "category")})
+    decided = {reading: decide(summary, ["offline/reference"], VerdictConfig(), headline=reading)
+               for reading in (summary["protocol"]["description"], None)}
+    on_headline, on_all = decided.values()
+    assert on_headline["status"] != on_all["status"] == "pass"  # the forged rows make the reading matter
+    summary["verdict"]["status"] = on_headline["status"]
+    for model, verdict in summary["verdict"]["per_model"].items():
+        verdict["status"] = on_headline["per_model"][model]["status"]
     assert verdict_disagreement(summary, manifest, scan, [], scores) is None
+
+
+def _paired(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The overall history_only -> recall paired rows of a report, by metric."""
+    return {r["metric"]: r for r in summary["paired"]
+            if r["category"] == "all" and r["arm_a"] == "history_only" and r["arm_b"] == "recall"}
