@@ -73,6 +73,8 @@ class _Session:
     user: str | None
     workspace: str | None
     where: str
+    #: ``raw_id`` redacted: what every file, id, title, description and message shows (a token can sit in an id).
+    shown_id: str = ""
     messages: list[_Message] = field(default_factory=list)
     #: Where the user and workspace were first read, for the message naming a conflict.
     user_where: str = ""
@@ -186,7 +188,8 @@ class _Reader:
         user = _ident(user_raw, where, user_name or "user_id")
         session = self.sessions.get(sid)
         if session is None:
-            session = self.sessions[sid] = _Session(sid, user, workspace, where, user_where=where, workspace_where=where)
+            session = self.sessions[sid] = _Session(sid, user, workspace, where, self.shown(sid),
+                                                    user_where=where, workspace_where=where)
         self._merge_scope(session, "workspace", workspace, where)
         self._merge_scope(session, "user", user, where)
         if role != "user" and role != "assistant":
@@ -196,14 +199,19 @@ class _Reader:
         if text is None:
             self.faults.drop("message without text (tool calls or empty content)", where)
             return
-        text, hits = self.redactor.redact(text)
-        self.stats.redactions += hits
+        text = self.shown(text)
         time_name, raw_time = _first(message, TIME_FIELDS)
         if raw_time is None and message is not obj:
             time_name, raw_time = _first(obj, TIME_FIELDS)
         at = None if raw_time is None else _millis(raw_time, where, time_name or "timestamp")
         self.order += 1
         session.messages.append(_Message(role, text, at, where, self.order))
+
+    def shown(self, text: str) -> str:
+        """``text`` redacted, counted; a session id, a user key or a file name, as any message text."""
+        text, hits = self.redactor.redact(text)
+        self.stats.redactions += hits
+        return text
 
     def _merge_scope(self, session: _Session, name: str, value: str | None, where: str) -> None:
         known = getattr(session, name)
@@ -215,7 +223,7 @@ class _Reader:
         elif known != value:
             raise ImporterError(f"{where}: field {name if name == 'workspace' else 'user_id'!r} {value!r} differs "
                                 f"from {known!r} at {getattr(session, f'{name}_where')} for session "
-                                f"{session.raw_id!r}; one session runs in one workspace for one user")
+                                f"{session.shown_id!r}; one session runs in one workspace for one user")
 
 
 def _read_jsonl(path: Path, reader: _Reader) -> None:
@@ -241,23 +249,24 @@ def _read_folder(path: Path, reader: _Reader) -> None:
         raise ImporterError(f"{path}: no *.json file in the folder; give one JSON file per session, or a JSONL file")
     seen: dict[str, str] = {}
     for file in files:
+        name = reader.shown(file.name)  # a session file is often named after its session id
         try:
             data = json.loads(file.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise ImporterError(f"{file}: not a JSON file ({exc})") from None
+            raise ImporterError(f"{reader.shown(str(file))}: not a JSON file ({exc})") from None
         if isinstance(data, list):
             data = {"messages": data}
         if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
-            raise ImporterError(f"{file.name}: field 'messages' is missing; a session file is "
+            raise ImporterError(f"{name}: field 'messages' is missing; a session file is "
                                 '{"session_id": ..., "workspace": ..., "messages": [...]}')
         sid = str(data.get("session_id") or file.stem)
         if sid in seen:
-            raise ImporterError(f"{file.name}: session_id {sid!r} is also the session of {seen[sid]}; "
+            raise ImporterError(f"{name}: session_id {reader.shown(sid)!r} is also the session of {seen[sid]}; "
                                 "one file per session")
-        seen[sid] = file.name
+        seen[sid] = name
         defaults = {k: data.get(k) for k in ("workspace", *USER_FIELDS)} | {"session_id": sid}
         for index, message in enumerate(data["messages"]):
-            where = f"{file.name}:messages[{index}]"
+            where = f"{name}:messages[{index}]"
             if isinstance(message, dict) and "session_id" not in message:
                 message = {**message, "session_id": sid}
             reader.add(message, where, defaults)
@@ -265,7 +274,7 @@ def _read_folder(path: Path, reader: _Reader) -> None:
 
 def _clean(session: _Session, faults: FaultLog) -> _Session | None:
     """The session with its duplicates dropped, times filled and messages in time order; None when dropped."""
-    name = f"session {session.raw_id!r} ({session.where})"
+    name = f"session {session.shown_id!r} ({session.where})"
     seen: set[tuple[str, str, int | None]] = set()
     kept: list[_Message] = []
     for message in session.messages:
@@ -304,7 +313,7 @@ def _session_ids(sessions: list[_Session]) -> dict[str, str]:
     out: dict[str, str] = {}
     used: set[str] = set()
     for n, session in enumerate(sessions, start=1):
-        sid = safe_id(session.raw_id, f"s{n}")
+        sid = safe_id(session.shown_id, f"s{n}")
         while sid in used:
             sid = f"{sid}-{n}"
         used.add(sid)
@@ -331,17 +340,17 @@ def _scenarios(groups: dict[tuple[str | None, str | None], list[_Session]], faul
                 turns = _turns(previous.messages, before=probe_at)
                 if previous.start >= probe_at:
                     faults.drop("earlier session starting with the later one, left out of its probe",
-                                f"session {previous.raw_id!r} before {session.raw_id!r}")
+                                f"session {previous.shown_id!r} before {session.shown_id!r}")
                     continue
                 if len(turns) < len(previous.messages):
                     faults.repair("earlier session still running at the probe, cut at the probe's time",
-                                  f"session {previous.raw_id!r} at {session.raw_id!r}")
+                                  f"session {previous.shown_id!r} at {session.shown_id!r}")
                 earlier.append({"id": ids[previous.raw_id], "workspace": workspace, "started_at": _iso(previous.start),
                                 "turns": turns})
             if not earlier:
                 continue
             reply = next((m.content for m in session.messages[first + 1:] if m.role == "assistant"), None)
-            cid = safe_id(".".join(p for p in (user, workspace, session.raw_id) if p), f"probe-{stats.probes + 1}")
+            cid = safe_id(".".join(p for p in (user, workspace, session.shown_id) if p), f"probe-{stats.probes + 1}")
             while cid in taken:
                 cid = f"{cid}-{k}"
             taken.add(cid)
@@ -352,11 +361,11 @@ def _scenarios(groups: dict[tuple[str | None, str | None], list[_Session]], faul
             yield {
                 "schema_version": 1,
                 "id": cid,
-                "title": f"Logged session {session.raw_id}" + (f" in {workspace}" if workspace else ""),
+                "title": f"Logged session {session.shown_id}" + (f" in {workspace}" if workspace else ""),
                 "category": CATEGORY,
                 "tags": ["transcripts", *([f"workspace:{workspace}"] if workspace else []),
                          *([f"user:{user}"] if user else [])],
-                "description": f"The first user message of session {session.raw_id} after {len(earlier)} earlier "
+                "description": f"The first user message of session {session.shown_id} after {len(earlier)} earlier "
                                "session(s) of the same user and workspace; logged traffic, no gold answer.",
                 "sessions": earlier,
                 "items": [],
