@@ -47,6 +47,7 @@ from typing import Any
 
 from harness.importers.faults import FaultLog, ImporterError
 from harness.importers.output import safe_id
+from harness.importers.times import message_millis
 from harness.redaction import Redactor
 from harness.scenarios import ID_PATTERN
 
@@ -55,7 +56,7 @@ CATEGORY_TEXT = "A later session of a logged conversation: its first user messag
 TIME_FIELDS = ("timestamp", "created_at", "time")
 USER_FIELDS = ("user_id", "user")
 _IDENT = re.compile(ID_PATTERN)
-_SECONDS_LIMIT = 100_000_000_000  # a number below this is epoch seconds (until 5138), above it milliseconds
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass
@@ -94,31 +95,6 @@ class TranscriptStats:
     groups: int = 0
     probes: int = 0
     redactions: int = 0
-
-
-def _millis(raw: Any, where: str, name: str) -> int:
-    """A message time as UTC milliseconds.
-
-    Raises:
-        ImporterError: the value is neither ISO 8601 nor a number of epoch seconds or milliseconds.
-    """
-    if isinstance(raw, bool):
-        raise ImporterError(f"{where}: field {name!r} {raw!r} is not a time; give ISO 8601 or epoch seconds")
-    if isinstance(raw, (int, float)):
-        if raw < 0:
-            raise ImporterError(f"{where}: field {name!r} {raw!r} is negative; give ISO 8601 or epoch seconds")
-        return int(raw * 1000) if raw < _SECONDS_LIMIT else int(raw)
-    if isinstance(raw, str):
-        text = raw.strip()
-        try:
-            moment = _dt.datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
-        except ValueError:
-            moment = None
-        if moment is not None:
-            moment = moment.replace(tzinfo=_dt.timezone.utc) if moment.tzinfo is None else moment
-            return int(moment.timestamp() * 1000)
-    raise ImporterError(f"{where}: field {name!r} {raw!r} is not a time; give ISO 8601 (2026-03-02T10:00:00Z) "
-                        "or epoch seconds")
 
 
 def _iso(millis: int) -> str:
@@ -199,11 +175,14 @@ class _Reader:
         if text is None:
             self.faults.drop("message without text (tool calls or empty content)", where)
             return
+        if _SURROGATE.search(text):  # valid JSON (a \ud800 escape), yet no character: nothing can write it as UTF-8
+            text = _SURROGATE.sub("\ufffd", text)
+            self.faults.repair("lone surrogate (a \\ud800-style escape) in a message, written as U+FFFD", where)
         text = self.shown(text)
         time_name, raw_time = _first(message, TIME_FIELDS)
         if raw_time is None and message is not obj:
             time_name, raw_time = _first(obj, TIME_FIELDS)
-        at = None if raw_time is None else _millis(raw_time, where, time_name or "timestamp")
+        at = None if raw_time is None else message_millis(raw_time, where, time_name or "timestamp")
         self.order += 1
         session.messages.append(_Message(role, text, at, where, self.order))
 
@@ -226,9 +205,25 @@ class _Reader:
                                 f"{session.shown_id!r}; one session runs in one workspace for one user")
 
 
+def _json(text: bytes | str, where: str, shape: str) -> Any:
+    """``text`` parsed as JSON, every way it can fail one :class:`ImporterError` naming ``where``.
+
+    Invalid UTF-8 (a raw surrogate ``ED A0 80`` included) names the byte; nesting past Python's limit is refused.
+    """
+    try:
+        return json.loads(text.decode("utf-8") if isinstance(text, bytes) else text)
+    except UnicodeDecodeError as exc:
+        raise ImporterError(f"{where}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}: "
+                            f"{exc.reason}); save the log as UTF-8") from None
+    except RecursionError:
+        raise ImporterError(f"{where}: JSON nested deeper than Python reads; {shape}") from None
+    except ValueError as exc:
+        raise ImporterError(f"{where}: not a JSON object ({exc}); {shape}") from None
+
+
 def _read_jsonl(path: Path, reader: _Reader) -> None:
     try:
-        handle = open(path, encoding="utf-8")
+        handle = open(path, "rb")
     except OSError as exc:
         raise ImporterError(f"{path}: cannot read: {exc.strerror or exc}") from None
     with handle:
@@ -236,11 +231,7 @@ def _read_jsonl(path: Path, reader: _Reader) -> None:
             if not line.strip():
                 continue
             where = f"{path.name}:{number}"
-            try:
-                obj = json.loads(line)
-            except ValueError as exc:
-                raise ImporterError(f"{where}: not a JSON object ({exc}); one message per line") from None
-            reader.add(obj, where)
+            reader.add(_json(line, where, "one message per line"), where)
 
 
 def _read_folder(path: Path, reader: _Reader) -> None:
@@ -251,9 +242,10 @@ def _read_folder(path: Path, reader: _Reader) -> None:
     for file in files:
         name = reader.shown(file.name)  # a session file is often named after its session id
         try:
-            data = json.loads(file.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ImporterError(f"{reader.shown(str(file))}: not a JSON file ({exc})") from None
+            raw = file.read_bytes()
+        except OSError as exc:
+            raise ImporterError(f"{reader.shown(str(file))}: cannot read: {exc.strerror or exc}") from None
+        data = _json(raw, reader.shown(str(file)), "one JSON object per session file")
         if isinstance(data, list):
             data = {"messages": data}
         if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
