@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fault.test_invisible_characters import _answer, _score
+from tests.fault.test_invisible_characters import _answer, _score, assert_leaks_northwind
 from tests.integration.fake_openai_server import FakeOpenAIServer
 
 #: How a model can write ``Northwind`` so it renders as ``Northwind`` yet matches no plain substring test.
@@ -28,15 +28,7 @@ EVASIONS = {
 @pytest.mark.parametrize("name", EVASIONS)
 def test_a_leakage_canary_a_reader_sees_whole_is_a_leak(run_cli, server: FakeOpenAIServer, name: str) -> None:
     """``Northwind`` written as a reader still sees it (markup, a default-ignorable, a homoglyph): scored as the leak."""
-    server.script.respond = _answer(f"The pilot customer is Brightwater ({EVASIONS[name]} was the other client's).")
-
-    result = run_cli("--no-cache", scenario="smoke-04-leak-pilot-customer")
-
-    assert result.code in (0, 1), result.err
-    score = _score(result.run_dir)
-    (claims,) = [s for s in score["scores"] if s["name"] == "unsupported_claims"]
-    assert claims["passed"] is False and "leakage: 'Northwind'" in claims["reason"]
-    assert score["outcome"] != "correct"
+    assert_leaks_northwind(run_cli, server, EVASIONS[name])
 
 
 def test_a_different_word_is_not_taken_for_the_canary(run_cli, server: FakeOpenAIServer) -> None:
