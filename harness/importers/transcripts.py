@@ -76,6 +76,8 @@ class _Session:
     where: str
     #: ``raw_id`` redacted: what every file, id, title, description and message shows (a token can sit in an id).
     shown_id: str = ""
+    #: ``user`` redacted, as ``shown_id`` (``user`` stays the grouping key).
+    shown_user: str | None = None
     messages: list[_Message] = field(default_factory=list)
     #: Where the user and workspace were first read, for the message naming a conflict.
     user_where: str = ""
@@ -165,7 +167,7 @@ class _Reader:
         session = self.sessions.get(sid)
         if session is None:
             session = self.sessions[sid] = _Session(sid, user, workspace, where, self.shown(sid),
-                                                    user_where=where, workspace_where=where)
+                                                    user and self.shown(user), user_where=where, workspace_where=where)
         self._merge_scope(session, "workspace", workspace, where)
         self._merge_scope(session, "user", user, where)
         if role != "user" and role != "assistant":
@@ -199,9 +201,11 @@ class _Reader:
         if known is None:
             setattr(session, name, value)
             setattr(session, f"{name}_where", where)
+            if name == "user":
+                session.shown_user = self.shown(value)
         elif known != value:
-            raise ImporterError(f"{where}: field {name if name == 'workspace' else 'user_id'!r} {value!r} differs "
-                                f"from {known!r} at {getattr(session, f'{name}_where')} for session "
+            raise ImporterError(f"{where}: field {name if name == 'workspace' else 'user_id'!r} {self.shown(value)!r} "
+                                f"differs from {self.shown(known)!r} at {getattr(session, f'{name}_where')} for session "
                                 f"{session.shown_id!r}; one session runs in one workspace for one user")
 
 
@@ -320,7 +324,8 @@ def _turns(messages: list[_Message], before: int | None = None) -> list[dict[str
 def _scenarios(groups: dict[tuple[str | None, str | None], list[_Session]], faults: FaultLog,
                stats: TranscriptStats) -> Iterator[dict[str, Any]]:
     taken: set[str] = set()
-    for (user, workspace), sessions in sorted(groups.items(), key=lambda kv: (kv[0][0] or "", kv[0][1] or "")):
+    for (_, workspace), sessions in sorted(groups.items(), key=lambda kv: (kv[0][0] or "", kv[0][1] or "")):
+        user = sessions[0].shown_user
         ids = _session_ids(sessions)
         for k in range(1, len(sessions)):
             session = sessions[k]
@@ -392,7 +397,7 @@ def read_transcripts(source: Path, faults: FaultLog, redactor: Redactor,
         sessions.sort(key=lambda s: (s.start, s.raw_id))
         if sessions != in_file:
             faults.repair("sessions out of time order in the input, sorted by their first message",
-                          f"user {key[0]!r} workspace {key[1]!r}")
+                          f"user {sessions[0].shown_user!r} workspace {key[1]!r}")
     stats.groups = len(groups)
     yield from _scenarios(groups, faults, stats)
 

@@ -1,6 +1,7 @@
 """Secrets in logged transcripts, where the default patterns missed them before: a GitHub token inside the session
-ids (so in file names, scenario ids, titles and descriptions), ``Authorization: Basic`` with a short credential, a
-Hugging Face token, a Slack webhook URL, and a literal ``--redact`` value. Real ``import transcripts``, ``run``,
+ids (so in file names, scenario ids, titles and descriptions), an AWS key inside the user id (probe ids, tags),
+``Authorization: Basic`` with a short credential, a Hugging Face token, a Slack webhook URL, and a literal
+``--redact`` value. Real ``import transcripts``, ``run``,
 ``run --resume`` and ``report`` processes: none of them is in any file the import or the run writes."""
 
 from __future__ import annotations
@@ -19,19 +20,20 @@ BASIC = "dXNlcjpodW50ZXIyc2VjcmV0"  # user:hunter2secret
 HUGGING_FACE = "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz01234567"
 SLACK = "https://hooks.slack.com/services/T0ABCDEF1/B0ABCDEF2/abcdefghijklmnopqrstuvwx"
 LITERAL = "Zebra-Quartz-4471"
+AWS_KEY = "AKIAQWERTYUIOPASDFGH"  # inside the user id (probe ids and tags are built from it)
 SECRETS = {"github token in session ids": GITHUB, "basic credentials": BASIC, "hugging face token": HUGGING_FACE,
-           "slack webhook": SLACK, "literal --redact value": LITERAL}
+           "slack webhook": SLACK, "literal --redact value": LITERAL, "aws key in the user id": AWS_KEY}
 
 
 def _messages() -> list[dict[str, object]]:
     first, second = f"deploy-{GITHUB}", f"ask-{GITHUB}-2"
-    return [
+    return [dict(m, user_id=f"u.{AWS_KEY}") for m in [
         message(first, "user", f"Use port 5433 for staging. curl -H 'Authorization: Basic {BASIC}' works; "
                 f"the model pulls with {HUGGING_FACE} and alerts go to {SLACK}.", "2026-03-01T10:00:00Z"),
         message(first, "assistant", f"Noted: staging uses 5433 and the vault code is {LITERAL}.", "2026-03-01T10:00:05Z"),
         message(second, "user", f"Which port did we pick for staging, and what was {LITERAL}?", "2026-03-02T09:00:00Z"),
         message(second, "assistant", "You picked 5433.", "2026-03-02T09:00:04Z"),
-    ]
+    ]]
 
 
 def _leaks(*folders: Path) -> dict[str, list[str]]:
@@ -60,7 +62,7 @@ def imported_and_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path
 
 def test_no_secret_reaches_any_file_of_the_suite_or_the_run(imported_and_run: dict[str, Path]) -> None:
     """Every file name and content of the suite and the run folder (results, scores, junit, run.json, index.html,
-    its response cache) is free of the five secrets."""
+    its response cache) is free of the six secrets."""
     assert _leaks(imported_and_run["suite"], imported_and_run["run"]) == {}
     run = imported_and_run["run"]
     assert {"results.jsonl", "scores.jsonl", "junit.xml", "run.json", "index.html"} <= {p.name for p in run.iterdir()}
