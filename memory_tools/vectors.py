@@ -294,11 +294,14 @@ class VectorIndex:
         started = time.perf_counter()
         batch = self.embedder.embed(list(texts), kind)
         self.usage.add(batch, len(texts), time.perf_counter() - started)
-        vectors = np.asarray(batch.vectors, dtype=np.float32)
+        with np.errstate(over="ignore"):  # an overflow is refused below, by name
+            vectors = np.asarray(batch.vectors, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(texts):
             raise EmbeddingError(
                 f"embedder {self.embedder.name!r} returned {vectors.shape} vectors for {len(texts)} texts"
             )
+        if not np.isfinite(vectors).all():  # a plug-in embedder's overflow: NaN would make every similarity NaN
+            raise EmbeddingError(f"embedder {self.embedder.name!r} returned a vector that is not finite as float32")
         return vectors
 
     def _visible(self, workspace_key: str | None) -> _Matrix:

@@ -91,7 +91,7 @@ class EmbeddingCache:
             import numpy as np
 
             vector = np.frombuffer(base64.b64decode(entry["vector"], validate=True), dtype="<f4")
-            if vector.size != entry.get("dim") or not np.all(np.isfinite(vector)):
+            if vector.size != entry.get("dim") or not np.all(np.isfinite(vector)) or not np.any(vector):
                 raise ValueError("dimension or values do not match")
             return vector.astype("float32")
         except FileNotFoundError:
@@ -117,11 +117,30 @@ class EmbeddingCache:
 
 
 def _normalized(rows: list[Any]) -> Any:
+    """The rows L2-normalised, as float32; the norms taken in float64 (squares of float32 values near 1.8e19 overflow)."""
     import numpy as np
 
-    matrix = np.vstack(rows).astype(np.float32) if rows else np.zeros((0, 0), dtype=np.float32)
+    matrix = np.vstack(rows).astype(np.float64) if rows else np.zeros((0, 0), dtype=np.float64)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0).astype(np.float32)
+
+
+#: The largest finite float32: a provider value beyond it becomes infinity in the index, then NaN once normalised.
+FLOAT32_MAX = 3.4028234663852886e38
+
+
+def vector_fault(vector: Any) -> str | None:
+    """Why an embedding cannot be indexed (None when it can): a value that is no finite float32, or every value 0.
+
+    A zero vector has no direction, so it is similar to nothing: its item would be silently unfindable.
+    """
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in vector):
+        return "that is not a list of finite numbers"
+    if any(abs(x) > FLOAT32_MAX for x in vector):
+        return f"with a value beyond float32's range (at most {FLOAT32_MAX:.4g}), which would index as NaN"
+    if not any(vector):
+        return "that is all zeros (it has no direction, so it would match nothing)"
+    return None
 
 
 class LiteLLMEmbedder:
@@ -227,9 +246,10 @@ def _parse_reply(model: str, response: Any, expected: int) -> tuple[list[list[fl
         vector = get("embedding")
         if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < expected or index in by_index:
             raise EmbeddingError(f"embedding model {model!r} returned an embedding with index {index!r}")
-        if (not isinstance(vector, list) or not 0 < len(vector) <= MAX_DIMENSIONS
-                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in vector)):
-            raise EmbeddingError(f"embedding model {model!r} returned embedding {index} that is not a list of finite numbers")
+        fault = (vector_fault(vector) if isinstance(vector, list) and 0 < len(vector) <= MAX_DIMENSIONS
+                 else "that is not a list of finite numbers")
+        if fault is not None:
+            raise EmbeddingError(f"embedding model {model!r} returned embedding {index} {fault}: a provider fault")
         by_index[index] = [float(x) for x in vector]
     usage = getattr(response, "usage", None)
     tokens = getattr(usage, "prompt_tokens", None) if usage is not None else None

@@ -96,6 +96,8 @@ class Script:
     embedding_fail_status: int | None = None
     cancel_on_disconnect: bool = False
     delays: tuple[float, ...] = ()
+    #: Each input's vector instead of its lexical one (an overflowing or all-zero reply).
+    embed: Callable[[str], list[float]] | None = None
 
 
 @dataclass
@@ -302,8 +304,8 @@ def _handler_class(state: _State) -> type[BaseHTTPRequestHandler]:
 
             inputs = body.get("input")
             inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
-            data = [{"object": "embedding", "index": i, "embedding": [round(float(x), 6) for x in lexical_vector(str(text))]}
-                    for i, text in enumerate(inputs)]
+            vector = script.embed or (lambda text: [round(float(x), 6) for x in lexical_vector(text)])
+            data = [{"object": "embedding", "index": i, "embedding": vector(str(text))} for i, text in enumerate(inputs)]
             tokens = sum(len(str(text).split()) for text in inputs)
             self._send(200, {"object": "list", "data": data, "model": str(body.get("model", "fake")),
                              "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})

@@ -128,6 +128,8 @@ def test_vectors_come_back_l2_normalised_in_input_order(tmp_path, fake_litellm) 
         ([{"index": 0, "embedding": [1.0]}, {"index": 1, "embedding": [float("nan")]}], "not a list of finite numbers"),
         ([{"index": 0, "embedding": [1.0]}, {"index": 1, "embedding": "abc"}], "not a list of finite numbers"),
         ([{"index": 0, "embedding": [1.0]}, {"index": 1, "embedding": [1.0, 2.0]}], "dimensions"),
+        ([{"index": 0, "embedding": [1.0, 1e39]}, {"index": 1, "embedding": [1.0, 0.0]}], "beyond float32's range"),
+        ([{"index": 0, "embedding": [1.0]}, {"index": 1, "embedding": [0.0, 0.0, -0.0]}], "all zeros"),
     ],
 )
 def test_a_malformed_reply_is_an_error_naming_the_model(tmp_path, fake_litellm, data, message) -> None:
@@ -135,6 +137,13 @@ def test_a_malformed_reply_is_an_error_naming_the_model(tmp_path, fake_litellm, 
     with pytest.raises(EmbeddingError, match="openai/embed-a") as caught:
         _embedder(tmp_path).embed(["a", "b"], "passage")
     assert message in str(caught.value)
+
+
+def test_large_finite_values_normalise_without_overflow(tmp_path, fake_litellm) -> None:
+    """Values near float32's limit (their squares overflow float32) still normalise: the norm is taken in float64."""
+    fake_litellm.reply = lambda kwargs: types.SimpleNamespace(data=[{"index": 0, "embedding": [3e37, 4e37]}], usage=None)
+    vectors = _embedder(tmp_path).embed(["a"], "passage").vectors
+    assert np.allclose(vectors, [[0.6, 0.8]]) and vectors.dtype == np.float32
 
 
 def test_a_provider_failure_is_an_embedding_error(tmp_path, fake_litellm) -> None:
