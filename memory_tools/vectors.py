@@ -111,6 +111,8 @@ class EmbeddingUsage:
         tokens: Input tokens the provider counted.
         cost_usd: Their cost.
         latency_s: Wall time spent embedding (provider calls or local computation).
+        calls: Embedding requests that computed anything, by a provider or in process (a batch served
+            wholly from a cache is not one): an in-process embedder's work counts like a provider's.
     """
 
     model: str
@@ -120,9 +122,11 @@ class EmbeddingUsage:
     tokens: int = 0
     cost_usd: float = 0.0
     latency_s: float = 0.0
+    calls: int = 0
 
     def add(self, batch: Embeddings, texts: int, elapsed_s: float) -> None:
         self.texts += texts
+        self.calls += 1 if batch.cached < texts else 0
         self.cached += batch.cached
         self.provider_calls += batch.provider_calls
         self.tokens += batch.tokens
@@ -201,6 +205,8 @@ class LexicalEmbedder:
 
     name = LEXICAL_MODEL
     min_similarity = LEXICAL_MIN_SIMILARITY
+    prefix = "none"
+    dimensions = LEXICAL_DIM
 
     def embed(self, texts: Sequence[str], kind: EmbedKind) -> Embeddings:
         np = _numpy()

@@ -152,6 +152,8 @@ class EmbeddingUsageLog(_Record):
     tokens: int = Field(description="Input tokens the provider counted")
     cost_usd: float = Field(description="Their cost (0 when local, cached or unpriced)")
     latency_s: float = Field(description="Wall time spent embedding")
+    calls: int = Field(0, description="Embedding requests that computed anything, by a provider or in process (an in-process "
+                                      "embedder's batch counts like a provider's; a batch wholly from the cache does not)")
 
 
 class SampleRecord(_Record):
@@ -230,7 +232,11 @@ class ArmFingerprint(_Record):
     retrieval_budget: dict[str, int] = Field(description="The budget the arm ran with: top_k and chars")
     sees_session_times: bool = Field(
         True, description="False: the system cannot back-date writes (it stamps them now); its temporal results are marked")
-    config_hash: str = Field(description="SHA-256 of the system's name, class, write mode, budget, session times and configuration")
+    config_hash: str = Field(description="SHA-256 of the system's name, class, write mode, budget, session times, configuration "
+                             "and embedder")
+    embedder: dict[str, Any] | None = Field(
+        None, description="The embedder the arm embeds with: source 'run' (the run's: model, prefix, dimensions) or 'own' "
+                          "(a system that cannot take the run's, marked); absent for a system that embeds nothing")
 
 
 class RunManifest(_Record):

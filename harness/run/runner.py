@@ -122,7 +122,8 @@ def embedding_log(usage: Any) -> EmbeddingUsageLog | None:
     if usage is None:
         return None
     return EmbeddingUsageLog(model=usage.model, texts=usage.texts, cached=usage.cached, provider_calls=usage.provider_calls,
-                             tokens=usage.tokens, cost_usd=usage.cost_usd, latency_s=usage.latency_s)
+                             tokens=usage.tokens, cost_usd=usage.cost_usd, latency_s=usage.latency_s,
+                             calls=getattr(usage, "calls", 0))
 
 
 @dataclass

@@ -31,8 +31,10 @@ from harness.memory_systems import (
     WRITE_MAX_TOOL_ROUNDS,
     ArmSetup,
     ModelWrite,
+    current_embedder,
     open_instance,
     resolve_arm,
+    sample_embedding_usage,
     write_messages,
     write_order,
 )
@@ -70,7 +72,7 @@ async def run_memory_sample(
     """
     arm = resolve_arm(arm_name)
     result = MemorySampleResult()
-    instance = open_instance(arm, scenario, budget)
+    instance = open_instance(arm, scenario, budget, current_embedder())
     try:
         if arm.write_mode == "agent":
             written = await run_write_phase(instance, scenario, client=client, settings=settings, epoch=epoch)
@@ -87,7 +89,7 @@ async def run_memory_sample(
         )
         return result
     finally:
-        result.embedding = instance.embedding_usage() if hasattr(instance, "embedding_usage") else None
+        result.embedding = sample_embedding_usage(instance)
         instance.close()
 
 
