@@ -7,7 +7,8 @@ against the scenario's relevant items, tokens per sample at the probe and in
 the write phase, the latency of each memory-search call (p50/p95 over calls,
 intervals clustered by scenario), cost per sample, and whether the system saw
 true session times (with its temporal-category accuracy beside it: a system
-that stamps writes "now" is read for what it is).
+that stamps writes "now" is read for what it is), and what building and
+embedding each system's memory cost per sample (:mod:`harness.report.accounting`).
 
 Figures come from the aggregate ``metrics`` rows (category ``all``; continuity
 from ``headline`` when the suite has a protocol, as the verdict and the arm
@@ -22,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from harness.report import formatting as fmt
+from harness.report.accounting import ACCOUNTING_COLUMNS, accounting_by_arm, accounting_cells
 
 __all__ = ["SEARCH_TOOLS", "SYSTEM_COLUMNS", "TEMPORAL_CATEGORY", "is_search_tool", "systems_block", "systems_lines",
            "systems_section"]
@@ -44,6 +46,7 @@ SYSTEM_COLUMNS = (
     ("search_latency", "search p50 / p95 ms"),
     ("cost_usd", "cost / sample"),
     ("session_times", "session times (temporal)"),
+    *ACCOUNTING_COLUMNS,  # ingest and embedding cost per sample (harness.report.accounting)
 )
 
 
@@ -98,6 +101,7 @@ def systems_block(manifest: Any, records: Sequence[Any], metrics: Sequence[Mappi
 
     index = _metric_index(metrics)
     latencies = _search_latencies(records)
+    accounting = accounting_by_arm(records)
     fingerprints = getattr(manifest, "arm_fingerprints", None) or {}
     budget = manifest.parameters.get("retrieval_budget") if isinstance(manifest.parameters, dict) else None
     present = {(str(r.get("model")), str(r.get("arm"))) for r in metrics if isinstance(r, Mapping)}
@@ -138,6 +142,7 @@ def systems_block(manifest: Any, records: Sequence[Any], metrics: Sequence[Mappi
                 "cost_usd": _value(index, key("cost_usd")),
                 "sees_session_times": None if fingerprint is None else bool(fingerprint.sees_session_times),
                 "temporal_continuity": temporal,
+                **accounting.get((model, arm), {}),
             })  # fmt: skip
     return rows
 
@@ -181,6 +186,7 @@ def _cells(row: Mapping[str, Any]) -> dict[str, str]:
         "search_latency": "—" if p50 is None else f"{p50:.2f} / {p95:.2f}",
         "cost_usd": f"${cost:.4f}" if fmt.is_number(cost) else "—",
         "session_times": times if temporal == "—" else f"{times} ({temporal})",
+        **accounting_cells(row),
     }
 
 
