@@ -20,7 +20,9 @@ and the systems table:
   figures are reported apart).
 
 A system that embeds nothing has no embedding figures (None); a record
-written before ``ingest`` was recorded has no ingest figures.
+written before ``ingest`` was recorded has no ingest figures. A system whose
+fingerprint says it embeds with its own embedder, not the run's, is marked
+so in the embedding column.
 """
 
 from __future__ import annotations
@@ -93,8 +95,11 @@ def _seconds(value: Any) -> str:
 def accounting_cells(row: Mapping[str, Any]) -> dict[str, str]:
     """The accounting columns of one ``systems`` row as display text (``—`` where a figure does not apply)."""
     calls, cost = row.get("embedding_calls"), row.get("embedding_cost_usd")
+    embedder = row.get("embedder") if isinstance(row.get("embedder"), Mapping) else {}
     embedding = "—"
-    if fmt.is_number(calls):
+    if embedder.get("source") == "own":  # a system that cannot take the run's embedder: marked, not hidden
+        embedding = f"own embedder: {embedder.get('model')} (not the run's)"
+    elif fmt.is_number(calls):
         embedding = f"{calls:.1f} · {_seconds(row.get('embedding_s'))} ({_seconds(row.get('embedding_s_uncached'))})"
     tokens = row.get("embedding_tokens")
     cost_text = "—"

@@ -122,6 +122,7 @@ def systems_block(manifest: Any, records: Sequence[Any], metrics: Sequence[Mappi
                 "model": model, "arm": arm,
                 "system": getattr(fingerprint, "system", None), "version": getattr(fingerprint, "version", None),
                 "config_hash": getattr(fingerprint, "config_hash", None),
+                "embedder": getattr(fingerprint, "embedder", None),
                 "retrieval_budget": getattr(fingerprint, "retrieval_budget", None) or budget,
                 # a suite with a protocol: the headline's continuity, as the verdict decides it (LoCoMo's
                 # adversarial category, where an arm that sees nothing wins by abstaining, is reported apart)

@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.plugin_packages import REPO, child_env, install, on_path, records, write_distribution
+from tests.integration.plugin_packages import (REPO, child_env, differs_under_two_embedders, install, on_path, records,
+                                               write_distribution)
 
 if importlib.util.find_spec("engrava") is None:
     pytest.skip("engrava is not installed (pip install 'engrava>=0.7,<0.8'): skipping the engrava plug-in tests",
@@ -271,22 +272,6 @@ def test_an_archived_item_is_stored_archived_and_engrava_never_returns_it(plugin
 
 def test_engrava_embeds_with_the_runs_embedder_passages_when_storing_and_the_query_when_searching(plugin: Path) -> None:
     """Two embedders, two rankings: the plug-in's scores follow the embedder the harness hands it, counted per sample."""
-    from harness.memory_systems import open_instance, resolve_arm, sample_embedding_usage
-    from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET
-    from memory_tools import LexicalEmbedder
-    from tests.memory_systems.embedders import LengthEmbedder
-
-    scenario = _scenario()
-    scores, usage = {}, {}
-    length = LengthEmbedder()
-    for embedder in (LexicalEmbedder(), length):
-        instance = open_instance(resolve_arm("engrava_vector"), scenario, DEFAULT_RETRIEVAL_BUDGET, embedder)
-        try:
-            scores[embedder.name] = [round(s, 6) for _, s in instance.search("Brightwater Dental", "ws-acme")]
-            found = sample_embedding_usage(instance)
-            usage[embedder.name] = (found.model, found.texts > 0, found.calls > 0)
-        finally:
-            instance.close()
-    assert scores["lexical"] != scores["test/length"]
-    assert usage == {"lexical": ("lexical", True, True), "test/length": ("test/length", True, True)}
-    assert length.kinds[-1] == "query" and set(length.kinds[:-1]) == {"passage"}
+    kinds = differs_under_two_embedders("engrava_vector", _scenario(),
+                                        lambda instance: [round(s, 6) for _, s in instance.search("Brightwater Dental", "ws-acme")])
+    assert kinds[-1] == "query" and set(kinds[:-1]) == {"passage"}

@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.plugin_packages import REPO, child_env, install, on_path, records, write_distribution
+from tests.integration.plugin_packages import (REPO, child_env, differs_under_two_embedders, install, on_path, records,
+                                               write_distribution)
 
 if importlib.util.find_spec("mem0") is None:
     pytest.skip("mem0ai is not installed (pip install 'mem0ai>=2.2,<3'): skipping the mem0 plug-in tests",
@@ -140,26 +141,16 @@ def test_mem0_search_honours_the_budget_top_k_where_a_limit_is_silently_ignored(
 
 def test_mem0_embeds_with_the_runs_embedder_so_two_embedders_give_two_results(plugin: Path) -> None:
     """The plug-in's search follows the embedder the harness hands it (queries as queries), counted per sample."""
-    from harness.memory_systems import open_instance, resolve_arm, sample_embedding_usage
-    from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, probe_policy
-    from memory_tools import LexicalEmbedder
-    from tests.memory_systems.embedders import LengthEmbedder
+    from harness.scenarios import probe_policy
 
     scenario = _scenario()
-    shown, usage = {}, {}
-    length = LengthEmbedder()
-    for embedder in (LexicalEmbedder(), length):
-        instance = open_instance(resolve_arm("mem0_raw"), scenario, DEFAULT_RETRIEVAL_BUDGET, embedder)
-        try:
-            probe = instance.begin_probe(*probe_policy(scenario))
-            shown[embedder.name] = probe.tools.call("mem0_search", {"query": "Who is the pilot customer?"}).result_text
-            found = sample_embedding_usage(instance)
-            usage[embedder.name] = (found.model, found.calls > 0)
-        finally:
-            instance.close()
-    assert shown["lexical"] != shown["test/length"]
-    assert usage == {"lexical": ("lexical", True), "test/length": ("test/length", True)}
-    assert length.kinds[-1] == "query" and "passage" in length.kinds
+
+    def search(instance: Any) -> str:
+        probe = instance.begin_probe(*probe_policy(scenario))
+        return probe.tools.call("mem0_search", {"query": "Who is the pilot customer?"}).result_text
+
+    kinds = differs_under_two_embedders("mem0_raw", scenario, search)
+    assert kinds[-1] == "query" and "passage" in kinds
 
 
 def test_a_stored_turn_discloses_its_items_but_not_a_value_a_later_item_replaced(plugin: Path) -> None:

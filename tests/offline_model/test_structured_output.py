@@ -25,13 +25,13 @@ STATEMENTS = {"Caroline: I went to the LGBTQ support group on 2023-05-07 and it 
 
 EXTRACTION = {
     "type": "object",
-    "properties": {"memory": {"type": "array", "items": {
+    "properties": {"records": {"type": "array", "items": {
         "type": "object",
-        "properties": {"id": {"type": "string"}, "text": {"type": "string"},
-                       "attributed_to": {"type": "string", "enum": ["user", "assistant"]},
-                       "linked_memory_ids": {"type": "array", "items": {"type": "string"}}},
-        "required": ["id", "text", "attributed_to"], "additionalProperties": False}}},
-    "required": ["memory"], "additionalProperties": False,
+        "properties": {"record_id": {"type": "string"}, "fact": {"type": "string"},
+                       "speaker_role": {"type": "string", "enum": ["user", "assistant"]},
+                       "related": {"type": "array", "items": {"type": "string"}}},
+        "required": ["record_id", "fact", "speaker_role"], "additionalProperties": False}}},
+    "required": ["records"], "additionalProperties": False,
 }
 PYDANTIC_STYLE = {  # what pydantic's model_json_schema() gives: $defs, $ref, anyOf with null, titles
     "$defs": {"Fact": {"type": "object", "title": "Fact",
@@ -66,9 +66,9 @@ def _structured(schema: dict[str, Any], messages: list[dict[str, Any]] = CONVERS
 
 def test_an_extraction_schema_gets_one_element_per_statement_made_with_its_speaker_role() -> None:
     value = _structured(EXTRACTION)
-    assert {m["text"] for m in value["memory"]} == STATEMENTS  # questions, thanks and the request itself are not statements
-    assert [m["id"] for m in value["memory"]] == ["0", "1", "2"]
-    roles = {m["text"].split(":")[0]: m["attributed_to"] for m in value["memory"]}
+    assert {m["fact"] for m in value["records"]} == STATEMENTS  # questions, thanks and the request itself are not statements
+    assert [m["record_id"] for m in value["records"]] == ["0", "1", "2"]
+    roles = {m["fact"].split(":")[0]: m["speaker_role"] for m in value["records"]}
     assert roles == {"Caroline": "user", "Melanie": "assistant"}
 
 
@@ -115,4 +115,4 @@ def test_litellm_and_the_in_process_call_give_the_same_structured_reply(schema: 
 
 
 def test_nothing_to_extract_still_gives_every_required_property() -> None:
-    assert _structured(EXTRACTION, [{"role": "user", "content": "user: Thanks!\nassistant: You're welcome."}]) == {"memory": []}
+    assert _structured(EXTRACTION, [{"role": "user", "content": "user: Thanks!\nassistant: You're welcome."}]) == {"records": []}

@@ -50,6 +50,13 @@ def test_an_arm_served_from_anothers_cache_reports_what_it_would_have_cost_uncac
     assert accounting_cells(second)["embedding"] == "0.0 · 0.00 (3.00)"
 
 
+def test_a_system_on_its_own_embedder_is_marked_in_the_table() -> None:
+    own = {"embedder": {"source": "own", "model": "vendor-embed-v2", "prefix": None, "dimensions": None}, "embedding_calls": 1.0}
+    assert accounting_cells(own)["embedding"] == "own embedder: vendor-embed-v2 (not the run's)"
+    run = {**own, "embedder": {"source": "run", "model": "lexical"}, "embedding_s": 0.5, "embedding_s_uncached": 0.5}
+    assert accounting_cells(run)["embedding"] == "1.0 · 0.50 (0.50)"
+
+
 def test_a_sample_of_an_embedding_arm_that_embedded_nothing_counts_as_zero() -> None:
     rows = accounting_by_arm([_record("mem0", embedding={"calls": 4, "latency_s": 1.0}), _record("mem0")])
     assert rows[("m", "mem0")]["embedding_calls"] == 2.0 and rows[("m", "mem0")]["embedding_s"] == pytest.approx(0.5)
