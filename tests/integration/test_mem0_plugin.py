@@ -116,6 +116,24 @@ def test_mem0_stores_every_earlier_turn_as_one_memory_in_its_workspace_scope(plu
     assert {ws: sorted(m["memory"] for m in found) for ws, found in stored.items()} == turns
 
 
+def test_a_named_speaker_opens_the_content_mem0_is_given_as_in_mem0s_locomo_harness(plugin: Path) -> None:
+    """mem0 renders ``role: content`` and drops ``name``: without the speaker in the content, no memory says who spoke."""
+    import recall_eval_mem0
+    from harness.scenarios import Scenario
+
+    data = _scenario().model_dump(mode="json", exclude_none=True)
+    data["sessions"][0]["turns"][0]["speaker"] = "Dana"
+    scenario = Scenario.model_validate(data)
+    instance = recall_eval_mem0.Mem0RawSystem().open(scenario, "none")
+    try:
+        stored = instance.memory.get_all(filters={"user_id": recall_eval_mem0.user_for(scenario.sessions[0].workspace)})["results"]
+    finally:
+        instance.close()
+    first = scenario.sessions[0].turns[0]
+    assert f"Dana: {first.content}" in {m["memory"] for m in stored}
+    assert all(m["metadata"]["timestamp"] == recall_eval_mem0.iso_time(scenario.sessions[0].started_at) for m in stored)
+
+
 def test_mem0_search_honours_the_budget_top_k_where_a_limit_is_silently_ignored(plugin: Path) -> None:
     import recall_eval_mem0
     from harness.scenarios import Scenario

@@ -12,9 +12,10 @@ Two arms (two systems, so each arm is its own configuration):
   with ``add(..., infer=False)``: a named variant below mem0's defaults.
 
 As mem0's own LoCoMo harness does (``evaluation/src/memzero``), every write
-carries its session's start as ``metadata={"timestamp": ...}`` (ISO 8601 UTC)
-and every search result is shown as ``"<timestamp>: <memory>"``, so
-``sees_session_times`` is True.
+carries its session's start as ``metadata={"timestamp": ...}`` (ISO 8601 UTC),
+a turn's named speaker opens its content (``"Caroline: ..."``: mem0 shows the
+extraction model ``role: content`` and drops ``name``), and every search
+result is shown as ``"<timestamp>: <memory>"``, so ``sees_session_times`` is True.
 
 At the probe both offer ``mem0_search(query)``: ``Memory.search`` with
 ``filters=`` naming exactly the probe's scopes and ``top_k=`` the run's
@@ -228,6 +229,13 @@ def iso_time(millis: int) -> str:
     return datetime.fromtimestamp(millis / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def mem0_message(turn: Any) -> dict[str, Any]:
+    """A turn as mem0's LoCoMo harness adds it: a named speaker opens the content (``"Caroline: ..."``), because
+    mem0 renders messages as ``role: content`` and drops ``name``; ``name`` is kept for mem0's ``actor_id``."""
+    content = f"{turn.speaker}: {turn.content}" if turn.speaker else turn.content
+    return {"role": turn.role, "content": content, **({"name": turn.speaker} if turn.speaker else {})}
+
+
 def shown(memory: dict[str, Any]) -> str:
     """A memory as mem0's LoCoMo harness shows it to the answering model: ``"<timestamp>: <memory>"``."""
     stamp = (memory.get("metadata") or {}).get("timestamp")
@@ -270,7 +278,7 @@ class Mem0Instance(MemoryInstance):
         added = []
         scope = self.add_arguments(session)
         for turn in session.turns:
-            message = {"role": turn.role, "content": turn.content, **({"name": turn.speaker} if turn.speaker else {})}
+            message = mem0_message(turn)
             metadata = {**scope["metadata"], "turn": turn.id}
             added += self.memory.add([message], **{**scope, "metadata": metadata}, infer=False)["results"]
         return added
@@ -354,7 +362,7 @@ class _ExtractSession(ModelWrite):
 
     def run(self, model: Any) -> list[ToolExecution]:
         instance, session = self.instance, self.session
-        messages = [{"role": t.role, "content": t.content, **({"name": t.speaker} if t.speaker else {})} for t in session.turns]
+        messages = [mem0_message(t) for t in session.turns]
         scope = instance.add_arguments(session)
         started = time.perf_counter()
         instance.llm.model, instance.llm.replies = model, []
