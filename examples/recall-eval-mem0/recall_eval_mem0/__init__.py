@@ -396,7 +396,9 @@ class _Mem0Base(MemorySystem):
     def vendor_defaults(self) -> dict[str, Any]:
         """Where this arm departs from mem0's published defaults (empty: none), for the run's system contract."""
         out: dict[str, Any] = {"keyword_search": KEYWORD_SEARCH}
-        if not self.infer:
+        if self.infer:
+            out["response_format"] = "json_schema of mem0's documented reply (mem0 sends json_object)"
+        else:
             out["infer"] = "False (mem0's default is True: fact extraction)"
         return out
 
