@@ -58,6 +58,12 @@ are opened as before), and the instance's ``retrieval_budget`` attribute holds
 it before ``begin_write``/``begin_probe`` run. A system honours it in every
 retrieval it makes; the run records it in each arm's fingerprint.
 
+**Embedder.** A system that embeds declares an ``embedder`` parameter in
+``open`` and gets the run's embedder for the sample
+(:class:`~harness.memory_systems.run_embedding.SampleEmbedding`: model,
+prefix, dimensions and a counted ``embed``); one that cannot take it names
+its own in ``own_embedder``. The arm's fingerprint records which, and hashes it.
+
 **Session times.** ``sees_session_times`` (default True) says whether the
 system stores what it writes at the session's own time. A system that cannot
 back-date writes (it stamps them "now") sets it False; the report shows it
