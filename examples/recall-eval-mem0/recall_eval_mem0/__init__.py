@@ -92,7 +92,7 @@ from harness.memory_systems import (
     write_order,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 DEFAULT_TOP_K = 10
 DEFAULT_CHARS = 4000
