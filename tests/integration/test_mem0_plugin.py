@@ -422,6 +422,9 @@ def test_mem0_at_its_defaults_extracts_offline_and_shows_each_memory_with_its_se
     stamp = recall_eval_mem0.iso_time(scenario.sessions[0].started_at)
     assert any(entry["text"].startswith(f"{stamp}: ") and "Brightwater" in entry["text"] for entry in shown)
     assert _tool_leaks(record, scenario) == [] and "Brightwater" in (record["final_answer"] or "")
+    ingest, embedding = record["ingest"], record["embedding"]  # accounted like any system: its store and its extraction
+    assert ingest["open_s"] > 0 and ingest["write_s"] > 0 and ingest["embedding_calls"] > 0
+    assert embedding["model"] == "lexical" and embedding["calls"] >= ingest["embedding_calls"]
 
 
 
