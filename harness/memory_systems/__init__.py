@@ -21,7 +21,8 @@ agent-extracted items (``extracted``); the prompt every arm shares is
   :data:`ENTRY_POINT_GROUP`;
 - the registry: :func:`resolve_arm`, :func:`all_arms`, :func:`builtin_arms`,
   :func:`plugin_arms`, :class:`SystemArm`, :class:`MemorySystemError`;
-- the vector arms' embedder: :func:`configure_embedder`, :func:`current_embedder`, :data:`VECTOR_ARMS`;
+- the vector arms' embedder: :func:`configure_embedder`, :func:`current_embedder`, :data:`VECTOR_ARMS`; the run's
+  embedder as a system receives it (``open(..., embedder=)``): :class:`SampleEmbedding`, :func:`arm_embedder`;
 - the prompts: :class:`ArmSetup`; the write phase's :data:`WRITE_SYSTEM_PROMPT`,
   :func:`write_messages`, :func:`render_transcript`, :func:`write_order`.
 """
@@ -55,6 +56,8 @@ from harness.memory_systems.registry import (
     plugin_arms,
     resolve_arm,
 )
+from harness.memory_systems.run_embedding import (SampleEmbedding, arm_embedder, embedder_record, sample_embedding,
+                                                  sample_embedding_usage)
 from harness.memory_systems.vector import VECTOR_ARMS, configure_embedder, current_embedder
 from harness.memory_systems.write_prompt import (
     WRITE_MAX_TOOL_ROUNDS,
@@ -76,6 +79,7 @@ __all__ = [
     "MemorySystemError",
     "ModelWrite",
     "ProbeSetup",
+    "SampleEmbedding",
     "StaticToolRun",
     "SystemArm",
     "ToolExecution",
@@ -87,7 +91,11 @@ __all__ = [
     "configure_embedder",
     "current_embedder",
     "arguments_text",
+    "arm_embedder",
     "arm_fingerprint",
+    "embedder_record",
+    "sample_embedding",
+    "sample_embedding_usage",
     "builtin_arms",
     "decode_arguments",
     "open_instance",

@@ -58,6 +58,12 @@ are opened as before), and the instance's ``retrieval_budget`` attribute holds
 it before ``begin_write``/``begin_probe`` run. A system honours it in every
 retrieval it makes; the run records it in each arm's fingerprint.
 
+**Embedder.** A system that embeds declares an ``embedder`` parameter in
+``open`` and gets the run's embedder for the sample
+(:class:`~harness.memory_systems.run_embedding.SampleEmbedding`: model,
+prefix, dimensions and a counted ``embed``); one that cannot take it names
+its own in ``own_embedder``. The arm's fingerprint records which, and hashes it.
+
 **Session times.** ``sees_session_times`` (default True) says whether the
 system stores what it writes at the session's own time. A system that cannot
 back-date writes (it stamps them "now") sets it False; the report shows it
@@ -88,9 +94,7 @@ Example (a system that injects a fixed note as context)::
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import inspect
 import json
 import time
 from collections.abc import Mapping
@@ -98,6 +102,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from harness.memory_systems.prompts import ArmSetup, _conversation, system_prompt
+from harness.memory_systems.run_embedding import (EMBEDDER_PARAMETER, arm_embedder, open_method, sample_embedding,
+                                                  takes_embedder, takes_parameter)
 from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, RetrievalBudget, Scenario, Session
 from memory_tools import DenialReason, MemoryPolicy, RunContext, admission
 
@@ -247,6 +253,9 @@ class MemorySystem:
     arms: Mapping[str, WriteMode] = {}
     forgetting: str = ""
     sees_session_times: bool = True
+    own_embedder: str = ""
+    """A system that embeds but cannot take the run's embedder names its own here (marked in run.json); one that
+    takes it declares ``embedder`` in ``open`` (:mod:`harness.memory_systems.run_embedding`)."""
 
     def configuration(self) -> Mapping[str, Any]:
         """What else changes this system's answers (model names, ranking constants ...), JSON-able.
@@ -281,38 +290,38 @@ class SystemArm:
         return declared if isinstance(declared, str) and declared.strip() else "not declared"
 
 
-def open_instance(arm: SystemArm, scenario: Scenario, budget: RetrievalBudget = DEFAULT_RETRIEVAL_BUDGET) -> MemoryInstance:
-    """A fresh instance of ``arm`` for one sample, given the run's retrieval budget.
+def open_instance(arm: SystemArm, scenario: Scenario, budget: RetrievalBudget = DEFAULT_RETRIEVAL_BUDGET,
+                  embedder: Any = None) -> MemoryInstance:
+    """A fresh instance of ``arm`` for one sample, given the run's retrieval budget and embedder.
 
     ``open`` gets ``budget=`` when it declares that parameter (or ``**kwargs``); a system written before
     budgets existed is opened as it always was. Either way the instance's ``retrieval_budget`` is set.
+    ``open`` gets ``embedder=`` (a :class:`~harness.memory_systems.run_embedding.SampleEmbedding` of the run's
+    ``embedder``, None: lexical) when it declares that parameter; the instance's ``run_embedding`` holds it.
     """
     system = arm.system
-    if _takes_budget(type(system).open if not isinstance(system, type) else system.open):
-        instance = system.open(scenario, arm.write_mode, budget=budget)  # type: ignore[call-arg]
-    else:
-        instance = system.open(scenario, arm.write_mode)
-    try:
-        instance.retrieval_budget = budget
-    except (AttributeError, TypeError):  # a frozen or slotted instance of a plug-in: it got the budget in open or not at all
-        pass
+    kwargs: dict[str, Any] = {}
+    if takes_parameter(open_method(system), "budget"):
+        kwargs["budget"] = budget
+    sample = sample_embedding(embedder) if takes_embedder(system) else None
+    if sample is not None:
+        kwargs[EMBEDDER_PARAMETER] = sample
+    instance = system.open(scenario, arm.write_mode, **kwargs)
+    for name, value in (("retrieval_budget", budget), ("run_embedding", sample)):
+        try:
+            setattr(instance, name, value)
+        except (AttributeError, TypeError):  # a frozen or slotted instance of a plug-in: it got them in open or not at all
+            pass
     return instance
 
 
-@functools.lru_cache(maxsize=256)
-def _takes_budget(open_method: Any) -> bool:
-    try:
-        parameters = inspect.signature(open_method).parameters
-    except (TypeError, ValueError):
-        return False
-    return "budget" in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+def arm_fingerprint(arm: SystemArm, budget: RetrievalBudget, harness_version: str,
+                    run_embedder: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What identifies an arm's system in a run: system, version, budget, session times, embedder and a configuration hash.
 
-
-def arm_fingerprint(arm: SystemArm, budget: RetrievalBudget, harness_version: str) -> dict[str, Any]:
-    """What identifies an arm's system in a run: system, version, budget, session times and a configuration hash.
-
-    The hash covers the system's name and class, write mode, budget, ``sees_session_times`` and
-    :meth:`MemorySystem.configuration`: the same arm name under another configuration hashes apart.
+    The hash covers the system's name and class, write mode, budget, ``sees_session_times``,
+    :meth:`MemorySystem.configuration` and the embedder it embeds with (:func:`arm_embedder`: the run's
+    ``run_embedder`` record when it takes it): the same arm name under another configuration or embedder hashes apart.
     """
     system = arm.system
     version = f"recall-eval {harness_version}" if arm.origin == "built-in" else arm.origin
@@ -324,11 +333,15 @@ def arm_fingerprint(arm: SystemArm, budget: RetrievalBudget, harness_version: st
         "write_mode": arm.write_mode, "retrieval_budget": budget.record(), "sees_session_times": sees,
         "configuration": configuration,
     }
+    embedder = arm_embedder(system, run_embedder)
+    if embedder is not None:  # systems that embed nothing hash as before
+        payload["embedder"] = embedder
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return {
         "system": system.name, "version": version, "write_mode": arm.write_mode,
         "retrieval_budget": budget.record(), "sees_session_times": sees,
         "config_hash": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        **({"embedder": embedder} if embedder is not None else {}),
     }
 
 

@@ -32,6 +32,7 @@ from harness.records.models import (
     ToolCallLog,
     WritePhaseLog,
     EmbeddingUsageLog,
+    IngestLog,
     WriteSessionLog,
     sample_id,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "ToolCallLog",
     "WritePhaseLog",
     "EmbeddingUsageLog",
+    "IngestLog",
     "WriteSessionLog",
     "append_line",
     "append_record",

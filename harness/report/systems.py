@@ -7,10 +7,11 @@ against the scenario's relevant items, tokens per sample at the probe and in
 the write phase, the latency of each memory-search call (p50/p95 over calls,
 intervals clustered by scenario), cost per sample, and whether the system saw
 true session times (with its temporal-category accuracy beside it: a system
-that stamps writes "now" is read for what it is), and, where a scenario asks
-to forget, each arm's forgotten facts back at the probe and answers repeating
-one (the verdict's ``no_retained_after_forget`` judges the treatment arm; this
-column shows every arm's).
+that stamps writes "now" is read for what it is), what building and
+embedding each system's memory cost per sample (:mod:`harness.report.accounting`),
+and, where a scenario asks to forget, each arm's forgotten facts back at the probe
+and answers repeating one (the verdict's ``no_retained_after_forget`` judges the
+treatment arm; this column shows every arm's).
 
 Figures come from the aggregate ``metrics`` rows (category ``all``; continuity
 from ``headline`` when the suite has a protocol, as the verdict and the arm
@@ -25,6 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from harness.report import formatting as fmt
+from harness.report.accounting import ACCOUNTING_COLUMNS, accounting_by_arm, accounting_cells
 
 __all__ = ["SEARCH_TOOLS", "SYSTEM_COLUMNS", "TEMPORAL_CATEGORY", "is_search_tool", "systems_block", "systems_lines",
            "systems_section"]
@@ -48,6 +50,7 @@ SYSTEM_COLUMNS = (
     ("cost_usd", "cost / sample"),
     ("session_times", "session times (temporal)"),
     ("forgetting", "forgotten: retained / said"),
+    *ACCOUNTING_COLUMNS,  # ingest and embedding cost per sample (harness.report.accounting)
 )
 
 
@@ -102,6 +105,7 @@ def systems_block(manifest: Any, records: Sequence[Any], metrics: Sequence[Mappi
 
     index = _metric_index(metrics)
     latencies = _search_latencies(records)
+    accounting = accounting_by_arm(records)
     fingerprints = getattr(manifest, "arm_fingerprints", None) or {}
     budget = manifest.parameters.get("retrieval_budget") if isinstance(manifest.parameters, dict) else None
     present = {(str(r.get("model")), str(r.get("arm"))) for r in metrics if isinstance(r, Mapping)}
@@ -122,6 +126,7 @@ def systems_block(manifest: Any, records: Sequence[Any], metrics: Sequence[Mappi
                 "model": model, "arm": arm,
                 "system": getattr(fingerprint, "system", None), "version": getattr(fingerprint, "version", None),
                 "config_hash": getattr(fingerprint, "config_hash", None),
+                "embedder": getattr(fingerprint, "embedder", None),
                 "retrieval_budget": getattr(fingerprint, "retrieval_budget", None) or budget,
                 # a suite with a protocol: the headline's continuity, as the verdict decides it (LoCoMo's
                 # adversarial category, where an arm that sees nothing wins by abstaining, is reported apart)
@@ -145,6 +150,7 @@ def systems_block(manifest: Any, records: Sequence[Any], metrics: Sequence[Mappi
                 # only where a scenario asks to forget: forgotten facts back at the probe, and answers repeating one
                 "retained_after_forget": _value(index, key("retained_after_forget_count")),
                 "forgotten_in_answers": _forgotten_answers(index.get(key("answer_forgotten_rate"))),
+                **accounting.get((model, arm), {}),
             })  # fmt: skip
     return rows
 
@@ -197,6 +203,7 @@ def _cells(row: Mapping[str, Any]) -> dict[str, str]:
         "session_times": times if temporal == "—" else f"{times} ({temporal})",
         "forgetting": "—" if row.get("retained_after_forget") is None
         else f"{_count(row.get('retained_after_forget'))} / {_count(row.get('forgotten_in_answers'))}",
+        **accounting_cells(row),
     }
 
 

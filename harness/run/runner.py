@@ -64,7 +64,7 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
     scenario = ctx.scenarios[spec.scenario_id]
     started_at, t0 = now_iso(), time.perf_counter()
     tools: list[dict[str, Any]] = []
-    write_phase, pasted, shadow, embedding = None, 0, None, None
+    write_phase, pasted, shadow, embedding, ingest = None, 0, None, None, None
     try:
         opts = ctx.options
         settings = ModelSettings(spec.model, opts.temperature, opts.timeout_s, spec.seed, opts.api_base, max_tokens=opts.max_tokens)
@@ -73,7 +73,7 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
                                          budget=opts.retrieval_budget)
         tools, outcome, write_phase, pasted = sample.tools, sample.outcome, sample.write_phase, sample.pasted
         shadow = None if sample.shadow is None else shadow_log(sample.shadow, spec.model)
-        embedding = embedding_log(sample.embedding)
+        embedding, ingest = embedding_log(sample.embedding), sample.ingest
     except Exception as exc:  # noqa: BLE001 - seeding or arm failure: an error sample, not a crash
         outcome = error_outcome(exc)
     error = outcome.error
@@ -101,6 +101,7 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
         tool_calls=outcome.tool_calls,
         write_phase=write_phase,
         embedding=embedding,
+        ingest=ingest,
         started_at=started_at,
         wall_time_s=time.perf_counter() - t0,
     )
@@ -122,7 +123,9 @@ def embedding_log(usage: Any) -> EmbeddingUsageLog | None:
     if usage is None:
         return None
     return EmbeddingUsageLog(model=usage.model, texts=usage.texts, cached=usage.cached, provider_calls=usage.provider_calls,
-                             tokens=usage.tokens, cost_usd=usage.cost_usd, latency_s=usage.latency_s)
+                             tokens=usage.tokens, cost_usd=usage.cost_usd, latency_s=usage.latency_s,
+                             calls=getattr(usage, "calls", 0), cached_latency_s=getattr(usage, "cached_latency_s", 0.0),
+                             cached_tokens=getattr(usage, "cached_tokens", 0), cached_cost_usd=getattr(usage, "cached_cost_usd", 0.0))
 
 
 @dataclass
