@@ -44,8 +44,10 @@ from harness.records.models import HISTORIES_FILE, PastedHistory, SampleRecord
 MARKER_ROLE = "pasted_history"
 HISTORIES_SCHEMA_VERSION = 2
 #: A pasted message whose canonical JSON is at least this long is stored once per run and named by digest.
-SHARED_MESSAGE_CHARS = 256
-_DIGEST_AT_START = re.compile(rb'^\{"digest":\s*"([0-9a-f]{64})"')
+SHARED_MESSAGE_CHARS = 512
+#: Hex digits of a shared message's name (the first of its SHA-256): 128 bits, and half the bytes of each reference.
+MESSAGE_DIGEST_HEX = 32
+_DIGEST_AT_START = re.compile(rb'^\{"digest":\s*"([0-9a-f]{64}|[0-9a-f]{32})"')
 
 
 def history_digest(span: list[dict[str, Any]]) -> str:
@@ -81,7 +83,7 @@ def history_lines(record: SampleRecord, written: set[str]) -> tuple[str, list[st
         if len(canonical) < SHARED_MESSAGE_CHARS:
             parts.append(message)
             continue
-        digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+        digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:MESSAGE_DIGEST_HEX]
         parts.append(digest)
         if digest not in written and digest not in added:
             lines.append(json_text({"digest": digest, "schema_version": HISTORIES_SCHEMA_VERSION, "message": message}))

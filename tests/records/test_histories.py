@@ -211,7 +211,7 @@ def test_a_workers_run_writes_each_pasted_history_once_too(finished_run: Path, t
 
 
 def _long(n: int, role: str = "user") -> dict:
-    return {"role": role, "content": f"[session {n}] " + "a long turn of a session pasted into several histories " * 8}
+    return {"role": role, "content": f"[session {n}] " + "a long turn of a session pasted into several histories " * 12}
 
 
 def test_a_session_pasted_into_two_histories_is_written_once_also_across_a_resume(tmp_path: Path) -> None:
