@@ -27,6 +27,7 @@ agent-extracted items (``extracted``); the prompt every arm shares is
   :func:`write_messages`, :func:`render_transcript`, :func:`write_order`.
 """
 
+from harness.memory_systems.planning import planned_probe, plans_without_store
 from harness.memory_systems.prompts import ArmSetup
 from harness.memory_systems.protocol import (
     ENTRY_POINT_GROUP,
@@ -99,6 +100,8 @@ __all__ = [
     "builtin_arms",
     "decode_arguments",
     "open_instance",
+    "planned_probe",
+    "plans_without_store",
     "plugin_arms",
     "policy_denial",
     "probe_messages",
