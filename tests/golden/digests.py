@@ -34,6 +34,9 @@ model call for a real model name, from the arm's messages and tool specs).
 Regenerate it only for an intended change of what an arm sends. The 16
 samples of the four ``forget-*`` scenarios were added later by ``records``
 on the code that added them (the arms unchanged), beside the 240 before.
+Issue 42 regenerated it on purpose: an arm no longer joins two messages of
+one role in a row (the probe stays its own message), which changed the 68
+samples whose messages hold such a run, and only those.
 """
 
 from __future__ import annotations
