@@ -20,8 +20,10 @@ What becomes what (docs/importers.md has the full table):
   scorer numbering; category 5 (adversarial) abstains, with the adversarial
   answer as a ``someone_else`` canary, unless it has a real ``answer`` (two
   do, ``"No"``): then it is scored as that answer;
-- a gold answer: glued digits spaced (``15April`` -> ``15 April``), glued
-  words reported, a dict dropped (:func:`repaired_gold`);
+- a gold answer: its checks and rubric from the repaired gold (glued digits
+  spaced, ``15April`` -> ``15 April``; glued words reported; a dict dropped:
+  :func:`repaired_gold`), ``f1_reference`` the published gold verbatim (the
+  papers' metrics score against it, trailing full stop and all);
 - summaries are not imported (they would hand the agent a digest the
   benchmark does not give memory systems).
 """
@@ -32,7 +34,7 @@ import datetime as _dt
 import re
 from typing import Any
 
-from harness.importers.answers import answer_check, gold_text, unglue_dates, unusable_gold
+from harness.importers.answers import answer_check, gold_text, published_gold, unglue_dates, unusable_gold
 from harness.importers.audit import glued_words, unglue_digits, vocabulary
 from harness.importers.extract import MAX_ITEM_CHARS, fact_chunks, keys_for, storable
 from harness.importers.faults import FaultLog
@@ -336,7 +338,7 @@ def _probes(cid: str, sample: dict[str, Any], lookup: dict[str, tuple[str, str]]
             if not gold:
                 faults.drop("question without an answer", where)
                 continue
-            expect = {**answer_check(gold, list_answer=number == 1), "f1_reference": gold,
+            expect = {**answer_check(gold, list_answer=number == 1), "f1_reference": published_gold(qa["answer"]),
                       "rubric": f"The gold answer is {gold!r}; a correct answer states it (paraphrase allowed)."}
             if relevant:
                 probe["item_roles"] = {item_id: "answer" for item_id in relevant}
