@@ -562,6 +562,20 @@ def test_a_gold_of_two_glued_words_is_kept_and_reported_with_the_split_it_may_me
         "conv-9 qa[0] (q001): 'watchingmovies' (watching movies?)"]}
 
 
+def test_a_misspelled_gold_is_kept_and_reported_with_the_spelling_an_answer_would_use_and_an_english_word_is_not(
+        ) -> None:
+    """LoCoMo conv-42/q004 ``21Janury`` and conv-42/q086 ``filmmaker``. Bug planted: the importer still reported
+    every gold word absent from the conversation that splits in two ('filmmaker' (film maker?) was its example)."""
+    from harness.importers.locomo import repaired_gold
+
+    faults = FaultLog()
+    words = {"film", "maker", "2022"}
+    assert repaired_gold("21Janury, 2022", words, "conv-42 qa[3] (q004)", faults) == "21Janury, 2022"
+    assert repaired_gold("filmmaker.", words, "conv-42 qa[85] (q086)", faults) == "filmmaker"
+    assert faults.examples == {"misspelled gold, kept (its check is unpassable as written)": [
+        "conv-42 qa[3] (q004): '21Janury' (an answer would write '21 January')"]}
+
+
 def test_a_question_whose_answer_is_empty_text_is_dropped_as_without_an_answer() -> None:
     conv, faults = _converted(locomo_sample([{**_ASK, "answer": "  "}, _ASK]))
     assert [p["id"] for p in conv["probes"]] == ["q002"]
