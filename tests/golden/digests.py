@@ -17,7 +17,11 @@ with::
 
 (it was written at the commit before the layout of one package per stage).
 Regenerate it for an intended change of what a run writes, and say so in the
-commit.
+commit (issue 42 did: the probe as its own message changed the starter run's
+answers, and scores.jsonl and metrics.csv gained the session-retrieval figures
+of both populations). The runs import the ``harness`` on the child's path: run
+the test with ``PYTHONPATH`` set to the checkout under test when another
+checkout is installed in the virtualenv, or it digests that one.
 
 ``tests/fixtures/golden/starter_four_arms.json`` was written by this module
 running on the code *before* the arms became memory systems (the commit
