@@ -31,7 +31,9 @@ Informational: none of these enters correctness, the outcome or the verdict.
   ``1/log2(r)``), over an ideal ranking of every evidence session first.
   Two populations, each under its own name: LongMemEval's
   (:func:`session_retrieval`, the ``session_*`` rows), which skips a question
-  with no target turn on the user side as its retrieval evaluation does, and
+  with no target turn on the user side as its retrieval evaluation does (a
+  turn with a ``speaker``, one of LoCoMo's two people, is a person's side
+  whatever its role), and
   ours (:func:`ours_session_retrieval`, the ``ours_session_*`` rows), every
   question with an evidence session.
 """
@@ -203,15 +205,18 @@ def ranked_sessions(record: SampleRecord, scenario: Scenario) -> list[str]:
 def evidence_sessions(scenario: Scenario, *, user_side: bool = False) -> set[str]:
     """The sessions the scenario's relevant items cite (the importers record the evidence turns as sources).
 
-    ``user_side``: only sources that are a ``user`` turn, as LongMemEval's retrieval evaluation counts a
-    session as a target only when one of its user turns has ``has_answer`` (else it renames it ``noans``).
+    ``user_side``: only sources that are a person's turn, as LongMemEval's retrieval evaluation counts a
+    session as a target only when one of its user turns has ``has_answer`` (else it renames it ``noans``):
+    a ``user`` turn, or any turn with a ``speaker`` (LoCoMo's two named people, whose ``assistant`` role is
+    a stand-in); an ``assistant`` turn without one is the assistant's own words, which LongMemEval skips.
     """
     relevant = set(scenario.expect.relevant_items)
     cited = [source for item in scenario.items if item.id in relevant for source in item.sources]
     if not user_side:
         return {source.session for source in cited}
-    roles = {(session.id, turn.id): turn.role for session in scenario.sessions for turn in session.turns}
-    return {source.session for source in cited if roles.get((source.session, source.turn)) == "user"}
+    people = {(session.id, turn.id) for session in scenario.sessions for turn in session.turns
+              if turn.role == "user" or turn.speaker}
+    return {source.session for source in cited if (source.session, source.turn) in people}
 
 
 def _ranked_against(record: SampleRecord, scenario: Scenario, evidence: set[str]) -> dict[str, float] | None:

@@ -291,3 +291,16 @@ def test_the_papers_metrics_score_each_imported_question_on_its_published_gold(t
         scores = score_sample(make_record(scenario, answer), scenario)
         assert scores.token_f1 == pytest.approx(_published_question_f1(answer, gold, category)), (n, gold)
         assert scores.bleu1 == pytest.approx(_published_bleu1(answer, str(gold))), (n, gold)
+
+
+def test_a_named_speakers_turn_is_a_persons_side_whatever_its_role() -> None:
+    """LoCoMo's speaker_b plays the assistant role but is a person: LongMemEval's rule (skip the assistant's own
+    words) must not drop LoCoMo's questions about speaker_b. Bug planted: the rule read the role alone (713 of
+    LoCoMo's 1,312 evidence questions counted on the real file, not all of them)."""
+    scenario = _sessions_scenario(("user", "assistant", "assistant", "user"))
+    named = [s.model_copy(update={"turns": [t.model_copy(update={"speaker": "Melanie"}) for t in s.turns]})
+             for s in scenario.sessions]
+    scenario = scenario.model_copy(update={"sessions": named})
+    assert evidence_sessions(scenario, user_side=True) == {"s2", "s3"}
+    scores = score_sample(make_record(scenario, "x", calls=[tool_call(["it-c"])]), scenario)
+    assert scores.session_retrieval == scores.ours_session_retrieval and scores.session_retrieval["recall_all@5"] == 1.0
