@@ -23,7 +23,9 @@ the scenarios its paper's headline counts (``headline=`` the ids), which the
 verdict reads instead of ``all``. ``token_f1`` (informational, LoCoMo-style token
 F1 against ``expect.f1_reference``) and ``bleu1`` are ``metrics`` rows only
 when some sample has a reference, the ``session_*`` rows (LongMemEval's
-session-level retrieval) only when some sample has evidence sessions, and
+session-level retrieval on LongMemEval's population: questions with a target
+turn on the user side) and ``ours_session_*`` (the same on every question
+with evidence sessions) only when some sample has them, and
 ``tool_latency_p50_s``/``tool_latency_p95_s`` only when some arm offered
 tools, ``retained_after_forget_count`` (distinct forgotten facts that reached
 the model at the probe, in its own scope) and ``answer_forgotten_rate``
@@ -135,12 +137,15 @@ class _Columns:
                   "prompt_tokens": prompt, "completion_tokens": completion, "tool_result_tokens": tool_tokens,
                   "token_f1": f1, "bleu1": bleu, "tool_latency_s": tool_latency}
         self.values = {name: np.array(column, dtype=np.float64) for name, column in floats.items()}
-        #: LongMemEval's session-level retrieval (``recall_any@5``, ``ndcg@10``, ...), one column per figure.
-        self.session_metrics = sorted({key for s in scores for key in (s.session_retrieval or {})},
+        #: Session-level retrieval (``recall_any@5``, ``ndcg@10``, ...), one column per figure and population:
+        #: ``session_*`` on LongMemEval's population, ``ours_session_*`` on ours.
+        self.session_metrics = sorted({f"{prefix}session_{key}" for s in scores
+                                       for prefix, figures in _session_figures(s).items() for key in figures},
                                       key=_session_metric_order)
-        for key in self.session_metrics:
-            self.values[f"session_{key}"] = np.array(
-                [num((s.session_retrieval or {}).get(key)) for s in scores], dtype=np.float64)
+        for name in self.session_metrics:
+            prefix, figure = name.split("session_", 1)
+            self.values[name] = np.array([num(_session_figures(s)[prefix].get(figure)) for s in scores],
+                                         dtype=np.float64)
         self.has_tool_latency = bool((~np.isnan(self.values["tool_latency_s"])).any())
         #: Some sample has a token F1 (its scenario sets ``expect.f1_reference``): only then is it a metric.
         self.has_f1 = bool((~np.isnan(self.values["token_f1"])).any())
@@ -164,10 +169,15 @@ class _Columns:
         self.values["write_holds_answer"] = np.array([num(s.write_holds_answer) for s in scores], dtype=np.float64)
 
 
-def _session_metric_order(key: str) -> tuple[int, str]:
-    """``recall_any@5`` before ``recall_all@5`` before ``ndcg@5``, then the same at 10."""
-    name, _, k = key.partition("@")
-    return (int(k) if k.isdigit() else 0, {"recall_any": "0", "recall_all": "1", "ndcg": "2"}.get(name, name))
+def _session_figures(s: SampleScores) -> dict[str, dict[str, float]]:
+    """The sample's session-retrieval figures by row prefix: ``""`` LongMemEval's population, ``"ours_"`` ours."""
+    return {"": s.session_retrieval or {}, "ours_": s.ours_session_retrieval or {}}
+
+
+def _session_metric_order(name: str) -> tuple[bool, int, str]:
+    """LongMemEval's rows before ours; ``recall_any@5`` before ``recall_all@5`` before ``ndcg@5``, then at 10."""
+    ours, (figure, _, k) = name.startswith("ours_"), name.partition("session_")[2].partition("@")
+    return (ours, int(k) if k.isdigit() else 0, {"recall_any": "0", "recall_all": "1", "ndcg": "2"}.get(figure, figure))
 
 
 def _row(model: str, arm: str, category: str, metric: str, iv: stats.Interval | None, n: int) -> dict[str, Any]:
@@ -223,8 +233,8 @@ def _group_metrics(cols: _Columns, mask: np.ndarray, key: tuple[str, str, str],
                     int(mask.sum())))
     add("retrieved_precision", ok, "precision")
     add("retrieved_recall", ok, "recall")
-    for key in cols.session_metrics:  # LongMemEval's session-level retrieval, informational like token_f1
-        add(f"session_{key}", ok, f"session_{key}")
+    for name in cols.session_metrics:  # session-level retrieval, informational like token_f1
+        add(name, ok, name)
     add("tool_use_rate", ok, "tool_use")
     out.append(_row(model, arm, category, "cached_samples",
                     stats.Interval(int(cols.cached[mask].sum()), None, None, 0), int(mask.sum())))

@@ -57,6 +57,8 @@ def _sample_dict(record: SampleRecord, scenario: Scenario, scores: Any,
         "pasted": record.pasted.model_dump() if record.pasted is not None else None,
         "tools_offered": list(record.tools_offered), "seed": record.seed,
         "scores": scores.model_dump(include={"scores"})["scores"],
+        # per sample in scores.jsonl, so the session-retrieval means of summary.json can be recomputed and audited
+        "session_retrieval": scores.session_retrieval, "ours_session_retrieval": scores.ours_session_retrieval,
         "latency_s": record.wall_time_s, "prompt_tokens": scores.prompt_tokens,
         "completion_tokens": scores.completion_tokens, "tool_result_tokens": scores.tool_result_tokens,
         "cost_usd": scores.cost_usd, "cached": scores.cached,

@@ -112,7 +112,11 @@ class SampleScores(BaseModel):
         "None as token_f1")
     session_retrieval: dict[str, float] | None = Field(
         None, description="LongMemEval's session-level recall_any@k, recall_all@k and ndcg@k (k in SESSION_KS) of "
-        "the sessions the tools' items cite; None without tools, an agent-written memory or evidence sessions")
+        "the sessions the tools' items cite, on LongMemEval's population; None without tools, an agent-written "
+        "memory, evidence sessions, or a target turn on the user side (LongMemEval's retrieval evaluation skips it)")
+    ours_session_retrieval: dict[str, float] | None = Field(
+        None, description="The same figures on our population: every question whose relevant items cite a session, "
+        "on either side; None without tools, an agent-written memory or evidence sessions")
     unsupported_claims: list[UnsupportedClaim] = Field(default_factory=list)
     answer_leaks: list[str] = Field(default_factory=list, description="Leakage canaries in the final answer")
     tool_leaks: list[ToolLeak] = Field(default_factory=list)
