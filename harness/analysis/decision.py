@@ -24,7 +24,11 @@ units.
   its null variance is the data's own, so it keeps its coverage at small n:
   ``benchmarks/bench_verdict_coverage.py``). The sign assignments are all
   ``2^n`` of them up to :data:`ENUMERATE_UNITS` units, else
-  :data:`INTERVAL_DRAWS` seeded random ones. The end nearest 0 is then put on
+  :data:`INTERVAL_DRAWS` seeded random ones. That test assumes the differences
+  symmetric about the shift, and a real effect of a few fixed scenarios is
+  skewed; so where units are equal and the metric lies in [-1, 1] (and some
+  unit differs) each end goes as far as Tango's score interval for paired
+  proportions puts it (:func:`_score_interval`). The end nearest 0 is then put on
   the side of 0 the exact p-value says, so the two agree to the bit.
 * **The rule** (:func:`decide_paired`): *pass* only when the test rejects at
   alpha and the interval lies beyond the threshold; *fail* when the point
@@ -170,6 +174,48 @@ def _end(accept: object, diff: float, far: float, bound: float | None, span: flo
     return _edge(accept, diff, limit, span)
 
 
+def _score_interval(sums: np.ndarray, sizes: np.ndarray, alpha: float,
+                    bounds: tuple[float | None, float | None]) -> tuple[float | None, float | None] | None:
+    """Tango's (1998) score interval for paired proportions, on fractional counts of fixes and breaks.
+
+    The shifted sign-flip test assumes unit differences symmetric about the true shift; a real effect made of
+    a few fixed scenarios is skewed, and then the inverted interval's upper end falls short (n = 20 at a true
+    +0.10: 4.4% of its intervals end below the truth). Tango's interval knows each difference lies in [-1, 1]:
+    under each hypothesised difference it uses the restricted maximum-likelihood variance of fixes and breaks,
+    so a sample with few fixes still reaches the differences a few unseen fixes would make. With one epoch the
+    counts are McNemar's discordant pairs; with means over epochs a unit's fix is its positive part, and since
+    ``d**2 <= |d|`` the variance is an upper bound (conservative). Only for equal unit sizes and a metric
+    bounded within [-1, 1]; None otherwise.
+    """
+    n = len(sums)
+    if n == 0 or sizes.min() != sizes.max() or bounds[0] is None or bounds[1] is None or bounds[0] < -1.0 \
+            or bounds[1] > 1.0:
+        return None
+    d = sums / sizes
+    fixed, broken = float(np.clip(d, 0.0, None).sum()), float(np.clip(-d, 0.0, None).sum())
+    z = NormalDist().inv_cdf(1.0 - alpha / 2.0)
+
+    def accept(delta: float) -> bool:
+        w = -fixed - broken + (2 * n - fixed + broken) * delta
+        # the restricted MLE of the break probability given the difference delta
+        q = (math.sqrt(max(0.0, w * w + 8 * n * broken * delta * (1 - delta))) - w) / (4 * n)
+        gap = abs(fixed - broken - n * delta)
+        variance = n * (2 * q + delta * (1 - delta))
+        return gap <= 1e-12 if variance <= 0 else gap <= z * math.sqrt(variance)
+
+    diff = (fixed - broken) / n
+    low = bounds[0] if accept(bounds[0]) else _edge(accept, diff, bounds[0], 1.0)
+    high = bounds[1] if accept(bounds[1]) else _edge(accept, diff, bounds[1], 1.0)
+    return low, high
+
+
+def _hull(a: float | None, b: float | None, lowest: bool) -> float | None:
+    """The outer of two ends (None: unbounded, outermost)."""
+    if a is None or b is None:
+        return None
+    return min(a, b) if lowest else max(a, b)
+
+
 def _fraction(value: float) -> Fraction:
     """A per-unit sum as the rational it is (k / epochs): the exact test works on the lattice."""
     exact = Fraction(value).limit_denominator(1_000_000)
@@ -221,6 +267,9 @@ def paired_evidence(baseline: Sequence[float], treatment: Sequence[float], units
     accept = lambda mu: inversion.p(mu) > alpha  # noqa: E731
     low = _end(accept, diff, float(per_unit.min()) - reach, bounds[0], span)
     high = _end(accept, diff, float(per_unit.max()) + reach, bounds[1], span)
+    score = _score_interval(sums, sizes, alpha, bounds) if np.any(sums != 0) else None
+    if score is not None:  # the hull: each end as far as either interval puts it (skew-aware, see the function)
+        low, high = _hull(low, score[0], True), _hull(high, score[1], False)
     low, high = _agree(exact.p_value > alpha, diff, low, high, accept, span)
     return PairedEvidence(n, scenarios, int((sums > 0).sum()), int((sums < 0).sum()), diff, low, high,
                           exact.p_value, exact.test.replace("per-scenario", f"per-{unit}"), mde, variance, alpha, unit)
