@@ -70,7 +70,11 @@ class AdaptiveLimit:
     async def acquire(self) -> int:
         """Wait for a free place; the generation to give back to :meth:`release`."""
         while self.in_flight >= self.limit:
-            await wait_in_line(self._waiters)
+            try:
+                await wait_in_line(self._waiters)
+            except BaseException:  # cancelled, perhaps just after being woken: the place goes to the next in line
+                self._wake()
+                raise
         self.in_flight += 1
         return self._generation
 

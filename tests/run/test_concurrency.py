@@ -68,3 +68,18 @@ def test_three_calls_in_a_row_timing_out_alone_call_on_stall_once_and_an_answer_
     assert gate.limit == 1 and gate.timeouts == 8 and gate.solo_timeouts == 3
     assert stalls == [8]  # the third timeout alone in a row after the answer
     assert gate.last_timeout_at is not None
+
+
+def test_a_waiter_cancelled_just_after_being_woken_passes_its_place_to_the_next_in_line() -> None:
+    """At limit 1: b and c wait; a's release wakes b, and b is cancelled before it runs (its sample stopped). The place
+    b was woken for goes to c: without the hand-on, nothing is in flight, nobody releases, and c waits forever."""
+    async def go() -> int:
+        gate = AdaptiveLimit(1)
+        first = await gate.acquire()
+        b, c = asyncio.create_task(gate.acquire()), asyncio.create_task(gate.acquire())
+        await asyncio.sleep(0)  # both in line
+        gate.release(first, timed_out=False)  # wakes b (its future done, b not yet run)
+        b.cancel()
+        return await asyncio.wait_for(c, 2)
+
+    assert asyncio.run(go()) == 0
