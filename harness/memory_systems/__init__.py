@@ -22,10 +22,36 @@ agent-extracted items (``extracted``); the prompt every arm shares is
 - the registry: :func:`resolve_arm`, :func:`all_arms`, :func:`builtin_arms`,
   :func:`plugin_arms`, :class:`SystemArm`, :class:`MemorySystemError`;
 - the vector arms' embedder: :func:`configure_embedder`, :func:`current_embedder`, :data:`VECTOR_ARMS`;
+- each arm's contract (:mod:`~harness.memory_systems.contract`): :class:`SystemContract` (what a system
+  declares), :class:`ContractTerms`, :class:`EmbedderFacts`, :data:`NO_EMBEDDER`, :data:`UNDECLARED`,
+  :data:`CONTRACT_FIELDS`, :func:`contract_marks`, :func:`contract_differences`, :func:`contract_field_text`;
+  the memory instruction block: :data:`SHARED_MEMORY_INSTRUCTIONS`, :data:`INSTRUCTION_SETS`,
+  :func:`configure_instructions`, :func:`current_instructions`, :func:`check_instructions`;
 - the prompts: :class:`ArmSetup`; the write phase's :data:`WRITE_SYSTEM_PROMPT`,
   :func:`write_messages`, :func:`render_transcript`, :func:`write_order`.
 """
 
+from harness.memory_systems.contract import (
+    CONTRACT_FIELDS,
+    NO_EMBEDDER,
+    UNDECLARED,
+    ContractError,
+    ContractTerms,
+    EmbedderFacts,
+    SystemContract,
+    contract_differences,
+    contract_marks,
+    declared_contract,
+)
+from harness.memory_systems.contract import field_text as contract_field_text
+from harness.memory_systems.instructions import (
+    INSTRUCTION_SETS,
+    SHARED_MEMORY_INSTRUCTIONS,
+    InstructionsError,
+    check_instructions,
+    configure_instructions,
+    current_instructions,
+)
 from harness.memory_systems.prompts import ArmSetup
 from harness.memory_systems.protocol import (
     ENTRY_POINT_GROUP,
@@ -66,6 +92,23 @@ from harness.memory_systems.write_prompt import (
 
 __all__ = [
     "ArmSetup",
+    "CONTRACT_FIELDS",
+    "NO_EMBEDDER",
+    "UNDECLARED",
+    "ContractError",
+    "ContractTerms",
+    "EmbedderFacts",
+    "SystemContract",
+    "contract_differences",
+    "contract_field_text",
+    "contract_marks",
+    "declared_contract",
+    "INSTRUCTION_SETS",
+    "SHARED_MEMORY_INSTRUCTIONS",
+    "InstructionsError",
+    "check_instructions",
+    "configure_instructions",
+    "current_instructions",
     "UnknownArmError",
     "ENTRY_POINT_GROUP",
     "WRITE_MODES",

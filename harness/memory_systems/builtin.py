@@ -16,8 +16,9 @@ and cache keys are unchanged:
 
 from __future__ import annotations
 
-from harness.memory_systems.document import build_memory_document
-from harness.memory_systems.prompts import build_full_history, build_history_only, build_recall
+from harness.memory_systems.contract import BuiltinContract
+from harness.memory_systems.document import SECTION_PREAMBLE, build_memory_document
+from harness.memory_systems.prompts import TOOL_INSTRUCTIONS, build_full_history, build_history_only, build_recall
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, WriteMode
 from harness.scenarios import Scenario
 from memory_tools import Host, MemoryItemStore, MemoryPolicy, RunContext
@@ -28,13 +29,14 @@ class _NoMemory(MemoryInstance):
         return ProbeSetup(build_history_only(self.scenario).messages)
 
 
-class NoMemorySystem(MemorySystem):
+class NoMemorySystem(BuiltinContract, MemorySystem):
     """No memory: the probe's recent history only (the baseline)."""
 
     name = "none"
     description = "recent history only, no tools"
     arms = {"history_only": "none"}
     forgetting = "none (no memory)"
+    ingests, discloses, shows_times = "none", "nothing", "none"
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         return _NoMemory(scenario)
@@ -47,13 +49,14 @@ class _Transcripts(MemoryInstance):
         return ProbeSetup(setup.messages, pasted=setup.pasted)
 
 
-class TranscriptsSystem(MemorySystem):
+class TranscriptsSystem(BuiltinContract, MemorySystem):
     """Every earlier in-scope session pasted in: the accuracy and cost ceiling."""
 
     name = "transcripts"
     description = "every earlier in-scope session pasted in (ceiling)"
     arms = {"full_history": "none"}
     forgetting = "none (raw transcripts)"
+    ingests, discloses, shows_times = "raw turns", "injected whole", "prose date"
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         return _Transcripts(scenario)
@@ -83,7 +86,14 @@ def seeded_item_store(scenario: Scenario) -> MemoryItemStore:
     return open_seeded_store(scenario)
 
 
-class MemoryToolsSystem(MemorySystem):
+class ItemStoreContract(BuiltinContract):
+    """The contract of every arm reading a seeded item store through the Host's tools."""
+
+    ingests, discloses, shows_times = "prepared items", "tool results", "epoch ms"
+    own_instructions = TOOL_INSTRUCTIONS
+
+
+class MemoryToolsSystem(ItemStoreContract, MemorySystem):
     """The product's item store and its two Host-owned read tools."""
 
     name = "memory_tools"
@@ -101,13 +111,15 @@ class _Document(MemoryInstance):
         return ProbeSetup(build_memory_document(self.scenario).messages)
 
 
-class MemoryDocumentSystem(MemorySystem):
+class MemoryDocumentSystem(BuiltinContract, MemorySystem):
     """The earlier design: the scope's memory file injected whole into the system prompt."""
 
     name = "memory_document"
     description = "the scope's memory file injected whole into the system prompt"
     arms = {"memory_document": "seeded"}
     forgetting = "archive (entry status)"
+    ingests, discloses, shows_times = "prepared items", "injected whole", "prose date"
+    own_instructions = SECTION_PREAMBLE
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         return _Document(scenario)

@@ -9,7 +9,7 @@ for before anyone adds an index.
 
 from __future__ import annotations
 
-from harness.memory_systems.builtin import ItemStoreInstance, seeded_item_store
+from harness.memory_systems.builtin import ItemStoreContract, ItemStoreInstance, seeded_item_store
 from harness.memory_systems.prompts import build_recall
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, WriteMode
 from harness.scenarios import Scenario
@@ -26,7 +26,7 @@ class _FullTextInstance(ItemStoreInstance):
         return ProbeSetup(build_recall(self.scenario, host_run).messages, host_run)
 
 
-class FullTextSystem(MemorySystem):
+class FullTextSystem(ItemStoreContract, MemorySystem):
     """The product's item store with an FTS5 layer: terms match content as well as keys."""
 
     name = "memory_tools_fts"

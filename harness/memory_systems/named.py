@@ -17,6 +17,7 @@ what reading the written memory is worth from the effect of the write phase.
 
 from __future__ import annotations
 
+from harness.memory_systems.contract import BuiltinContract
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, ToolRun, WriteMode, probe_messages
 from harness.scenarios import Scenario, Session
 from memory_tools import (
@@ -84,7 +85,7 @@ class NamedMemoryInstance(MemoryInstance):
         self.store.close()
 
 
-class NamedMemorySystem(MemorySystem):
+class NamedMemorySystem(BuiltinContract, MemorySystem):
     """Seed 004: named memories the agent writes with remember/forget and reads with recall."""
 
     name = "named_memory"
@@ -92,6 +93,8 @@ class NamedMemorySystem(MemorySystem):
     arms = {"named_memory": "agent"}
     forgetting = "delete by exact name"
     recall_enabled = True
+    ingests, discloses, shows_times = "raw turns", "tool results", "epoch ms"
+    own_instructions = TOOL_INSTRUCTIONS
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         return NamedMemoryInstance(scenario, recall_enabled=self.recall_enabled)

@@ -97,6 +97,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from harness.memory_systems.contract import ContractTerms, SystemContract, fingerprint_contract
 from harness.memory_systems.prompts import ArmSetup, _conversation, system_prompt
 from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, RetrievalBudget, Scenario, Session
 from memory_tools import DenialReason, MemoryPolicy, RunContext, admission
@@ -255,6 +256,12 @@ class MemorySystem:
         """
         return {}
 
+    def contract(self, arm: str, terms: ContractTerms) -> SystemContract:
+        """What ``arm`` ingests, embeds with, shows of times and discloses, and whether it runs at its vendor's
+        defaults (:mod:`harness.memory_systems.contract`); ``terms`` is what the harness offers (the run's
+        embedder). The default declares nothing: every field reads ``undeclared`` and the table marks it."""
+        return SystemContract()
+
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         """A fresh instance for one sample of ``scenario``; ``seeded`` stores the scenario's items now."""
         raise NotImplementedError
@@ -308,11 +315,14 @@ def _takes_budget(open_method: Any) -> bool:
     return "budget" in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
 
 
-def arm_fingerprint(arm: SystemArm, budget: RetrievalBudget, harness_version: str) -> dict[str, Any]:
-    """What identifies an arm's system in a run: system, version, budget, session times and a configuration hash.
+def arm_fingerprint(arm: SystemArm, budget: RetrievalBudget, harness_version: str,
+                    terms: ContractTerms | None = None) -> dict[str, Any]:
+    """What identifies an arm's system in a run: system, version, budget, session times, a configuration hash
+    and the arm's contract (:func:`harness.memory_systems.contract.fingerprint_contract`).
 
     The hash covers the system's name and class, write mode, budget, ``sees_session_times`` and
-    :meth:`MemorySystem.configuration`: the same arm name under another configuration hashes apart.
+    :meth:`MemorySystem.configuration`: the same arm name under another configuration hashes apart; the
+    instruction set too unless it is ``legacy`` (whose hash is the one runs made before contracts recorded).
     """
     system = arm.system
     version = f"recall-eval {harness_version}" if arm.origin == "built-in" else arm.origin
@@ -324,11 +334,14 @@ def arm_fingerprint(arm: SystemArm, budget: RetrievalBudget, harness_version: st
         "write_mode": arm.write_mode, "retrieval_budget": budget.record(), "sees_session_times": sees,
         "configuration": configuration,
     }
+    contract = fingerprint_contract(arm, terms or ContractTerms(budget=budget))
+    if contract["instructions"]["name"] not in ("legacy", "none"):
+        payload["instructions"] = contract["instructions"]
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return {
         "system": system.name, "version": version, "write_mode": arm.write_mode,
         "retrieval_budget": budget.record(), "sees_session_times": sees,
-        "config_hash": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        "config_hash": hashlib.sha256(text.encode("utf-8")).hexdigest(), "contract": contract,
     }
 
 

@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from harness.memory_systems.builtin import ItemStoreInstance, seeded_item_store
+from harness.memory_systems.builtin import ItemStoreContract, ItemStoreInstance, seeded_item_store
 from harness.memory_systems.prompts import build_history_only
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, WriteMode
 from harness.scenarios import Scenario
@@ -202,13 +202,14 @@ class _ShadowInstance(ItemStoreInstance):
         return ProbeSetup(build_history_only(self.scenario).messages, None, shadow=observed)
 
 
-class ShadowSystem(MemorySystem):
+class ShadowSystem(ItemStoreContract, MemorySystem):
     """``history_only``'s answer, plus the search recall would have made, recorded and never shown."""
 
     name = "shadow"
     description = "history_only's answer; the harness records what recall's memory_search would have disclosed"
     arms = {"shadow": "seeded"}
     forgetting = "archive (search unseen)"
+    discloses, own_instructions = "nothing", ""  # the search is recorded, never shown
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         return _ShadowInstance(scenario, seeded_item_store(scenario))

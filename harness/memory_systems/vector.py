@@ -19,7 +19,7 @@ latency) is counted apart from the agent model's (:meth:`MemoryInstance.embeddin
 
 from __future__ import annotations
 
-from harness.memory_systems.builtin import ItemStoreInstance, seeded_item_store
+from harness.memory_systems.builtin import ItemStoreContract, ItemStoreInstance, seeded_item_store
 from harness.memory_systems.prompts import build_recall
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, WriteMode
 from harness.scenarios import Scenario
@@ -65,8 +65,10 @@ class _HybridInstance(_VectorInstance):
     host_class = HybridHost
 
 
-class VectorSystem(MemorySystem):
+class VectorSystem(ItemStoreContract, MemorySystem):
     """The product's item store, ``memory_search`` ranked by embedding similarity."""
+
+    embeds_with_run_embedder = True
 
     name = "memory_tools_vector"
     description = "the recall arm with memory_search ranking the visible items by embedding similarity"
@@ -77,8 +79,10 @@ class VectorSystem(MemorySystem):
         return _VectorInstance(scenario, seeded_item_store(scenario), current_embedder())
 
 
-class HybridSystem(MemorySystem):
+class HybridSystem(ItemStoreContract, MemorySystem):
     """The product's item store, ``memory_search`` fusing full-text and vector ranks (RRF, k = 60)."""
+
+    embeds_with_run_embedder = True
 
     name = "memory_tools_hybrid"
     description = "the recall arm with memory_search fusing full-text (keys, content) and vector ranks (RRF, k=60)"

@@ -195,13 +195,15 @@ def _count(value: Any) -> str:
 
 def systems_section(summary: Mapping[str, Any]) -> dict[str, Any] | None:
     """The HTML section's rows (``{"columns", "budget", "rows": [{"model", "arm", "cells"}]}``), or None without rows."""
+    from harness.report.contracts import contracts_section
+
     rows = [r for r in summary.get("systems") or [] if isinstance(r, Mapping)]
     if not rows:
         return None
     budget = _dict((summary.get("run") or {}).get("parameters")).get("retrieval_budget")
     return {
         "columns": [header for _, header in SYSTEM_COLUMNS],
-        "budget": _budget_text(budget),
+        "budget": _budget_text(budget), "contracts": contracts_section(summary),  # the terms beside the table
         "rows": [{"model": str(r.get("model")), "arm": str(r.get("arm")),
                   "system": r.get("system") or "—", "cells": [_cells(r)[key] for key, _ in SYSTEM_COLUMNS]}
                  for r in rows],

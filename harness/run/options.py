@@ -25,6 +25,7 @@ from harness.defaults import DEFAULT_ARMS, DEFAULT_MAX_ERROR_RATE, DEFAULT_MODEL
 from harness.memory_systems import UnknownArmError
 from harness.records import RunManifest, ShardInfo, is_redacted, read_manifest, redact_url
 from harness.run.cache import DEFAULT_CACHE_DIR
+from harness.run.contracts import arm_fingerprints
 from harness.run.selection import SelectionError, narrow_scenarios, sample_id_defaults, selected
 from harness.run.shards import Shard, ShardError, parse_shard, shard_ids
 from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, RetrievalBudget, RetrievalBudgetError, Scenario, only, scenario_ids
@@ -306,12 +307,13 @@ def _check_values(values: dict[str, Any]) -> None:
         raise RunOptionsError(f"--retry-delay {values['retry_delay_s']}: must not be negative")
     if values["timeout_s"] <= 0:
         raise RunOptionsError(f"--timeout {values['timeout_s']}: must be positive")
-    from harness.memory_systems import resolve_arm
+    from harness.memory_systems import ContractError, resolve_arm
+    from harness.run.contracts import check_contract
 
     for arm in values["arms"]:
         try:
-            resolve_arm(arm)
-        except UnknownArmError as exc:
+            check_contract(resolve_arm(arm))  # a plug-in's bad contract is a flag problem (exit 2), not a crash
+        except (UnknownArmError, ContractError) as exc:
             raise RunOptionsError(f"--arms: {exc}") from None
 
 
@@ -578,19 +580,6 @@ def _retrieval_budget(args: Any, scenarios: list[Scenario], previous: RunManifes
     if given is not None:
         return given, "--retrieval-budget"
     return (declared, "suite") if declared is not None else (DEFAULT_RETRIEVAL_BUDGET, "default")
-
-
-def arm_fingerprints(options: RunOptions) -> dict[str, dict[str, Any]]:
-    """``run.json`` ``arm_fingerprints``: each arm's system, version, budget, session times and configuration hash."""
-    from harness.memory_systems import arm_fingerprint, resolve_arm
-
-    out: dict[str, dict[str, Any]] = {}
-    for arm in options.arms:
-        try:
-            out[arm] = arm_fingerprint(resolve_arm(arm), options.retrieval_budget, __version__)
-        except UnknownArmError:
-            continue  # reported by the option checks
-    return out
 
 
 def _scale_values(args: Any, values: dict[str, Any], previous: RunManifest | None, api_base: str | None) -> dict[str, Any]:

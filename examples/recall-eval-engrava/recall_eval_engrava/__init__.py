@@ -41,10 +41,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from harness.memory_systems import (
+    EmbedderFacts,
     MemoryInstance,
     MemorySystem,
     ProbeSetup,
     StaticToolRun,
+    SystemContract,
     ToolExecution,
     policy_denial,
     probe_messages,
@@ -243,6 +245,14 @@ class _EngravaBase(MemorySystem):
         from importlib.metadata import version
 
         return {"engrava": version("engrava"), "embedder": lexical.MODEL_NAME, "ranking": self.ranking or "default hybrid"}
+
+    def contract(self, arm: str, terms: Any) -> SystemContract:
+        """The scenario's items, recall-eval's lexical embedder (not the run's), observation times as ISO."""
+        ranking = "; vector-only ranking" if self.ranking else ""
+        return SystemContract(
+            ingests="prepared items", embedder=EmbedderFacts("lexical", "none", lexical.DIMENSIONS), times="iso",
+            discloses="tool results", vendor_defaults=False, own_instructions=TOOL_INSTRUCTIONS,
+            vendor_note=f"offline lexical embedder through CallbackProvider{ranking}")
 
     def open(self, scenario: Any, write_mode: str) -> EngravaInstance:
         return EngravaInstance(scenario, ranking=self.ranking)

@@ -63,11 +63,13 @@ import warnings
 from typing import Any
 
 from harness.memory_systems import (
+    EmbedderFacts,
     MemoryInstance,
     MemorySystem,
     ModelWrite,
     ProbeSetup,
     StaticToolRun,
+    SystemContract,
     ToolExecution,
     policy_denial,
     probe_messages,
@@ -334,6 +336,14 @@ class _Mem0Base(MemorySystem):
 
         return {"mem0ai": version("mem0ai"), "embedder": lexical.MODEL_NAME, "vector_store": "qdrant in memory",
                 "history_db_path": ":memory:"}
+
+    def contract(self, arm: str, terms: Any) -> SystemContract:
+        """Raw turns (stored, or extracted by mem0), recall-eval's lexical embedder (not the run's), no times shown."""
+        stored = "infer=False (each turn stored raw); " if arm == "mem0" else ""
+        return SystemContract(
+            ingests="raw turns", embedder=EmbedderFacts("lexical", "none", lexical.DIMENSIONS), times="none",
+            discloses="tool results", vendor_defaults=False, own_instructions=TOOL_INSTRUCTIONS,
+            vendor_note=f"{stored}offline lexical embedder; BM25 half of search off; no session timestamps")
 
 
 class Mem0System(_Mem0Base):

