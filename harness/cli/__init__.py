@@ -187,8 +187,8 @@ def _add_scale_flags(parser: argparse.ArgumentParser) -> None:
                         help="print the plan (samples, model calls expected and at the round cap, input tokens by litellm's "
                              "counter, cost from litellm's price map per model) and stop: no model call, no file written")
     parser.add_argument("--retrieval-budget", type=_retrieval_budget, metavar="top_k=N,chars=N",
-                        help="the retrieval budget every memory system gets: top_k records and chars characters per "
-                             "retrieval (a key left out keeps its default, top_k=10,chars=4000); overrides the suite's "
+                        help="the retrieval budget every memory system gets: top_k records and chars characters of "
+                             "memory text per retrieval, JSON not counted (a key left out keeps its default, top_k=10,chars=4000); overrides the suite's "
                              "retrieval_budget; recorded in run.json and each arm's fingerprint, and compare refuses runs "
                              "whose budgets differ")
     parser.add_argument("--max-cost-usd", type=_usd, metavar="X",

@@ -27,6 +27,7 @@ agent-extracted items (``extracted``); the prompt every arm shares is
   :data:`CONTRACT_FIELDS`, :func:`contract_marks`, :func:`contract_differences`, :func:`contract_field_text`;
   the memory instruction block: :data:`SHARED_MEMORY_INSTRUCTIONS`, :data:`INSTRUCTION_SETS`,
   :func:`configure_instructions`, :func:`current_instructions`, :func:`check_instructions`;
+- the budget's one counting rule for every system: :func:`fit_disclosure` (memory text, not JSON);
 - the prompts: :class:`ArmSetup`; the write phase's :data:`WRITE_SYSTEM_PROMPT`,
   :func:`write_messages`, :func:`render_transcript`, :func:`write_order`.
 """
@@ -53,6 +54,7 @@ from harness.memory_systems.instructions import (
     current_instructions,
 )
 from harness.memory_systems.prompts import ArmSetup
+from memory_tools import fit_disclosure
 from harness.memory_systems.protocol import (
     ENTRY_POINT_GROUP,
     WRITE_MODES,
@@ -102,6 +104,7 @@ __all__ = [
     "contract_differences",
     "contract_field_text",
     "contract_marks",
+    "fit_disclosure",
     "declared_contract",
     "INSTRUCTION_SETS",
     "SHARED_MEMORY_INSTRUCTIONS",

@@ -16,11 +16,13 @@ and cache keys are unchanged:
 
 from __future__ import annotations
 
+from typing import Any
+
 from harness.memory_systems.contract import BuiltinContract
 from harness.memory_systems.document import SECTION_PREAMBLE, build_memory_document
 from harness.memory_systems.prompts import TOOL_INSTRUCTIONS, build_full_history, build_history_only, build_recall
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, WriteMode
-from harness.scenarios import Scenario
+from harness.scenarios import RetrievalBudget, Scenario
 from memory_tools import Host, MemoryItemStore, MemoryPolicy, RunContext
 
 
@@ -70,12 +72,17 @@ class ItemStoreInstance(MemoryInstance):
         self.store = store
 
     def begin_probe(self, policy: MemoryPolicy, context: RunContext) -> ProbeSetup:
-        budget = self.retrieval_budget
-        host_run = Host(self.store, policy, search_result_budget_chars=budget.chars, search_limit=budget.top_k).open_run(context)
+        host_run = Host(self.store, policy, **host_budget(self.retrieval_budget)).open_run(context)
         return ProbeSetup(build_recall(self.scenario, host_run).messages, host_run)
 
     def close(self) -> None:
         self.store.close()
+
+
+def host_budget(budget: RetrievalBudget) -> dict[str, Any]:
+    """The Host's settings for the run's retrieval budget: ``top_k`` results, ``chars`` of memory content per call
+    (``memory_search`` and ``memory_get`` alike; the JSON around it is not counted: :mod:`memory_tools.disclosure`)."""
+    return {"search_result_budget_chars": None, "content_budget_chars": budget.chars, "search_limit": budget.top_k}
 
 
 def seeded_item_store(scenario: Scenario) -> MemoryItemStore:

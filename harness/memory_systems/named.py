@@ -75,7 +75,7 @@ class NamedMemoryInstance(MemoryInstance):
             # the run's retrieval budget, like every system's (the store's own ceiling of 50 is above any top-k
             # but a budget of 51-100 results, which named memory then caps at 50)
             recall_limit=min(self.retrieval_budget.top_k, MAX_RECALL_LIMIT),
-            recall_budget_chars=self.retrieval_budget.chars,
+            recall_content_chars=self.retrieval_budget.chars,  # memory text, as every system's budget counts it
         )
         if not run.admitted:
             return ProbeSetup(probe_messages(self.scenario))

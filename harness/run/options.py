@@ -147,6 +147,7 @@ class RunOptions:
             "judge_model": self.judge_model,
             "retrieval_budget": self.retrieval_budget.record(),
             "retrieval_budget_source": self.retrieval_budget_source,
+            "retrieval_budget_counts": "memory text",  # each item's text, not the JSON around it (memory_tools.disclosure)
             **_plugin_systems(self.arms),
             **self._scale_parameters(),
             **_incomplete_suites(self.scenario_paths),

@@ -48,6 +48,7 @@ from harness.memory_systems import (
     StaticToolRun,
     SystemContract,
     ToolExecution,
+    fit_disclosure,
     policy_denial,
     probe_messages,
 )
@@ -204,15 +205,14 @@ class EngravaInstance(MemoryInstance):
             query = arguments.get("query")
             if not isinstance(query, str) or not query.strip():
                 return _result("invalid_arguments", {"error": {"code": "invalid_arguments", "message": "query is required (a non-empty string)"}})
-            results, ids, used = [], [], len('{"results":[]}')
-            for thought, _score in self.search(query.strip(), workspace):
+            found = self.search(query.strip(), workspace)
+            # the budget counts memory text, whole memories only, as for every system (not the JSON around it)
+            shown = found[: fit_disclosure([str(t.content or "") for t, _ in found], top_k=self.top_k(), chars=self.chars())]
+            results, ids = [], []
+            for thought, _score in shown:
                 metadata = thought.metadata or {}
-                entry = {"text": thought.content, **({"observedAt": metadata["observed_at"]} if metadata.get("observed_at") else {})}
-                size = len(json.dumps(entry, ensure_ascii=False, separators=(",", ":"))) + 1
-                if used + size > self.chars():
-                    break  # the budget's characters: whole memories only
-                results.append(entry)
-                used += size
+                results.append({"text": thought.content,
+                                **({"observedAt": metadata["observed_at"]} if metadata.get("observed_at") else {})})
                 item_id = str(metadata.get("item_id") or f"engrava:{thought.thought_id}")
                 if item_id not in ids:
                     ids.append(item_id)

@@ -71,6 +71,7 @@ from harness.memory_systems import (
     StaticToolRun,
     SystemContract,
     ToolExecution,
+    fit_disclosure,
     policy_denial,
     probe_messages,
     write_order,
@@ -260,6 +261,14 @@ class Mem0Instance(MemoryInstance):
             return self.sources.get((session, turn)) or [f"turn:{session}/{turn}"]
         return [f"mem0:{memory.get('id')}"]
 
+    def credited(self, shown: list[dict[str, Any]]) -> tuple[str, ...]:
+        """The ids one search discloses, in the order shown, at most top-k: a raw turn citing several items credits
+        them in turn, so recall@k is at k as for every system (one turn once counted for every item citing it)."""
+        ids: list[str] = []
+        for memory in shown:
+            ids += [i for i in self.disclosed(memory) if i not in ids]
+        return tuple(ids[: self.top_k()])
+
     def begin_probe(self, policy: Any, context: Any) -> ProbeSetup:
         if policy_denial(policy, context) is not None:  # the policy gate: cold, no tool, nothing read
             return ProbeSetup(probe_messages(self.scenario))
@@ -269,16 +278,11 @@ class Mem0Instance(MemoryInstance):
             query = arguments.get("query")
             if not isinstance(query, str) or not query.strip():
                 return _result("invalid_arguments", {"error": {"code": "invalid_arguments", "message": "query is required (a non-empty string)"}})
-            results, ids, used = [], [], 2
-            for memory in self.search(query.strip(), workspace):
-                entry = {"text": memory.get("memory", ""), **({"speaker": memory["actor_id"]} if memory.get("actor_id") else {})}
-                size = len(json.dumps(entry, ensure_ascii=False, separators=(",", ":"))) + 1
-                if used + size + len('{"results":[]}') > self.chars():
-                    break  # the budget's characters: whole memories only
-                results.append(entry)
-                used += size
-                ids += [i for i in self.disclosed(memory) if i not in ids]
-            return _result("ok", {"results": results}, tuple(ids), read=True)
+            found = self.search(query.strip(), workspace)
+            # the budget counts memory text, whole memories only, as for every system (not the JSON around it)
+            shown = found[: fit_disclosure([str(m.get("memory") or "") for m in found], top_k=self.top_k(), chars=self.chars())]
+            results = [{"text": m.get("memory", ""), **({"speaker": m["actor_id"]} if m.get("actor_id") else {})} for m in shown]
+            return _result("ok", {"results": results}, self.credited(shown), read=True)
 
         tools = StaticToolRun({TOOL_NAME: (SEARCH_SPEC, search)})
         return ProbeSetup(probe_messages(self.scenario, tool_instructions=TOOL_INSTRUCTIONS), tools)
