@@ -27,7 +27,10 @@ Wire format (compact JSON, stable key order). ``memory_search``::
                  "matchedKeys":[..],"sourceCount":..}]}
 
 ``matchedKeys`` holds the stored original text of each of the item's keys that
-matched a term (sorted by normalized key). ``memory_get``::
+matched a term (sorted by normalized key). With ``iso_times`` each time field is
+followed by its ISO 8601 UTC form (``observedAtIso``); with
+``content_budget_chars`` the budget counts ``content`` only and ``memory_get``
+cuts a longer content (``contentTruncated``, ``omittedContentChars``). ``memory_get``::
 
     {"truncated":false,"omittedKeyCount":0,"omittedSourceCount":0,"item":{...,"keys":[..],
      "sourceCount":..,"sources":[{"sessionId","runId","turnId","eventId"}]}}
@@ -48,7 +51,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
 
-from memory_tools.disclosure import fit_disclosure
+from memory_tools.disclosure import budgeted_content, fit_disclosure, with_iso_times
 from memory_tools.model import MatchMode, MemoryItemRecord, MemoryValidationError
 from memory_tools.policy import (
     MAX_SEARCH_LIMIT,
@@ -142,6 +145,8 @@ class Host:
         content_budget_chars: the retrieval budget on memory text: ``memory_search`` shows whole items, best
             first, while their ``content`` together fits; ``memory_get`` shows at most this much content
             (``contentTruncated``). None: only the result-text ceilings apply (the product's own default).
+        iso_times: add each time's ISO 8601 UTC form beside its epoch milliseconds (``observedAtIso`` beside
+            ``observedAt``, and so on): the harness's shared instructions promise the model ISO times.
         search_limit: the run's top-k: the ceiling of ``memory_search``'s ``limit`` (1..100; the tool
             description states it).
 
@@ -158,8 +163,10 @@ class Host:
         get_result_budget_chars: int = 16000,
         search_limit: int = MAX_SEARCH_LIMIT,
         content_budget_chars: int | None = None,
+        iso_times: bool = False,
     ) -> None:
         self._store = store
+        self._iso_times = iso_times is True
         self._search_budget = None if search_result_budget_chars is None else _check_budget(
             "search_result_budget_chars", search_result_budget_chars, MIN_SEARCH_BUDGET_CHARS
         )
@@ -188,7 +195,7 @@ class Host:
         """Open a run: decide admission and fix the tool set from the policy of this moment."""
         denial = admission(self.policy, context)
         return MemoryRun(self._store, context, denial, self._search_budget, self._get_budget,
-                         search_limit=self._search_limit, content_budget=self._content_budget)
+                         search_limit=self._search_limit, content_budget=self._content_budget, iso_times=self._iso_times)
 
 
 class MemoryRun:
@@ -200,6 +207,7 @@ class MemoryRun:
     def __init__(
         self, store: MemoryReader, context: RunContext, denial: DenialReason | None, search_budget: int | None,
         get_budget: int, *, search_limit: int = MAX_SEARCH_LIMIT, content_budget: int | None = None,
+        iso_times: bool = False,
     ) -> None:
         self._store = store
         self._context = context
@@ -209,6 +217,7 @@ class MemoryRun:
         self._get_budget = get_budget
         self._search_limit = search_limit
         self._content_budget = content_budget
+        self._iso_times = iso_times
         self._specs_json = tool_specs_json(search_limit) if denial is None else "[]"
 
     @property
@@ -310,7 +319,7 @@ class MemoryRun:
                 "limitCapped": args.limit_capped,
                 "truncated": kept < len(results),
                 "omittedCount": len(results) - kept,
-                "results": [result for _, result in results[:kept]],
+                "results": [with_iso_times(result, self._iso_times) for _, result in results[:kept]],
             }
             text = _dumps(envelope)
             if self._search_budget is None or len(text) <= self._search_budget:
@@ -328,9 +337,9 @@ class MemoryRun:
         ]
         # Drop whole sources from the end, then whole keys, until the text fits; never cut a value.
         kept_keys, kept_sources = len(keys), len(sources)
-        content = _budgeted_content(record.item.content, self._content_budget)
+        content = budgeted_content(record.item.content, self._content_budget)
         while True:
-            item = _item_fields(record) | content
+            item = with_iso_times(_item_fields(record), self._iso_times) | content
             item |= {"keys": keys[:kept_keys], "sourceCount": len(sources), "sources": sources[:kept_sources]}
             text = _dumps(
                 {
@@ -351,13 +360,6 @@ class MemoryRun:
 
 
 _Outcome = tuple[str, str, tuple[str, ...], bool]
-
-
-def _budgeted_content(content: str, budget: int | None) -> dict[str, Any]:
-    """``memory_get``'s content within the content budget: cut at the budget, and said so (nothing when it fits)."""
-    if budget is None or len(content) <= budget:
-        return {}
-    return {"content": content[:budget], "contentTruncated": True, "omittedContentChars": len(content) - budget}
 
 
 def _key_matches(normalized_key: str, terms: frozenset[str], match: MatchMode) -> bool:

@@ -46,6 +46,7 @@ from harness.memory_systems.contract import (
 )
 from harness.memory_systems.contract import field_text as contract_field_text
 from harness.memory_systems.instructions import (
+    DEFAULT_INSTRUCTIONS,
     INSTRUCTION_SETS,
     SHARED_MEMORY_INSTRUCTIONS,
     InstructionsError,
@@ -106,6 +107,7 @@ __all__ = [
     "contract_marks",
     "fit_disclosure",
     "declared_contract",
+    "DEFAULT_INSTRUCTIONS",
     "INSTRUCTION_SETS",
     "SHARED_MEMORY_INSTRUCTIONS",
     "InstructionsError",

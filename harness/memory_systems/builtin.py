@@ -20,6 +20,7 @@ from typing import Any
 
 from harness.memory_systems.contract import BuiltinContract
 from harness.memory_systems.document import SECTION_PREAMBLE, build_memory_document
+from harness.memory_systems.instructions import shared
 from harness.memory_systems.prompts import TOOL_INSTRUCTIONS, build_full_history, build_history_only, build_recall
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, WriteMode
 from harness.scenarios import RetrievalBudget, Scenario
@@ -58,7 +59,7 @@ class TranscriptsSystem(BuiltinContract, MemorySystem):
     description = "every earlier in-scope session pasted in (ceiling)"
     arms = {"full_history": "none"}
     forgetting = "none (raw transcripts)"
-    ingests, discloses, shows_times = "raw turns", "injected whole", "prose date"
+    ingests, discloses, shows_times, shared_times = "raw turns", "injected whole", "prose date", "iso + prose date"
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         return _Transcripts(scenario)
@@ -72,17 +73,19 @@ class ItemStoreInstance(MemoryInstance):
         self.store = store
 
     def begin_probe(self, policy: MemoryPolicy, context: RunContext) -> ProbeSetup:
-        host_run = Host(self.store, policy, **host_budget(self.retrieval_budget)).open_run(context)
+        host_run = Host(self.store, policy, **host_terms(self.retrieval_budget)).open_run(context)
         return ProbeSetup(build_recall(self.scenario, host_run).messages, host_run)
 
     def close(self) -> None:
         self.store.close()
 
 
-def host_budget(budget: RetrievalBudget) -> dict[str, Any]:
-    """The Host's settings for the run's retrieval budget: ``top_k`` results, ``chars`` of memory content per call
-    (``memory_search`` and ``memory_get`` alike; the JSON around it is not counted: :mod:`memory_tools.disclosure`)."""
-    return {"search_result_budget_chars": None, "content_budget_chars": budget.chars, "search_limit": budget.top_k}
+def host_terms(budget: RetrievalBudget) -> dict[str, Any]:
+    """The Host's settings for the run's terms: ``top_k`` results, ``chars`` of memory content per call
+    (``memory_search`` and ``memory_get`` alike; the JSON around it is not counted: :mod:`memory_tools.disclosure`),
+    and ISO times beside the epoch milliseconds under the shared instruction block."""
+    return {"search_result_budget_chars": None, "content_budget_chars": budget.chars, "search_limit": budget.top_k,
+            "iso_times": shared()}
 
 
 def seeded_item_store(scenario: Scenario) -> MemoryItemStore:
@@ -96,7 +99,7 @@ def seeded_item_store(scenario: Scenario) -> MemoryItemStore:
 class ItemStoreContract(BuiltinContract):
     """The contract of every arm reading a seeded item store through the Host's tools."""
 
-    ingests, discloses, shows_times = "prepared items", "tool results", "epoch ms"
+    ingests, discloses, shows_times, shared_times = "prepared items", "tool results", "epoch ms", "iso + epoch ms"
     own_instructions = TOOL_INSTRUCTIONS
 
 
@@ -125,7 +128,7 @@ class MemoryDocumentSystem(BuiltinContract, MemorySystem):
     description = "the scope's memory file injected whole into the system prompt"
     arms = {"memory_document": "seeded"}
     forgetting = "archive (entry status)"
-    ingests, discloses, shows_times = "prepared items", "injected whole", "prose date"
+    ingests, discloses, shows_times, shared_times = "prepared items", "injected whole", "prose date", "iso"
     own_instructions = SECTION_PREAMBLE
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:

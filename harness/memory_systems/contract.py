@@ -42,7 +42,7 @@ CONTRACT_SCHEMA_VERSION = 1
 UNDECLARED = "undeclared"
 """What a field reads when the system did not declare it (a plug-in written before contracts)."""
 INGESTS: tuple[str, ...] = ("raw turns", "prepared items", "both", "none")
-TIMES: tuple[str, ...] = ("iso", "epoch ms", "iso + epoch ms", "prose date", "none")
+TIMES: tuple[str, ...] = ("iso", "epoch ms", "iso + epoch ms", "prose date", "iso + prose date", "none")
 DISCLOSES: tuple[str, ...] = ("tool results", "injected whole", "nothing")
 #: The contract fields the table compares between arms and ``compare`` between runs, in display order.
 CONTRACT_FIELDS: tuple[str, ...] = (
@@ -112,7 +112,7 @@ class ContractTerms:
     """What the harness offers every system of a run: its embedder, instruction block and budget."""
 
     embedder: EmbedderFacts = field(default_factory=lambda: EmbedderFacts("lexical", "none", 1024))
-    instructions: str = "legacy"
+    instructions: str = "shared"
     budget: RetrievalBudget = field(default_factory=RetrievalBudget)
 
 
@@ -126,13 +126,16 @@ class BuiltinContract:
     discloses: str = UNDECLARED
     shows_times: str = UNDECLARED
     """How times reach the model (one of :data:`TIMES`)."""
+    shared_times: str | None = None
+    """How times reach the model under the shared instruction block (None: as under ``legacy``)."""
     own_instructions: str = ""
     embeds_with_run_embedder: bool = False
 
     def contract(self, arm: str, terms: ContractTerms) -> SystemContract:
+        times = self.shared_times if terms.instructions == "shared" and self.shared_times else self.shows_times
         return SystemContract(
             ingests=self.ingests, embedder=terms.embedder if self.embeds_with_run_embedder else NO_EMBEDDER,
-            times=self.shows_times, discloses=self.discloses, vendor_defaults=True,
+            times=times, discloses=self.discloses, vendor_defaults=True,
             own_instructions=self.own_instructions,
         )
 

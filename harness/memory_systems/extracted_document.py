@@ -70,7 +70,7 @@ class ExtractedDocumentSystem(BuiltinContract, MemorySystem):
     description = "the memory file the agent appends to with extract_memory after each session, injected whole"
     arms = {"memory_document_extracted": "agent"}
     forgetting = "none (append only)"
-    ingests, discloses, shows_times = "raw turns", "injected whole", "prose date"
+    ingests, discloses, shows_times, shared_times = "raw turns", "injected whole", "prose date", "iso"
     own_instructions = SECTION_PREAMBLE
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:

