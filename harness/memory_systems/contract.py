@@ -237,12 +237,19 @@ def contract_marks(contracts: Mapping[str, Mapping[str, Any]]) -> dict[str, dict
     retrieving = [a for a in memory if contracts[a].get("discloses") == "tool results"]
     for name, arms in (("ingests", memory), ("instructions", memory), ("times", memory), ("embedder", embedding),
                        ("retrieval_budget", retrieving)):
-        values = {arm: field_text(contracts[arm], name) for arm in arms if field_text(contracts[arm], name) != UNDECLARED}
+        values = {arm: _compared(name, field_text(contracts[arm], name)) for arm in arms
+                  if field_text(contracts[arm], name) != UNDECLARED}
         if len(set(values.values())) > 1:
             for arm, value in values.items():
                 others = sorted({v for a, v in values.items() if v != value})
                 marks[arm].setdefault(name, f"differs from {', '.join(others)}")
     return {arm: fields for arm, fields in marks.items() if fields}
+
+
+def _compared(name: str, text: str) -> str:
+    """What the table compares of a field between arms: for times, whether the model gets ISO (the shared block's
+    one format; epoch milliseconds or a prose date beside it change nothing), else the text itself."""
+    return "iso" if name == "times" and text.startswith("iso") else text
 
 
 def contract_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[tuple[str, str, str]]:

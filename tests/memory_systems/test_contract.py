@@ -126,3 +126,13 @@ def test_a_contract_value_the_harness_does_not_know_is_refused_naming_system_and
 
     with pytest.raises(ContractError, match=r"'silent'.*ingests 'vibes'.*raw turns"):
         contract(SystemArm("silent", Odd(), "seeded"))
+
+
+def test_times_are_unequal_only_where_an_arm_shows_no_iso_time() -> None:
+    terms = ContractTerms(budget=BUDGET)  # shared: the recall arms show ISO beside epoch ms
+    recall, document = contract(resolve_arm("recall"), terms), contract(resolve_arm("memory_document"), terms)
+    product = contract(SystemArm("declaring", Declaring(), "none"), terms)  # declares times "none"
+    engrava_like = {**recall, "times": "iso"}
+    assert "times" not in contract_marks({"recall": recall, "memory_document": document, "iso": engrava_like}).get("recall", {})
+    marks = contract_marks({"recall": recall, "declaring": product})
+    assert marks["declaring"]["times"] == "differs from iso" and "times" in marks["recall"]
