@@ -17,7 +17,7 @@ This package knows nothing of the harness. Public surface:
 """
 
 from memory_tools.fulltext import FullTextHost
-from memory_tools.disclosure import fit_disclosure, iso_utc, memory_chars
+from memory_tools.disclosure import fit_disclosure, iso_utc
 from memory_tools.host import Host, HostConfigurationError, MemoryRun, ToolCallRecord, record_arguments
 from memory_tools.model import (
     ItemInput,
@@ -83,7 +83,6 @@ from memory_tools.vectors import (
 
 __all__ = [
     "fit_disclosure",
-    "memory_chars",
     "iso_utc",
     "MAX_RECALL_LIMIT",
     "READ_TOOLS",

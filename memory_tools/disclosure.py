@@ -35,11 +35,6 @@ def fit_disclosure(texts: Sequence[str], *, top_k: int, chars: int) -> int:
     return shown
 
 
-def memory_chars(texts: Sequence[str]) -> int:
-    """The characters of memory text ``texts`` disclose (what the budget counts)."""
-    return sum(len(text) for text in texts)
-
-
 def budgeted_content(content: str, budget: int | None) -> dict[str, Any]:
     """``memory_get``'s content within the content budget: cut at the budget, and said so (nothing when it fits)."""
     if budget is None or len(content) <= budget:

@@ -32,8 +32,8 @@ differ between arms in a way that matters for comparability.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from harness.scenarios import RetrievalBudget
@@ -256,21 +256,3 @@ def contract_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[tup
     """(field, A's text, B's text) for each contract field two runs of one arm differ in."""
     return [(name, field_text(a, name), field_text(b, name)) for name in CONTRACT_FIELDS
             if field_text(a, name) != field_text(b, name) or (name == "instructions" and a.get(name) != b.get(name))]
-
-
-def with_embedder(declared: SystemContract, embedder: EmbedderFacts) -> SystemContract:
-    """``declared`` with the embedder it ranks with (a built-in vector system takes the run's)."""
-    return replace(declared, embedder=embedder)
-
-
-def contract_rows(contracts: Mapping[str, Mapping[str, Any]], arms: Sequence[str]) -> list[dict[str, str]]:
-    """One display row per arm: every contract field as text, ``*`` after a marked one."""
-    marks = contract_marks({arm: contracts[arm] for arm in arms if arm in contracts})
-    rows = []
-    for arm in arms:
-        contract = contracts.get(arm)
-        if contract is None:
-            continue
-        rows.append({"arm": arm, **{name: field_text(contract, name) + (" *" if name in marks.get(arm, {}) else "")
-                                    for name in CONTRACT_FIELDS}})
-    return rows

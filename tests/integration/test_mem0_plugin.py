@@ -138,41 +138,37 @@ def test_mem0_search_honours_the_budget_top_k_where_a_limit_is_silently_ignored(
     assert len(naive["results"]) == 20  # mem0's default top_k: the limit= of its 1.x API is dropped without a word
 
 
-def test_mem0_credits_at_most_top_k_items_per_search_in_the_order_shown(plugin: Path) -> None:
-    """One stored turn cites five items: a search at top_k=2 credits two of them, not every item citing the turn,
-    so mem0's recall@k is at k like every system's."""
+def _search(data: dict, *, top_k: int, chars: int) -> Any:
+    """One probe search of mem0 (``infer=False``) over the scenario ``data`` under the budget ``top_k``, ``chars``."""
     import recall_eval_mem0
     from harness.scenarios import RetrievalBudget, Scenario, probe_policy
 
-    data = _scenario().model_dump(mode="json", exclude_none=True)
-    acme = next(i for i in data["items"] if i["id"] == "it-acme-pilot")
-    data["items"] += [acme | {"id": f"it-acme-{n}", "keys": [f"pilot {n}"]} for n in range(4)]
     scenario = Scenario.model_validate(data)
     instance = recall_eval_mem0.Mem0System().open(scenario, "none")
     try:
-        instance.retrieval_budget = RetrievalBudget(top_k=2, chars=100_000)
-        found = instance.begin_probe(*probe_policy(scenario)).tools.call("mem0_search", {"query": "pilot customer Brightwater"})
+        instance.retrieval_budget = RetrievalBudget(top_k=top_k, chars=chars)
+        return instance.begin_probe(*probe_policy(scenario)).tools.call("mem0_search", {"query": "pilot customer Brightwater"})
     finally:
         instance.close()
+
+
+def test_mem0_credits_at_most_top_k_items_per_search_in_the_order_shown(plugin: Path) -> None:
+    """One stored turn cites five items: a search at top_k=2 credits two of them, not every item citing the turn,
+    so mem0's recall@k is at k like every system's."""
+    data = _scenario().model_dump(mode="json", exclude_none=True)
+    acme = next(i for i in data["items"] if i["id"] == "it-acme-pilot")
+    data["items"] += [acme | {"id": f"it-acme-{n}", "keys": [f"pilot {n}"]} for n in range(4)]
+    found = _search(data, top_k=2, chars=100_000)
     assert len(json.loads(found.result_text)["results"]) == 2
     assert found.disclosed_item_ids == ("it-acme-pilot", "it-acme-0")  # the first turn's items in order, cut at k
 
 
 def test_mem0_search_budget_counts_the_memories_text_not_their_json(plugin: Path) -> None:
     """Two stored turns of 120 characters fit 256 characters of memory text; counting their JSON would show one."""
-    import recall_eval_mem0
-    from harness.scenarios import RetrievalBudget, Scenario, probe_policy
-
     data = _scenario().model_dump(mode="json", exclude_none=True)
     for n, turn in enumerate(data["sessions"][0]["turns"]):
         turn["content"] = f"Pilot note {n}: the export beta pilot customer at Acme is Brightwater Dental.".ljust(120, ".")
-    scenario = Scenario.model_validate(data)
-    instance = recall_eval_mem0.Mem0System().open(scenario, "none")
-    try:
-        instance.retrieval_budget = RetrievalBudget(top_k=10, chars=256)
-        found = instance.begin_probe(*probe_policy(scenario)).tools.call("mem0_search", {"query": "pilot customer Brightwater"})
-    finally:
-        instance.close()
+    found = _search(data, top_k=10, chars=256)
     shown = json.loads(found.result_text)["results"]
     assert len(shown) == 2 and sum(len(m["text"]) for m in shown) == 240 < 256 < len(found.result_text)
 

