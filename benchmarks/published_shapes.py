@@ -7,9 +7,11 @@ benchmarks can run anywhere. The sizes follow the papers' files:
   LoCoMo's category split (282 multi-hop, 321 temporal, 96 open-domain, 841
   single-hop, 446 adversarial), observations per session and speaker citing
   their turns, ~25k tokens of conversation each;
-- LongMemEval S: 500 questions, each a haystack of ~50 sessions (~115k
-  tokens, ~260 MB in all); written by
-  :func:`benchmarks.bench_import_validate.generate`.
+- LongMemEval S: 500 questions, each a haystack of 38 to 62 sessions (47.7
+  on average, ~115k tokens, ~255 MB in all), fillers shared between
+  questions, 13 duplicate session ids, 1,478 same-day sessions: written by
+  :mod:`benchmarks.longmemeval_s_shape`, whose docstring says where each
+  figure comes from.
 
 ``scale`` (0 < scale <= 1) shrinks the question count for a quick check.
 """
@@ -22,15 +24,14 @@ import random
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_import_validate import VOCABULARY, generate
+from benchmarks import longmemeval_s_shape
+from benchmarks.bench_import_validate import VOCABULARY
 from benchmarks.bench_suite_scale import FILLER, NAMES, PLACES, THINGS, VERBS
 
 LOCOMO_CONVERSATIONS = 10
 LOCOMO_TURNS = 5_882
 LOCOMO_QA = {1: 282, 2: 321, 3: 96, 4: 841, 5: 446}  # 1,986 questions by LoCoMo category number
 LOCOMO_TURN_CHARS = 170  # ~25k tokens per conversation of ~588 turns
-
-LME_S_QUESTIONS, LME_S_SESSIONS, LME_S_TURNS, LME_S_TURN_CHARS = 500, 50, 10, 960
 
 
 def _text(rng: random.Random, chars: int) -> str:
@@ -109,7 +110,5 @@ def locomo(path: Path, scale: float = 1.0, seed: int = 0) -> dict[str, int]:
 
 
 def longmemeval_s(path: Path, scale: float = 1.0, seed: int = 0) -> dict[str, int]:
-    """Write a ``longmemeval_s.json``-shaped file (no key the baseline extractor would write over 256 characters)."""
-    questions = max(1, round(LME_S_QUESTIONS * scale))
-    size = generate(path, questions, LME_S_SESSIONS, LME_S_TURNS, seed=seed, turn_chars=LME_S_TURN_CHARS)
-    return {"questions": questions, "sessions": LME_S_SESSIONS, "bytes": size}
+    """Write a ``longmemeval_s.json``-shaped file (:func:`benchmarks.longmemeval_s_shape.generate`); returns its counts."""
+    return longmemeval_s_shape.generate(path, scale, seed)

@@ -16,7 +16,7 @@ This package knows nothing of the harness. Public surface:
   reports a bad call in the same words.
 """
 
-from memory_tools.fulltext import FullTextHost
+from memory_tools.fulltext import FullTextHost, FullTextRun
 from memory_tools.disclosure import fit_disclosure, iso_utc
 from memory_tools.host import Host, HostConfigurationError, MemoryRun, ToolCallRecord, record_arguments
 from memory_tools.model import (
@@ -67,7 +67,7 @@ from memory_tools.policy import (
     unknown_properties,
 )
 from memory_tools.store import SCHEMA_VERSION, MemoryItemStore
-from memory_tools.vector_host import RRF_K, HybridHost, VectorHost, rrf_fuse
+from memory_tools.vector_host import RRF_K, HybridHost, HybridRun, VectorHost, VectorRun, rrf_fuse
 from memory_tools.vectors import (
     LEXICAL_DIM,
     LEXICAL_MODEL,
@@ -88,8 +88,11 @@ __all__ = [
     "READ_TOOLS",
     "WRITE_TOOLS",
     "FullTextHost",
+    "FullTextRun",
     "HybridHost",
+    "HybridRun",
     "VectorHost",
+    "VectorRun",
     "VectorIndex",
     "RRF_K",
     "rrf_fuse",

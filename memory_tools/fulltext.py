@@ -154,8 +154,10 @@ class FullTextRun(MemoryRun):
     def __init__(self, index: FullTextIndex, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._index = index
-        if self.admitted:
-            self._specs_json = tool_specs_json(self._search_limit, _FULLTEXT_SEARCH_DESCRIPTION)
+
+    @classmethod
+    def specs_json(cls, search_limit: int = MAX_SEARCH_LIMIT) -> str:
+        return tool_specs_json(search_limit, _FULLTEXT_SEARCH_DESCRIPTION)
 
     def _search(self, args: SearchArguments) -> _Outcome:
         found = self._index.search(list(args.terms), args.match.value, workspace_key=self._workspace_key, limit=args.limit)

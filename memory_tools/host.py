@@ -218,7 +218,12 @@ class MemoryRun:
         self._search_limit = search_limit
         self._content_budget = content_budget
         self._iso_times = iso_times
-        self._specs_json = tool_specs_json(search_limit) if denial is None else "[]"
+        self._specs_json = type(self).specs_json(search_limit) if denial is None else "[]"
+
+    @classmethod
+    def specs_json(cls, search_limit: int = MAX_SEARCH_LIMIT) -> str:
+        """The tools a run of this class offers when admitted: known without a store (a run's plan counts them)."""
+        return tool_specs_json(search_limit)
 
     @property
     def context(self) -> RunContext:

@@ -101,10 +101,10 @@ class _RankedRun(MemoryRun):
     #: The description with ``{default}``/``{maximum}`` left for the run's top-k (:func:`limits_text`).
     description_template = ""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if self.admitted:  # the run's retrieval budget caps limit, and the description says so, as recall's does
-            self._specs_json = tool_specs_json(self._search_limit, self.description_template)
+    @classmethod
+    def specs_json(cls, search_limit: int = MAX_SEARCH_LIMIT) -> str:
+        # the run's retrieval budget caps limit, and the description says so, as recall's does
+        return tool_specs_json(search_limit, cls.description_template)
 
     def _ranked(self, args: SearchArguments) -> list[MemoryItemRecord]:
         raise NotImplementedError

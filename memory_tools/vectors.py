@@ -72,6 +72,9 @@ class Embeddings:
         cost_usd: What the provider calls cost (0.0 when local, cached or unpriced).
         latency_s: Wall time of the provider calls.
         cached: Texts served from a cache instead of computed or requested.
+        saved_latency_s: What the cached texts took when first computed (so an arm is never timed by another's hits).
+        saved_tokens: Tokens the cached texts cost when first requested.
+        saved_cost_usd: Cost the cached texts had when first requested.
     """
 
     vectors: np.ndarray
@@ -80,6 +83,9 @@ class Embeddings:
     cost_usd: float = 0.0
     latency_s: float = 0.0
     cached: int = 0
+    saved_latency_s: float = 0.0
+    saved_tokens: int = 0
+    saved_cost_usd: float = 0.0
 
 
 @runtime_checkable
@@ -111,6 +117,12 @@ class EmbeddingUsage:
         tokens: Input tokens the provider counted.
         cost_usd: Their cost.
         latency_s: Wall time spent embedding (provider calls or local computation).
+        calls: Embedding requests that computed anything, by a provider or in process (a batch served
+            wholly from a cache is not one): an in-process embedder's work counts like a provider's.
+        cached_latency_s: What the cache hits took when first computed: ``latency_s`` plus this is the
+            sample's uncached figure, the same whichever arm ran first.
+        cached_tokens: Tokens the cache hits cost when first requested.
+        cached_cost_usd: Cost the cache hits had when first requested.
     """
 
     model: str
@@ -120,9 +132,17 @@ class EmbeddingUsage:
     tokens: int = 0
     cost_usd: float = 0.0
     latency_s: float = 0.0
+    calls: int = 0
+    cached_latency_s: float = 0.0
+    cached_tokens: int = 0
+    cached_cost_usd: float = 0.0
 
     def add(self, batch: Embeddings, texts: int, elapsed_s: float) -> None:
         self.texts += texts
+        self.calls += 1 if batch.cached < texts else 0
+        self.cached_latency_s += batch.saved_latency_s
+        self.cached_tokens += batch.saved_tokens
+        self.cached_cost_usd += batch.saved_cost_usd
         self.cached += batch.cached
         self.provider_calls += batch.provider_calls
         self.tokens += batch.tokens
@@ -201,6 +221,8 @@ class LexicalEmbedder:
 
     name = LEXICAL_MODEL
     min_similarity = LEXICAL_MIN_SIMILARITY
+    prefix = "none"
+    dimensions = LEXICAL_DIM
 
     def embed(self, texts: Sequence[str], kind: EmbedKind) -> Embeddings:
         np = _numpy()
@@ -294,11 +316,14 @@ class VectorIndex:
         started = time.perf_counter()
         batch = self.embedder.embed(list(texts), kind)
         self.usage.add(batch, len(texts), time.perf_counter() - started)
-        vectors = np.asarray(batch.vectors, dtype=np.float32)
+        with np.errstate(over="ignore"):  # an overflow is refused below, by name
+            vectors = np.asarray(batch.vectors, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(texts):
             raise EmbeddingError(
                 f"embedder {self.embedder.name!r} returned {vectors.shape} vectors for {len(texts)} texts"
             )
+        if not np.isfinite(vectors).all():  # a plug-in embedder's overflow: NaN would make every similarity NaN
+            raise EmbeddingError(f"embedder {self.embedder.name!r} returned a vector that is not finite as float32")
         return vectors
 
     def _visible(self, workspace_key: str | None) -> _Matrix:

@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # Lowest first. Stages on one line share a level: neither may import the other.
 STAGES: tuple[tuple[str, ...], ...] = (
     ("memory_tools",),
-    ("harness", "harness.atomic", "harness.defaults", "harness.memo", "harness.redaction"),
+    ("harness.secret_detectors",),
+    ("harness", "harness.atomic", "harness.defaults", "harness.memo", "harness.redaction", "harness.regular_files"),
     ("harness.offline_model",),
     ("harness.scenarios",),
     ("harness.importers",),

@@ -5,11 +5,15 @@ JSON-ready lists of dicts, exactly the ``metrics``, ``paired``, ``mcnemar``,
 ``flips``, ``latency``, ``added_latency`` and ``min_detectable_effect`` blocks
 of ``summary.json`` (documented in ``docs/summary-json.md``).
 
-The unit of inference is the scenario: paired differences, the McNemar block,
-the flip table and the minimum detectable effect all start from each
-scenario's mean over its epochs in each arm, and every interval resamples
-scenarios, so repeating a deterministic run N times changes no p-value and no
-interval. Latency figures leave out cached samples (their latency is a replay
+The unit of inference is the scenario (the conversation, for a conversation
+file's probes ``conv-26/q017``): paired differences, the McNemar block, the
+flip table and the minimum detectable effect all start from each scenario's
+mean over its epochs in each arm, so repeating a deterministic run N times
+changes no p-value and no interval. Each ``paired`` row carries the evidence
+of :func:`harness.analysis.decision.paired_evidence` (the exact sign-flip
+test over units with its p-value, the units up and down, and the interval
+inverted from that test) that every decision reads; the per-arm ``metrics``
+intervals are bootstraps clustered by scenario, shown and never decided on. Latency figures leave out cached samples (their latency is a replay
 of the first call's).
 
 Categories are whatever names the scenarios carry (built-in or declared by a
@@ -19,7 +23,9 @@ the scenarios its paper's headline counts (``headline=`` the ids), which the
 verdict reads instead of ``all``. ``token_f1`` (informational, LoCoMo-style token
 F1 against ``expect.f1_reference``) and ``bleu1`` are ``metrics`` rows only
 when some sample has a reference, the ``session_*`` rows (LongMemEval's
-session-level retrieval) only when some sample has evidence sessions, and
+session-level retrieval on LongMemEval's population: questions with a target
+turn on the user side) and ``ours_session_*`` (the same on every question
+with evidence sessions) only when some sample has them, and
 ``tool_latency_p50_s``/``tool_latency_p95_s`` only when some arm offered
 tools, ``retained_after_forget_count`` (distinct forgotten facts that reached
 the model at the probe, in its own scope) and ``answer_forgotten_rate``
@@ -46,13 +52,16 @@ from typing import Any
 
 import numpy as np
 
-from harness.analysis import stats
+from harness.analysis import decision, stats
+from harness.analysis.pairwise import conversation_of
 from harness.score import SampleScores, retained_count, task_averaged
 
 ALL = "all"
 #: The rows of the scenarios a suite's protocol counts in its headline (``Protocol.in_headline``); present only
 #: when the suite declares a protocol, and then what the verdict reads instead of ``all``.
 HEADLINE = "headline"
+#: Prefix of the ``paired`` rows of a group the protocol reports apart (``apart:adversarial``, ``apart:abstention``).
+APART = "apart:"
 #: Paired metrics: name -> (column, row filter or None).
 PAIRED_METRICS: dict[str, tuple[str, str | None]] = {
     "continuity_accuracy": ("correct", None),
@@ -66,6 +75,9 @@ PAIRED_METRICS: dict[str, tuple[str, str | None]] = {
     "tool_result_tokens": ("tool_result_tokens", None),
     "latency_s": ("live_latency_s", None),
 }
+#: Paired metrics with no natural bound on the difference (an interval the test cannot close is unbounded).
+_UNBOUNDED_METRICS = frozenset({"prompt_tokens", "tool_result_tokens", "latency_s"})
+_UNBOUNDED: tuple[float | None, float | None] = (None, None)
 ONE_EPOCH_TEST = "exact McNemar (1 epoch, scenario pairs)"
 _COUNT_METRICS = ("tool_calls", "model_calls", "prompt_tokens", "completion_tokens", "tool_result_tokens")
 #: The write phase's costs (harness.run.sample.run_write_phase), apart from the probe's; 0 for arms without one.
@@ -115,6 +127,8 @@ class _Columns:
         # A scenario has one category; the first sample's stands for it.
         first = np.unique(self.sc, return_index=True)[1]
         self.sc_category = np.array([str(c) for c in self.category[first]], dtype=object)
+        #: The unit of inference of each scenario: its conversation (``conv-26/q017`` -> ``conv-26``), else itself.
+        self.sc_unit = np.array([conversation_of(str(s)) for s in self.scenario_ids], dtype=object)
         self.ok, self.should_abstain = np.array(ok, dtype=bool), np.array(abstain, dtype=bool)
         self.error = (~self.ok).astype(np.float64)
         floats = {"correct": correct, "abstained": abstained, "adherence": adherence, "unsupported": unsupported,
@@ -123,12 +137,15 @@ class _Columns:
                   "prompt_tokens": prompt, "completion_tokens": completion, "tool_result_tokens": tool_tokens,
                   "token_f1": f1, "bleu1": bleu, "tool_latency_s": tool_latency}
         self.values = {name: np.array(column, dtype=np.float64) for name, column in floats.items()}
-        #: LongMemEval's session-level retrieval (``recall_any@5``, ``ndcg@10``, ...), one column per figure.
-        self.session_metrics = sorted({key for s in scores for key in (s.session_retrieval or {})},
+        #: Session-level retrieval (``recall_any@5``, ``ndcg@10``, ...), one column per figure and population:
+        #: ``session_*`` on LongMemEval's population, ``ours_session_*`` on ours.
+        self.session_metrics = sorted({f"{prefix}session_{key}" for s in scores
+                                       for prefix, figures in _session_figures(s).items() for key in figures},
                                       key=_session_metric_order)
-        for key in self.session_metrics:
-            self.values[f"session_{key}"] = np.array(
-                [num((s.session_retrieval or {}).get(key)) for s in scores], dtype=np.float64)
+        for name in self.session_metrics:
+            prefix, figure = name.split("session_", 1)
+            self.values[name] = np.array([num(_session_figures(s)[prefix].get(figure)) for s in scores],
+                                         dtype=np.float64)
         self.has_tool_latency = bool((~np.isnan(self.values["tool_latency_s"])).any())
         #: Some sample has a token F1 (its scenario sets ``expect.f1_reference``): only then is it a metric.
         self.has_f1 = bool((~np.isnan(self.values["token_f1"])).any())
@@ -152,10 +169,15 @@ class _Columns:
         self.values["write_holds_answer"] = np.array([num(s.write_holds_answer) for s in scores], dtype=np.float64)
 
 
-def _session_metric_order(key: str) -> tuple[int, str]:
-    """``recall_any@5`` before ``recall_all@5`` before ``ndcg@5``, then the same at 10."""
-    name, _, k = key.partition("@")
-    return (int(k) if k.isdigit() else 0, {"recall_any": "0", "recall_all": "1", "ndcg": "2"}.get(name, name))
+def _session_figures(s: SampleScores) -> dict[str, dict[str, float]]:
+    """The sample's session-retrieval figures by row prefix: ``""`` LongMemEval's population, ``"ours_"`` ours."""
+    return {"": s.session_retrieval or {}, "ours_": s.ours_session_retrieval or {}}
+
+
+def _session_metric_order(name: str) -> tuple[bool, int, str]:
+    """LongMemEval's rows before ours; ``recall_any@5`` before ``recall_all@5`` before ``ndcg@5``, then at 10."""
+    ours, (figure, _, k) = name.startswith("ours_"), name.partition("session_")[2].partition("@")
+    return (ours, int(k) if k.isdigit() else 0, {"recall_any": "0", "recall_all": "1", "ndcg": "2"}.get(figure, figure))
 
 
 def _row(model: str, arm: str, category: str, metric: str, iv: stats.Interval | None, n: int) -> dict[str, Any]:
@@ -211,8 +233,8 @@ def _group_metrics(cols: _Columns, mask: np.ndarray, key: tuple[str, str, str],
                     int(mask.sum())))
     add("retrieved_precision", ok, "precision")
     add("retrieved_recall", ok, "recall")
-    for key in cols.session_metrics:  # LongMemEval's session-level retrieval, informational like token_f1
-        add(f"session_{key}", ok, f"session_{key}")
+    for name in cols.session_metrics:  # session-level retrieval, informational like token_f1
+        add(name, ok, name)
     add("tool_use_rate", ok, "tool_use")
     out.append(_row(model, arm, category, "cached_samples",
                     stats.Interval(int(cols.cached[mask].sum()), None, None, 0), int(mask.sum())))
@@ -292,10 +314,9 @@ def _pairs(cols: _Columns, rows_a: np.ndarray, rows_b: np.ndarray, column: str) 
 
 
 def _paired_rows(cols: _Columns, rows_a: np.ndarray, rows_b: np.ndarray, head: dict[str, Any],
-                 cfg: AggregateConfig, headline: np.ndarray | None = None) -> list[dict[str, Any]]:
-    """``paired`` rows: every metric over all scenarios first (category ``all``), then the protocol's headline
-    (``headline``: a mask over scenario codes, None without a protocol), then per category."""
-    boot = {"resamples": cfg.resamples, "seed": cfg.seed}
+                 cfg: AggregateConfig, masks: Mapping[str, np.ndarray]) -> list[dict[str, Any]]:
+    """``paired`` rows: every metric over all scenarios first (category ``all``), then the protocol's groups
+    (``masks``: ``headline`` and each ``apart:NAME``, masks over scenario codes), then per category."""
     filters = {None: np.ones_like(rows_a), "answerable": ~cols.should_abstain, "unanswerable": cols.should_abstain}
     by_category: dict[str, list[dict[str, Any]]] = {}
     for metric, (column, row_filter) in PAIRED_METRICS.items():
@@ -305,30 +326,31 @@ def _paired_rows(cols: _Columns, rows_a: np.ndarray, rows_b: np.ndarray, head: d
         if not common.any():
             continue
         mean_a, mean_b = sum_a[common] / n_a[common], sum_b[common] / n_b[common]
-        categories = cols.sc_category[common]
-        groups = [ALL, *([HEADLINE] if headline is not None else []), *sorted(set(categories.tolist()))]
+        categories, units = cols.sc_category[common], cols.sc_unit[common]
+        groups = [ALL, *masks, *sorted(set(categories.tolist()))]
         for category in groups:
-            if category == HEADLINE:
-                pick = headline[common]
+            if category in masks:
+                pick = masks[category][common]
                 if not pick.any():
                     continue
             else:
                 pick = slice(None) if category == ALL else categories == category
-            iv = stats.paired_diff_ci(mean_a[pick], mean_b[pick], **boot)
+            evidence = decision.paired_evidence(mean_a[pick], mean_b[pick], units[pick], alpha=cfg.alpha,
+                                                bounds=_UNBOUNDED if metric in _UNBOUNDED_METRICS else (-1.0, 1.0),
+                                                seed=cfg.seed)
             by_category.setdefault(category, []).append(
-                {**head, "category": category, "metric": metric, "diff": _r(iv.value), "ci_low": _r(iv.ci_low),
-                 "ci_high": _r(iv.ci_high), "n_scenarios": iv.n})
-    return [row for category in sorted(by_category, key=lambda c: (c != ALL, c != HEADLINE, c))
+                {**head, "category": category, "metric": metric, **decision.evidence_fields(evidence)})
+    return [row for category in sorted(by_category, key=lambda c: (c != ALL, c != HEADLINE, c not in masks, c))
             for row in by_category[category]]
 
 
 def _comparisons(cols: _Columns, model_rows: np.ndarray, model: str, arm_a: str, arm_b: str, cfg: AggregateConfig,
-                 titles: Mapping[str, str], headline: np.ndarray | None = None) -> dict[str, list[dict[str, Any]]]:
+                 titles: Mapping[str, str], masks: Mapping[str, np.ndarray]) -> dict[str, list[dict[str, Any]]]:
     boot = {"resamples": cfg.resamples, "seed": cfg.seed}
     head = {"model": model, "arm_a": arm_a, "arm_b": arm_b}
     ok = model_rows & cols.ok
     rows_a, rows_b = ok & (cols.arm == arm_a), ok & (cols.arm == arm_b)
-    paired = _paired_rows(cols, rows_a, rows_b, head, cfg, headline)
+    paired = _paired_rows(cols, rows_a, rows_b, head, cfg, masks)
     # Scenario means of correctness (the unit of the test, the flips and the MDE), compared exactly as
     # integer fractions hits / samples.
     sum_a, n_a = _scenario_sums(cols, rows_a, "correct")
@@ -379,7 +401,8 @@ def _comparisons(cols: _Columns, model_rows: np.ndarray, model: str, arm_a: str,
 
 def aggregate(scores: Sequence[SampleScores], *, titles: Mapping[str, str] | None = None,
               config: AggregateConfig | None = None,
-              headline: Collection[str] | None = None) -> dict[str, list[dict[str, Any]]]:
+              headline: Collection[str] | None = None,
+              apart: Mapping[str, Collection[str]] | None = None) -> dict[str, list[dict[str, Any]]]:
     """Every aggregate block of ``summary.json`` from the scored samples.
 
     Args:
@@ -388,6 +411,8 @@ def aggregate(scores: Sequence[SampleScores], *, titles: Mapping[str, str] | Non
         config: arms to compare and bootstrap settings.
         headline: the scenario ids the suite's protocol counts in its headline; given, ``metrics`` and
             ``paired`` get rows of category ``headline`` over exactly these (None: no such rows).
+        apart: the groups the protocol reports apart (``adversarial``: its scenario ids; ``abstention``: the
+            abstention probes); each gets ``paired`` rows of category ``apart:NAME``, which the verdict reads.
 
     Returns:
         ``{"metrics", "paired", "mcnemar", "flips", "latency", "added_latency", "min_detectable_effect"}``.
@@ -400,11 +425,14 @@ def aggregate(scores: Sequence[SampleScores], *, titles: Mapping[str, str] | Non
         return result
     cols = _Columns(scores)
     cols.values["error_rate"] = cols.error
-    in_headline = sc_headline = None
+    in_headline = None
+    masks: dict[str, np.ndarray] = {}
+    for name, ids in ([(HEADLINE, headline)] if headline is not None else []) + [
+            (APART + group, ids) for group, ids in sorted((apart or {}).items())]:
+        chosen = frozenset(ids)
+        masks[name] = np.array([str(sid) in chosen for sid in cols.scenario_ids], dtype=bool)
     if headline is not None:
-        chosen = frozenset(headline)
-        sc_headline = np.array([str(sid) in chosen for sid in cols.scenario_ids], dtype=bool)
-        in_headline = sc_headline[cols.sc]
+        in_headline = masks[HEADLINE][cols.sc]
     for model in sorted(set(cols.model.tolist())):
         model_rows = cols.model == model
         model_arms = set(cols.arm[model_rows].tolist())
@@ -426,6 +454,6 @@ def aggregate(scores: Sequence[SampleScores], *, titles: Mapping[str, str] | Non
         baselines = sorted(model_arms - {cfg.treatment_arm}, key=lambda a: (a != cfg.baseline_arm, a))
         for baseline in baselines:
             for key, rows in _comparisons(cols, model_rows, str(model), baseline, cfg.treatment_arm, cfg,
-                                          titles, sc_headline).items():
+                                          titles, masks).items():
                 result[key] += rows
     return result

@@ -2,16 +2,22 @@
 
 Per model, four checks (five when the suite asks to forget) on the aggregate tables:
 
-* ``continuity_improves``: the lower bound of the paired 95% interval of
-  (treatment - baseline) continuity accuracy is above ``min_continuity_gain``;
-  over every scenario, or, when the suite declares a protocol, over the
-  scenarios its headline counts (the aggregate's ``headline`` rows: LoCoMo's
-  categories 1-4 without the adversarial one). The other checks stay over
-  every scenario: an unsupported claim or a leak counts wherever it happens.
-* ``unsupported_claims_within_tolerance``: the upper bound of the paired
-  interval of the unsupported-claim-rate difference is at most
-  ``unsupported_tolerance`` (default 0.02: two points, the precision a suite of
-  a few dozen scenarios can honestly promise; set 0 to demand no rise at all).
+* ``continuity_improves``: the paired (treatment - baseline) continuity
+  accuracy is proven above ``min_continuity_gain`` by the shared rule
+  (:func:`harness.analysis.decision.decide_paired`: the exact sign-flip test
+  rejects and the interval inverted from it lies above the threshold; below
+  the suite's minimum detectable effect the check is undecided and says what
+  suite size would decide it); over every scenario, or, when the suite
+  declares a protocol, over the scenarios its headline counts (the
+  aggregate's ``headline`` rows: LoCoMo's categories 1-4 without the
+  adversarial one).
+* ``unsupported_claims_within_tolerance``: the interval of the paired
+  unsupported-claim-rate difference lies at or below ``unsupported_tolerance``
+  (default 0.02), over the same scenarios as continuity.
+* ``apart_GROUP`` (only with a protocol that reports groups apart: LoCoMo's
+  ``adversarial`` category, LongMemEval's ``abstention`` probes): the group's
+  own line, its accuracy and its unsupported-claim rate paired, decided on the
+  rate; it counts in the status only when the protocol's ``apart_gates`` says so.
 * ``no_tool_leakage``: zero tool-level leaks in every arm of the model (a Host
   defect, wherever it happens: a disclosure across scope or policy).
 * ``no_answer_leakage``: zero leakage canaries in the treatment arm's answers.
@@ -41,12 +47,13 @@ and :func:`exit_code` are how ``run`` and ``report`` print a verdict and exit.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.analysis.aggregate import ALL, HEADLINE
+from harness.analysis.aggregate import ALL, APART, HEADLINE
+from harness.analysis.decision import Direction, decide_paired, describe, evidence_from_row
 from harness.defaults import DEFAULT_MAX_ERROR_RATE
 
 Status = Literal["pass", "fail", "inconclusive", "incomplete"]
@@ -112,6 +119,16 @@ class Check(BaseModel):
     ci_high: float | None = None
     threshold: float
     reason: str
+    n: int | None = Field(None, description="Paired units (scenarios or conversations) behind a paired check")
+    unit: str | None = None
+    up: int | None = Field(None, description="Units the treatment moved up (fixed, for correctness)")
+    down: int | None = Field(None, description="Units it moved down (broken)")
+    p_value: float | None = Field(None, description="The exact test's two-sided p-value of no difference")
+    test: str | None = None
+    mde: float | None = Field(None, description="The smallest difference the suite detects at 80% power")
+    needed: int | None = Field(None, description="Units that would decide an inconclusive check")
+    gates: bool = Field(True, description="False: a line the protocol reports apart and does not gate on; shown, "
+                                          "never in the status")
 
 
 class ModelVerdict(BaseModel):
@@ -123,7 +140,7 @@ class ModelVerdict(BaseModel):
 
 
 def _status(checks: Iterable[Check]) -> Status:
-    checks = list(checks)
+    checks = [c for c in checks if c.gates]
     if any(c.passed is False for c in checks):
         return "fail"
     if any(c.passed is None for c in checks):
@@ -146,38 +163,62 @@ def _find_overall(rows: Iterable[Mapping[str, Any]], **match: Any) -> Mapping[st
     return _find((r for r in rows if r.get("category", "all") == "all"), **match)
 
 
+def _paired_check(row: Mapping[str, Any] | None, name: str, what: str, missing: str | None, absent: str,
+                  cfg: VerdictConfig, *, direction: Direction, threshold: float) -> Check:
+    """One paired check decided by :func:`harness.analysis.decision.decide_paired` (the rule every page uses).
+
+    ``absent`` says what is missing when there is no paired row with an exact test.
+    """
+    evidence = None if row is None else evidence_from_row(dict(row))
+    if missing or evidence is None or evidence.diff is None:
+        return Check(name=name, passed=None, threshold=threshold,
+                     reason=f"{what.split(' over ')[0]} undecided: {missing or absent}")
+    fields = {"value": evidence.diff, "ci_low": evidence.ci_low, "ci_high": evidence.ci_high, "threshold": threshold,
+              "n": evidence.n, "unit": evidence.unit, "up": evidence.up, "down": evidence.down,
+              "p_value": evidence.p_value, "test": evidence.test, "mde": evidence.mde}
+    if evidence.n < cfg.min_paired_scenarios:
+        return Check(name=name, passed=None, **fields,
+                     reason=f"{what} {describe(evidence)} undecided: {evidence.n} paired {evidence.unit}(s) < "
+                            f"{cfg.min_paired_scenarios}")
+    decided = decide_paired(evidence, direction=direction, threshold=threshold, what=what)
+    return Check(name=name, passed=decided.passed, needed=decided.needed, reason=decided.reason, **fields)
+
+
 def _continuity(paired: list[Mapping[str, Any]], model: str, cfg: VerdictConfig, missing: str | None,
                 headline: str | None = None) -> Check:
-    name, threshold = "continuity_improves", cfg.min_continuity_gain
     match = {"model": model, "metric": "continuity_accuracy", "arm_a": cfg.baseline_arm, "arm_b": cfg.treatment_arm}
     row = _find(paired, category=HEADLINE, **match) if headline is not None else _find_overall(paired, **match)
-    if missing or row is None or row["ci_low"] is None:
-        why = missing or f"no paired {cfg.treatment_arm} vs {cfg.baseline_arm} accuracy"
-        return Check(name=name, passed=None, threshold=threshold, reason=f"continuity undecided: {why}")
-    ci = (row["ci_low"], row["ci_high"])
-    over = "" if headline is None else f" over the headline ({headline})"
-    text = f"continuity{over} {_fmt(row['diff'], True)} [{_fmt(ci[0], True)}, {_fmt(ci[1], True)}]"
-    if row["n_scenarios"] < cfg.min_paired_scenarios:
-        return Check(name=name, passed=None, value=row["diff"], ci_low=ci[0], ci_high=ci[1], threshold=threshold,
-                     reason=f"{text} undecided: {row['n_scenarios']} paired scenario(s) < {cfg.min_paired_scenarios}")
-    passed = ci[0] > threshold
-    reason = f"{text} {'>' if passed else '<='} {threshold:.2f}" + ("" if passed else ": no proven gain")
-    return Check(name=name, passed=passed, value=row["diff"], ci_low=ci[0], ci_high=ci[1], threshold=threshold,
-                 reason=reason)
+    what = "continuity" if headline is None else f"continuity over the headline ({headline})"
+    absent = f"no paired {cfg.treatment_arm} vs {cfg.baseline_arm} accuracy"
+    return _paired_check(row, "continuity_improves", what, missing, absent, cfg, direction="gain",
+                         threshold=cfg.min_continuity_gain)
 
 
-def _unsupported(paired: list[Mapping[str, Any]], model: str, cfg: VerdictConfig, missing: str | None) -> Check:
-    name, threshold = "unsupported_claims_within_tolerance", cfg.unsupported_tolerance
-    row = _find_overall(paired, model=model, metric="unsupported_claim_rate", arm_a=cfg.baseline_arm,
-                        arm_b=cfg.treatment_arm)
-    if missing or row is None or row["ci_high"] is None:
-        why = missing or "no paired unsupported-claim rate"
-        return Check(name=name, passed=None, threshold=threshold, reason=f"unsupported claims undecided: {why}")
-    ci = (row["ci_low"], row["ci_high"])
-    text = f"unsupported claims {_fmt(row['diff'], True)} [{_fmt(ci[0], True)}, {_fmt(ci[1], True)}]"
-    passed = ci[1] <= threshold
-    return Check(name=name, passed=passed, value=row["diff"], ci_low=ci[0], ci_high=ci[1], threshold=threshold,
-                 reason=f"{text} {'<=' if passed else '>'} tolerance {threshold:.2f}")
+def _unsupported(paired: list[Mapping[str, Any]], model: str, cfg: VerdictConfig, missing: str | None,
+                 headline: str | None = None) -> Check:
+    """Over the same groups as continuity: the headline when the suite has a protocol, else every scenario."""
+    match = {"model": model, "metric": "unsupported_claim_rate", "arm_a": cfg.baseline_arm, "arm_b": cfg.treatment_arm}
+    row = _find(paired, category=HEADLINE, **match) if headline is not None else _find_overall(paired, **match)
+    what = "unsupported claims" + ("" if headline is None else " over the headline")
+    return _paired_check(row, "unsupported_claims_within_tolerance", what, missing,
+                         "no paired unsupported-claim rate", cfg, direction="no_rise",
+                         threshold=cfg.unsupported_tolerance)
+
+
+def _apart(paired: list[Mapping[str, Any]], model: str, cfg: VerdictConfig, missing: str | None, group: str,
+           gates: bool) -> Check:
+    """A group the protocol reports apart (LoCoMo's adversarial category, LongMemEval's abstention probes): its
+    accuracy (there, abstaining rightly) and its unsupported-claim rate, paired; the rate decides the line, which
+    gates only when the protocol says so."""
+    match = {"model": model, "arm_a": cfg.baseline_arm, "arm_b": cfg.treatment_arm, "category": APART + group}
+    label = f"{group} (reported apart{'' if gates else '; does not gate'})"
+    check = _paired_check(_find(paired, metric="unsupported_claim_rate", **match), f"apart_{group}",
+                          f"{label} unsupported claims", missing, "no paired unsupported-claim rate", cfg,
+                          direction="no_rise", threshold=cfg.unsupported_tolerance)
+    accuracy = _find(paired, metric="continuity_accuracy", **match)
+    evidence = None if accuracy is None else evidence_from_row(dict(accuracy))
+    shown = "" if evidence is None or evidence.diff is None else f"; its accuracy {describe(evidence)}"
+    return check.model_copy(update={"gates": gates, "reason": check.reason + shown})
 
 
 def _leak_count(metrics: list[Mapping[str, Any]], model: str, metric: str, arms: Iterable[str]) -> tuple[float, int]:
@@ -246,7 +287,7 @@ def _missing(metrics: list[Mapping[str, Any]], model: str, cfg: VerdictConfig, c
 
 
 def decide_model(aggregates: Mapping[str, list[Mapping[str, Any]]], model: str, cfg: VerdictConfig,
-                 headline: str | None = None) -> ModelVerdict:
+                 headline: str | None = None, apart: Sequence[tuple[str, bool]] | None = None) -> ModelVerdict:
     """The verdict of one model from the aggregate tables (see the module docstring).
 
     ``headline`` (what the suite's protocol counts, e.g. ``single_hop, multi_hop, temporal, open_domain``)
@@ -261,10 +302,12 @@ def decide_model(aggregates: Mapping[str, list[Mapping[str, Any]]], model: str, 
         if missing_headline is not None:
             missing_headline = f"no scored scenario of the headline ({headline}) in both arms"
     paired = list(aggregates.get("paired", []))
-    checks = [_continuity(paired, model, cfg, missing_headline, headline), _unsupported(paired, model, cfg, missing),
-              *_leakage(metrics, model, arms, cfg), *_forgetting(metrics, model, cfg)]
+    checks = [_continuity(paired, model, cfg, missing_headline, headline),
+              _unsupported(paired, model, cfg, missing_headline, headline),
+              *_leakage(metrics, model, arms, cfg), *_forgetting(metrics, model, cfg),
+              *(_apart(paired, model, cfg, missing, group, gates) for group, gates in apart or ())]
     order = {False: 0, None: 1, True: 2}
-    reasons = [c.reason for c in sorted(checks, key=lambda c: order[c.passed])]
+    reasons = [c.reason for c in sorted(checks, key=lambda c: (not c.gates, order[c.passed]))]
     return ModelVerdict(status=_status(checks), reasons=reasons, checks=checks)
 
 
@@ -285,7 +328,7 @@ def _run_checks(health: RunHealth, cfg: VerdictConfig) -> list[dict[str, Any]]:
 
 def decide(aggregates: Mapping[str, list[Mapping[str, Any]]], models: Iterable[str],
            config: VerdictConfig | None = None, *, health: RunHealth | None = None,
-           headline: str | None = None) -> dict[str, Any]:
+           headline: str | None = None, apart: Sequence[tuple[str, bool]] | None = None) -> dict[str, Any]:
     """The ``verdict`` block of ``summary.json``.
 
     Args:
@@ -294,7 +337,9 @@ def decide(aggregates: Mapping[str, list[Mapping[str, Any]]], models: Iterable[s
         config: thresholds; defaults to :class:`VerdictConfig`.
         health: completeness and errors of the run; None trusts the data as complete and error-free.
         headline: what the suite's protocol counts in its headline (a few words for the reasons); given,
-            continuity is decided on the aggregate's ``headline`` rows (None: on ``all``).
+            continuity and unsupported claims are decided on the aggregate's ``headline`` rows (None: on ``all``).
+        apart: (group, gates) per group the protocol reports apart: each gets its own line (``apart_GROUP``) from
+            the aggregate's ``apart:GROUP`` rows, in the status only when it gates.
 
     Returns:
         ``{"status", "reasons", "checks_status", "run_checks", "per_model": {model: {"status",
@@ -303,7 +348,7 @@ def decide(aggregates: Mapping[str, list[Mapping[str, Any]]], models: Iterable[s
     """
     cfg = config or VerdictConfig()
     models = sorted(set(models))
-    per_model = {m: decide_model(aggregates, m, cfg, headline) for m in models}
+    per_model = {m: decide_model(aggregates, m, cfg, headline, apart) for m in models}
     if not per_model:
         status: Status = "inconclusive"
         reasons = ["no scored samples: nothing to decide"]

@@ -301,7 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", metavar="DIR", help="complete an interrupted or failed run in DIR: re-runs missing and failed samples, appending (nothing is deleted)")
     p.add_argument("--no-cache", action="store_true", help="bypass the on-disk response cache")
     p.add_argument("--store", metavar="FILE", help="seed the recall arms from this memory-item SQLite file (or its JSON export, docs/store-export.md), read-only, instead of the scenarios' items; the run is sensitive")
-    p.add_argument("--redact", action="append", default=[], metavar="REGEX", help="also redact what this regex matches in every scenario text before any model sees it (repeatable; the secret patterns are on in every sensitive run); the run is sensitive")
+    p.add_argument("--redact", action="append", default=[], metavar="REGEX", help="also redact what this regex matches in every scenario text before any model sees it (repeatable; the secret patterns are on in every sensitive run); the run is sensitive; run.json records its digest, never the pattern, so give it again to --resume and report")
     p.add_argument("--cache-dir", metavar="DIR", help="response cache folder (default .recall-eval-cache)")
     p.add_argument("--judge-model", metavar="M", help="litellm model for rubric scenarios and the grounding judge, which lists unsupported specifics in every answer (optional)")
     p.add_argument("--judge-api-base", metavar="URL", help="endpoint of an OpenAI-compatible server for --judge-model (e.g. a local llama.cpp server); recorded in run.json, so --resume keeps it")
@@ -341,6 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-gain", type=float, metavar="X", help="paired CI lower bound of the accuracy gain must exceed X (default 0)")
     p.add_argument("--unsupported-tolerance", type=float, metavar="X", help="allowed rise of the unsupported-claim rate, CI upper bound (default 0.02)")
     _add_report_scenarios(p)
+    p.add_argument("--redact", action="append", default=[], metavar="REGEX", help="the run's own --redact patterns again (run.json holds only their digests)")
 
     p = sub.add_parser(
         "compare", help="per-metric and per-scenario differences between two runs; exit 1 on a regression",
@@ -390,8 +391,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, metavar="N", help="import only the first N samples or questions")
     p.add_argument("--jobs", type=_jobs, default=None, metavar="N",
                    help="processes converting the elements of a large file (8 MB or more) at once (default: one per CPU this process may use)")
-    p.add_argument("--redact", action="append", default=[], metavar="REGEX",
-                   help="transcripts: also redact what this regex matches (repeatable; the secret patterns are always on)")
+    p.add_argument("--redact", action="append", default=[], metavar="REGEX", help="transcripts: also redact what this regex matches (repeatable; the secret patterns are always on; _suite.json records its digest, never the pattern)")
 
     p = sub.add_parser(
         "audit", help="list gold checks no answer could pass (absent from the conversation, glued words, split dates)",
@@ -430,8 +430,8 @@ EXIT_CODES = {
     "schema": "0 printed or written, 2 --out cannot be written",
     "run": "0 finished (and, with --gate, the verdict passed), 1 the verdict asks for it (--gate) or more errors "
            "than --max-error-rate or the run is incomplete, 2 bad input (a path, a flag, a model that cannot be "
-           "called) or a record could not be written, 3 stopped by --max-cost-usd (resumable), 130/143 "
-           "interrupted by Ctrl-C/SIGTERM (resumable)",
+           "called), a record could not be written or calls kept timing out alone (resumable), 3 stopped by "
+           "--max-cost-usd before an agent or judge call (resumable), 130/143 interrupted by Ctrl-C/SIGTERM (resumable)",
     "report": "0 built (and, with --gate, the verdict passed), 1 the verdict asks for it (--gate) or more errors "
               "than --max-error-rate, 2 the folder does not exist or cannot be read, or a flag is wrong",
     "import": "0 written, 2 the file does not exist or is not the benchmark's format, or OUT cannot be written",

@@ -59,19 +59,31 @@ def _build_report(options: RunOptions, scenarios: Any = None) -> int:
     ``scenarios``: the run's own (a :class:`harness.scenarios.ScenarioShelf`), scored as they ran instead of
     being loaded, checked and packed again (a LongMemEval S suite's load is ~45 s of CPU).
 
-    Non-zero when the report cannot be built (2), and (1) when the run is
+    Non-zero when the report cannot be built (2), when a judge call would pass ``--max-cost-usd`` (3), and (1) when the run is
     incomplete, its error rate is above ``--max-error-rate``, or ``--gate``
     is given and the verdict is not pass.
     """
     from harness.analysis import VerdictConfig, exit_code
     from harness.report import build_report, report_lines
 
+    from harness.run import BudgetExceeded, judge_budget
+
     thresholds = VerdictConfig(max_error_rate=options.max_error_rate)
+    budget = None
     try:
+        if options.max_cost_usd is not None and options.judge_model:  # the judges' calls count against the cap too
+            budget = judge_budget(options.run_dir, options.max_cost_usd, options.judge_model)
         shelf = scenarios.by_id if isinstance(scenarios, ScenarioShelf) else None
         outcome = build_report(options.run_dir, judge_model=options.judge_model, thresholds=thresholds, scenarios=shelf,
                                judge_api_base=options.judge_api_base, judge_preset=options.judge_preset,
-                               judge_prompt=options.judge_prompt, pairwise_judge=options.pairwise_judge)
+                               judge_prompt=options.judge_prompt, pairwise_judge=options.pairwise_judge, judge_budget=budget)
+    except BudgetExceeded:
+        agent = options.max_cost_usd - budget.limit_usd if budget is not None else 0.0
+        print(f"stopped: --max-cost-usd ${options.max_cost_usd:,.4f} reached before the next judge call (the run's model "
+              f"calls recorded ${agent:,.4f}, its judge calls ${budget.recorded_usd if budget else 0:,.4f}); the samples are "
+              "saved and the judge verdicts paid for are cached, but the report was not built. Continue with: "
+              f"recall-eval run --resume {options.run_dir} --max-cost-usd <a higher limit>", file=sys.stderr)
+        return 3
     except Exception as exc:  # noqa: BLE001 - the results are safe; the report can be rebuilt
         print(terminal_text(f"error: report not built ({type(exc).__name__}: {exc}). Retry with: recall-eval report {options.run_dir}"), file=sys.stderr)
         return 2
@@ -231,7 +243,7 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
         again = f", {earlier.failed} failed before and run again" if earlier.failed else ""
         print(f"run {run_dir}: {len(specs)} samples to run ({len(done_ids)} already done{again})", file=sys.stderr)
         progress = RunProgress(len(specs), live=options.progress, scorer=continuity_scorer(scenarios), arms=options.arms)
-        status, stopped, failure, crash = "interrupted", {}, None, None
+        status, stopped, failure, crash, stalled = "interrupted", {}, None, None, False
         try:
             status, stopped = run_specs(specs, options, scenarios, hashes, writer, progress)
         except KeyboardInterrupt:
@@ -243,6 +255,8 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
         finally:
             progress.close()
             cached = sum(record_flags(r)[1] for r in earlier.done) + progress.cached
+            stalled = status == "stalled"  # calls kept timing out at one in flight (harness.run.watchdog)
+            status = "interrupted" if stalled else status  # resumable, as any stop
             final = manifest.model_copy(update={"status": status, "finished_at": now_iso(), "cached_samples": cached})
             if progress.concurrency is not None:  # timeouts lowered the calls in flight (harness.run.concurrency)
                 final = final.model_copy(update={"parameters": {**final.parameters, "adaptive_concurrency": progress.concurrency}})
@@ -282,6 +296,11 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
         if message is not None:
             print(f"{message}. Continue with: {resume_hint} --max-cost-usd <a higher limit>", file=sys.stderr)
             return 3
+    if stalled:
+        from harness.run import stall_message
+
+        print(stall_message(options.timeout_s, options.max_tokens, resume_hint), file=sys.stderr)
+        return 2
     if stopped:
         for model, reason in stopped.items():
             print(terminal_text(f"error: stopped model {model}: its first samples all failed with {reason}"), file=sys.stderr)

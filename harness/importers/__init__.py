@@ -228,7 +228,7 @@ def import_transcripts(source: Path, out: Path, *, force: bool = False, redact: 
                             + "".join(f"\n  {line}" for line in faults.lines()))
     prepare_out(out, force=force)
     info = SuiteInfo("transcripts", source, "the team's own data: keep it private", "", "", list(TRANSCRIPT_NOTES))
-    extra = {"sensitive": True, "redaction": {"default_patterns": True, "extra_patterns": list(redactor.extra),
+    extra = {"sensitive": True, "redaction": {"default_patterns": True, "extra_patterns": redactor.digests,
                                               "redacted": stats.redactions},
              "transcripts": {"messages": stats.messages, "sessions": stats.sessions, "groups": stats.groups}}
     write_provenance(out, info, faults, sha256, complete=False, extra=extra)

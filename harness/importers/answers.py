@@ -16,8 +16,9 @@ gold would fail correct answers worded differently, so the check is built as:
 
 Very short golds ("No", "2") are matched word-bounded by the scorer, so "no"
 is not found inside "know". Every check is an approximation of the gold: the
-importers also write the gold as ``f1_reference`` (LoCoMo's token F1) and as
-a rubric for a judge model, which scores paraphrases properly.
+importers also write the gold as a rubric for a judge model, which scores
+paraphrases properly, and LoCoMo's importer writes the published gold verbatim
+as ``f1_reference`` (:func:`published_gold`: the papers' metrics score it).
 """
 
 from __future__ import annotations
@@ -68,6 +69,22 @@ def gold_text(value: Any) -> str:
         value = ", ".join(gold_text(v) for v in value)
     text = " ".join(str(value).split()) if value is not None else ""
     return text[:-1].rstrip() if text.endswith(".") and not text.endswith("..") else text
+
+
+def published_gold(value: Any) -> str:
+    """The gold exactly as the benchmark's scorer reads it (LoCoMo's ``str(answer)``): for the papers' metrics.
+
+    Nothing repaired: a trailing full stop, glued words and spacing stay as
+    published, since the published procedure scores against them (``filmmaker.``
+    gives BLEU-1 credit for an answer's final full stop). Our own checks use
+    :func:`gold_text` and the importer's repairs instead. A list (not in
+    LoCoMo) is joined as :func:`gold_text` joins it.
+
+    Example:
+        >>> published_gold("filmmaker."), published_gold(2022)
+        ('filmmaker.', '2022')
+    """
+    return gold_text(value) if isinstance(value, list) else str(value)
 
 
 def unusable_gold(value: Any) -> str | None:

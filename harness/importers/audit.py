@@ -12,17 +12,31 @@ one kind (:data:`KINDS`):
   word-bounded). Groups with a digit in them are left out (counts, sums and
   dates are often computed, not quoted), and so is a bare "yes" or "no". What is left needs knowledge from
   outside the history (LoCoMo's open-domain category) or is a wrong gold;
-- ``glued``: a gold word that is in no text of the conversation but splits
-  into two words that are (``watchingmovies``, ``Yesteammates``), or a number
-  glued to a word (``15April``);
+- ``glued``: a gold word that is in no text of the conversation nor in the
+  English word list but splits into two words the conversation writes
+  (``watchingmovies``, ``Yesteammates``; ``filmmaker`` and ``sunday`` are
+  words, so no finding), two capitalised words run together
+  (``StreetFighter``), or a number glued to a word (``15April``):
+  :mod:`harness.importers.gold_words`;
+- ``misspelled``: a gold word in neither the conversation nor the word list,
+  one edit from a word that is (``21Janury``, ``Januarty``): unpassable as
+  written, so the finding gives the spelling an answer would use
+  (``21 January``);
 - ``split``: two consecutive list groups that are one date or one number cut
   at its comma (``9 April`` + ``2023``, ``$25`` + ``000``);
 - ``contradiction``: a real answer on an abstention probe (``abstain: true``
   with a positive check or an ``f1_reference``).
 
+The gold words read are those of the checks (what an answer must state);
+``f1_reference``, the published gold the papers' metrics score, only when a
+probe has no positive check: a published ``15April`` that the importer spaced
+in its checks is no finding.
+
 The audit reads plain data (a conversation file's mapping), so the importers
 run it on each conversation as they write it, and the command on the files of
-any suite. It never changes a suite.
+any suite. It never changes a suite. ``--json`` (and ``_suite.json``'s
+``audit``) gives ``finding_count`` and the list ``findings`` (schema 2; schema
+1 named the count ``findings`` and the list ``items``).
 """
 
 from __future__ import annotations
@@ -30,43 +44,41 @@ from __future__ import annotations
 import json
 import re
 import sys
-import unicodedata
 from collections import Counter
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.importers.answers import DATE_OR_NUMBER_PATTERNS
+from harness.importers.gold_words import glued_words, misspellings, normalize, unglue_digits
 from harness.scenarios import ScenarioError, discover, read_yaml
 
 KINDS: dict[str, str] = {
     "absent": "a check string found in no session text or item",
     "glued": "a gold with glued words",
+    "misspelled": "a misspelled gold (unpassable as written)",
     "split": "a list split inside a date or number",
     "contradiction": "a gold that contradicts the probe (a real answer on an abstention probe)",
 }
 """Finding kinds and what each means, in report order."""
-AUDIT_SCHEMA_VERSION = 1
+AUDIT_SCHEMA_VERSION = 2
+"""2: ``finding_count`` and ``flagged_probe_count`` are the counts, ``findings`` the list (1: ``findings``
+was the count, ``items`` the list, ``flagged_probes`` the probe count)."""
 MAX_LISTED = 200
 """Findings listed in SUITE.md; the counts are always exact."""
 
 _TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _NUMBER = re.compile(r"[+-]?\d+(?:[.,:' ]\d+)*%?")
-_DIGIT_GLUE = re.compile(r"\b(\d+)([A-Za-z]{3,})\b")
-_ORDINAL_OR_UNIT = frozenset({"st", "nd", "rd", "th", "am", "pm", "s", "km", "kg", "mph", "mins", "min", "hrs"})
-
-
-def normalize(text: str) -> str:
-    """The scorer's normalisation (``harness.score.matching.normalize_text``): NFKC, casefold, ``'``, spaces."""
-    if text.isascii():  # NFKC leaves ASCII alone and casefold is lower there: the common case, 10x faster
-        return " ".join(text.lower().split())
-    folded = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'").replace("\u2018", "'")
-    return " ".join(folded.split())  # the same whitespace as the scorer's \s+, split in C (500 kB a conversation)
 
 
 def found(haystack: str, needle: str) -> bool:
-    """Does normalised ``haystack`` hold ``needle`` as the scorer would find it (short needles word-bounded)?"""
+    """Does normalised ``haystack`` hold ``needle`` as the scorer would find it (short needles word-bounded)?
+
+    Example:
+        >>> found("i know it", "No"), found("no, never", "No"), found("watching movies", "movies")
+        (False, True, True)
+    """
     folded = normalize(needle)
     if not folded:
         return True
@@ -142,12 +154,12 @@ class AuditResult:
         return {
             "schema_version": AUDIT_SCHEMA_VERSION,
             "probes": self.probes,
-            "findings": len(self.findings),
-            "flagged_probes": len(self.flagged()),
+            "finding_count": len(self.findings),
+            "flagged_probe_count": len(self.flagged()),
             "counts": self.counts(),
             "flagged_by_category": self.flagged_by_category(),
             "flagged": self.flagged(),
-            "items": [asdict(f) for f in self.findings],
+            "findings": [{"scenario": f.scenario, **asdict(f)} for f in self.findings],
         }
 
     def lines(self, limit: int | None = None) -> list[str]:
@@ -210,56 +222,6 @@ def vocabulary(texts: Iterable[str]) -> set[str]:
     return {word for text in texts for word in _TOKEN.findall(normalize(text))}
 
 
-def glued_words(text: str, words: Container[str]) -> list[tuple[str, str]]:
-    """Words of ``text`` that the conversation never writes but that split into two words it does.
-
-    Returns ``(word, "left right")`` pairs; also a number glued to a word
-    (``15April``; ordinals and units such as ``2nd``, ``3pm`` are not glued).
-
-    Example:
-        >>> glued_words("Yesteammates, watchingmovies", {"yes", "teammates", "watching", "movies"})
-        [('Yesteammates', 'Yes teammates'), ('watchingmovies', 'watching movies')]
-    """
-    out: list[tuple[str, str]] = []
-    for match in _DIGIT_GLUE.finditer(text):
-        if match[2].lower() not in _ORDINAL_OR_UNIT and normalize(match[0]) not in words:
-            out.append((match[0], f"{match[1]} {match[2]}"))
-    for token in _TOKEN.findall(text):
-        folded = normalize(token)
-        if len(folded) < 6 or not folded.isalpha() or folded in words or _inflected(folded, words):
-            continue
-        for cut in range(3, len(folded) - 2):
-            if folded[:cut] in words and folded[cut:] in words:
-                out.append((token, f"{token[:cut]} {token[cut:]}"))
-                break
-    return out
-
-
-def unglue_digits(text: str, words: Container[str]) -> str:
-    """A number glued to a word the conversation writes, spaced: ``3dogs`` -> ``3 dogs`` (``2nd``, ``3pm`` stay).
-
-    Example:
-        >>> unglue_digits("3dogs and 2nd place at 3pm", {"dogs", "place"})
-        '3 dogs and 2nd place at 3pm'
-    """
-    def split(match: re.Match[str]) -> str:
-        letters = match[2]
-        if letters.lower() in _ORDINAL_OR_UNIT or normalize(letters) not in words or normalize(match[0]) in words:
-            return match[0]
-        return f"{match[1]} {letters}"
-
-    return _DIGIT_GLUE.sub(split, text)
-
-
-_ENDINGS = (("s", ""), ("es", ""), ("ies", "y"), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e"))
-
-
-def _inflected(word: str, words: Container[str]) -> bool:
-    """Is ``word`` a plural or past form of a word the conversation uses (``sunflowers`` of ``sunflower``)?"""
-    return any(word.endswith(end) and word[: -len(end)] + add in words
-               for end, add in _ENDINGS)
-
-
 def _split_pairs(groups: list[list[str]]) -> Iterator[str]:
     """Consecutive list groups that together are one date or one number cut at its comma."""
     for left, right in zip(groups, groups[1:]):
@@ -313,10 +275,16 @@ def audit_conversation(data: dict[str, Any]) -> Iterator[Finding]:
         for group in groups:
             if _quotable(group) and not any(found(haystack, s) or found(own, s) for s in group):
                 yield Finding(*where, "absent", f"none of {group[:4]!r} occurs in the conversation")
-        gold_strings = [expect["f1_reference"]] if isinstance(expect.get("f1_reference"), str) else []
-        gold_strings += [s for group in groups for s in group[:1]]
+        gold_strings = [s for group in groups for s in group[:1]]
+        if not gold_strings and isinstance(expect.get("f1_reference"), str):
+            gold_strings = [expect["f1_reference"]]
         seen: set[str] = set()
         for text in gold_strings:
+            for token, spelled in misspellings(text, words):
+                if token not in seen:
+                    seen.add(token)
+                    yield Finding(*where, "misspelled", f"{token!r} (unpassable as written; an answer would "
+                                                        f"write {spelled!r})")
             for token, split in glued_words(text, words):
                 if token not in seen:
                     seen.add(token)
@@ -392,4 +360,4 @@ def cli_audit(args: Any) -> int:
 
 
 __all__ = ["KINDS", "AuditResult", "Finding", "audit_conversation", "audit_suite", "cli_audit",
-           "flagged_in_suites", "glued_words", "unglue_digits", "vocabulary"]
+           "flagged_in_suites", "glued_words", "misspellings", "normalize", "unglue_digits", "vocabulary"]

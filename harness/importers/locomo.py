@@ -20,8 +20,10 @@ What becomes what (docs/importers.md has the full table):
   scorer numbering; category 5 (adversarial) abstains, with the adversarial
   answer as a ``someone_else`` canary, unless it has a real ``answer`` (two
   do, ``"No"``): then it is scored as that answer;
-- a gold answer: glued digits spaced (``15April`` -> ``15 April``), glued
-  words reported, a dict dropped (:func:`repaired_gold`);
+- a gold answer: its checks and rubric from the repaired gold (glued digits
+  spaced, ``15April`` -> ``15 April``; glued words reported; a dict dropped:
+  :func:`repaired_gold`), ``f1_reference`` the published gold verbatim (the
+  papers' metrics score against it, trailing full stop and all);
 - summaries are not imported (they would hand the agent a digest the
   benchmark does not give memory systems).
 """
@@ -32,8 +34,9 @@ import datetime as _dt
 import re
 from typing import Any
 
-from harness.importers.answers import answer_check, gold_text, unglue_dates, unusable_gold
-from harness.importers.audit import glued_words, unglue_digits, vocabulary
+from harness.importers.answers import answer_check, gold_text, published_gold, unglue_dates, unusable_gold
+from harness.importers.audit import vocabulary
+from harness.importers.gold_words import glued_words, misspellings, unglue_digits
 from harness.importers.extract import MAX_ITEM_CHARS, fact_chunks, keys_for, storable
 from harness.importers.faults import FaultLog
 from harness.importers.output import safe_id
@@ -274,7 +277,9 @@ def repaired_gold(raw: Any, words: set[str], where: str, faults: FaultLog) -> st
 
     ``15April, 2022`` -> ``15 April, 2022`` and ``3dogs`` -> ``3 dogs`` (a number
     glued to a word of the conversation) are repaired; a glued pair of words
-    (``watchingmovies``) is kept and reported: no rule splits it safely.
+    (``watchingmovies``) and a misspelling (``Janury``, with the spelling an
+    answer would use) are kept and reported: no rule repairs them safely
+    (:mod:`harness.importers.gold_words`; an English word such as ``filmmaker`` is neither).
     """
     why = unusable_gold(raw)
     if why is not None:
@@ -284,6 +289,9 @@ def repaired_gold(raw: Any, words: set[str], where: str, faults: FaultLog) -> st
     fixed = unglue_digits(unglue_dates(gold), words)
     if fixed != gold:
         faults.repair("gold with a number glued to a word, spaced", f"{where}: {gold!r} -> {fixed!r}")
+    for token, spelled in misspellings(fixed, words):
+        faults.report("misspelled gold, kept (its check is unpassable as written)",
+                      f"{where}: {token!r} (an answer would write {spelled!r})")
     for token, split in glued_words(fixed, words):
         faults.report("gold with glued words, kept (its check may be unpassable)", f"{where}: {token!r} ({split}?)")
     return fixed
@@ -336,7 +344,7 @@ def _probes(cid: str, sample: dict[str, Any], lookup: dict[str, tuple[str, str]]
             if not gold:
                 faults.drop("question without an answer", where)
                 continue
-            expect = {**answer_check(gold, list_answer=number == 1), "f1_reference": gold,
+            expect = {**answer_check(gold, list_answer=number == 1), "f1_reference": published_gold(qa["answer"]),
                       "rubric": f"The gold answer is {gold!r}; a correct answer states it (paraphrase allowed)."}
             if relevant:
                 probe["item_roles"] = {item_id: "answer" for item_id in relevant}

@@ -8,9 +8,17 @@ and their calendar dates.
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import re
+from typing import Any
 
 from harness.importers.answers import MONTHS
+from harness.importers.faults import ImporterError
+
+#: A logged message's plausible times, 1990-01-01 to 2100-01-01 UTC in milliseconds: outside them a number is a
+#: unit mistake or garbage (1e300, or 9e15 ms: the year 287,168), not a conversation.
+EARLIEST_MS, LATEST_MS = 631_152_000_000, 4_102_444_800_000
+_SECONDS_LIMIT = 100_000_000_000  # a number below this is epoch seconds (until 5138), above it milliseconds
 
 _LOCOMO = re.compile(
     r"^\s*(\d{1,2})[:.](\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([A-Za-z]+)\.?,?\s+(\d{4})\s*$", re.IGNORECASE
@@ -56,3 +64,34 @@ def parse_time(text: object) -> _dt.datetime | None:
 def iso(moment: _dt.datetime) -> str:
     """``2023-05-08T13:56:00Z``."""
     return moment.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def message_millis(raw: Any, where: str, name: str) -> int:
+    """A logged message's time as UTC milliseconds: ISO 8601, or a number of epoch seconds or milliseconds.
+
+    Raises:
+        ImporterError: a boolean, NaN, infinity, a negative number, text that is no time, or a time outside
+            1990-2100 (:data:`EARLIEST_MS`, :data:`LATEST_MS`); the message names the place, field and value.
+    """
+    millis: int | None = None
+    if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+        if not math.isfinite(raw) or raw < 0:
+            raise ImporterError(f"{where}: field {name!r} {raw!r} is not a time; give ISO 8601 or epoch seconds")
+        millis = int(raw * 1000) if raw < _SECONDS_LIMIT else int(min(raw, 1e18))
+    elif isinstance(raw, str):
+        text = raw.strip()
+        try:
+            moment = _dt.datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+        except ValueError:
+            moment = None
+        if moment is not None:
+            moment = moment.replace(tzinfo=_dt.timezone.utc) if moment.tzinfo is None else moment
+            millis = int(moment.timestamp() * 1000)
+    if millis is None:
+        raise ImporterError(f"{where}: field {name!r} {raw!r} is not a time; give ISO 8601 (2026-03-02T10:00:00Z) "
+                            "or epoch seconds")
+    if not EARLIEST_MS <= millis < LATEST_MS:
+        raise ImporterError(f"{where}: field {name!r} {raw!r} is out of range: a logged message's time lies between "
+                            f"1990-01-01 and 2100-01-01 (epoch seconds {EARLIEST_MS // 1000} to {LATEST_MS // 1000}, "
+                            "or the same in milliseconds)")
+    return millis

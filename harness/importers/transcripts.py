@@ -47,6 +47,7 @@ from typing import Any
 
 from harness.importers.faults import FaultLog, ImporterError
 from harness.importers.output import safe_id
+from harness.importers.times import message_millis
 from harness.redaction import Redactor
 from harness.scenarios import ID_PATTERN
 
@@ -55,7 +56,7 @@ CATEGORY_TEXT = "A later session of a logged conversation: its first user messag
 TIME_FIELDS = ("timestamp", "created_at", "time")
 USER_FIELDS = ("user_id", "user")
 _IDENT = re.compile(ID_PATTERN)
-_SECONDS_LIMIT = 100_000_000_000  # a number below this is epoch seconds (until 5138), above it milliseconds
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass
@@ -73,6 +74,10 @@ class _Session:
     user: str | None
     workspace: str | None
     where: str
+    #: ``raw_id`` redacted: what every file, id, title, description and message shows (a token can sit in an id).
+    shown_id: str = ""
+    #: ``user`` redacted, as ``shown_id`` (``user`` stays the grouping key).
+    shown_user: str | None = None
     messages: list[_Message] = field(default_factory=list)
     #: Where the user and workspace were first read, for the message naming a conflict.
     user_where: str = ""
@@ -92,31 +97,6 @@ class TranscriptStats:
     groups: int = 0
     probes: int = 0
     redactions: int = 0
-
-
-def _millis(raw: Any, where: str, name: str) -> int:
-    """A message time as UTC milliseconds.
-
-    Raises:
-        ImporterError: the value is neither ISO 8601 nor a number of epoch seconds or milliseconds.
-    """
-    if isinstance(raw, bool):
-        raise ImporterError(f"{where}: field {name!r} {raw!r} is not a time; give ISO 8601 or epoch seconds")
-    if isinstance(raw, (int, float)):
-        if raw < 0:
-            raise ImporterError(f"{where}: field {name!r} {raw!r} is negative; give ISO 8601 or epoch seconds")
-        return int(raw * 1000) if raw < _SECONDS_LIMIT else int(raw)
-    if isinstance(raw, str):
-        text = raw.strip()
-        try:
-            moment = _dt.datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
-        except ValueError:
-            moment = None
-        if moment is not None:
-            moment = moment.replace(tzinfo=_dt.timezone.utc) if moment.tzinfo is None else moment
-            return int(moment.timestamp() * 1000)
-    raise ImporterError(f"{where}: field {name!r} {raw!r} is not a time; give ISO 8601 (2026-03-02T10:00:00Z) "
-                        "or epoch seconds")
 
 
 def _iso(millis: int) -> str:
@@ -186,7 +166,8 @@ class _Reader:
         user = _ident(user_raw, where, user_name or "user_id")
         session = self.sessions.get(sid)
         if session is None:
-            session = self.sessions[sid] = _Session(sid, user, workspace, where, user_where=where, workspace_where=where)
+            session = self.sessions[sid] = _Session(sid, user, workspace, where, self.shown(sid),
+                                                    user and self.shown(user), user_where=where, workspace_where=where)
         self._merge_scope(session, "workspace", workspace, where)
         self._merge_scope(session, "user", user, where)
         if role != "user" and role != "assistant":
@@ -196,14 +177,22 @@ class _Reader:
         if text is None:
             self.faults.drop("message without text (tool calls or empty content)", where)
             return
-        text, hits = self.redactor.redact(text)
-        self.stats.redactions += hits
+        if _SURROGATE.search(text):  # valid JSON (a \ud800 escape), yet no character: nothing can write it as UTF-8
+            text = _SURROGATE.sub("\ufffd", text)
+            self.faults.repair("lone surrogate (a \\ud800-style escape) in a message, written as U+FFFD", where)
+        text = self.shown(text)
         time_name, raw_time = _first(message, TIME_FIELDS)
         if raw_time is None and message is not obj:
             time_name, raw_time = _first(obj, TIME_FIELDS)
-        at = None if raw_time is None else _millis(raw_time, where, time_name or "timestamp")
+        at = None if raw_time is None else message_millis(raw_time, where, time_name or "timestamp")
         self.order += 1
         session.messages.append(_Message(role, text, at, where, self.order))
+
+    def shown(self, text: str) -> str:
+        """``text`` redacted, counted; a session id, a user key or a file name, as any message text."""
+        text, hits = self.redactor.redact(text)
+        self.stats.redactions += hits
+        return text
 
     def _merge_scope(self, session: _Session, name: str, value: str | None, where: str) -> None:
         known = getattr(session, name)
@@ -212,15 +201,33 @@ class _Reader:
         if known is None:
             setattr(session, name, value)
             setattr(session, f"{name}_where", where)
+            if name == "user":
+                session.shown_user = self.shown(value)
         elif known != value:
-            raise ImporterError(f"{where}: field {name if name == 'workspace' else 'user_id'!r} {value!r} differs "
-                                f"from {known!r} at {getattr(session, f'{name}_where')} for session "
-                                f"{session.raw_id!r}; one session runs in one workspace for one user")
+            raise ImporterError(f"{where}: field {name if name == 'workspace' else 'user_id'!r} {self.shown(value)!r} "
+                                f"differs from {self.shown(known)!r} at {getattr(session, f'{name}_where')} for session "
+                                f"{session.shown_id!r}; one session runs in one workspace for one user")
+
+
+def _json(text: bytes | str, where: str, shape: str) -> Any:
+    """``text`` parsed as JSON, every way it can fail one :class:`ImporterError` naming ``where``.
+
+    Invalid UTF-8 (a raw surrogate ``ED A0 80`` included) names the byte; nesting past Python's limit is refused.
+    """
+    try:
+        return json.loads(text.decode("utf-8") if isinstance(text, bytes) else text)
+    except UnicodeDecodeError as exc:
+        raise ImporterError(f"{where}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}: "
+                            f"{exc.reason}); save the log as UTF-8") from None
+    except RecursionError:
+        raise ImporterError(f"{where}: JSON nested deeper than Python reads; {shape}") from None
+    except ValueError as exc:
+        raise ImporterError(f"{where}: not a JSON object ({exc}); {shape}") from None
 
 
 def _read_jsonl(path: Path, reader: _Reader) -> None:
     try:
-        handle = open(path, encoding="utf-8")
+        handle = open(path, "rb")
     except OSError as exc:
         raise ImporterError(f"{path}: cannot read: {exc.strerror or exc}") from None
     with handle:
@@ -228,11 +235,7 @@ def _read_jsonl(path: Path, reader: _Reader) -> None:
             if not line.strip():
                 continue
             where = f"{path.name}:{number}"
-            try:
-                obj = json.loads(line)
-            except ValueError as exc:
-                raise ImporterError(f"{where}: not a JSON object ({exc}); one message per line") from None
-            reader.add(obj, where)
+            reader.add(_json(line, where, "one message per line"), where)
 
 
 def _read_folder(path: Path, reader: _Reader) -> None:
@@ -241,23 +244,25 @@ def _read_folder(path: Path, reader: _Reader) -> None:
         raise ImporterError(f"{path}: no *.json file in the folder; give one JSON file per session, or a JSONL file")
     seen: dict[str, str] = {}
     for file in files:
+        name = reader.shown(file.name)  # a session file is often named after its session id
         try:
-            data = json.loads(file.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ImporterError(f"{file}: not a JSON file ({exc})") from None
+            raw = file.read_bytes()
+        except OSError as exc:
+            raise ImporterError(f"{reader.shown(str(file))}: cannot read: {exc.strerror or exc}") from None
+        data = _json(raw, reader.shown(str(file)), "one JSON object per session file")
         if isinstance(data, list):
             data = {"messages": data}
         if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
-            raise ImporterError(f"{file.name}: field 'messages' is missing; a session file is "
+            raise ImporterError(f"{name}: field 'messages' is missing; a session file is "
                                 '{"session_id": ..., "workspace": ..., "messages": [...]}')
         sid = str(data.get("session_id") or file.stem)
         if sid in seen:
-            raise ImporterError(f"{file.name}: session_id {sid!r} is also the session of {seen[sid]}; "
+            raise ImporterError(f"{name}: session_id {reader.shown(sid)!r} is also the session of {seen[sid]}; "
                                 "one file per session")
-        seen[sid] = file.name
+        seen[sid] = name
         defaults = {k: data.get(k) for k in ("workspace", *USER_FIELDS)} | {"session_id": sid}
         for index, message in enumerate(data["messages"]):
-            where = f"{file.name}:messages[{index}]"
+            where = f"{name}:messages[{index}]"
             if isinstance(message, dict) and "session_id" not in message:
                 message = {**message, "session_id": sid}
             reader.add(message, where, defaults)
@@ -265,7 +270,7 @@ def _read_folder(path: Path, reader: _Reader) -> None:
 
 def _clean(session: _Session, faults: FaultLog) -> _Session | None:
     """The session with its duplicates dropped, times filled and messages in time order; None when dropped."""
-    name = f"session {session.raw_id!r} ({session.where})"
+    name = f"session {session.shown_id!r} ({session.where})"
     seen: set[tuple[str, str, int | None]] = set()
     kept: list[_Message] = []
     for message in session.messages:
@@ -304,7 +309,7 @@ def _session_ids(sessions: list[_Session]) -> dict[str, str]:
     out: dict[str, str] = {}
     used: set[str] = set()
     for n, session in enumerate(sessions, start=1):
-        sid = safe_id(session.raw_id, f"s{n}")
+        sid = safe_id(session.shown_id, f"s{n}")
         while sid in used:
             sid = f"{sid}-{n}"
         used.add(sid)
@@ -319,7 +324,8 @@ def _turns(messages: list[_Message], before: int | None = None) -> list[dict[str
 def _scenarios(groups: dict[tuple[str | None, str | None], list[_Session]], faults: FaultLog,
                stats: TranscriptStats) -> Iterator[dict[str, Any]]:
     taken: set[str] = set()
-    for (user, workspace), sessions in sorted(groups.items(), key=lambda kv: (kv[0][0] or "", kv[0][1] or "")):
+    for (_, workspace), sessions in sorted(groups.items(), key=lambda kv: (kv[0][0] or "", kv[0][1] or "")):
+        user = sessions[0].shown_user
         ids = _session_ids(sessions)
         for k in range(1, len(sessions)):
             session = sessions[k]
@@ -331,17 +337,17 @@ def _scenarios(groups: dict[tuple[str | None, str | None], list[_Session]], faul
                 turns = _turns(previous.messages, before=probe_at)
                 if previous.start >= probe_at:
                     faults.drop("earlier session starting with the later one, left out of its probe",
-                                f"session {previous.raw_id!r} before {session.raw_id!r}")
+                                f"session {previous.shown_id!r} before {session.shown_id!r}")
                     continue
                 if len(turns) < len(previous.messages):
                     faults.repair("earlier session still running at the probe, cut at the probe's time",
-                                  f"session {previous.raw_id!r} at {session.raw_id!r}")
+                                  f"session {previous.shown_id!r} at {session.shown_id!r}")
                 earlier.append({"id": ids[previous.raw_id], "workspace": workspace, "started_at": _iso(previous.start),
                                 "turns": turns})
             if not earlier:
                 continue
             reply = next((m.content for m in session.messages[first + 1:] if m.role == "assistant"), None)
-            cid = safe_id(".".join(p for p in (user, workspace, session.raw_id) if p), f"probe-{stats.probes + 1}")
+            cid = safe_id(".".join(p for p in (user, workspace, session.shown_id) if p), f"probe-{stats.probes + 1}")
             while cid in taken:
                 cid = f"{cid}-{k}"
             taken.add(cid)
@@ -352,11 +358,11 @@ def _scenarios(groups: dict[tuple[str | None, str | None], list[_Session]], faul
             yield {
                 "schema_version": 1,
                 "id": cid,
-                "title": f"Logged session {session.raw_id}" + (f" in {workspace}" if workspace else ""),
+                "title": f"Logged session {session.shown_id}" + (f" in {workspace}" if workspace else ""),
                 "category": CATEGORY,
                 "tags": ["transcripts", *([f"workspace:{workspace}"] if workspace else []),
                          *([f"user:{user}"] if user else [])],
-                "description": f"The first user message of session {session.raw_id} after {len(earlier)} earlier "
+                "description": f"The first user message of session {session.shown_id} after {len(earlier)} earlier "
                                "session(s) of the same user and workspace; logged traffic, no gold answer.",
                 "sessions": earlier,
                 "items": [],
@@ -391,7 +397,7 @@ def read_transcripts(source: Path, faults: FaultLog, redactor: Redactor,
         sessions.sort(key=lambda s: (s.start, s.raw_id))
         if sessions != in_file:
             faults.repair("sessions out of time order in the input, sorted by their first message",
-                          f"user {key[0]!r} workspace {key[1]!r}")
+                          f"user {sessions[0].shown_user!r} workspace {key[1]!r}")
     stats.groups = len(groups)
     yield from _scenarios(groups, faults, stats)
 

@@ -21,7 +21,8 @@ agent-extracted items (``extracted``); the prompt every arm shares is
   :data:`ENTRY_POINT_GROUP`;
 - the registry: :func:`resolve_arm`, :func:`all_arms`, :func:`builtin_arms`,
   :func:`plugin_arms`, :class:`SystemArm`, :class:`MemorySystemError`;
-- the vector arms' embedder: :func:`configure_embedder`, :func:`current_embedder`, :data:`VECTOR_ARMS`;
+- the vector arms' embedder: :func:`configure_embedder`, :func:`current_embedder`, :data:`VECTOR_ARMS`; the run's
+  embedder as a system receives it (``open(..., embedder=)``): :class:`SampleEmbedding`, :func:`arm_embedder`;
 - each arm's contract (:mod:`~harness.memory_systems.contract`): :class:`SystemContract` (what a system
   declares), :class:`ContractTerms`, :class:`EmbedderFacts`, :data:`NO_EMBEDDER`, :data:`UNDECLARED`,
   :data:`CONTRACT_FIELDS`, :func:`contract_marks`, :func:`contract_differences`, :func:`contract_field_text`;
@@ -54,6 +55,8 @@ from harness.memory_systems.instructions import (
     configure_instructions,
     current_instructions,
 )
+from harness.memory_systems.fingerprint import arm_fingerprint
+from harness.memory_systems.planning import planned_probe, plans_without_store
 from harness.memory_systems.prompts import ArmSetup
 from memory_tools import fit_disclosure
 from harness.memory_systems.protocol import (
@@ -70,7 +73,6 @@ from harness.memory_systems.protocol import (
     WriteMode,
     WriteModel,
     arguments_text,
-    arm_fingerprint,
     decode_arguments,
     open_instance,
     policy_denial,
@@ -84,6 +86,8 @@ from harness.memory_systems.registry import (
     plugin_arms,
     resolve_arm,
 )
+from harness.memory_systems.run_embedding import (SampleEmbedding, arm_embedder, embedder_record, sample_embedding,
+                                                  sample_embedding_usage)
 from harness.memory_systems.vector import VECTOR_ARMS, configure_embedder, current_embedder
 from harness.memory_systems.write_prompt import (
     WRITE_MAX_TOOL_ROUNDS,
@@ -124,6 +128,7 @@ __all__ = [
     "MemorySystemError",
     "ModelWrite",
     "ProbeSetup",
+    "SampleEmbedding",
     "StaticToolRun",
     "SystemArm",
     "ToolExecution",
@@ -135,10 +140,16 @@ __all__ = [
     "configure_embedder",
     "current_embedder",
     "arguments_text",
+    "arm_embedder",
     "arm_fingerprint",
+    "embedder_record",
+    "sample_embedding",
+    "sample_embedding_usage",
     "builtin_arms",
     "decode_arguments",
     "open_instance",
+    "planned_probe",
+    "plans_without_store",
     "plugin_arms",
     "policy_denial",
     "probe_messages",

@@ -14,6 +14,17 @@ probe's history and in the sessions ``full_history`` pastes). A content
 prefix rather than the OpenAI ``name`` field, because every provider shows
 content to the model and several drop or reject ``name``.
 
+One message per turn: every turn, and the probe's question, is its own
+message; two messages of one role in a row (a LoCoMo session ending with the
+user-side speaker, then the question) are sent as two, never joined into one
+text. Joined, the question read as part of the speaker's turn (``Caroline:
+... [photo]\n\nWhen did Caroline ...?``) while the system prompt says the
+asker is neither speaker. Chat-completions APIs accept same-role runs; for
+providers that require alternating roles (Anthropic, Gemini, Bedrock) it is
+litellm's request translation that puts a same-role run into one turn, each
+message a separate content block; the record keeps the messages as sent
+(docs/memory-systems.md, "Messages").
+
 The runner reaches these builders through the memory
 systems of :mod:`harness.memory_systems` (an arm is a system plus a write
 mode); add an arm there, or as a plug-in (``docs/memory-systems.md``).
@@ -124,25 +135,15 @@ def _turn_messages(turns: list[Turn]) -> list[dict[str, Any]]:
     return [{"role": turn.role, "content": turn_text(turn)} for turn in turns]
 
 
-def _merge_same_role(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Join consecutive same-role messages so strict providers see alternating roles."""
-    merged: list[dict[str, Any]] = []
-    for message in messages:
-        if merged and merged[-1]["role"] == message["role"] and message["role"] in ("user", "assistant"):
-            merged[-1] = {**merged[-1], "content": f"{merged[-1]['content']}\n\n{message['content']}"}
-        else:
-            merged.append(dict(message))
-    return merged
-
-
 def _conversation(scenario: Scenario, *, with_tools: bool,
                   earlier: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """System prompt, then ``earlier`` (default: the protocol's recent sessions), the probe's history and message."""
     probe = scenario.probe
     if earlier is None:
         earlier = recent_history_messages(scenario)
-    body = [*earlier, *_turn_messages(probe.history), {"role": "user", "content": probe.message}]
-    return [{"role": "system", "content": system_prompt(scenario, with_tools=with_tools)}, *_merge_same_role(body)]
+    # The probe is its own message, never joined to a turn before it (see "One message per turn" above).
+    return [{"role": "system", "content": system_prompt(scenario, with_tools=with_tools)}, *earlier,
+            *_turn_messages(probe.history), {"role": "user", "content": probe.message}]
 
 
 def _session_marker(session: Session) -> str:
@@ -196,8 +197,5 @@ def build_full_history(scenario: Scenario, host_run: MemoryRunLike | None = None
     messages = _conversation(scenario, with_tools=False, earlier=earlier)
     if shared() and earlier:  # pasted transcripts are memory too: the same block as every memory arm
         messages[0] = {"role": "system", "content": f"{messages[0]['content']}\n\n{SHARED_MEMORY_INSTRUCTIONS}"}
-    pasted = _merge_same_role(earlier)
-    # The pasted messages stand verbatim after the system prompt, but for the last one when the probe's first
-    # message has its role and was merged into it.
-    whole = len(pasted) if pasted and messages[len(pasted)] == pasted[-1] else max(len(pasted) - 1, 0)
-    return ArmSetup(messages=messages, pasted=whole)
+    # The pasted messages stand verbatim after the system prompt: no message is ever joined to another.
+    return ArmSetup(messages=messages, pasted=len(earlier))

@@ -58,6 +58,12 @@ are opened as before), and the instance's ``retrieval_budget`` attribute holds
 it before ``begin_write``/``begin_probe`` run. A system honours it in every
 retrieval it makes; the run records it in each arm's fingerprint.
 
+**Embedder.** A system that embeds declares an ``embedder`` parameter in
+``open`` and gets the run's embedder for the sample
+(:class:`~harness.memory_systems.run_embedding.SampleEmbedding`: model,
+prefix, dimensions and a counted ``embed``); one that cannot take it names
+its own in ``own_embedder``. The arm's fingerprint records which, and hashes it.
+
 **Session times.** ``sees_session_times`` (default True) says whether the
 system stores what it writes at the session's own time. A system that cannot
 back-date writes (it stamps them "now") sets it False; the report shows it
@@ -88,18 +94,17 @@ Example (a system that injects a fixed note as context)::
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import inspect
 import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from harness.memory_systems.contract import ContractTerms, SystemContract, fingerprint_contract
+from harness.memory_systems.contract import ContractTerms, SystemContract
 from harness.memory_systems.instructions import SHARED_MEMORY_INSTRUCTIONS, shared
 from harness.memory_systems.prompts import ArmSetup, _conversation, system_prompt
+from harness.memory_systems.run_embedding import (EMBEDDER_PARAMETER, open_method, sample_embedding,
+                                                  takes_embedder, takes_parameter)
 from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, RetrievalBudget, Scenario, Session
 from memory_tools import DenialReason, MemoryPolicy, RunContext, admission
 
@@ -249,6 +254,9 @@ class MemorySystem:
     arms: Mapping[str, WriteMode] = {}
     forgetting: str = ""
     sees_session_times: bool = True
+    own_embedder: str = ""
+    """A system that embeds but cannot take the run's embedder names its own here (marked in run.json); one that
+    takes it declares ``embedder`` in ``open`` (:mod:`harness.memory_systems.run_embedding`)."""
 
     def configuration(self) -> Mapping[str, Any]:
         """What else changes this system's answers (model names, ranking constants ...), JSON-able.
@@ -289,61 +297,29 @@ class SystemArm:
         return declared if isinstance(declared, str) and declared.strip() else "not declared"
 
 
-def open_instance(arm: SystemArm, scenario: Scenario, budget: RetrievalBudget = DEFAULT_RETRIEVAL_BUDGET) -> MemoryInstance:
-    """A fresh instance of ``arm`` for one sample, given the run's retrieval budget.
+def open_instance(arm: SystemArm, scenario: Scenario, budget: RetrievalBudget = DEFAULT_RETRIEVAL_BUDGET,
+                  embedder: Any = None) -> MemoryInstance:
+    """A fresh instance of ``arm`` for one sample, given the run's retrieval budget and embedder.
 
     ``open`` gets ``budget=`` when it declares that parameter (or ``**kwargs``); a system written before
     budgets existed is opened as it always was. Either way the instance's ``retrieval_budget`` is set.
+    ``open`` gets ``embedder=`` (a :class:`~harness.memory_systems.run_embedding.SampleEmbedding` of the run's
+    ``embedder``, None: lexical) when it declares that parameter; the instance's ``run_embedding`` holds it.
     """
     system = arm.system
-    if _takes_budget(type(system).open if not isinstance(system, type) else system.open):
-        instance = system.open(scenario, arm.write_mode, budget=budget)  # type: ignore[call-arg]
-    else:
-        instance = system.open(scenario, arm.write_mode)
-    try:
-        instance.retrieval_budget = budget
-    except (AttributeError, TypeError):  # a frozen or slotted instance of a plug-in: it got the budget in open or not at all
-        pass
+    kwargs: dict[str, Any] = {}
+    if takes_parameter(open_method(system), "budget"):
+        kwargs["budget"] = budget
+    sample = sample_embedding(embedder) if takes_embedder(system) else None
+    if sample is not None:
+        kwargs[EMBEDDER_PARAMETER] = sample
+    instance = system.open(scenario, arm.write_mode, **kwargs)
+    for name, value in (("retrieval_budget", budget), ("run_embedding", sample)):
+        try:
+            setattr(instance, name, value)
+        except (AttributeError, TypeError):  # a frozen or slotted instance of a plug-in: it got them in open or not at all
+            pass
     return instance
-
-
-@functools.lru_cache(maxsize=256)
-def _takes_budget(open_method: Any) -> bool:
-    try:
-        parameters = inspect.signature(open_method).parameters
-    except (TypeError, ValueError):
-        return False
-    return "budget" in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
-
-
-def arm_fingerprint(arm: SystemArm, budget: RetrievalBudget, harness_version: str,
-                    terms: ContractTerms | None = None) -> dict[str, Any]:
-    """What identifies an arm's system in a run: system, version, budget, session times, a configuration hash
-    and the arm's contract (:func:`harness.memory_systems.contract.fingerprint_contract`).
-
-    The hash covers the system's name and class, write mode, budget, ``sees_session_times`` and
-    :meth:`MemorySystem.configuration`: the same arm name under another configuration hashes apart; the
-    instruction set too unless it is ``legacy`` (whose hash is the one runs made before contracts recorded).
-    """
-    system = arm.system
-    version = f"recall-eval {harness_version}" if arm.origin == "built-in" else arm.origin
-    sees = getattr(system, "sees_session_times", True) is not False
-    configure = getattr(system, "configuration", None)
-    configuration = dict(configure()) if callable(configure) else {}
-    payload = {
-        "system": system.name, "class": f"{type(system).__module__}.{type(system).__qualname__}",
-        "write_mode": arm.write_mode, "retrieval_budget": budget.record(), "sees_session_times": sees,
-        "configuration": configuration,
-    }
-    contract = fingerprint_contract(arm, terms or ContractTerms(budget=budget))
-    if contract["instructions"]["name"] not in ("legacy", "none"):
-        payload["instructions"] = contract["instructions"]
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return {
-        "system": system.name, "version": version, "write_mode": arm.write_mode,
-        "retrieval_budget": budget.record(), "sees_session_times": sees,
-        "config_hash": hashlib.sha256(text.encode("utf-8")).hexdigest(), "contract": contract,
-    }
 
 
 def policy_denial(policy: MemoryPolicy, context: RunContext) -> DenialReason | None:

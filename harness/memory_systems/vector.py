@@ -10,7 +10,8 @@ changes (:mod:`memory_tools.vector_host`):
   ranking (keys, then content words) and the vector ranking.
 
 Which embedder: the run's (``--embedding-model``), installed once per
-process by the runner with :func:`configure_embedder`; the default is the
+process by the runner with :func:`configure_embedder` and handed to ``open``
+as ``embedder=`` (so each arm's fingerprint carries it); the default is the
 deterministic offline :class:`memory_tools.LexicalEmbedder` (hashed words
 and character trigrams: a lexical similarity, not a semantic one). Each
 sample's embedding cost (texts, cache hits, provider calls, tokens, cost,
@@ -22,6 +23,7 @@ from __future__ import annotations
 from harness.memory_systems.builtin import ItemStoreContract, ItemStoreInstance, host_terms, seeded_item_store
 from harness.memory_systems.prompts import build_recall
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, WriteMode
+from harness.memory_systems.run_embedding import SampleEmbedding
 from harness.scenarios import Scenario
 from memory_tools import Embedder, EmbeddingUsage, HybridHost, LexicalEmbedder, MemoryPolicy, RunContext, VectorHost
 
@@ -39,6 +41,11 @@ def configure_embedder(embedder: Embedder | None) -> None:
 def current_embedder() -> Embedder:
     """The embedder :func:`configure_embedder` installed, or a :class:`memory_tools.LexicalEmbedder`."""
     return _configured[0] if _configured else LexicalEmbedder()
+
+
+def _embedder(given: SampleEmbedding | None) -> Embedder:
+    """The run's embedder as the harness gave it to ``open``; without one (a direct ``open``), the configured one."""
+    return given.embedder if given is not None else current_embedder()
 
 
 class _VectorInstance(ItemStoreInstance):
@@ -73,8 +80,8 @@ class VectorSystem(ItemStoreContract, MemorySystem):
     arms = {"recall_vector": "seeded"}
     forgetting = "archive"
 
-    def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
-        return _VectorInstance(scenario, seeded_item_store(scenario), current_embedder())
+    def open(self, scenario: Scenario, write_mode: WriteMode, embedder: SampleEmbedding | None = None) -> MemoryInstance:
+        return _VectorInstance(scenario, seeded_item_store(scenario), _embedder(embedder))
 
 
 class HybridSystem(ItemStoreContract, MemorySystem):
@@ -87,5 +94,5 @@ class HybridSystem(ItemStoreContract, MemorySystem):
     arms = {"recall_hybrid": "seeded"}
     forgetting = "archive"
 
-    def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
-        return _HybridInstance(scenario, seeded_item_store(scenario), current_embedder())
+    def open(self, scenario: Scenario, write_mode: WriteMode, embedder: SampleEmbedding | None = None) -> MemoryInstance:
+        return _HybridInstance(scenario, seeded_item_store(scenario), _embedder(embedder))

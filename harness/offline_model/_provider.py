@@ -87,7 +87,7 @@ class OfflineLLM(CustomLLM):
         params = optional_params or {}
         if params.get("stream"):
             raise CustomLLMError(status_code=400, message="offline models do not stream; call without stream=True")
-        reply = answer(name, messages, params.get("tools"))
+        reply = answer(name, messages, params.get("tools"), params.get("response_format") or kwargs.get("response_format"))
         return build_response(f"{PROVIDER}/{name}", reply, getattr(model_response, "id", None))
 
     async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:  # type: ignore[override]

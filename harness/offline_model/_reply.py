@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.offline_model._policy import ABSTAIN_ANSWER, respond
+from harness.offline_model._structured import json_schema_of, structured_reply
 
 PROVIDER = "offline"
 
@@ -70,8 +71,12 @@ def policy_of(model: str) -> Callable[[list[dict[str, Any]], list[dict[str, Any]
     return POLICIES.get(model.removeprefix(f"{PROVIDER}/"))
 
 
-def answer(model: str, messages: list[Any], tools: list[dict[str, Any]] | None) -> OfflineReply:
+def answer(model: str, messages: list[Any], tools: list[dict[str, Any]] | None,
+           response_format: dict[str, Any] | None = None) -> OfflineReply:
     """Answer one chat request with the named offline model.
+
+    A JSON-schema ``response_format`` turns a prose reply into a JSON value valid under the schema
+    (:mod:`harness.offline_model._structured`); a reply calling tools is left as it is.
 
     Raises:
         KeyError: ``model`` is not a served offline model (see :data:`POLICIES`).
@@ -80,6 +85,9 @@ def answer(model: str, messages: list[Any], tools: list[dict[str, Any]] | None) 
     if policy is None:
         raise KeyError(model)
     reply = policy(messages, tools)
+    schema = json_schema_of(response_format)
+    if schema is not None and not reply.get("tool_calls"):
+        reply = structured_reply([m for m in messages if isinstance(m, dict)], schema, str(reply.get("content") or ""))
     tool_calls = reply.get("tool_calls") or None
     if tool_calls:
         completion = sum(count_tokens(c["function"]["name"] + c["function"]["arguments"]) for c in tool_calls)

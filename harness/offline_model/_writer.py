@@ -100,7 +100,8 @@ def _transcript(text: str) -> tuple[list[tuple[str, str]], str | None]:
     return turns, workspace
 
 
-def _title(sentence: str) -> str | None:
+def title_of(sentence: str) -> str | None:
+    """A statement's title: its first two salient words (``My home address is 12 Elm Street`` -> ``home address``)."""
     labels = [c.label for c in analyze_question(sentence).concepts if c.salient and c.label not in _NOT_TOPICS and len(c.label) > 1]
     return " ".join(labels[:2]) if labels else None
 
@@ -154,7 +155,7 @@ def write_reply(messages: list[dict[str, Any]], tools: Any) -> dict[str, Any] | 
         for sentence in (s.strip() for s in _SENTENCES.split(text)):
             if not sentence or sentence.endswith(("?", "\uff1f")) or _SMALL_TALK.match(sentence):
                 continue
-            title = _title(sentence)
+            title = title_of(sentence)
             if title is None:
                 continue
             if _FORGET_REQUEST.search(sentence):

@@ -33,6 +33,7 @@ from harness.records.models import (
     ToolCallLog,
     WritePhaseLog,
     EmbeddingUsageLog,
+    IngestLog,
     WriteSessionLog,
     sample_id,
 )
@@ -72,6 +73,7 @@ __all__ = [
     "ToolCallLog",
     "WritePhaseLog",
     "EmbeddingUsageLog",
+    "IngestLog",
     "WriteSessionLog",
     "append_line",
     "append_record",

@@ -152,6 +152,22 @@ class EmbeddingUsageLog(_Record):
     tokens: int = Field(description="Input tokens the provider counted")
     cost_usd: float = Field(description="Their cost (0 when local, cached or unpriced)")
     latency_s: float = Field(description="Wall time spent embedding")
+    calls: int = Field(0, description="Embedding requests that computed anything, by a provider or in process (an in-process "
+                                      "embedder's batch counts like a provider's; a batch wholly from the cache does not)")
+    cached_latency_s: float = Field(0.0, description="What the cache hits cost when first computed (seconds; 0 for entries "
+                                                     "cached before this was recorded): latency_s + this is the uncached figure")
+    cached_tokens: int = Field(0, description="Tokens the cache hits cost when first requested")
+    cached_cost_usd: float = Field(0.0, description="Cost the cache hits had when first requested")
+
+
+class IngestLog(_Record):
+    """How long a sample's memory took to build before the probe, and what its embeddings had cost by then."""
+
+    open_s: float = Field(description="Opening the system: its fresh store built (seeded items, raw turns stored)")
+    write_s: float = Field(0.0, description="The write phase (agent or the system's own model writes), wall time")
+    embedding_texts: int = Field(0, description="Texts embedded before the probe (cached or not)")
+    embedding_calls: int = Field(0, description="Embedding requests that computed anything before the probe")
+    embedding_s: float = Field(0.0, description="Seconds spent embedding before the probe")
 
 
 class SampleRecord(_Record):
@@ -189,6 +205,10 @@ class SampleRecord(_Record):
     embedding: EmbeddingUsageLog | None = Field(
         None, exclude_if=lambda value: value is None,
         description="The sample's embedding usage (recall_vector, recall_hybrid); left out for arms that embed nothing",
+    )
+    ingest: IngestLog | None = Field(
+        None, exclude_if=lambda value: value is None,
+        description="Building the sample's memory before the probe: seconds, and embeddings by then; absent for older records",
     )
     started_at: str = Field(description="ISO 8601 UTC")
     wall_time_s: float
@@ -248,8 +268,12 @@ class ArmFingerprint(_Record):
     retrieval_budget: dict[str, int] = Field(description="The budget the arm ran with: top_k and chars")
     sees_session_times: bool = Field(
         True, description="False: the system cannot back-date writes (it stamps them now); its temporal results are marked")
-    config_hash: str = Field(description="SHA-256 of the system's name, class, write mode, budget, session times and configuration")
+    config_hash: str = Field(description="SHA-256 of the system's name, class, write mode, budget, session times, configuration "
+                             "and embedder")
     contract: ArmContract | None = Field(None, description="The arm's system contract (null in runs made before contracts were recorded)")
+    embedder: dict[str, Any] | None = Field(
+        None, description="The embedder the arm embeds with: source 'run' (the run's: model, prefix, dimensions) or 'own' "
+                          "(a system that cannot take the run's, marked); absent for a system that embeds nothing")
 
 
 class RunManifest(_Record):

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.atomic import write_atomic
-from harness.records.histories import by_reference_line, history_line, written_digests
+from harness.records.histories import by_reference_line, history_lines, written_digests
 from harness.records.jsontext import model_json
 from harness.records.models import HISTORIES_FILE, MANIFEST_FILE, ResultsError, RunManifest, SampleRecord
 
@@ -101,14 +101,15 @@ class ResultsWriter:
         return len(text)
 
     def write_record(self, record: SampleRecord) -> None:
-        """Append ``record``; a pasted history goes to ``histories.jsonl`` first, once per digest (schema 2)."""
+        """Append ``record``; a pasted history goes to ``histories.jsonl`` first, once per digest (records schema 2)."""
         if record.pasted is not None:
             if self._histories is None:
                 self._histories = ResultsWriter(self.path.parent / HISTORIES_FILE)
                 self._digests = written_digests(self._histories.path)
             if record.pasted.digest not in self._digests:
-                self._histories.write(history_line(record) + "\n")  # before the record that points at it
-                self._digests.add(record.pasted.digest)
+                text, added = history_lines(record, self._digests)  # its new shared messages, then the history
+                self._histories.write(text)  # one append, before the record that points at it
+                self._digests.update(added)
         self.write(by_reference_line(record) + "\n")
 
     def flush(self) -> None:

@@ -15,6 +15,7 @@ from harness.report.commands import cli_report
 from harness.report.formatting import arm_class, arm_order, label, metric_kind, paired_diff, seconds, seconds_interval
 from harness.report.frames import metrics_frame, scores_frame
 from harness.report.html import METRIC_ORDER, page_environment
+from harness.report.inputs import ReportInputs, planned_samples
 from harness.report.outputs import SCORES_FILE, SUMMARY_FILE, write_output
 from harness.report.summary import SUMMARY_SCHEMA_VERSION, build_summary
 from harness.report.terminal import report_lines
@@ -25,6 +26,7 @@ __all__ = [
     "SUMMARY_FILE",
     "SUMMARY_SCHEMA_VERSION",
     "ReportError",
+    "ReportInputs",
     "ReportOutcome",
     "arm_class",
     "arm_order",
@@ -37,6 +39,7 @@ __all__ = [
     "metrics_frame",
     "page_environment",
     "paired_diff",
+    "planned_samples",
     "report_lines",
     "scores_frame",
     "seconds",

@@ -90,7 +90,7 @@ def build_report(run_dir: Path, *, judge_model: str | None = None, exclude: Sequ
                  include_foreign: bool = False, judge_preset: str | None = None,
                  judge_prompt: Path | None = None,
                  scenario_paths: Sequence[str | Path] | None = None,
-                 pairwise_judge: bool = False) -> ReportOutcome:
+                 pairwise_judge: bool = False, judge_budget: Any = None) -> ReportOutcome:
     """Rebuild all outputs of ``run_dir`` from its results.
 
     Args:
@@ -110,6 +110,8 @@ def build_report(run_dir: Path, *, judge_model: str | None = None, exclude: Sequ
             changed since the run is named in the warnings, as always.
         pairwise_judge: also judge the treatment's answers against the baseline's (and a logged reply) with
             ``judge_model``, both orders, a sign test over conversations (:mod:`harness.report.pairwise`).
+        judge_budget: a :class:`harness.run.budget.Budget` every judge call is reserved against (``run
+            --max-cost-usd``); a call that does not fit raises ``BudgetExceeded`` and nothing is written.
 
     Raises:
         ReportError, ResultsError: the folder or its files cannot be read, or records outside
@@ -119,7 +121,7 @@ def build_report(run_dir: Path, *, judge_model: str | None = None, exclude: Sequ
         return _build_report(Path(run_dir), judge_model=judge_model, exclude=exclude, thresholds=thresholds,
                              scenarios=scenarios, judge_cache_dir=judge_cache_dir, judge_api_base=judge_api_base,
                              include_foreign=include_foreign, judge_preset=judge_preset, judge_prompt=judge_prompt,
-                             scenario_paths=scenario_paths, pairwise_judge=pairwise_judge)
+                             scenario_paths=scenario_paths, pairwise_judge=pairwise_judge, judge_budget=judge_budget)
 
 
 def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[str],
@@ -128,7 +130,7 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
                   include_foreign: bool = False, judge_preset: str | None = None,
                   judge_prompt: Path | None = None,
                   scenario_paths: Sequence[str | Path] | None = None,
-                  pairwise_judge: bool = False) -> ReportOutcome:
+                  pairwise_judge: bool = False, judge_budget: Any = None) -> ReportOutcome:
     from harness.report import outputs
     from harness.report.html import render_page
     from harness.report.inputs import ForeignRecordsError, read_inputs
@@ -174,6 +176,8 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
     config = thresholds or VerdictConfig()
     if judge is not None and judge_api_base:
         judge.api_base = judge_api_base
+    if judge is not None:
+        judge.budget = judge_budget  # shared by the grounding and pairwise judges
     grounding = grounding_judge_for(judge)
     pairwise = pairwise_judge_for(judge) if pairwise_judge and judge is not None else None
     # The scenario hashes are checked on a second thread while the samples are scored: SHA-256 of a benchmark

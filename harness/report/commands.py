@@ -52,6 +52,13 @@ def cli_report(args: Any) -> int:
     from harness.scenarios import ScenarioError
     from harness.score import JudgeError, PaperMetricsError
 
+    from harness.redaction import RedactionError, Redactor
+
+    try:
+        Redactor.build(getattr(args, "redact", None) or ())  # run.json names them by digest (harness.redaction)
+    except RedactionError as exc:
+        print(terminal_text(f"recall-eval report: {exc}"), file=sys.stderr)
+        return 2
     busy = run_in_progress(Path(args.run_dir))
     if busy is not None:
         print(f"recall-eval report: {busy}", file=sys.stderr)

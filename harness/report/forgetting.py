@@ -18,7 +18,7 @@ from typing import Any
 COLUMNS = (("asked", "forget_requests"), ("calls", "forget_calls"), ("removed", "forgets_removed"),
            ("retained", "retrievable"), ("said", "disclosed"))
 MECHANISM_MAX = 24
-LEGEND = ("asked: forget requests in the sessions; calls/removed: forget calls of the write phase and those that "
+LEGEND = ("asked: forget requests in the sessions, each once; calls/removed: forget calls of the write phase and those that "
           "removed something; retained: forgotten facts the model was given at the probe; said: repeated in answers")
 
 

@@ -30,8 +30,9 @@ def _row(scores: Any, tags: Sequence[str] = ()) -> dict[str, Any]:
     for name in _COUNTED:
         data[name] = len(getattr(scores, name))
     data["retrieved_items"] = " ".join(scores.retrieved_items)
-    for key, value in (data.pop("session_retrieval", None) or {}).items():  # one column per figure, as metrics.csv
-        data[f"session_{key}"] = value
+    for prefix in ("", "ours_"):  # one column per figure and population, as metrics.csv
+        for key, value in (data.pop(f"{prefix}session_retrieval", None) or {}).items():
+            data[f"{prefix}session_{key}"] = value
     data["unsupported"] = scores.unsupported
     data["tags"] = list(tags)
     return data
@@ -54,7 +55,8 @@ def scores_frame(run_dir: str | Path, *, exclude: Sequence[str] = ()) -> pandas.
     ``answer_leaks``/``tool_leaks`` (counts), ``token_f1`` and ``bleu1``
     (informational, LoCoMo's; NaN without ``expect.f1_reference``),
     ``retrieved_precision``, ``retrieved_recall``, ``session_recall_any@5`` ...
-    ``session_ndcg@10`` (LongMemEval's; NaN where they do not apply), tokens,
+    ``session_ndcg@10`` (LongMemEval's, on its population), ``ours_session_*``
+    (the same on ours; both NaN where they do not apply), tokens,
     ``cost_usd``, ``latency_s`` and ``tool_latency_s`` (the tools' share). Error samples
     are rows with ``status == "error"``; filter them out before computing rates,
     as the report does.

@@ -123,8 +123,8 @@ def _unlabelled_count(metrics: Sequence[Mapping[str, Any]]) -> int:
 def _protocol_notes(protocol: Mapping[str, Any]) -> list[tuple[str, str]]:
     """What a reader of a suite with a protocol must know: what the headline is, what is apart, what went unjudged."""
     out = [("protocol", f"the suite's protocol decides the headline: {protocol.get('description')}; the verdict's "
-                        "continuity is over these scenarios; its other checks and the rows marked all cover "
-                        "every scenario")]
+                        "continuity and unsupported claims are over these scenarios, each group reported apart has "
+                        "its own line, and the leakage checks and the rows marked all cover every scenario")]
     if protocol.get("mixed"):
         out.append(("protocol", "the run's scenarios declare different protocols; the first one's is reported"))
     rows = (protocol.get("tables") or [{}])[0].get("rows") or []

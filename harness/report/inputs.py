@@ -39,6 +39,7 @@ def load_named_scenarios(manifest: RunManifest, ids: Iterable[str]) -> Mapping[s
     Raises:
         ScenarioLoadError: a named scenario does not load.
     """
+    from harness.redaction import RedactionError
     from harness.scenarios import ScenarioError, StoreError, load_scenario_shelf, prepare_run_scenarios, shelve
 
     wanted = sorted(set(ids))
@@ -55,6 +56,8 @@ def load_named_scenarios(manifest: RunManifest, ids: Iterable[str]) -> Mapping[s
             loaded = shelve(prepare_run_scenarios(loaded, parameters))
         except StoreError as exc:
             raise ScenarioLoadError(f"cannot load the run's store: {exc}") from None
+        except RedactionError as exc:
+            raise ScenarioLoadError(f"{exc} (recall-eval report RUN_DIR --redact PATTERN)") from None
     return loaded.by_id
 
 

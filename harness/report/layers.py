@@ -7,13 +7,17 @@ The decision rule (``docs/layers.md``) is the same for every line, so a
 sceptical reader can check it:
 
 - a **gain** (a layer's arm against ``recall``, exact/prefix keys) is paired by
-  scenario: each scenario's mean over its epochs in both arms, the 95% paired
-  bootstrap interval of the mean difference (scenarios resampled, pairs kept
-  together); ``justified`` only when its lower bound is above 0;
-- a **failure rate** (the trigger of a layer) is a share of the samples it
-  applies to, with a 95% bootstrap interval clustered by scenario;
-  ``justified`` only when its lower bound is above :data:`RATE_THRESHOLD`
-  (a failure too rare to pay for a layer is not one);
+  scenario: each scenario's mean over its epochs in both arms, decided by the
+  shared rule (:func:`harness.analysis.decision.decide_paired`): the exact
+  sign-flip test over scenarios (conversations, for ``conv/probe`` ids) and the
+  95% interval inverted from it; ``justified`` only when the test rejects and
+  the interval lies above 0 (4 scenarios improved and none worsened is exact
+  p 0.125: not justified);
+- a **failure rate** (the trigger of a layer) is the mean of each scenario's
+  share of failing samples, decided by the same rule against
+  :data:`RATE_THRESHOLD`: ``justified`` only when the exact test of (rate -
+  threshold) rejects and its interval lies above the threshold (a failure too
+  rare to pay for a layer is not one);
 - either needs at least :data:`MIN_SCENARIOS` scenarios behind the estimate,
   else the line is ``not measured by this suite``, as it is when the arm or
   the kind of question it needs is absent. An interval that crosses the bar
@@ -60,32 +64,47 @@ def _stats() -> Any:
     return analysis
 
 
-def _interval(iv: Any) -> dict[str, Any]:
-    r = lambda v: None if v is None else round(float(v), 4)  # noqa: E731
-    return {"value": r(iv.value), "ci_low": r(iv.ci_low), "ci_high": r(iv.ci_high), "n": int(iv.n)}
+def _interval(evidence: Any, offset: float = 0.0) -> dict[str, Any]:
+    """A line's estimate: the evidence's difference (plus ``offset``: a rate's threshold) in display units, with the
+    evidence itself (``evidence``: the exact test's fields) for the decision."""
+    from harness.analysis import evidence_fields
+
+    r = lambda v: None if v is None else round(float(v) + offset, 4)  # noqa: E731
+    return {"value": r(evidence.diff), "ci_low": r(evidence.ci_low), "ci_high": r(evidence.ci_high),
+            "n": int(evidence.n), "p_value": evidence.p_value, "evidence": evidence_fields(evidence)}
+
+
+def _decided(iv: Mapping[str, Any], what: str) -> Any:
+    """The shared rule (:func:`harness.analysis.decision.decide_paired`) on a line's evidence: a gain above 0."""
+    from harness.analysis import decide_paired, evidence_from_row
+
+    return decide_paired(evidence_from_row(iv["evidence"]), direction="gain", threshold=0.0, what=what)
 
 
 def _decide_gain(iv: dict[str, Any] | None, what: str) -> tuple[str, str]:
-    """The rule for a paired gain: its interval's lower bound above 0, with enough scenarios."""
+    """The rule for a paired gain: the exact test rejects and its interval lies above 0, with enough scenarios."""
     if iv is None or iv["n"] < MIN_SCENARIOS or iv["value"] is None:
         n = 0 if iv is None else iv["n"]
         return NOT_MEASURED, f"{what}: {n} paired scenario(s), fewer than the {MIN_SCENARIOS} a decision needs"
-    shown = _show(iv)
-    if iv["ci_low"] is not None and iv["ci_low"] > 0:
-        return JUSTIFIED, f"{what} {shown} over {iv['n']} paired scenarios: the interval is above 0"
-    return NOT_JUSTIFIED, f"{what} {shown} over {iv['n']} paired scenarios: the interval does not exclude 0"
+    decided = _decided(iv, f"{what} {_show(iv)}")
+    tail = decided.reason.split("]", 1)[1].split("), ", 1)[1]  # "exact p 0.03 > 0.00" or "exact p ...: why"
+    units = f"over {iv['n']} paired {iv['evidence']['unit']}s ({iv['evidence']['up']} up, {iv['evidence']['down']} down)"
+    if decided.passed is True:
+        return JUSTIFIED, f"{what} {_show(iv)} {units}, {tail.split(' > ')[0]}: the interval is above 0"
+    return NOT_JUSTIFIED, f"{what} {_show(iv)} {units}, {tail.split(':')[0]}: not shown above 0"
 
 
 def _decide_rate(iv: dict[str, Any] | None, what: str) -> tuple[str, str]:
-    """The rule for a trigger's failure rate: its interval's lower bound above the threshold, with enough scenarios."""
+    """The rule for a trigger's failure rate: the exact test of (rate - threshold) rejects and its interval lies
+    above the threshold, with enough scenarios."""
     if iv is None or iv["n"] < MIN_SCENARIOS or iv["value"] is None:
         n = 0 if iv is None else iv["n"]
         return NOT_MEASURED, f"{what}: {n} scenario(s), fewer than the {MIN_SCENARIOS} a decision needs"
-    shown = _show(iv)
-    if iv["ci_low"] is not None and iv["ci_low"] > RATE_THRESHOLD:
-        return JUSTIFIED, f"{what} {shown} over {iv['n']} scenarios: above {RATE_THRESHOLD:.0%} with its interval"
-    return NOT_JUSTIFIED, (f"{what} {shown} over {iv['n']} scenarios: the interval does not lie above "
-                           f"{RATE_THRESHOLD:.0%}")
+    shown = f"{_show(iv)} over {iv['n']} {iv['evidence']['unit']}s (exact p {iv['p_value']:.2g} against " \
+            f"{RATE_THRESHOLD:.0%})"
+    if _decided(iv, what).passed is True:
+        return JUSTIFIED, f"{what} {shown}: above {RATE_THRESHOLD:.0%} with its interval"
+    return NOT_JUSTIFIED, f"{what} {shown}: the interval does not lie above {RATE_THRESHOLD:.0%}"
 
 
 def _show(iv: Mapping[str, Any]) -> str:
@@ -111,21 +130,32 @@ def _scenario_means(rows: Iterable[Any], value: Any) -> dict[str, float]:
 
 
 def _paired(a: Mapping[str, float], b: Mapping[str, float], keep: Any = None) -> dict[str, Any] | None:
-    """The paired interval of mean(b - a) over the scenarios both have (and ``keep`` admits)."""
+    """The exact paired evidence of mean(b - a) over the scenarios both have (and ``keep`` admits), by conversation."""
+    from harness.analysis import conversation_of
+    from harness.analysis import paired_evidence
+
     common = sorted(sid for sid in a.keys() & b.keys() if keep is None or keep(sid))
     if not common:
         return None
-    iv = _stats().paired_diff_ci([a[s] for s in common], [b[s] for s in common], level=LEVEL)
-    return {**_interval(iv), "signed": True}
+    evidence = paired_evidence([a[s] for s in common], [b[s] for s in common], [conversation_of(s) for s in common],
+                               alpha=1.0 - LEVEL)
+    return {**_interval(evidence), "signed": True}
 
 
-def _rate(rows: Sequence[Any], failed: Any, *, level: float = LEVEL) -> dict[str, Any] | None:
-    """The share of ``rows`` that ``failed``, with its interval clustered by scenario."""
+def _rate(rows: Sequence[Any], failed: Any, *, level: float = LEVEL, unit: Any = None) -> dict[str, Any] | None:
+    """The share of ``rows`` that ``failed`` (each scenario's share, then their mean), with the exact evidence
+    of that share against :data:`RATE_THRESHOLD` (units: ``unit(sample)``, else the sample's conversation)."""
+    from harness.analysis import conversation_of
+    from harness.analysis import paired_evidence
+
     if not rows:
         return None
-    iv = _stats().cluster_mean_ci([1.0 if failed(s) else 0.0 for s in rows], [s.scenario_id for s in rows],
-                                  level=level)
-    return _interval(iv)
+    shares = _scenario_means(rows, lambda s: 1.0 if failed(s) else 0.0)
+    order = sorted(shares)
+    units = [conversation_of(sid) for sid in order] if unit is None else [unit(sid) for sid in order]
+    evidence = paired_evidence([RATE_THRESHOLD] * len(order), [shares[sid] for sid in order], units,
+                               alpha=1.0 - level, bounds=(-RATE_THRESHOLD, 1.0 - RATE_THRESHOLD))
+    return _interval(evidence, RATE_THRESHOLD)
 
 
 def _coverage_lines(by_arm: Mapping[str, list[Any]], categories: Mapping[str, str], arms: Sequence[str]) -> list[dict[str, Any]]:
@@ -203,7 +233,7 @@ def _conversation(scenario_id: str) -> str | None:
 
 
 def _projection_line(base: Sequence[Any], scenarios: Mapping[str, Any]) -> dict[str, Any]:
-    from harness import analysis
+    from harness.analysis import paired_evidence
 
     level = 1 - (1 - LEVEL) / 2  # two tests on one line: Bonferroni
     ubiquitous = {sid: {i.id for i in s.items if str(i.kind) in UBIQUITOUS_KINDS} for sid, s in scenarios.items()}
@@ -224,9 +254,10 @@ def _projection_line(base: Sequence[Any], scenarios: Mapping[str, Any]) -> dict[
         denominator.append(float(len(mine)))
         clusters.append(conversation)
     repeats = None
-    if clusters:
-        repeats = _interval(analysis.cluster_ratio_ci(numerator, denominator, clusters, level=level))
-        repeats["unit"] = "conversations"
+    if clusters:  # each probe's share of its preferences repeated, tested by conversation
+        evidence = paired_evidence([RATE_THRESHOLD] * len(clusters), [k / d for k, d in zip(numerator, denominator)],
+                                   clusters, alpha=1.0 - level, bounds=(-RATE_THRESHOLD, 1.0 - RATE_THRESHOLD))
+        repeats = {**_interval(evidence, RATE_THRESHOLD), "unit": "conversations"}
     asks = [s for s in base if not s.should_abstain and s.retrieved_recall is not None
             and set(scenarios[s.scenario_id].expect.relevant_items) & ubiquitous.get(s.scenario_id, set())]
     misses = _rate(asks, lambda s: s.retrieved_recall == 0, level=level)
@@ -307,9 +338,10 @@ def layers_block(scored: Sequence[Any], scenarios: Mapping[str, Any], arms: Sequ
 def rule() -> dict[str, Any]:
     """The decision rule every line follows (also in ``docs/layers.md``)."""
     return {"level": LEVEL, "min_scenarios": MIN_SCENARIOS, "rate_threshold": RATE_THRESHOLD, "base_arm": BASE_ARM,
-            "gain": "paired bootstrap interval (scenarios resampled) of the mean per-scenario difference; "
-                    "justified when its lower bound is above 0",
-            "rate": f"bootstrap interval clustered by scenario; justified when its lower bound is above "
+            "gain": "exact sign-flip test of the per-scenario differences (by conversation) and the interval "
+                    "inverted from it; justified when the test rejects and the interval lies above 0",
+            "rate": f"exact sign-flip test of each scenario's rate minus {RATE_THRESHOLD:.0%} and the interval "
+                    f"inverted from it; justified when the test rejects and the interval lies above "
                     f"{RATE_THRESHOLD:.0%}"}
 
 

@@ -12,6 +12,14 @@ message is ``[role code, content, tool calls or 0, tool_call_id]`` and a model c
 ``[round, latency_s, prompt_tokens, completion_tokens, usage_source, cost_usd,
 finish_reason, tool_call_count, cached, attempts]`` (strings as table indexes).
 
+Pasted histories (``full_history``) are embedded whole while the distinct
+pasted text of the run stays under :data:`PASTED_PAGE_CHARS`; above it (a
+LongMemEval S run pastes ~200 MB of distinct sessions, which no compression
+brings near a page that opens in seconds), each sample's pasted span is one
+``pasted_history`` message naming its size, the sessions it holds (their
+opening lines) and ``histories.jsonl``, which holds the text. The page stays
+one file.
+
 Filter rows (``r[i]`` of the filter blob): ``[arm, category, model, outcome, scenario id,
 epoch, latency_s, tokens, cost_usd]``, the first four as codes into ``f``, the id an index
 into ``ids``; ``p`` holds the run's request parameters shown with every model call.
@@ -59,10 +67,52 @@ def _string_table() -> tuple[dict[str, int], Callable[[Any], int]]:
     return table, intern
 
 
-def _messages(sample: dict[str, Any], intern: Callable[[Any], int]) -> list[list[Any]]:
+#: Characters of distinct pasted history a page embeds whole; above, pasted spans are summarised (module docstring).
+PASTED_PAGE_CHARS = 20_000_000
+
+
+def _span(sample: dict[str, Any]) -> tuple[int, int, str] | None:
+    """``(at, count, digest)`` of the sample's pasted history, or None."""
+    pasted = sample.get("pasted")
+    messages = sample.get("messages") or []
+    if not isinstance(pasted, dict) or not isinstance(pasted.get("at"), int) or not isinstance(pasted.get("count"), int):
+        return None
+    at, count = pasted["at"], pasted["count"]
+    return (at, count, str(pasted.get("digest"))) if 0 <= at and count > 0 and at + count <= len(messages) else None
+
+
+def pasted_chars(samples: list[dict[str, Any]]) -> int:
+    """The characters of the samples' distinct pasted histories (each history once)."""
+    seen: dict[str, int] = {}
+    for sample in samples:
+        span = _span(sample)
+        if span is not None and span[2] not in seen:
+            at, count, digest = span
+            seen[digest] = sum(len(m.get("content") or "") if isinstance(m, dict) and isinstance(m.get("content"), str) else 0
+                               for m in sample["messages"][at:at + count])
+    return sum(seen.values())
+
+
+def _pasted_summary(span: list[Any], digest: str, total: int) -> dict[str, str]:
+    """The one message standing for a pasted span on a page over :data:`PASTED_PAGE_CHARS`."""
+    chars = sum(len(m["content"]) for m in span if isinstance(m, dict) and isinstance(m.get("content"), str))
+    openings = [line for m in span if isinstance(m, dict) and isinstance(m.get("content"), str)
+                for line in m["content"].split("\n", 1)[:1] if line.startswith("[") and line.endswith("]")]
+    return {"role": "pasted_history", "content": (
+        f"{len(span):,} pasted messages ({chars:,} characters: the earlier sessions) are not embedded in this page: "
+        f"the run's pasted histories total {total:,} characters, over the page's {PASTED_PAGE_CHARS:,}. "
+        f"histories.jsonl in the run folder holds them (history {digest[:12]}). The sessions pasted:\n" + "\n".join(openings))}
+
+
+def _messages(sample: dict[str, Any], intern: Callable[[Any], int], pasted_total: int = 0) -> list[list[Any]]:
     answer = sample.get("final_answer")
     out = []
-    for message in sample.get("messages") or []:
+    messages = sample.get("messages") or []
+    span = _span(sample) if pasted_total > PASTED_PAGE_CHARS else None
+    if span is not None:
+        at, count, digest = span
+        messages = [*messages[:at], _pasted_summary(messages[at:at + count], digest, pasted_total), *messages[at + count:]]
+    for message in messages:
         if not isinstance(message, dict):
             out.append(["?", intern(message), 0, NULL])
             continue
@@ -156,13 +206,14 @@ def data_blobs(samples: list[dict[str, Any]], compress_above: int,
         return table.setdefault(str(value), len(table))
 
     filters, rows = [], []
+    pasted_total = pasted_chars(samples)
     for sample in samples:
         filters.append([code("arm", sample.get("arm")), code("category", sample.get("category")),
                         code("model", sample.get("model")), code("outcome", sample["_outcome"]),
                         ids(str(sample.get("scenario_id"))), _number(sample.get("epoch")),
                         _number(sample.get("latency_s")), _tokens(sample), _number(sample.get("cost_usd"))])
         offered = sample.get("tools_offered")
-        rows.append([_messages(sample, intern), _tool_logs(sample, intern), intern(sample.get("expected")),
+        rows.append([_messages(sample, intern, pasted_total), _tool_logs(sample, intern), intern(sample.get("expected")),
                      _scores(sample, intern), _model_calls(sample, intern),
                      intern(", ".join(str(t) for t in offered) if isinstance(offered, list) else None),
                      _number(sample.get("seed"))])

@@ -44,7 +44,7 @@ def pairwise_block(records: Sequence[SampleRecord], scenarios: Mapping[str, Scen
                    treatment: str = "recall", baseline: str = "history_only") -> dict[str, Any]:
     """``summary.json``'s ``pairwise``: the judge's counts, one entry per comparison and model, its calibration."""
     from harness.analysis import JudgedPair, sign_test
-    from harness.score import calibrate_pairwise, judge_context
+    from harness.score import calibrate_pairwise, calibrating, judge_context, usage_block
 
     answers: dict[tuple[str, str, str, int], str] = {}
     for record in records:
@@ -71,8 +71,11 @@ def pairwise_block(records: Sequence[SampleRecord], scenarios: Mapping[str, Scen
                     JudgedPair(sid, epoch, got.score, got.position_biased, got.malformed))
         for name, pairs in found.items():
             comparisons.append({"model": model, "treatment": treatment, "baseline": name, **sign_test(pairs)})
-    return {**judge.summary(), "baseline_arm": base, "treatment_arm": treatment, "comparisons": comparisons,
-            "calibration": calibrate_pairwise(judge).as_dict()}
+    block = {**judge.summary(), **usage_block(judge, "grading"), "baseline_arm": base, "treatment_arm": treatment,
+             "comparisons": comparisons}
+    with calibrating(judge):
+        block["calibration"] = {**calibrate_pairwise(judge).as_dict(), **usage_block(judge, "calibration")}
+    return block
 
 
 #: (key of a comparison, column header), in table order.

@@ -35,6 +35,14 @@ class RunProtocol:
     not_judged: tuple[str, ...]
     #: Several different protocols among the scenarios (the first one, by scenario id, is used).
     mixed: bool = False
+    #: Each group reported apart -> its scored scenarios: every ``reported_apart`` category, and ``abstention``
+    #: (the abstention probes) with ``abstention_apart``. The verdict gives each its own line.
+    apart: tuple[tuple[str, frozenset[str]], ...] = ()
+
+    @property
+    def apart_lines(self) -> list[tuple[str, bool]]:
+        """(group, whether its line gates) for the verdict, in the protocol's order."""
+        return [(name, self.protocol.apart_gates) for name, _ in self.apart]
 
     def description(self) -> str:
         """What the headline counts, in a few words, e.g. ``LoCoMo ...: single_hop, multi_hop``."""
@@ -63,7 +71,13 @@ def run_protocol(scored: Sequence[SampleScores], scenarios: Mapping[str, Scenari
         if p is None or p.in_headline(scenarios[sid].category, abstain=scenarios[sid].expect.abstain, judged=judged))
     categories = {scenarios[sid].category for sid in ids}
     not_judged = () if judged else tuple(found[0].order({c for c in found[0].judge_only if c in categories}))
-    return RunProtocol(found[0], headline, not_judged, mixed=any(p != found[0] for p in found))
+    first = found[0]
+    apart = [(category, frozenset(sid for sid in ids if scenarios[sid].category == category))
+             for category in first.order(set(first.reported_apart))]
+    if first.abstention_apart:
+        apart.append(("abstention", frozenset(sid for sid in ids if scenarios[sid].expect.abstain)))
+    return RunProtocol(first, headline, not_judged, mixed=any(p != first for p in found),
+                       apart=tuple((name, group) for name, group in apart if group))
 
 
 def is_not_judged(scenario: Scenario, *, judged: bool) -> bool:

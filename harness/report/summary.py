@@ -54,8 +54,11 @@ def _sample_dict(record: SampleRecord, scenario: Scenario, scores: Any,
         "epoch": record.epoch, "status": record.status, "error": dumped["error"],
         "outcome": scores.outcome, "final_answer": record.final_answer, "stop_reason": record.stop_reason,
         "messages": record.messages, "tool_calls": dumped["tool_calls"], "model_calls": dumped["model_calls"],
+        "pasted": record.pasted.model_dump() if record.pasted is not None else None,
         "tools_offered": list(record.tools_offered), "seed": record.seed,
         "scores": scores.model_dump(include={"scores"})["scores"],
+        # per sample in scores.jsonl, so the session-retrieval means of summary.json can be recomputed and audited
+        "session_retrieval": scores.session_retrieval, "ours_session_retrieval": scores.ours_session_retrieval,
         "latency_s": record.wall_time_s, "prompt_tokens": scores.prompt_tokens,
         "completion_tokens": scores.completion_tokens, "tool_result_tokens": scores.tool_result_tokens,
         "cost_usd": scores.cost_usd, "cached": scores.cached,
@@ -93,7 +96,8 @@ def pairwise_judge_for(judge: Any) -> Any:
     """The pairwise judge (``--pairwise-judge``): the rubric judge's model, cache, endpoint and completer."""
     from harness.score import PairwiseJudge
 
-    return PairwiseJudge(model=judge.model, cache_dir=judge.cache_dir, complete=judge.complete, api_base=judge.api_base)
+    return PairwiseJudge(model=judge.model, cache_dir=judge.cache_dir, complete=judge.complete, api_base=judge.api_base,
+                         budget=judge.budget)
 
 
 def grounding_judge_for(judge: Any) -> Any:
@@ -103,24 +107,27 @@ def grounding_judge_for(judge: Any) -> Any:
     from harness.score import GroundingJudge
 
     return GroundingJudge(model=judge.model, cache_dir=judge.cache_dir, complete=judge.complete,
-                          api_base=judge.api_base)
+                          api_base=judge.api_base, budget=judge.budget)
 
 
 def _judge_block(judge: Any, grounding: Any, judged: int, ungrounded: int) -> dict[str, Any] | None:
-    """``summary.json``'s ``judge``: each judge's run counts, then its calibration (whose calls are not counted)."""
+    """``summary.json``'s ``judge``: each judge's run counts, tokens and cost, then its calibration (its calls apart)."""
     if judge is None and grounding is None:
         return None
-    from harness.score import calibrate
+    from harness.score import calibrate, calibrating, usage_block
     from harness.score import grounding as grounding_module
 
     block: dict[str, Any] = {}
     if judge is not None:
-        block = {"model": judge.model, "calls": judge.calls, "cached": judge.cached,
+        block = {"model": judge.model, "calls": judge.calls, "cached": judge.cached, **usage_block(judge, "grading"),
                  "prompt": judge.describe_prompt()}
-        block["calibration"] = calibrate(judge).as_dict()
+        with calibrating(judge):
+            block["calibration"] = {**calibrate(judge).as_dict(), **usage_block(judge, "calibration")}
     if grounding is not None:
-        counts = {**grounding.summary(), "judged": judged, "ungrounded": ungrounded}
-        block["grounding"] = {**counts, "calibration": grounding_module.calibrate(grounding).as_dict()}
+        counts = {**grounding.summary(), **usage_block(grounding, "grading"), "judged": judged, "ungrounded": ungrounded}
+        with calibrating(grounding):
+            calibration = grounding_module.calibrate(grounding).as_dict()
+        block["grounding"] = {**counts, "calibration": {**calibration, **usage_block(grounding, "calibration")}}
     return block
 
 
@@ -182,12 +189,14 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
     agg_cfg = AggregateConfig(treatment_arm=config.treatment_arm, baseline_arm=config.baseline_arm, alpha=config.alpha)
     protocol = run_protocol(scored, scenarios, judged=judge is not None)
     tables = aggregate(scored, titles={sid: s.title for sid, s in scenarios.items()}, config=agg_cfg,
-                       headline=None if protocol is None else protocol.headline_ids)
+                       headline=None if protocol is None else protocol.headline_ids,
+                       apart=None if protocol is None else dict(protocol.apart))
     errors = sum(r.status == "error" for r in records)
     health = RunHealth(planned=inputs.planned, present=inputs.present, run_status=inputs.run_status,
                        why=tuple(inputs.why_short()), errors=errors, samples=len(records))
     verdict_block = decide(tables, {s.model for s in scored}, config, health=health,
-                           headline=None if protocol is None else protocol.description())
+                           headline=None if protocol is None else protocol.description(),
+                           apart=None if protocol is None else protocol.apart_lines)
     judge_block = _judge_block(judge, grounding, sum(s.grounding is not None for s in scored),
                                sum(s.grounding == "ungrounded" for s in scored))
     summary = {

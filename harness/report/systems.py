@@ -7,7 +7,11 @@ against the scenario's relevant items, tokens per sample at the probe and in
 the write phase, the latency of each memory-search call (p50/p95 over calls,
 intervals clustered by scenario), cost per sample, and whether the system saw
 true session times (with its temporal-category accuracy beside it: a system
-that stamps writes "now" is read for what it is).
+that stamps writes "now" is read for what it is), what building and
+embedding each system's memory cost per sample (:mod:`harness.report.accounting`),
+and, where a scenario asks to forget, each arm's forgotten facts back at the probe
+and answers repeating one (the verdict's ``no_retained_after_forget`` judges the
+treatment arm; this column shows every arm's).
 
 Figures come from the aggregate ``metrics`` rows (category ``all``; continuity
 from ``headline`` when the suite has a protocol, as the verdict and the arm
@@ -22,6 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from harness.report import formatting as fmt
+from harness.report.accounting import ACCOUNTING_COLUMNS, accounting_by_arm, accounting_cells
 
 __all__ = ["SEARCH_TOOLS", "SYSTEM_COLUMNS", "TEMPORAL_CATEGORY", "is_search_tool", "systems_block", "systems_lines",
            "systems_section"]
@@ -44,6 +49,8 @@ SYSTEM_COLUMNS = (
     ("search_latency", "search p50 / p95 ms"),
     ("cost_usd", "cost / sample"),
     ("session_times", "session times (temporal)"),
+    ("forgetting", "forgotten: retained / said"),
+    *ACCOUNTING_COLUMNS,  # ingest and embedding cost per sample (harness.report.accounting)
 )
 
 
@@ -98,6 +105,7 @@ def systems_block(manifest: Any, records: Sequence[Any], metrics: Sequence[Mappi
 
     index = _metric_index(metrics)
     latencies = _search_latencies(records)
+    accounting = accounting_by_arm(records)
     fingerprints = getattr(manifest, "arm_fingerprints", None) or {}
     budget = manifest.parameters.get("retrieval_budget") if isinstance(manifest.parameters, dict) else None
     present = {(str(r.get("model")), str(r.get("arm"))) for r in metrics if isinstance(r, Mapping)}
@@ -118,6 +126,7 @@ def systems_block(manifest: Any, records: Sequence[Any], metrics: Sequence[Mappi
                 "model": model, "arm": arm,
                 "system": getattr(fingerprint, "system", None), "version": getattr(fingerprint, "version", None),
                 "config_hash": getattr(fingerprint, "config_hash", None),
+                "embedder": getattr(fingerprint, "embedder", None),
                 "retrieval_budget": getattr(fingerprint, "retrieval_budget", None) or budget,
                 # a suite with a protocol: the headline's continuity, as the verdict decides it (LoCoMo's
                 # adversarial category, where an arm that sees nothing wins by abstaining, is reported apart)
@@ -138,8 +147,19 @@ def systems_block(manifest: Any, records: Sequence[Any], metrics: Sequence[Mappi
                 "cost_usd": _value(index, key("cost_usd")),
                 "sees_session_times": None if fingerprint is None else bool(fingerprint.sees_session_times),
                 "temporal_continuity": temporal,
+                # only where a scenario asks to forget: forgotten facts back at the probe, and answers repeating one
+                "retained_after_forget": _value(index, key("retained_after_forget_count")),
+                "forgotten_in_answers": _forgotten_answers(index.get(key("answer_forgotten_rate"))),
+                **accounting.get((model, arm), {}),
             })  # fmt: skip
     return rows
+
+
+def _forgotten_answers(row: Mapping[str, Any] | None) -> int | None:
+    """Answers that repeated a forgotten fact: the ``answer_forgotten_rate`` row's rate times its n."""
+    if row is None or not fmt.is_number(row.get("value")) or not fmt.is_number(row.get("n")):
+        return None
+    return round(row["value"] * row["n"])
 
 
 def _ms(interval: Any) -> float | None:
@@ -181,6 +201,9 @@ def _cells(row: Mapping[str, Any]) -> dict[str, str]:
         "search_latency": "—" if p50 is None else f"{p50:.2f} / {p95:.2f}",
         "cost_usd": f"${cost:.4f}" if fmt.is_number(cost) else "—",
         "session_times": times if temporal == "—" else f"{times} ({temporal})",
+        "forgetting": "—" if row.get("retained_after_forget") is None
+        else f"{_count(row.get('retained_after_forget'))} / {_count(row.get('forgotten_in_answers'))}",
+        **accounting_cells(row),
     }
 
 
@@ -201,11 +224,13 @@ def systems_section(summary: Mapping[str, Any]) -> dict[str, Any] | None:
     if not rows:
         return None
     budget = _dict((summary.get("run") or {}).get("parameters")).get("retrieval_budget")
+    columns = [(key, header) for key, header in SYSTEM_COLUMNS  # forgetting only where a scenario asks to forget
+               if key != "forgetting" or any(r.get("retained_after_forget") is not None for r in rows)]
     return {
-        "columns": [header for _, header in SYSTEM_COLUMNS],
+        "columns": [header for _, header in columns],
         "budget": _budget_text(budget), "contracts": contracts_section(summary),  # the terms beside the table
         "rows": [{"model": str(r.get("model")), "arm": str(r.get("arm")),
-                  "system": r.get("system") or "—", "cells": [_cells(r)[key] for key, _ in SYSTEM_COLUMNS]}
+                  "system": r.get("system") or "—", "cells": [_cells(r)[key] for key, _ in columns]}
                  for r in rows],
     }
 

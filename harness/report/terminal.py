@@ -202,7 +202,8 @@ def _check_lines(summary: Mapping[str, Any]) -> list[str]:
     for model in sorted(per_model):
         for check in per_model[model].get("checks") or []:
             prefix = f"{model}: " if several else ""
-            lines.append(f"  {check_mark(check.get('passed'))}  {prefix}{check.get('reason')}")
+            mark = "· apart" if check.get("gates") is False else check_mark(check.get("passed"))
+            lines.append(f"  {mark}  {prefix}{check.get('reason')}")
     return lines
 
 
@@ -220,13 +221,14 @@ def report_lines(outcome: Any) -> tuple[list[str], list[str]]:
     verdict_at = next((i for i, line in enumerate(out) if line.startswith("verdict: ")), None)
     if verdict_at is None:  # no verdict line to place the table and checks around: print what the verdict said
         return out, err
-    checks = _check_lines(summary)
+    checks = [piece for line in _check_lines(summary) for piece in wrap_line(line)]  # a check's mark stays first
     if checks:
         said = set(out[:verdict_at])
         rest = [line for line in out[verdict_at + 1:] if not line.startswith("  - ")]
         extra = [f"  - {r}" for r in outcome.reasons if r not in said and not _is_check_reason(r, summary)]
         out = [*out[:verdict_at + 1], *extra, *checks, *rest]
-    # notes wrap to 80 columns; leads, checks and warnings stay one line each (they name paths and are grepped)
+    # notes and checks wrap to 80 columns (a check's mark stays on its first line, so `grep '✗ fail'` still finds it);
+    # leads and warnings stay one line each (they name paths and are grepped)
     out = [piece for line in out for piece in (wrap_line(line) if line.startswith("note: ") else [line])]
     verdict_at = out.index(next(line for line in out if line.startswith("verdict: ")))
     table = arm_table(summary)
@@ -296,7 +298,7 @@ def wrap_line(line: str, width: int = WIDTH) -> list[str]:
     import re
     import textwrap
 
-    lead = re.match(r"(note: |warning: |error: |  [✓✗?] \w+  |  - |\s*)", line)
+    lead = re.match(r"(note: |warning: |error: |  [✓✗?·] \w+  |  - |\s*)", line)
     indent = " " * len(lead.group(1)) if lead else ""
     return textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
 

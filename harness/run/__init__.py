@@ -17,8 +17,9 @@ except those of the built-in offline models without a Router, answered
 in-process (``direct``) so that an offline run never imports litellm.
 """
 
-from harness.run.agent import AgentOutcome, ModelClient, ModelSettings, run_agent
-from harness.run.budget import budget_stop
+from harness.run.agent import AgentOutcome, ModelClient, ModelSettings, count_tokens, run_agent
+from harness.run.budget import BudgetExceeded, budget_stop
+from harness.run.calls import judge_budget
 from harness.run.direct import needs_litellm
 from harness.run.folder import (
     EarlierAttempt,
@@ -38,10 +39,12 @@ from harness.run.responses import fault_note
 from harness.run.runner import ctx_for, execute, redact, secret_values
 from harness.run.samples import SampleSpec, plan_samples, sample_seed
 from harness.run.shards import Shard, ShardError, parse_shard, shard_ids
+from harness.run.watchdog import stall_message
 from harness.run.workers import WorkerError, run_specs, start_server
 
 __all__ = [
     "AgentOutcome",
+    "BudgetExceeded",
     "EarlierAttempt",
     "ModelClient",
     "ModelSettings",
@@ -55,7 +58,9 @@ __all__ = [
     "WorkerError",
     "budget_stop",
     "fault_note",
+    "judge_budget",
     "check_fresh",
+    "count_tokens",
     "cli_plan",
     "ctx_for",
     "describe_writer",
@@ -79,5 +84,6 @@ __all__ = [
     "secret_values",
     "shard_ids",
     "start_line",
+    "stall_message",
     "start_server",
 ]

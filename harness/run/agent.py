@@ -326,7 +326,7 @@ class ModelClient:
         limiter, charged = self.limiter, 0
         if limiter is not None and limiter.counts_tokens(settings.model):
             charged = count_tokens(settings.model, messages=messages) + (settings.max_tokens or 0)
-        reserved = self._reserve(settings, messages)
+        reserved = await self._reserve(settings, messages)
 
         async def attempt() -> Any:
             nonlocal latency
@@ -410,11 +410,11 @@ class ModelClient:
         )
         return result
 
-    def _reserve(self, settings: ModelSettings, messages: list[dict[str, Any]]) -> float:
-        """Reserve the call's worst case in the budget (0 without one); raises ``BudgetExceeded``."""
+    async def _reserve(self, settings: ModelSettings, messages: list[dict[str, Any]]) -> float:
+        """Reserve the call's worst case in the budget (0 without one), waiting for calls in flight to settle; raises ``BudgetExceeded``."""
         if self.budget is None:
             return 0.0
-        return float(self.budget.reserve(settings.model, count_tokens(settings.model, messages=messages), settings.max_tokens or 0))
+        return float(await self.budget.reserve(settings.model, count_tokens(settings.model, messages=messages), settings.max_tokens or 0))
 
 
 def model_call_log(completion: Completion, round_: int, model: str, messages: list[dict[str, Any]]) -> ModelCallLog:

@@ -5,21 +5,34 @@ Before each model call the call's worst case is reserved: its prompt tokens
 scaled up by the largest ratio of a recorded cost to its estimate seen so far
 for that model (a provider that counts more tokens than litellm does). If
 what the run has recorded, plus the reservations of calls in flight, plus this
-one would pass X, the call is not made: :class:`BudgetExceeded` is raised, the
-budget is marked exhausted and no further call or sample starts. The sample
-it stopped is recorded as an error (with the calls it did make), so
-``--resume`` runs it again; the run ends ``interrupted``.
+one would pass X, the call waits while other calls are in flight: each that
+finishes gives back its reservation and records what it really cost (usually
+far less than its worst case), and the waiting calls try again. Only when no
+call is in flight and the next call's worst case still does not fit is the
+call not made: :class:`BudgetExceeded` is raised, the budget is marked
+exhausted and no further call or sample starts. (Refusing at once instead
+ended a run at ``--max-concurrency 8`` after two calls: eight worst cases in
+flight filled the limit while almost nothing was spent.) The sample it
+stopped is recorded as an error (with the calls it did make), so ``--resume``
+runs it again; the run ends ``interrupted``.
+
+Judge calls (:mod:`harness.score.judge`) are reserved with
+:meth:`Budget.reserve_now`: they are made one at a time, so one that does not
+fit stops at once.
 
 With ``--workers N`` each worker holds ``1/N`` of what is left.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from harness.run.concurrency import wait_in_line
 
 
 class BudgetExceeded(Exception):
@@ -52,25 +65,75 @@ class Budget:
     recorded_usd: float = 0.0
     reserved_usd: float = 0.0
     exhausted: bool = False
+    #: Calls holding a reservation (made, or waiting for their turn at the server).
+    in_flight: int = 0
     _scale: dict[str, float] = field(default_factory=dict)
+    _waiters: list[asyncio.Future[None]] = field(default_factory=list, repr=False)
 
-    def reserve(self, model: str, prompt_tokens: int, max_completion_tokens: int) -> float:
-        """Reserve one call's worst case; the amount reserved (give it back to :meth:`settle`).
+    def _estimate(self, model: str, prompt_tokens: int, max_completion_tokens: int) -> float:
+        return self.prices[model].cost(prompt_tokens, max_completion_tokens) * self._scale.get(model, 1.0)
+
+    def _refuse(self, model: str, estimate: float) -> BudgetExceeded:
+        self.exhausted = True
+        self._wake()  # the calls still waiting stop too
+        return BudgetExceeded(
+            f"--max-cost-usd reached: a call of {model} may cost up to ${estimate:.6f} and the run has "
+            f"${self.recorded_usd + self.reserved_usd:.6f} of ${self.limit_usd:.6f} recorded or in flight"
+        )
+
+    def _fits(self, estimate: float) -> bool:
+        return self.recorded_usd + self.reserved_usd + estimate <= self.limit_usd
+
+    def reserve_now(self, model: str, prompt_tokens: int, max_completion_tokens: int) -> float:
+        """Reserve one call's worst case without waiting; the amount reserved (give it back to :meth:`settle`).
+
+        For calls made one at a time (the judges): what is in flight cannot settle while the caller waits.
 
         Raises:
-            BudgetExceeded: the call would take the recorded cost past the limit, or the budget
-                was already exhausted by another call.
+            BudgetExceeded: the call would take the recorded cost past the limit, or the budget was already exhausted.
         """
-        price = self.prices[model]
-        estimate = price.cost(prompt_tokens, max_completion_tokens) * self._scale.get(model, 1.0)
-        if self.exhausted or self.recorded_usd + self.reserved_usd + estimate > self.limit_usd:
-            self.exhausted = True
-            raise BudgetExceeded(
-                f"--max-cost-usd reached: a call of {model} may cost up to ${estimate:.6f} and the run has "
-                f"${self.recorded_usd + self.reserved_usd:.6f} of ${self.limit_usd:.6f} recorded or in flight"
-            )
+        estimate = self._estimate(model, prompt_tokens, max_completion_tokens)
+        if self.exhausted or not self._fits(estimate):
+            raise self._refuse(model, estimate)
         self.reserved_usd += estimate
+        self.in_flight += 1
         return estimate
+
+    async def reserve(self, model: str, prompt_tokens: int, max_completion_tokens: int) -> float:
+        """Reserve one call's worst case, waiting while calls in flight may still free enough; the amount reserved.
+
+        Raises:
+            BudgetExceeded: nothing is in flight and the call would still take the recorded cost past the
+                limit, or the budget was already exhausted by another call.
+        """
+        while True:
+            estimate = self._estimate(model, prompt_tokens, max_completion_tokens)  # a settle may have raised the scale
+            if self.exhausted:
+                raise self._refuse(model, estimate)
+            if self._fits(estimate):
+                self.reserved_usd += estimate
+                self.in_flight += 1
+                return estimate
+            if self.in_flight == 0:  # nothing in flight: nothing will be given back
+                raise self._refuse(model, estimate)
+            await wait_in_line(self._waiters)  # a settle wakes every waiter to try again
+
+    def charge(self, cost_usd: float) -> None:
+        """Record the cost of a call made without a reservation: an embedding request, sent from inside a sample
+        where nothing can wait (its cost is a few tokens' worth; the next reservation sees it)."""
+        if math.isfinite(cost_usd) and cost_usd > 0:
+            self.recorded_usd += cost_usd
+
+    @property
+    def waiting(self) -> int:
+        """Calls waiting for reservations in flight to settle."""
+        return len(self._waiters)
+
+    def _wake(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
 
     def settle(self, model: str, reserved: float, cost_usd: float | None) -> None:
         """A reserved call finished (``cost_usd`` None: it failed and cost nothing).
@@ -79,6 +142,10 @@ class Budget:
         replace) is charged as the reservation: what a run has spent never goes down.
         """
         self.reserved_usd = max(0.0, self.reserved_usd - reserved)
+        self.in_flight = max(0, self.in_flight - 1)
+        if self.in_flight == 0:
+            self.reserved_usd = 0.0  # no float dust of many settles left behind
+        self._wake()
         if cost_usd is None:
             return
         if not math.isfinite(cost_usd) or cost_usd < 0:
@@ -89,8 +156,17 @@ class Budget:
 
 
 def recorded_cost(records: Iterable[Any]) -> float:
-    """What ``records`` (:class:`harness.records.SampleRecord`) recorded for model calls made (cached answers cost nothing)."""
-    return sum(max(0.0, call.cost_usd or 0.0) for record in records for call in record.model_calls if not call.cached)
+    """What ``records`` (:class:`harness.records.SampleRecord`) recorded for model calls made: the probe's, the write
+    phase's and the embeddings' (cached answers cost nothing)."""
+    total = 0.0
+    for record in records:
+        phase = getattr(record, "write_phase", None)
+        calls = [*record.model_calls, *(phase.model_calls if phase is not None else ())]
+        total += sum(max(0.0, call.cost_usd or 0.0) for call in calls if not call.cached)
+        embedding = getattr(record, "embedding", None)
+        if embedding is not None and isinstance(embedding.cost_usd, (int, float)) and math.isfinite(embedding.cost_usd):
+            total += max(0.0, embedding.cost_usd)
+    return total
 
 
 def budget_stop(run_dir: Path, limit_usd: float) -> str | None:
@@ -104,3 +180,4 @@ def budget_stop(run_dir: Path, limit_usd: float) -> str | None:
     return (f"stopped: --max-cost-usd ${limit_usd:,.4f} reached before the next model call (recorded cost "
             f"${recorded_cost(records):,.4f}); finished samples are saved, {stopped} sample(s) stopped midway are "
             "recorded as errors and run again on resume")
+

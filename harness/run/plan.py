@@ -205,12 +205,14 @@ def _starting_prompts(
     Built exactly as :func:`harness.run.sample.run_memory_sample`
     builds them: the write runs of an agent-written system (one per earlier
     session that gets write tools, capped at the write phase's rounds), then
-    the probe (capped at ``-1``: the run's own cap). Opening a system costs
-    a copy of a seeded store, never a model call. An arm whose system raises
+    the probe (capped at ``-1``: the run's own cap). A built-in arm whose
+    prompt the scenario alone decides is built without opening its store
+    (:func:`harness.memory_systems.planning.planned_probe`); any other is
+    opened, at the cost of a copy of a seeded store, never a model call. An arm whose system raises
     while building them is planned as no calls, and ``unplanned`` gets its
     first error (the run records those samples as errors).
     """
-    from harness.memory_systems import WRITE_MAX_TOOL_ROUNDS, open_instance, resolve_arm, write_messages, write_order
+    from harness.memory_systems import WRITE_MAX_TOOL_ROUNDS, open_instance, planned_probe, resolve_arm, write_messages, write_order
     from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, probe_policy
 
     out: dict[tuple[str, str], list[tuple[list[dict[str, Any]], list[dict[str, Any]], int]]] = {}
@@ -219,6 +221,10 @@ def _starting_prompts(
             arm = resolve_arm(name)
             runs: list[tuple[list[dict[str, Any]], list[dict[str, Any]], int]] = []
             try:
+                planned = planned_probe(arm, scenario, budget or DEFAULT_RETRIEVAL_BUDGET)  # no store opened
+                if planned is not None:
+                    out[(scenario.id, name)] = [(planned.messages, planned.tools, -1)]
+                    continue
                 instance = open_instance(arm, scenario, budget or DEFAULT_RETRIEVAL_BUDGET)
                 try:
                     if arm.write_mode == "agent":
@@ -308,10 +314,13 @@ def make_plan(scenarios: list[Scenario], specs: Iterable[Any], *, round_cap: int
     by_id = scenarios_by_id(scenarios)  # a shelf's view: one scenario unpacked at a time
     arms = list(dict.fromkeys(spec.arm for spec in specs))
     needed = list(dict.fromkeys(spec.scenario_id for spec in specs))
+    from harness.memory_systems import plans_without_store, resolve_arm
     from harness.scenarios import reserve_store_templates
 
-    # The plan opens each store once, then the run opens them again epoch by epoch: size the templates for both (p26store).
-    reserve_store_templates(work_order(scenarios, needed + [spec.scenario_id for spec in specs]))
+    # An arm the plan opens (not one harness.memory_systems.planning builds) opens each store once, then the run opens
+    # them again epoch by epoch: size the templates for both (p26store); otherwise for the run's openings alone.
+    opened = [] if all(plans_without_store(resolve_arm(arm)) for arm in arms) else needed
+    reserve_store_templates(work_order(scenarios, opened + [spec.scenario_id for spec in specs]))
     unplanned: dict[str, str] = {}
     models = list(dict.fromkeys(spec.model for spec in specs))
     price = _prices(models, router_config)
@@ -361,6 +370,9 @@ def price_problem(options: Any) -> str | None:
 
         config = load_router_config(options.router_config)
     unknown = [m for m, p in _prices(options.models, config).items() if p is None]
+    judge = getattr(options, "judge_model", None)  # its calls are capped too (harness.score.judge_calls)
+    if judge and _prices([judge], None).get(judge) is None:
+        unknown.append(f"{judge} (--judge-model)")
     if not unknown:
         return None
     return (f"--max-cost-usd: litellm's price map has no price for {', '.join(unknown)}, so the cost cannot be bounded; "

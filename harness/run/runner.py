@@ -64,7 +64,7 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
     scenario = ctx.scenarios[spec.scenario_id]
     started_at, t0 = now_iso(), time.perf_counter()
     tools: list[dict[str, Any]] = []
-    write_phase, pasted, shadow, embedding = None, 0, None, None
+    write_phase, pasted, shadow, embedding, ingest = None, 0, None, None, None
     try:
         opts = ctx.options
         settings = ModelSettings(spec.model, opts.temperature, opts.timeout_s, spec.seed, opts.api_base, max_tokens=opts.max_tokens)
@@ -73,7 +73,7 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
                                          budget=opts.retrieval_budget)
         tools, outcome, write_phase, pasted = sample.tools, sample.outcome, sample.write_phase, sample.pasted
         shadow = None if sample.shadow is None else shadow_log(sample.shadow, spec.model)
-        embedding = embedding_log(sample.embedding)
+        embedding, ingest = embedding_log(sample.embedding), sample.ingest
     except Exception as exc:  # noqa: BLE001 - seeding or arm failure: an error sample, not a crash
         outcome = error_outcome(exc)
     error = outcome.error
@@ -101,6 +101,7 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
         tool_calls=outcome.tool_calls,
         write_phase=write_phase,
         embedding=embedding,
+        ingest=ingest,
         started_at=started_at,
         wall_time_s=time.perf_counter() - t0,
     )
@@ -122,7 +123,9 @@ def embedding_log(usage: Any) -> EmbeddingUsageLog | None:
     if usage is None:
         return None
     return EmbeddingUsageLog(model=usage.model, texts=usage.texts, cached=usage.cached, provider_calls=usage.provider_calls,
-                             tokens=usage.tokens, cost_usd=usage.cost_usd, latency_s=usage.latency_s)
+                             tokens=usage.tokens, cost_usd=usage.cost_usd, latency_s=usage.latency_s,
+                             calls=getattr(usage, "calls", 0), cached_latency_s=getattr(usage, "cached_latency_s", 0.0),
+                             cached_tokens=getattr(usage, "cached_tokens", 0), cached_cost_usd=getattr(usage, "cached_cost_usd", 0.0))
 
 
 @dataclass
@@ -168,8 +171,9 @@ async def execute(specs: list[SampleSpec], ctx: SampleContext, emit: Callable[[S
     raised once they are gone.
 
     Returns:
-        ``("complete" | "interrupted", {model: reason})`` where the dict names
-        models stopped early for a configuration error.
+        ``("complete" | "interrupted" | "stalled", {model: reason})`` where the dict names
+        models stopped early for a configuration error; ``stalled``: calls kept timing out at
+        one in flight and every sample was stopped (:mod:`harness.run.watchdog`).
     """
     from harness.scenarios import reserve_store_templates
 
@@ -191,6 +195,10 @@ async def execute(specs: list[SampleSpec], ctx: SampleContext, emit: Callable[[S
             if task is not asyncio.current_task():
                 task.cancel()
 
+    from harness.run.watchdog import STALLED, Watchdog
+
+    watchdog = Watchdog(ctx.client, len(specs))  # a heartbeat line in every mode; stops a run its server cannot serve
+
     async def one(spec: SampleSpec) -> None:
         async with semaphore:
             if spec.model in watch.stopped or failure or (budget is not None and budget.exhausted):
@@ -203,6 +211,7 @@ async def execute(specs: list[SampleSpec], ctx: SampleContext, emit: Callable[[S
                 failure.append(exc)
                 cancel(everything)
             return
+        watchdog.done += 1
         if watch.observe(record):
             cancel(tasks[spec.model])
 
@@ -211,14 +220,19 @@ async def execute(specs: list[SampleSpec], ctx: SampleContext, emit: Callable[[S
         tasks.setdefault(spec.model, []).append(task)
         everything.append(task)
     status = "complete"
+    watchdog.start(lambda: cancel(everything))
     try:
         await asyncio.gather(*everything, return_exceptions=True)
     except asyncio.CancelledError:  # Ctrl-C or SIGTERM: finished lines stay, the rest is resumable
         cancel(everything)
         await asyncio.gather(*everything, return_exceptions=True)
         status = "interrupted"
+    finally:
+        watchdog.stop()
     if failure:
         raise failure[0]
+    if watchdog.stalled:
+        return STALLED, watch.stopped
     stopped_early = watch.stopped or (budget is not None and budget.exhausted)
     return ("interrupted" if stopped_early else status), watch.stopped
 
@@ -248,7 +262,10 @@ def ctx_for(options: RunOptions, scenarios: list[Scenario], hashes: dict[str, st
     from harness.run.embeddings import run_embedder
 
     client, secrets = model_client(options)  # cache, retries; Router, rate limits and budget when asked for
-    configure_embedder(run_embedder(options))  # the vector arms' embedder (lexical unless --embedding-model)
+    embedder = run_embedder(options)  # the vector arms' embedder (lexical unless --embedding-model)
+    if hasattr(embedder, "budget"):
+        embedder.budget = client.budget  # its requests count against --max-cost-usd too
+    configure_embedder(embedder)
     configure_instructions(getattr(options, "instructions", None))  # every memory arm's instruction block (--instructions)
     secrets = [*secrets, *url_secrets(getattr(options, "embedding_api_base", None))]
     return SampleContext(options, scenarios_by_id(scenarios), hashes, client, suite=scenarios,

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,12 +32,14 @@ from harness.memory_systems import (
     WRITE_MAX_TOOL_ROUNDS,
     ArmSetup,
     ModelWrite,
+    current_embedder,
     open_instance,
     resolve_arm,
+    sample_embedding_usage,
     write_messages,
     write_order,
 )
-from harness.records import ModelCallLog, SampleError, ToolCallLog, WritePhaseLog, WriteSessionLog
+from harness.records import IngestLog, ModelCallLog, SampleError, ToolCallLog, WritePhaseLog, WriteSessionLog
 from harness.run.agent import AgentOutcome, count_tokens, model_call_log, run_agent
 from harness.run.retry import RetryExhaustedError
 from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, RetrievalBudget, Scenario, probe_policy
@@ -55,6 +58,8 @@ class MemorySampleResult:
     """The ``shadow`` arm's harness-side search (:class:`harness.memory_systems.shadow.ShadowObservation`), never shown."""
     embedding: Any = None
     """What the system's embeddings cost (``memory_tools.EmbeddingUsage``), or None: it embeds nothing."""
+    ingest: IngestLog | None = None
+    """How long the memory took to build before the probe (:func:`ingest_log`)."""
 
 
 async def run_memory_sample(
@@ -70,7 +75,9 @@ async def run_memory_sample(
     """
     arm = resolve_arm(arm_name)
     result = MemorySampleResult()
-    instance = open_instance(arm, scenario, budget)
+    started = time.perf_counter()
+    instance = open_instance(arm, scenario, budget, current_embedder())
+    opened = time.perf_counter()
     try:
         if arm.write_mode == "agent":
             written = await run_write_phase(instance, scenario, client=client, settings=settings, epoch=epoch)
@@ -78,6 +85,7 @@ async def run_memory_sample(
             if written.error is not None:
                 result.outcome = AgentOutcome(None, "error", [], [], [], written.error)
                 return result
+        result.ingest = ingest_log(opened - started, time.perf_counter() - opened, sample_embedding_usage(instance))
         policy, context = probe_policy(scenario)
         probe = instance.begin_probe(policy, context)
         setup = probe.arm_setup()
@@ -87,8 +95,14 @@ async def run_memory_sample(
         )
         return result
     finally:
-        result.embedding = instance.embedding_usage() if hasattr(instance, "embedding_usage") else None
+        result.embedding = sample_embedding_usage(instance)
         instance.close()
+
+
+def ingest_log(open_s: float, write_s: float, usage: Any) -> IngestLog:
+    """The sample's ingest: opening (store built) and write-phase seconds, and its embeddings so far (None: none)."""
+    return IngestLog(open_s=open_s, write_s=write_s, embedding_texts=getattr(usage, "texts", 0),
+                     embedding_calls=getattr(usage, "calls", 0), embedding_s=getattr(usage, "latency_s", 0.0))
 
 
 def error_outcome(exc: BaseException) -> Any:

@@ -212,7 +212,8 @@ def run_in_workers(
     terminates every worker and is raised.
 
     Returns:
-        ``("complete" | "interrupted", {model: reason})`` as :func:`harness.run.runner.execute`.
+        ``("complete" | "interrupted" | "stalled", {model: reason})`` as :func:`harness.run.runner.execute`
+        (a worker whose calls stalled makes the run ``stalled``).
 
     Raises:
         WorkerError: a worker crashed outside a sample (records it sent are already emitted).
@@ -252,7 +253,8 @@ def run_in_workers(
                 del conns[conn]
                 if message[0] == "done":
                     stopped.update(message[2])
-                    status = "interrupted" if message[1] != "complete" else status
+                    if message[1] != "complete" and status != "stalled":  # a stalled worker's reason wins
+                        status = message[1]
                 else:
                     failures.append(f"worker {index}: {message[1]}")
     except KeyboardInterrupt:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.records import ResultsScan, RunManifest
+from harness.runs.verdict_check import verdict_disagreement
 
 # run.json `parameters` that change what a sample answers: runs differing in one are not comparable.
 # api_base is here because the same model string on another server may be another model.
@@ -78,11 +79,14 @@ class RunData:
     scan: ResultsScan
     #: Records whose sample the manifest does not plan, as ``sample_id: why``.
     foreign: list[str] = field(default_factory=list)
+    #: What compare itself found and did, e.g. a verdict that did not follow, rebuilt (printed as warnings).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def warnings(self) -> list[str]:
-        """The report's warnings (duplicates, bad lines, edited scenarios ...), wherever summary.json keeps them."""
-        found = [*_list(_dict(self.summary.get("run")).get("warnings")), *_list(self.summary.get("warnings"))]
+        """Compare's notes, then the report's warnings (duplicates, bad lines, edited scenarios ...), wherever
+        summary.json keeps them."""
+        found = [*self.notes, *_list(_dict(self.summary.get("run")).get("warnings")), *_list(self.summary.get("warnings"))]
         return list(dict.fromkeys(str(w) for w in found))
 
 
@@ -192,16 +196,24 @@ def load_run(run_dir: Path, *, include_foreign: bool = False) -> RunData:
     summary_path, scores_path = run_dir / SUMMARY_FILE, run_dir / SCORES_FILE
     summary: dict[str, Any] | None = None
     why: str | None = "summary.json or scores.jsonl is missing"
+    scores: list[dict[str, Any]] = []
+    disagreement: str | None = None
     if summary_path.is_file():  # read even with scores lost: it says how they were made (judge, exclusions, thresholds)
         summary = _read_summary(summary_path)
         if scores_path.is_file():
             why = _stale(summary, scan, scores_path)
+        if why is None:  # the digests match: the verdict must still follow from the tables and the records
+            scores = _read_scores(scores_path)
+            why = disagreement = verdict_disagreement(summary, manifest, scan, foreign, scores)
+    notes = []
     if why is not None:
         _check_rebuildable(run_dir, summary, why)
         build_report(run_dir, **_rebuild_keywords(build_report, summary, include_foreign))
-        summary = _read_summary(summary_path)
+        summary, scores = _read_summary(summary_path), _read_scores(scores_path)
+        if disagreement is not None:
+            notes.append(f"{summary_path}: {disagreement}; the report was rebuilt from the results")
     assert summary is not None
-    return RunData(run_dir, manifest, summary, _read_scores(scores_path), scan, foreign)
+    return RunData(run_dir, manifest, summary, scores, scan, foreign, notes)
 
 
 def _stale(summary: Mapping[str, Any], scan: ResultsScan, scores_path: Path) -> str | None:

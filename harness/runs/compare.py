@@ -10,9 +10,12 @@ which compares what both runs have and lists what only one of them has
 unless ``--all``.
 
 A decision metric (continuity, adherence, unsupported claims, leakage,
-abstention, retrieval, error rate) *regresses* when B's interval lies
-entirely on the bad side of A's (below it for higher-is-better metrics, above
-it for lower-is-better ones): a change beyond both intervals, not noise.
+abstention, retrieval, error rate) *regresses* when the shared paired rule
+proves B worse than A over the scenarios both runs scored
+(:mod:`harness.runs.regression`: the exact sign-flip test and the interval
+inverted from it, as the verdict decides). Where no per-scenario scores can
+be paired (the protocol's ``headline`` rows, a summary without scores), it
+falls back to B's interval lying entirely on the bad side of A's.
 ``tool_leakage_count`` has no interval and regresses when B has more leaks
 than A. A verdict that goes from pass to anything else is a regression too.
 
@@ -105,6 +108,8 @@ class MetricChange:
     regression: bool
     #: Worse beyond the intervals and floors, gated or not (a latency or cost row without ``--gate-on``).
     worse: bool = False
+    #: The shared rule's sentence on "B is worse" (n, units up and down, exact p), where it decided the row.
+    why: str | None = None
 
     @property
     def not_gated(self) -> bool:
@@ -197,18 +202,36 @@ def is_regression(metric: str, a: Mapping[str, Any], b: Mapping[str, Any], gate:
 # ---------------------------------------------------------------- what changed
 
 
-def metric_changes(summary_a: Mapping[str, Any], summary_b: Mapping[str, Any],
-                   gate: GateOptions | None = None) -> list[MetricChange]:
-    """Every metric present in both runs (same model, arm, category), with its worse and regression flags."""
+def metric_changes(summary_a: Mapping[str, Any], summary_b: Mapping[str, Any], gate: GateOptions | None = None,
+                   samples_a: list[Mapping[str, Any]] | None = None,
+                   samples_b: list[Mapping[str, Any]] | None = None) -> list[MetricChange]:
+    """Every metric present in both runs (same model, arm, category), with its worse and regression flags.
+
+    With both runs' scored samples, a decision metric is decided by the shared paired rule
+    (:func:`harness.runs.regression.regression_decision`); else (and for latency, cost and leak counts) by
+    :func:`is_worse`.
+    """
+    from harness.runs.regression import regression_decision
+
     def key(row: Mapping[str, Any]) -> tuple[str, str, str, str]:
         return row["model"], row["arm"], row["category"], row["metric"]
 
     a_rows = {key(r): r for r in summary_a.get("metrics", [])}
+    alpha = float(((summary_b.get("verdict") or {}).get("config") or {}).get("alpha") or 0.05)
     changes = []
     for row in summary_b.get("metrics", []):
         if key(row) in a_rows:
             a = a_rows[key(row)]
             metric = row["metric"]
+            decided = None
+            if samples_a is not None and samples_b is not None and metric in HIGHER_IS_BETTER | LOWER_IS_BETTER:
+                decided = regression_decision(samples_a, samples_b, model=row["model"], arm=row["arm"],
+                                              category=row["category"], metric=metric, alpha=alpha,
+                                              higher_is_better=metric in HIGHER_IS_BETTER)
+            if decided is not None:
+                changes.append(MetricChange(*key(row), a=a, b=row, regression=decided.passed is True,
+                                            worse=decided.passed is True, why=decided.reason))
+                continue
             changes.append(MetricChange(*key(row), a=a, b=row, regression=is_regression(metric, a, row, gate),
                                         worse=is_worse(metric, a, row, gate)))
     return changes
@@ -244,7 +267,8 @@ def compare_runs(run_a: Path, run_b: Path, *, include_foreign: bool = False,
     return Comparison(
         a=a, b=b, differences=differences(a, b), problems=problems,
         verdict_a=a.summary["verdict"]["status"], verdict_b=b.summary["verdict"]["status"],
-        metrics=metric_changes(a.summary, b.summary, gate), scenarios=scenario_changes(a.samples, b.samples),
+        metrics=metric_changes(a.summary, b.summary, gate, a.samples, b.samples),
+        scenarios=scenario_changes(a.samples, b.samples),
         only_in=only_in(a, b),
     )
 

@@ -206,6 +206,15 @@ def print_comparison(cmp: Comparison, *, force: bool = False, show_all: bool = F
         _say(console, f"{_plural(len(ungated), 'latency or cost row')} worse beyond the intervals and floors, "
                       f"not gated (--gate-on {' / --gate-on '.join(families)} to fail on them)")
     _say(console, f"{n} metric regression(s) beyond the intervals" if n else "no metric regression beyond the intervals")
+    for change in cmp.regressions:  # what the shared paired rule proved: n, units up and down, exact p
+        if change.why:
+            import textwrap
+
+            width = max(40, int(getattr(console, "width", 80) or 80))
+            text = f"{change.model} · {change.arm} · {change.category}: {change.why}"
+            for line in textwrap.wrap(text, width - 2, initial_indent="  ", subsequent_indent="    ",
+                                      break_on_hyphens=False, break_long_words=False):
+                _say(console, line)
 
 
 def _write_html(cmp: Comparison, out: Path, force: bool) -> bool:

@@ -10,7 +10,10 @@ run's verdict and links to that run's report. A table lists every run.
 
 A DIR is a run folder (it holds ``run.json``) or a folder of run folders.
 A run without ``summary.json`` is skipped with a warning that says how to
-build it (``recall-eval report DIR``). Shard folders (``run --shard I/N``)
+build it (``recall-eval report DIR``); so is one whose ``summary.json`` cannot
+be shown (not a regular file, NaN, a block of another type such as
+``"verdict": "pass"``: :mod:`harness.runs.summary_file`), the warning naming the
+file and the field. With no run left, one line and exit 2. Shard folders (``run --shard I/N``)
 are left out unless ``--include-shards``: their merged run is the point.
 
 Only like is joined to like: a *series* is a stretch of consecutive runs with
@@ -31,8 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.regular_files import read_regular_text
 from harness.runs.comparability import RESULT_PARAMETERS
 from harness.runs.compare_page import report_link
+from harness.runs.summary_file import SummaryFileError, read_summary_file
 
 __all__ = ["HistoryError", "RunPoint", "cli_history", "find_runs", "history_charts", "read_points", "render_history",
            "series_breaks", "series_key"]
@@ -129,7 +134,7 @@ def _segments(count: int, breaks: Sequence[tuple[int, list[str]]]) -> list[range
 def _manifest_facts(run: Path) -> dict[str, Any]:
     """The suite's folder name, its scenario count and the shard of ``run/run.json`` (empty when unreadable)."""
     try:
-        data = json.loads((run / "run.json").read_text(encoding="utf-8"))
+        data = json.loads(read_regular_text(run / "run.json"))
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict):
@@ -154,7 +159,7 @@ def is_sensitive_run(run: Path, *, unreadable: bool = True) -> bool:
     of it); the viewer's index still lists it as a row saying it is unreadable, which shows none of its text.
     """
     try:
-        data = json.loads((run / "run.json").read_text(encoding="utf-8"))
+        data = json.loads(read_regular_text(run / "run.json"))  # never a FIFO: it would hang the viewer's request
     except FileNotFoundError:
         return False
     except (OSError, ValueError):
@@ -201,16 +206,14 @@ def read_points(runs: Iterable[Path], *, include_shards: bool = False,
             shards.append(run)
             continue
         path = run / "summary.json"
-        if not path.is_file():
+        if not path.exists():  # a FIFO or folder named so is "unreadable", below
             warnings.append(f"{run}: no summary.json, left out; build it with `recall-eval report {run}`")
             continue
         try:
-            summary = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            warnings.append(f"{path}: unreadable ({exc}), left out; rebuild it with `recall-eval report {run}`")
-            continue
-        if not isinstance(summary, dict):
-            warnings.append(f"{path}: not a JSON object, left out; rebuild it with `recall-eval report {run}`")
+            summary = read_summary_file(path)
+        except (SummaryFileError, OSError) as exc:
+            warnings.append(f"{path}: unreadable ({_reason(exc, path)}), left out; "
+                            f"rebuild it with `recall-eval report {run}`")
             continue
         info = summary.get("run") if isinstance(summary.get("run"), dict) else {}
         verdict = summary.get("verdict") if isinstance(summary.get("verdict"), dict) else {}
@@ -232,8 +235,20 @@ def read_points(runs: Iterable[Path], *, include_shards: bool = False,
     return points, warnings
 
 
+def _reason(exc: Exception, path: Path) -> str:
+    """Why ``path`` could not be read, without the file name and fix the warning already gives."""
+    text = str(exc).removeprefix(f"{path}: ")
+    return text.split("; rebuild it with")[0]
+
+
 def _num(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    """A finite number, else None (a hand-edited NaN would leave a chart's axis undefined)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        return float(value) if math.isfinite(value) else None
+    except OverflowError:  # an integer of 400 digits
+        return None
 
 
 def _series_chart(points: Sequence[RunPoint], series: list[dict[str, Any]], *, symmetric: bool, title: str,

@@ -19,6 +19,11 @@ right answer must hold, and the scores the report gave it: ``continuity``
 (``C``/``I``, inspect_ai's convention, with the report's reason), and
 ``unsupported_claims``, ``tool_leakage``, ``abstained``, ``adherence`` as
 scored. The eval's results are the report's metrics of that model and arm.
+
+Lone surrogates (``\ud800``: records keep them, as JSON escapes, when a model
+sent them) are no text inspect_ai's log can hold as such; each is written as
+U+FFFD, and the log says so: ``replaced_surrogates`` in the sample's metadata
+and the eval's ``recall_eval`` metadata, and a ``note:`` line on the terminal.
 """
 
 from __future__ import annotations
@@ -33,6 +38,34 @@ INSTALL = "pip install 'recall-eval[inspect]'"
 #: run.json status -> inspect_ai's eval status.
 _STATUS = {"complete": "success", "interrupted": "cancelled", "failed": "error", "running": "started"}
 _STOP = {"stop": "stop", "length": "max_tokens", "tool_calls": "tool_calls", "content_filter": "content_filter"}
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(value: Any) -> tuple[Any, int]:
+    """``value`` (JSON-like: strings, lists, dicts) with each lone surrogate as U+FFFD, and how many were replaced.
+
+    Example:
+        >>> valid_text({"content": "x\ud800y", "calls": ["\udfff"]})
+        ({'content': 'x�y', 'calls': ['�']}, 2)
+    """
+    if isinstance(value, str):
+        return _SURROGATE.subn("\ufffd", value) if not value.isascii() else (value, 0)
+    if isinstance(value, list | tuple):
+        pairs = [valid_text(v) for v in value]
+        return [v for v, _ in pairs], sum(n for _, n in pairs)
+    if isinstance(value, dict):
+        pairs = [(valid_text(k), valid_text(v)) for k, v in value.items()]
+        return {k: v for (k, _), (v, _) in pairs}, sum(a + b for (_, a), (_, b) in pairs)
+    return value, 0
+
+
+def _valid_record(record: Any, row: dict[str, Any]) -> tuple[Any, dict[str, Any], int]:
+    """The record and its scores row with lone surrogates as U+FFFD (the same objects when there is none)."""
+    dumped, in_record = valid_text(record.model_dump())
+    row, in_row = valid_text(row)
+    return (type(record).model_validate(dumped) if in_record else record), row, in_record + in_row
 
 
 class ExportError(Exception):
@@ -155,6 +188,8 @@ def _sample(record: Any, row: dict[str, Any], scenario: Any) -> Any:
     from inspect_ai.log import EvalSample
     from inspect_ai.model import ModelOutput
 
+    record, row, replaced = _valid_record(record, row)
+
     messages = _messages(record.messages, record.sample_id)
     first_answer = next((i for i, m in enumerate(messages) if m.role == "assistant"), len(messages))
     answer = record.final_answer or ""
@@ -172,7 +207,8 @@ def _sample(record: Any, row: dict[str, Any], scenario: Any) -> Any:
         metadata={"sample_id": record.sample_id, "scenario_id": record.scenario_id, "category": record.category,
                   "arm": record.arm, "recall_eval_epoch": record.epoch, "seed": record.seed, "status": record.status,
                   "outcome": row.get("outcome"), "stop_reason": record.stop_reason, "scenario_hash": record.scenario_hash,
-                  "tools_offered": list(record.tools_offered), "title": row.get("title")},
+                  "tools_offered": list(record.tools_offered), "title": row.get("title"),
+                  **({"replaced_surrogates": replaced} if replaced else {})},
         model_usage={record.model: _usage(record)}, started_at=record.started_at, total_time=record.wall_time_s,
     )
 
@@ -196,8 +232,10 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "x"
 
 
-def export_inspect(run_dir: Path, out: Path) -> list[Path]:
+def export_inspect(run_dir: Path, out: Path, notes: list[str] | None = None) -> list[Path]:
     """Write one ``.eval`` log per model and arm of ``run_dir`` into ``out``; returns their paths.
+
+    ``notes`` receives a line for each log that had lone surrogates written as U+FFFD.
 
     Raises:
         ExportError: inspect_ai is missing, ``run_dir`` is not a readable run folder, or ``out`` cannot be written.
@@ -253,6 +291,9 @@ def export_inspect(run_dir: Path, out: Path) -> list[Path]:
                                           "models": manifest.models, "status": manifest.status,
                                           "parameters": params, "run_dir": str(run_dir.resolve())}},
             )
+            replaced = sum((s.metadata or {}).get("replaced_surrogates", 0) for s in samples)
+            if replaced:
+                spec.metadata["recall_eval"]["replaced_surrogates"] = replaced
             completed = sum(1 for r in mine if r.status == "ok")
             usage: dict[str, Any] = {}
             for sample in samples:
@@ -271,16 +312,22 @@ def export_inspect(run_dir: Path, out: Path) -> list[Path]:
             except OSError as exc:
                 raise ExportError(f"{path}: cannot write the log ({exc.strerror or exc})") from None
             written.append(path)
+            if replaced and notes is not None:
+                notes.append(f"note: {path.name}: {replaced} lone surrogate(s) (\\ud800-\\udfff, no character) written "
+                             "as U+FFFD; the log's metadata counts them (replaced_surrogates)")
     return written
 
 
 def cli_export(args: Any) -> int:
     """``recall-eval export inspect RUN OUT``: 0 written, 2 when it cannot be (each reason named)."""
+    notes: list[str] = []
     try:
-        paths = export_inspect(Path(args.run), Path(args.out))
+        paths = export_inspect(Path(args.run), Path(args.out), notes)
     except ExportError as exc:
         print(f"recall-eval export: {exc}", file=sys.stderr)
         return 2
+    for note in notes:
+        print(note, file=sys.stderr)
     for path in paths:
         print(f"wrote {path}")
     print(f"open them with: inspect view --log-dir {args.out}")

@@ -8,169 +8,122 @@ counts up live. Each row opens its own ``index.html``; any two ticked rows
 open the compare page (``/_compare?a=..&b=..``), and ``/_history`` the
 history page of every run. Those two pages are built on request into a
 temporary folder the viewer owns, never into a run folder; their links are
-relative to DIR, which is where the viewer serves the run folders' files
-(``/<run>/index.html``). Nothing outside DIR is served: every path is
-resolved (symbolic links included) and must stay below DIR; a request whose
-``Host`` is not this server is refused (a page on another site cannot read
-the runs through DNS rebinding).
+relative to DIR, which is where the viewer serves the run folders' reports
+(``/<run>/index.html``).
+
+Only what those pages link to is served: the ``index.html`` of a run folder
+the index lists (:data:`SERVED_ARTEFACTS`), reached through no symbolic link
+and itself a regular file. Nothing else below DIR is, whatever its name: no
+dotfile and nothing under a dot-folder (``.env``, ``.git``, the response
+cache, a run's ``.lock``), no store (``memory.sqlite``), no ``run.json`` or
+``results.jsonl``; ``view .`` in a checkout serves nothing of ``.git``. A
+request whose ``Host`` is not this server is refused (a page on another site
+cannot read the runs through DNS rebinding). The index is kept incrementally
+(:mod:`harness.runs.viewer_index`): the server answers at once, reads every
+run once in the background, then only the runs whose files changed.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import mimetypes
-import os
 import shutil
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-#: Folders never searched for runs: caches, virtualenvs, version control.
-_SKIPPED = {".recall-eval-cache", ".git", ".venv", "node_modules", "__pycache__"}
+from harness.regular_files import open_regular
+from harness.runs.viewer_index import RunIndex, RunRow, find_run_folders, finite_json, is_regular, read_row, skipped
+
+__all__ = ["DEFAULT_PORT", "SERVED_ARTEFACTS", "RunRow", "ViewError", "Viewer", "cli_view", "find_run_folders",
+           "index_rows", "make_server", "read_row"]
+
 DEFAULT_PORT = 8765
+#: The files of a run folder the viewer serves: what the index, compare and history pages link to (its report).
+#: Nothing else (run.json, results.jsonl, a store, a .env, a cache entry, a lock) is served, whatever its name.
+SERVED_ARTEFACTS = frozenset({"index.html"})
 
 
 class ViewError(Exception):
     """The viewer cannot start or cannot build a page; the message says why."""
 
 
-@dataclass(frozen=True)
-class RunRow:
-    """One run folder as the index lists it."""
-
-    path: str  #: below DIR, with '/' (the URL of its files)
-    run_id: str
-    suite: str
-    scenarios: int
-    models: list[str]
-    arms: list[str]
-    status: str  #: run.json's status: running, complete, interrupted, failed (or unreadable)
-    started_at: str
-    samples_done: int
-    samples_planned: int
-    verdict: str  #: summary.json's verdict, '' before the report
-    report: bool  #: index.html exists
-    comparable: bool  #: summary.json and scores.jsonl exist (compare reads them)
-    #: Per model: the paired continuity difference treatment - baseline, ``{"model", "value", "ci_low", "ci_high"}``.
-    continuity: list[dict[str, Any]] = field(default_factory=list)
-    problem: str = ""
-
-
-def find_run_folders(root: Path) -> Iterator[Path]:
-    """Every folder below ``root`` (itself included) holding a ``run.json``, sorted; a run folder's insides are not searched."""
-    for current, dirs, files in os.walk(root, followlinks=False):
-        if "run.json" in files:
-            dirs[:] = []
-            yield Path(current)
-            continue
-        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED and not d.startswith("."))
-
-
-def _done(results: Path) -> int:
-    """Complete lines of ``results.jsonl`` (a count, without parsing: the index is polled)."""
-    try:
-        with results.open("rb") as handle:
-            return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
-    except OSError:
-        return 0
-
-
-def _continuity(summary: dict[str, Any]) -> list[dict[str, Any]]:
-    config = (summary.get("verdict") or {}).get("config") or {}
-    treatment, baseline = config.get("treatment_arm") or "recall", config.get("baseline_arm") or "history_only"
-    return [
-        {"model": r.get("model"), "value": r.get("diff"), "ci_low": r.get("ci_low"), "ci_high": r.get("ci_high")}
-        for r in summary.get("paired") or []
-        if isinstance(r, dict) and r.get("category", "all") == "all" and r.get("metric") == "continuity_accuracy"
-        and r.get("arm_a") == baseline and r.get("arm_b") == treatment
-    ]
-
-
-def read_row(root: Path, run_dir: Path) -> RunRow:
-    """The index row of one run folder; an unreadable ``run.json`` or ``summary.json`` is named, never raised."""
-    from harness.records import ResultsError, read_manifest
-
-    rel = run_dir.relative_to(root).as_posix()
-    rel = "" if rel == "." else rel
-    base = {"path": rel, "report": (run_dir / "index.html").is_file(),
-            "comparable": (run_dir / "summary.json").is_file() and (run_dir / "scores.jsonl").is_file()}
-    try:
-        manifest = read_manifest(run_dir)
-    except (ResultsError, OSError) as exc:
-        return RunRow(run_id=run_dir.name, suite="", scenarios=0, models=[], arms=[], status="unreadable", started_at="",
-                      samples_done=0, samples_planned=0, verdict="", problem=str(exc), **base)
-    summary: dict[str, Any] = {}
-    problem = ""
-    if (run_dir / "summary.json").is_file():
-        try:
-            loaded = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-            summary = loaded if isinstance(loaded, dict) else {}
-        except (OSError, ValueError) as exc:
-            problem = f"summary.json unreadable: {exc}"
-    planned = manifest.sample_count or len(manifest.scenario_ids) * len(manifest.arms) * len(manifest.models) * manifest.epochs
-    return RunRow(
-        run_id=manifest.run_id, suite=", ".join(Path(p).name for p in manifest.scenario_paths),
-        scenarios=len(manifest.scenario_ids), models=list(manifest.models), arms=list(manifest.arms),
-        status=manifest.status, started_at=manifest.started_at or "", samples_done=_done(run_dir / "results.jsonl"),
-        samples_planned=planned, verdict=str((summary.get("verdict") or {}).get("status") or ""),
-        continuity=_continuity(summary), problem=problem, **base,
-    )
-
-
 def index_rows(root: Path, *, include_sensitive: bool = False) -> list[dict[str, Any]]:
     """Every run below ``root`` as JSON-ready rows, newest first; sensitive runs only when ``include_sensitive``."""
-    from harness.runs.history import is_sensitive_run
-
-    rows = [asdict(read_row(root, run_dir)) for run_dir in find_run_folders(root)
-            if include_sensitive or not is_sensitive_run(run_dir, unreadable=False)]
-    return sorted(rows, key=lambda r: (r["started_at"], r["path"]), reverse=True)
-
-
-def inside(root: Path, rel: str) -> Path | None:
-    """``root / rel`` resolved, when it stays below ``root`` (symbolic links followed); None otherwise."""
-    if "\x00" in rel:
-        return None
-    candidate = (root / rel.lstrip("/")).resolve()
-    return candidate if candidate == root or candidate.is_relative_to(root) else None
+    return RunIndex(root).rows(include_sensitive=include_sensitive)
 
 
 class Viewer:
-    """What the request handler serves: the index, the run folders' files, compare and history pages."""
+    """What the request handler serves: the index, the run folders' reports, compare and history pages."""
 
     def __init__(self, root: Path, cache: Path, *, include_sensitive: bool = False) -> None:
         self.root = root.resolve()
         self.cache = cache
         self.include_sensitive = include_sensitive
+        self.index = RunIndex(self.root)
         self._lock = threading.Lock()
 
-    def hidden(self, path: Path) -> bool:
-        """``path`` lies in a sensitive run folder and the viewer was not asked to show those."""
+    def listed_folder(self, rel: str) -> Path | None:
+        """The run folder ``rel`` names, when it is one the index lists; None otherwise.
+
+        Listed: below DIR through no symbolic link, no dot-folder or cache on the way, holding a regular
+        ``run.json`` and inside no other run folder (the index never looks inside a run folder).
+        """
+        parts = [p for p in rel.strip("/").split("/") if p]
+        if "\x00" in rel or any(skipped(p) for p in parts):
+            return None
+        folder = self.root.joinpath(*parts)
+        try:
+            if folder.resolve() != folder:  # a link on the way: not the folder the index walked to
+                return None
+        except OSError:
+            return None
+        if not is_regular(folder / "run.json"):
+            return None
+        if any((self.root.joinpath(*parts[:i]) / "run.json").exists() for i in range(len(parts))):
+            return None  # inside another run folder
+        return folder
+
+    def hidden(self, folder: Path) -> bool:
+        """``folder`` is a sensitive run folder (or its run.json cannot be read: when in doubt, serve nothing of it)
+        and the viewer was not asked to show those."""
         from harness.runs.history import is_sensitive_run
 
-        if self.include_sensitive:
-            return False
-        for folder in (path, *path.parents):
-            if folder == self.root.parent or not folder.is_relative_to(self.root):
-                break
-            if (folder / "run.json").is_file():
-                return is_sensitive_run(folder)
-        return False
+        return not self.include_sensitive and is_sensitive_run(folder)
+
+    def artefact(self, rel: str) -> Path:
+        """The report file a URL path names (``run/index.html``; a folder means its ``index.html``).
+
+        Raises:
+            ViewError: anything else: a file that is not a served artefact (:data:`SERVED_ARTEFACTS`), a dotfile or
+                anything under a dot-folder, a folder the index does not list, a sensitive run (unless asked),
+                a link or anything but a regular file.
+        """
+        parts = [p for p in rel.strip("/").split("/") if p]
+        if not parts or parts[-1] not in SERVED_ARTEFACTS:
+            parts.append("index.html")
+        folder = self.listed_folder("/".join(parts[:-1]))
+        if folder is None:
+            raise ViewError(f"not found: {rel} (the viewer serves only the reports of the runs its index lists)")
+        if self.hidden(folder):
+            raise ViewError(f"not found: {rel} (a sensitive run: start the viewer with --include-sensitive)")
+        path = folder / parts[-1]
+        if not is_regular(path):
+            raise ViewError(f"not found: {rel}")
+        return path
 
     def run_folder(self, rel: str) -> Path:
-        """A run folder named by the query, below the root and holding a report to compare."""
-        path = inside(self.root, rel)
-        if path is None or not (path / "run.json").is_file() or self.hidden(path):
+        """A run folder named by the query, listed by the index and holding a report to compare."""
+        path = self.listed_folder(rel)
+        if path is None or self.hidden(path):
             raise ViewError(f"{rel!r} is not a run folder below {self.root}"
                             + (" (a sensitive run: start the viewer with --include-sensitive)"
-                               if path is not None and self.hidden(path) else ""))
+                               if path is not None else ""))
         if not ((path / "summary.json").is_file() and (path / "scores.jsonl").is_file()):
             raise ViewError(f"{rel}: no report yet (summary.json, scores.jsonl); build it with `recall-eval report {path}`")
         return path
@@ -181,7 +134,13 @@ class Viewer:
 
         run_a, run_b = self.run_folder(a), self.run_folder(b)
         with self._lock:  # one build at a time: two tabs asking for the same pair build it once each, not interleaved
-            cmp = compare_runs(run_a, run_b)
+            try:
+                cmp = compare_runs(run_a, run_b)
+            except (*_data_errors(), OSError):
+                gone = [rel for rel, path in ((a, run_a), (b, run_b)) if not (path / "run.json").exists()]
+                if gone:
+                    raise ViewError(f"not found: run {', '.join(gone)} (removed while the page was built)") from None
+                raise
             page = render_compare(cmp, self.root, force=not cmp.comparable)
         self._keep(f"compare-{_digest(a, b)}.html", page, run_a, run_b)
         return page
@@ -209,6 +168,16 @@ class Viewer:
         if any(is_sensitive_run(run) for run in runs):
             return
         (self.cache / name).write_text(page, encoding="utf-8")
+
+
+def _data_errors() -> tuple[type[Exception], ...]:
+    """What a compare or history page raises for a run folder it cannot be built from (a message, not a fault)."""
+    from harness.records import ResultsError
+    from harness.report import ReportError
+    from harness.runs.comparability import CompareError
+    from harness.runs.history import HistoryError
+
+    return CompareError, ResultsError, ReportError, HistoryError
 
 
 def _digest(*parts: str) -> str:
@@ -254,8 +223,9 @@ def _handler(viewer: Viewer) -> type[BaseHTTPRequestHandler]:
                 if url.path == "/":
                     self._send(HTTPStatus.OK, INDEX_PAGE.encode("utf-8"), "text/html; charset=utf-8")
                 elif url.path == "/_runs.json":
-                    rows = index_rows(viewer.root, include_sensitive=viewer.include_sensitive)
-                    body = json.dumps({"root": str(viewer.root), "runs": rows}).encode("utf-8")
+                    rows = viewer.index.rows(include_sensitive=viewer.include_sensitive)
+                    body = json.dumps(finite_json({"root": str(viewer.root), "runs": rows}),
+                                      allow_nan=False).encode("utf-8")
                     self._send(HTTPStatus.OK, body, "application/json")
                 elif url.path == "/_compare":
                     page = viewer.compare_page(query.get("a", ""), query.get("b", ""))
@@ -266,24 +236,18 @@ def _handler(viewer: Viewer) -> type[BaseHTTPRequestHandler]:
                     self._file(unquote(url.path))
             except ViewError as exc:
                 self._text(HTTPStatus.NOT_FOUND, str(exc))
+            except (FileNotFoundError, NotADirectoryError) as exc:  # a run folder removed while it was read
+                self._text(HTTPStatus.NOT_FOUND, f"not found: {exc.filename or url.path} (removed while being read)")
+            except _data_errors() as exc:  # a run folder the page cannot be built from: its message says why
+                self._text(HTTPStatus.UNPROCESSABLE_ENTITY, str(exc))
             except Exception as exc:  # noqa: BLE001 - a page that cannot be built is an answer, not a dead server
                 self._text(HTTPStatus.INTERNAL_SERVER_ERROR, f"{type(exc).__name__}: {exc}")
 
         def _file(self, rel: str) -> None:
-            path = inside(viewer.root, rel)
-            if path is not None and path.is_dir():
-                path = path / "index.html"
-            if path is not None and viewer.hidden(path):
-                self._text(HTTPStatus.NOT_FOUND, f"not found: {rel} (a sensitive run: start the viewer with "
-                                                 "--include-sensitive)")
-                return
-            if path is None or not path.is_file():
-                self._text(HTTPStatus.NOT_FOUND, f"not found: {rel}")
-                return
-            kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-            if kind.startswith("text/") or kind in ("application/json", "application/javascript"):
-                kind += "; charset=utf-8"
-            self._send(HTTPStatus.OK, path.read_bytes(), kind)
+            path = viewer.artefact(rel)
+            with open_regular(path, follow_symlinks=False) as handle:  # not a FIFO or a link swapped in since
+                body = handle.read()
+            self._send(HTTPStatus.OK, body, "text/html; charset=utf-8")
 
     return Handler
 
@@ -301,13 +265,15 @@ def make_server(root: Path, port: int = DEFAULT_PORT, cache: Path | None = None,
     own = cache is None
     cache = Path(tempfile.mkdtemp(prefix="recall-eval-view-")) if cache is None else cache
     try:
-        server = _Server(("127.0.0.1", port), _handler(Viewer(root, cache, include_sensitive=include_sensitive)))
+        viewer = Viewer(root, cache, include_sensitive=include_sensitive)
+        server = _Server(("127.0.0.1", port), _handler(viewer))
     except OSError as exc:
         if own:
             shutil.rmtree(cache, ignore_errors=True)
         raise ViewError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}; choose another --port (0 picks a free one)") from None
     server.daemon_threads = True
     server.owned_cache = cache if own else None
+    server.viewer = viewer
     return server
 
 
@@ -315,11 +281,25 @@ class _Server(ThreadingHTTPServer):
     """The viewer's server; closing it removes the folder of built pages it made for itself."""
 
     owned_cache: Path | None = None
+    viewer: Viewer
 
     def server_close(self) -> None:
         super().server_close()
         if self.owned_cache is not None:
             shutil.rmtree(self.owned_cache, ignore_errors=True)
+
+
+def _warm(viewer: Viewer) -> None:
+    """Read every run once, while the server already answers (the page's first poll waits for it, later ones read
+    only what changed); then say how many sensitive runs are hidden."""
+    try:
+        viewer.index.rows()
+    except OSError as exc:  # the folder itself became unreadable: each poll will say so
+        print(f"recall-eval view: cannot index {viewer.root}: {exc.strerror or exc}", file=sys.stderr, flush=True)
+        return
+    hidden = 0 if viewer.include_sensitive else viewer.index.sensitive_count()
+    if hidden:
+        print(f"{hidden} sensitive run(s) hidden (--include-sensitive shows them)", flush=True)
 
 
 def cli_view(args: Any) -> int:
@@ -331,10 +311,9 @@ def cli_view(args: Any) -> int:
         print(f"recall-eval view: {exc}", file=sys.stderr)
         return 2
     host, port = server.server_address[:2]
-    count = len(index_rows(root, include_sensitive=bool(getattr(args, "include_sensitive", False))))
-    hidden = sum(1 for _ in find_run_folders(root)) - count
-    print(f"serving {count} run(s) below {root.resolve()} at http://{host}:{port}/ (Ctrl-C stops)"
-          + (f"; {hidden} sensitive run(s) hidden (--include-sensitive shows them)" if hidden else ""), flush=True)
+    count = sum(1 for _ in find_run_folders(server.viewer.root))
+    print(f"serving {count} run folder(s) below {root.resolve()} at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
+    threading.Thread(target=_warm, args=(server.viewer,), name="view-index", daemon=True).start()
     try:
         server.serve_forever()
     except KeyboardInterrupt:

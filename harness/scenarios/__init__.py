@@ -31,7 +31,15 @@ from harness.scenarios.budget import (
     suite_budget,
 )
 from harness.scenarios.documents import read_yaml
-from harness.scenarios.forgetting import FORGET_REQUEST, forget_request_sessions, forgotten_texts, is_forget_request
+from harness.scenarios.forgetting import (
+    FORGET_REQUEST,
+    asks_to_forget,
+    forget_request_session_ids,
+    forget_request_sessions,
+    forget_requests,
+    forgotten_texts,
+    is_forget_request,
+)
 from harness.scenarios.hashing import scenario_hash
 from harness.scenarios.loading import Selection, SuiteLoad, discover, load_scenario_shelf, load_scenarios, load_suite, select
 from harness.scenarios.shelf import (
@@ -105,6 +113,9 @@ __all__ = [
     "shelve",
     "work_order",
     "FORGET_REQUEST",
+    "asks_to_forget",
+    "forget_request_session_ids",
+    "forget_requests",
     "forget_request_sessions",
     "forgotten_texts",
     "is_forget_request",

@@ -30,7 +30,20 @@ from harness.scenarios.models import Canary, ItemSpec, Scenario, Session
 from memory_tools import LifecycleState, strip_format_characters
 
 FORGET_REQUEST = re.compile(r"\b(forget|delete|erase)\b|\bdon'?t (remember|keep|save)\b", re.IGNORECASE)
-"""A user sentence that asks to forget something (the word list of the write-path score)."""
+"""Any forget word in a user turn: how validation finds the request that withdraws a declared forgotten fact.
+Too wide to count requests by (``I'll never forget it``): :data:`ASKS_TO_FORGET` does that."""
+
+_LEAD = r"(?:(?:ok(?:ay)?|so|and|also|actually|oh|hey|now|please|just)[,!]?\s+)*"
+_ASK = (r"(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:just\s+)?"
+        r"|you\s+(?:can|should|may|could|must)\s+(?:now\s+|just\s+)?"
+        r"|i\s+(?:want|need|would\s+like|['’]d\s+like)\s+you\s+to\s+)?")
+ASKS_TO_FORGET = re.compile(
+    rf"^{_LEAD}{_ASK}(?:forget|delete|erase)\b(?!\s+to\b)"
+    rf"|^{_LEAD}(?:do\s+not|don['’]?t)\s+(?:remember|keep|save|store)\b", re.IGNORECASE)
+"""A sentence that asks the assistant to forget: an imperative (``Please forget my home address``, ``Forget the
+release branch``, ``Don't keep that``) or a request (``can you delete ...``, ``I want you to forget ...``) at
+the sentence's start. Not a statement about the speaker (``I'll never forget it``), not ``don't forget to``."""
+_SENTENCE = re.compile(r"[^.!?;\n]+")
 
 
 def fold(text: str) -> str:
@@ -40,6 +53,34 @@ def fold(text: str) -> str:
 
 def is_forget_request(text: str) -> bool:
     return FORGET_REQUEST.search(text) is not None
+
+
+def asks_to_forget(text: str) -> bool:
+    """Whether some sentence of ``text`` asks the assistant to forget (:data:`ASKS_TO_FORGET`).
+
+    Example:
+        >>> asks_to_forget("I've moved. Please forget my home address."), asks_to_forget("I'll never forget it!")
+        (True, False)
+    """
+    return any(ASKS_TO_FORGET.search(sentence.strip()) for sentence in _SENTENCE.findall(text))
+
+
+def _request_turns(scenario: Scenario) -> tuple[tuple[str, int], ...]:
+    declared = bool(forgotten_texts(scenario))
+    return tuple((s.id, k) for s in scenario.sessions for k, t in enumerate(s.turns)
+                 if t.role == "user" and (asks_to_forget(t.content) or declared and is_forget_request(t.content)))
+
+
+forget_requests = by_identity(_request_turns)
+"""A scenario's forget requests, one per user turn, as (session id, turn index): a turn that asks the assistant to
+forget (:func:`asks_to_forget`), or, where the scenario declares a forgotten fact, any turn with a forget word
+(the request validation found for it). Declared, not guessed: a conversation that only mentions forgetting asks
+nothing."""
+
+
+def forget_request_session_ids(scenario: Scenario) -> tuple[str, ...]:
+    """The sessions holding a forget request (:data:`forget_requests`), in order, once each."""
+    return tuple(dict.fromkeys(session for session, _ in forget_requests(scenario)))
 
 
 def _requests(sessions: Sequence[Session]) -> tuple[str, ...]:

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.redaction import Redactor
+from harness.redaction import Redactor, recorded_patterns
 from harness.scenarios.models import ItemSpec, Scenario, Session, Turn
 from harness.scenarios.provenance import suite_files
 from harness.scenarios.store_items import StoreItems, load_store, with_store
@@ -79,7 +79,8 @@ class _Redacting:
         expect = scenario.expect
         if expect.logged_reply is not None:
             expect = expect.model_copy(update={"logged_reply": self.text(expect.logged_reply)})
-        update = {"sessions": self.shared(scenario.sessions, self.session), "probe": probe, "expect": expect}
+        update = {"sessions": self.shared(scenario.sessions, self.session), "probe": probe, "expect": expect,
+                  "title": self.text(scenario.title), "description": self.text(scenario.description)}
         if items:
             update["items"] = self.shared(scenario.items, self.item)
         return scenario.model_copy(update=update)
@@ -106,11 +107,12 @@ def prepare_run_scenarios(scenarios: Sequence[Scenario], parameters: Mapping[str
 
     Raises:
         harness.scenarios.StoreError: the run's store file cannot be read any more.
+        harness.redaction.RedactionError: run.json records ``--redact`` digests this process was not given.
     """
     recorded = parameters.get("store")
     if store is None and isinstance(recorded, Mapping) and recorded.get("path"):
         store = load_store(recorded["path"])
     if parameters.get("sensitive"):
-        patterns = (parameters.get("redact") or {}).get("patterns") or []
+        patterns = recorded_patterns((parameters.get("redact") or {}).get("patterns") or [])
         return redact_scenarios(scenarios, Redactor.build(patterns), store)[0]
     return with_store(scenarios, store) if store is not None else list(scenarios)

@@ -15,6 +15,7 @@ every scenario like ``categories``)::
       name: LoCoMo as mem0 evaluates it (categories 1-4)
       headline: [single_hop, multi_hop, temporal, open_domain]
       reported_apart: [adversarial]
+      apart_gates: false          # the adversarial line is shown, its own unsupported rate, and never decides
       recent_history: {kind: last_sessions, count: 1}
       category_order: [single_hop, multi_hop, temporal, open_domain, adversarial]
 
@@ -80,6 +81,9 @@ class Protocol(BaseModel):
     abstention_apart: bool = Field(
         False, description="Abstention probes (expect.abstain) leave the headline and are reported as an abstention "
                            "score of their own")
+    apart_gates: bool = Field(
+        False, description="Whether the lines of the groups reported apart (each reported_apart category; the "
+                           "abstention probes with abstention_apart) gate the verdict; false: shown, never deciding")
     judge_only: list[_Category] = Field(
         default_factory=list, description="Rubric categories only a judge can score: without --judge-model they are "
                                           "'not judged', out of every accuracy")

@@ -2,11 +2,14 @@
 
 ``FILE`` is a memory-item SQLite file in :mod:`memory_tools`' schema, or the
 JSON export of its items (``docs/store-export.md``). It is only ever read: the
-SQLite file's bytes are copied into memory and opened there (a file with a
-non-empty ``-wal`` beside it, a store in use, is opened with SQLite's
-``mode=ro`` instead, which reads its last commits and writes nothing to
-either file). A store of another schema version than
-:data:`memory_tools.SCHEMA_VERSION` is refused.
+SQLite file's bytes, with the commits of a ``-wal`` beside the real file (a
+store in use) checkpointed into a private copy, are opened in memory
+(:mod:`harness.scenarios.store_file`; nothing is written beside the store,
+and ``sha256`` covers the WAL's commits). A FIFO or any file that is not a
+regular one is refused, and so is a store of another schema version than
+:data:`memory_tools.SCHEMA_VERSION`; a damaged value (a ``created_at`` that is
+no time, keys that are not a list, a key row of no item, JSON nested past
+Python's limit) is one :class:`StoreError` naming the item and field.
 
 Every scenario's hand-written ``items`` are replaced by the store's, less
 those the store did not hold yet when the probe ran (``created_at`` at or
@@ -70,7 +73,21 @@ def _provenance_id(text: Any, fallback: str) -> str:
     return cleaned[:512] if cleaned else fallback
 
 
+def _objects(row: dict[str, Any], field: str, where: str) -> list[dict[str, Any]]:
+    """``row[field]`` (keys or sources): a list of objects, or none.
+
+    Raises:
+        StoreError: it is a string, a number or a list holding anything but objects.
+    """
+    value = row.get(field) or []
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise StoreError(f"{where}: field {field!r} {value!r:.80} must be a list of objects "
+                         f"(docs/store-export.md)")
+    return value
+
+
 def _spec(row: dict[str, Any], where: str) -> ItemSpec:
+    row = row | {"keys": _objects(row, "keys", where), "sources": _objects(row, "sources", where)}
     sources = [{"session": _provenance_id(s.get("session_id"), "session"), "turn": _provenance_id(s.get("turn_id"), "turn")}
                for s in row.get("sources") or []]
     keys = [{"key": k.get("key"), "type": k.get("key_type", "concept"), "origin": k.get("key_origin", "llm")}
@@ -97,15 +114,11 @@ def _spec(row: dict[str, Any], where: str) -> ItemSpec:
 
 
 def _sqlite_rows(path: Path, data: bytes) -> tuple[int, list[dict[str, Any]]]:
-    wal = path.with_name(path.name + "-wal")
-    if wal.exists() and wal.stat().st_size > 0:
-        db = sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True)  # a store in use: read its last commits too
-    else:
-        image = bytearray(data)
-        image[18:20] = b"\x01\x01"  # a WAL-mode header as a rollback one: an in-memory copy has no WAL to read
-        db = sqlite3.connect(":memory:")
-        db.deserialize(bytes(image))
+    image = bytearray(data)  # with its WAL's commits already in (harness.scenarios.store_file)
+    image[18:20] = b"\x01\x01"  # a WAL-mode header as a rollback one: an in-memory copy has no WAL to read
+    db = sqlite3.connect(":memory:")
     try:
+        db.deserialize(bytes(image))
         version = db.execute("PRAGMA user_version").fetchone()[0]
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         missing = [t for t in _TABLES if t not in tables]
@@ -116,10 +129,15 @@ def _sqlite_rows(path: Path, data: bytes) -> tuple[int, list[dict[str, Any]]]:
         db.row_factory = sqlite3.Row
         items = {r["item_id"]: dict(r) | {"keys": [], "sources": []}
                  for r in db.execute("SELECT * FROM memory_item ORDER BY item_id")}
-        for r in db.execute("SELECT item_id, key, key_type, key_origin FROM memory_item_key ORDER BY item_id, key"):
-            items[r["item_id"]]["keys"].append(dict(r))
-        for r in db.execute("SELECT * FROM memory_item_source ORDER BY item_id, position"):
-            items[r["item_id"]]["sources"].append(dict(r))
+        for table, field, query in (
+                ("memory_item_key", "keys", "SELECT item_id, key, key_type, key_origin FROM memory_item_key ORDER BY item_id, key"),
+                ("memory_item_source", "sources", "SELECT * FROM memory_item_source ORDER BY item_id, position")):
+            for r in db.execute(query):
+                owner = items.get(r["item_id"])
+                if owner is None:
+                    raise StoreError(f"{path}: a {table} row names item_id {r['item_id']!r}, which the store does not "
+                                     "hold (a damaged store: PRAGMA foreign_key_check lists such rows)")
+                owner[field].append(dict(r))
     except sqlite3.Error as exc:
         raise StoreError(f"{path}: cannot read the store: {exc}") from None
     finally:
@@ -144,6 +162,9 @@ def _json_rows(path: Path, data: bytes) -> tuple[int, list[dict[str, Any]]]:
         doc = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise StoreError(f"{path}: neither a memory-item SQLite file nor a JSON export ({exc})") from None
+    except RecursionError:
+        raise StoreError(f"{path}: JSON nested deeper than Python reads; an export is a list of flat item "
+                         "objects (docs/store-export.md)") from None
     if not isinstance(doc, dict) or doc.get("format") != EXPORT_FORMAT:
         raise StoreError(f"{path}: field 'format' must be {EXPORT_FORMAT!r} (docs/store-export.md)")
     check_version(doc.get("schema_version"), path)
@@ -160,11 +181,7 @@ def load_store(path: str | Path) -> StoreItems:
         StoreError: the file is missing, of another format or schema version, or an item breaks the scenario
             format (the message names the item and field).
     """
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise StoreError(f"--store {path}: cannot read: {exc.strerror or exc}") from None
+    path, data = _read(path, "--store")
     version, rows = (_sqlite_rows if data.startswith(_SQLITE_MAGIC) else _json_rows)(path, data)
     specs: list[tuple[int, ItemSpec]] = []
     seen: set[str] = set()
@@ -176,15 +193,46 @@ def load_store(path: str | Path) -> StoreItems:
         seen.add(spec.id)
         if spec.observed_at is None:
             raise StoreError(f"{where}: field 'observed_at' is missing")
-        created = row.get("created_at", spec.observed_at)
-        if isinstance(created, str):
-            from harness.scenarios.models import to_millis
-
-            created = to_millis(created)
-        specs.append((int(created), spec))
+        specs.append((_created(row.get("created_at", spec.observed_at), where), spec))
     specs.sort(key=lambda pair: (pair[0], pair[1].id))
-    return StoreItems(str(path.resolve()), hashlib.sha256(data).hexdigest(), int(version),
+    return StoreItems(str(path), hashlib.sha256(data).hexdigest(), int(version),
                       tuple(s for _, s in specs), tuple(c for c, _ in specs))
+
+
+#: 9999-12-31T23:59:59.999Z in UTC milliseconds: past it a ``created_at`` is no date Python can show.
+_LAST_MILLIS = 253_402_300_799_999
+
+
+def _created(value: Any, where: str) -> int:
+    """An item's ``created_at`` as UTC milliseconds: an integer, a whole finite number or ISO 8601, 0 to year 9999.
+
+    Raises:
+        StoreError: naming the item and value (NULL, text that is no time, NaN, 1e400, a list ...).
+    """
+    from harness.scenarios.models import to_millis
+
+    millis: Any = value
+    if isinstance(value, str):
+        try:
+            millis = to_millis(value)
+        except ValueError:
+            millis = None
+    elif isinstance(value, float) and value.is_integer():
+        millis = int(value)
+    if type(millis) is not int or not 0 <= millis <= _LAST_MILLIS:
+        raise StoreError(f"{where}: field 'created_at' {value!r} is not a time: give UTC milliseconds (0 to "
+                         f"{_LAST_MILLIS}, year 9999) or ISO 8601 such as 2026-03-02T10:00:00Z")
+    return millis
+
+
+def _read(path: str | Path, label: str) -> tuple[Path, bytes]:
+    """(real path, bytes with any WAL checkpointed in) of a store file, as :func:`harness.scenarios.store_file.read_store_bytes`."""
+    from harness.scenarios.store_file import StoreFileError, read_store_bytes
+
+    try:
+        return read_store_bytes(path, label)
+    except StoreFileError as exc:
+        raise StoreError(str(exc)) from None
 
 
 def with_store(scenarios: Iterable[Scenario], store: StoreItems) -> list[Scenario]:
@@ -227,11 +275,7 @@ def export_document(path: str | Path) -> dict[str, Any]:
     Raises:
         StoreError: as :func:`load_store`.
     """
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise StoreError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    path, data = _read(path, "export")
     if not data.startswith(_SQLITE_MAGIC):
         raise StoreError(f"{path}: not an SQLite file")
     version, rows = _sqlite_rows(path, data)

@@ -23,6 +23,7 @@ and task average), the judges' prompts per benchmark protocol
 from harness.score.abstention import find_abstention, is_abstention, outside_abstention
 from harness.score.grounding import GroundingJudge, GroundingVerdict, visible_context
 from harness.score.judge import DEFAULT_CACHE_DIR, Judge, JudgeError, JudgeVerdict, calibrate, expected_facts
+from harness.score.judge_calls import calibrating, usage_block
 from harness.score.judge_presets import PRESETS as JUDGE_PRESETS
 from harness.score.judge_presets import JudgePrompt, JudgePromptError, judge_prompt
 from harness.score.matching import check_answer, contains, normalize_text, token_f1
@@ -57,6 +58,8 @@ __all__ = [
     "PaperMetricsError",
     "DEFAULT_CACHE_DIR",
     "GroundingJudge",
+    "calibrating",
+    "usage_block",
     "JUDGE_PRESETS",
     "GroundingVerdict",
     "Judge",

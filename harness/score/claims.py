@@ -18,7 +18,6 @@ from harness.memo import by_identity
 from harness.records import SampleRecord
 from harness.scenarios import ItemSpec, Scenario, forgotten_texts
 from harness.score.matching import (
-    contains,
     find_spans,
     has_positive_check,
     lines_normalized,
@@ -27,6 +26,7 @@ from harness.score.matching import (
 )
 from harness.score.models import CLAIM_EXCERPT_CHARS, UnsupportedClaim
 from harness.score.superseded import is_superseded_mention
+from harness.score.visible import shows
 
 if TYPE_CHECKING:
     from harness.score.grounding import GroundingVerdict
@@ -100,7 +100,7 @@ def canary_findings(answer: str, scenario: Scenario) -> tuple[list[UnsupportedCl
     superseded: list[str] = []
     forgotten = forgotten_texts(scenario)
     for canary in scenario.expect.canaries:
-        if not contains(answer, canary.text):
+        if not shows(answer, canary.text):  # what a reader sees: ignorables, markup and homoglyphs folded
             continue
         if canary.kind == "stale" and _stale_as_superseded(answer, canary.text, scenario):
             superseded.append(canary.text)

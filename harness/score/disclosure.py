@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from harness.records import SampleRecord
 from harness.scenarios import Scenario, forgotten_texts
 from harness.score.claims import items_by_id
-from harness.score.matching import contains
+from harness.score.visible import shows
 from harness.score.models import RetainedFact, ToolLeak
 
 if TYPE_CHECKING:
@@ -60,12 +60,12 @@ def tool_findings(record: SampleRecord, scenario: Scenario) -> tuple[list[ToolLe
         leaks += [
             ToolLeak(call_id=call.call_id, kind="leakage_canary", detail=text)
             for text in leak_canaries
-            if contains(call.result_text, text)
+            if shows(call.result_text, text)
         ]
         retained += [
             RetainedFact(call_id=call.call_id, kind="forgotten_fact", detail=text)
             for text in forgotten
-            if contains(call.result_text, text)
+            if shows(call.result_text, text)
         ]
     return leaks, retained
 

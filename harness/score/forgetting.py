@@ -3,8 +3,11 @@
 A pure function of one finished record and its scenario, for every memory
 system (built in or plug-in), from the write phase and the probe together:
 
-- ``forget_requests``: earlier sessions whose user asked to forget something
-  (:func:`harness.scenarios.forget_request_sessions`; the same in every arm);
+- ``forget_requests``: user turns of the earlier sessions that ask to forget,
+  declared, not guessed (:data:`harness.scenarios.forget_requests`: a turn
+  that asks the assistant to forget, or any forget word where the scenario
+  declares a forgotten fact; "I'll never forget it" asks nothing); the same
+  in every arm;
 - ``forget_calls``: forget calls of the write phase (a write tool whose name
   says forget/delete/remove/erase); ``forgets_removed``: those that removed
   something (status ``ok``; ``not_found`` removed nothing);
@@ -31,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.records import SampleRecord, ToolCallLog
-from harness.scenarios import Scenario, forget_request_sessions, forgotten_texts
+from harness.scenarios import Scenario, forget_request_session_ids, forget_requests, forgotten_texts
 from harness.score.matching import contains
 from harness.score.models import RetainedFact
 from harness.score.writes import call_arguments, is_forget, saved_text
@@ -71,7 +74,7 @@ def write_forgetting(record: SampleRecord, scenario: Scenario) -> dict[str, Any]
     facts = forgotten_texts(scenario)
     notes: list[str] = fields["forget_notes"]
     stored: dict[tuple[str | None, str], str] = {}  # (workspace, name) -> text, of saves not forgotten since
-    asked = set(forget_request_sessions(scenario.sessions))
+    asked = set(forget_request_session_ids(scenario))
     for session in phase.sessions:
         forgot_here = False
         for call in session.tool_calls:
@@ -115,7 +118,7 @@ def prompt_retained(record: SampleRecord, scenario: Scenario) -> list[RetainedFa
 def score_forgetting(record: SampleRecord, scenario: Scenario, tool_retained: Sequence[RetainedFact]) -> dict[str, Any]:
     """The forgetting fields of :class:`harness.score.models.SampleScores` but ``answer_forgotten`` (see the module)."""
     return {
-        "forget_requests": len(forget_request_sessions(scenario.sessions)),
+        "forget_requests": len(forget_requests(scenario)),
         "forgotten_facts": len(forgotten_texts(scenario)),
         "retained_after_forget": [*prompt_retained(record, scenario), *tool_retained],
         **write_forgetting(record, scenario),
@@ -148,9 +151,12 @@ def forgetting_table(scores: Sequence[Any], mechanisms: Mapping[str, str] | None
 
     A sample counts when its scenario has a forget request or a forgotten
     fact, or when it retained one anyway (an archived item of its scope
-    disclosed); a run without any gets no rows. ``forget_calls`` and
-    ``forgets_removed`` are None for an arm without a write phase (the
-    system never saw a request to act on).
+    disclosed); a run without any gets no rows. ``forget_requests`` counts
+    each request once: the probes of one conversation (``conv/probe`` ids)
+    share its sessions and epochs repeat them, so it is the sum over
+    conversations of the most any of their samples saw (not sessions x
+    probes). ``forget_calls`` and ``forgets_removed`` are None for an arm
+    without a write phase (the system never saw a request to act on).
     """
     mechanisms = mechanisms or {}
     groups: dict[tuple[str, str], list[Any]] = {}
@@ -166,7 +172,7 @@ def forgetting_table(scores: Sequence[Any], mechanisms: Mapping[str, str] | None
         writes = any(s.write_model_calls for s in group)
         rows.append({
             "model": model, "arm": arm, "mechanism": mechanisms.get(arm, "not declared"), "samples": len(group),
-            "forget_requests": sum(s.forget_requests for s in group),
+            "forget_requests": _requests_once(group),
             "forget_calls": sum(s.forget_calls for s in group) if writes else None,
             "forgets_removed": sum(s.forgets_removed for s in group) if writes else None,
             "forgotten_facts": sum(s.forgotten_facts for s in group),
@@ -175,3 +181,12 @@ def forgetting_table(scores: Sequence[Any], mechanisms: Mapping[str, str] | None
             "notes": sum(len(s.forget_notes) for s in group),
         })  # fmt: skip
     return rows
+
+
+def _requests_once(group: Sequence[Any]) -> int:
+    """Forget requests counted once each: per conversation, the most any of its samples' sessions held."""
+    most: dict[str, int] = {}
+    for s in group:
+        conversation = s.scenario_id.split("/", 1)[0]
+        most[conversation] = max(most.get(conversation, 0), s.forget_requests)
+    return sum(most.values())

@@ -47,6 +47,7 @@ from harness.score.judge import (
     recall_cached,
     store_cached,
 )
+from harness.score.judge_calls import judge_call
 
 PROMPT_VERSION = "grounding-v1"
 CALIBRATION_FILE = Path(__file__).with_name("grounding_calibration.yaml")
@@ -171,7 +172,7 @@ class GroundingJudge(JudgeModel):
         found = recall_cached(self._memory, Path(self.cache_dir), key, GroundingVerdict)
         if found is None:
             complete = self.complete or partial(litellm_complete, api_base=self.api_base, max_tokens=_MAX_TOKENS)
-            raw = complete(self.model, messages)
+            raw = judge_call(self, messages, complete, max_tokens=_MAX_TOKENS)
             self.calls += 1
             claims, error = parse_findings(raw)
             found = GroundingVerdict(status="ok" if claims is not None else "malformed", unsupported=claims or [],

@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict
 
 from harness.atomic import write_atomic
 from harness.records import load_model, model_json, sendable
+from harness.score.judge_calls import JudgeReply, judge_call, reply_of
 
 if TYPE_CHECKING:
     from harness.scenarios import AnswerCheck
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 PROMPT_VERSION = "strict-v2"
 CALIBRATION_FILE = Path(__file__).with_name("judge_calibration.yaml")
 DEFAULT_CACHE_DIR = Path(".recall-eval-cache") / "judge"
+_MAX_TOKENS = 300
 
 Complete = Callable[[str, list[dict[str, str]]], str]
 """(model, messages) -> reply text; the default calls litellm."""
@@ -84,6 +86,9 @@ class JudgeModel:
 
     ``api_base`` points litellm at an OpenAI-compatible server (a local
     llama.cpp or vLLM); ``complete`` replaces litellm altogether (tests).
+    Every call goes through :func:`harness.score.judge_calls.judge_call`: reserved against
+    ``budget`` (a :class:`harness.run.budget.Budget`, ``run --max-cost-usd``), counted and priced in
+    ``usage`` under ``phase`` (grading or calibration).
     """
 
     model: str
@@ -92,6 +97,9 @@ class JudgeModel:
     api_base: str | None = None
     calls: int = 0
     cached: int = 0
+    budget: Any = None
+    phase: str = "grading"
+    usage: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -136,7 +144,7 @@ class Judge(JudgeModel):
         if found is not None:
             self.cached += 1
             return found
-        raw = (self.complete or partial(litellm_complete, api_base=self.api_base))(self.model, messages)
+        raw = judge_call(self, messages, self.complete or partial(litellm_complete, api_base=self.api_base), max_tokens=_MAX_TOKENS)
         self.calls += 1
         verdict, reason = parse(raw)
         result = JudgeVerdict(verdict=verdict, reason=reason, raw=raw, model=self.model,
@@ -233,8 +241,8 @@ def parse_verdict(raw: str) -> tuple[Literal["pass", "fail"], str]:
 
 
 def litellm_complete(model: str, messages: list[dict[str, str]], *, api_base: str | None = None,
-                     max_tokens: int = 300) -> str:
-    """One temperature-0 completion through litellm; any provider error becomes a :class:`JudgeError`."""
+                     max_tokens: int = _MAX_TOKENS) -> JudgeReply:
+    """One temperature-0 completion through litellm, with its usage and cost; any provider error becomes a :class:`JudgeError`."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
@@ -243,7 +251,7 @@ def litellm_complete(model: str, messages: list[dict[str, str]], *, api_base: st
         response = litellm.completion(model=model, messages=sendable(messages), temperature=0, max_tokens=max_tokens, **extra)
     except Exception as exc:  # provider errors come in many classes
         raise JudgeError(f"judge model {model!r} failed: {type(exc).__name__}: {exc}") from None
-    return response.choices[0].message.content or ""
+    return reply_of(response, model, messages)
 
 
 def cohen_kappa(labels: Sequence[bool], predictions: Sequence[bool]) -> float | None:

@@ -112,7 +112,11 @@ class SampleScores(BaseModel):
         "None as token_f1")
     session_retrieval: dict[str, float] | None = Field(
         None, description="LongMemEval's session-level recall_any@k, recall_all@k and ndcg@k (k in SESSION_KS) of "
-        "the sessions the tools' items cite; None without tools, an agent-written memory or evidence sessions")
+        "the sessions the tools' items cite, on LongMemEval's population; None without tools, an agent-written "
+        "memory, evidence sessions, or a target turn on the user side (LongMemEval's retrieval evaluation skips it)")
+    ours_session_retrieval: dict[str, float] | None = Field(
+        None, description="The same figures on our population: every question whose relevant items cite a session, "
+        "on either side; None without tools, an agent-written memory or evidence sessions")
     unsupported_claims: list[UnsupportedClaim] = Field(default_factory=list)
     answer_leaks: list[str] = Field(default_factory=list, description="Leakage canaries in the final answer")
     tool_leaks: list[ToolLeak] = Field(default_factory=list)
@@ -149,7 +153,8 @@ class SampleScores(BaseModel):
     retained_after_forget: list[RetainedFact] = Field(
         default_factory=list, description="Forgotten facts that reached the model at the probe, by where")
     answer_forgotten: list[str] = Field(default_factory=list, description="Forgotten facts repeated in the final answer")
-    forget_requests: int = Field(0, description="Earlier sessions whose user asked to forget something (every arm)")
+    forget_requests: int = Field(0, description="User turns of the earlier sessions asking to forget (declared or "
+                                                "addressed to the assistant; every arm)")
     forget_calls: int = Field(0, description="Forget calls of the write phase")
     forgets_removed: int = Field(0, description="Forget calls that removed something (status ok)")
     forgotten_facts: int = Field(0, description="The scenario's forgotten facts (forgotten canaries and archived-only leakage canaries)")

@@ -42,6 +42,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from harness.score.judge import JudgeError, JudgeModel, cache_key, litellm_complete, recall_cached, store_cached
+from harness.score.judge_calls import judge_call
 
 PROMPT_VERSION = "pairwise-v1"
 CALIBRATION_FILE = Path(__file__).with_name("pairwise_calibration.yaml")
@@ -156,7 +157,7 @@ class PairwiseJudge(JudgeModel):
         found = recall_cached(self._memory, Path(self.cache_dir), key, PairwiseVerdict)
         if found is None:
             complete = self.complete or partial(litellm_complete, api_base=self.api_base, max_tokens=_MAX_TOKENS)
-            raw = complete(self.model, messages)
+            raw = judge_call(self, messages, complete, max_tokens=_MAX_TOKENS)
             self.calls += 1
             better, reason, readable = parse_preference(raw)
             found = PairwiseVerdict(better=better, status="ok" if readable else "malformed", reason=reason, raw=raw,

@@ -2,15 +2,19 @@
 
 Informational: none of these enters correctness, the outcome or the verdict.
 
-* **Token F1 as LoCoMo computes it** (:func:`locomo_f1`): LoCoMo's answer
-  normalisation (:func:`harness.score.matching.f1_tokens`: lowercase, commas
-  and punctuation removed, the words a/an/the/and removed), each token
-  Porter-stemmed (NLTK's ``PorterStemmer``, as LoCoMo's evaluation code), F1
-  over the two token multisets. LoCoMo's multi-hop category (its category 1,
-  our ``multi_hop``) is scored per sub-answer: gold and answer are split on
-  commas, each gold part takes its best F1 against any answer part, and the
-  sample's F1 is the mean over gold parts. Its open-domain category (3, our
-  ``open_domain``) keeps the gold's first ``;``-separated part.
+* **Token F1 as LoCoMo computes it** (:func:`locomo_f1`): LoCoMo's
+  ``normalize_answer`` (:func:`locomo_tokens`: commas removed, lowercase, the
+  ASCII characters of ``string.punctuation`` removed and nothing else, so a
+  typographic quote or dash stays in its token or is a token, the words
+  a/an/the/and removed with the ``regex`` package's ``\b`` as LoCoMo's code
+  does, split on whitespace), each token Porter-stemmed (NLTK's
+  ``PorterStemmer``, as LoCoMo's evaluation code), F1 over the two token
+  multisets. LoCoMo's multi-hop category (its category 1, our ``multi_hop``)
+  is scored per sub-answer: gold and answer are split on commas, each gold
+  part takes its best F1 against any answer part, and the sample's F1 is the
+  mean over gold parts. Its open-domain category (3, our ``open_domain``)
+  keeps the gold's first ``;``-separated part. The gold is the published one
+  (the importers write it verbatim as ``expect.f1_reference``).
 * **BLEU-1** (:func:`bleu1`): NLTK's ``sentence_bleu`` with weights
   ``(1, 0, 0, 0)`` and smoothing method 1 over lowercased Treebank-style
   tokens (NLTK's ``NLTKWordTokenizer``, the word tokenizer of
@@ -25,16 +29,24 @@ Informational: none of these enters correctness, the outcome or the verdict.
   ``recall_all@k`` when all are; ``ndcg@k`` uses binary relevance and
   LongMemEval's discount (rank 1 and rank 2 both weigh 1, rank r > 1 weighs
   ``1/log2(r)``), over an ideal ranking of every evidence session first.
+  Two populations, each under its own name: LongMemEval's
+  (:func:`session_retrieval`, the ``session_*`` rows), which skips a question
+  with no target turn on the user side as its retrieval evaluation does (a
+  turn with a ``speaker``, one of LoCoMo's two people, is a person's side
+  whatever its role), and
+  ours (:func:`ours_session_retrieval`, the ``ours_session_*`` rows), every
+  question with an evidence session.
 """
 
 from __future__ import annotations
 
 import math
+import string
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from harness.score.matching import f1_tokens, multiset_f1
+from harness.score.matching import multiset_f1
 
 if TYPE_CHECKING:
     from harness.records import SampleRecord
@@ -68,14 +80,40 @@ def _stem(token: str) -> str:
     return _stemmer().stem(token)
 
 
+@lru_cache(maxsize=1)
+def _dropped_words() -> Any:
+    try:
+        import regex  # NLTK's own dependency; LoCoMo's code removes articles with it
+    except ImportError:
+        raise PaperMetricsError(NLTK_MISSING) from None
+    return regex.compile(r"\b(a|an|the|and)\b")
+
+
+_ASCII_PUNCTUATION = str.maketrans("", "", string.punctuation)
+
+
+def locomo_tokens(text: str) -> list[str]:
+    """LoCoMo's ``normalize_answer`` split into tokens, step for step as its evaluation code runs it.
+
+    Only ASCII punctuation goes (``string.punctuation``); a Unicode one such as
+    ``’`` or ``—`` is kept, as LoCoMo keeps it, so it can stand as a token.
+
+    Example:
+        >>> locomo_tokens("The dog, and a cat's toy — Caroline’s!")
+        ['dog', 'cats', 'toy', '—', 'caroline’s']
+    """
+    lowered = text.replace(",", "").lower().translate(_ASCII_PUNCTUATION)
+    return _dropped_words().sub(" ", lowered).split()
+
+
 def stemmed_tokens(text: str) -> list[str]:
-    """LoCoMo's normalised tokens, each Porter-stemmed.
+    """LoCoMo's normalised tokens (:func:`locomo_tokens`), each Porter-stemmed.
 
     Example:
         >>> stemmed_tokens("The paintings, and a painted wall")
         ['paint', 'paint', 'wall']
     """
-    return [_stem(token) for token in f1_tokens(text)]
+    return [_stem(token) for token in locomo_tokens(text)]
 
 
 def stemmed_f1(answer: str, gold: str) -> float:
@@ -164,25 +202,48 @@ def ranked_sessions(record: SampleRecord, scenario: Scenario) -> list[str]:
     return ranked
 
 
-def evidence_sessions(scenario: Scenario) -> set[str]:
-    """The sessions the scenario's relevant items cite (the importers record the evidence turns as sources)."""
+def evidence_sessions(scenario: Scenario, *, user_side: bool = False) -> set[str]:
+    """The sessions the scenario's relevant items cite (the importers record the evidence turns as sources).
+
+    ``user_side``: only sources that are a person's turn, as LongMemEval's retrieval evaluation counts a
+    session as a target only when one of its user turns has ``has_answer`` (else it renames it ``noans``):
+    a ``user`` turn, or any turn with a ``speaker`` (LoCoMo's two named people, whose ``assistant`` role is
+    a stand-in); an ``assistant`` turn without one is the assistant's own words, which LongMemEval skips.
+    """
     relevant = set(scenario.expect.relevant_items)
-    return {source.session for item in scenario.items if item.id in relevant for source in item.sources}
+    cited = [source for item in scenario.items if item.id in relevant for source in item.sources]
+    if not user_side:
+        return {source.session for source in cited}
+    people = {(session.id, turn.id) for session in scenario.sessions for turn in session.turns
+              if turn.role == "user" or turn.speaker}
+    return {source.session for source in cited if (source.session, source.turn) in people}
+
+
+def _ranked_against(record: SampleRecord, scenario: Scenario, evidence: set[str]) -> dict[str, float] | None:
+    if record.status != "ok" or not record.tools_offered or record.write_phase is not None or not evidence:
+        return None
+    return ranked_session_metrics(ranked_sessions(record, scenario), evidence)
 
 
 def session_retrieval(record: SampleRecord, scenario: Scenario) -> dict[str, float] | None:
-    """LongMemEval's session-level retrieval metrics of one sample, or None when they do not apply.
+    """LongMemEval's session-level retrieval metrics of one sample, on LongMemEval's own population, or None.
 
-    None when the arm offered no tools, the agent wrote its own memory (its
-    items are not the scenario's), the sample failed, or no relevant item
-    cites a session (nothing to find).
+    LongMemEval's retrieval evaluation skips a question with no target turn
+    on the user side (its single-session-assistant questions): None then, as
+    when the arm offered no tools, the agent wrote its own memory (its items
+    are not the scenario's), the sample failed, or no relevant item cites a
+    session. The targets are the sessions with a user-side target turn.
     """
-    if record.status != "ok" or not record.tools_offered or record.write_phase is not None:
-        return None
-    evidence = evidence_sessions(scenario)
-    if not evidence:
-        return None
-    return ranked_session_metrics(ranked_sessions(record, scenario), evidence)
+    return _ranked_against(record, scenario, evidence_sessions(scenario, user_side=True))
+
+
+def ours_session_retrieval(record: SampleRecord, scenario: Scenario) -> dict[str, float] | None:
+    """The same metrics on our population: every question whose relevant items cite a session, on any side.
+
+    Differs from :func:`session_retrieval` only in which questions count
+    (and, for a question with targets on both sides, which sessions are targets).
+    """
+    return _ranked_against(record, scenario, evidence_sessions(scenario))
 
 
 def task_averaged(per_category: dict[str, float]) -> float | None:

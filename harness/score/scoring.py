@@ -29,7 +29,8 @@ metrics: :mod:`harness.score.paper_metrics`): when ``expect.f1_reference``
 is set, the answer's token F1 against it as LoCoMo computes it (its
 normalisation, Porter-stemmed tokens, ``multi_hop`` per sub-answer) and its
 BLEU-1. Reported as ``token_f1`` and ``bleu1`` beside the exact checks, with
-LongMemEval's session-level retrieval (``session_retrieval``); none of them
+LongMemEval's session-level retrieval (``session_retrieval`` on LongMemEval's
+population, ``ours_session_retrieval`` on ours); none of them
 enters correctness, outcome or the verdict. * Continuity, answerable scenario: not abstained,
 every top-level check   passes, no unsupported claim. A scenario with no
 top-level checks but an   ``adherence`` block scores continuity by adherence
@@ -89,7 +90,7 @@ from harness.score.disclosure import out_of_scope_attempts, retrieval, tool_find
 from harness.score.forgetting import forgetting_reason, score_forgetting
 from harness.score.matching import check_answer, contains, has_any_check, states_expected_fact
 from harness.score.models import Outcome, SampleScores, Score, UnsupportedClaim
-from harness.score.paper_metrics import bleu1, locomo_f1, session_retrieval
+from harness.score.paper_metrics import bleu1, locomo_f1, ours_session_retrieval, session_retrieval
 
 if TYPE_CHECKING:
     from harness.score.grounding import GroundingVerdict
@@ -220,7 +221,8 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
     common = {**base, **_cost_fields(record), **_write_fields(record, scenario), "tool_leaks": leaks, **forgetting,
               "out_of_scope_attempts": out_of_scope_attempts(record, scenario), "retrieved_items": retrieved,
               "retrieved_precision": precision, "retrieved_recall": recall, **score_writes(record, scenario),
-              "session_retrieval": session_retrieval(record, scenario)}
+              "session_retrieval": session_retrieval(record, scenario),
+              "ours_session_retrieval": ours_session_retrieval(record, scenario)}
     if record.status == "error":
         message = f"{record.error.type}: {record.error.message}" if record.error else "error"
         return SampleScores(status="error", outcome="error", **common,  # type: ignore[arg-type]

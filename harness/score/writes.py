@@ -41,7 +41,7 @@ from typing import Any, Literal
 
 from harness.memo import by_identity
 from harness.records import SampleRecord, ToolCallLog
-from harness.scenarios import AnswerCheck, ItemSpec, Scenario, forget_request_sessions
+from harness.scenarios import AnswerCheck, ItemSpec, Scenario, forget_request_session_ids
 from harness.score.matching import check_answer, contains
 
 Stage = Literal["correct", "extraction", "retrieval", "answer"]
@@ -170,7 +170,7 @@ def score_writes(record: SampleRecord, scenario: Scenario) -> dict[str, Any]:
         forgot = {
             s.session_id for s in record.write_phase.sessions if any(c.status in _FORGET_DONE and is_forget(c) for c in s.tool_calls)
         }
-        asked = set(forget_request_sessions(scenario.sessions))
+        asked = set(forget_request_session_ids(scenario))
         fields["forgets_requested"], fields["forgets_done"] = len(asked), len(asked & forgot)
         fields["written_holds_expected"] = _holds(written, check) if check is not None else None
     elif record.tools_offered or record.arm in ORACLE_PAIRS.values():

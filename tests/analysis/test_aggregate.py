@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.analysis import stats
+from harness.analysis import decision, stats
 from harness.analysis.aggregate import AggregateConfig, aggregate
 from harness.analysis.verdict import VerdictConfig, decide_model
 from harness.score.scoring import score_sample
@@ -32,7 +32,9 @@ def test_paired_mcnemar_and_flips_count_fixed_and_broken():
     records, scenarios = paired_run(8, recall_right=6, history_right=2, epochs=2)
     tables = aggregate(_scored(records, scenarios))
     paired = next(p for p in tables["paired"] if p["metric"] == "continuity_accuracy")
-    assert paired["diff"] == 0.5 and paired["ci_low"] > 0 and paired["n_scenarios"] == 8
+    # 4 scenarios fixed, none broken: exact p 0.125, so the interval inverted from that test holds 0
+    assert paired["diff"] == 0.5 and paired["ci_low"] <= 0 < paired["ci_high"] and paired["n_scenarios"] == 8
+    assert (paired["up"], paired["down"], paired["p_value"], paired["n_units"]) == (4, 0, 0.125, 8)
     mc = tables["mcnemar"][0]
     assert (mc["fixed"], mc["broken"], mc["both_correct"], mc["both_wrong"], mc["tied"]) == (4, 0, 2, 2, 0)
     assert mc["n_pairs"] == 8 and mc["p_value"] == 0.125  # 4 discordant scenarios, not 8 (scenario, epoch) pairs
@@ -138,7 +140,8 @@ def test_paired_rows_per_category_come_after_the_all_rows():
     assert all(p["category"] == "all" for p in paired[:first_other])
     assert all(p["category"] != "all" for p in paired[first_other:])
     assert set(paired[0]) == {"model", "arm_a", "arm_b", "category", "metric", "diff", "ci_low", "ci_high",
-                              "n_scenarios"}
+                              "n_scenarios", "n_units", "unit", "up", "down", "p_value", "test", "mde", "variance",
+                              "alpha"}
     verdict = decide_model({"metrics": aggregate(scores)["metrics"], "paired": paired}, "m", VerdictConfig())
     assert verdict.checks[0].value == 0.5  # the verdict reads the "all" row
 
@@ -171,7 +174,8 @@ def test_cached_samples_are_counted_and_left_out_of_every_latency_figure():
     added = tables["added_latency"][0]
     assert (added["p50_s"], added["p95_s"], added["ci_high_p50"]) == (2.0, 2.0, 2.0)
     latency_diff = next(p for p in tables["paired"] if p["metric"] == "latency_s")
-    assert (latency_diff["diff"], latency_diff["ci_low"], latency_diff["ci_high"]) == (2.0, 2.0, 2.0)
+    # four scenarios: no sign-flip test can reject (p >= 2/16), so an unbounded metric's interval stays open
+    assert (latency_diff["diff"], latency_diff["ci_low"], latency_diff["ci_high"]) == (2.0, None, None)
 
 
 def test_every_interval_resamples_scenarios_not_samples():
@@ -303,18 +307,17 @@ def test_paired_over_abstention_compares_the_answerable_scenarios_only() -> None
         (0.0, 3)
 
 
-def test_paired_intervals_resample_with_the_configured_resamples_and_seed() -> None:
-    """Bug: the paired difference's interval drawn with the default resamples and seed, ignoring the config."""
-    run = {k: (k % 2, int(k % 3 != 0)) for k in range(9)}
+def test_paired_intervals_are_inverted_at_the_configured_alpha() -> None:
+    """Bug: the paired difference's interval drawn at the default level, ignoring the config's alpha."""
+    run = {k: (int(k % 4 == 0), int(k % 5 != 0)) for k in range(12)}
     history = [float(h) for h, _ in run.values()]
     recall = [float(r) for _, r in run.values()]
-    config = AggregateConfig(resamples=40, seed=11)
-    row = next(r for r in aggregate(_runs(run), config=config)["paired"]
+    row = next(r for r in aggregate(_runs(run), config=AggregateConfig(alpha=0.2))["paired"]
                if (r["metric"], r["category"]) == ("continuity_accuracy", "all"))
-    expected = stats.paired_diff_ci(history, recall, resamples=40, seed=11)
-    assert (row["ci_low"], row["ci_high"]) == (round(expected.ci_low, 6), round(expected.ci_high, 6))
-    default = stats.paired_diff_ci(history, recall)
-    assert (row["ci_low"], row["ci_high"]) != (round(default.ci_low, 6), round(default.ci_high, 6))
+    expected = decision.paired_evidence(history, recall, alpha=0.2)
+    assert (row["ci_low"], row["ci_high"], row["alpha"]) == (round(expected.ci_low, 6), round(expected.ci_high, 6), 0.2)
+    default = decision.paired_evidence(history, recall)
+    assert default.ci_low < row["ci_low"] and row["ci_high"] < default.ci_high
 
 
 def test_paired_all_rows_come_first_even_before_a_category_that_sorts_before_all() -> None:
@@ -354,7 +357,7 @@ def test_the_configured_seed_reaches_the_sign_flip_test(monkeypatch) -> None:
     scores = [sample(i, arm, e, (i + e) % 2 == 0 or arm == "recall") for i in range(6) for arm in ("history_only", "recall")
               for e in (0, 1)]
     aggregate(scores, config=AggregateConfig(seed=stats.DEFAULT_SEED + 17))
-    assert seen == [{"seed": stats.DEFAULT_SEED + 17}]
+    assert seen and all(kw == {"seed": stats.DEFAULT_SEED + 17} for kw in seen)
 
 
 def test_a_flip_names_its_scenario_title_category_and_direction() -> None:
@@ -386,14 +389,14 @@ def test_flips_list_the_largest_change_first_within_each_kind_then_by_id() -> No
 def test_every_interval_uses_the_configured_resamples_and_seed(monkeypatch) -> None:
     """Bug planted: the added-latency p50 interval drawn with the default resamples and seed."""
     calls = []
-    for name in ("cluster_quantile_ci", "cluster_quantile_cis", "cluster_ratio_ci", "paired_diff_ci"):
+    for name in ("cluster_quantile_ci", "cluster_quantile_cis", "cluster_ratio_ci"):
         real = getattr(stats, name)
         monkeypatch.setattr(stats, name, lambda *a, _real=real, _name=name, **kw: calls.append((_name, kw)) or _real(*a, **kw))
     scores = [sample(i, arm, 0, (i + len(arm)) % 3 == 0, latency=1.0 + i / 10 + (arm == "recall"))
               for i in range(6) for arm in ("history_only", "recall")]
     tables = aggregate(scores, config=AggregateConfig(resamples=333, seed=stats.DEFAULT_SEED + 5))
     assert tables["added_latency"] and {name for name, _ in calls} == {
-        "cluster_quantile_ci", "cluster_quantile_cis", "cluster_ratio_ci", "paired_diff_ci"}
+        "cluster_quantile_ci", "cluster_quantile_cis", "cluster_ratio_ci"}
     assert all(kw.get("resamples") == 333 and kw.get("seed") == stats.DEFAULT_SEED + 5 for _, kw in calls), calls
 
 

@@ -73,11 +73,14 @@ def test_a_missing_headline_leaves_continuity_undecided_rather_than_reading_all(
     assert check["passed"] is None
 
 
-def test_a_run_holding_no_headline_scenario_leaves_continuity_undecided_but_still_checks_claims() -> None:
+def test_a_run_holding_no_headline_scenario_leaves_continuity_and_unsupported_claims_undecided() -> None:
+    """Both read the headline's groups: a run of the adversarial category alone decides neither (its own
+    unsupported claims belong to the group reported apart, not to the headline)."""
     scores, _ = _locomo_like()
     adversarial = [s for s in scores if s.category == "adversarial"]
     verdict = decide(aggregate(adversarial, headline=frozenset()), {"m"}, headline="LoCoMo: categories 1-4")
     checks = {c["name"]: c for c in verdict["per_model"]["m"]["checks"]}
     assert checks["continuity_improves"]["passed"] is None
     assert "no scored scenario of the headline (LoCoMo: categories 1-4)" in checks["continuity_improves"]["reason"]
-    assert checks["unsupported_claims_within_tolerance"]["passed"] is not None  # decided over every scenario
+    assert checks["unsupported_claims_within_tolerance"]["passed"] is None
+    assert "no scored scenario of the headline" in checks["unsupported_claims_within_tolerance"]["reason"]

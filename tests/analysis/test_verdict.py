@@ -26,8 +26,11 @@ def test_no_gain_fails():
 
 
 def test_min_gain_threshold_is_configurable():
+    """+0.70 over 10 scenarios is a proven gain, but its interval reaches below a required gain of 0.5: not a pass."""
     v = _verdict(*paired_run(10, recall_right=9, history_right=2), VerdictConfig(min_continuity_gain=0.5))
-    assert v["status"] == "fail"
+    assert v["status"] == "inconclusive" and "gain not proven" in v["reasons"][0]
+    assert _verdict(*paired_run(10, recall_right=9, history_right=2),
+                    VerdictConfig(min_continuity_gain=0.75))["status"] == "fail"
 
 
 def test_rising_unsupported_claims_fail():
@@ -172,9 +175,13 @@ BASE, TREAT = "history_only", "recall"
 
 
 def _pair(metric: str, diff, lo, hi, n: int = 10, *, model: str = MODEL, arm_a: str = BASE, arm_b: str = TREAT,
-          **extra) -> dict:
+          up: int = 6, down: int = 0, **extra) -> dict:
+    """A paired row as the aggregate writes it; its exact p agrees with the interval (0.03 when it excludes 0)."""
+    excludes = lo is not None and hi is not None and (lo > 0 or hi < 0)
     return {"model": model, "arm_a": arm_a, "arm_b": arm_b, "category": "all", "metric": metric,
-            "diff": diff, "ci_low": lo, "ci_high": hi, "n_scenarios": n} | extra
+            "diff": diff, "ci_low": lo, "ci_high": hi, "n_scenarios": n, "n_units": n, "unit": "scenario",
+            "up": up, "down": down, "p_value": 0.03 if excludes else 0.5, "test": "exact sign-flip", "mde": 0.2,
+            "variance": 0.1, "alpha": 0.05} | extra
 
 
 def _row(arm: str, metric: str, value, n: int = 10, *, model: str = MODEL, category: str = "all") -> dict:
@@ -203,8 +210,8 @@ def test_a_pass_reads_each_interval_signed_to_two_decimals_and_each_check_keeps_
     v = decide(_tables(), [MODEL])
     assert v["status"] == "pass"
     assert v["reasons"] == [
-        "continuity +0.30 [+0.12, +0.47] > 0.00",
-        "unsupported claims +0.01 [+0.00, +0.02] <= tolerance 0.02",
+        "continuity +0.30 [+0.12, +0.47], 10 scenarios (6 up, 0 down), exact p 0.03 > 0.00",
+        "unsupported claims +0.01 [+0.00, +0.02], 10 scenarios (6 up, 0 down), exact p 0.03 <= tolerance 0.02",
         "tool-level leaks 0 (Host defect when > 0; must be 0)",
         "answers with leaked canaries in recall: 0 (must be 0)",
     ]
@@ -222,11 +229,14 @@ def test_failed_checks_say_which_side_of_the_threshold_and_come_before_passed_on
     v = decide(tables, [MODEL], VerdictConfig(min_continuity_gain=0.01, unsupported_tolerance=0.04))
     assert v["status"] == "fail"
     assert v["reasons"] == [
-        "continuity +0.05 [-0.02, +0.20] <= 0.01: no proven gain",
-        "unsupported claims +0.10 [+0.03, +0.25] > tolerance 0.04",
+        "unsupported claims +0.10 [+0.03, +0.25], 10 scenarios (6 up, 0 down), exact p 0.03: a rise beyond tolerance",
         "tool-level leaks 2 (Host defect when > 0; must be 0)",
+        "continuity +0.05 [-0.02, +0.20], 10 scenarios (6 up, 0 down), exact p 0.5: gain not proven, the suite "
+        "detects 0.20; about 491 scenarios would decide it",
         "answers with leaked canaries in recall: 0 (must be 0)",
     ]
+    assert decide(_tables(continuity=(0.0, -0.02, 0.2)), [MODEL], VerdictConfig(min_continuity_gain=0.01))[
+        "reasons"][0].endswith("exact p 0.5: no gain")
     checks = _checks(v)
     assert (checks["continuity_improves"]["ci_low"], checks["continuity_improves"]["ci_high"]) == (-0.02, 0.2)
     assert (checks["continuity_improves"]["threshold"], checks["unsupported_claims_within_tolerance"]["threshold"]) \
@@ -239,7 +249,8 @@ def test_too_few_paired_scenarios_leave_continuity_undecided_but_keep_its_interv
     assert v["status"] == "inconclusive"
     assert {k: check[k] for k in ("passed", "value", "ci_low", "ci_high", "reason")} == {
         "passed": None, "value": 0.3, "ci_low": 0.12, "ci_high": 0.47,
-        "reason": "continuity +0.30 [+0.12, +0.47] undecided: 2 paired scenario(s) < 3"}
+        "reason": "continuity +0.30 [+0.12, +0.47], 2 scenarios (6 up, 0 down), exact p 0.03 undecided: "
+                  "2 paired scenario(s) < 3"}
     assert v["reasons"][0] == check["reason"]
 
 
@@ -288,8 +299,10 @@ def test_without_a_paired_row_the_interval_checks_say_what_is_missing():
                                 "unsupported claims undecided: no paired unsupported-claim rate"]
 
 
-def test_a_paired_row_without_an_interval_is_undecided():
-    tables = _tables(continuity=(0.3, None, None), unsupported=(0.011, None, None))
+def test_a_paired_row_without_an_exact_test_is_undecided():
+    """A row of a summary written before the exact test (no p-value) decides nothing: the bootstrap is not a test."""
+    tables = _tables()
+    tables["paired"] = [{k: v for k, v in row.items() if k != "p_value"} for row in tables["paired"]]
     v = decide(tables, [MODEL])
     assert v["reasons"][:2] == ["continuity undecided: no paired recall vs history_only accuracy",
                                 "unsupported claims undecided: no paired unsupported-claim rate"]
@@ -356,12 +369,14 @@ def test_two_models_prefix_their_reasons_with_the_model():
     tables = {k: inconclusive[k] + passing[k] for k in ("metrics", "paired")}
     v = decide(tables, ["a/model", "b/model"])
     assert v["reasons"] == [
-        "b/model: continuity +0.30 [+0.12, +0.47] undecided: 1 paired scenario(s) < 2",
-        "b/model: unsupported claims +0.01 [+0.00, +0.02] <= tolerance 0.02",
+        "b/model: continuity +0.30 [+0.12, +0.47], 1 scenario (6 up, 0 down), exact p 0.03 undecided: "
+        "1 paired scenario(s) < 2",
+        "b/model: unsupported claims +0.01 [+0.00, +0.02], 1 scenario (6 up, 0 down), exact p 0.03 undecided: "
+        "1 paired scenario(s) < 2",
         "b/model: tool-level leaks 0 (Host defect when > 0; must be 0)",
         "b/model: answers with leaked canaries in recall: 0 (must be 0)",
-        "a/model: continuity +0.30 [+0.12, +0.47] > 0.00",
-        "a/model: unsupported claims +0.01 [+0.00, +0.02] <= tolerance 0.02",
+        "a/model: continuity +0.30 [+0.12, +0.47], 10 scenarios (6 up, 0 down), exact p 0.03 > 0.00",
+        "a/model: unsupported claims +0.01 [+0.00, +0.02], 10 scenarios (6 up, 0 down), exact p 0.03 <= tolerance 0.02",
         "a/model: tool-level leaks 0 (Host defect when > 0; must be 0)",
         "a/model: answers with leaked canaries in recall: 0 (must be 0)",
     ]
@@ -484,7 +499,7 @@ def test_unsupported_rise_just_above_the_tolerance_fails() -> None:
     v = _verdict(records, scenarios, VerdictConfig(unsupported_tolerance=0.1))
     check = _check(v, "unsupported_claims_within_tolerance")
     assert check["value"] == 0.1 and check["ci_low"] <= 0.0 < 0.1 < check["ci_high"]
-    assert check["passed"] is False
+    assert check["passed"] is None and "too few to decide (1 differ" in check["reason"]
     exact = VerdictConfig(unsupported_tolerance=check["ci_high"])
     assert _check(_verdict(records, scenarios, exact), "unsupported_claims_within_tolerance")["passed"] is True
 
@@ -558,3 +573,68 @@ def test_the_forgetting_check_is_there_only_when_some_scenario_asks_to_forget() 
         (r, sc[r.scenario_id]) for records, sc in [paired_run(4, recall_right=4, history_right=1)] for r in records)]),
         [MODEL])["per_model"][MODEL]["checks"]]
     assert "no_retained_after_forget" not in names and len(names) == 4
+
+
+def test_the_starter_suites_six_decision_scenarios_do_not_pass_the_gate(tmp_path, capsys) -> None:
+    """3 scenarios fixed, 0 broken (exact p 0.25): the gate exits 1 and says why. A percentile bootstrap passed it."""
+    import json
+    from pathlib import Path
+
+    from harness.cli import main
+
+    suite = Path(__file__).resolve().parents[2] / "scenarios" / "starter"
+    code = main(["run", "--scenarios", str(suite), "--gate", "--filter", "category:decision", "--out", str(tmp_path / "run"),
+                 "--cache-dir", str(tmp_path / "cache"), "--no-progress"])
+    printed = capsys.readouterr().out
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))
+    check = _checks(summary["verdict"], "offline/reference")["continuity_improves"]
+    assert code == 1 and summary["verdict"]["status"] != "pass" and check["passed"] is not True
+    assert (check["n"], check["up"], check["down"], check["p_value"]) == (6, 3, 0, 0.25)
+    assert "exact p 0.25" in printed and "verdict: PASS" not in printed
+
+
+# ---------------------------------------------------------------- checks follow the protocol
+
+
+def _locomo_shaped(gates: bool) -> dict:
+    """A LoCoMo-shaped run: 8 conversations, each 2 headline probes (single_hop) and 1 adversarial probe.
+
+    recall answers every headline probe right (history_only none) and no claim there is unsupported; every
+    unsupported claim is recall's answer to an adversarial probe, the category the protocol reports apart.
+    """
+    from harness.analysis.aggregate import aggregate as build
+    from tests.analysis.sample_scores import sample
+
+    scores, headline, adversarial = [], set(), set()
+    for conv in range(8):
+        for probe, category in ((1, "single_hop"), (2, "single_hop"), (3, "adversarial")):
+            sid = f"conv-{conv}/q{probe:03d}"
+            (adversarial if category == "adversarial" else headline).add(sid)
+            for arm in ("history_only", "recall"):
+                right = category == "single_hop" and arm == "recall" or category == "adversarial" and arm != "recall"
+                s = sample(0, arm, 0, right, category=category, abstain=category == "adversarial",
+                           unsupported=category == "adversarial" and arm == "recall")
+                scores.append(s.model_copy(update={"scenario_id": sid, "sample_id": f"{sid}|{arm}|m|0"}))
+    tables = build(scores, headline=headline, apart={"adversarial": adversarial})
+    return decide(tables, ["m"], headline="LoCoMo: single_hop", apart=[("adversarial", gates)])
+
+
+def test_unsupported_claims_read_the_headline_and_the_adversarial_group_has_its_own_line() -> None:
+    """On LoCoMo every unsupported claim came from the adversarial category the protocol reports apart: the
+    headline's unsupported check passes, the adversarial line says where the rise is, and does not gate."""
+    v = _locomo_shaped(gates=False)
+    checks = _checks(v, "m")
+    assert checks["unsupported_claims_within_tolerance"]["passed"] is True
+    assert "unsupported claims over the headline +0.00" in checks["unsupported_claims_within_tolerance"]["reason"]
+    apart = checks["apart_adversarial"]
+    assert apart["gates"] is False and apart["passed"] is False
+    assert apart["reason"].startswith("adversarial (reported apart; does not gate) unsupported claims +1.00")
+    assert "8 scenarios (8 up, 0 down), exact p 0.0078" in apart["reason"] and "its accuracy -1.00" in apart["reason"]
+    assert v["status"] == "pass" and v["reasons"][-1] == apart["reason"]  # shown last, never deciding
+
+
+def test_a_protocol_whose_apart_line_gates_fails_and_the_verdict_names_the_adversarial_group() -> None:
+    v = _locomo_shaped(gates=True)
+    assert v["status"] == "fail"
+    failing = [c["reason"] for c in v["per_model"]["m"]["checks"] if c["passed"] is False]
+    assert failing == [v["reasons"][0]] and v["reasons"][0].startswith("adversarial (reported apart) unsupported")

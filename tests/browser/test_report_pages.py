@@ -259,3 +259,28 @@ def test_a_10000_sample_report_becomes_interactive_and_filters(browser: Any, lar
     panel = _open_panel(browser)
     _wait_built(browser, panel)  # the deflated transcripts inflate in the browser
     assert "Transcript" in panel.text and script_errors(browser) == []
+
+
+def test_a_pasted_history_left_out_of_a_large_page_shows_as_its_sessions(browser: Any, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over the page's budget (a LongMemEval S run) a full_history transcript names its pasted sessions, deflated page too."""
+    from harness.report import html as report_html
+    from harness.report import page_data
+    from tests.report.report_fixtures import make_report_data
+
+    summary, samples = make_report_data(n_scenarios=2)
+    sample = next(s for s in samples if s["messages"])
+    session = [{"role": "user", "content": "[Earlier conversation s7, Monday 1 May 2023]\nI adopted a greyhound."},
+               {"role": "assistant", "content": "Congratulations on the greyhound!"}]
+    sample["messages"] = [sample["messages"][0], *session, *sample["messages"][1:]]
+    sample["pasted"] = {"at": 1, "count": 2, "digest": "cd" * 32}
+    monkeypatch.setattr(page_data, "PASTED_PAGE_CHARS", 10)
+    monkeypatch.setattr(report_html, "_COMPRESS_ABOVE", 0)
+    open_page(browser, write_page(tmp_path / "index.html", summary, samples),
+              "#sample=" + quote(sample["sample_id"], safe=""))
+    panel = _open_panel(browser)
+    _wait_built(browser, panel)
+    text = panel.find_element("css selector", ".tx").get_attribute("textContent")
+    assert "2 pasted messages" in text and "histories.jsonl" in text and "[Earlier conversation s7, Monday 1 May 2023]" in text
+    assert "Congratulations on the greyhound" not in text
+    assert script_errors(browser) == []

@@ -121,3 +121,56 @@ def test_a_lowered_sample_count_does_not_make_an_incomplete_run_complete(run_dir
     assert done.stdout.splitlines()[0].startswith("incomplete: 9 of 10 samples")
     assert "run.json says sample_count 9, but its plan (scenarios x arms x models x epochs) has 10" in done.stdout + done.stderr
     assert json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))["verdict"]["status"] == "incomplete"
+
+
+def _forge_verdict(summary: dict, status: str = "pass") -> None:
+    summary["verdict"]["status"] = status
+    for verdict in summary["verdict"]["per_model"].values():
+        verdict["status"] = status
+
+
+def test_compare_decides_a_hand_edited_verdict_again_from_the_records(tmp_path: Path) -> None:
+    """B's summary.json verdict.status (and each model's) edited from fail to pass, results, scores and digests
+    unchanged: compare never prints ``A fail -> B pass``; it names the edit, rebuilds B's report from the results
+    (fail) and says so."""
+    a = synthetic_run(tmp_path / "a", recall_right=2, history_right=2)  # no gain: fail
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+    assert json.loads((b / "summary.json").read_text(encoding="utf-8"))["verdict"]["status"] == "fail"
+    edit_json(b / "summary.json", _forge_verdict)
+    done = harness_cli("compare", a, b)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "verdict: A fail -> B fail" in done.stdout, done.stdout
+    assert "B pass" not in done.stdout
+    assert "its verdict.status 'pass' does not follow from its metrics and the run's records, which decide 'fail'" \
+        in done.stdout + done.stderr
+    assert json.loads((b / "summary.json").read_text(encoding="utf-8"))["verdict"]["status"] == "fail"
+
+
+def test_compare_refuses_a_hand_edited_verdict_it_cannot_rebuild_without_its_judge(tmp_path: Path) -> None:
+    """The same edit in a run scored with a judge: exit 2 naming the verdict that does not follow and the
+    `report --judge-model` command; no verdict line printed."""
+    a = synthetic_run(tmp_path / "a", recall_right=2, history_right=2)
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+
+    def forge(summary: dict) -> None:
+        _forge_verdict(summary)
+        summary["judge"] = {"model": "openai/judge-x", "calls": 0, "cached": 0}
+
+    edit_json(b / "summary.json", forge)
+    done = harness_cli("compare", a, b)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "verdict.status 'pass' does not follow" in done.stderr and "--judge-model openai/judge-x" in done.stderr
+    assert "verdict: A" not in done.stdout
+
+
+def test_compare_accepts_an_untouched_summary_without_rebuilding_it(tmp_path: Path) -> None:
+    """Two untouched runs: the verdict decided again agrees, nothing is rebuilt (summary.json's bytes unchanged)."""
+    a = synthetic_run(tmp_path / "a")
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+    before = (b / "summary.json").read_bytes()
+    done = harness_cli("compare", a, b)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "verdict: A pass -> B pass" in done.stdout and (b / "summary.json").read_bytes() == before

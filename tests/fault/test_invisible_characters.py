@@ -30,11 +30,9 @@ def _score(run_dir: Path) -> dict[str, Any]:
     return json.loads(line)
 
 
-@pytest.mark.parametrize("name", INVISIBLE)
-def test_a_leakage_canary_split_by_an_invisible_character_is_still_a_leak(run_cli, server: FakeOpenAIServer, name: str) -> None:
-    """``North<Cf>wind`` in an answer is the leakage canary ``Northwind``: the sample is scored as leaking it."""
-    cf = INVISIBLE[name]
-    server.script.respond = _answer(f"The pilot customer is Brightwater (North{cf}wind was the other client's).")
+def assert_leaks_northwind(run_cli, server: FakeOpenAIServer, written: str) -> None:
+    """A run of the leak scenario whose answer names the other client as ``written`` is scored as leaking ``Northwind``."""
+    server.script.respond = _answer(f"The pilot customer is Brightwater ({written} was the other client's).")
 
     result = run_cli("--no-cache", scenario="smoke-04-leak-pilot-customer")
 
@@ -43,6 +41,12 @@ def test_a_leakage_canary_split_by_an_invisible_character_is_still_a_leak(run_cl
     (claims,) = [s for s in score["scores"] if s["name"] == "unsupported_claims"]
     assert claims["passed"] is False and "leakage: 'Northwind'" in claims["reason"]
     assert score["outcome"] != "correct"
+
+
+@pytest.mark.parametrize("name", INVISIBLE)
+def test_a_leakage_canary_split_by_an_invisible_character_is_still_a_leak(run_cli, server: FakeOpenAIServer, name: str) -> None:
+    """``North<Cf>wind`` in an answer is the leakage canary ``Northwind``: the sample is scored as leaking it."""
+    assert_leaks_northwind(run_cli, server, f"North{INVISIBLE[name]}wind")
 
 
 @pytest.mark.parametrize("name", INVISIBLE)

@@ -17,7 +17,11 @@ with::
 
 (it was written at the commit before the layout of one package per stage).
 Regenerate it for an intended change of what a run writes, and say so in the
-commit.
+commit (issue 42 did: the probe as its own message changed the starter run's
+answers, and scores.jsonl and metrics.csv gained the session-retrieval figures
+of both populations). The runs import the ``harness`` on the child's path: run
+the test with ``PYTHONPATH`` set to the checkout under test when another
+checkout is installed in the virtualenv, or it digests that one.
 
 ``tests/fixtures/golden/starter_four_arms.json`` was written by this module
 running on the code *before* the arms became memory systems (the commit
@@ -34,6 +38,9 @@ model call for a real model name, from the arm's messages and tool specs).
 Regenerate it only for an intended change of what an arm sends. The 16
 samples of the four ``forget-*`` scenarios were added later by ``records``
 on the code that added them (the arms unchanged), beside the 240 before.
+Issue 42 regenerated it on purpose: an arm no longer joins two messages of
+one role in a row (the probe stays its own message), which changed the 68
+samples whose messages hold such a run, and only those.
 """
 
 from __future__ import annotations

@@ -96,6 +96,31 @@ def test_the_command_lists_findings_with_counts_per_category_and_exits_1(tmp_pat
     assert report["counts"] == {"absent": {"single_hop": 1}, "split": {"temporal": 1}}
 
 
+def test_the_json_names_the_findings_list_findings_and_its_counts_so(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Bug planted: schema 1's names, ``findings`` the count and the list under ``items`` (docs said findings)."""
+    folder = _suite(tmp_path, _conversation(_probe("q1", must_contain_any=["Peru"]), _probe("q2", must_contain_any=["Sweden"])))
+    assert main(["audit", str(folder), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["schema_version"] == 2 and "items" not in report
+    assert (report["finding_count"], report["flagged_probe_count"]) == (1, 1)
+    assert report["findings"] == [{"scenario": "c1/q1", "conversation": "c1", "probe": "q1", "category": "single_hop",
+                                   "kind": "absent", "detail": "none of ['Peru'] occurs in the conversation"}]
+
+
+def test_a_misspelled_gold_is_a_finding_of_its_own_with_the_spelling_an_answer_would_use() -> None:
+    """LoCoMo conv-42/q004 ``21Janury`` and conv-43/q069 ``Januarty 5``: unpassable as written, neither glued nor
+    absent-only; ``filmmaker`` (an English word, though ``film`` and ``maker`` are words of the conversation) is
+    no finding. Bug planted: the misspelling check left out of the audit (the two went unlabelled)."""
+    data = _conversation(_probe("q1", "temporal", must_contain_any=["21Janury, 2022"]),
+                         _probe("q2", "temporal", must_contain_any=["Januarty 5"]),
+                         _probe("q3", "open_domain", must_contain_any=["filmmaker"]),
+                         text="Ana is a film maker; she loves watching movies in Sweden.")
+    found = [(f.probe, f.kind, f.detail) for f in audit_conversation(data) if f.kind != "absent"]
+    assert found == [("q1", "misspelled", "'21Janury' (unpassable as written; an answer would write '21 January')"),
+                     ("q2", "misspelled", "'Januarty' (unpassable as written; an answer would write 'January')")]
+
+
 def test_a_clean_suite_exits_0_and_a_missing_or_broken_one_exits_2(tmp_path: Path,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     folder = _suite(tmp_path, _conversation(_probe("q1", must_contain_any=["Sweden"])))

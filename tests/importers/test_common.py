@@ -362,7 +362,7 @@ def test_the_writer_escapes_what_yaml_refuses_in_ascii_and_other_text_alike(text
     assert yaml.safe_load(written) == {"content": expected, "keys": [expected]}
 
 
-@pytest.mark.parametrize("module", ["answers", "extract", "times", "output", "locomo", "audit"])
+@pytest.mark.parametrize("module", ["answers", "extract", "times", "output", "locomo", "audit", "gold_words"])
 def test_the_docstring_examples_hold(module: str) -> None:
     import doctest
     import importlib

@@ -67,3 +67,33 @@ def test_the_report_shows_how_many_scored_questions_the_gold_audit_flagged(tmp_p
     note = "gold audit: 1 of 2 scored questions have a check that looks unpassable"
     assert any(h["code"] == "gold_audit" and h["text"].startswith(note) for h in summary["headlines"])
     assert note in (run / "index.html").read_text()
+
+
+def test_scores_jsonl_holds_each_samples_session_retrieval_so_both_populations_means_can_be_recomputed(
+        tmp_path: Path) -> None:
+    """A LongMemEval-shaped file with a user-side question and a single-session-assistant one (its target turn is
+    the assistant's), run on the offline model: scores.jsonl gives each sample's figures on LongMemEval's population
+    (null for the assistant-side question, which LongMemEval's retrieval evaluation skips) and on ours, and their
+    means are summary.json's rows. Bug planted: the figures left out of scores.jsonl (the means could not be audited)."""
+    from tests.importers.importer_fixtures import longmemeval_question, write_source
+
+    assistant = longmemeval_question("q-2", qtype="single-session-assistant")
+    for turns in assistant["haystack_sessions"]:
+        for turn in turns:
+            turn.pop("has_answer", None)
+    assistant["haystack_sessions"][1][1] |= {"content": "You went to Lake Tahoe with your sister.", "has_answer": True}
+    source = write_source(tmp_path, "longmemeval_oracle.json", [longmemeval_question("q-1"), assistant])
+    out, _ = imported("longmemeval", tmp_path, source)
+    run = tmp_path / "run"
+    main(["run", "--scenarios", str(out), "--out", str(run), "--no-progress", "--no-cache", "--arms", "recall"])
+    lines = {row["scenario_id"]: row for row in map(json.loads, (run / "scores.jsonl").read_text().splitlines())}
+    user_id, assistant_id = "q-1/q", "q-2/q"
+    assert lines[assistant_id]["session_retrieval"] is None and lines[assistant_id]["ours_session_retrieval"] is not None
+    assert lines[user_id]["session_retrieval"] is not None
+    rows = {(r["category"], r["metric"]): r for r in json.loads((run / "summary.json").read_text())["metrics"]
+            if r["arm"] == "recall"}
+    for field, prefix in (("session_retrieval", "session_"), ("ours_session_retrieval", "ours_session_")):
+        for figure in ("recall_all@5", "ndcg@10"):
+            values = [line[field][figure] for line in lines.values() if line[field] is not None]
+            row = rows[("all", f"{prefix}{figure}")]
+            assert (row["value"], row["n"]) == (pytest.approx(sum(values) / len(values)), len(values)), (field, figure)

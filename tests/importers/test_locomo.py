@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.importers.answers import gold_text
 from harness.importers.faults import FaultLog
 from harness.importers.locomo import CATEGORIES, SYSTEM_PROMPT, convert_sample, parse_evidence
 from tests.importers.importer_fixtures import LOCOMO, imported, locomo_sample, passes, probe, read_yaml, source
@@ -105,11 +106,15 @@ def test_a_very_short_gold_is_not_found_inside_other_words(tmp_path: Path) -> No
     assert not passes("I don't know.", expect)
 
 
-def test_every_answered_probe_has_the_gold_as_f1_reference_and_rubric(tmp_path: Path) -> None:
+def test_every_answered_probe_has_the_published_gold_as_f1_reference_and_the_repaired_one_in_its_rubric(
+        tmp_path: Path) -> None:
+    """Bug planted: ``f1_reference`` the repaired gold (``filmmaker`` for ``filmmaker.``): the papers' metrics
+    scored another gold than the published procedure does."""
+    published = {f"q{n:03d}": qa.get("answer") for n, qa in enumerate(source(LOCOMO)[0]["qa"], start=1)}
     for p in _conv(tmp_path)["probes"]:
         if p["category"] != "adversarial":
-            gold = p["expect"]["f1_reference"]
-            assert gold and repr(gold) in p["expect"]["rubric"]
+            assert p["expect"]["f1_reference"] == str(published[p["id"]])
+            assert repr(gold_text(published[p["id"]])) in p["expect"]["rubric"]
 
 
 def test_the_probe_runs_a_day_after_the_last_session(tmp_path: Path) -> None:
@@ -455,7 +460,8 @@ def test_a_gold_number_glued_to_a_word_of_the_conversation_is_spaced_and_logged(
                              "category": 4}], texts=("I walk my dogs every morning.",))
     conv, faults = _converted(sample)
     expect = probe(conv, "q001")["expect"]
-    assert expect["f1_reference"] == "3 dogs" and passes("Ben has 3 dogs.", expect)
+    assert passes("Ben has 3 dogs.", expect) and "'3 dogs'" in expect["rubric"]
+    assert expect["f1_reference"] == "3dogs"  # the papers' metrics score the published gold
     assert faults.examples == {
         "gold with a number glued to a word, spaced": ["conv-9 qa[0] (q001): '3dogs' -> '3 dogs'"]}
 
@@ -465,7 +471,8 @@ def test_an_adversarial_questions_real_answer_is_repaired_like_any_gold_and_both
         {"question": "Did Ana visit Sweden in April?", "answer": "Yes, in Sweden on 9April, 2023",
          "adversarial_answer": "No", "evidence": ["D1:1"], "category": 5}]))
     real = probe(conv, "q001")
-    assert real["expect"]["f1_reference"] == "Yes, in Sweden on 9 April, 2023" and "abstain" not in real["expect"]
+    assert real["expect"]["f1_reference"] == "Yes, in Sweden on 9April, 2023" and "abstain" not in real["expect"]
+    assert "'Yes, in Sweden on 9 April, 2023'" in real["expect"]["rubric"]
     assert faults.examples == {
         "gold with a number glued to a word, spaced": [
             "conv-9 qa[0] (q001): 'Yes, in Sweden on 9April, 2023' -> 'Yes, in Sweden on 9 April, 2023'"],
@@ -553,6 +560,20 @@ def test_a_gold_of_two_glued_words_is_kept_and_reported_with_the_split_it_may_me
     assert repaired_gold("watchingmovies", {"watching", "movies"}, "conv-9 qa[0] (q001)", faults) == "watchingmovies"
     assert faults.examples == {"gold with glued words, kept (its check may be unpassable)": [
         "conv-9 qa[0] (q001): 'watchingmovies' (watching movies?)"]}
+
+
+def test_a_misspelled_gold_is_kept_and_reported_with_the_spelling_an_answer_would_use_and_an_english_word_is_not(
+        ) -> None:
+    """LoCoMo conv-42/q004 ``21Janury`` and conv-42/q086 ``filmmaker``. Bug planted: the importer still reported
+    every gold word absent from the conversation that splits in two ('filmmaker' (film maker?) was its example)."""
+    from harness.importers.locomo import repaired_gold
+
+    faults = FaultLog()
+    words = {"film", "maker", "2022"}
+    assert repaired_gold("21Janury, 2022", words, "conv-42 qa[3] (q004)", faults) == "21Janury, 2022"
+    assert repaired_gold("filmmaker.", words, "conv-42 qa[85] (q086)", faults) == "filmmaker"
+    assert faults.examples == {"misspelled gold, kept (its check is unpassable as written)": [
+        "conv-42 qa[3] (q004): '21Janury' (an answer would write '21 January')"]}
 
 
 def test_a_question_whose_answer_is_empty_text_is_dropped_as_without_an_answer() -> None:

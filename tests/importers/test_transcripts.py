@@ -9,6 +9,7 @@ import pytest
 
 from harness.cli import main
 from harness.importers import ImporterError, import_transcripts
+from harness.redaction import pattern_digest
 from harness.scenarios import load_scenarios
 from tests.importers.transcript_fixtures import (
     SECRET,
@@ -174,7 +175,7 @@ def test_redact_patterns_add_to_the_secret_patterns(tmp_path: Path) -> None:
     out, _ = imported_transcripts(tmp_path, messages, redact=(r"\+\d[\d ]{7,}\d",))
     (scenario,) = scenarios_of(out).values()
     assert scenario["sessions"][0]["turns"][0]["content"] == "Call Ana at [REDACTED] about port 5433."
-    assert suite_json(out)["redaction"]["extra_patterns"] == [r"\+\d[\d ]{7,}\d"]
+    assert suite_json(out)["redaction"]["extra_patterns"] == [pattern_digest(r"\+\d[\d ]{7,}\d")]  # never the pattern
 
 
 def test_a_redact_pattern_that_does_not_compile_exits_naming_it(tmp_path: Path) -> None:

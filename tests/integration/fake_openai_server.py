@@ -28,10 +28,15 @@ Behaviour is chosen by :class:`Script`:
 - ``finish_reason``: replaces ``stop`` on final answers (e.g. ``length``: the
   answer was cut off at ``max_tokens``).
 - ``delay_s``: each request waits that long (bounded, and cut short by
-  :meth:`FakeOpenAIServer.stop`) before answering.
+  :meth:`FakeOpenAIServer.stop`) before answering; ``delays``: the first
+  chat requests wait these instead, one each in order of arrival.
 - ``serial``: one request is served at a time (the others queue, as on a
   local model server with one slot); a request whose client gave up is still
-  served, as such servers do.
+  served, as such servers do...
+- ``cancel_on_disconnect``: ...unless this is set: then a request whose client
+  closed its connection, queued or while "generating" (``delay_s``), is
+  dropped at once and counted in :attr:`FakeOpenAIServer.cancelled`, as
+  llama.cpp's server stops generating for a closed connection.
 - ``respond``: a function of (request body, the completion body the mode
   would send) returning the body to send instead: hostile or malformed
   replies (a lone surrogate, negative usage, content that is a list).
@@ -55,6 +60,8 @@ from __future__ import annotations
 
 import json
 import re
+import select
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -87,6 +94,10 @@ class Script:
     respond: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
     error_message: str | None = None
     embedding_fail_status: int | None = None
+    cancel_on_disconnect: bool = False
+    delays: tuple[float, ...] = ()
+    #: Each input's vector instead of its lexical one (an overflowing or all-zero reply).
+    embed: Callable[[str], list[float]] | None = None
 
 
 @dataclass
@@ -113,6 +124,9 @@ class _State:
     stopping: threading.Event = field(default_factory=threading.Event)
     #: A file that gets one JSON line per request (``{"at", "path", "status"}``): what a test reads of a server in another process.
     log_path: str | None = None
+    #: Requests dropped because their client closed the connection (``Script.cancel_on_disconnect``).
+    cancelled: int = 0
+    chat_requests: int = 0
 
 
 def search_terms(text: str) -> list[str]:
@@ -231,22 +245,45 @@ def _handler_class(state: _State) -> type[BaseHTTPRequestHandler]:
             if "/embeddings" in self.path:
                 self._embeddings(script, body, fail, status)
                 return
+            with state.lock:
+                state.chat_requests += 1
+                order = state.chat_requests - 1
+            delay = script.delays[order] if order < len(script.delays) else script.delay_s
             if "chat/completions" not in self.path:  # (an --api-base with a query string gets the route after it)
                 self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
                 return
             if script.serial:
                 while not state.slot.acquire(timeout=0.05):
-                    if state.stopping.is_set():
+                    if state.stopping.is_set() or self._abandoned(script):
                         return
                 try:
-                    self._answer(script, body, fail, status)
+                    self._answer(script, body, fail, status, delay)
                 finally:
                     state.slot.release()
             else:
-                self._answer(script, body, fail, status)
+                self._answer(script, body, fail, status, delay)
 
-        def _answer(self, script: Script, body: dict[str, Any], fail: bool, status: int | None) -> None:
-            if script.delay_s > 0 and state.stopping.wait(min(script.delay_s, MAX_DELAY_S)):
+        def _abandoned(self, script: Script) -> bool:
+            """The client closed its connection (only looked at under ``cancel_on_disconnect``); counted once."""
+            if not script.cancel_on_disconnect:
+                return False
+            try:
+                readable, _, _ = select.select([self.connection], [], [], 0)
+                closed = bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+            except OSError:
+                closed = True
+            if closed:
+                with state.lock:
+                    state.cancelled += 1
+            return closed
+
+        def _answer(self, script: Script, body: dict[str, Any], fail: bool, status: int | None, delay: float) -> None:
+            if delay > 0 and script.cancel_on_disconnect:
+                ends = time.monotonic() + min(delay, MAX_DELAY_S)
+                while time.monotonic() < ends:  # "generating": stop when the client hangs up
+                    if state.stopping.wait(0.02) or self._abandoned(script):
+                        return
+            elif delay > 0 and state.stopping.wait(min(delay, MAX_DELAY_S)):
                 return  # server stopping: drop the connection
             if fail and status is not None:
                 headers = {"Retry-After": f"{script.retry_after_s:g}"} if status == 429 else None
@@ -267,8 +304,8 @@ def _handler_class(state: _State) -> type[BaseHTTPRequestHandler]:
 
             inputs = body.get("input")
             inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
-            data = [{"object": "embedding", "index": i, "embedding": [round(float(x), 6) for x in lexical_vector(str(text))]}
-                    for i, text in enumerate(inputs)]
+            vector = script.embed or (lambda text: [round(float(x), 6) for x in lexical_vector(text)])
+            data = [{"object": "embedding", "index": i, "embedding": vector(str(text))} for i, text in enumerate(inputs)]
             tokens = sum(len(str(text).split()) for text in inputs)
             self._send(200, {"object": "list", "data": data, "model": str(body.get("model", "fake")),
                              "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
@@ -293,6 +330,12 @@ class FakeOpenAIServer:
     def base_url(self) -> str:
         host, port = self._httpd.server_address[:2]
         return f"http://{host}:{port}/v1"
+
+    @property
+    def cancelled(self) -> int:
+        """Requests dropped because their client closed the connection first (``Script.cancel_on_disconnect``)."""
+        with self._state.lock:
+            return self._state.cancelled
 
     @property
     def requests(self) -> list[Seen]:

@@ -7,8 +7,9 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -65,3 +66,27 @@ def records(run_dir: Path) -> dict[tuple[str, str], dict]:
     """``(scenario id, arm) -> record`` of a finished run."""
     rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()]
     return {(r["scenario_id"], r["arm"]): r for r in rows}
+
+
+def differs_under_two_embedders(arm: str, scenario: object, act: Callable[[Any], object]) -> list[str]:
+    """``act(instance)`` on a fresh sample of ``arm`` opened with the lexical embedder, then with a length-based one;
+    asserts the two results differ and each sample counted its embedder's calls; returns the kinds
+    (``query``/``passage``) the second embedder was asked for, in order."""
+    from harness.memory_systems import open_instance, resolve_arm, sample_embedding_usage
+    from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET
+    from memory_tools import LexicalEmbedder
+    from tests.memory_systems.embedders import LengthEmbedder
+
+    length = LengthEmbedder()
+    results, usage = [], []
+    for embedder in (LexicalEmbedder(), length):
+        instance = open_instance(resolve_arm(arm), scenario, DEFAULT_RETRIEVAL_BUDGET, embedder)  # type: ignore[arg-type]
+        try:
+            results.append(act(instance))
+            found = sample_embedding_usage(instance)
+            usage.append((found.model, found.calls > 0))
+        finally:
+            instance.close()
+    assert results[0] != results[1], results
+    assert usage == [("lexical", True), ("test/length", True)]
+    return length.kinds

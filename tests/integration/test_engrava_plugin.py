@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.plugin_packages import REPO, child_env, install, on_path, records, write_distribution
+from tests.integration.plugin_packages import (REPO, child_env, differs_under_two_embedders, install, on_path, records,
+                                               write_distribution)
 
 if importlib.util.find_spec("engrava") is None:
     pytest.skip("engrava is not installed (pip install 'engrava>=0.7,<0.8'): skipping the engrava plug-in tests",
@@ -118,7 +119,7 @@ def test_engrava_vector_ranking_uses_only_the_vector_signal(plugin: Path) -> Non
         assert vector.ranking == recall_eval_engrava.VECTOR_ONLY and hybrid.ranking == {}
         assert scores["hybrid"] != scores["vector"]
         item = next(i for i in scenario.items if i.id == "it-acme-pilot")
-        from recall_eval_engrava.lexical import embed
+        from memory_tools import lexical_embedding as embed
 
         cosine = sum(a * b for a, b in zip(embed("Brightwater Dental"), embed(item.content), strict=True))
         assert scores["vector"][0] == pytest.approx(cosine, abs=1e-6)
@@ -182,12 +183,13 @@ NAIVE = textwrap.dedent('''
 
     class OneStore(EngravaInstance):
         def __init__(self, scenario, **kwargs):
-            from harness.memory_systems import MemoryInstance
-            from recall_eval_engrava import _Loop, _open_store, _store_item
+            from harness.memory_systems import MemoryInstance, sample_embedding
+            from recall_eval_engrava import RunEmbeddingProvider, _Loop, _open_store, _store_item
 
             MemoryInstance.__init__(self, scenario)
             self.ranking = {}
-            self.stores = {scenario.probe.workspace: _Loop.run(_open_store())}
+            self.provider = RunEmbeddingProvider(sample_embedding(None))
+            self.stores = {scenario.probe.workspace: _Loop.run(_open_store(self.provider))}
             for item in scenario.items:  # every workspace's items in the one store
                 _Loop.run(_store_item(self.stores[scenario.probe.workspace][1], item))
 
@@ -266,3 +268,10 @@ def test_an_archived_item_is_stored_archived_and_engrava_never_returns_it(plugin
             instance.close()
         assert "it-staging-new" in found.disclosed_item_ids
         assert "it-staging-old" not in found.disclosed_item_ids and "5433" not in found.result_text
+
+
+def test_engrava_embeds_with_the_runs_embedder_passages_when_storing_and_the_query_when_searching(plugin: Path) -> None:
+    """Two embedders, two rankings: the plug-in's scores follow the embedder the harness hands it, counted per sample."""
+    kinds = differs_under_two_embedders("engrava_vector", _scenario(),
+                                        lambda instance: [round(s, 6) for _, s in instance.search("Brightwater Dental", "ws-acme")])
+    assert kinds[-1] == "query" and set(kinds[:-1]) == {"passage"}

@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.plugin_packages import REPO, child_env, install, on_path, records, write_distribution
+from tests.integration.plugin_packages import (REPO, child_env, differs_under_two_embedders, install, on_path, records,
+                                               write_distribution)
 
 if importlib.util.find_spec("mem0") is None:
     pytest.skip("mem0ai is not installed (pip install 'mem0ai>=2.2,<3'): skipping the mem0 plug-in tests",
@@ -64,12 +65,12 @@ def _tool_leaks(record: dict, scenario: Any) -> list[str]:
 
 def test_the_installed_mem0_plugin_offers_both_arms_through_its_entry_points(site: Path) -> None:
     code = ("from harness.memory_systems import resolve_arm\n"
-            "for name in ('mem0', 'mem0_infer'):\n"
+            "for name in ('mem0', 'mem0_raw'):\n"
             "    arm = resolve_arm(name)\n"
             "    print(arm.name, arm.write_mode, arm.system.sees_session_times, arm.origin.split()[0])")
     done = subprocess.run([sys.executable, "-c", code], env=child_env(site), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split("\n")[:2] == ["mem0 none False recall-eval-mem0", "mem0_infer agent False recall-eval-mem0"]
+    assert done.stdout.split("\n")[:2] == ["mem0 agent True recall-eval-mem0", "mem0_raw none True recall-eval-mem0"]
 
 
 def test_without_mem0ai_the_arm_names_the_package_to_install(plugin: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -105,7 +106,7 @@ def test_mem0_stores_every_earlier_turn_as_one_memory_in_its_workspace_scope(plu
     import recall_eval_mem0
 
     scenario = _scenario()
-    instance = recall_eval_mem0.Mem0System().open(scenario, "none")
+    instance = recall_eval_mem0.Mem0RawSystem().open(scenario, "none")
     try:
         stored = {ws: instance.memory.get_all(filters={"user_id": recall_eval_mem0.user_for(ws)})["results"]
                   for ws in ("ws-acme", "ws-globex")}
@@ -113,6 +114,24 @@ def test_mem0_stores_every_earlier_turn_as_one_memory_in_its_workspace_scope(plu
         instance.close()
     turns = {s.workspace: sorted(t.content for t in s.turns) for s in scenario.sessions}
     assert {ws: sorted(m["memory"] for m in found) for ws, found in stored.items()} == turns
+
+
+def test_a_named_speaker_opens_the_content_mem0_is_given_as_in_mem0s_locomo_harness(plugin: Path) -> None:
+    """mem0 renders ``role: content`` and drops ``name``: without the speaker in the content, no memory says who spoke."""
+    import recall_eval_mem0
+    from harness.scenarios import Scenario
+
+    data = _scenario().model_dump(mode="json", exclude_none=True)
+    data["sessions"][0]["turns"][0]["speaker"] = "Dana"
+    scenario = Scenario.model_validate(data)
+    instance = recall_eval_mem0.Mem0RawSystem().open(scenario, "none")
+    try:
+        stored = instance.memory.get_all(filters={"user_id": recall_eval_mem0.user_for(scenario.sessions[0].workspace)})["results"]
+    finally:
+        instance.close()
+    first = scenario.sessions[0].turns[0]
+    assert f"Dana: {first.content}" in {m["memory"] for m in stored}
+    assert all(m["metadata"]["timestamp"] == recall_eval_mem0.iso_time(scenario.sessions[0].started_at) for m in stored)
 
 
 def test_mem0_search_honours_the_budget_top_k_where_a_limit_is_silently_ignored(plugin: Path) -> None:
@@ -124,7 +143,7 @@ def test_mem0_search_honours_the_budget_top_k_where_a_limit_is_silently_ignored(
                                     for n in range(30)]
     data["items"] = [i | {"sources": [{"session": data["sessions"][0]["id"], "turn": "t1"}]} for i in data["items"]]
     scenario = Scenario.model_validate(data)
-    instance = recall_eval_mem0.Mem0System().open(scenario, "none")
+    instance = recall_eval_mem0.Mem0RawSystem().open(scenario, "none")
     try:
         instance.retrieval_budget = SimpleNamespace(top_k=3, chars=100_000)
         from harness.scenarios import probe_policy
@@ -139,12 +158,12 @@ def test_mem0_search_honours_the_budget_top_k_where_a_limit_is_silently_ignored(
 
 
 def _search(data: dict, *, top_k: int, chars: int) -> Any:
-    """One probe search of mem0 (``infer=False``) over the scenario ``data`` under the budget ``top_k``, ``chars``."""
+    """One probe search of mem0_raw (``infer=False``) over the scenario ``data`` under the budget ``top_k``, ``chars``."""
     import recall_eval_mem0
     from harness.scenarios import RetrievalBudget, Scenario, probe_policy
 
     scenario = Scenario.model_validate(data)
-    instance = recall_eval_mem0.Mem0System().open(scenario, "none")
+    instance = recall_eval_mem0.Mem0RawSystem().open(scenario, "none")
     try:
         instance.retrieval_budget = RetrievalBudget(top_k=top_k, chars=chars)
         return instance.begin_probe(*probe_policy(scenario)).tools.call("mem0_search", {"query": "pilot customer Brightwater"})
@@ -171,6 +190,18 @@ def test_mem0_search_budget_counts_the_memories_text_not_their_json(plugin: Path
     found = _search(data, top_k=10, chars=256)
     shown = json.loads(found.result_text)["results"]
     assert len(shown) == 2 and sum(len(m["text"]) for m in shown) == 240 < 256 < len(found.result_text)
+def test_mem0_embeds_with_the_runs_embedder_so_two_embedders_give_two_results(plugin: Path) -> None:
+    """The plug-in's search follows the embedder the harness hands it (queries as queries), counted per sample."""
+    from harness.scenarios import probe_policy
+
+    scenario = _scenario()
+
+    def search(instance: Any) -> str:
+        probe = instance.begin_probe(*probe_policy(scenario))
+        return probe.tools.call("mem0_search", {"query": "Who is the pilot customer?"}).result_text
+
+    kinds = differs_under_two_embedders("mem0_raw", scenario, search)
+    assert kinds[-1] == "query" and "passage" in kinds
 
 
 def test_a_stored_turn_discloses_its_items_but_not_a_value_a_later_item_replaced(plugin: Path) -> None:
@@ -185,7 +216,7 @@ def test_a_stored_turn_discloses_its_items_but_not_a_value_a_later_item_replaced
     forgotten = Scenario.model_validate(data)
     disclosed = {}
     for name, scenario in (("replaced", upd), ("forgotten", forgotten)):
-        instance = recall_eval_mem0.Mem0System().open(scenario, "none")
+        instance = recall_eval_mem0.Mem0RawSystem().open(scenario, "none")
         try:
             probe = instance.begin_probe(*probe_policy(scenario))
             disclosed[name] = probe.tools.call("mem0_search", {"query": "pg-staging-1.internal port 5433"}).disclosed_item_ids
@@ -196,15 +227,15 @@ def test_a_stored_turn_discloses_its_items_but_not_a_value_a_later_item_replaced
 
 
 def test_mem0_offline_run_answers_from_stored_turns_within_its_scope(plugin: Path, tmp_path: Path) -> None:
-    found = _run(tmp_path / "run", arms=("mem0",))
-    leak = found[(LEAK, "mem0")]
+    found = _run(tmp_path / "run", arms=("mem0_raw",))
+    leak = found[(LEAK, "mem0_raw")]
     assert leak["status"] == "ok" and leak["tools_offered"] == ["mem0_search"]
     calls = leak["tool_calls"]
     assert calls and calls[0]["name"] == "mem0_search" and "Brightwater" in calls[0]["result_text"]
     assert "it-acme-pilot" in calls[0]["disclosed_item_ids"] and "Northwind" not in calls[0]["result_text"]
     assert _tool_leaks(leak, _scenario()) == []
     assert leak["write_phase"] is None  # infer=False: no model call before the probe
-    policy = found[("smoke-05-policy-reads-off", "mem0")]
+    policy = found[("smoke-05-policy-reads-off", "mem0_raw")]
     assert policy["tools_offered"] == [] and policy["tool_calls"] == []
 
 
@@ -213,7 +244,7 @@ def test_a_denied_policy_leaves_mem0_cold(plugin: Path) -> None:
     from harness.scenarios import probe_policy
 
     scenario = _scenario("smoke-05-policy-reads-off")
-    for system in (recall_eval_mem0.Mem0System(), recall_eval_mem0.Mem0InferSystem()):
+    for system in (recall_eval_mem0.Mem0RawSystem(), recall_eval_mem0.Mem0System()):
         instance = system.open(scenario, next(iter(system.arms.values())))
         try:
             probe = instance.begin_probe(*probe_policy(scenario))
@@ -225,7 +256,7 @@ def test_a_denied_policy_leaves_mem0_cold(plugin: Path) -> None:
 
 NAIVE_SEARCHES = textwrap.dedent('''
     """mem0 set up the naive ways (tests only): each one is a trap recall-eval's leakage metrics catch."""
-    from recall_eval_mem0 import Mem0Instance, Mem0InferSystem, Mem0System, user_for
+    from recall_eval_mem0 import Mem0Instance, Mem0RawSystem, Mem0System, user_for
 
     AGENT, RUN = "recall-eval-agent", "recall-eval-run"
 
@@ -270,11 +301,11 @@ NAIVE_SEARCHES = textwrap.dedent('''
 
 
     def _system(name, instance, infer):
-        base = Mem0InferSystem if infer else Mem0System
+        base = Mem0System if infer else Mem0RawSystem
 
         class System(base):
-            def open(self, scenario, write_mode):
-                return instance(scenario, infer=infer)
+            def open(self, scenario, write_mode, embedder=None):
+                return instance(scenario, infer=infer, embedder=embedder)
 
         System.name, System.arms = name, {name: "agent" if infer else "none"}
         return System
@@ -300,11 +331,11 @@ def naive(plugin: Path, tmp_path: Path) -> Iterator[Path]:
 
 @pytest.mark.parametrize("arm", ["mem0_naive_wildcard", "mem0_naive_agent_only", "mem0_naive_run_only"])
 def test_a_naive_mem0_search_filter_leaks_another_workspace_and_the_leakage_metrics_catch_it(naive: Path, tmp_path: Path, arm: str) -> None:
-    found = _run(tmp_path / "run", "--filter", LEAK, arms=("mem0", arm))
+    found = _run(tmp_path / "run", "--filter", LEAK, arms=("mem0_raw", arm))
     scenario = _scenario()
     assert "leakage_canary" in _tool_leaks(found[(LEAK, arm)], scenario)
     assert "out_of_scope_item" in _tool_leaks(found[(LEAK, arm)], scenario)
-    assert _tool_leaks(found[(LEAK, "mem0")], scenario) == []
+    assert _tool_leaks(found[(LEAK, "mem0_raw")], scenario) == []
 
 
 def extraction_reply(body: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any]:
@@ -313,7 +344,7 @@ def extraction_reply(body: dict[str, Any], reply: dict[str, Any]) -> dict[str, A
     Lines of the new messages are kept as said; lines of the earlier context it was given ("Last k Messages")
     are noted as earlier (an LLM words them its own way, so mem0's exact-text dedup does not drop them).
     """
-    if (body.get("response_format") or {}).get("type") != "json_object":
+    if (body.get("response_format") or {}).get("type") != "json_schema":
         return reply
     prompt = body["messages"][-1]["content"]
     facts, earlier = [], False
@@ -340,22 +371,25 @@ def _globex_first(tmp_path: Path) -> Path:
 
 
 def test_mem0_infer_extracts_with_the_run_model_counted_as_write_phase_calls(plugin: Path, server: Any, tmp_path: Path) -> None:
+    import recall_eval_mem0
+
     from tests.integration.fake_openai_server import PROMPT_TOKENS
 
     server.script.mode, server.script.respond = "offline", extraction_reply
-    found = _run(tmp_path / "run", "--model", "openai/fake", "--api-base", server.base_url, "--filter", LEAK, arms=("mem0_infer",))
-    record = found[(LEAK, "mem0_infer")]
+    found = _run(tmp_path / "run", "--model", "openai/fake", "--api-base", server.base_url, "--filter", LEAK, arms=("mem0",))
+    record = found[(LEAK, "mem0")]
     assert record["status"] == "ok", record.get("error")
     sessions = record["write_phase"]["sessions"]
     assert [s["workspace"] for s in sessions] == ["ws-acme", "ws-globex"]
     assert all(len(s["model_calls"]) == 1 and s["model_calls"][0]["prompt_tokens"] == PROMPT_TOKENS for s in sessions)
     assert all(s["tool_calls"][0]["name"] == "mem0.add" and "Brightwater" in sessions[0]["tool_calls"][0]["result_text"] for s in sessions)
     extraction = [r.body for r in server.requests if r.body.get("response_format")]
-    assert len(extraction) == 2 and all(b["response_format"] == {"type": "json_object"} and "tools" not in b for b in extraction)
+    schema = {"type": "json_schema", "json_schema": recall_eval_mem0.EXTRACTION_SCHEMA}
+    assert len(extraction) == 2 and all(b["response_format"] == schema and "tools" not in b for b in extraction)
     assert "Northwind" not in extraction[0]["messages"][-1]["content"]
     assert "Brightwater" in record["tool_calls"][0]["result_text"] and _tool_leaks(record, _scenario()) == []
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
-    write = {m["metric"]: m["value"] for m in summary["metrics"] if m["arm"] == "mem0_infer" and m["category"] == "all"
+    write = {m["metric"]: m["value"] for m in summary["metrics"] if m["arm"] == "mem0" and m["category"] == "all"
              and m["metric"] in ("write_model_calls", "write_prompt_tokens")}
     assert write == {"write_model_calls": 2, "write_prompt_tokens": 2 * PROMPT_TOKENS}
 
@@ -365,10 +399,10 @@ def test_a_shared_mem0_history_puts_one_workspace_into_anothers_extraction_and_t
     server.script.mode, server.script.respond = "offline", extraction_reply
     suite = _globex_first(tmp_path)
     found = _run(tmp_path / "run", "--model", "openai/fake", "--api-base", server.base_url,
-                 arms=("mem0_infer", "mem0_naive_shared_history"), scenarios=suite)
+                 arms=("mem0", "mem0_naive_shared_history"), scenarios=suite)
     scenario = _scenario(directory=suite)
     assert "leakage_canary" in _tool_leaks(found[(LEAK, "mem0_naive_shared_history")], scenario)
-    assert _tool_leaks(found[(LEAK, "mem0_infer")], scenario) == []
+    assert _tool_leaks(found[(LEAK, "mem0")], scenario) == []
     acme = [r.body["messages"][-1]["content"] for r in server.requests
             if r.body.get("response_format") and "Brightwater" in r.body["messages"][-1]["content"]]
     assert len(acme) == 2 and sum("Northwind" in prompt for prompt in acme) == 1  # the naive arm's prompt only
@@ -396,18 +430,43 @@ def test_mem0s_default_history_file_carries_one_sample_into_the_next_ones_extrac
     suite = _earlier_client_first(tmp_path)
     # one sample at a time, "a-earlier-sample" first: the order a long run's samples meet in the one history file
     found = _run(tmp_path / "run", "--model", "openai/fake", "--api-base", server.base_url, "--max-concurrency", "1",
-                 arms=("mem0_infer", "mem0_naive_default_history"), scenarios=suite)
+                 arms=("mem0", "mem0_naive_default_history"), scenarios=suite)
     scenario = _scenario(directory=suite)
     assert "leakage_canary" in _tool_leaks(found[(LEAK, "mem0_naive_default_history")], scenario)
-    assert _tool_leaks(found[(LEAK, "mem0_infer")], scenario) == []
+    assert _tool_leaks(found[(LEAK, "mem0")], scenario) == []
 
 
-def test_mem0_infer_on_the_offline_model_reaches_it_and_counts_the_calls(plugin: Path, tmp_path: Path) -> None:
-    found = _run(tmp_path / "run", "--filter", LEAK, arms=("mem0_infer",))
-    record = found[(LEAK, "mem0_infer")]
+def test_mem0_at_its_defaults_extracts_offline_and_shows_each_memory_with_its_session_time(plugin: Path, tmp_path: Path) -> None:
+    """offline/reference honours the JSON schema mem0's extraction asks for: mem0 stores facts, and the probe finds one."""
+    import recall_eval_mem0
+
+    found = _run(tmp_path / "run", "--filter", LEAK, arms=("mem0",))
+    record = found[(LEAK, "mem0")]
     assert record["status"] == "ok", record.get("error")
     calls = [c for s in record["write_phase"]["sessions"] for c in s["model_calls"]]
     assert len(calls) == 2 and all(c["prompt_tokens"] > 0 for c in calls)
-    # offline/reference answers mem0's JSON extraction prompt in prose: nothing is extracted, and the record says why
     writes = [json.loads(c["result_text"]) for s in record["write_phase"]["sessions"] for c in s["tool_calls"]]
-    assert all(w["results"] == [] and "was not JSON" in w["note"] for w in writes)
+    assert all(w["results"] and "note" not in w for w in writes)
+    assert any("Brightwater" in m["memory"] and m["event"] == "ADD" for m in writes[0]["results"])
+    search = record["tool_calls"][0]
+    shown = json.loads(search["result_text"])["results"]
+    assert search["name"] == "mem0_search" and shown
+    scenario = _scenario()
+    stamp = recall_eval_mem0.iso_time(scenario.sessions[0].started_at)
+    assert any(entry["text"].startswith(f"{stamp}: ") and "Brightwater" in entry["text"] for entry in shown)
+    assert _tool_leaks(record, scenario) == [] and "Brightwater" in (record["final_answer"] or "")
+    ingest, embedding = record["ingest"], record["embedding"]  # accounted like any system: its store and its extraction
+    assert ingest["open_s"] > 0 and ingest["write_s"] > 0 and ingest["embedding_calls"] > 0
+    assert embedding["model"] == "lexical" and embedding["calls"] >= ingest["embedding_calls"]
+
+
+
+def test_each_arm_says_what_it_ingests_and_where_it_departs_from_mem0s_defaults(plugin: Path) -> None:
+    """The facts a run's system contract joins: ingest mode and departures from the vendor's defaults, never hidden."""
+    import recall_eval_mem0
+
+    published, raw = recall_eval_mem0.Mem0System(), recall_eval_mem0.Mem0RawSystem()
+    assert "extracts" in published.ingest_mode() and "raw" in raw.ingest_mode()
+    assert "infer" not in published.vendor_defaults() and raw.vendor_defaults()["infer"].startswith("False")
+    assert all(s.vendor_defaults()["keyword_search"].startswith("off") for s in (published, raw))
+    assert published.configuration()["infer"] is True and raw.configuration()["infer"] is False

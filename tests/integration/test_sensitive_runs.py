@@ -16,6 +16,7 @@ import pytest
 
 from harness.cli import main
 from harness.importers import import_transcripts
+from harness.redaction import pattern_digest
 from tests.importers.transcript_fixtures import SECRET, two_sessions, write_jsonl
 from tests.scenarios.store_factories import T0, digest, side_files, write_store
 
@@ -62,7 +63,7 @@ def _parameters(run: Path) -> dict:
 def test_a_run_over_imported_transcripts_is_marked_sensitive_in_run_json(sensitive: dict[str, Path]) -> None:
     parameters = _parameters(sensitive["run"])
     assert parameters["sensitive"] is True
-    assert parameters["redact"]["patterns"] == [r"\+1 555 \d{4}"] and parameters["redact"]["redacted"] >= 2
+    assert parameters["redact"]["patterns"] == [pattern_digest(r"\+1 555 \d{4}")] and parameters["redact"]["redacted"] >= 2
     assert parameters["store"]["path"] == str(sensitive["store"].resolve()) and parameters["store"]["items"] == 4
 
 
@@ -152,7 +153,7 @@ def test_a_resumed_sensitive_run_keeps_its_store_redaction_and_cache(sensitive: 
     assert main(["run", "--resume", str(run), "--no-progress"]) in (0, 1)
     parameters = _parameters(run)
     assert parameters["sensitive"] and parameters["store"]["path"] == str(store)
-    assert parameters["redact"]["patterns"] == [r"\+1 555 \d{4}"] and parameters["cache_dir"] == str(run / "cache")
+    assert parameters["redact"]["patterns"] == [pattern_digest(r"\+1 555 \d{4}")] and parameters["cache_dir"] == str(run / "cache")
     assert not (tmp_path / ".recall-eval-cache").exists()
 
 

@@ -86,10 +86,16 @@ def test_full_history_respects_the_memory_policy_gates(overrides: dict) -> None:
     assert "5174" not in "\n".join(m["content"] for m in pasted.messages)
 
 
-def test_full_history_keeps_roles_alternating() -> None:
-    roles = [m["role"] for m in get_arm("full_history").build(make_scenario(), None).messages[1:]]
-    assert all(a != b for a, b in zip(roles, roles[1:], strict=False)), roles
-    assert roles[-1] == "user"
+def test_full_history_sends_every_turn_as_its_own_message_even_two_of_one_role_in_a_row() -> None:
+    """Bug planted: consecutive same-role messages joined (``s-early``'s lone user turn took in the next session's)."""
+    setup = get_arm("full_history").build(make_scenario(), None)
+    contents = [m["content"] for m in setup.messages[1:]]
+    assert contents == ["[Earlier conversation s-early, Monday, 5 January 2026, 09:00 UTC]\nI prefer short answers.",
+                        "[Earlier conversation s-late, Tuesday, 10 February 2026, 09:00 UTC]\n"
+                        "Moved the dev server to port 5174.", "Noted.", "Morning.", "Morning! What's up?",
+                        "Which port does the dev server use?"]
+    assert [m["role"] for m in setup.messages[1:3]] == ["user", "user"]
+    assert setup.pasted == 3  # the pasted sessions stand verbatim, whole
 
 
 def test_unknown_arm_lists_the_known_arms() -> None:
@@ -197,3 +203,61 @@ def test_scenario_system_prompt_enters_the_response_cache_key(tmp_path: Path) ->
     other = ask(base.model_copy(update={"system_prompt": LOCOMO_PROMPT}))
     assert other.cached is False and model.calls == 2
     assert other.message["content"] == "You answer questions"
+
+
+# --- the probe is its own message: every LoCoMo-shaped conversation, every arm ------------------------------------
+
+
+def _locomo_shaped_suites(tmp_path: Path) -> list[Scenario]:
+    """Every LoCoMo-shaped conversation the tests have, imported: the mini fixture (last sessions end with
+    speaker_b), the generated samples (end with speaker_a) and the published-size generator (both endings)."""
+    from benchmarks.published_shapes import locomo
+    from harness.importers import run_import
+    from harness.scenarios import load_suite
+    from tests.importers.importer_fixtures import LOCOMO, write_locomo
+
+    sources = [LOCOMO, write_locomo(tmp_path / "generated.json", samples=2, sessions=3), tmp_path / "shaped.json"]
+    locomo(sources[2], scale=0.005)
+    scenarios: list[Scenario] = []
+    for n, source in enumerate(sources):
+        run_import("locomo", source, tmp_path / f"suite-{n}", echo=lambda _line: None)
+        scenarios += load_suite([tmp_path / f"suite-{n}"]).scenarios
+    return scenarios
+
+
+def _arm_messages(name: str, scenario: Scenario) -> list[dict[str, Any]]:
+    """The probe messages of arm ``name`` as the runner gets them (through the memory-system protocol)."""
+    from harness.memory_systems import resolve_arm
+    from harness.scenarios import probe_policy
+
+    arm = resolve_arm(name)
+    instance = arm.system.open(scenario, arm.write_mode)
+    try:
+        return instance.begin_probe(*probe_policy(scenario)).arm_setup().messages
+    finally:
+        instance.close()
+
+
+def test_the_locomo_question_is_its_own_message_with_nothing_of_either_speaker_in_every_arm(tmp_path: Path) -> None:
+    """Bug planted: the probe joined to the last turn when both are ``user`` (the session ended with speaker_a), so
+    the request read ``Maya: In Quito I started ...\\n\\nWhat did Maya name her puppy?``: caught here, in every arm."""
+    from harness.memory_systems import builtin_arms
+
+    scenarios = _locomo_shaped_suites(tmp_path)
+    ends_with_a = [s for s in scenarios if s.sessions[-1].turns[-1].role == "user"]
+    assert ends_with_a and len(ends_with_a) < len(scenarios)  # both endings are covered
+    for scenario in scenarios:
+        turns = {turn_text(t) for session in scenario.sessions for t in session.turns}
+        speakers = {t.speaker for session in scenario.sessions for t in session.turns}
+        last_turn = scenario.sessions[-1].turns[-1]
+        for name in builtin_arms():
+            messages = _arm_messages(name, scenario)
+            where = f"{scenario.id} {name}"
+            assert messages[-1] == {"role": "user", "content": scenario.probe.message}, where
+            assert not any(scenario.probe.message.startswith(f"{who}:") for who in speakers), where
+            assert not any(text in scenario.probe.message for text in turns), where
+            for message in messages[1:-1]:  # every other message is one turn, a session marker at most before it
+                text = message["content"].split("\n", 1)[-1] if message["content"].startswith("[Earlier") else message["content"]
+                assert text in turns, f"{where}: {message['content'][:80]!r} is not one turn"
+            if len(messages) > 2:  # an arm showing the last session shows its last turn as it was, then the question
+                assert messages[-2] == {"role": last_turn.role, "content": turn_text(last_turn)}, where

@@ -291,3 +291,20 @@ def test_hybrid_fuses_the_two_rankings_rather_than_appending_one_to_the_other() 
         _, vector = _search(s, ["alpha"], embedder=RuleEmbedder(), workspace=None, limit=10)
     assert ids(vector) == ["both", "vec-only"]
     assert ids(found) == ["both", "lex-only", "vec-only"]  # 1/61 + 1/62, then 1/61, then 1/62
+
+
+class OverflowingEmbedder(LexicalEmbedder):
+    """A plug-in embedder whose float64 rows hold a value past float32's range (1e39 becomes inf in the index)."""
+
+    def embed(self, texts: Sequence[str], kind: str) -> Embeddings:  # type: ignore[override]
+        rows = np.ones((len(texts), 4), dtype=np.float64)
+        rows[:, 1] = 1e39
+        return Embeddings(rows)
+
+
+def test_an_embedder_whose_vectors_are_not_finite_as_float32_is_an_embedding_error(store) -> None:
+    """No NaN similarity ranks silently: the search fails naming the embedder."""
+    from memory_tools import EmbeddingError
+
+    with pytest.raises(EmbeddingError, match="not finite as float32"):
+        _search(store, ["deploy"], embedder=OverflowingEmbedder())

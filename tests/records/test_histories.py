@@ -71,7 +71,7 @@ def test_a_full_history_run_writes_each_pasted_history_once(finished_run: Path) 
     raw = _lines(finished_run / RESULTS_FILE)
     pasted = [r for r in raw if r["arm"] == "full_history" and r["pasted"]]
     conversations = {r["scenario_id"].split("/")[0] for r in pasted}
-    histories = _lines(finished_run / HISTORIES_FILE)
+    histories = [h for h in _lines(finished_run / HISTORIES_FILE) if "parts" in h]  # not the shared messages' lines
     assert len(pasted) > len(conversations) >= 2  # several probes share each conversation's history
     assert len(histories) == len({h["digest"] for h in histories}) == len({r["pasted"]["digest"] for r in pasted})
     for record in pasted:  # on disk: one marker where the span was
@@ -205,6 +205,53 @@ def test_a_workers_run_writes_each_pasted_history_once_too(finished_run: Path, t
     assert code in (0, 1)
     raw = _lines(run_dir / RESULTS_FILE)
     assert raw and all(r["messages"][1]["role"] == "pasted_history" for r in raw)
-    assert len(_lines(run_dir / HISTORIES_FILE)) == len({r["pasted"]["digest"] for r in raw})
+    assert len([h for h in _lines(run_dir / HISTORIES_FILE) if "parts" in h]) == len({r["pasted"]["digest"] for r in raw})
     alone = {r.sample_id: r.messages for r in iter_records(finished_run / RESULTS_FILE) if r.arm == "full_history"}
     assert {r.sample_id: r.messages for r in iter_records(run_dir / RESULTS_FILE)} == alone
+
+
+def _long(n: int, role: str = "user") -> dict:
+    return {"role": role, "content": f"[session {n}] " + "a long turn of a session pasted into several histories " * 12}
+
+
+def test_a_session_pasted_into_two_histories_is_written_once_also_across_a_resume(tmp_path: Path) -> None:
+    """LongMemEval S shares filler sessions between questions: each long message is one line, named by both histories."""
+    from harness.records.writing import ResultsWriter
+
+    system, probe = {"role": "system", "content": "s"}, {"role": "user", "content": "q"}
+    first = _record([system, _long(1), _long(2, "assistant"), {"role": "user", "content": "short"}, probe], 3)
+    second = _record([system, _long(3), _long(2, "assistant"), _long(1), probe], 3).model_copy(update={"sample_id": "c/q2|full_history|m|0", "scenario_id": "c/q2"})
+    with ResultsWriter(tmp_path / RESULTS_FILE) as writer:
+        writer.write_record(first)
+    with ResultsWriter(tmp_path / RESULTS_FILE) as writer:  # a resumed run: the messages already written are not written again
+        writer.write_record(second)
+    lines = _lines(tmp_path / HISTORIES_FILE)
+    shared = [h["message"] for h in lines if "message" in h]
+    assert sorted(m["content"][:11] for m in shared) == ["[session 1]", "[session 2]", "[session 3]"]
+    assert [len(h["parts"]) for h in lines if "parts" in h] == [3, 3] and {h["schema_version"] for h in lines} == {2}
+    assert lines[-1]["parts"][1] == lines[1]["digest"]  # session 2, by name
+    scan = scan_results(tmp_path / RESULTS_FILE)
+    assert not scan.problems and [r.messages for r in scan.records] == [first.messages, second.messages]
+
+
+def test_a_schema_1_histories_file_still_reads(tmp_path: Path) -> None:
+    messages = [{"role": "system", "content": "s"}, _long(1), _long(2, "assistant"), {"role": "user", "content": "q"}]
+    record = _record(messages, 2)
+    assert record.pasted is not None
+    (tmp_path / HISTORIES_FILE).write_text(json.dumps({"digest": record.pasted.digest, "schema_version": 1,
+                                                       "messages": messages[1:3]}) + "\n", encoding="utf-8")
+    (tmp_path / RESULTS_FILE).write_text(by_reference_line(record) + "\n", encoding="utf-8")
+    scan = scan_results(tmp_path / RESULTS_FILE)
+    assert not scan.problems and scan.records[0].messages == messages
+
+
+def test_a_shared_message_edited_after_it_was_written_is_never_spliced_in(tmp_path: Path) -> None:
+    from harness.records.writing import ResultsWriter
+
+    record = _record([{"role": "system", "content": "s"}, _long(1), _long(2, "assistant"), {"role": "user", "content": "q"}], 2)
+    with ResultsWriter(tmp_path / RESULTS_FILE) as writer:
+        writer.write_record(record)
+    text = (tmp_path / HISTORIES_FILE).read_text(encoding="utf-8")
+    (tmp_path / HISTORIES_FILE).write_text(text.replace("[session 2]", "[session 9]"), encoding="utf-8")
+    scan = scan_results(tmp_path / RESULTS_FILE)
+    assert not scan.records and "results.jsonl:1" in scan.problems[0] and "is not in" in scan.problems[0]

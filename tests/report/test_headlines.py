@@ -154,7 +154,8 @@ def test_a_protocol_says_what_decides_the_headline_and_nothing_more_when_all_is_
     summary = _protocol_summary([_row("headline", scenarios=20), _row("single_hop"), _row("multi_hop")])
     assert _notes(summary, "protocol") == [
         "the suite's protocol decides the headline: LoCoMo as mem0 reports it: single_hop, multi_hop; the verdict's "
-        "continuity is over these scenarios; its other checks and the rows marked all cover every scenario"]
+        "continuity and unsupported claims are over these scenarios, each group reported apart has its own line, "
+        "and the leakage checks and the rows marked all cover every scenario"]
     assert not _notes(summary, "not_judged") and not _notes(summary, "no_relevant_item")
     assert not _notes(_summary(0.40, 0.25), "protocol")  # no protocol, no note
 

@@ -537,3 +537,32 @@ def test_a_zero_accuracy_is_a_marked_line_and_missing_data_is_said_not_drawn() -
     assert not any(b["title"].startswith("temporal · recall") for b in chart["bars"])
     page = render_html(summary, samples)
     assert page.count('class="zerobar"') == len(zeros) and page.count('class="nodata"') == 1
+
+
+def _pasted_samples() -> list[dict[str, Any]]:
+    span = [{"role": "user", "content": "[Earlier conversation s1, Monday 1 May 2023]\nI adopted a greyhound called Pixel."},
+            {"role": "assistant", "content": "Congratulations on Pixel!"},
+            {"role": "user", "content": "[Earlier conversation s2, Friday 5 May 2023]\nPixel learned to sit."}]
+    system, probe = {"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": "What is my dog called?"}
+    return [{"arm": "full_history", "category": "c", "model": "m", "_outcome": "correct", "scenario_id": f"c/q{i}", "epoch": 0,
+             "final_answer": "Pixel", "messages": [system, *span, probe], "pasted": {"at": 1, "count": 3, "digest": "ab" * 32}}
+            for i in range(2)]
+
+
+def test_pasted_histories_over_the_page_budget_are_one_message_naming_their_sessions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A LongMemEval S run pastes ~200 MB of distinct sessions: over the budget the page names them instead of embedding them."""
+    from harness.report import page_data
+
+    samples = _pasted_samples()
+    assert page_data.pasted_chars(samples) == sum(len(m["content"]) for m in samples[0]["messages"][1:4])  # one history, once
+    _, whole, _ = page_data.data_blobs(samples, 10**9)
+    assert "[Earlier conversation s2, Friday 5 May 2023]\nPixel learned to sit." in json.loads("".join(whole))["s"]  # embedded whole
+    monkeypatch.setattr(page_data, "PASTED_PAGE_CHARS", page_data.pasted_chars(samples) - 1)
+    _, pieces, _ = page_data.data_blobs(samples, 10**9)
+    blob = json.loads("".join(pieces))
+    strings, (row, _) = blob["s"], blob["r"]
+    assert [m[0] for m in row[0]] == ["s", "pasted_history", "u"]
+    summary = strings[row[0][1][1]]
+    assert summary.startswith("3 pasted messages") and "histories.jsonl" in summary and "history abababababab" in summary
+    assert summary.endswith("[Earlier conversation s1, Monday 1 May 2023]\n[Earlier conversation s2, Friday 5 May 2023]")
+    assert not any("Pixel learned" in s or "Congratulations" in s for s in strings)

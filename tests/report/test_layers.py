@@ -66,6 +66,15 @@ def test_an_index_whose_paired_gain_excludes_zero_is_justified() -> None:
     assert "paired" in got["why"] and "continuity accuracy" in got["why"]
 
 
+def test_four_scenarios_improved_and_none_worsened_do_not_justify_an_index() -> None:
+    """The starter suite's vectors line: 4 up, 0 down is exact p 0.125. A percentile bootstrap over the 12
+    scenarios put its interval above 0 and printed ``justified``; the shared rule reads the exact test."""
+    rows, scenarios = coverage_run("recall_vector", [0.25] * 4 + [0.0] * 8)
+    got = line(layers_block(rows, scenarios, ["recall", "recall_vector"]), "vector")
+    assert got["outcome"] == NOT_JUSTIFIED and got["estimate"]["p_value"] == 0.125
+    assert got["estimate"]["ci_low"] <= 0 and "(4 up, 0 down), exact p 0.12" in got["why"]
+
+
 def test_an_index_whose_interval_crosses_zero_is_not_justified() -> None:
     rows, scenarios = coverage_run("recall_hybrid", [0.5, -0.5] * 6 + [0.5])
     got = line(layers_block(rows, scenarios, ["recall", "recall_hybrid"]), "hybrid")

@@ -52,6 +52,21 @@ def test_the_locomo_verdict_decides_continuity_on_categories_1_to_4(locomo_run: 
     assert check["value"] == head["diff"] and head["n_scenarios"] == 12  # 3 sessions x 4 answerable; no adversarial
 
 
+def test_the_locomo_verdict_gives_the_adversarial_group_its_own_line_apart_from_the_headline(
+        locomo_run: tuple[Path, dict]) -> None:
+    """Unsupported claims are decided over the headline, as continuity; the adversarial category (reported apart)
+    has its own line naming it, with its accuracy and unsupported rate, and it does not gate (LoCoMo's protocol)."""
+    _, summary = locomo_run
+    checks = {c["name"]: c for c in summary["verdict"]["per_model"]["offline/reference"]["checks"]}
+    assert checks["unsupported_claims_within_tolerance"]["reason"].startswith("unsupported claims over the headline")
+    apart = checks["apart_adversarial"]
+    assert apart["gates"] is False and apart["reason"].startswith("adversarial (reported apart; does not gate) ")
+    assert "unsupported claims" in apart["reason"] and "its accuracy" in apart["reason"]
+    rows = [r for r in summary["paired"] if r["category"] == "apart:adversarial"]
+    assert {r["metric"] for r in rows} >= {"continuity_accuracy", "unsupported_claim_rate"}
+    assert summary["verdict"]["status"] == summary["verdict"]["checks_status"]
+
+
 def test_the_locomo_table_is_in_the_papers_order_with_adversarial_apart(locomo_run: tuple[Path, dict]) -> None:
     _, summary = locomo_run
     rows = summary["protocol"]["tables"][0]["rows"]
@@ -120,6 +135,9 @@ def test_an_unjudged_preference_question_counts_in_no_accuracy(tmp_path: Path) -
                 and r["arm"] == "recall" and r["metric"] == "continuity_accuracy")
     assert pref["n"] == 0 and pref["value"] is None
     assert any(h["code"] == "not_judged" and "single_session_preference (1)" in h["text"] for h in summary["headlines"])
+    apart = next(c for c in summary["verdict"]["per_model"]["offline/reference"]["checks"]
+                 if c["name"] == "apart_abstention")
+    assert apart["gates"] is False and apart["reason"].startswith("abstention (reported apart; does not gate) ")
 
 
 def test_run_and_report_say_the_suite_is_incomplete(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

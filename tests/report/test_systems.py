@@ -62,8 +62,9 @@ def test_a_head_to_head_run_prints_the_systems_table_and_the_ladder_within_80_co
 def test_the_page_shows_the_systems_table_with_every_column(head_to_head: tuple[Path, str]) -> None:
     page = (head_to_head[0] / "index.html").read_text(encoding="utf-8")
     assert 'id="systems"' in page and 'id="layers"' in page
-    for _, header in SYSTEM_COLUMNS:
-        assert f"<th scope=\"col\">{header}</th>" in page
+    for key, header in SYSTEM_COLUMNS:
+        # the smoke suite asks to forget nothing: no forgetting column (test below)
+        assert (f"<th scope=\"col\">{header}</th>" in page) is (key != "forgetting")
 
 
 def manifest(fingerprints: dict[str, ArmFingerprint] | None = None) -> RunManifest:
@@ -129,3 +130,17 @@ def test_with_a_suite_protocol_continuity_is_the_headlines_as_the_verdict_reads_
 def test_without_a_protocol_continuity_is_over_every_category() -> None:
     rows = systems_block(manifest(), [], [metric("recall", "continuity_accuracy", 0.5)])
     assert rows[0]["continuity"]["value"] == 0.5 and rows[0]["continuity_over"] == "all"
+
+
+def test_every_arm_gets_its_forgetting_figures_where_a_scenario_asks_to_forget() -> None:
+    """mem0 keeps forgotten facts and repeats some: the systems table shows it for that arm, not only for recall."""
+    metrics = [metric(arm, "continuity_accuracy", 0.5) for arm in ("history_only", "recall")]
+    metrics += [metric("history_only", "retained_after_forget_count", 9.0), metric("recall", "retained_after_forget_count", 0.0),
+                metric("history_only", "answer_forgotten_rate", 0.5), metric("recall", "answer_forgotten_rate", 0.0)]
+    summary = {"systems": systems_block(manifest(), [], metrics), "run": {}}
+    section = systems_section(summary)
+    assert section is not None and "forgotten: retained / said" in section["columns"]
+    at = section["columns"].index("forgotten: retained / said")
+    assert [r["cells"][at] for r in section["rows"]] == ["9 / 5", "0 / 0"]
+    plain = {"systems": systems_block(manifest(), [], metrics[:2]), "run": {}}
+    assert "forgotten: retained / said" not in systems_section(plain)["columns"]

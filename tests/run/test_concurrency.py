@@ -48,3 +48,23 @@ def test_calls_over_the_limit_wait_for_a_place() -> None:
         return order
 
     assert asyncio.run(go()) == ["a in", "a out", "b in", "b out"]
+
+
+def test_three_calls_in_a_row_timing_out_alone_call_on_stall_once_and_an_answer_resets_the_count() -> None:
+    """At limit 1: two timeouts alone, then an answer in time (the count starts again; the limit goes back to 2), then
+    four timeouts: the first at limit 2 (not alone, the limit falls to 1) does not count, the next three do: on_stall
+    once. Timeouts of calls started while the limit was above 1 never count."""
+    async def go() -> tuple[AdaptiveLimit, list[int]]:
+        gate, stalls = AdaptiveLimit(2), []
+        gate.on_stall = lambda: stalls.append(gate.timeouts)
+        first, second = await gate.acquire(), await gate.acquire()
+        gate.release(first, timed_out=True)  # at 2 in flight: 2 -> 1, not alone
+        gate.release(second, timed_out=True)  # an older wave: not alone either
+        for timed_out in (True, True, False, True, True, True, True):  # T T answer T(at 2) T T T
+            gate.release(await gate.acquire(), timed_out=timed_out)
+        return gate, stalls
+
+    gate, stalls = asyncio.run(go())
+    assert gate.limit == 1 and gate.timeouts == 8 and gate.solo_timeouts == 3
+    assert stalls == [8]  # the third timeout alone in a row after the answer
+    assert gate.last_timeout_at is not None

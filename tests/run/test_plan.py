@@ -99,24 +99,24 @@ def test_every_run_starts_with_the_plan_line(tmp_path: Path, suite: Path, capsys
 
 def test_budget_refuses_a_call_whose_worst_case_would_pass_the_limit_counting_calls_in_flight() -> None:
     budget = Budget(1.0, {"m": Price(input=0.001, output=0.002)})
-    first = budget.reserve("m", 100, 200)  # 0.1 + 0.4
+    first = budget.reserve_now("m", 100, 200)  # 0.1 + 0.4
     assert first == pytest.approx(0.5)
-    second = budget.reserve("m", 100, 200)  # 1.0 with the first still in flight: allowed, not past
+    second = budget.reserve_now("m", 100, 200)  # 1.0 with the first still in flight: allowed, not past
     with pytest.raises(BudgetExceeded, match="--max-cost-usd"):
-        budget.reserve("m", 1, 0)
+        budget.reserve_now("m", 1, 0)
     assert budget.exhausted
     budget.settle("m", first, 0.2)
     budget.settle("m", second, 0.2)
     with pytest.raises(BudgetExceeded):  # once exhausted, no call starts again in this process
-        budget.reserve("m", 1, 0)
+        budget.reserve_now("m", 1, 0)
     assert budget.recorded_usd == pytest.approx(0.4)
 
 
 def test_budget_learns_when_a_provider_bills_more_than_the_estimate() -> None:
     budget = Budget(10.0, {"m": Price(input=0.01, output=0.0)})
-    reserved = budget.reserve("m", 100, 0)  # 1.0 estimated
+    reserved = budget.reserve_now("m", 100, 0)  # 1.0 estimated
     budget.settle("m", reserved, 3.0)  # billed three times the estimate
-    assert budget.reserve("m", 100, 0) == pytest.approx(3.0)
+    assert budget.reserve_now("m", 100, 0) == pytest.approx(3.0)
 
 
 def test_plan_of_several_epochs_is_the_plan_of_one_times_the_epochs_in_every_number(suite: Path) -> None:
@@ -126,3 +126,37 @@ def test_plan_of_several_epochs_is_the_plan_of_one_times_the_epochs_in_every_num
     for name in ("samples", "calls_expected", "calls_max", "input_tokens", "input_tokens_max", "output_tokens", "output_tokens_max"):
         assert getattr(b, name) == 3 * getattr(a, name) > 0, name
     assert b.cost_usd == pytest.approx(3 * a.cost_usd)
+
+
+STORE_ARMS = ["history_only", "recall", "full_history", "recall_fts", "recall_vector", "recall_hybrid"]
+
+
+def test_planning_the_built_in_arms_opens_no_store(suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memory_tools.store import MemoryItemStore
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the plan opened a store")
+
+    monkeypatch.setattr(MemoryItemStore, "__init__", refuse)
+    plan, _ = _plan(suite, arms=STORE_ARMS)
+    assert plan.unplanned == {}  # the plan catches a system's error: a refused store would land here
+    assert plan.input_tokens > 0
+
+
+def test_a_plan_built_without_stores_counts_what_opening_each_arm_counts(suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.memory_systems import planning  # noqa: F401 - the module whose rule is switched off below
+
+    scenarios = load_scenarios([suite])
+    incognito = scenarios[0].model_copy(update={"id": f"{scenarios[0].id}-incognito",
+                                                "probe": scenarios[0].probe.model_copy(update={"incognito": True})})
+    scenarios.append(incognito)  # the Host admits no tool: recall's prompt is history_only's
+    specs = plan_samples(scenarios, STORE_ARMS, ["openai/gpt-4o-mini"], 1, 0)
+    by_arm = {}
+    for mode in ("scenario alone", "opened"):
+        if mode == "opened":
+            monkeypatch.setattr(planning, "plans_without_store", lambda arm: False)
+        by_arm[mode] = [vars(make_plan(scenarios, [s for s in specs if s.arm == arm], round_cap=4, max_tokens=2048).models[0])
+                        for arm in STORE_ARMS]
+    assert by_arm["scenario alone"] == by_arm["opened"]
+    tools = [row["calls_max"] for row in by_arm["opened"]]
+    assert tools[0] < tools[1] and tools[3] == tools[1]  # recall's tools offered and counted

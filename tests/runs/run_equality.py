@@ -10,7 +10,7 @@ from harness.records import RESULTS_FILE
 
 
 def without_clock(run_dir: Path, *, attempts: bool = False) -> None:
-    """Zero the wall-clock fields no two runs share (latency, tool time, start times), and with ``attempts`` the
+    """Zero the wall-clock fields no two runs share (latency, tool time, ingest time, start times), and with ``attempts`` the
     tries each call took (a rate-limiting proxy turns some away); nothing else is touched."""
     path = run_dir / RESULTS_FILE
     out = []
@@ -23,6 +23,8 @@ def without_clock(run_dir: Path, *, attempts: bool = False) -> None:
                 call["attempts"] = 1
         for call in record["tool_calls"]:
             call["elapsed_s"] = 0.0
+        if record.get("ingest"):  # seconds spent building the system's memory
+            record["ingest"].update(open_s=0.0, write_s=0.0, embedding_s=0.0)
         out.append(json.dumps(record))
     path.write_text("\n".join(out) + "\n", encoding="utf-8")
 

@@ -56,6 +56,18 @@ def test_regression_beyond_intervals_exits_one(tmp_path: Path, capsys: pytest.Ca
     code, out = _compare(capsys, a, b)
     assert code == 1
     assert "REGRESSION" in out and "broken" in out
+    assert "recall · all: continuity_accuracy drop from A to B +0.90 [" in out and "(9 up, 0 down), exact p 0.0039" in out
+
+
+def test_a_drop_on_three_scenarios_is_no_regression_whatever_the_intervals_say(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """3 scenarios broken, none fixed: exact p 0.25, so the shared paired rule proves nothing. The old rule
+    (B's interval below A's) read the run-level intervals alone, unpaired."""
+    a = _built(tmp_path / "a", recall_right=10, history_right=2)
+    b = _built(tmp_path / "b", recall_right=7, history_right=2)
+    cmp = compare_runs(a, b)
+    change = next(c for c in cmp.metrics if (c.arm, c.category, c.metric) == ("recall", "all", "continuity_accuracy"))
+    assert change.regression is False and "(3 up, 0 down), exact p 0.25" in str(change.why)
 
 
 def test_improvement_is_not_a_regression(tmp_path: Path) -> None:
@@ -65,11 +77,8 @@ def test_improvement_is_not_a_regression(tmp_path: Path) -> None:
 
 
 def test_verdict_leaving_pass_is_a_regression(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    a = synthetic_run(tmp_path / "a")
-    b = tmp_path / "b"
-    shutil.copytree(a, b)
-    edit_json(a / "summary.json", lambda s: s["verdict"].update(status="pass"))
-    edit_json(b / "summary.json", lambda s: s["verdict"].update(status="fail"))
+    a = synthetic_run(tmp_path / "a")  # recall 9 of 10 right, history_only 2: pass
+    b = synthetic_run(tmp_path / "b", recall_right=2)  # no gain: fail
     code, out = _compare(capsys, a, b)
     assert code == 1 and "verdict: A pass -> B fail" in out and "verdict regression: A pass -> B fail" in out
 
@@ -371,7 +380,8 @@ def test_an_incomplete_verdict_is_no_basis_for_a_gate(tmp_path: Path, capsys: py
     a = synthetic_run(tmp_path / "a")
     b = tmp_path / "b"
     shutil.copytree(a, b)
-    edit_json(b / "summary.json", lambda s: s["verdict"].update(status="incomplete"))
+    lines = (b / "results.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (b / "results.jsonl").write_text("".join(lines[:-1]), encoding="utf-8")  # 19 of 20 samples: rebuilt, incomplete
     code, out = _compare(capsys, a, b)
     assert code == 2 and "verdict 'incomplete'" in out
 

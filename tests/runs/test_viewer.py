@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.runs.viewer import find_run_folders, inside
+from harness.runs.viewer import Viewer, find_run_folders
 from tests.runs.viewer_fixtures import fetch, progress_live, runs_tree, serving, snapshot
 
 
@@ -73,6 +73,7 @@ def _raw_get(base: str, path: str) -> int:
 def test_files_outside_dir_are_never_served(tmp_path: Path) -> None:
     root = tmp_path / "root"
     (root / "run").mkdir(parents=True)
+    (root / "run" / "run.json").write_text("{}", encoding="utf-8")  # a run folder (unreadable, still listed)
     (root / "run" / "index.html").write_text("inside", encoding="utf-8")
     (tmp_path / "secret.txt").write_text("TOPSECRET", encoding="utf-8")
     os.symlink(tmp_path / "secret.txt", root / "run" / "link.txt")
@@ -85,7 +86,9 @@ def test_files_outside_dir_are_never_served(tmp_path: Path) -> None:
             assert _raw_get(base, path) == 404, path
         status, body = fetch(base + "_compare?a=..&b=run")
         assert status == 404 and b"TOPSECRET" not in body
-    assert inside(root.resolve(), "../secret.txt") is None and inside(root.resolve(), "run/index.html") is not None
+    viewer = Viewer(root, tmp_path / "cache")
+    assert viewer.listed_folder("../secret.txt") is None and viewer.listed_folder("escape") is None
+    assert viewer.listed_folder("run") == root.resolve() / "run"
 
 
 def test_a_request_for_another_host_is_refused(tree: Path) -> None:

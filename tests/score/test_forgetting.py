@@ -199,3 +199,48 @@ def test_the_forgetting_table_has_no_write_counts_for_an_arm_without_a_write_pha
     assert [(r["arm"], r["mechanism"], r["forget_calls"], r["forgets_removed"], r["retrievable"], r["disclosed"], r["notes"])
             for r in rows] == [("full_history", "not declared", None, None, 1, 0, 0),
                                (ARM, "delete by exact title", 1, 0, 1, 1, 1)]
+
+
+# ---------------------------------------------------------------- forget requests: declared, not guessed
+
+
+def _chat(turns: list[str], sid: str = "conv-1/q001") -> Scenario:
+    """A conversation without any forgotten fact declared: only turns that ask the assistant to forget count."""
+    return Scenario.model_validate({
+        "id": sid, "title": "Chat", "category": "single_hop", "description": "A chat.",
+        "sessions": [{"id": f"s{i}", "started_at": f"2026-01-0{i + 1}T09:00:00Z",
+                      "turns": [{"role": "user", "content": text}]} for i, text in enumerate(turns)],
+        "probe": {"started_at": "2026-03-02T10:00:00Z", "message": "Where did I go?"},
+        "expect": {"must_contain_any": ["Paris"]},
+    })
+
+
+def test_a_session_saying_ill_never_forget_it_asks_nothing() -> None:
+    """LoCoMo's phantom requests: any forget word counted ("I'm not gonna forget a second of it")."""
+    from harness.scenarios import forget_requests
+
+    scn = _chat(["Paris was amazing, I'll never forget it!", "I'm not gonna forget a second of it.",
+                 "Don't forget to book the train. We should delete the old photos someday."])
+    assert forget_requests(scn) == ()
+    record_scores = score_sample(_record_for(scn), scn)
+    assert record_scores.forget_requests == 0 and forgetting_table([record_scores]) == []
+
+
+def test_a_turn_asking_the_assistant_to_forget_is_one_request_counted_once_per_conversation() -> None:
+    """Two probes of one conversation over 2 epochs share one request: asked 1, not probes x sessions x epochs."""
+    from harness.scenarios import forget_requests
+
+    turns = ["I moved to Lyon last spring.", "Please forget my old address. Can you delete it from your notes?"]
+    scores = []
+    for sid in ("conv-1/q001", "conv-1/q002"):
+        scn = _chat(turns, sid)
+        assert forget_requests(scn) == (("s1", 0),)
+        scores += [score_sample(_record_for(scn, epoch), scn) for epoch in (0, 1)]
+    (row,) = forgetting_table(scores)
+    assert row["forget_requests"] == 1 and row["samples"] == 4
+
+
+def _record_for(scn: Scenario, epoch: int = 0):
+    from tests.score.scoring_factories import make_record
+
+    return make_record(scn, "Paris.", arm="history_only", epoch=epoch)

@@ -205,8 +205,10 @@ def test_grounding_judge_runs_once_per_answered_sample_and_adds_ungrounded_claim
                                                           "Billing runs Postgres 15.", "It's CircleCI."]
     grounding = summary["judge"]["grounding"]
     assert (grounding["model"], grounding["calls"], grounding["judged"], grounding["ungrounded"]) == ("test/g", 3, 3, 2)
-    assert set(grounding["calibration"]) == {"false_positive_rate", "false_negative_rate", "cohen_kappa", "n"}
-    assert grounding["calibration"]["n"] >= 60
+    assert set(grounding["calibration"]) == {"false_positive_rate", "false_negative_rate", "cohen_kappa", "n", "calls",
+                                             "prompt_tokens", "completion_tokens", "cost_usd", "unpriced_calls"}
+    assert grounding["calibration"]["n"] >= 60 and grounding["calibration"]["calls"] == grounding["calibration"]["n"]
+    assert grounding["calibration"]["unpriced_calls"] == grounding["calibration"]["calls"]  # a plain-string completer: no usage
     outcome = {(s["scenario_id"], s["arm"]): s["outcome"] for s in samples if s["epoch"] == 0}
     assert outcome[("fact-01", "history_only")] == "wrong" and outcome[("fact-01", "recall")] == "correct"
 
@@ -233,8 +235,10 @@ def test_rubric_and_grounding_judges_share_the_judge_block(tmp_path):
                    complete=lambda m, msgs: '{"verdict": "pass", "reason": "states it"}')
     summary, _ = _summary([make_record(sc)], {sc.id: sc}, tmp_path, _Scripted(), judge=rubric)
     block = summary["judge"]
-    assert (block["model"], block["calls"]) == ("test/g", 1)  # the run's calls; calibration not counted
-    assert set(block["calibration"]) == {"false_positive_rate", "false_negative_rate", "cohen_kappa", "n"}
+    assert (block["model"], block["calls"]) == ("test/g", 1)  # the run's calls; calibration's counted apart
+    assert set(block["calibration"]) == {"false_positive_rate", "false_negative_rate", "cohen_kappa", "n", "calls",
+                                         "prompt_tokens", "completion_tokens", "cost_usd", "unpriced_calls"}
+    assert block["calibration"]["calls"] == block["calibration"]["n"]
     assert block["grounding"]["calls"] == 1
 
 

@@ -4,6 +4,9 @@ session-level Recall@k and NDCG@k and its task-averaged accuracy, and tool laten
 from __future__ import annotations
 
 import math
+import string
+from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -74,9 +77,10 @@ def test_session_ndcg_ties_rank_one_and_two_and_grades_lower_ranks() -> None:
     assert ranked_session_metrics([], {"s2"}, ks=(5,)) == {"recall_any@5": 0.0, "recall_all@5": 0.0, "ndcg@5": 0.0}
 
 
-def _sessions_scenario() -> Scenario:
-    sessions = [{"id": f"s{i}", "started_at": 1000 * i, "turns": [{"role": "user", "content": f"turn {i}"}]}
-                for i in range(1, 5)]
+def _sessions_scenario(roles: tuple[str, ...] = ("user",) * 4) -> Scenario:
+    """Sessions s1-s4, one turn each with the role ``roles`` gives; it-b and it-c (citing s2, s3) are relevant."""
+    sessions = [{"id": f"s{i}", "started_at": 1000 * i, "turns": [{"role": role, "content": f"turn {i}"}]}
+                for i, role in enumerate(roles, start=1)]
     items = [
         {"id": "it-a", "content": "a", "kind": "knowledge", "keys": ["a"], "sources": [{"session": "s1", "turn": "t1"}]},
         {"id": "it-b", "content": "b", "kind": "knowledge", "keys": ["b"], "sources": [{"session": "s2", "turn": "t1"}]},
@@ -109,6 +113,44 @@ def test_session_retrieval_is_none_without_tools_evidence_or_success() -> None:
     assert session_retrieval(make_record(scenario, "x", error=True), scenario) is None
     bare = make_scenario(abstain=True)
     assert session_retrieval(make_record(bare, "I don't know."), bare) is None
+
+
+def test_longmemevals_population_skips_a_question_whose_targets_are_all_assistant_turns() -> None:
+    """Bug planted: ``session_retrieval`` counted every evidence question (ours): an assistant-side question
+    entered LongMemEval's mean, which its retrieval evaluation skips (470 oracle questions averaged, not 419)."""
+    scenario = _sessions_scenario(("user", "assistant", "assistant", "user"))
+    record = make_record(scenario, "x", calls=[tool_call(["it-b"])])
+    assert evidence_sessions(scenario, user_side=True) == set() and evidence_sessions(scenario) == {"s2", "s3"}
+    scores = score_sample(record, scenario)
+    assert scores.session_retrieval is None
+    assert scores.ours_session_retrieval == pytest.approx({"recall_any@5": 1.0, "recall_all@5": 0.0, "ndcg@5": 0.5,
+                                                          "recall_any@10": 1.0, "recall_all@10": 0.0, "ndcg@10": 0.5})
+
+
+def test_longmemeval_counts_only_sessions_with_a_user_side_target_as_targets() -> None:
+    """s3's target turn is the assistant's: LongMemEval renames it ``noans``, so retrieving s2 alone is recall_all 1
+    on its population and 0 on ours (s3 missing)."""
+    scenario = _sessions_scenario(("user", "user", "assistant", "user"))
+    scores = score_sample(make_record(scenario, "x", calls=[tool_call(["it-b"])]), scenario)
+    assert evidence_sessions(scenario, user_side=True) == {"s2"}
+    assert scores.session_retrieval["recall_all@5"] == 1.0 and scores.session_retrieval["ndcg@5"] == 1.0
+    assert scores.ours_session_retrieval["recall_all@5"] == 0.0 and scores.ours_session_retrieval["ndcg@5"] == 0.5
+
+
+def test_each_population_is_averaged_under_its_own_name() -> None:
+    """Bug planted: the ``ours_session_*`` rows fed from LongMemEval's figures (or the reverse): the means and n of
+    the two populations came out equal. Two questions: one user-side (recall_all 1), one assistant-side (0)."""
+    user, assistant = _sessions_scenario(), _sessions_scenario(("user", "assistant", "assistant", "user"))
+    assistant = assistant.model_copy(update={"id": "lme-2"})
+    scored = [score_sample(make_record(s, "x", calls=[tool_call(["it-c"])]), s) for s in (user, assistant)]
+    rows = {r["metric"]: r for r in aggregate(scored)["metrics"] if r["category"] == "all"}
+    assert (rows["session_recall_all@5"]["value"], rows["session_recall_all@5"]["n"]) == (1.0, 1)
+    assert (rows["ours_session_recall_all@5"]["value"], rows["ours_session_recall_all@5"]["n"]) == (1.0, 2)
+    # it-c cites s2 then s3: ranked [s2, s3]; LongMemEval's targets {} for lme-2, ours {s2, s3} -> ndcg 1 for both.
+    scored = [score_sample(make_record(s, "x", calls=[tool_call(["it-b"])]), s) for s in (user, assistant)]
+    rows = {r["metric"]: r for r in aggregate(scored)["metrics"] if r["category"] == "all"}
+    assert (rows["session_recall_all@5"]["value"], rows["session_recall_all@5"]["n"]) == (0.0, 1)
+    assert (rows["ours_session_ndcg@5"]["value"], rows["ours_session_ndcg@5"]["n"]) == (0.5, 2)
 
 
 def test_task_averaged_accuracy_weighs_each_category_alike() -> None:
@@ -148,3 +190,117 @@ def test_tool_latency_is_reported_apart_from_total_latency() -> None:
     assert found[("recall", "project_fact", "tool_latency_p50_s")]["value"] == pytest.approx(0.002)
     assert found[("recall", "project_fact", "tool_latency_p95_s")]["value"] == pytest.approx(0.002)
     assert found[("recall", "project_fact", "latency_p50_s")]["value"] == pytest.approx(2.002)
+
+
+# --- the papers' metrics on the published golds, question by question -------------------------------------------
+# The reference below is LoCoMo's task_eval/evaluation.py (normalize_answer, f1_score, f1 and the category rules of
+# eval_question_answering) rewritten from its text, and BLEU-1 as its formula (clipped unigram precision times the
+# brevity penalty, 0 without a shared unigram) over NLTK's Treebank tokens, as mem0 scores LoCoMo. None of it calls
+# recall-eval's code, so a drift of ours from the published procedure shows as a difference.
+
+
+def _published_normalize(text: str) -> str:
+    import regex
+
+    text = text.replace(",", "").lower()
+    text = "".join(ch for ch in text if ch not in set(string.punctuation))
+    return " ".join(regex.sub(r"\b(a|an|the|and)\b", " ", text).split())
+
+
+def _published_f1_score(prediction: str, gold: str) -> float:
+    from nltk.stem import PorterStemmer
+
+    stem = PorterStemmer().stem
+    predicted = [stem(w) for w in _published_normalize(prediction).split()]
+    wanted = [stem(w) for w in _published_normalize(gold).split()]
+    same = sum((Counter(predicted) & Counter(wanted)).values())
+    if same == 0:
+        return 0.0
+    precision, recall = same / len(predicted), same / len(wanted)
+    return 2 * precision * recall / (precision + recall)
+
+
+def _published_question_f1(output: str, answer: object, category: int) -> float:
+    gold = str(answer)
+    if category == 3:
+        gold = gold.split(";")[0].strip()
+    if category in (2, 3, 4):
+        return _published_f1_score(output, gold)
+    outputs, golds = [p.strip() for p in output.split(",")], [g.strip() for g in gold.split(",")]
+    return sum(max(_published_f1_score(o, g) for o in outputs) for g in golds) / len(golds)
+
+
+def _published_bleu1(output: str, gold: str) -> float:
+    from nltk.tokenize import NLTKWordTokenizer
+
+    hypothesis = NLTKWordTokenizer().tokenize(output.lower())
+    reference = NLTKWordTokenizer().tokenize(gold.lower())
+    clipped = sum((Counter(hypothesis) & Counter(reference)).values())
+    if not hypothesis or clipped == 0:
+        return 0.0
+    brevity = 1.0 if len(hypothesis) > len(reference) else math.exp(1 - len(reference) / len(hypothesis))
+    return brevity * clipped / len(hypothesis)
+
+
+#: (question, published gold, LoCoMo category, the answer scored): golds the importer repairs for its own checks
+#: (a trailing full stop, a number glued to a word, an int) and answers with Unicode punctuation LoCoMo keeps.
+PUBLISHED = [
+    ("What job is Joanna beginning?", "filmmaker.", 3, "Joanna wants to be a screenwriter who directs her films one day, she says."),
+    ("When was Deborah's parents' wedding?", "in 1993", 2, "Deborah’s parents married in 1993 — a spring wedding."),
+    ("When did Ana go to Sweden?", "The week before 9April, 2023", 2, "The week before 9 April, 2023."),
+    ("How many cups did the team win?", 2, 4, "They won 2 cups."),
+    ("Which countries did Ben hike in?", "Sweden, Canada.", 1, "Canada, Sweden, and Norway."),
+    ("Would Ana like a job abroad?", "Likely yes; she loved Sweden.", 3, "Yes — she loved living in Sweden."),
+]
+
+
+def test_token_f1_keeps_unicode_punctuation_as_locomo_does() -> None:
+    """Bug planted: Unicode punctuation dropped too (our own ``f1_tokens``): 4/9 instead of LoCoMo's 0.4 here.
+
+    By hand: answer tokens deborah’s parents married in 1993 — spring wedding (8; ``a`` removed), gold in 1993
+    (2): 2 shared, P 2/8, R 1, F1 0.4. Without ``—`` and ``’`` the answer has 7 tokens: F1 4/9.
+    """
+    assert locomo_f1(PUBLISHED[1][3], "in 1993", "temporal") == pytest.approx(0.4)
+    assert locomo_f1(PUBLISHED[1][3], "in 1993", "temporal") == pytest.approx(_published_question_f1(PUBLISHED[1][3], "in 1993", 2))
+
+
+def test_bleu1_scores_the_published_trailing_full_stop() -> None:
+    """Against ``filmmaker.`` the answer's own final ``.`` is the one shared unigram: 1 of its 16 tokens, 0.0625
+    (joanna wants to be a screenwriter who directs her films one day , she says .); the repaired gold scores 0."""
+    assert bleu1(PUBLISHED[0][3], "filmmaker.") == pytest.approx(1 / 16)
+    assert bleu1(PUBLISHED[0][3], "filmmaker") == 0.0
+
+
+def test_the_papers_metrics_score_each_imported_question_on_its_published_gold(tmp_path: Path) -> None:
+    """Bug planted: the importer's ``f1_reference`` the repaired gold (``filmmaker``, ``9 April``): BLEU-1 and F1
+    moved off the published procedure's values question by question. Each probe is imported, loaded, scored by
+    ``score_sample`` and set against the published procedure on the published gold."""
+    from harness.importers import run_import
+    from harness.scenarios import load_suite
+    from tests.importers.importer_fixtures import locomo_sample, write_source
+
+    qa = [{"question": q, "answer": gold, "evidence": ["D1:1"], "category": c} for q, gold, c, _ in PUBLISHED]
+    texts = ("I love Sweden and Canada.", "We won 2 cups.", "Joanna writes movie scripts.")
+    run_import("locomo", write_source(tmp_path, "locomo10.json", [locomo_sample(qa, texts=texts)]), tmp_path / "suite",
+               echo=lambda _line: None)
+    scenarios = {s.id: s for s in load_suite([tmp_path / "suite"]).scenarios}
+    assert len(scenarios) == len(PUBLISHED)
+    for n, (_question, gold, category, answer) in enumerate(PUBLISHED, start=1):
+        scenario = scenarios[f"conv-9/q{n:03d}"]
+        assert scenario.expect.f1_reference == str(gold)
+        scores = score_sample(make_record(scenario, answer), scenario)
+        assert scores.token_f1 == pytest.approx(_published_question_f1(answer, gold, category)), (n, gold)
+        assert scores.bleu1 == pytest.approx(_published_bleu1(answer, str(gold))), (n, gold)
+
+
+def test_a_named_speakers_turn_is_a_persons_side_whatever_its_role() -> None:
+    """LoCoMo's speaker_b plays the assistant role but is a person: LongMemEval's rule (skip the assistant's own
+    words) must not drop LoCoMo's questions about speaker_b. Bug planted: the rule read the role alone (713 of
+    LoCoMo's 1,312 evidence questions counted on the real file, not all of them)."""
+    scenario = _sessions_scenario(("user", "assistant", "assistant", "user"))
+    named = [s.model_copy(update={"turns": [t.model_copy(update={"speaker": "Melanie"}) for t in s.turns]})
+             for s in scenario.sessions]
+    scenario = scenario.model_copy(update={"sessions": named})
+    assert evidence_sessions(scenario, user_side=True) == {"s2", "s3"}
+    scores = score_sample(make_record(scenario, "x", calls=[tool_call(["it-c"])]), scenario)
+    assert scores.session_retrieval == scores.ours_session_retrieval and scores.session_retrieval["recall_all@5"] == 1.0

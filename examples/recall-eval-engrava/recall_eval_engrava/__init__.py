@@ -24,10 +24,13 @@ filters as a query capability, not a boundary, and an empty
 without one (:meth:`EngravaInstance.search` refuses to run with an empty or
 missing filter). Under a denying policy no tool is offered and nothing is read.
 
-Embeddings: :mod:`recall_eval_engrava.lexical` through engrava's
-``CallbackProvider`` (hashed word features, lexical, not semantic). Results
-show each item's text and the time it was observed (stored in its metadata),
-so ``sees_session_times`` stays True.
+Embeddings: the run's embedder (``--embedding-model``), received in ``open``
+as ``embedder=`` and called through the harness (counted per sample), as
+engrava's embedding provider (:class:`RunEmbeddingProvider`): engrava has one
+``embed`` for both sides, so the provider embeds passages while the items are
+stored and queries while a probe searches (an e5 model prefixes them apart).
+Results show each item's text and the time it was observed (stored in its
+metadata), so ``sees_session_times`` stays True.
 """
 
 from __future__ import annotations
@@ -41,7 +44,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from harness.memory_systems import (
-    EmbedderFacts,
     MemoryInstance,
     MemorySystem,
     ProbeSetup,
@@ -49,12 +51,13 @@ from harness.memory_systems import (
     SystemContract,
     ToolExecution,
     fit_disclosure,
+    SampleEmbedding,
     policy_denial,
     probe_messages,
+    sample_embedding,
 )
-from recall_eval_engrava import lexical
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 DEFAULT_TOP_K = 10
 DEFAULT_CHARS = 4000
@@ -105,13 +108,29 @@ class _Loop:
         return asyncio.run_coroutine_threadsafe(coroutine, loop).result()
 
 
-async def _open_store() -> tuple[Any, Any]:
+class RunEmbeddingProvider:
+    """engrava's embedding provider (``dimension``, ``model_name``, async ``embed``/``embed_batch``) over the run's
+    embedder; ``kind`` says what is being embedded: ``passage`` while storing, ``query`` while searching."""
+
+    def __init__(self, embedding: SampleEmbedding) -> None:
+        self.embedding = embedding
+        self.kind = "passage"
+        self.dimension = embedding.dimensions
+        self.model_name = embedding.model
+
+    async def embed(self, text: str) -> list[float]:
+        return self.embedding.embed([text], self.kind)[0]  # type: ignore[arg-type]
+
+    async def embed_batch(self, texts: list[str]) -> list[list[float]]:
+        return self.embedding.embed(texts, self.kind)  # type: ignore[arg-type]
+
+
+async def _open_store(provider: RunEmbeddingProvider) -> tuple[Any, Any]:
     import aiosqlite
-    from engrava import CallbackProvider, SqliteEngravaCore
+    from engrava import SqliteEngravaCore
 
     connection = await aiosqlite.connect(":memory:")
     connection.row_factory = aiosqlite.Row
-    provider = CallbackProvider(callback=lexical.embed, dimension=lexical.DIMENSIONS, model_name=lexical.MODEL_NAME)
     store = SqliteEngravaCore(connection, embedding_provider=provider, auto_embed=True)
     await store.ensure_schema()
     return connection, store
@@ -144,15 +163,16 @@ def _result(status: str, payload: dict[str, Any], disclosed: tuple[str, ...] = (
 class EngravaInstance(MemoryInstance):
     """One sample's engrava stores, one per workspace, seeded with the scenario's items."""
 
-    def __init__(self, scenario: Any, *, ranking: dict[str, float] | None = None) -> None:
+    def __init__(self, scenario: Any, *, ranking: dict[str, float] | None = None, embedder: SampleEmbedding | None = None) -> None:
         super().__init__(scenario)
         self.ranking = dict(ranking or {})
+        self.provider = RunEmbeddingProvider(embedder or sample_embedding(None))
         self.stores: dict[str | None, tuple[Any, Any]] = {}
         workspaces = {item.workspace for item in scenario.items if item.workspace is not None}
         workspaces.add(scenario.probe.workspace)
         try:
             for workspace in sorted(workspaces, key=lambda w: (w is not None, w or "")):
-                self.stores[workspace] = _Loop.run(_open_store())
+                self.stores[workspace] = _Loop.run(_open_store(self.provider))
                 for item in scenario.items:
                     if item.workspace is None or item.workspace == workspace:
                         _Loop.run(_store_item(self.stores[workspace][1], item))
@@ -181,6 +201,7 @@ class EngravaInstance(MemoryInstance):
             raise RuntimeError("refusing to search engrava without a scope filter: an empty filter matches every memory")
 
         async def ranked() -> list[tuple[Any, float]]:
+            self.provider.kind = "query"  # the one embedding a search makes is the query's
             if self.ranking:
                 result = await store.search_hybrid(query, top_k=self.top_k(), filters=filters, **self.ranking)
             else:
@@ -244,18 +265,26 @@ class _EngravaBase(MemorySystem):
     def configuration(self) -> dict[str, Any]:
         from importlib.metadata import version
 
-        return {"engrava": version("engrava"), "embedder": lexical.MODEL_NAME, "ranking": self.ranking or "default hybrid"}
+        return {"engrava": version("engrava"), "ranking": self.ranking or "default hybrid"}
+
+    def vendor_defaults(self) -> dict[str, Any]:
+        """Where this arm departs from engrava's defaults (empty: none), for the run's system contract."""
+        return {"ranking": "vector only (every other signal's weight 0)"} if self.ranking else {}
+
+    def ingest_mode(self) -> str:
+        """What the arm stores, for the run's system contract."""
+        return "the scenario's prepared items (seeded)"
 
     def contract(self, arm: str, terms: Any) -> SystemContract:
-        """The scenario's items, recall-eval's lexical embedder (not the run's), observation times as ISO."""
-        ranking = "; vector-only ranking" if self.ranking else ""
+        """The scenario's items, embedded with the run's embedder (``open(..., embedder=)``), observation times as ISO."""
+        departs = self.vendor_defaults()
         return SystemContract(
-            ingests="prepared items", embedder=EmbedderFacts("lexical", "none", lexical.DIMENSIONS), times="iso",
-            discloses="tool results", vendor_defaults=False, own_instructions=TOOL_INSTRUCTIONS,
-            vendor_note=f"offline lexical embedder through CallbackProvider{ranking}")
+            ingests="prepared items", embedder=terms.embedder, times="iso", discloses="tool results",
+            vendor_defaults=not departs, vendor_note="; ".join(f"{key} {value}" for key, value in departs.items()),
+            own_instructions=TOOL_INSTRUCTIONS)
 
-    def open(self, scenario: Any, write_mode: str) -> EngravaInstance:
-        return EngravaInstance(scenario, ranking=self.ranking)
+    def open(self, scenario: Any, write_mode: str, embedder: SampleEmbedding | None = None) -> EngravaInstance:
+        return EngravaInstance(scenario, ranking=self.ranking, embedder=embedder)
 
 
 class EngravaSystem(_EngravaBase):

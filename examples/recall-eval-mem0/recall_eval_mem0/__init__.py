@@ -1,15 +1,21 @@
-"""mem0 (the ``mem0ai`` package) as recall-eval memory systems: the product as its users configure it, scoped right.
+"""mem0 (the ``mem0ai`` package) as recall-eval memory systems: the product as mem0 publishes it, scoped right.
 
 Two arms (two systems, so each arm is its own configuration):
 
-- ``mem0`` (write mode ``none``, no model call): every turn of every earlier
-  session, oldest first and in every workspace, is stored as one memory with
-  ``add(..., infer=False)``;
-- ``mem0_infer`` (write mode ``agent``): after each earlier session mem0's own
-  fact extraction (``add(..., infer=True)``) runs with the run's model; its
-  calls go through the harness (:class:`harness.memory_systems.ModelWrite`), so
-  they are cached, retried, budgeted and counted as write-phase calls and
-  tokens like any agent write.
+- ``mem0`` (write mode ``agent``): mem0's default, fact extraction
+  (``add(..., infer=True)``) after each earlier session with the run's model;
+  its calls go through the harness (:class:`harness.memory_systems.ModelWrite`),
+  so they are cached, retried, budgeted and counted as write-phase calls and
+  tokens like any agent write;
+- ``mem0_raw`` (write mode ``none``, no model call): every turn of every
+  earlier session, oldest first and in every workspace, stored as one memory
+  with ``add(..., infer=False)``: a named variant below mem0's defaults.
+
+As mem0's own LoCoMo harness does (``evaluation/src/memzero``), every write
+carries its session's start as ``metadata={"timestamp": ...}`` (ISO 8601 UTC),
+a turn's named speaker opens its content (``"Caroline: ..."``: mem0 shows the
+extraction model ``role: content`` and drops ``name``), and every search
+result is shown as ``"<timestamp>: <memory>"``, so ``sees_session_times`` is True.
 
 At the probe both offer ``mem0_search(query)``: ``Memory.search`` with
 ``filters=`` naming exactly the probe's scopes and ``top_k=`` the run's
@@ -33,19 +39,30 @@ show recall-eval's leakage metrics catching each one):
   at exit) are set before mem0 is imported: it otherwise reports usage to its
   telemetry host and writes into the home folder.
 
-Embeddings: offline, :mod:`recall_eval_mem0.lexical` (hashed word features,
-documented as lexical, not semantic). mem0 stamps every memory with the
-current time and takes no back-dated timestamp in its open-source version, so
-``sees_session_times`` is False: the report marks its temporal results.
+Embeddings: the run's embedder (``--embedding-model``), received in ``open``
+as ``embedder=`` and called through the harness (counted per sample): mem0's
+``search`` embeds queries, its ``add``/``update`` passages. mem0's keyword
+half of search (BM25 through fastembed's ``Qdrant/bm25`` model, lemmas and
+entities through spaCy's ``en_core_web_sm``) is off when those are missing:
+fastembed and spaCy are on PyPI, but the two models are downloaded from
+Hugging Face and GitHub at first use, not from PyPI. mem0 says so in its own
+log warnings, which are left on; :data:`KEYWORD_SEARCH` records the state in
+the arm's configuration.
 
-Disclosure: a memory stored from a turn (``mem0``) discloses the scenario
+Structured output: mem0 asks its LLM for a ``json_object`` and describes the
+object in its prompt; the plug-in's LLM adapter sends the same request with
+that documented object as a JSON schema (:data:`EXTRACTION_SCHEMA`), as a
+structured-output adapter would, so any model that honours a schema (the
+offline one included) returns what mem0 parses.
+
+Disclosure: a memory stored from a turn (``mem0_raw``) discloses the scenario
 items sourced from that turn (else ``turn:<session>/<turn>``), so retrieval
 recall and out-of-scope checks compare with the item-based arms; an archived
 item that a later item supersedes is left out (a raw turn holds the old value
 by nature; stale-claim scoring judges the answer), while one archived
 without a successor (the user asked to forget it) counts, so a raw turn
 store is caught disclosing what was forgotten. A memory mem0 extracted
-(``mem0_infer``) is ``mem0:<id>``.
+(``mem0``) is ``mem0:<id>``.
 """
 
 from __future__ import annotations
@@ -53,32 +70,31 @@ from __future__ import annotations
 import atexit
 import importlib.util
 import json
-import logging
 import os
 import shutil
 import tempfile
 import time
 import uuid
-import warnings
+from datetime import UTC, datetime
 from typing import Any
 
 from harness.memory_systems import (
-    EmbedderFacts,
     MemoryInstance,
     MemorySystem,
     ModelWrite,
     ProbeSetup,
+    SampleEmbedding,
     StaticToolRun,
     SystemContract,
     ToolExecution,
     fit_disclosure,
     policy_denial,
     probe_messages,
+    sample_embedding,
     write_order,
 )
-from recall_eval_mem0 import lexical
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 DEFAULT_TOP_K = 10
 DEFAULT_CHARS = 4000
@@ -103,9 +119,23 @@ SEARCH_SPEC = {
     },
 }
 _MISSING = "recall-eval-mem0 needs the mem0ai package: pip install 'mem0ai>=2.2,<3'"
-#: mem0's loggers: without spaCy or fastembed it warns that BM25 is off on every instance, and it logs (and records
-#: nothing of) a model reply that is not JSON, which each write's record notes instead; its real failures raise.
-_NOISY_LOGGERS = ("mem0", "mem0.memory.main", "mem0.vector_stores.qdrant", "mem0.utils.spacy_models", "mem0.utils.lemmatization")
+#: Why mem0's keyword search (BM25) is off here, recorded in each arm's configuration (mem0 also warns in its log).
+KEYWORD_SEARCH = ("off: mem0's BM25 needs fastembed's Qdrant/bm25 model (Hugging Face) and spaCy's en_core_web_sm "
+                  "(GitHub); fastembed and spaCy are on PyPI, the two models are not")
+#: mem0's extraction reply as its prompt documents it (mem0ai 2.2, ADDITIVE_EXTRACTION_PROMPT "OUTPUT FORMAT").
+EXTRACTION_SCHEMA: dict[str, Any] = {
+    "name": "mem0_extraction",
+    "schema": {
+        "type": "object",
+        "properties": {"memory": {"type": "array", "items": {
+            "type": "object",
+            "properties": {"id": {"type": "string"}, "text": {"type": "string"},
+                           "attributed_to": {"type": "string", "enum": ["user", "assistant"]},
+                           "linked_memory_ids": {"type": "array", "items": {"type": "string"}}},
+            "required": ["id", "text", "attributed_to"], "additionalProperties": False}}},
+        "required": ["memory"], "additionalProperties": False,
+    },
+}
 _state: dict[str, Any] = {}
 
 
@@ -127,10 +157,6 @@ def _mem0() -> Any:
     atexit.register(shutil.rmtree, folder, True)
     os.environ["MEM0_TELEMETRY"] = "False"
     os.environ["MEM0_DIR"] = folder
-    for name in _NOISY_LOGGERS:
-        logging.getLogger(name).setLevel(logging.CRITICAL)
-    # mem0 asks a client it was handed for payload indexes; an in-memory Qdrant has none and says so every sample
-    warnings.filterwarnings("ignore", message="Payload indexes have no effect in the local Qdrant", category=UserWarning)
     from mem0 import Memory
 
     _state["Memory"] = Memory
@@ -138,16 +164,18 @@ def _mem0() -> Any:
     return Memory
 
 
-class LexicalEmbedder:
-    """mem0's embedder interface over :func:`recall_eval_mem0.lexical.embed` (offline, deterministic, lexical)."""
+class RunEmbedder:
+    """mem0's embedder interface over the run's embedder (counted by the harness): ``search`` embeds a query."""
 
-    dimensions = lexical.DIMENSIONS
+    def __init__(self, embedding: SampleEmbedding) -> None:
+        self.embedding = embedding
 
     def embed(self, text: Any, memory_action: str | None = None) -> list[float]:
-        return lexical.embed(text if isinstance(text, str) else json.dumps(text, ensure_ascii=False))
+        return self.embed_batch([text], memory_action or "add")[0]
 
     def embed_batch(self, texts: list[Any], memory_action: str = "add") -> list[list[float]]:
-        return [self.embed(text, memory_action) for text in texts]
+        strings = [t if isinstance(t, str) else json.dumps(t, ensure_ascii=False) for t in texts]
+        return self.embedding.embed(strings, "query" if memory_action == "search" else "passage")
 
 
 class HarnessLLM:
@@ -161,32 +189,60 @@ class HarnessLLM:
                           tool_choice: str = "auto", **_: Any) -> str:
         if self.model is None:
             raise RuntimeError("mem0 asked for a model call outside the write phase")
-        reply = str(self.model.complete(messages, response_format=response_format if isinstance(response_format, dict) else None))
+        reply = str(self.model.complete(messages, response_format=structured(response_format)))
         self.replies.append(reply)
         return reply
 
 
-def new_memory(history_db_path: str | None = ":memory:") -> tuple[Any, HarnessLLM]:
-    """A mem0 ``Memory`` over a fresh in-memory Qdrant collection, the lexical embedder and the harness's model.
+def structured(response_format: Any) -> dict[str, Any] | None:
+    """mem0's ``json_object`` request as a JSON-schema one naming its documented reply; anything else as given."""
+    if isinstance(response_format, dict) and response_format.get("type") == "json_object":
+        return {"type": "json_schema", "json_schema": EXTRACTION_SCHEMA}
+    return response_format if isinstance(response_format, dict) else None
+
+
+def new_memory(history_db_path: str | None = ":memory:", embedding: SampleEmbedding | None = None) -> tuple[Any, HarnessLLM]:
+    """A mem0 ``Memory`` over a fresh in-memory Qdrant collection, the run's embedder and the harness's model.
 
     ``history_db_path`` None is mem0's default: one history file in ``MEM0_DIR`` shared by every instance.
     """
     memory_class = _mem0()
     from qdrant_client import QdrantClient
 
+    embedding = embedding or sample_embedding(None)
+    dimensions = embedding.dimensions
     config = {
         "vector_store": {"provider": "qdrant", "config": {
             "client": QdrantClient(location=":memory:"), "collection_name": f"recall_eval_{uuid.uuid4().hex}",
-            "embedding_model_dims": lexical.DIMENSIONS}},
+            "embedding_model_dims": dimensions}},
         # mem0 builds its configured clients at once: placeholders that are never called (replaced below)
-        "embedder": {"provider": "openai", "config": {"api_key": "unused-offline", "embedding_dims": lexical.DIMENSIONS}},
+        "embedder": {"provider": "openai", "config": {"api_key": "unused-offline", "embedding_dims": dimensions}},
         "llm": {"provider": "openai", "config": {"api_key": "unused-offline"}},
         **({"history_db_path": history_db_path} if history_db_path is not None else {}),
     }
     memory = memory_class.from_config(config)
     llm = HarnessLLM()
-    memory.embedding_model, memory.llm = LexicalEmbedder(), llm
+    memory.embedding_model, memory.llm = RunEmbedder(embedding), llm
     return memory, llm
+
+
+def iso_time(millis: int) -> str:
+    """A session's start (epoch milliseconds) as mem0's metadata carries it: ISO 8601 UTC to the second."""
+    return datetime.fromtimestamp(millis / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def mem0_message(turn: Any) -> dict[str, Any]:
+    """A turn as mem0's LoCoMo harness adds it: a named speaker opens the content (``"Caroline: ..."``), because
+    mem0 renders messages as ``role: content`` and drops ``name``; ``name`` is kept for mem0's ``actor_id``."""
+    content = f"{turn.speaker}: {turn.content}" if turn.speaker else turn.content
+    return {"role": turn.role, "content": content, **({"name": turn.speaker} if turn.speaker else {})}
+
+
+def shown(memory: dict[str, Any]) -> str:
+    """A memory as mem0's LoCoMo harness shows it to the answering model: ``"<timestamp>: <memory>"``."""
+    stamp = (memory.get("metadata") or {}).get("timestamp")
+    text = str(memory.get("memory", ""))
+    return f"{stamp}: {text}" if stamp else text
 
 
 def _result(status: str, payload: dict[str, Any], disclosed: tuple[str, ...] = (), read: bool = False) -> ToolExecution:
@@ -199,10 +255,10 @@ class Mem0Instance(MemoryInstance):
 
     history_db_path: str | None = ":memory:"
 
-    def __init__(self, scenario: Any, *, infer: bool) -> None:
+    def __init__(self, scenario: Any, *, infer: bool, embedder: SampleEmbedding | None = None) -> None:
         super().__init__(scenario)
         self.infer = infer
-        self.memory, self.llm = new_memory(self.history_db_path)
+        self.memory, self.llm = new_memory(self.history_db_path, embedder)
         self.sources: dict[tuple[str, str], list[str]] = {}
         superseded = {old for item in scenario.items for old in item.supersedes}
         for item in scenario.items:
@@ -216,15 +272,15 @@ class Mem0Instance(MemoryInstance):
 
     # -- write ------------------------------------------------------------------------------------------
     def add_arguments(self, session: Any) -> dict[str, Any]:
-        """The scope of a session's writes: its workspace's user id (the metadata names the session)."""
-        return {"user_id": user_for(session.workspace), "metadata": {"session": session.id}}
+        """The scope of a session's writes: its workspace's user id; the metadata names the session and its time."""
+        return {"user_id": user_for(session.workspace), "metadata": {"session": session.id, "timestamp": iso_time(session.started_at)}}
 
     def add_turns(self, session: Any) -> list[dict[str, Any]]:
         """Each turn of ``session`` as one raw memory (``infer=False``)."""
         added = []
         scope = self.add_arguments(session)
         for turn in session.turns:
-            message = {"role": turn.role, "content": turn.content, **({"name": turn.speaker} if turn.speaker else {})}
+            message = mem0_message(turn)
             metadata = {**scope["metadata"], "turn": turn.id}
             added += self.memory.add([message], **{**scope, "metadata": metadata}, infer=False)["results"]
         return added
@@ -279,10 +335,10 @@ class Mem0Instance(MemoryInstance):
             if not isinstance(query, str) or not query.strip():
                 return _result("invalid_arguments", {"error": {"code": "invalid_arguments", "message": "query is required (a non-empty string)"}})
             found = self.search(query.strip(), workspace)
-            # the budget counts memory text, whole memories only, as for every system (not the JSON around it)
-            shown = found[: fit_disclosure([str(m.get("memory") or "") for m in found], top_k=self.top_k(), chars=self.chars())]
-            results = [{"text": m.get("memory", ""), **({"speaker": m["actor_id"]} if m.get("actor_id") else {})} for m in shown]
-            return _result("ok", {"results": results}, self.credited(shown), read=True)
+            # the budget counts memory text, whole memories only, as for every system (not the JSON nor the timestamp)
+            kept = found[: fit_disclosure([str(m.get("memory") or "") for m in found], top_k=self.top_k(), chars=self.chars())]
+            results = [{"text": shown(m), **({"speaker": m["actor_id"]} if m.get("actor_id") else {})} for m in kept]
+            return _result("ok", {"results": results}, self.credited(kept), read=True)
 
         tools = StaticToolRun({TOOL_NAME: (SEARCH_SPEC, search)})
         return ProbeSetup(probe_messages(self.scenario, tool_instructions=TOOL_INSTRUCTIONS), tools)
@@ -311,7 +367,7 @@ class _ExtractSession(ModelWrite):
 
     def run(self, model: Any) -> list[ToolExecution]:
         instance, session = self.instance, self.session
-        messages = [{"role": t.role, "content": t.content, **({"name": t.speaker} if t.speaker else {})} for t in session.turns]
+        messages = [mem0_message(t) for t in session.turns]
         scope = instance.add_arguments(session)
         started = time.perf_counter()
         instance.llm.model, instance.llm.replies = model, []
@@ -329,7 +385,7 @@ class _ExtractSession(ModelWrite):
 
 
 class _Mem0Base(MemorySystem):
-    sees_session_times = False  # mem0 stamps every memory "now"; its open-source add() takes no timestamp
+    infer = True
 
     def __init__(self) -> None:
         if importlib.util.find_spec("mem0") is None:
@@ -338,37 +394,51 @@ class _Mem0Base(MemorySystem):
     def configuration(self) -> dict[str, Any]:
         from importlib.metadata import version
 
-        return {"mem0ai": version("mem0ai"), "embedder": lexical.MODEL_NAME, "vector_store": "qdrant in memory",
-                "history_db_path": ":memory:"}
+        return {"mem0ai": version("mem0ai"), "infer": self.infer, "vector_store": "qdrant in memory",
+                "history_db_path": ":memory:", "keyword_search": KEYWORD_SEARCH, "metadata": "timestamp per session",
+                "structured_output": "json_schema of mem0's documented extraction reply"}
+
+    def vendor_defaults(self) -> dict[str, Any]:
+        """Where this arm departs from mem0's published defaults (empty: none), for the run's system contract."""
+        out: dict[str, Any] = {"keyword_search": KEYWORD_SEARCH}
+        if self.infer:
+            out["response_format"] = "json_schema of mem0's documented reply (mem0 sends json_object)"
+        else:
+            out["infer"] = "False (mem0's default is True: fact extraction)"
+        return out
+
+    def ingest_mode(self) -> str:
+        """What the arm stores, for the run's system contract."""
+        return "facts mem0 extracts from each earlier session's turns" if self.infer else "every earlier turn, raw"
+
+    def open(self, scenario: Any, write_mode: str, embedder: SampleEmbedding | None = None) -> Mem0Instance:
+        return Mem0Instance(scenario, infer=self.infer, embedder=embedder)
 
     def contract(self, arm: str, terms: Any) -> SystemContract:
-        """Raw turns (stored, or extracted by mem0), recall-eval's lexical embedder (not the run's), no times shown."""
-        stored = "infer=False (each turn stored raw); " if arm == "mem0" else ""
+        """The sessions' turns (``mem0``: facts mem0 extracts from them, its default; ``mem0_raw``: each turn stored),
+        the run's embedder (``open(..., embedder=)``), each memory shown with its session's ISO timestamp; below
+        mem0's defaults where :meth:`vendor_defaults` says (BM25 half of search off: its models are not on PyPI)."""
+        departs = self.vendor_defaults()
         return SystemContract(
-            ingests="raw turns", embedder=EmbedderFacts("lexical", "none", lexical.DIMENSIONS), times="none",
-            discloses="tool results", vendor_defaults=False, own_instructions=TOOL_INSTRUCTIONS,
-            vendor_note=f"{stored}offline lexical embedder; BM25 half of search off; no session timestamps")
+            ingests="raw turns", embedder=terms.embedder, times="iso", discloses="tool results",
+            vendor_defaults=not departs, own_instructions=TOOL_INSTRUCTIONS,
+            vendor_note="; ".join(f"{key} {value}" for key, value in departs.items()))
 
 
 class Mem0System(_Mem0Base):
-    """mem0 with ``infer=False``: every earlier turn one memory, searched by embedding."""
+    """mem0 as published: its fact extraction (``infer=True``) by the run's model after each earlier session."""
 
     name = "mem0"
-    description = "mem0 (mem0ai), infer=False: every earlier turn stored as one memory, searched with mem0_search"
-    arms = {"mem0": "none"}
-    forgetting = "none (every turn kept)"
-
-    def open(self, scenario: Any, write_mode: str) -> Mem0Instance:
-        return Mem0Instance(scenario, infer=False)
-
-
-class Mem0InferSystem(_Mem0Base):
-    """mem0 with ``infer=True``: its fact extraction by the run's model after each earlier session."""
-
-    name = "mem0_infer"
-    description = "mem0 (mem0ai), infer=True: mem0's fact extraction by the run's model after each session, searched with mem0_search"
-    arms = {"mem0_infer": "agent"}
+    description = "mem0 (mem0ai) at its defaults: fact extraction by the run's model after each session, searched with mem0_search"
+    arms = {"mem0": "agent"}
     forgetting = "delete, if mem0's extraction decides to"
 
-    def open(self, scenario: Any, write_mode: str) -> Mem0Instance:
-        return Mem0Instance(scenario, infer=True)
+
+class Mem0RawSystem(_Mem0Base):
+    """mem0 with ``infer=False``: every earlier turn one memory, searched by embedding (below mem0's defaults)."""
+
+    name = "mem0_raw"
+    description = "mem0 (mem0ai), infer=False: every earlier turn stored as one memory, searched with mem0_search"
+    arms = {"mem0_raw": "none"}
+    forgetting = "none (every turn kept)"
+    infer = False

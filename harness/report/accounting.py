@@ -1,0 +1,108 @@
+"""What building and searching each system's memory cost, per sample, the same way for every system (issue 43).
+
+Every system rebuilds its memory for every sample (nothing crosses samples),
+and the products rebuild more than the built-in arms do (their stores, their
+embeddings). This module reads each record's ``ingest`` (seconds opening the
+system and in its write phase, embeddings by then) and ``embedding`` (the
+sample's embeddings: texts, cache hits, calls, tokens, cost, seconds, and what
+the cache hits had cost when first computed) and gives one row per model x
+arm of per-sample means over the ok samples, for ``summary.json`` ``systems``
+and the systems table:
+
+- ``ingest_s`` (``open_s`` + ``write_s``): the memory built before the probe;
+- ``embedding_calls``, ``embedding_texts``, ``embedding_cached``,
+  ``embedding_tokens``, ``embedding_cost_usd``, ``embedding_s``: what the
+  sample paid (an in-process embedder's batches count as calls);
+- ``embedding_s_uncached``, ``embedding_tokens_uncached``,
+  ``embedding_cost_usd_uncached``: paid plus what the cache hits had cost
+  when first computed, so an arm that ran after another over the same texts
+  is never made to look free by the other's work (the cached and uncached
+  figures are reported apart).
+
+A system that embeds nothing has no embedding figures (None); a record
+written before ``ingest`` was recorded has no ingest figures. A system whose
+fingerprint says it embeds with its own embedder, not the run's, is marked
+so in the embedding column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from harness.report import formatting as fmt
+
+__all__ = ["ACCOUNTING_COLUMNS", "accounting_by_arm", "accounting_cells"]
+
+#: (key of a cell, column header), appended to the systems table's columns.
+ACCOUNTING_COLUMNS = (
+    ("ingest", "ingest s / sample"),
+    ("embedding", "embed calls · s / sample (uncached s)"),
+    ("embedding_cost", "embed tokens · cost / sample"),
+)
+_INGEST = ("open_s", "write_s")
+_PAID = ("calls", "texts", "cached", "tokens", "cost_usd", "latency_s")
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def accounting_by_arm(records: Iterable[Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(model, arm) -> per-sample means of the ok samples' ingest and embedding figures (see the module docstring)."""
+    ingest: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    embedding: dict[tuple[str, str], list[dict[str, float]]] = {}
+    counted: dict[tuple[str, str], int] = {}
+    for record in records:
+        if record.status != "ok":
+            continue
+        key = (str(record.model), str(record.arm))
+        counted[key] = counted.get(key, 0) + 1
+        log = getattr(record, "ingest", None)
+        if log is not None:
+            ingest.setdefault(key, []).append((float(log.open_s), float(log.write_s)))
+        used = getattr(record, "embedding", None)
+        if used is not None:
+            figures = {name: float(getattr(used, name, 0) or 0) for name in _PAID}
+            figures["saved_s"] = float(used.cached_latency_s)
+            figures["saved_tokens"] = float(used.cached_tokens)
+            figures["saved_cost_usd"] = float(used.cached_cost_usd)
+            embedding.setdefault(key, []).append(figures)
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for key, samples in counted.items():
+        opened = [o for o, _ in ingest.get(key, [])]
+        written = [w for _, w in ingest.get(key, [])]
+        rows = embedding.get(key, [])
+        # a sample of an embedding arm that embedded nothing (a denied probe) counts as zero, not as absent
+        per = lambda name: _mean([r[name] for r in rows] + [0.0] * (samples - len(rows))) if rows else None  # noqa: E731
+        paid_s, saved_s = per("latency_s"), per("saved_s")
+        out[key] = {
+            "ingest_s": _mean([o + w for o, w in zip(opened, written, strict=True)]),
+            "open_s": _mean(opened), "write_s": _mean(written),
+            "embedding_calls": per("calls"), "embedding_texts": per("texts"), "embedding_cached": per("cached"),
+            "embedding_tokens": per("tokens"), "embedding_cost_usd": per("cost_usd"), "embedding_s": paid_s,
+            "embedding_s_uncached": None if paid_s is None or saved_s is None else paid_s + saved_s,
+            "embedding_tokens_uncached": None if not rows else (per("tokens") or 0.0) + (per("saved_tokens") or 0.0),
+            "embedding_cost_usd_uncached": None if not rows else (per("cost_usd") or 0.0) + (per("saved_cost_usd") or 0.0),
+        }  # fmt: skip
+    return out
+
+
+def _seconds(value: Any) -> str:
+    return f"{value:.2f}" if fmt.is_number(value) else "—"
+
+
+def accounting_cells(row: Mapping[str, Any]) -> dict[str, str]:
+    """The accounting columns of one ``systems`` row as display text (``—`` where a figure does not apply)."""
+    calls, cost = row.get("embedding_calls"), row.get("embedding_cost_usd")
+    embedder = row.get("embedder") if isinstance(row.get("embedder"), Mapping) else {}
+    embedding = "—"
+    if embedder.get("source") == "own":  # a system that cannot take the run's embedder: marked, not hidden
+        embedding = f"own embedder: {embedder.get('model')} (not the run's)"
+    elif fmt.is_number(calls):
+        embedding = f"{calls:.1f} · {_seconds(row.get('embedding_s'))} ({_seconds(row.get('embedding_s_uncached'))})"
+    tokens = row.get("embedding_tokens")
+    cost_text = "—"
+    if fmt.is_number(tokens):
+        cost_text = f"{tokens:,.0f} · ${cost:.4f}" if fmt.is_number(cost) else f"{tokens:,.0f}"
+    return {"ingest": _seconds(row.get("ingest_s")), "embedding": embedding, "embedding_cost": cost_text}

@@ -1,0 +1,79 @@
+"""Is run B worse than run A on a decision metric? The shared paired rule over the scenarios both runs scored.
+
+Two runs of one suite score the same scenarios, so a change between them is
+paired by scenario exactly as the verdict pairs two arms: each scenario's
+mean over its epochs in A and in B, the exact sign-flip test over units
+(conversations for ``conv/probe`` ids) and the interval inverted from it
+(:func:`harness.analysis.decision.paired_evidence`). B *regresses* when the
+shared rule (:func:`harness.analysis.decision.decide_paired`) proves the
+change on the bad side of 0: a drop for a higher-is-better metric, a rise
+for a lower-is-better one. Comparing A's and B's own intervals (do they
+overlap?) is not this rule: it ignores the pairing and is not a test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+__all__ = ["SAMPLE_METRICS", "regression_decision"]
+
+
+def _score(name: str, kind: Callable[[Any], float]) -> Callable[[Mapping[str, Any]], float | None]:
+    """The value of score ``name`` of an ok sample of ``scores.jsonl`` (its ``scores`` list), through ``kind``."""
+    def value(sample: Mapping[str, Any]) -> float | None:
+        if sample.get("status") != "ok":
+            return None
+        found = next((s for s in sample.get("scores") or () if isinstance(s, Mapping) and s.get("name") == name), None)
+        return None if found is None or found.get("value") is None else kind(found["value"])
+    return value
+
+
+#: Decision metric -> its value in one sample of ``scores.jsonl``, None where it does not apply: the per-sample
+#: form of the aggregate's ``metrics`` row of the same name. Metrics ``scores.jsonl`` does not hold per sample
+#: (answer leakage, abstention rates, precision) are decided by :func:`harness.runs.compare.is_worse`.
+SAMPLE_METRICS: dict[str, Callable[[Mapping[str, Any]], float | None]] = {
+    "continuity_accuracy": _score("continuity", lambda v: 1.0 if v else 0.0),
+    "unsupported_claim_rate": _score("unsupported_claims", lambda v: 1.0 if v else 0.0),
+    "adherence_rate": _score("adherence", lambda v: 1.0 if v else 0.0),
+    "error_rate": lambda s: 0.0 if s.get("status") == "ok" else 1.0,
+}
+
+
+def _means(samples: Iterable[Mapping[str, Any]], model: str, arm: str, category: str,
+           value: Callable[[Mapping[str, Any]], float | None]) -> dict[str, float]:
+    """Scenario -> mean of ``value`` over its samples of ``model`` x ``arm`` (in ``category``, unless ``all``)."""
+    sums: dict[str, list[float]] = {}
+    for s in samples:
+        if s.get("model") != model or s.get("arm") != arm or category not in ("all", s.get("category")):
+            continue
+        v = value(s)
+        if v is not None:
+            sums.setdefault(str(s.get("scenario_id")), []).append(v)
+    return {sid: sum(vs) / len(vs) for sid, vs in sums.items()}
+
+
+def regression_decision(samples_a: Iterable[Mapping[str, Any]], samples_b: Iterable[Mapping[str, Any]], *,
+                        model: str, arm: str, category: str, metric: str, higher_is_better: bool,
+                        alpha: float = 0.05) -> Any:
+    """The shared rule's :class:`~harness.analysis.decision.Decision` on "B is worse than A", or None.
+
+    None when the metric has no per-sample form here or no scenario was scored in both runs (then the change
+    cannot be decided by a paired test; ``compare`` says nothing is proven). ``passed`` True means B is
+    proven worse: a regression.
+    """
+    from harness.analysis import conversation_of
+    from harness.analysis import decide_paired, paired_evidence
+
+    value = SAMPLE_METRICS.get(metric)
+    if value is None or category == "headline":  # the headline's scenarios are the protocol's, not a category
+        return None
+    a, b = _means(samples_a, model, arm, category, value), _means(samples_b, model, arm, category, value)
+    common = sorted(a.keys() & b.keys())
+    if not common:
+        return None
+    before, after = [a[s] for s in common], [b[s] for s in common]
+    worse_from, worse_to = (after, before) if higher_is_better else (before, after)  # the bad direction as a gain
+    evidence = paired_evidence(worse_from, worse_to, [conversation_of(s) for s in common], alpha=alpha)
+    what = f"{metric} {'drop' if higher_is_better else 'rise'} from A to B"
+    return decide_paired(evidence, direction="gain", threshold=0.0, what=what)

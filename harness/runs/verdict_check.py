@@ -1,0 +1,69 @@
+"""Whether a ``summary.json``'s verdict follows from what compare verified: its tables and the run's records.
+
+``summary.json`` is an editable file: its digests tie it to ``results.jsonl``
+and ``scores.jsonl``, but nothing ties its ``verdict`` block to them. A hand
+edit of ``verdict.status`` from ``fail`` to ``pass`` (results and digests
+unchanged) used to reach ``compare``'s verdict line as ``A fail -> B pass``.
+:func:`verdict_disagreement` decides the verdict again with the harness's own
+:func:`harness.analysis.decide` (the rules are not repeated here) from the
+summary's aggregate tables, the thresholds it records, and the run's health
+as the verified records give it: the plan in ``run.json``, the usable lines of
+``results.jsonl`` and the error samples of ``scores.jsonl``. A verdict that
+does not follow is treated like a stale summary: compare rebuilds the report
+from the results (or refuses, naming the command, where it cannot).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness.records import ResultsScan, RunManifest
+
+__all__ = ["verdict_disagreement"]
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def verdict_disagreement(summary: Mapping[str, Any], manifest: RunManifest, scan: ResultsScan, foreign: Sequence[str],
+                         scores: Sequence[Mapping[str, Any]]) -> str | None:
+    """Why ``summary``'s verdict (the run's status and each model's) does not follow from its tables and the records.
+
+    Args:
+        summary: a ``summary.json`` checked for shape (a verdict object with a status, metric rows).
+        manifest, scan, foreign: ``run.json``, the scan of ``results.jsonl``, and its records outside ``run.json``.
+        scores: the rows of ``scores.jsonl`` (one per scored sample; excluded scenarios are not there).
+
+    Returns:
+        None when deciding again gives the same statuses; else the reason, naming both statuses.
+    """
+    from harness.analysis import RunHealth, VerdictConfig, decide
+    from harness.report import ReportInputs, planned_samples
+
+    verdict = _dict(summary.get("verdict"))
+    try:
+        config = VerdictConfig(**_dict(verdict.get("config")))
+    except (TypeError, ValueError) as exc:
+        return f"its verdict.config cannot be read ({str(exc).splitlines()[0]})"
+    inputs = ReportInputs(records=scan.records, planned=planned_samples(manifest),
+                          present=len(scan.records) - len(foreign), run_status=manifest.status,
+                          problems=list(scan.problems), torn_last_line=scan.torn_last_line)
+    health = RunHealth(planned=inputs.planned, present=inputs.present, run_status=inputs.run_status,
+                       why=tuple(inputs.why_short()), errors=sum(row.get("status") == "error" for row in scores),
+                       samples=len(scores))
+    protocol = summary.get("protocol")
+    headline = str(_dict(protocol).get("description") or "") if protocol is not None else None
+    decided = decide(summary, {str(row.get("model")) for row in scores}, config, health=health, headline=headline)
+    claimed = verdict.get("status")
+    if decided["status"] != claimed:
+        return (f"its verdict.status {claimed!r} does not follow from its metrics and the run's records, which "
+                f"decide {decided['status']!r} (the file was edited, or decided by another harness version)")
+    recorded = _dict(verdict.get("per_model"))
+    for model, mine in sorted(decided["per_model"].items()):
+        theirs = _dict(recorded.get(model)).get("status")
+        if theirs != mine["status"]:
+            return (f"its verdict.per_model[{model!r}].status {theirs!r} does not follow from its metrics and the "
+                    f"run's records, which decide {mine['status']!r}")
+    return None

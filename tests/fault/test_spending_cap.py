@@ -1,0 +1,106 @@
+"""``--max-cost-usd`` against a fake server that reports its usage (priced as gpt-4o-mini): the cap ends a run only when
+spending would truly pass it, whatever the concurrency, and every judge call is reserved, capped, counted and priced."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from harness.records import RESULTS_FILE, scan_results
+from harness.run.budget import recorded_cost
+from tests.fault.conftest import REPO, cli_env, finish
+from tests.integration.conftest import SMOKE
+from tests.integration.fake_openai_server import FakeOpenAIServer
+
+ARMS = ("history_only", "recall", "full_history")
+MAX_TOKENS = 16000
+#: A call's worst case here: a smoke prompt (under 2,000 tokens by litellm's count) at $0.15/M plus
+#: --max-tokens 16,000 at $0.60/M; the server reports 4,242 + 17 tokens, a real cost of ~$0.00065.
+WORST_CASE_USD = 2000 * 0.15e-6 + MAX_TOKENS * 0.6e-6
+#: What one request costs at the usage the fake server reports (4,242 prompt and 17 completion tokens).
+CALL_USD = 4242 * 0.15e-6 + 17 * 0.6e-6
+
+
+def _run(tmp_path: Path, server: FakeOpenAIServer, name: str, *flags: str) -> tuple[int, str, Path]:
+    """``recall-eval run`` as a real process on five smoke scenarios (15 samples) at 8 in flight, in ``tmp_path`` (the
+    judge's cache folder is relative); (code, stderr, run folder)."""
+    out = tmp_path / name
+    argv = [sys.executable, "-m", "harness.cli", "run", "--no-progress", "--no-cache",
+            "--model", "openai/gpt-4o-mini", "--api-base", server.base_url, "--scenarios", str(SMOKE),
+            "--filter", "smoke-0[12345]*", "--arms", *ARMS, "--out", str(out), "--max-concurrency", "8",
+            "--max-tokens", str(MAX_TOKENS), *flags]
+    env = cli_env() | {"PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    code, _, err = finish(proc, timeout=300)
+    return code, err, out
+
+
+def _judge_requests(server: FakeOpenAIServer) -> int:
+    """Requests the judges made (the agent's ask for --max-tokens MAX_TOKENS; the judges for 300 or 600)."""
+    return sum(1 for seen in server.requests if seen.body.get("max_tokens") != MAX_TOKENS)
+
+
+def test_a_cap_the_whole_run_fits_under_finishes_at_eight_calls_in_flight(tmp_path: Path, server: FakeOpenAIServer) -> None:
+    """Cap $0.03, eight calls in flight, worst case ~$0.0099 a call, real cost ~$0.00065: eight worst cases (~$0.08)
+    do not fit at once, yet the whole run (~$0.02) does; calls wait for reservations to settle instead of ending
+    the run (it used to exit 3 after a few calls with almost nothing spent)."""
+    code, err, out = _run(tmp_path, server, "fits", "--max-cost-usd", "0.03")
+
+    records = scan_results(out / RESULTS_FILE).records
+    assert code in (0, 1), err
+    assert "--max-cost-usd" not in err.split("budget:", 1)[-1].split("\n", 1)[-1]  # no stop line after the budget line
+    assert len(records) == 15 and {r.status for r in records} == {"ok"}
+    assert 0 < recorded_cost(records) <= 0.03
+
+
+def test_a_cap_the_run_does_not_fit_under_stops_only_when_the_next_call_would_pass_it(tmp_path: Path, server: FakeOpenAIServer) -> None:
+    """Cap $0.016 at eight in flight: the run stops with exit 3 and the resume command, having recorded no more than
+    the cap, and no less than the cap minus one call's worst case (with nothing in flight, the next call's worst case
+    did not fit: stopping earlier leaves money unspent, later passes the cap)."""
+    code, err, out = _run(tmp_path, server, "stops", "--max-cost-usd", "0.016")
+
+    records = scan_results(out / RESULTS_FILE).records
+    spent = recorded_cost(records)
+    assert code == 3, err
+    assert "--max-cost-usd $0.0160 reached" in err and "--resume" in err
+    assert 0.016 - WORST_CASE_USD < spent <= 0.016
+    assert json.loads((out / "run.json").read_text(encoding="utf-8"))["status"] == "interrupted"
+    assert all(r.error.type == "BudgetExceeded" for r in records if r.status == "error")
+
+
+JUDGE = ("--judge-model", "openai/gpt-4o-mini")
+
+
+def test_every_judge_call_is_counted_and_priced_in_summary_json_with_calibration_apart(tmp_path: Path, server: FakeOpenAIServer) -> None:
+    """A run with every judge (rubric, grounding and pairwise, their calibration sets) at a cap it fits under:
+    summary.json lists each judge's grading calls and its calibration's, each with the tokens the server reported and
+    their price, and together they are every judge request the server saw (16 of 94 were listed, none priced)."""
+    code, err, out = _run(tmp_path, server, "judged", *JUDGE, "--judge-api-base", server.base_url, "--pairwise-judge",
+                          "--max-cost-usd", "1")
+
+    assert code in (0, 1), err
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    judge, pairwise = summary["judge"], summary["pairwise"]
+    parts = [judge, judge["calibration"], judge["grounding"], judge["grounding"]["calibration"], pairwise, pairwise["calibration"]]
+    assert pairwise["calibration"]["calls"] == 2 * pairwise["calibration"]["n"]  # both orders of every labelled pair
+    assert judge["calibration"]["calls"] == judge["calibration"]["n"] > 0 and judge["grounding"]["calls"] > 0
+    assert sum(part["calls"] for part in parts) == _judge_requests(server) > 0
+    for part in parts:
+        assert part["prompt_tokens"] == 4242 * part["calls"] and part["completion_tokens"] == 17 * part["calls"]
+        assert abs(part["cost_usd"] - part["calls"] * CALL_USD) < 1e-9 and part["unpriced_calls"] == 0
+
+
+def test_judge_calls_at_a_small_cap_stop_the_run_before_spending_past_it(tmp_path: Path, server: FakeOpenAIServer) -> None:
+    """Cap $0.03: the agent's calls (~$0.013) fit, the judges' (~100 calls, ~$0.065) do not: the run stops with exit 3
+    before the judge call that would pass the cap, naming the cap and the resume command; the server's reported usage
+    of every request made (agent and judge) stays within the cap (it went to $4.79 at a $0.50 cap, exit 0)."""
+    code, err, out = _run(tmp_path, server, "capped", *JUDGE, "--judge-api-base", server.base_url, "--max-cost-usd", "0.03")
+
+    assert code == 3, err
+    assert "reached before the next judge call" in err and "--resume" in err and "Traceback" not in err
+    assert _judge_requests(server) > 0
+    assert len(server.requests) * CALL_USD <= 0.03
+    records = scan_results(out / RESULTS_FILE).records
+    assert len(records) == 15 and {r.status for r in records} == {"ok"}

@@ -1,0 +1,78 @@
+"""Ingest and embedding cost per sample, the same way for every system, cached and uncached figures apart."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from harness.report.accounting import accounting_by_arm, accounting_cells
+
+
+def _record(arm: str, *, status: str = "ok", ingest: tuple[float, float] | None = (0.5, 0.0), embedding: dict[str, Any] | None = None,
+            model: str = "m") -> Any:
+    used = None
+    if embedding is not None:
+        used = SimpleNamespace(**{"calls": 1, "texts": 10, "cached": 0, "tokens": 0, "cost_usd": 0.0, "latency_s": 0.0,
+                                  "cached_latency_s": 0.0, "cached_tokens": 0, "cached_cost_usd": 0.0, **embedding})
+    log = None if ingest is None else SimpleNamespace(open_s=ingest[0], write_s=ingest[1])
+    return SimpleNamespace(status=status, model=model, arm=arm, ingest=log, embedding=used)
+
+
+def test_each_arm_gets_per_sample_means_of_its_ok_samples() -> None:
+    rows = accounting_by_arm([
+        _record("mem0", ingest=(0.8, 2.0), embedding={"calls": 4, "texts": 40, "latency_s": 1.0, "tokens": 100, "cost_usd": 0.01}),
+        _record("mem0", ingest=(0.6, 1.0), embedding={"calls": 2, "texts": 20, "latency_s": 0.5, "tokens": 50, "cost_usd": 0.02}),
+        _record("mem0", status="error", ingest=(9.0, 9.0), embedding={"calls": 99}),
+        _record("recall", ingest=(0.02, 0.0)),
+    ])
+    mem0, recall = rows[("m", "mem0")], rows[("m", "recall")]
+    assert mem0["ingest_s"] == pytest.approx(2.2) and mem0["open_s"] == pytest.approx(0.7) and mem0["write_s"] == pytest.approx(1.5)
+    assert (mem0["embedding_calls"], mem0["embedding_texts"], mem0["embedding_tokens"]) == (3.0, 30.0, 75.0)
+    assert mem0["embedding_s"] == pytest.approx(0.75) and mem0["embedding_cost_usd"] == pytest.approx(0.015)
+    assert recall["ingest_s"] == pytest.approx(0.02) and recall["embedding_calls"] is None  # embeds nothing: no figure
+    assert accounting_cells(recall) == {"ingest": "0.02", "embedding": "—", "embedding_cost": "—"}
+
+
+def test_an_arm_served_from_anothers_cache_reports_what_it_would_have_cost_uncached() -> None:
+    rows = accounting_by_arm([
+        _record("recall_vector", embedding={"calls": 1, "latency_s": 3.0, "tokens": 300, "cost_usd": 0.03}),
+        _record("recall_hybrid", embedding={"calls": 0, "cached": 10, "latency_s": 0.001, "cached_latency_s": 3.0,
+                                            "cached_tokens": 300, "cached_cost_usd": 0.03}),
+    ])
+    first, second = rows[("m", "recall_vector")], rows[("m", "recall_hybrid")]
+    assert second["embedding_s"] == pytest.approx(0.001) and second["embedding_cached"] == 10.0  # what it paid: next to nothing
+    assert second["embedding_s_uncached"] == pytest.approx(first["embedding_s_uncached"], abs=0.01)
+    assert (second["embedding_tokens_uncached"], second["embedding_cost_usd_uncached"]) == (300.0, pytest.approx(0.03))
+    assert accounting_cells(second)["embedding"] == "0.0 · 0.00 (3.00)"
+
+
+def test_a_system_on_its_own_embedder_is_marked_in_the_table() -> None:
+    own = {"embedder": {"source": "own", "model": "vendor-embed-v2", "prefix": None, "dimensions": None}, "embedding_calls": 1.0}
+    assert accounting_cells(own)["embedding"] == "own embedder: vendor-embed-v2 (not the run's)"
+    run = {**own, "embedder": {"source": "run", "model": "lexical"}, "embedding_s": 0.5, "embedding_s_uncached": 0.5}
+    assert accounting_cells(run)["embedding"] == "1.0 · 0.50 (0.50)"
+
+
+def test_a_sample_of_an_embedding_arm_that_embedded_nothing_counts_as_zero() -> None:
+    rows = accounting_by_arm([_record("mem0", embedding={"calls": 4, "latency_s": 1.0}), _record("mem0")])
+    assert rows[("m", "mem0")]["embedding_calls"] == 2.0 and rows[("m", "mem0")]["embedding_s"] == pytest.approx(0.5)
+
+
+def test_an_offline_run_records_ingest_for_every_arm_and_embeddings_for_the_vector_arm(tmp_path: Path) -> None:
+    from harness.cli import main
+
+    out = tmp_path / "run"
+    code = main(["run", "--scenarios", "scenarios/smoke", "--arms", "recall", "recall_vector", "--out", str(out),
+                 "--no-cache", "--no-progress"])
+    assert code in (0, 1)
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert all(r["ingest"]["open_s"] > 0 for r in records if r["status"] == "ok")
+    vector = [r["embedding"] for r in records if r["arm"] == "recall_vector" and r.get("embedding")]
+    assert vector and all(e["calls"] >= 1 for e in vector if e["texts"])  # the lexical embedder works in process: its batches are calls
+    systems = {row["arm"]: row for row in json.loads((out / "summary.json").read_text(encoding="utf-8"))["systems"]}
+    assert systems["recall"]["ingest_s"] > 0 and systems["recall"]["embedding_calls"] is None
+    assert systems["recall_vector"]["embedding_calls"] >= 1 and systems["recall_vector"]["embedding_s_uncached"] >= 0

@@ -1,0 +1,131 @@
+"""A summary's verdict decided again from its tables and the run's records: agreement, and each way it can differ."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.analysis import VerdictConfig, decide
+from harness.records import read_manifest, scan_results
+from harness.runs.verdict_check import verdict_disagreement
+from tests.runs.compare_factories import synthetic_run
+
+
+def _inputs(run: Path) -> tuple[dict[str, Any], Any, Any, list[dict[str, Any]]]:
+    summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
+    scores = [json.loads(line) for line in (run / "scores.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    return summary, read_manifest(run), scan_results(run / "results.jsonl"), scores
+
+
+@pytest.fixture(scope="module")
+def passing(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return synthetic_run(tmp_path_factory.mktemp("verdict") / "run")  # recall 9 of 10, history_only 2: pass
+
+
+@pytest.fixture(scope="module")
+def failing(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return synthetic_run(tmp_path_factory.mktemp("verdict") / "run", recall_right=2)  # no gain: fail
+
+
+def test_an_untouched_verdict_follows(passing: Path, failing: Path) -> None:
+    for run in (passing, failing):
+        summary, manifest, scan, scores = _inputs(run)
+        assert verdict_disagreement(summary, manifest, scan, [], scores) is None
+
+
+def test_a_status_edited_to_pass_is_named_with_the_status_decided_again(failing: Path) -> None:
+    summary, manifest, scan, scores = _inputs(failing)
+    summary["verdict"]["status"] = "pass"
+    why = verdict_disagreement(summary, manifest, scan, [], scores)
+    assert why is not None and "verdict.status 'pass'" in why and "decide 'fail'" in why
+
+
+def test_a_models_status_edited_alone_is_named(failing: Path) -> None:
+    summary, manifest, scan, scores = _inputs(failing)
+    model = next(iter(summary["verdict"]["per_model"]))
+    summary["verdict"]["per_model"][model]["status"] = "pass"
+    why = verdict_disagreement(summary, manifest, scan, [], scores)
+    assert why is not None and f"per_model[{model!r}].status 'pass'" in why and "decide 'fail'" in why
+
+
+def test_a_paired_row_edited_to_a_gain_changes_what_is_decided(failing: Path) -> None:
+    """The tables are what the verdict is decided from: a forged gain with the status left at fail disagrees."""
+    summary, manifest, scan, scores = _inputs(failing)
+    for row in summary["paired"]:
+        if row["metric"] == "continuity_accuracy" and row.get("category", "all") == "all":
+            row.update(diff=0.7, ci_low=0.5, ci_high=0.9)
+    assert "verdict.status 'fail'" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")
+
+
+def test_a_sample_missing_from_the_results_makes_a_pass_incomplete(passing: Path, tmp_path: Path) -> None:
+    """The run's health comes from the records, not the summary: with one record gone the verdict is incomplete."""
+    summary, manifest, scan, scores = _inputs(passing)
+    scan.records.pop()
+    assert "decide 'incomplete'" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")
+
+
+def test_errors_counted_from_the_scores_make_a_pass_inconclusive(passing: Path) -> None:
+    summary, manifest, scan, scores = _inputs(passing)
+    for row in scores[:5]:
+        row["status"] = "error"  # 5 of 20 errors: above the 5% default
+    assert "decide 'inconclusive'" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")
+
+
+def test_an_unreadable_threshold_block_is_named(passing: Path) -> None:
+    summary, manifest, scan, scores = _inputs(passing)
+    summary["verdict"]["config"]["alpha"] = 7
+    assert "verdict.config cannot be read" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")
+
+
+def _offline_run(suite: Path, out: Path, *arms: str) -> Path:
+    from harness.cli import main
+
+    code = main(["run", "--scenarios", str(suite), "--out", str(out), "--no-progress", "--no-cache", "--arms", *arms])
+    assert code in (0, 1)
+    return out
+
+
+def test_the_verdicts_of_real_offline_runs_follow_with_a_protocol_and_with_exclusions(
+        tmp_path: Path, passing: Path, failing: Path) -> None:
+    """Real reports agree with the verdict decided again: a LoCoMo suite (its protocol decides on the headline rows),
+    and the smoke suite reported with a scenario excluded (the health counts the scored samples)."""
+    from harness.cli import main
+    from tests.importers.importer_fixtures import imported, write_locomo
+    from tests.integration.conftest import SMOKE
+
+    suite, _ = imported("locomo", tmp_path, write_locomo(tmp_path / "locomo10.json", samples=1, sessions=3, cite=False))
+    locomo = _offline_run(suite, tmp_path / "locomo", "history_only", "recall", "full_history")
+    assert "protocol" in json.loads((locomo / "summary.json").read_text(encoding="utf-8"))
+    smoke = _offline_run(SMOKE, tmp_path / "smoke", "history_only", "recall")
+    scenario = json.loads((smoke / "results.jsonl").read_text(encoding="utf-8").splitlines()[0])["scenario_id"]
+    assert main(["report", str(smoke), "--exclude", scenario]) in (0, 1)
+    for run in (locomo, smoke):
+        summary, manifest, scan, scores = _inputs(run)
+        assert verdict_disagreement(summary, manifest, scan, [], scores) is None, run
+    # Under the protocol the verdict reads the headline rows, not `all`. Rows taken from real reports (so they are
+    # consistent whatever the decision rule): a clear gain and no rise in unsupported claims in `all`, no gain in the
+    # headline. Read on the headline that is not a pass; read on `all` it would be, and verdict_check must not.
+    summary, manifest, scan, scores = _inputs(locomo)
+    gain, flat = (_paired(_inputs(run)[0]) for run in (passing, failing))
+    for row in summary["paired"]:
+        if row["arm_a"] == "history_only" and row["arm_b"] == "recall" and row["category"] in ("all", "headline"):
+            source = gain if row["category"] == "all" else flat
+            if row["metric"] in source:
+                row.update({k: v for k, v in source[row["metric"]].items() if k not in ("model", "category")})
+    decided = {reading: decide(summary, ["offline/reference"], VerdictConfig(), headline=reading)
+               for reading in (summary["protocol"]["description"], None)}
+    on_headline, on_all = decided.values()
+    assert on_headline["status"] != on_all["status"] == "pass"  # the forged rows make the reading matter
+    summary["verdict"]["status"] = on_headline["status"]
+    for model, verdict in summary["verdict"]["per_model"].items():
+        verdict["status"] = on_headline["per_model"][model]["status"]
+    assert verdict_disagreement(summary, manifest, scan, [], scores) is None
+
+
+def _paired(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The overall history_only -> recall paired rows of a report, by metric."""
+    return {r["metric"]: r for r in summary["paired"]
+            if r["category"] == "all" and r["arm_a"] == "history_only" and r["arm_b"] == "recall"}

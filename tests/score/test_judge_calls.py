@@ -1,0 +1,53 @@
+"""Judge calls: reserved against the cap, counted and priced per phase (grading, calibration)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.run.budget import Budget, BudgetExceeded, Price
+from harness.score.judge import Judge
+from harness.score.judge_calls import JudgeReply, calibrating, usage_block
+
+
+def _reply(cost: float) -> JudgeReply:
+    return JudgeReply.of('{"verdict": "pass", "reason": "ok"}', 1000, 10, cost)
+
+
+def test_a_judge_counts_its_calls_tokens_and_cost_per_phase(tmp_path: Path) -> None:
+    judge = Judge(model="m", cache_dir=tmp_path, complete=lambda model, messages: _reply(0.002))
+    judge("Q1?", "rubric", ["a"], "A1")
+    with calibrating(judge):
+        judge("Q2?", "rubric", ["a"], "A2")
+        judge("Q3?", "rubric", ["a"], "A3")
+    judge("Q1?", "rubric", ["a"], "A1")  # cached: no call, no cost
+    assert usage_block(judge, "grading") == {"calls": 1, "prompt_tokens": 1000, "completion_tokens": 10,
+                                             "cost_usd": 0.002, "unpriced_calls": 0}
+    assert usage_block(judge, "calibration")["calls"] == 2 and usage_block(judge, "calibration")["cost_usd"] == pytest.approx(0.004)
+    assert judge.phase == "grading"
+
+
+def test_a_reply_without_usage_is_counted_unpriced_and_charged_its_whole_reservation(tmp_path: Path) -> None:
+    budget = Budget(1.0, {"m": Price(input=0.0, output=0.001)})  # 300 tokens of worst case: $0.30
+    judge = Judge(model="m", cache_dir=tmp_path, complete=lambda model, messages: '{"verdict": "fail", "reason": "x"}',
+                  budget=budget)
+    judge("Q1?", "rubric", ["a"], "A1")
+    assert usage_block(judge, "grading") == {"calls": 1, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": None,
+                                             "unpriced_calls": 1}
+    assert budget.recorded_usd == pytest.approx(0.3) and budget.in_flight == 0
+
+
+def test_a_judge_call_whose_worst_case_does_not_fit_is_not_made(tmp_path: Path) -> None:
+    made: list[str] = []
+
+    def complete(model: str, messages: list[dict[str, str]]) -> JudgeReply:
+        made.append(model)
+        return _reply(0.25)
+
+    budget = Budget(0.5, {"m": Price(input=0.0, output=0.001)})
+    judge = Judge(model="m", cache_dir=tmp_path, complete=complete, budget=budget)
+    judge("Q1?", "rubric", ["a"], "A1")  # $0.30 reserved, $0.25 recorded
+    with pytest.raises(BudgetExceeded):
+        judge("Q2?", "rubric", ["a"], "A2")  # $0.25 + $0.30 > $0.50
+    assert made == ["m"] and budget.recorded_usd == pytest.approx(0.25) and budget.exhausted
