@@ -19,7 +19,7 @@ from harness.scenarios import RetrievalBudget
 
 
 def arm_fingerprint(arm: SystemArm, budget: RetrievalBudget, harness_version: str,
-                    run_embedder: dict[str, Any] | None = None,
+                    run_embedder: dict[str, Any] | None = None, *,
                     terms: ContractTerms | None = None) -> dict[str, Any]:
     """What identifies an arm's system in a run: system, version, budget, session times, embedder, a configuration
     hash and the arm's contract (:func:`harness.memory_systems.contract.fingerprint_contract`).

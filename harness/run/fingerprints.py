@@ -27,7 +27,7 @@ def arm_fingerprints(options: Any) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for arm in options.arms:
         try:
-            out[arm] = arm_fingerprint(resolve_arm(arm), options.retrieval_budget, __version__, embedder, terms)
+            out[arm] = arm_fingerprint(resolve_arm(arm), options.retrieval_budget, __version__, embedder, terms=terms)
         except UnknownArmError:
             continue
     return out

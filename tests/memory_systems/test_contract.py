@@ -41,7 +41,7 @@ class Declaring(Silent):
 
 
 def contract(arm: SystemArm, terms: ContractTerms | None = None) -> dict[str, Any]:
-    return arm_fingerprint(arm, BUDGET, "0.1.0", terms or ContractTerms(budget=BUDGET))["contract"]
+    return arm_fingerprint(arm, BUDGET, "0.1.0", terms=terms or ContractTerms(budget=BUDGET))["contract"]
 
 
 def test_a_plug_in_that_declares_nothing_reads_undeclared_and_every_field_is_marked() -> None:

@@ -90,11 +90,11 @@ def test_legacy_tool_results_carry_epoch_milliseconds_only() -> None:
 
 def test_the_instruction_set_goes_into_the_contract_and_the_configuration_hash() -> None:
     arm = resolve_arm("recall")
-    shared = arm_fingerprint(arm, BUDGET, "0.1.0", ContractTerms(instructions="shared", budget=BUDGET))
-    legacy = arm_fingerprint(arm, BUDGET, "0.1.0", ContractTerms(instructions="legacy", budget=BUDGET))
+    shared = arm_fingerprint(arm, BUDGET, "0.1.0", terms=ContractTerms(instructions="shared", budget=BUDGET))
+    legacy = arm_fingerprint(arm, BUDGET, "0.1.0", terms=ContractTerms(instructions="legacy", budget=BUDGET))
     assert shared["contract"]["instructions"]["name"] == "shared" and legacy["contract"]["instructions"]["name"] == "legacy"
     assert shared["config_hash"] != legacy["config_hash"]
     assert (shared["contract"]["times"], legacy["contract"]["times"]) == ("iso + epoch ms", "epoch ms")
     none = resolve_arm("history_only")  # no memory, no block: its hash is the same under both
-    assert arm_fingerprint(none, BUDGET, "0.1.0", ContractTerms(instructions="shared", budget=BUDGET))["config_hash"] == \
-        arm_fingerprint(none, BUDGET, "0.1.0", ContractTerms(instructions="legacy", budget=BUDGET))["config_hash"]
+    assert arm_fingerprint(none, BUDGET, "0.1.0", terms=ContractTerms(instructions="shared", budget=BUDGET))["config_hash"] == \
+        arm_fingerprint(none, BUDGET, "0.1.0", terms=ContractTerms(instructions="legacy", budget=BUDGET))["config_hash"]

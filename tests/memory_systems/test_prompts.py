@@ -90,8 +90,9 @@ def test_full_history_sends_every_turn_as_its_own_message_even_two_of_one_role_i
     """Bug planted: consecutive same-role messages joined (``s-early``'s lone user turn took in the next session's)."""
     setup = get_arm("full_history").build(make_scenario(), None)
     contents = [m["content"] for m in setup.messages[1:]]
-    assert contents == ["[Earlier conversation s-early, Monday, 5 January 2026, 09:00 UTC]\nI prefer short answers.",
-                        "[Earlier conversation s-late, Tuesday, 10 February 2026, 09:00 UTC]\n"
+    assert contents == ["[Earlier conversation s-early, Monday, 5 January 2026, 09:00 UTC (2026-01-05T09:00:00Z)]\n"
+                        "I prefer short answers.",
+                        "[Earlier conversation s-late, Tuesday, 10 February 2026, 09:00 UTC (2026-02-10T09:00:00Z)]\n"
                         "Moved the dev server to port 5174.", "Noted.", "Morning.", "Morning! What's up?",
                         "Which port does the dev server use?"]
     assert [m["role"] for m in setup.messages[1:3]] == ["user", "user"]

@@ -16,7 +16,7 @@ BUDGET = RetrievalBudget(top_k=3, chars=1000)
 def manifest(arms: list[str], terms: ContractTerms | None = None, **replace: dict[str, Any]) -> Any:
     fingerprints = {}
     for arm in arms:
-        fingerprint = arm_fingerprint(resolve_arm(arm), BUDGET, "0.1.0", terms or ContractTerms(budget=BUDGET))
+        fingerprint = arm_fingerprint(resolve_arm(arm), BUDGET, "0.1.0", terms=terms or ContractTerms(budget=BUDGET))
         fingerprint["contract"].update(replace.get(arm, {}))
         fingerprints[arm] = ArmFingerprint.model_validate(fingerprint)
     return SimpleNamespace(arms=arms, arm_fingerprints=fingerprints)
