@@ -17,6 +17,7 @@ This package knows nothing of the harness. Public surface:
 """
 
 from memory_tools.fulltext import FullTextHost, FullTextRun
+from memory_tools.disclosure import fit_disclosure, iso_utc
 from memory_tools.host import Host, HostConfigurationError, MemoryRun, ToolCallRecord, record_arguments
 from memory_tools.model import (
     ItemInput,
@@ -81,6 +82,8 @@ from memory_tools.vectors import (
 )
 
 __all__ = [
+    "fit_disclosure",
+    "iso_utc",
     "MAX_RECALL_LIMIT",
     "READ_TOOLS",
     "WRITE_TOOLS",

@@ -195,7 +195,7 @@ class FullTextHost(Host):
 
         denial = admission(self.policy, context)
         return FullTextRun(self._index, self._store, context, denial, self._search_budget, self._get_budget,
-                           search_limit=self._search_limit)
+                           search_limit=self._search_limit, content_budget=self._content_budget, iso_times=self._iso_times)
 
 
 __all__ = ["FULLTEXT_SEARCH_DESCRIPTION", "FullTextHost", "FullTextIndex", "FullTextRun"]

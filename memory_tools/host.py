@@ -27,7 +27,10 @@ Wire format (compact JSON, stable key order). ``memory_search``::
                  "matchedKeys":[..],"sourceCount":..}]}
 
 ``matchedKeys`` holds the stored original text of each of the item's keys that
-matched a term (sorted by normalized key). ``memory_get``::
+matched a term (sorted by normalized key). With ``iso_times`` each time field is
+followed by its ISO 8601 UTC form (``observedAtIso``); with
+``content_budget_chars`` the budget counts ``content`` only and ``memory_get``
+cuts a longer content (``contentTruncated``, ``omittedContentChars``). ``memory_get``::
 
     {"truncated":false,"omittedKeyCount":0,"omittedSourceCount":0,"item":{...,"keys":[..],
      "sourceCount":..,"sources":[{"sessionId","runId","turnId","eventId"}]}}
@@ -48,6 +51,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
 
+from memory_tools.disclosure import budgeted_content, fit_disclosure, with_iso_times
 from memory_tools.model import MatchMode, MemoryItemRecord, MemoryValidationError
 from memory_tools.policy import (
     MAX_SEARCH_LIMIT,
@@ -135,8 +139,14 @@ class Host:
     Args:
         store: anything with ``read_item`` and ``search_by_keys`` (a ``MemoryItemStore``).
         policy: the initial policy; replace it any time with :meth:`set_policy`.
-        search_result_budget_chars: hard ceiling on a ``memory_search`` result text.
-        get_result_budget_chars: hard ceiling on a ``memory_get`` result text.
+        search_result_budget_chars: hard ceiling on a ``memory_search`` result text (None: none; with
+            ``content_budget_chars`` the content is the budget, :mod:`memory_tools.disclosure`).
+        get_result_budget_chars: hard ceiling on a ``memory_get`` result text (keys and sources dropped to fit).
+        content_budget_chars: the retrieval budget on memory text: ``memory_search`` shows whole items, best
+            first, while their ``content`` together fits; ``memory_get`` shows at most this much content
+            (``contentTruncated``). None: only the result-text ceilings apply (the product's own default).
+        iso_times: add each time's ISO 8601 UTC form beside its epoch milliseconds (``observedAtIso`` beside
+            ``observedAt``, and so on): the harness's shared instructions promise the model ISO times.
         search_limit: the run's top-k: the ceiling of ``memory_search``'s ``limit`` (1..100; the tool
             description states it).
 
@@ -149,14 +159,19 @@ class Host:
         store: MemoryReader,
         policy: MemoryPolicy = MemoryPolicy(),
         *,
-        search_result_budget_chars: int = 4000,
+        search_result_budget_chars: int | None = 4000,
         get_result_budget_chars: int = 16000,
         search_limit: int = MAX_SEARCH_LIMIT,
+        content_budget_chars: int | None = None,
+        iso_times: bool = False,
     ) -> None:
         self._store = store
-        self._search_budget = _check_budget(
+        self._iso_times = iso_times is True
+        self._search_budget = None if search_result_budget_chars is None else _check_budget(
             "search_result_budget_chars", search_result_budget_chars, MIN_SEARCH_BUDGET_CHARS
         )
+        self._content_budget = None if content_budget_chars is None else _check_budget(
+            "content_budget_chars", content_budget_chars, 1)
         self._get_budget = _check_budget("get_result_budget_chars", get_result_budget_chars, MIN_GET_BUDGET_CHARS)
         self._search_limit = _check_budget("search_limit", search_limit, 1, MAX_STORE_LIMIT, unit="results")
         self._lock = threading.Lock()
@@ -180,7 +195,7 @@ class Host:
         """Open a run: decide admission and fix the tool set from the policy of this moment."""
         denial = admission(self.policy, context)
         return MemoryRun(self._store, context, denial, self._search_budget, self._get_budget,
-                         search_limit=self._search_limit)
+                         search_limit=self._search_limit, content_budget=self._content_budget, iso_times=self._iso_times)
 
 
 class MemoryRun:
@@ -190,8 +205,9 @@ class MemoryRun:
     """
 
     def __init__(
-        self, store: MemoryReader, context: RunContext, denial: DenialReason | None, search_budget: int, get_budget: int,
-        *, search_limit: int = MAX_SEARCH_LIMIT,
+        self, store: MemoryReader, context: RunContext, denial: DenialReason | None, search_budget: int | None,
+        get_budget: int, *, search_limit: int = MAX_SEARCH_LIMIT, content_budget: int | None = None,
+        iso_times: bool = False,
     ) -> None:
         self._store = store
         self._context = context
@@ -200,6 +216,8 @@ class MemoryRun:
         self._search_budget = search_budget
         self._get_budget = get_budget
         self._search_limit = search_limit
+        self._content_budget = content_budget
+        self._iso_times = iso_times
         self._specs_json = type(self).specs_json(search_limit) if denial is None else "[]"
 
     @classmethod
@@ -293,19 +311,23 @@ class MemoryRun:
     def _fitted(self, args: SearchArguments, results: list[tuple[str, dict[str, Any]]]) -> _Outcome:
         """The ranked ``(item id, result)`` list as the tool's envelope, cut from the end to fit the search budget.
 
-        Every ``memory_search`` ranking (keys, full text, vectors, fused) answers through this one budget rule.
+        Every ``memory_search`` ranking (keys, full text, vectors, fused) answers through this one budget rule:
+        with a content budget, whole items while their content fits (:func:`memory_tools.disclosure.fit_disclosure`).
         """
-        for kept in range(len(results), -1, -1):
+        shown = len(results)
+        if self._content_budget is not None:
+            shown = fit_disclosure([r["content"] for _, r in results], top_k=len(results), chars=self._content_budget)
+        for kept in range(shown, -1, -1):
             envelope = {
                 "match": args.match.value,
                 "limit": args.limit,
                 "limitCapped": args.limit_capped,
                 "truncated": kept < len(results),
                 "omittedCount": len(results) - kept,
-                "results": [result for _, result in results[:kept]],
+                "results": [with_iso_times(result, self._iso_times) for _, result in results[:kept]],
             }
             text = _dumps(envelope)
-            if len(text) <= self._search_budget:
+            if self._search_budget is None or len(text) <= self._search_budget:
                 return STATUS_OK, text, tuple(item_id for item_id, _ in results[:kept]), True
         raise AssertionError("unreachable: the empty envelope fits the minimum budget")  # pragma: no cover
 
@@ -320,8 +342,9 @@ class MemoryRun:
         ]
         # Drop whole sources from the end, then whole keys, until the text fits; never cut a value.
         kept_keys, kept_sources = len(keys), len(sources)
+        content = budgeted_content(record.item.content, self._content_budget)
         while True:
-            item = _item_fields(record)
+            item = with_iso_times(_item_fields(record), self._iso_times) | content
             item |= {"keys": keys[:kept_keys], "sourceCount": len(sources), "sources": sources[:kept_sources]}
             text = _dumps(
                 {

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memory_tools.disclosure import fit_disclosure, with_iso_times
 from memory_tools.host import ToolCallRecord
 from memory_tools.model import MemoryValidationError
 from memory_tools.named import NamedMemoryStore
@@ -249,9 +250,12 @@ class NamedMemoryRun:
     def __init__(
         self, store: NamedMemoryStore, identity: NamedIdentity, denial: DenialReason | None, tools: tuple[str, ...], now_ms: int,
         *, recall_limit: int = MAX_RECALL_LIMIT, recall_budget_chars: int = RECALL_BUDGET_CHARS,
+        recall_content_chars: int | None = None, iso_times: bool = False,
     ) -> None:
         self._recall_limit = recall_limit
         self._recall_budget_chars = recall_budget_chars
+        self._recall_content_chars = recall_content_chars
+        self._iso_times = iso_times
         self._store = store
         self._identity = identity
         self._denial = denial
@@ -328,18 +332,22 @@ class NamedMemoryRun:
             return "ok", _dumps({"event": "forgotten", "name": forgotten.memory.name, "scope": args.scope}), (), True
         found = self._store.recall(self._identity, name=args.name, query=args.query, scope=args.scope, limit=args.limit)
         return _recall_outcome(found, args, storage_read=self._identity.recall_enabled,
-                               budget_chars=self._recall_budget_chars)
+                               budget_chars=self._recall_budget_chars, content_chars=self._recall_content_chars,
+                               iso_times=self._iso_times)
 
 
 _Outcome = tuple[str, str, tuple[str, ...], bool]
 
 
 def _recall_outcome(found: list[NamedMemory], args: RecallArguments, *, storage_read: bool,
-                    budget_chars: int = RECALL_BUDGET_CHARS) -> _Outcome:
-    shown = [
-        {"name": m.name, "scope": m.scope, "text": m.text, "createdAt": m.created_at, "updatedAt": m.updated_at} for m in found
-    ]
-    for kept in range(len(shown), -1, -1):
+                    budget_chars: int = RECALL_BUDGET_CHARS, content_chars: int | None = None,
+                    iso_times: bool = False) -> _Outcome:
+    """Whole memories, best first, within the result-text budget; with ``content_chars`` within that much memory
+    text instead (:mod:`memory_tools.disclosure`: the JSON around the texts is not counted)."""
+    shown = [with_iso_times({"name": m.name, "scope": m.scope, "text": m.text, "createdAt": m.created_at,
+                             "updatedAt": m.updated_at}, iso_times) for m in found]
+    fits = len(shown) if content_chars is None else fit_disclosure([m.text for m in found], top_k=len(found), chars=content_chars)
+    for kept in range(fits, -1, -1):
         text = _dumps(
             {
                 "limit": args.limit,
@@ -349,7 +357,7 @@ def _recall_outcome(found: list[NamedMemory], args: RecallArguments, *, storage_
                 "memories": shown[:kept],
             }
         )
-        if len(text) <= budget_chars:
+        if content_chars is not None or len(text) <= budget_chars:
             return "ok", text, tuple(m.memory_id for m in found[:kept]), storage_read
     raise AssertionError("unreachable: the empty envelope fits the budget")  # pragma: no cover
 
@@ -375,6 +383,8 @@ def open_named_run(
     recall_enabled: bool = True,
     recall_limit: int = MAX_RECALL_LIMIT,
     recall_budget_chars: int = RECALL_BUDGET_CHARS,
+    recall_content_chars: int | None = None,
+    iso_times: bool = False,
 ) -> NamedMemoryRun:
     """Open a run: admission from ``policy`` and ``context`` now, the identity from the Host, never the model.
 
@@ -385,6 +395,9 @@ def open_named_run(
         recall_enabled: False is the cold control: recall finds nothing, writes work as usual.
         recall_limit: the run's top-k: recall's ceiling (1..:data:`MAX_RECALL_LIMIT`).
         recall_budget_chars: the most characters of one recall result (at least 256).
+        recall_content_chars: the retrieval budget on memory text instead (whole memories while their texts fit;
+            the result-text ceiling then does not apply); None: ``recall_budget_chars`` alone.
+        iso_times: show ``createdAtIso``/``updatedAtIso`` beside the epoch milliseconds.
 
     Raises:
         ValueError: ``tools`` names a tool that does not exist (a programming error, not the model's).
@@ -400,4 +413,5 @@ def open_named_run(
     if isinstance(recall_budget_chars, bool) or not isinstance(recall_budget_chars, int) or recall_budget_chars < 256:
         raise ValueError(f"recall_budget_chars must be an integer of at least 256 (got {recall_budget_chars!r})")
     return NamedMemoryRun(store, identity, denial, tuple(tools), now_ms, recall_limit=recall_limit,
-                          recall_budget_chars=recall_budget_chars)
+                          recall_budget_chars=recall_budget_chars, recall_content_chars=recall_content_chars,
+                          iso_times=iso_times is True)

@@ -181,7 +181,7 @@ class VectorHost(Host):
     def open_run(self, context: Any) -> MemoryRun:
         denial = admission(self.policy, context)
         return VectorRun(self._vectors, self._store, context, denial, self._search_budget, self._get_budget,
-                         search_limit=self._search_limit)
+                         search_limit=self._search_limit, content_budget=self._content_budget, iso_times=self._iso_times)
 
 
 class HybridHost(VectorHost):
@@ -195,7 +195,7 @@ class HybridHost(VectorHost):
         denial = admission(self.policy, context)
         return HybridRun(
             self._fulltext, self._vectors, self._store, context, denial, self._search_budget, self._get_budget,
-            search_limit=self._search_limit,
+            search_limit=self._search_limit, content_budget=self._content_budget, iso_times=self._iso_times,
         )
 
 

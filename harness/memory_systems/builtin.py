@@ -16,10 +16,14 @@ and cache keys are unchanged:
 
 from __future__ import annotations
 
-from harness.memory_systems.document import build_memory_document
-from harness.memory_systems.prompts import build_full_history, build_history_only, build_recall
+from typing import Any
+
+from harness.memory_systems.contract import BuiltinContract
+from harness.memory_systems.document import SECTION_PREAMBLE, build_memory_document
+from harness.memory_systems.instructions import shared
+from harness.memory_systems.prompts import TOOL_INSTRUCTIONS, build_full_history, build_history_only, build_recall
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, WriteMode
-from harness.scenarios import Scenario
+from harness.scenarios import RetrievalBudget, Scenario
 from memory_tools import Host, MemoryItemStore, MemoryPolicy, RunContext
 
 
@@ -28,13 +32,14 @@ class _NoMemory(MemoryInstance):
         return ProbeSetup(build_history_only(self.scenario).messages)
 
 
-class NoMemorySystem(MemorySystem):
+class NoMemorySystem(BuiltinContract, MemorySystem):
     """No memory: the probe's recent history only (the baseline)."""
 
     name = "none"
     description = "recent history only, no tools"
     arms = {"history_only": "none"}
     forgetting = "none (no memory)"
+    ingests, discloses, shows_times = "none", "nothing", "none"
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         return _NoMemory(scenario)
@@ -47,13 +52,14 @@ class _Transcripts(MemoryInstance):
         return ProbeSetup(setup.messages, pasted=setup.pasted)
 
 
-class TranscriptsSystem(MemorySystem):
+class TranscriptsSystem(BuiltinContract, MemorySystem):
     """Every earlier in-scope session pasted in: the accuracy and cost ceiling."""
 
     name = "transcripts"
     description = "every earlier in-scope session pasted in (ceiling)"
     arms = {"full_history": "none"}
     forgetting = "none (raw transcripts)"
+    ingests, discloses, shows_times, shared_times = "raw turns", "injected whole", "prose date", "iso + prose date"
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         return _Transcripts(scenario)
@@ -67,12 +73,19 @@ class ItemStoreInstance(MemoryInstance):
         self.store = store
 
     def begin_probe(self, policy: MemoryPolicy, context: RunContext) -> ProbeSetup:
-        budget = self.retrieval_budget
-        host_run = Host(self.store, policy, search_result_budget_chars=budget.chars, search_limit=budget.top_k).open_run(context)
+        host_run = Host(self.store, policy, **host_terms(self.retrieval_budget)).open_run(context)
         return ProbeSetup(build_recall(self.scenario, host_run).messages, host_run)
 
     def close(self) -> None:
         self.store.close()
+
+
+def host_terms(budget: RetrievalBudget) -> dict[str, Any]:
+    """The Host's settings for the run's terms: ``top_k`` results, ``chars`` of memory content per call
+    (``memory_search`` and ``memory_get`` alike; the JSON around it is not counted: :mod:`memory_tools.disclosure`),
+    and ISO times beside the epoch milliseconds under the shared instruction block."""
+    return {"search_result_budget_chars": None, "content_budget_chars": budget.chars, "search_limit": budget.top_k,
+            "iso_times": shared()}
 
 
 def seeded_item_store(scenario: Scenario) -> MemoryItemStore:
@@ -83,7 +96,14 @@ def seeded_item_store(scenario: Scenario) -> MemoryItemStore:
     return open_seeded_store(scenario)
 
 
-class MemoryToolsSystem(MemorySystem):
+class ItemStoreContract(BuiltinContract):
+    """The contract of every arm reading a seeded item store through the Host's tools."""
+
+    ingests, discloses, shows_times, shared_times = "prepared items", "tool results", "epoch ms", "iso + epoch ms"
+    own_instructions = TOOL_INSTRUCTIONS
+
+
+class MemoryToolsSystem(ItemStoreContract, MemorySystem):
     """The product's item store and its two Host-owned read tools."""
 
     name = "memory_tools"
@@ -101,13 +121,15 @@ class _Document(MemoryInstance):
         return ProbeSetup(build_memory_document(self.scenario).messages)
 
 
-class MemoryDocumentSystem(MemorySystem):
+class MemoryDocumentSystem(BuiltinContract, MemorySystem):
     """The earlier design: the scope's memory file injected whole into the system prompt."""
 
     name = "memory_document"
     description = "the scope's memory file injected whole into the system prompt"
     arms = {"memory_document": "seeded"}
     forgetting = "archive (entry status)"
+    ingests, discloses, shows_times, shared_times = "prepared items", "injected whole", "prose date", "iso"
+    own_instructions = SECTION_PREAMBLE
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         return _Document(scenario)

@@ -39,6 +39,7 @@ from harness.memory_systems.document_format import (
     parse_memory_document,
     render_memory_document,
 )
+from harness.memory_systems.instructions import SHARED_MEMORY_INSTRUCTIONS, iso_time, shared
 from harness.memory_systems.prompts import ArmSetup, MemoryRunLike, build_history_only, format_now
 from harness.scenarios import Scenario
 
@@ -110,7 +111,7 @@ def _shown_time(millis: int | None) -> str | None:
     if millis is None:
         return None
     try:
-        return format_now(millis)
+        return iso_time(millis) if shared() else format_now(millis)
     except (OverflowError, ValueError, OSError):
         return None
 
@@ -196,5 +197,6 @@ def build_memory_document(scenario: Scenario, host_run: MemoryRunLike | None = N
     if not section:
         return setup
     messages = [dict(message) for message in setup.messages]
-    messages[0]["content"] = f"{messages[0]['content']}\n\n{section}"
+    block = f"{SHARED_MEMORY_INSTRUCTIONS}\n\n" if shared() else ""
+    messages[0]["content"] = f"{messages[0]['content']}\n\n{block}{section}"
     return ArmSetup(messages=messages)

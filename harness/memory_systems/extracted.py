@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness.memory_systems.builtin import ItemStoreInstance
+from harness.memory_systems.builtin import ItemStoreContract, ItemStoreInstance
 from harness.memory_systems.protocol import (
     MemoryInstance,
     MemorySystem,
@@ -196,13 +196,14 @@ class ExtractedItemsInstance(ItemStoreInstance):
         return _result("ok", {"event": "forgotten", "itemIds": archived})
 
 
-class ExtractedItemsSystem(MemorySystem):
+class ExtractedItemsSystem(ItemStoreContract, MemorySystem):
     """The product store filled by the agent model (structured extraction), read like ``recall``."""
 
     name = "memory_tools_extracted"
     description = "the recall arm over items the agent extracted after each session (save_memory_item)"
     arms = {"recall_extracted": "agent"}
     forgetting = "archive by exact key"
+    ingests = "raw turns"  # the agent model extracts items from each session's transcript
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         return ExtractedItemsInstance(scenario)

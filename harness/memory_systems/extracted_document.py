@@ -14,7 +14,8 @@
 
 from __future__ import annotations
 
-from harness.memory_systems.document import DocumentSettings, memory_prompt_section
+from harness.memory_systems.contract import BuiltinContract
+from harness.memory_systems.document import SECTION_PREAMBLE, DocumentSettings, memory_prompt_section
 from harness.memory_systems.document_format import DocumentState, parse_memory_document
 from harness.memory_systems.document_write import DocumentExtractRun
 from harness.memory_systems.protocol import (
@@ -62,13 +63,15 @@ class ExtractedDocumentInstance(MemoryInstance):
         return ProbeSetup(probe_messages(self.scenario, context_section=section or None))
 
 
-class ExtractedDocumentSystem(MemorySystem):
+class ExtractedDocumentSystem(BuiltinContract, MemorySystem):
     """Seed 001 V0.2: the memory file the agent writes with extract_memory, injected whole at the probe."""
 
     name = "memory_document_extracted"
     description = "the memory file the agent appends to with extract_memory after each session, injected whole"
     arms = {"memory_document_extracted": "agent"}
     forgetting = "none (append only)"
+    ingests, discloses, shows_times, shared_times = "raw turns", "injected whole", "prose date", "iso"
+    own_instructions = SECTION_PREAMBLE
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         return ExtractedDocumentInstance(scenario)

@@ -9,7 +9,7 @@ for before anyone adds an index.
 
 from __future__ import annotations
 
-from harness.memory_systems.builtin import ItemStoreInstance, seeded_item_store
+from harness.memory_systems.builtin import ItemStoreContract, ItemStoreInstance, host_terms, seeded_item_store
 from harness.memory_systems.prompts import build_recall
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, WriteMode
 from harness.scenarios import Scenario
@@ -20,13 +20,12 @@ class _FullTextInstance(ItemStoreInstance):
     def begin_probe(self, policy: MemoryPolicy, context: RunContext) -> ProbeSetup:
         from memory_tools import FullTextHost
 
-        budget = self.retrieval_budget
-        host = FullTextHost(self.store, policy, search_result_budget_chars=budget.chars, search_limit=budget.top_k)
+        host = FullTextHost(self.store, policy, **host_terms(self.retrieval_budget))
         host_run = host.open_run(context)
         return ProbeSetup(build_recall(self.scenario, host_run).messages, host_run)
 
 
-class FullTextSystem(MemorySystem):
+class FullTextSystem(ItemStoreContract, MemorySystem):
     """The product's item store with an FTS5 layer: terms match content as well as keys."""
 
     name = "memory_tools_fts"

@@ -17,6 +17,8 @@ what reading the written memory is worth from the effect of the write phase.
 
 from __future__ import annotations
 
+from harness.memory_systems.contract import BuiltinContract
+from harness.memory_systems.instructions import shared
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, ToolRun, WriteMode, probe_messages
 from harness.scenarios import Scenario, Session
 from memory_tools import (
@@ -42,6 +44,13 @@ TOOL_INSTRUCTIONS = (
     "memories disagree, prefer the most recently updated. Use only what recall returns, and if it finds nothing "
     "relevant, say you don't know."
 )
+TOOL_USAGE = (
+    "Memory tools: named memories saved from the user's earlier conversations. Call recall with query (a few "
+    "words about the topic) to find memories by shared words in their names and texts, or with name to read one "
+    "memory by its exact name. Recall before answering questions that depend on earlier conversations, "
+    "preferences or decisions."
+)
+"""Named memory's tool paragraph under the shared block (which says the rest: trust, recency, times)."""
 
 
 class NamedMemoryInstance(MemoryInstance):
@@ -74,17 +83,19 @@ class NamedMemoryInstance(MemoryInstance):
             # the run's retrieval budget, like every system's (the store's own ceiling of 50 is above any top-k
             # but a budget of 51-100 results, which named memory then caps at 50)
             recall_limit=min(self.retrieval_budget.top_k, MAX_RECALL_LIMIT),
-            recall_budget_chars=self.retrieval_budget.chars,
+            recall_content_chars=self.retrieval_budget.chars,  # memory text, as every system's budget counts it
+            iso_times=shared(),  # ISO beside epoch milliseconds under the shared instruction block
         )
         if not run.admitted:
             return ProbeSetup(probe_messages(self.scenario))
-        return ProbeSetup(probe_messages(self.scenario, tool_instructions=TOOL_INSTRUCTIONS), run)
+        usage = TOOL_USAGE if shared() else TOOL_INSTRUCTIONS  # the shared block (probe_messages) says the rest
+        return ProbeSetup(probe_messages(self.scenario, tool_instructions=usage), run)
 
     def close(self) -> None:
         self.store.close()
 
 
-class NamedMemorySystem(MemorySystem):
+class NamedMemorySystem(BuiltinContract, MemorySystem):
     """Seed 004: named memories the agent writes with remember/forget and reads with recall."""
 
     name = "named_memory"
@@ -92,6 +103,8 @@ class NamedMemorySystem(MemorySystem):
     arms = {"named_memory": "agent"}
     forgetting = "delete by exact name"
     recall_enabled = True
+    ingests, discloses, shows_times, shared_times = "raw turns", "tool results", "epoch ms", "iso + epoch ms"
+    own_instructions = TOOL_INSTRUCTIONS
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         return NamedMemoryInstance(scenario, recall_enabled=self.recall_enabled)

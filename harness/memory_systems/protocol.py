@@ -94,15 +94,16 @@ Example (a system that injects a fixed note as context)::
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from harness.memory_systems.contract import ContractTerms, SystemContract
+from harness.memory_systems.instructions import SHARED_MEMORY_INSTRUCTIONS, shared
 from harness.memory_systems.prompts import ArmSetup, _conversation, system_prompt
-from harness.memory_systems.run_embedding import (EMBEDDER_PARAMETER, arm_embedder, open_method, sample_embedding,
+from harness.memory_systems.run_embedding import (EMBEDDER_PARAMETER, open_method, sample_embedding,
                                                   takes_embedder, takes_parameter)
 from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, RetrievalBudget, Scenario, Session
 from memory_tools import DenialReason, MemoryPolicy, RunContext, admission
@@ -264,6 +265,12 @@ class MemorySystem:
         """
         return {}
 
+    def contract(self, arm: str, terms: ContractTerms) -> SystemContract:
+        """What ``arm`` ingests, embeds with, shows of times and discloses, and whether it runs at its vendor's
+        defaults (:mod:`harness.memory_systems.contract`); ``terms`` is what the harness offers (the run's
+        embedder). The default declares nothing: every field reads ``undeclared`` and the table marks it."""
+        return SystemContract()
+
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         """A fresh instance for one sample of ``scenario``; ``seeded`` stores the scenario's items now."""
         raise NotImplementedError
@@ -315,36 +322,6 @@ def open_instance(arm: SystemArm, scenario: Scenario, budget: RetrievalBudget = 
     return instance
 
 
-def arm_fingerprint(arm: SystemArm, budget: RetrievalBudget, harness_version: str,
-                    run_embedder: dict[str, Any] | None = None) -> dict[str, Any]:
-    """What identifies an arm's system in a run: system, version, budget, session times, embedder and a configuration hash.
-
-    The hash covers the system's name and class, write mode, budget, ``sees_session_times``,
-    :meth:`MemorySystem.configuration` and the embedder it embeds with (:func:`arm_embedder`: the run's
-    ``run_embedder`` record when it takes it): the same arm name under another configuration or embedder hashes apart.
-    """
-    system = arm.system
-    version = f"recall-eval {harness_version}" if arm.origin == "built-in" else arm.origin
-    sees = getattr(system, "sees_session_times", True) is not False
-    configure = getattr(system, "configuration", None)
-    configuration = dict(configure()) if callable(configure) else {}
-    payload = {
-        "system": system.name, "class": f"{type(system).__module__}.{type(system).__qualname__}",
-        "write_mode": arm.write_mode, "retrieval_budget": budget.record(), "sees_session_times": sees,
-        "configuration": configuration,
-    }
-    embedder = arm_embedder(system, run_embedder)
-    if embedder is not None:  # systems that embed nothing hash as before
-        payload["embedder"] = embedder
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return {
-        "system": system.name, "version": version, "write_mode": arm.write_mode,
-        "retrieval_budget": budget.record(), "sees_session_times": sees,
-        "config_hash": hashlib.sha256(text.encode("utf-8")).hexdigest(),
-        **({"embedder": embedder} if embedder is not None else {}),
-    }
-
-
 def policy_denial(policy: MemoryPolicy, context: RunContext) -> DenialReason | None:
     """Why the probe may not read memory (incognito, memory disabled, agent reads off), or None: the one gate."""
     return admission(policy, context)
@@ -360,13 +337,16 @@ def probe_messages(
 
     Args:
         scenario: The scenario whose probe is answered.
-        tool_instructions: One paragraph appended to the system prompt when the system offers tools.
+        tool_instructions: One paragraph appended to the system prompt when the system offers tools. Under the
+            shared instruction block (``--instructions shared``, the default) that block comes first, for any
+            system that offers tools or injects context: say only how to call your tools.
         context_section: Injected memory (e.g. a ``<memory_...>`` block saying it is untrusted
             context), appended to the system prompt after the tool paragraph.
     """
     messages = _conversation(scenario, with_tools=False)
     text = system_prompt(scenario, with_tools=False)
-    for extra in (tool_instructions, context_section):
+    shown = (SHARED_MEMORY_INSTRUCTIONS,) if shared() and (tool_instructions or context_section) else ()
+    for extra in (*shown, tool_instructions, context_section):
         if extra:
             text = f"{text}\n\n{extra}"
     messages[0] = {"role": "system", "content": text}

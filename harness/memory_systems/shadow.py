@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from harness.memory_systems.builtin import ItemStoreInstance, seeded_item_store
+from harness.memory_systems.builtin import ItemStoreContract, ItemStoreInstance, host_terms, seeded_item_store
 from harness.memory_systems.prompts import build_history_only
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, WriteMode
 from harness.scenarios import Scenario
@@ -196,19 +196,19 @@ def _budget_cut(text: str) -> tuple[bool, int]:
 class _ShadowInstance(ItemStoreInstance):
     def begin_probe(self, policy: MemoryPolicy, context: RunContext) -> ProbeSetup:
         # Recall's Host (same store seeding, policy, context and the run's retrieval budget); never given to the model.
-        budget = self.retrieval_budget
-        host_run = Host(self.store, policy, search_result_budget_chars=budget.chars, search_limit=budget.top_k).open_run(context)
+        host_run = Host(self.store, policy, **host_terms(self.retrieval_budget)).open_run(context)
         observed = shadow_search(host_run, self.store, context, self.scenario.probe.message)
         return ProbeSetup(build_history_only(self.scenario).messages, None, shadow=observed)
 
 
-class ShadowSystem(MemorySystem):
+class ShadowSystem(ItemStoreContract, MemorySystem):
     """``history_only``'s answer, plus the search recall would have made, recorded and never shown."""
 
     name = "shadow"
     description = "history_only's answer; the harness records what recall's memory_search would have disclosed"
     arms = {"shadow": "seeded"}
     forgetting = "archive (search unseen)"
+    discloses, own_instructions = "nothing", ""  # the search is recorded, never shown
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         return _ShadowInstance(scenario, seeded_item_store(scenario))

@@ -20,7 +20,7 @@ latency) is counted apart from the agent model's (:meth:`MemoryInstance.embeddin
 
 from __future__ import annotations
 
-from harness.memory_systems.builtin import ItemStoreInstance, seeded_item_store
+from harness.memory_systems.builtin import ItemStoreContract, ItemStoreInstance, host_terms, seeded_item_store
 from harness.memory_systems.prompts import build_recall
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, WriteMode
 from harness.memory_systems.run_embedding import SampleEmbedding
@@ -58,9 +58,7 @@ class _VectorInstance(ItemStoreInstance):
 
     def begin_probe(self, policy: MemoryPolicy, context: RunContext) -> ProbeSetup:
         # built here, not in open: the harness sets the run's retrieval budget on the instance after open
-        budget = self.retrieval_budget
-        self._host = self.host_class(self.store, policy, search_result_budget_chars=budget.chars,
-                                     search_limit=budget.top_k, embedder=self._embedder)
+        self._host = self.host_class(self.store, policy, **host_terms(self.retrieval_budget), embedder=self._embedder)
         host_run = self._host.open_run(context)
         return ProbeSetup(build_recall(self.scenario, host_run).messages, host_run)
 
@@ -72,8 +70,10 @@ class _HybridInstance(_VectorInstance):
     host_class = HybridHost
 
 
-class VectorSystem(MemorySystem):
+class VectorSystem(ItemStoreContract, MemorySystem):
     """The product's item store, ``memory_search`` ranked by embedding similarity."""
+
+    embeds_with_run_embedder = True
 
     name = "memory_tools_vector"
     description = "the recall arm with memory_search ranking the visible items by embedding similarity"
@@ -84,8 +84,10 @@ class VectorSystem(MemorySystem):
         return _VectorInstance(scenario, seeded_item_store(scenario), _embedder(embedder))
 
 
-class HybridSystem(MemorySystem):
+class HybridSystem(ItemStoreContract, MemorySystem):
     """The product's item store, ``memory_search`` fusing full-text and vector ranks (RRF, k = 60)."""
+
+    embeds_with_run_embedder = True
 
     name = "memory_tools_hybrid"
     description = "the recall arm with memory_search fusing full-text (keys, content) and vector ranks (RRF, k=60)"

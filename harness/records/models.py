@@ -241,6 +241,24 @@ class ShardInfo(BaseModel):
     sample_count: int = Field(description="Samples planned in the whole suite (all shards)")
 
 
+class ArmContract(_Record):
+    """``run.json`` ``arm_fingerprints[arm].contract``: the terms the arm met the probe on (:mod:`harness.memory_systems.contract`).
+
+    ``undeclared`` (or null) marks what a plug-in did not declare; the systems table marks it.
+    """
+
+    schema_version: Literal[1] = 1
+    ingests: str = Field(description="raw turns, prepared items, both, none or undeclared")
+    embedder: dict[str, Any] | None = Field(description="model, prefix and dimensions it ranks with (model 'none': no embedder); null: undeclared")
+    instructions: dict[str, Any] = Field(description="name (shared, legacy or none) and sha256 of the memory instruction block")
+    times: str = Field(description="how memories' times reach the model: iso, epoch ms, iso + epoch ms, prose date, none or undeclared")
+    discloses: str = Field(description="tool results, injected whole, nothing or undeclared")
+    retrieval_budget: dict[str, int] | None = Field(description="top_k and chars of each retrieval; null: no retrieval (injected whole, nothing)")
+    forgetting: str = Field(description="the system's forgetting mechanism, or 'not declared'")
+    vendor_defaults: bool | None = Field(description="whether the product runs at its vendor's defaults; null: undeclared")
+    vendor_note: str = Field("", description="how it departs from its vendor's defaults")
+
+
 class ArmFingerprint(_Record):
     """``run.json`` ``arm_fingerprints[arm]``: what identifies the system behind an arm, so runs of it compare only alike."""
 
@@ -252,6 +270,7 @@ class ArmFingerprint(_Record):
         True, description="False: the system cannot back-date writes (it stamps them now); its temporal results are marked")
     config_hash: str = Field(description="SHA-256 of the system's name, class, write mode, budget, session times, configuration "
                              "and embedder")
+    contract: ArmContract | None = Field(None, description="The arm's system contract (null in runs made before contracts were recorded)")
     embedder: dict[str, Any] | None = Field(
         None, description="The embedder the arm embeds with: source 'run' (the run's: model, prefix, dimensions) or 'own' "
                           "(a system that cannot take the run's, marked); absent for a system that embeds nothing")

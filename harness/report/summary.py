@@ -150,6 +150,7 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
     from harness.report.inputs import ReportInputs
     from harness.report.layers import layers_block
     from harness.report.protocol import is_not_judged, protocol_block, run_protocol
+    from harness.report.contracts import contracts_block
     from harness.report.systems import systems_block
     from harness.score import expected_facts, score_sample, visible_context, write_path_blocks
 
@@ -227,6 +228,9 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
     if forgetting:  # only then: a suite that never asks to forget gets the summary it always got
         summary["forgetting"] = forgetting
     summary["systems"] = systems_block(manifest, records, tables.get("metrics") or [])
+    contracts = contracts_block(manifest)  # each arm's terms, beside the systems table (none in older runs)
+    if contracts is not None:
+        summary["contracts"] = contracts
     summary["layers"] = layers_block(scored, scenarios, list(manifest.arms))
     if protocol is not None:  # only then: a suite without a protocol gets the summary it always got
         summary["protocol"] = protocol_block(protocol, scored, scenarios, tables["metrics"], list(manifest.arms))

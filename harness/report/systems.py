@@ -218,6 +218,8 @@ def _count(value: Any) -> str:
 
 def systems_section(summary: Mapping[str, Any]) -> dict[str, Any] | None:
     """The HTML section's rows (``{"columns", "budget", "rows": [{"model", "arm", "cells"}]}``), or None without rows."""
+    from harness.report.contracts import contracts_section
+
     rows = [r for r in summary.get("systems") or [] if isinstance(r, Mapping)]
     if not rows:
         return None
@@ -226,7 +228,7 @@ def systems_section(summary: Mapping[str, Any]) -> dict[str, Any] | None:
                if key != "forgetting" or any(r.get("retained_after_forget") is not None for r in rows)]
     return {
         "columns": [header for _, header in columns],
-        "budget": _budget_text(budget),
+        "budget": _budget_text(budget), "contracts": contracts_section(summary),  # the terms beside the table
         "rows": [{"model": str(r.get("model")), "arm": str(r.get("arm")),
                   "system": r.get("system") or "—", "cells": [_cells(r)[key] for key, _ in columns]}
                  for r in rows],

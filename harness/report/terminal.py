@@ -254,13 +254,14 @@ def head_to_head_lines(summary: Mapping[str, Any]) -> list[str]:
     A default run's terminal output stays as it was; its page and ``summary.json`` have both sections.
     """
     from harness.defaults import DEFAULT_ARMS
+    from harness.report.contracts import contracts_lines
     from harness.report.layers import layers_lines
     from harness.report.systems import systems_lines
 
     arms = {str(r.get("arm")) for r in summary.get("systems") or [] if isinstance(r, Mapping)}
     if not arms - set(DEFAULT_ARMS):
         return []
-    systems, layers = systems_lines(summary, WIDTH), layers_lines(summary, WIDTH)
+    systems, layers = systems_lines(summary, WIDTH) + contracts_lines(summary, WIDTH), layers_lines(summary, WIDTH)
     return [*([""] if systems else []), *systems, *([""] if layers else []), *layers]
 
 

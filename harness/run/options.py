@@ -25,6 +25,8 @@ from harness.defaults import DEFAULT_ARMS, DEFAULT_MAX_ERROR_RATE, DEFAULT_MODEL
 from harness.memory_systems import UnknownArmError
 from harness.records import RunManifest, ShardInfo, is_redacted, read_manifest, redact_url
 from harness.run.cache import DEFAULT_CACHE_DIR
+from harness.run.contracts import check_arms, instructions_value
+from harness.run.errors import RunOptionsError
 from harness.run.privacy import PrivacyOptionsError, privacy_options
 from harness.run.fingerprints import arm_fingerprints
 from harness.run.selection import SelectionError, narrow_scenarios, sample_id_defaults, selected
@@ -45,10 +47,6 @@ _FLAG = {
     "timeout_s": "--timeout",
     "retry_delay_s": "--retry-delay",
 }
-
-
-class RunOptionsError(Exception):
-    """Run flags that cannot be used; the message names the flag or file and the fix."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +123,8 @@ class RunOptions:
     embedding_api_base: str | None = None
     #: ``--embedding-prefix``: none, e5 or input_type (None: none).
     embedding_prefix: str | None = None
+    #: ``--instructions``: the memory instruction block, shared or legacy (harness.memory_systems.instructions).
+    instructions: str = "shared"
     #: The retrieval budget every arm gets (``--retrieval-budget``, else the suite's, else the default).
     retrieval_budget: RetrievalBudget = DEFAULT_RETRIEVAL_BUDGET
     #: Where it came from: ``--retrieval-budget``, ``suite`` or ``default`` (recorded, never compared).
@@ -148,6 +148,8 @@ class RunOptions:
             "judge_model": self.judge_model,
             "retrieval_budget": self.retrieval_budget.record(),
             "retrieval_budget_source": self.retrieval_budget_source,
+            "retrieval_budget_counts": "memory text",  # each item's text, not the JSON around it (memory_tools.disclosure)
+            "instructions": self.instructions,
             **_plugin_systems(self.arms),
             **self._scale_parameters(),
             **_incomplete_suites(self.scenario_paths),
@@ -310,13 +312,7 @@ def _check_values(values: dict[str, Any]) -> None:
         raise RunOptionsError(f"--retry-delay {values['retry_delay_s']}: must not be negative")
     if values["timeout_s"] <= 0:
         raise RunOptionsError(f"--timeout {values['timeout_s']}: must be positive")
-    from harness.memory_systems import resolve_arm
-
-    for arm in values["arms"]:
-        try:
-            resolve_arm(arm)
-        except UnknownArmError as exc:
-            raise RunOptionsError(f"--arms: {exc}") from None
+    check_arms(values["arms"])  # an unknown arm or a plug-in's bad contract is a flag problem (exit 2), not a crash
 
 
 def _incomplete_suites(paths: list[str]) -> dict[str, Any]:
@@ -465,6 +461,7 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         shard=Shard(shard_info.index, shard_info.count) if shard_info else None,
         rerun_of=getattr(args, "rerun_of", None) or (previous.parameters.get("rerun_of") if previous else None),
         **_embedding_values(args, previous),
+        instructions=instructions_value(args, previous),
         retrieval_budget=budget[0],
         retrieval_budget_source=budget[1],
         **scale,

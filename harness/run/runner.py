@@ -258,7 +258,7 @@ def ctx_for(options: RunOptions, scenarios: list[Scenario], hashes: dict[str, st
     """A fresh :class:`SampleContext` (model client with the run's cache and retry policy)."""
     from harness.run.calls import model_client
 
-    from harness.memory_systems import configure_embedder
+    from harness.memory_systems import configure_embedder, configure_instructions
     from harness.run.embeddings import run_embedder
 
     client, secrets = model_client(options)  # cache, retries; Router, rate limits and budget when asked for
@@ -266,6 +266,7 @@ def ctx_for(options: RunOptions, scenarios: list[Scenario], hashes: dict[str, st
     if hasattr(embedder, "budget"):
         embedder.budget = client.budget  # its requests count against --max-cost-usd too
     configure_embedder(embedder)
+    configure_instructions(getattr(options, "instructions", None))  # every memory arm's instruction block (--instructions)
     secrets = [*secrets, *url_secrets(getattr(options, "embedding_api_base", None))]
     return SampleContext(options, scenarios_by_id(scenarios), hashes, client, suite=scenarios,
                          secrets=sorted({*secret_values(), *secrets}, key=len, reverse=True))

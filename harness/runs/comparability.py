@@ -4,7 +4,9 @@ Two runs are comparable when their numbers mean the same thing: the same
 suite (hash and scenario ids), models, arms, epochs and seed, the same
 parameters that change what a sample answers (:data:`RESULT_PARAMETERS`), the
 same retrieval budget (top-k and result characters every system got) and
-the same configuration of each arm's system (its fingerprint's hash), the
+the same configuration of each arm's system (its fingerprint's hash) and
+contract (what it ingests, embeds with, is told, sees of times, may disclose
+and forgets, and whether it runs at its vendor's defaults), the
 same judge, excluded scenarios, verdict thresholds and harness version. Each
 difference is a :class:`Difference`, printed ``name: A -> B``. A run is no basis
 for a gate at all when it is incomplete or lines of its results are
@@ -390,7 +392,18 @@ def _budget_differences(ma: RunManifest, mb: RunManifest) -> list[Difference]:
         if fa.config_hash != fb.config_hash:
             out.append(Difference(f"arm {arm} configuration", f"{fa.system} {fa.version} {fa.config_hash[:12]}",
                                   f"{fb.system} {fb.version} {fb.config_hash[:12]}"))
+        out.extend(_contract_differences(arm, fa.contract, fb.contract))
     return out
+
+
+def _contract_differences(arm: str, ca: Any, cb: Any) -> list[Difference]:
+    """Each term of ``arm``'s contract the two runs differ in (none when either run predates contracts)."""
+    from harness.memory_systems import contract_differences
+
+    if ca is None or cb is None:
+        return []
+    pairs = contract_differences(ca.model_dump(mode="json"), cb.model_dump(mode="json"))
+    return [Difference(f"arm {arm} contract {name.replace('_', ' ')}", a, b) for name, a, b in pairs]
 
 
 def run_problems(side: str, run: RunData) -> list[str]:

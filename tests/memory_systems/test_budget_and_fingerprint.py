@@ -119,24 +119,28 @@ def test_the_configuration_hash_changes_with_budget_configuration_and_session_ti
     assert digest(plain) != digest(seeing)
 
 
-def test_named_memory_recall_honours_the_budgets_top_k_and_characters() -> None:
+def test_named_memory_recall_honours_the_budgets_top_k_and_characters_of_memory_text() -> None:
+    """The budget counts the memories' texts (about 140 characters each), not the JSON around them (about 240 each)."""
     import json
 
     from harness.scenarios import probe_policy
 
     scenario = make_scenario()
-    instance = open_instance(resolve_arm("named_memory"), scenario, RetrievalBudget(top_k=3, chars=600))
+    instance = open_instance(resolve_arm("named_memory"), scenario, RetrievalBudget(top_k=3, chars=300))
     try:
         writer = instance.begin_write(scenario.sessions[0])
         for i in range(8):
-            text = f"Dev server note {i}: the port moved again, this time to 51{i:02d}, per the ops channel."
+            text = (f"Dev server note {i}: the port moved again, this time to 51{i:02d}, per the ops channel; "
+                    "the old port stays reserved for the staging proxy.")
             assert writer.call("remember", {"name": f"port note {i}", "text": text, "scope": "project"}).status == "ok"
         probe = instance.begin_probe(*probe_policy(scenario))
         spec = probe.arm_setup().tools[0]["function"]
         assert "at most 3)" in spec["description"]
         record = probe.tools.call("recall", {"query": "dev server port note", "limit": 20})
         result = json.loads(record.result_text)
-        assert result["limit"] == 3 and result["limitCapped"] is True and len(result["memories"]) <= 3
-        assert len(record.result_text) <= 600
+        assert result["limit"] == 3 and result["limitCapped"] is True
+        assert len(result["memories"]) == 2 and result["truncated"] is True and result["omittedCount"] == 1
+        assert sum(len(m["text"]) for m in result["memories"]) <= 300 < len(record.result_text)
+        assert len(record.disclosed_item_ids) == 2
     finally:
         instance.close()

@@ -252,6 +252,7 @@ def test_policy_gates_leave_no_section_and_read_no_storage(probe: dict[str, Any]
     assert SECTION_OPEN not in setup.messages[0]["content"]
 
 
+@pytest.mark.usefixtures("legacy_instructions")  # pins the legacy text, byte for byte
 def test_system_prompt_equals_history_only_apart_from_the_memory_section() -> None:
     scenario = make_scenario()
     doc = get_arm("memory_document").build(scenario, None)

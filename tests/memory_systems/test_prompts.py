@@ -31,6 +31,7 @@ def test_system_prompt_states_the_probe_date() -> None:
     assert "Monday, 2 March 2026, 10:00 UTC" in system_prompt(make_scenario(), with_tools=False)
 
 
+@pytest.mark.usefixtures("legacy_instructions")  # pins the legacy text, byte for byte
 def test_recall_offers_tools_when_the_policy_admits_them() -> None:
     scenario = make_scenario()
     with MemoryItemStore(":memory:") as store:
@@ -51,6 +52,7 @@ def test_recall_without_admission_equals_history_only(overrides: dict) -> None:
     assert setup.messages == get_arm("history_only").build(scenario, None).messages
 
 
+@pytest.mark.usefixtures("legacy_instructions")  # pins the legacy text, byte for byte
 def test_system_prompts_differ_only_in_the_tool_instructions() -> None:
     scenario = make_scenario()
     plain = system_prompt(scenario, with_tools=False)
@@ -88,8 +90,9 @@ def test_full_history_sends_every_turn_as_its_own_message_even_two_of_one_role_i
     """Bug planted: consecutive same-role messages joined (``s-early``'s lone user turn took in the next session's)."""
     setup = get_arm("full_history").build(make_scenario(), None)
     contents = [m["content"] for m in setup.messages[1:]]
-    assert contents == ["[Earlier conversation s-early, Monday, 5 January 2026, 09:00 UTC]\nI prefer short answers.",
-                        "[Earlier conversation s-late, Tuesday, 10 February 2026, 09:00 UTC]\n"
+    assert contents == ["[Earlier conversation s-early, Monday, 5 January 2026, 09:00 UTC (2026-01-05T09:00:00Z)]\n"
+                        "I prefer short answers.",
+                        "[Earlier conversation s-late, Tuesday, 10 February 2026, 09:00 UTC (2026-02-10T09:00:00Z)]\n"
                         "Moved the dev server to port 5174.", "Noted.", "Morning.", "Morning! What's up?",
                         "Which port does the dev server use?"]
     assert [m["role"] for m in setup.messages[1:3]] == ["user", "user"]
@@ -168,6 +171,7 @@ def test_scenario_system_prompt_replaces_the_base_prompt_in_every_arm(arm: str) 
     assert BASE_SYSTEM_PROMPT[:40] not in first
 
 
+@pytest.mark.usefixtures("legacy_instructions")  # pins the legacy text, byte for byte
 def test_every_arm_shares_the_scenario_system_prompt_apart_from_the_tool_paragraph() -> None:
     """Bug planted: the override applied to the tool arm only (``with_tools`` picking the scenario's prompt)."""
     scenario = make_scenario().model_copy(update={"system_prompt": LOCOMO_PROMPT})

@@ -47,6 +47,7 @@ def test_the_four_original_arms_keep_their_names_and_order() -> None:
     assert {a.write_mode for a in map(resolve_arm, FOUR_ARMS)} == {"none", "seeded"}
 
 
+@pytest.mark.usefixtures("legacy_instructions")  # pins the legacy text, byte for byte
 def test_the_four_original_arms_send_what_they_sent_before_the_protocol(starter: list) -> None:
     """The cache key of every starter sample's first call (a real model) equals the pre-protocol code's."""
     golden = json.loads(GOLDEN.read_text())
@@ -60,6 +61,7 @@ def test_the_four_original_arms_send_what_they_sent_before_the_protocol(starter:
     assert seen == len(golden) == 256
 
 
+@pytest.mark.usefixtures("legacy_instructions")  # pins the legacy text, byte for byte
 def test_the_starter_suite_offline_results_are_identical_before_and_after_the_protocol(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every starter sample of the four original arms on offline/reference, digest for digest."""
     from harness.cli import main
@@ -68,7 +70,8 @@ def test_the_starter_suite_offline_results_are_identical_before_and_after_the_pr
     monkeypatch.setattr("harness.analysis.terminal_lines", lambda outcome, upper=False: ([], []))
     monkeypatch.setattr("harness.analysis.exit_code", lambda outcome, **_: 0)
     out = tmp_path / "run"
-    assert main(["run", "--arms", *FOUR_ARMS, "--scenarios", str(STARTER), "--out", str(out), "--no-cache", "--no-progress"]) == 0
+    assert main(["run", "--arms", *FOUR_ARMS, "--scenarios", str(STARTER), "--out", str(out), "--no-cache", "--no-progress",
+                 "--instructions", "legacy"]) == 0
     assert "memory_systems" not in json.loads((out / "run.json").read_text())["parameters"]  # built-in arms only
     digests = {}
     for read in iter_records(out / "results.jsonl"):  # pasted histories resolved from histories.jsonl
@@ -166,6 +169,7 @@ def test_a_system_with_a_bad_write_mode_is_refused_naming_the_arm() -> None:
         registry._arms_of(Bad(), "test", {})
 
 
+@pytest.mark.usefixtures("legacy_instructions")  # pins the legacy text, byte for byte
 def test_probe_messages_share_the_base_system_prompt(starter: list) -> None:
     scenario = starter[0]
     base = _setup("history_only", scenario).messages

