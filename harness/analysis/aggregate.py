@@ -55,6 +55,7 @@ import numpy as np
 from harness.analysis import decision, stats
 from harness.analysis.pairwise import conversation_of
 from harness.score import SampleScores, retained_count, task_averaged
+from harness.score.paper_metrics import session_figures, session_metric_order
 
 ALL = "all"
 #: The rows of the scenarios a suite's protocol counts in its headline (``Protocol.in_headline``); present only
@@ -140,11 +141,11 @@ class _Columns:
         #: Session-level retrieval (``recall_any@5``, ``ndcg@10``, ...), one column per figure and population:
         #: ``session_*`` on LongMemEval's population, ``ours_session_*`` on ours.
         self.session_metrics = sorted({f"{prefix}session_{key}" for s in scores
-                                       for prefix, figures in _session_figures(s).items() for key in figures},
-                                      key=_session_metric_order)
+                                       for prefix, figures in session_figures(s).items() for key in figures},
+                                      key=session_metric_order)
         for name in self.session_metrics:
             prefix, figure = name.split("session_", 1)
-            self.values[name] = np.array([num(_session_figures(s)[prefix].get(figure)) for s in scores],
+            self.values[name] = np.array([num(session_figures(s)[prefix].get(figure)) for s in scores],
                                          dtype=np.float64)
         self.has_tool_latency = bool((~np.isnan(self.values["tool_latency_s"])).any())
         #: Some sample has a token F1 (its scenario sets ``expect.f1_reference``): only then is it a metric.
@@ -167,17 +168,6 @@ class _Columns:
         for name in WRITE_COUNT_METRICS:
             self.values[name] = np.array([getattr(s, name) for s in scores], dtype=np.float64)
         self.values["write_holds_answer"] = np.array([num(s.write_holds_answer) for s in scores], dtype=np.float64)
-
-
-def _session_figures(s: SampleScores) -> dict[str, dict[str, float]]:
-    """The sample's session-retrieval figures by row prefix: ``""`` LongMemEval's population, ``"ours_"`` ours."""
-    return {"": s.session_retrieval or {}, "ours_": s.ours_session_retrieval or {}}
-
-
-def _session_metric_order(name: str) -> tuple[bool, int, str]:
-    """LongMemEval's rows before ours; ``recall_any@5`` before ``recall_all@5`` before ``ndcg@5``, then at 10."""
-    ours, (figure, _, k) = name.startswith("ours_"), name.partition("session_")[2].partition("@")
-    return (ours, int(k) if k.isdigit() else 0, {"recall_any": "0", "recall_all": "1", "ndcg": "2"}.get(figure, figure))
 
 
 def _row(model: str, arm: str, category: str, metric: str, iv: stats.Interval | None, n: int) -> dict[str, Any]:

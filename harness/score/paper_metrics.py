@@ -254,3 +254,14 @@ def task_averaged(per_category: dict[str, float]) -> float | None:
         0.5
     """
     return sum(per_category.values()) / len(per_category) if per_category else None
+
+
+def session_figures(s: Any) -> dict[str, dict[str, float]]:
+    """The sample's session-retrieval figures by row prefix: ``""`` LongMemEval's population, ``"ours_"`` ours."""
+    return {"": s.session_retrieval or {}, "ours_": s.ours_session_retrieval or {}}
+
+
+def session_metric_order(name: str) -> tuple[bool, int, str]:
+    """LongMemEval's rows before ours; ``recall_any@5`` before ``recall_all@5`` before ``ndcg@5``, then at 10."""
+    ours, (figure, _, k) = name.startswith("ours_"), name.partition("session_")[2].partition("@")
+    return (ours, int(k) if k.isdigit() else 0, {"recall_any": "0", "recall_all": "1", "ndcg": "2"}.get(figure, figure))
