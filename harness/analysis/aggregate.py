@@ -54,8 +54,7 @@ import numpy as np
 
 from harness.analysis import decision, stats
 from harness.analysis.pairwise import conversation_of
-from harness.score import SampleScores, retained_count, task_averaged
-from harness.score.paper_metrics import session_figures, session_metric_order
+from harness.score import SampleScores, retained_count, session_figures, session_metric_order, task_averaged
 
 ALL = "all"
 #: The rows of the scenarios a suite's protocol counts in its headline (``Protocol.in_headline``); present only

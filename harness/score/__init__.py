@@ -45,6 +45,8 @@ from harness.score.paper_metrics import (
                                          bleu1,
                                          locomo_f1,
                                          ranked_session_metrics,
+                                         session_figures,
+                                         session_metric_order,
                                          task_averaged,
 )
 from harness.score.forgetting import forgetting_table, retained_count
@@ -52,6 +54,8 @@ from harness.score.scoring import score_sample
 from harness.score.writes import failure_stage, write_path_blocks
 
 __all__ = [
+    "session_figures",
+    "session_metric_order",
     "CLAIM_KINDS",
     "CORRECT_OUTCOMES",
     "SESSION_KS",
