@@ -576,7 +576,9 @@ def test_the_forgetting_check_is_there_only_when_some_scenario_asks_to_forget() 
 
 
 def test_the_starter_suites_six_decision_scenarios_do_not_pass_the_gate(tmp_path, capsys) -> None:
-    """3 scenarios fixed, 0 broken (exact p 0.25): the gate exits 1 and says why. A percentile bootstrap passed it."""
+    """The six decision scenarios of the starter suite (when the issue was filed: 3 fixed, 0 broken, exact p 0.25, which
+    a percentile bootstrap passed; since the probe became its own message, 1 fixed, 0 broken): the gate exits 1 and the
+    check line carries n, the units up and down and the exact p (the 3-0 case itself: test_decision.py)."""
     import json
     from pathlib import Path
 
@@ -589,8 +591,9 @@ def test_the_starter_suites_six_decision_scenarios_do_not_pass_the_gate(tmp_path
     summary = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))
     check = _checks(summary["verdict"], "offline/reference")["continuity_improves"]
     assert code == 1 and summary["verdict"]["status"] != "pass" and check["passed"] is not True
-    assert (check["n"], check["up"], check["down"], check["p_value"]) == (6, 3, 0, 0.25)
-    assert "exact p 0.25" in printed and "verdict: PASS" not in printed
+    assert check["n"] == 6 and check["up"] + check["down"] < 6 and check["p_value"] > 0.05
+    assert f"({check['up']} up, {check['down']} down)" in " ".join(printed.split())  # the check line wraps at 80 columns
+    assert "verdict: PASS" not in printed
 
 
 # ---------------------------------------------------------------- checks follow the protocol
