@@ -30,6 +30,7 @@ from harness.defaults import (
     RUN_DEFAULTS,
 )
 from harness.records import guard_streams
+from harness.scenarios import use_shipped_suites
 
 # command -> "module:function"
 _HANDLERS = {
@@ -467,7 +468,7 @@ def single_threaded_blas(environ: dict[str, str] | os._Environ[str] = os.environ
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = use_shipped_suites(parser.parse_args(argv))  # scenarios/starter from any folder: the installed copy
     if not args.command:
         parser.print_help()
         return 2

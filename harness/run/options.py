@@ -31,7 +31,7 @@ from harness.run.privacy import PrivacyOptionsError, privacy_options
 from harness.run.fingerprints import arm_fingerprints
 from harness.run.selection import SelectionError, narrow_scenarios, sample_id_defaults, selected
 from harness.run.shards import Shard, ShardError, parse_shard, shard_ids
-from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, RetrievalBudget, RetrievalBudgetError, Scenario, only, scenario_ids
+from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, RetrievalBudget, RetrievalBudgetError, Scenario, only, scenario_ids, shipped_path
 
 # Parameters that define the samples: a resumed run must keep them.
 # (Scenario paths may change: the suite hash decides whether they hold the same scenarios.)
@@ -421,7 +421,7 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         # (whether it already holds a run is checked once its lock is held: harness.run.folder.check_fresh)
         run_dir = Path(args.out) if args.out else Path("reports") / stamp
-        defaults = {"models": [DEFAULT_MODEL], "arms": list(DEFAULT_ARMS), "scenario_paths": [_absolute(DEFAULT_SUITE)], "filters": [],
+        defaults = {"models": [DEFAULT_MODEL], "arms": list(DEFAULT_ARMS), "scenario_paths": [_absolute(shipped_path(DEFAULT_SUITE))], "filters": [],
                     "limit": None, "sample_ids": [], **RUN_DEFAULTS}
         given = _selection(sample_id_defaults, given)
         values = {k: given[k] if given[k] is not None else defaults[k] for k in defaults}
