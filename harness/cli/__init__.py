@@ -276,8 +276,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--arms", nargs="+", metavar="ARM", help=f"arms to run (default: {' '.join(DEFAULT_ARMS)}); also built in: memory_document, recall_fts, recall_extracted, named_memory, named_memory_cold, memory_document_extracted; installed memory-system plug-ins add theirs (docs/memory-systems.md)")
     p.add_argument("--scenarios", nargs="+", metavar="PATH", help=f"scenario files or folders (default: {DEFAULT_SUITE}); with --resume, where the run's scenarios are now if they moved (they must hash the same)")
     p.add_argument("--filter", action="append", default=[], metavar="EXPR", help="id glob, category:NAME or tag:NAME (repeatable: filters of one kind combine with OR, "
-                   "kinds with AND, e.g. --filter category:decision --filter category:preference --filter 'tag:hard' "
-                   "runs the hard scenarios of either category)")
+                   "kinds with AND, e.g. --filter category:decision --filter category:preference --filter tag:rationale "
+                   "runs the scenarios of either category tagged rationale)")
     p.add_argument("--epochs", type=int, default=None, help=f"repeats of every sample (default {_d['epochs']})")
     p.add_argument("--seed", type=int, default=None, help=f"base seed (default {_d['seed']})")
     p.add_argument("--max-concurrency", type=int, default=None, metavar="C", help=f"samples in flight at once (default {_d['max_concurrency']})")
