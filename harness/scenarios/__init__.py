@@ -42,7 +42,8 @@ from harness.scenarios.forgetting import (
     is_forget_request,
 )
 from harness.scenarios.hashing import scenario_hash
-from harness.scenarios.loading import Selection, SuiteLoad, discover, load_scenario_shelf, load_scenarios, load_suite, select
+from harness.scenarios.discovery import discover
+from harness.scenarios.loading import Selection, SuiteLoad, load_scenario_shelf, load_scenarios, load_suite, select
 from harness.scenarios.shelf import (
     ScenarioFacts,
     ScenarioShelf,
