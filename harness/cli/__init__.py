@@ -21,6 +21,7 @@ from typing import Any
 from harness import __version__
 from harness.defaults import COMPARE_FLOORS, DEFAULT_ARMS, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
 from harness.records import guard_streams
+from harness.cli.project_config import ProjectConfigError, apply_project_settings
 from harness.cli.parsing import model_value, parse_command_line, without_abbreviations
 from harness.scenarios import use_shipped_suites
 from harness.cli.flags import add_export_parser, add_iteration_flags, add_judge_prompt_flags, add_max_error_rate, add_new_parser, add_pairwise_flag, add_report_scenarios, add_scale_flags, add_scenario_filters, add_view_parser, jobs_value, number_value, usd_value
@@ -276,6 +277,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = use_shipped_suites(parse_command_line(parser, argv))  # scenarios/starter from any folder: the installed copy
     if not args.command:
         parser.print_help()
+        return 2
+    try:  # .env, RECALL_EVAL_* and recall-eval.toml / [tool.recall-eval]: flag > environment > file > default
+        args.project_settings = apply_project_settings(args)
+    except ProjectConfigError as exc:
+        print(f"recall-eval {args.command}: error: {exc}", file=sys.stderr)
         return 2
     single_threaded_blas()  # before any command imports numpy
     module_name, func_name = _HANDLERS[args.command].split(":")
