@@ -55,19 +55,18 @@ from harness.scenarios.shelf import (
     shelve,
     work_order,
 )
+from harness.scenarios.conversation_models import Conversation, ProbeEntry
+from harness.scenarios.field_types import ID_PATTERN
 from harness.scenarios.models import (
-    ID_PATTERN,
     SCENARIO_SCHEMA_VERSION,
     AnswerCheck,
     Canary,
     Category,
-    Conversation,
     Expect,
     ItemSpec,
     KeySpec,
     Policy,
     Probe,
-    ProbeEntry,
     Revision,
     Scenario,
     Session,
