@@ -19,7 +19,6 @@ PACKAGES = ("harness", "memory_tools")
 
 # module path -> its length when listed; each entry is a debt with a ceiling, not a licence.
 OVER_THE_LINE: dict[str, int] = {
-    "memory_tools/store.py": 477,
     "memory_tools/normalize.py": 461,
 }
 
