@@ -57,19 +57,18 @@ from harness.scenarios.shelf import (
     work_order,
 )
 from harness.scenarios.shipped import shipped_path, use_shipped_suites
+from harness.scenarios.conversation_models import Conversation, ProbeEntry
+from harness.scenarios.field_types import ID_PATTERN
 from harness.scenarios.models import (
-    ID_PATTERN,
     SCENARIO_SCHEMA_VERSION,
     AnswerCheck,
     Canary,
     Category,
-    Conversation,
     Expect,
     ItemSpec,
     KeySpec,
     Policy,
     Probe,
-    ProbeEntry,
     Revision,
     Scenario,
     Session,

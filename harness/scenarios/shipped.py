@@ -1,4 +1,4 @@
-"""The suites that ship with recall-eval (``scenarios/starter``, ``scenarios/smoke``), found from any folder.
+"""The suites that ship with recall-eval (``scenarios/starter``, ``smoke``, ``acceptance``), found from any folder.
 
 The checkout's ``scenarios/`` folder is the one copy in git; a wheel carries
 it as the data package ``harness.suites`` (``setup.py`` maps the folder, no
@@ -17,7 +17,8 @@ import argparse
 from pathlib import Path, PurePosixPath
 
 SHIPPED_FOLDER = "scenarios"
-SHIPPED_SUITES = ("starter", "smoke")
+#: The suite whose folder marks a copy of ``scenarios/`` (every folder of it ships: pyproject's package-data).
+MARKER_SUITE = "starter"
 # The argparse destinations that hold suite paths: `validate`/`list`/`audit` PATH..., `run`/`report` --scenarios.
 _PATH_ARGUMENTS = ("paths", "scenarios")
 
@@ -31,24 +32,24 @@ def shipped_root() -> Path | None:
     except (ImportError, ValueError):
         spec = None
     for location in (spec.submodule_search_locations or []) if spec is not None else []:
-        if (Path(location) / SHIPPED_SUITES[0]).is_dir():
+        if (Path(location) / MARKER_SUITE).is_dir():
             return Path(location)
     checkout = Path(__file__).resolve().parents[2] / SHIPPED_FOLDER  # running from a source tree that is not installed
-    return checkout if (checkout / SHIPPED_SUITES[0]).is_dir() else None
+    return checkout if (checkout / MARKER_SUITE).is_dir() else None
 
 
 def shipped_path(path: str) -> str:
     """``path`` itself when it exists (or is not a shipped suite's name); else the installed copy it names.
 
-    Only ``scenarios``, ``scenarios/starter`` and ``scenarios/smoke`` (and the
-    files below them) are looked up: any other missing path stays as given,
-    so its command reports it missing as before.
+    Only ``scenarios`` and the paths below it that the installed copy holds
+    are looked up: any other missing path stays as given, so its command
+    reports it missing as before.
     """
     given = Path(path).expanduser()
     if given.is_absolute() or given.exists():
         return path
     parts = PurePosixPath(path.replace("\\", "/")).parts
-    if not parts or parts[0] != SHIPPED_FOLDER or (len(parts) > 1 and parts[1] not in SHIPPED_SUITES):
+    if not parts or parts[0] != SHIPPED_FOLDER or ".." in parts:
         return path
     root = shipped_root()
     if root is None:

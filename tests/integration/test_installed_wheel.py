@@ -53,12 +53,14 @@ def _recall_eval(site: Path, cwd: Path, *argv: str) -> subprocess.CompletedProce
                           text=True, timeout=600)
 
 
-def test_the_wheel_carries_both_shipped_suites_the_license_and_the_python_floor(installed: tuple[Path, Path]) -> None:
+def test_the_wheel_carries_every_shipped_suite_the_license_and_the_python_floor(installed: tuple[Path, Path]) -> None:
     wheel, _ = installed
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         metadata = next(archive.read(n).decode() for n in names if n.endswith(".dist-info/METADATA"))
-    for suite in ("starter", "smoke"):
+    suites = [p.name for p in (REPO / "scenarios").iterdir() if p.is_dir()]
+    assert {"starter", "smoke", "acceptance"} <= set(suites)
+    for suite in suites:
         shipped = {p.name for p in (REPO / "scenarios" / suite).glob("*.yaml")}
         assert shipped and shipped == {Path(n).name for n in names if n.startswith(f"harness/suites/{suite}/")}
     assert any(n.endswith("LICENSE") for n in names)

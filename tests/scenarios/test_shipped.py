@@ -25,7 +25,7 @@ def test_a_path_that_exists_here_is_used_as_written(tmp_path: Path, monkeypatch:
     assert shipped_path("scenarios/starter") == "scenarios/starter"
 
 
-@pytest.mark.parametrize("given", ["scenarios", "scenarios/starter", "scenarios/smoke", "scenarios/starter/",
+@pytest.mark.parametrize("given", ["scenarios", "scenarios/starter", "scenarios/smoke", "scenarios/starter/", "scenarios/acceptance",
                                    "scenarios/smoke/smoke-01-changelog-format.yaml"])
 def test_a_shipped_suite_missing_here_is_the_installed_copy(given: str, tmp_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
@@ -35,7 +35,8 @@ def test_a_shipped_suite_missing_here_is_the_installed_copy(given: str, tmp_path
     assert resolved == shipped_root().joinpath(*Path(given).parts[1:])
 
 
-@pytest.mark.parametrize("given", ["scenarios/nope", "suites/starter", "starter", "scenarios/smoke/nope.yaml", "/nope/scenarios"])
+@pytest.mark.parametrize("given", ["scenarios/nope", "suites/starter", "starter", "scenarios/smoke/nope.yaml", "/nope/scenarios",
+                                   "scenarios/../scenarios/smoke"])
 def test_any_other_missing_path_stays_as_given(given: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     assert shipped_path(given) == given
