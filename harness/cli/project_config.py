@@ -181,7 +181,7 @@ def apply_project_settings(args: Any, folder: Path | None = None,
             continue
         for where, settings in (("environment", from_env), (path.name if path else "", from_file)):
             value = getattr(settings, key)
-            if value is not None and name not in environ:
+            if value is not None:
                 if key in _PATHS:
                     value = [str(folder / v) for v in value] if isinstance(value, list) else str(folder / value)
                 setattr(args, dest, value)
