@@ -24,6 +24,8 @@ STARTER = ROOT / "scenarios" / "starter"
 STORY_LIMIT = 0.25  # word 3-gram Jaccard of the whole story text
 PROBE_LIMIT = 0.60  # word-set Jaccard of the probe messages
 _WORD = re.compile(r"[\w'-]+")
+# a plain (unquoted) mapping value or list item holding " #": everything from the "#" on is a comment
+_PLAIN_WITH_COMMENT = re.compile(r"^\s*(?:-\s+)?[\w$-]+:\s+[^\s\"'\[{|>#][^#]*\s#")
 
 
 def story_text(scenario: Scenario) -> str:
@@ -77,6 +79,14 @@ def test_no_two_acceptance_scenarios_tell_the_same_story_or_ask_the_same_questio
     found, closest = near_duplicates(acceptance, starter)
     assert found == [], "\n".join(found)
     assert closest[0] <= STORY_LIMIT
+
+
+def test_no_unquoted_text_is_cut_short_by_a_yaml_comment() -> None:
+    """``content: colour #1F5C3A`` loads as ``colour``: YAML reads `` #`` in a plain scalar as a comment."""
+    cut = [f"{path.name}:{number}" for path in sorted(ACCEPTANCE.glob("*.yaml"))
+           for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+           if _PLAIN_WITH_COMMENT.match(line)]
+    assert cut == []
 
 
 def test_a_copied_scenario_with_a_new_id_is_caught(acceptance: list[Scenario]) -> None:
