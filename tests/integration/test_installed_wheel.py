@@ -61,7 +61,7 @@ def test_the_wheel_carries_every_shipped_suite_the_license_and_the_python_floor(
     suites = [p.name for p in (REPO / "scenarios").iterdir() if p.is_dir()]
     assert {"starter", "smoke", "acceptance"} <= set(suites)
     for suite in suites:
-        shipped = {p.name for p in (REPO / "scenarios" / suite).glob("*.yaml")}
+        shipped = {p.name for p in (REPO / "scenarios" / suite).iterdir() if p.suffix in (".yaml", ".md")}
         assert shipped and shipped == {Path(n).name for n in names if n.startswith(f"harness/suites/{suite}/")}
     assert any(n.endswith("LICENSE") for n in names)
     assert "Requires-Python: >=3.11" in metadata and "License :: OSI Approved :: MIT License" in metadata
