@@ -24,3 +24,12 @@ def _fresh_harness_caches() -> None:
             clear = getattr(value, "cache_clear", None)
             if callable(clear) and not isinstance(value, type) and getattr(value, "__module__", None) == name:
                 clear()
+
+
+@pytest.fixture(autouse=True)
+def _no_project_settings_from_the_shell(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer's ``RECALL_EVAL_MODEL`` (or any project setting variable) changes no test's run."""
+    from harness.cli.project_config import ENV_PREFIX, ProjectSettings
+
+    for key in ProjectSettings.model_fields:
+        monkeypatch.delenv(ENV_PREFIX + key.upper(), raising=False)
