@@ -73,6 +73,9 @@ MAX_LISTED = 200
 
 _TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _NUMBER = re.compile(r"[+-]?\d+(?:[.,:' ]\d+)*%?")
+# A letter or digit of a script that separates words with spaces, as the scorer's boundary
+# (harness.score.matching): a CJK neighbour never blocks a match ("周三" is in "每周三上午").
+_WORDISH = r"[^\W_\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]"
 
 
 def found(haystack: str, needle: str) -> bool:
@@ -89,8 +92,8 @@ def found(haystack: str, needle: str) -> bool:
         return False
     if len(folded) > 3 and _NUMBER.fullmatch(folded) is None:
         return True
-    before = r"(?<![\w])" if folded[0].isalnum() else ""
-    after = r"(?![\w])" if folded[-1].isalnum() else ""
+    before = f"(?<!{_WORDISH})" if folded[0].isalnum() else ""
+    after = f"(?!{_WORDISH})" if folded[-1].isalnum() else ""
     return re.search(before + re.escape(folded) + after, haystack) is not None
 
 
