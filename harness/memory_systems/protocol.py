@@ -219,6 +219,14 @@ class MemoryInstance:
         """
         return None
 
+    def begin_selection(self, policy: MemoryPolicy, context: RunContext) -> ModelWrite | None:
+        """A model step the system runs before the probe (an LLM judge choosing what to inject); None: none.
+
+        The harness runs it like a :class:`ModelWrite` and records its calls as the probe's model calls, marked
+        ``purpose: selection``; under a denying policy a system must return None (nothing read, nothing asked).
+        """
+        return None
+
     def begin_probe(self, policy: MemoryPolicy, context: RunContext) -> ProbeSetup:
         """The probe's messages and tools under the probe's policy and run context (see the policy gate)."""
         return ProbeSetup(probe_messages(self.scenario))

@@ -26,6 +26,7 @@ import concurrent.futures
 import dataclasses
 import time
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from harness.memory_systems import (
@@ -87,16 +88,40 @@ async def run_memory_sample(
                 return result
         result.ingest = ingest_log(opened - started, time.perf_counter() - opened, sample_embedding_usage(instance))
         policy, context = probe_policy(scenario)
+        chosen, error = await run_selection(instance, policy, context, client=client, settings=settings, epoch=epoch)
+        if error is not None:
+            result.outcome = AgentOutcome(None, "error", [], chosen, [], error)
+            return result
         probe = instance.begin_probe(policy, context)
         setup = probe.arm_setup()
         result.tools, result.pasted, result.shadow = setup.tools, setup.pasted, probe.shadow
         result.outcome = await run_agent(
             setup, probe.tools, client=client, settings=settings, epoch=epoch, max_tool_rounds=max_tool_rounds
         )
+        result.outcome.model_calls[:0] = chosen  # the selection's calls are the probe's, first
         return result
     finally:
         result.embedding = sample_embedding_usage(instance)
         instance.close()
+
+
+async def run_selection(instance: Any, policy: Any, context: Any, *, client: Any, settings: Any,
+                        epoch: int) -> tuple[list[ModelCallLog], SampleError | None]:
+    """Run the system's model step before the probe (``begin_selection``: the top-K document's judge), if any.
+
+    Returns its model calls, marked ``purpose="selection"`` (counted with the probe's), and a failure of the
+    model (after retries) as an error, which ends the sample as a write-phase failure does.
+    """
+    begin = getattr(instance, "begin_selection", None)
+    step = begin(policy, context) if callable(begin) else None
+    if not isinstance(step, ModelWrite):
+        return [], None
+    probe = SimpleNamespace(id="probe", workspace=context.workspace_key)
+    log, error = await run_model_write(step, probe, client=client, settings=settings, epoch=epoch)
+    calls = [call.model_copy(update={"purpose": "selection"}) for call in log.model_calls]
+    if error is not None:
+        error = error.model_copy(update={"message": f"selection before the probe: {error.message}"})
+    return calls, error
 
 
 def ingest_log(open_s: float, write_s: float, usage: Any) -> IngestLog:
