@@ -219,6 +219,11 @@ class MemoryInstance:
         """
         return None
 
+    def begin_idle(self, before: str) -> ModelWrite | None:
+        """A consolidation the system runs in the idle window before session ``before`` (or ``probe``) of the
+        write phase (Dream Mode); None: none. Logged as the write session ``dream@<before>``."""
+        return None
+
     def begin_selection(self, policy: MemoryPolicy, context: RunContext) -> ModelWrite | None:
         """A model step the system runs before the probe (an LLM judge choosing what to inject); None: none.
 

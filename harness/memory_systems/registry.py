@@ -35,6 +35,7 @@ def builtin_systems() -> list[MemorySystem]:
     )
     from harness.memory_systems.extracted import ExtractedItemsSystem
     from harness.memory_systems.document_topk_arms import topk_systems
+    from harness.memory_systems.dream_arm import DreamDocumentSystem
     from harness.memory_systems.extracted_document import ExtractedDocumentSystem
     from harness.memory_systems.fts import FullTextSystem
     from harness.memory_systems.named import NamedMemoryColdSystem, NamedMemorySystem
@@ -44,7 +45,7 @@ def builtin_systems() -> list[MemorySystem]:
     return [
         NoMemorySystem(), MemoryToolsSystem(), TranscriptsSystem(), MemoryDocumentSystem(), FullTextSystem(),
         ExtractedItemsSystem(), NamedMemorySystem(), NamedMemoryColdSystem(), ExtractedDocumentSystem(),
-        ShadowSystem(), VectorSystem(), HybridSystem(), *topk_systems(),
+        ShadowSystem(), VectorSystem(), HybridSystem(), *topk_systems(), DreamDocumentSystem(),
     ]  # fmt: skip
 
 

@@ -40,15 +40,18 @@ def option_lines(text: str) -> tuple[dict[str, str], str]:
     return described, "\n".join(rest)
 
 
-def choose_options(text: str, options: list[Any], limit: int | None) -> list[str] | None:
+def choose_options(text: str, options: list[Any], limit: int | None, about: str | None = None) -> list[str] | None:
     """The options ``text`` makes a case for, best first; None when ``text`` describes none of ``options``.
 
     Args:
         text: The request's last user message.
         options: The schema's enum values (only strings can be described).
         limit: ``maxItems`` of the array (None: no limit).
+        about: What the options are chosen for, when not the message's own question (a statement of the
+            message that the array belongs to: the entries it updates).
     """
     described, question = option_lines(text)
+    question = about if about is not None else question
     listed = [o for o in options if isinstance(o, str) and o in described]
     if not listed:
         return None

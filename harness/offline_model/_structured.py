@@ -26,7 +26,8 @@ wording, never a scenario file):
   the first; numbers the index within ``minimum``/``maximum``; booleans false;
   ``const`` and ``default`` as given; an array of enum options the message lists as
   ``[<option>] <description>`` lines gets the options its question overlaps
-  (:mod:`harness.offline_model._choices`), best first. ``$ref`` (local), ``anyOf``/``oneOf``
+  (:mod:`harness.offline_model._choices`), best first (inside an element filled from a
+  statement, the options that statement overlaps: the entries it updates). ``$ref`` (local), ``anyOf``/``oneOf``
   (first non-null branch), ``allOf`` (merged) and ``type`` lists are read.
 
 What it cannot do: judge what matters (every statement becomes an element),
@@ -180,7 +181,8 @@ class _Filler:
         low = spec.get("minItems", 0) if isinstance(spec.get("minItems"), int) else 0
         high = spec.get("maxItems") if isinstance(spec.get("maxItems"), int) else None
         item = self.resolve(items)
-        chosen = choose_options(self.text, item["enum"], high) if isinstance(item.get("enum"), list) else None
+        about = self.statements[index][1] if index is not None and index < len(self.statements) else None
+        chosen = choose_options(self.text, item["enum"], high, about) if isinstance(item.get("enum"), list) else None
         if chosen is not None:  # options the message describes: chosen by overlap with its question
             return chosen
         if name.lower() in _WORD_LIST_NAMES and item.get("type", "string") == "string":

@@ -146,7 +146,10 @@ class WritePhaseResult:
 async def run_write_phase(instance: Any, scenario: Scenario, *, client: Any, settings: Any, epoch: int) -> WritePhaseResult:
     """Write memory after each earlier session through ``instance.begin_write``; stops at the first failure."""
     result = WritePhaseResult()
-    for session in write_order(scenario):
+    for session in [*write_order(scenario), None]:
+        if not await _idle_window(instance, result, "probe" if session is None else session.id,
+                                  client=client, settings=settings, epoch=epoch) or session is None:
+            break
         tools = instance.begin_write(session)
         if isinstance(tools, ModelWrite):
             log, error = await run_model_write(tools, session, client=client, settings=settings, epoch=epoch)
@@ -181,6 +184,25 @@ async def run_write_phase(instance: Any, scenario: Scenario, *, client: Any, set
             result.error = outcome.error.model_copy(update={"message": message})
             break
     return result
+
+
+async def _idle_window(instance: Any, result: WritePhaseResult, before: str, *, client: Any, settings: Any,
+                       epoch: int) -> bool:
+    """Run the system's consolidation of the idle window before ``before`` (``begin_idle``: Dream Mode), if any,
+    logged as a write session ``dream@<before>``; False when its model failed (the phase ends there)."""
+    from harness.memory_systems.dream_arm import window_session
+
+    begin = getattr(instance, "begin_idle", None)
+    step = begin(before) if callable(begin) else None
+    if not isinstance(step, ModelWrite):
+        return True
+    window = window_session(before)
+    log, error = await run_model_write(step, window, client=client, settings=settings, epoch=epoch)
+    result.log.sessions.append(log)
+    if error is not None:
+        result.error = error.model_copy(update={"message": f"write phase, {window.id}: {error.message}"})
+        return False
+    return True
 
 
 _WRITE_THREADS: list[concurrent.futures.ThreadPoolExecutor] = []
