@@ -169,7 +169,7 @@ def judge_choice(reply: str, entries: Sequence[DocumentEntry], k: int) -> list[i
 def topk_section(entries: Sequence[DocumentEntry], chosen: Sequence[int], k: int) -> str:
     """The ``memory_document`` section of the chosen entries (at most ``k``, in file order, under the
     whole-file arm's cap); "" when none was chosen."""
-    keep = sorted(set(index for index in list(chosen)[: max(k, 0)] if 0 <= index < len(entries)))
+    keep = sorted({index for index in list(chosen)[: max(k, 0)] if 0 <= index < len(entries)})
     if not keep:
         return ""
     return memory_prompt_section(DocumentState("ok", tuple(entries[i] for i in keep), 0), cap_chars=PROMPT_CAP_CHARS)

@@ -19,10 +19,28 @@ from __future__ import annotations
 from typing import Any
 
 from harness.memory_systems.builtin import MemoryDocumentSystem
-from harness.memory_systems.document_topk import (LANES, TOPK_ARMS, Selection, fts_select, judge_choice,
-                                                  judge_request, probe_entries, topk_section, vector_select)
-from harness.memory_systems.protocol import (MemoryInstance, MemorySystem, ModelWrite, ProbeSetup, ToolExecution,
-                                             WriteMode, WriteModel, policy_denial, probe_messages)
+from harness.memory_systems.document_topk import (
+    LANES,
+    TOPK_ARMS,
+    Selection,
+    fts_select,
+    judge_choice,
+    judge_request,
+    probe_entries,
+    topk_section,
+    vector_select,
+)
+from harness.memory_systems.protocol import (
+    MemoryInstance,
+    MemorySystem,
+    ModelWrite,
+    ProbeSetup,
+    ToolExecution,
+    WriteMode,
+    WriteModel,
+    policy_denial,
+    probe_messages,
+)
 from harness.memory_systems.run_embedding import SampleEmbedding, sample_embedding
 from harness.scenarios import Scenario
 from memory_tools import MemoryPolicy, RunContext

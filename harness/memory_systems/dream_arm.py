@@ -25,27 +25,38 @@ workspace is neither read nor written. The probe reads the files as
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 from typing import Any
 
-from harness.memory_systems.dream import (DEFAULT_IDLE_MINUTES, Window, apply_consolidation, consolidation_denial,
-                                          consolidation_request, consolidation_scopes, idle_windows,
-                                          incognito_workspaces)
 from harness.memory_systems.document import DocumentSettings
 from harness.memory_systems.document_format import parse_memory_document
 from harness.memory_systems.document_write import DocumentExtractRun
+from harness.memory_systems.dream import (
+    DEFAULT_IDLE_MINUTES,
+    Window,
+    apply_consolidation,
+    consolidation_denial,
+    consolidation_request,
+    consolidation_scopes,
+    idle_windows,
+    incognito_workspaces,
+)
 from harness.memory_systems.extracted_document import WRITE_SETTINGS, ExtractedDocumentInstance, ExtractedDocumentSystem
-from harness.memory_systems.protocol import MemoryInstance, ModelWrite, ToolExecution, ToolRun, WriteMode, WriteModel
+from harness.memory_systems.protocol import (
+    MemoryInstance,
+    ModelWrite,
+    ToolExecution,
+    ToolRun,
+    WriteMode,
+    WriteModel,
+)
 from harness.memory_systems.write_prompt import write_order
 from harness.scenarios import Scenario, Session
 
 DREAM_ARM = "memory_document_dream"
-WINDOW_PREFIX = "dream@"
-"""Write-phase logs of a consolidation are named ``dream@<the session or probe the window precedes>``."""
 
 
 def _record(name: str, arguments: dict[str, Any], result: dict[str, Any]) -> ToolExecution:
-    dumps = lambda v: json.dumps(v, ensure_ascii=False, separators=(",", ":"))  # noqa: E731
+    dumps = lambda v: json.dumps(v, ensure_ascii=False, separators=(",", ":"))
     return ToolExecution(name, dumps(arguments), "ok", dumps(result), storage_read=True)
 
 
@@ -124,8 +135,3 @@ class DreamDocumentSystem(ExtractedDocumentSystem):
 
     def open(self, scenario: Scenario, write_mode: WriteMode) -> MemoryInstance:
         return DreamDocumentInstance(scenario, WRITE_SETTINGS, self.idle_minutes)
-
-
-def window_session(before: str) -> Any:
-    """What the write phase's log of a window is named after (its ``session_id`` and no workspace)."""
-    return SimpleNamespace(id=f"{WINDOW_PREFIX}{before}", workspace=None)

@@ -110,6 +110,8 @@ from memory_tools import DenialReason, MemoryPolicy, RunContext, admission
 
 WriteMode = Literal["none", "seeded", "agent"]
 WRITE_MODES: tuple[str, ...] = ("none", "seeded", "agent")
+IDLE_LOG_PREFIX = "dream@"
+"""The write-phase log of an idle window's consolidation is named ``dream@<the session or probe it precedes>``."""
 ENTRY_POINT_GROUP = "recall_eval.memory_systems"
 """Entry-point group third-party memory systems register under."""
 

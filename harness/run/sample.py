@@ -30,6 +30,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from harness.memory_systems import (
+    IDLE_LOG_PREFIX,
     WRITE_MAX_TOOL_ROUNDS,
     ArmSetup,
     ModelWrite,
@@ -190,13 +191,11 @@ async def _idle_window(instance: Any, result: WritePhaseResult, before: str, *, 
                        epoch: int) -> bool:
     """Run the system's consolidation of the idle window before ``before`` (``begin_idle``: Dream Mode), if any,
     logged as a write session ``dream@<before>``; False when its model failed (the phase ends there)."""
-    from harness.memory_systems.dream_arm import window_session
-
     begin = getattr(instance, "begin_idle", None)
     step = begin(before) if callable(begin) else None
     if not isinstance(step, ModelWrite):
         return True
-    window = window_session(before)
+    window = SimpleNamespace(id=f"{IDLE_LOG_PREFIX}{before}", workspace=None)
     log, error = await run_model_write(step, window, client=client, settings=settings, epoch=epoch)
     result.log.sessions.append(log)
     if error is not None:

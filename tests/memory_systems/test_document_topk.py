@@ -9,8 +9,15 @@ from typing import Any
 from harness.memory_systems import open_instance, resolve_arm
 from harness.memory_systems.document import PROMPT_CAP_CHARS, SECTION_OPEN
 from harness.memory_systems.document_format import DocumentEntry
-from harness.memory_systems.document_topk import (TOPK_ARMS, fts_select, judge_choice, judge_request, probe_entries,
-                                                  topk_section, vector_select)
+from harness.memory_systems.document_topk import (
+    TOPK_ARMS,
+    fts_select,
+    judge_choice,
+    judge_request,
+    probe_entries,
+    topk_section,
+    vector_select,
+)
 from harness.memory_systems.fingerprint import arm_fingerprint
 from harness.memory_systems.run_embedding import sample_embedding
 from harness.scenarios import RetrievalBudget, probe_policy

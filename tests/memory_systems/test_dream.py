@@ -8,8 +8,13 @@ from typing import Any
 
 from harness.memory_systems.document import DocumentSettings
 from harness.memory_systems.document_format import parse_memory_document
-from harness.memory_systems.dream import (apply_consolidation, consolidation_denial, consolidation_request,
-                                          consolidation_scopes, idle_windows)
+from harness.memory_systems.dream import (
+    apply_consolidation,
+    consolidation_denial,
+    consolidation_request,
+    consolidation_scopes,
+    idle_windows,
+)
 from harness.memory_systems.dream_arm import DREAM_ARM, DreamDocumentInstance
 from harness.memory_systems.extracted_document import WRITE_SETTINGS
 from harness.memory_systems.write_prompt import write_order
