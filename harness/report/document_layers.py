@@ -42,12 +42,12 @@ def document_layer_lines(by_arm: Mapping[str, list[Any]], arms: Sequence[str], r
     out = []
     for lane, arm, what in TOPK:
         row = risks.get(arm) or {}
-        extra = f"; judge {row.get('selection_tokens')} tokens per sample" if lane == "judge" and row else ""
+        extra = f"; judge {_num(row.get('selection_tokens'))} tokens per sample" if lane == "judge" and row else ""
         out.append(line(f"topk_{lane}", f"top-K document retrieval by {what}",
                         "the whole memory document is cut by the prompt cap or buries the relevant entry", arm,
                         WHOLE_ARM, extra))
     row = risks.get(DREAM_ARM) or {}
-    extra = (f"; per sample {row.get('consolidation_calls')} consolidation calls, {row.get('consolidation_tokens')} "
+    extra = (f"; per sample {_num(row.get('consolidation_calls'))} consolidation calls, {_num(row.get('consolidation_tokens'))} "
              f"tokens; facts lost {row.get('facts_lost')}, superseded served {row.get('superseded_served')}, secrets "
              f"written {row.get('secrets_written')}, other workspaces' content written {row.get('foreign_written')} "
              "(the last two must be 0)") if row else ""
@@ -55,6 +55,10 @@ def document_layer_lines(by_arm: Mapping[str, list[Any]], arms: Sequence[str], r
                     "extraction alone leaves duplicates and superseded entries the probe is shown", DREAM_ARM,
                     EXTRACTED_ARM, extra))
     return out
+
+
+def _num(value: Any) -> str:
+    return "?" if not isinstance(value, (int, float)) else f"{value:.1f}"
 
 
 def with_document_lines(blocks: list[dict[str, Any]], scored: Sequence[Any], arms: Sequence[str],

@@ -17,6 +17,12 @@ runs in a worker thread with the run's model behind
 recorded as the session's write-phase model calls. A write-phase failure (the
 model's provider failing after retries) ends the sample as an error: the
 probe would otherwise read a half-built memory.
+
+Two more model steps a system may ask for, run the same way: a consolidation
+in the idle window before a session or the probe (``begin_idle``: Dream Mode),
+logged as the write session ``dream@<next>``; and a selection right before the
+probe (``begin_selection``: the top-K document's judge), whose calls are the
+probe's first model calls, marked ``purpose="selection"``.
 """
 
 from __future__ import annotations
