@@ -134,12 +134,18 @@ def _first_line(content: str) -> str:
     return line if len(line) <= JUDGE_FIRST_LINE_CHARS else line[: JUDGE_FIRST_LINE_CHARS - 1] + "…"
 
 
+def _judge_line(entry: DocumentEntry) -> str:
+    """``<title> — <first content line>``, or the first line alone when the title is its beginning (the renderer's
+    default title), so the judge is not shown the same words twice."""
+    title, first = " ".join(entry.title.split()), _first_line(entry.content)
+    return first if first.startswith(title.rstrip("…").rstrip()) else f"{title} — {first}"
+
+
 def judge_request(entries: Sequence[DocumentEntry], query: str, k: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The judge's messages and JSON-schema ``response_format``: the query, then one line per entry,
-    ``[<id>] <title> — <first content line>``; the answer is ``{"selected": [<id>, ...]}`` (at most ``k``)."""
+    ``[<id>] <title> — <first content line>`` (:func:`_judge_line`); the answer is ``{"selected": [<id>, ...]}`` (at most ``k``)."""
     labels = judge_labels(entries)
-    lines = [f"[{label}] {' '.join(entry.title.split())} — {_first_line(entry.content)}"
-             for label, entry in zip(labels, entries)]
+    lines = [f"[{label}] {_judge_line(entry)}" for label, entry in zip(labels, entries)]
     user = f"Message: {query}\n\nEntries:\n" + "\n".join(lines)
     schema = {"type": "object", "additionalProperties": False, "required": ["selected"],
               "properties": {"selected": {"type": "array", "maxItems": k, "items": {"type": "string", "enum": labels}}}}

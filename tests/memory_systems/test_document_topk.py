@@ -70,6 +70,9 @@ def test_the_judge_sees_titles_and_first_lines_and_only_ids_it_was_shown_count()
                DocumentEntry(title="port", content="The dev server runs on port 5174."))
     messages, response_format = judge_request(entries, "Which port?", 1)
     assert "[e1] deploy — Deploys go out on Fridays." in messages[1]["content"]
+    assert "[e2] port — The dev server" in messages[1]["content"]
+    same = (DocumentEntry(title="The dev server runs…", content="The dev server runs on port 5174."),)
+    assert "[e1] The dev server runs on port 5174." in judge_request(same, "Which port?", 1)[0][1]["content"]
     assert "second line" not in messages[1]["content"]
     assert response_format["json_schema"]["schema"]["properties"]["selected"]["maxItems"] == 1
     assert judge_choice('{"selected": ["e9", "e2", "e2"]}', entries, 2) == [1]
@@ -122,3 +125,36 @@ def test_the_judges_calls_are_counted_as_the_probes_model_calls_and_its_choice_i
     assert "pg-staging-7" in system and system.count("\n## ") <= 3
     assert "pg-staging-7" in (result.outcome.final_answer or "")
     assert "purpose" not in calls[1].model_dump()  # the agent's own calls are recorded as before
+
+
+def test_a_judge_whose_model_fails_ends_the_sample_as_an_error_before_the_probe() -> None:
+    from harness.run.agent import ModelClient, ModelSettings
+    from harness.run.retry import RetryPolicy
+    from harness.run.sample import run_memory_sample
+    from tests.run.scripted_model import install_scripted
+
+    scripted = install_scripted(lambda messages, tools: ValueError("provider down"))
+    result = asyncio.run(run_memory_sample(TOPK_ARMS["judge"], topk_scenario(),
+                                           client=ModelClient(retry=RetryPolicy(retries=0, base_delay_s=0.0)),
+                                           settings=ModelSettings("scripted/judge"), epoch=0, max_tool_rounds=4,
+                                           budget=RetrievalBudget(top_k=3)))
+    assert result.outcome.stop_reason == "error" and scripted.calls == 1  # the probe was never asked
+    assert result.outcome.error.message.startswith("selection before the probe: ")
+
+
+def test_a_judge_reply_naming_nothing_it_was_shown_leaves_the_probe_without_a_section() -> None:
+    from harness.run.agent import ModelClient, ModelSettings
+    from harness.run.sample import run_memory_sample
+    from tests.run.scripted_model import install_scripted
+
+    seen: list[list[dict[str, Any]]] = []
+
+    def script(messages: list[dict[str, Any]], tools: Any) -> dict[str, Any]:
+        seen.append(messages)
+        return {"content": '{"selected": ["e99"]}' if len(seen) == 1 else "I don't know."}
+
+    install_scripted(script)
+    asyncio.run(run_memory_sample(TOPK_ARMS["judge"], topk_scenario(), client=ModelClient(),
+                                  settings=ModelSettings("scripted/judge2"), epoch=0, max_tool_rounds=4,
+                                  budget=RetrievalBudget(top_k=3)))
+    assert "\n[e13] The staging database host is pg-staging-7.internal.\n" in seen[0][1]["content"] + "\n" and SECTION_OPEN not in seen[1][0]["content"]
