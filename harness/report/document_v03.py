@@ -6,7 +6,8 @@ This block shows, per model and document arm, what each cost and risked
 (:func:`harness.score.document_risks.document_risks`, per sample): continuity,
 unsupported answers, answer leaks, the judge's and the consolidator's calls,
 tokens and cost per sample, facts lost by consolidation, superseded facts still
-served, secrets and other workspaces' content written (each must be 0).
+served, secrets and other workspaces' content written (each must be 0), and the
+entries consolidation archived (``entries_superseded``, per sample).
 
 :mod:`harness.report.document_layers` adds the two questions to the layer ladder.
 """
@@ -63,7 +64,8 @@ def document_v03_block(records: Sequence[Any], scores: Sequence[Any], scenarios:
             "windows": _mean([r.windows for r in rs]), "consolidation_calls": _mean([r.consolidation_calls for r in rs]),
             "consolidation_tokens": _mean([r.consolidation_tokens for r in rs]),
             "consolidation_cost_usd": _mean([r.consolidation_cost_usd for r in rs]),
-            "facts_lost": sum(r.facts_lost for r in rs), "superseded_served": sum(r.superseded_served for r in rs),
+            "facts_lost": sum(r.facts_lost for r in rs), "entries_superseded": _mean([r.entries_superseded for r in rs]),
+            "superseded_served": sum(r.superseded_served for r in rs),
             "secrets_written": sum(r.secrets_written for r in rs), "foreign_written": sum(r.foreign_written for r in rs),
         })
     return rows
@@ -77,11 +79,12 @@ def document_v03_lines(summary: Mapping[str, Any]) -> list[str]:
     pct = lambda v: "—" if v is None else f"{v:.0%}"
     num = lambda v: "—" if v is None else f"{v:.1f}"
     out = ["memory document V0.3 (seed 001; docs/memory-document-v03.md): per sample, counts are totals",
-           "  arm                          cont  unsup  leaks  select tok  dream calls/tok  lost  stale  secrets  foreign"]
+           "  arm                          cont  unsup  leaks  select tok  dream calls/tok  lost  supers  stale  secrets  foreign"]
     for r in rows:
         select = num(r.get("selection_tokens")) if r.get("selection_calls") else "-"
         dream = f"{num(r.get('consolidation_calls'))}/{num(r.get('consolidation_tokens'))}" if r.get("windows") else "-"
         out.append(f"  {r.get('arm')!s:<28} {pct(r.get('continuity')):>5} {pct(r.get('unsupported')):>6} "
                    f"{r.get('answer_leaks', 0):>6} {select:>10} {dream:>16} {r.get('facts_lost', 0):>5} "
+                   f"{num(r.get('entries_superseded')) if r.get('windows') else '-':>7} "
                    f"{r.get('superseded_served', 0):>6} {r.get('secrets_written', 0):>8} {r.get('foreign_written', 0):>8}")
     return out

@@ -5,6 +5,8 @@ one finished record and its scenario.
 - **consolidation** (Dream Mode): the idle windows (write-phase logs ``dream@...``), their model calls, tokens and cost;
 - **facts lost**: the scenario's expected answer strings (``must_contain_any``, ``_all``, ``_groups``) present in a
   file's active entries before a window and in none after it (``dream.snapshot``); a stale canary is not a fact;
+  beside it, **entries superseded**: every entry a window archived (a fact the scenario does not ask about is lost
+  silently when the replacing entry does not hold it: a consolidator that merges different facts shows here);
 - **superseded served**: the probe's memory section (between ``<memory_document>`` tags) holds a ``stale`` canary;
 - **secrets written**: entries a window wrote (``dream.append``) that hold a secret: a detector match
   (:func:`harness.redaction.contains_secret`) or a secret the scenario's sessions said, word for word;
@@ -38,6 +40,8 @@ class DocumentRisks:
     consolidation_tokens: int = 0
     consolidation_cost_usd: float | None = 0.0
     facts_lost: int = 0
+    entries_superseded: int = 0
+    """Entries a window archived as replaced: each one a fact the probe no longer sees unless a new entry holds it."""
     superseded_served: bool = False
     secrets_written: int = 0
     foreign_written: int = 0
@@ -111,13 +115,15 @@ def document_risks(record: Any, scenario: Any) -> DocumentRisks:
              if not any(c.kind == "stale" and contains(c.text, f) for c in scenario.expect.canaries)]
     secrets = session_secrets(scenario) if windows else []
     lost: set[str] = set()
-    secret_count = foreign_count = 0
+    secret_count = foreign_count = superseded = 0
     for window in windows:
         for call in window.tool_calls:
             where, result = _json(call.arguments), _json(call.result_text)
             if call.name == "dream.snapshot":
                 before, after = " \n".join(result.get("before") or []), " \n".join(result.get("after") or [])
                 lost |= {f for f in facts if contains(before, f) and not contains(after, f)}
+            elif call.name == "dream.supersede":
+                superseded += 1
             elif call.name == "dream.append" and result.get("event") == "appended":
                 content = str(result.get("content") or "")
                 secret_count += contains_secret(content) or any(s in content for s in secrets)
@@ -125,4 +131,5 @@ def document_risks(record: Any, scenario: Any) -> DocumentRisks:
     section = memory_section(record)
     served = any(c.kind == "stale" and contains(section, c.text) for c in scenario.expect.canaries) if section else False
     return DocumentRisks(len(selection), _tokens(selection), _cost(selection), len(windows), len(consolidation),
-                         _tokens(consolidation), _cost(consolidation), len(lost), served, secret_count, foreign_count)
+                         _tokens(consolidation), _cost(consolidation), len(lost), superseded, served, secret_count,
+                         foreign_count)

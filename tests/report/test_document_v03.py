@@ -44,9 +44,10 @@ def test_fewer_than_ten_scenarios_or_a_missing_arm_is_not_measured() -> None:
 
 def test_dream_modes_line_prints_its_measured_risks_beside_the_reason() -> None:
     risks = {"memory_document_dream": {"consolidation_calls": 4.0, "consolidation_tokens": 900.0, "facts_lost": 1,
+                                       "entries_superseded": 6.7,
                                        "superseded_served": 2, "secrets_written": 0, "foreign_written": 0}}
     why = _line(document_layer_lines(_by_arm(10, better=set()), ARMS, risks), "dream")["why"]
-    assert "facts lost 1" in why and "secrets written 0" in why and "4.0 consolidation calls" in why
+    assert "6.7 entries superseded" in why and "facts lost 1" in why and "secrets written 0" in why and "4.0 consolidation calls" in why
 
 
 def test_the_ladder_gains_the_documents_questions_after_its_own_lines() -> None:
@@ -62,8 +63,8 @@ def test_the_terminal_block_shows_one_row_per_arm_and_dashes_where_nothing_was_s
     rows = [{"arm": "memory_document", "continuity": 0.45, "unsupported": 0.0, "answer_leaks": 0, "selection_calls": 0.0,
              "windows": 0.0, "facts_lost": 0, "superseded_served": 1, "secrets_written": 0, "foreign_written": 0},
             {"arm": "memory_document_dream", "continuity": 0.9, "unsupported": 0.0, "answer_leaks": 0, "selection_calls": 0.0,
-             "windows": 5.0, "consolidation_calls": 4.8, "consolidation_tokens": 7703.4, "facts_lost": 1,
+             "windows": 5.0, "consolidation_calls": 4.8, "consolidation_tokens": 7703.4, "facts_lost": 1, "entries_superseded": 6.7,
              "superseded_served": 2, "secrets_written": 0, "foreign_written": 0}]
     lines = document_v03_lines({"memory_document_v03": rows})
-    assert len(lines) == 4 and "4.8/7703.4" in lines[3] and " 45% " in lines[2]
+    assert len(lines) == 4 and "4.8/7703.4" in lines[3] and " 6.7 " in lines[3] and " 45% " in lines[2]
     assert document_v03_lines({}) == []

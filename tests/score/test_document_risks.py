@@ -57,8 +57,9 @@ def test_another_workspaces_canary_written_into_this_workspaces_file_is_foreign(
 
 def test_a_fact_in_the_file_before_a_window_and_gone_after_is_lost_and_a_stale_value_is_not_a_fact() -> None:
     snapshot = _write("dream.snapshot", "ws-a", {"before": ["Port 8080 now.", "Port 5173."], "after": ["Standup 09:30."]})
-    risks = document_risks(_record([[snapshot]]), dream_scenario())
-    assert risks.facts_lost == 1 and risks.windows == 1
+    superseded = _write("dream.supersede", "ws-a", {"event": "archived", "id": "x", "content": "Port 5173."})
+    risks = document_risks(_record([[superseded, snapshot]]), dream_scenario())
+    assert risks.facts_lost == 1 and risks.windows == 1 and risks.entries_superseded == 1
     kept = _write("dream.snapshot", "ws-a", {"before": ["Port 8080 now."], "after": ["The port is 8080."]})
     assert document_risks(_record([[kept]]), dream_scenario()).facts_lost == 0
 
