@@ -88,3 +88,25 @@ def document_v03_lines(summary: Mapping[str, Any]) -> list[str]:
                    f"{num(r.get('entries_superseded')) if r.get('windows') else '-':>7} "
                    f"{r.get('superseded_served', 0):>6} {r.get('secrets_written', 0):>8} {r.get('foreign_written', 0):>8}")
     return out
+
+
+def document_v03_section(summary: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The HTML table of the block: the terminal's columns (headers and one row of text cells per model x arm)."""
+    rows = [r for r in summary.get("memory_document_v03") or [] if isinstance(r, Mapping)]
+    if not rows:
+        return None
+    pct = lambda v: "—" if v is None else f"{v:.0%}"  # noqa: E731
+    num = lambda v: "—" if v is None else f"{v:.1f}"  # noqa: E731
+    headers = ["continuity", "unsupported", "answer leaks", "judge tokens", "windows", "consolidation calls",
+               "consolidation tokens", "entries superseded", "facts lost", "stale served", "secrets written",
+               "other workspaces' content written"]
+    out = []
+    for r in rows:
+        dream = bool(r.get("windows"))
+        cells = [pct(r.get("continuity")), pct(r.get("unsupported")), str(r.get("answer_leaks", 0)),
+                 num(r.get("selection_tokens")) if r.get("selection_calls") else "-",
+                 *((num(r.get(k)) if dream else "-") for k in ("windows", "consolidation_calls",
+                                                                "consolidation_tokens", "entries_superseded")),
+                 *(str(r.get(k, 0)) for k in ("facts_lost", "superseded_served", "secrets_written", "foreign_written"))]
+        out.append({"label": f"{r.get('model')} · {r.get('arm')}", "cells": cells})
+    return {"headers": headers, "rows": out}

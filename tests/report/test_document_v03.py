@@ -68,3 +68,15 @@ def test_the_terminal_block_shows_one_row_per_arm_and_dashes_where_nothing_was_s
     lines = document_v03_lines({"memory_document_v03": rows})
     assert len(lines) == 4 and "4.8/7703.4" in lines[3] and " 6.7 " in lines[3] and " 45% " in lines[2]
     assert document_v03_lines({}) == []
+
+
+def test_the_page_shows_the_block_as_a_table_and_nothing_without_it() -> None:
+    from harness.report.document_v03 import document_v03_section
+
+    rows = [{"model": "m", "arm": "memory_document_topk_judge", "continuity": 0.44, "unsupported": 0.1, "answer_leaks": 0,
+             "selection_calls": 1.0, "selection_tokens": 341.0, "windows": 0.0, "facts_lost": 0, "superseded_served": 1,
+             "secrets_written": 0, "foreign_written": 0}]
+    section = document_v03_section({"memory_document_v03": rows})
+    assert section["rows"][0]["label"] == "m · memory_document_topk_judge"
+    assert section["rows"][0]["cells"][:5] == ["44%", "10%", "0", "341.0", "-"] and len(section["headers"]) == 12
+    assert document_v03_section({}) is None
