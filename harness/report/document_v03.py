@@ -95,8 +95,8 @@ def document_v03_section(summary: Mapping[str, Any]) -> dict[str, Any] | None:
     rows = [r for r in summary.get("memory_document_v03") or [] if isinstance(r, Mapping)]
     if not rows:
         return None
-    pct = lambda v: "—" if v is None else f"{v:.0%}"  # noqa: E731
-    num = lambda v: "—" if v is None else f"{v:.1f}"  # noqa: E731
+    pct = lambda v: "—" if v is None else f"{v:.0%}"
+    num = lambda v: "—" if v is None else f"{v:.1f}"
     headers = ["continuity", "unsupported", "answer leaks", "judge tokens", "windows", "consolidation calls",
                "consolidation tokens", "entries superseded", "facts lost", "stale served", "secrets written",
                "other workspaces' content written"]

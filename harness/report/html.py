@@ -26,11 +26,11 @@ import jinja2
 from harness.records import sendable
 from harness.report import charts
 from harness.report import formatting as fmt
+from harness.report.document_v03 import document_v03_section
 from harness.report.forgetting import HTML_COLUMNS as FORGETTING_COLUMNS
 from harness.report.forgetting import forgetting_section
 from harness.report.formatting import format_metric, label
 from harness.report.grid import scenario_grid
-from harness.report.document_v03 import document_v03_section
 from harness.report.layers import layers_section
 from harness.report.page_data import data_blobs
 from harness.report.pairwise import pairwise_section
