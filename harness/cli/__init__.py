@@ -79,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     _d = RUN_DEFAULTS
     p.add_argument("--model", action="append", dest="models", type=model_value, metavar="M",
                    help=f"litellm model string (repeat the flag for several models; default {DEFAULT_MODEL})")
-    p.add_argument("--arms", nargs="+", metavar="ARM", help=f"arms to run (default: {' '.join(DEFAULT_ARMS)}); also built in: memory_document, recall_fts, recall_extracted, named_memory, named_memory_cold, memory_document_extracted; installed memory-system plug-ins add theirs (docs/memory-systems.md)")
+    p.add_argument("--arms", nargs="+", metavar="ARM", help=f"arms to run (default: {' '.join(DEFAULT_ARMS)}); also built in: memory_document, recall_fts, recall_extracted, named_memory, named_memory_cold, memory_document_extracted, memory_document_topk_fts, memory_document_topk_vector, memory_document_topk_judge, memory_document_dream; installed memory-system plug-ins add theirs (docs/memory-systems.md)")
     p.add_argument("--scenarios", nargs="+", metavar="PATH", help=f"scenario files or folders (default: {DEFAULT_SUITE}); with --resume, where the run's scenarios are now if they moved (they must hash the same)")
     p.add_argument("--filter", action="append", default=[], metavar="EXPR", help="id glob, category:NAME or tag:NAME (repeatable: filters of one kind combine with OR, "
                    "kinds with AND, e.g. --filter category:decision --filter category:preference --filter tag:rationale "
