@@ -34,8 +34,6 @@ def mcp_arm(name: str, *, prefixed_only: bool = False) -> SystemArm | None:
         return None
     config_name = name.removeprefix(ARM_PREFIX)
     with _LOCK:
-        if name in _ARMS:
-            return _ARMS[name]
         path = find_config(config_name)
         if path is None:
             if prefixed:
@@ -43,6 +41,9 @@ def mcp_arm(name: str, *, prefixed_only: bool = False) -> SystemArm | None:
                 raise McpConfigError(f"arm {name!r}: no MCP server config {config_name}.yaml in {folders} "
                                      "(set RECALL_EVAL_MCP_PATH to the folder holding it)")
             return None
+        key = f"{name}\0{path.resolve()}\0{path.stat().st_mtime_ns}"  # an edited or other file is another arm
+        if key in _ARMS:
+            return _ARMS[key]
         config = load_config(path)
         if importlib.util.find_spec("mcp") is None:
             raise McpConfigError(f"arm {name!r} needs the official MCP SDK: pip install 'recall-eval[mcp]' (or: pip install mcp)")
@@ -50,5 +51,5 @@ def mcp_arm(name: str, *, prefixed_only: bool = False) -> SystemArm | None:
 
         system = McpMemorySystem(config, name, str(path))
         arm = SystemArm(name, system, "agent", origin=f"mcp config {path.name} sha256 {config.digest()[:12]}")
-        _ARMS[name] = arm
+        _ARMS[key] = arm
         return arm

@@ -211,7 +211,8 @@ def load_config(path: Path) -> McpServerConfig:
     try:
         config = McpServerConfig.model_validate(raw)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'config'}: {e['msg'].removeprefix('Value error, ')}"
+                             for e in exc.errors())
         raise McpConfigError(f"{path}: {problems}") from None
     if path.suffix in (".yaml", ".yml") and path.stem != config.name:
         raise McpConfigError(f"{path}: name {config.name!r} differs from the file name; name the file {config.name}.yaml")

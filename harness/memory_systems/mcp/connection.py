@@ -131,7 +131,7 @@ class ServerConnection:
         self._stop = anyio.Event()
         try:
             async with self._transport() as streams, \
-                    ClientSession(streams[0], streams[1], read_timeout_seconds=self.call_s) as session:
+                    ClientSession(streams[0], streams[1]) as session:
                 with anyio.fail_after(self.start_s):
                     initialized = await session.initialize()
                     listed = await session.list_tools()
