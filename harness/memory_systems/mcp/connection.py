@@ -197,6 +197,29 @@ class ServerConnection:
             raise McpServerError(self._describe(f"failed on tool {name}", exc)) from None
         return result, time.perf_counter() - started
 
+    async def acall_tool(self, name: str, arguments: dict[str, Any]) -> tuple[Any, float]:
+        """:meth:`call_tool` awaited from the run's event loop, which runs on meanwhile; cancelled (Ctrl-C, the
+        sample's end), it kills the server's process group at once instead of waiting for the call."""
+        import asyncio
+
+        if self._portal is None or self._session is None:
+            raise McpServerError(self._describe(f"is not running (tool {name})", None))
+        started = time.perf_counter()
+        future = self._portal.start_task_soon(self._call, name, arguments)
+        try:
+            result = await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            if self.pgid is not None:
+                kill_group(self.pgid)
+            future.cancel()
+            raise
+        except BaseException as exc:
+            if self.pgid is not None:
+                kill_group(self.pgid)
+            self.stop()
+            raise McpServerError(self._describe(f"failed on tool {name}", exc)) from None
+        return result, time.perf_counter() - started
+
     async def _call(self, name: str, arguments: dict[str, Any]) -> Any:
         import anyio
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -173,6 +172,15 @@ class McpInstance(MemoryInstance):
         """One call to the scope's server, recorded as the model would see it (status ``tool_error`` when the
         product says its call failed, ``result_too_large`` past ``max_result_bytes``)."""
         result, elapsed = self.connection(scope).call_tool(tool, arguments)
+        return self.execution(tool, arguments, result, elapsed)
+
+    async def acall(self, scope: str, tool: str, arguments: dict[str, Any]) -> ToolExecution:
+        """:meth:`call` awaited from the run's event loop (the probe's calls)."""
+        result, elapsed = await self.connection(scope).acall_tool(tool, arguments)
+        return self.execution(tool, arguments, result, elapsed)
+
+    def execution(self, tool: str, arguments: dict[str, Any], result: Any, elapsed: float) -> ToolExecution:
+        """The record of one call's result (see :meth:`call`)."""
         text = result_text(result)
         size = len(text.encode("utf-8"))
         if size > self.config.max_result_bytes:
@@ -281,27 +289,44 @@ class McpProbeTools:
                                                  "parameters": schema}}
 
     def call(self, name: str, arguments: str | dict[str, Any] | None) -> ToolExecution:
-        started = time.perf_counter()
+        prepared = self._prepare(name, arguments)
+        if isinstance(prepared, ToolExecution):
+            return prepared
+        tool, sent, text_args = prepared
+        return self._shown(name, text_args, self.instance.call(self.scope, tool, sent))
+
+    async def acall(self, name: str, arguments: str | dict[str, Any] | None) -> ToolExecution:
+        """:meth:`call` for the agent loop: the server's answer is awaited, never blocking the run's event loop."""
+        prepared = self._prepare(name, arguments)
+        if isinstance(prepared, ToolExecution):
+            return prepared
+        tool, sent, text_args = prepared
+        return self._shown(name, text_args, await self.instance.acall(self.scope, tool, sent))
+
+    def _prepare(self, name: str, arguments: str | dict[str, Any] | None) -> ToolExecution | tuple[str, dict[str, Any], str]:
+        """(the server's tool, the arguments sent, the arguments as recorded), or the error the model reads."""
         text_args = arguments_text(arguments)
-        probe, budget = self.instance.config.probe, self.instance.retrieval_budget
+        probe = self.instance.config.probe
         offered = ["memory_search"] if probe.map_search is not None else list(probe.tools)
         decoded = decode_arguments(arguments)
         if name not in offered or isinstance(decoded, str):
             code = "unknown_tool" if name not in offered else "invalid_arguments"
             message = f"unknown tool {name!r}; available: {', '.join(offered)}" if name not in offered else decoded
-            text = json.dumps({"error": {"code": code, "message": message}}, ensure_ascii=False)
-            return ToolExecution(name, text_args, code, text, elapsed_s=time.perf_counter() - started)
-        tool, sent = name, {**decoded, **self.fixed}
-        if probe.map_search is not None:
-            query = decoded.get("query")
-            if not isinstance(query, str) or not query.strip():
-                text = json.dumps({"error": {"code": "invalid_arguments", "message": "query is required (a non-empty string)"}})
-                return ToolExecution(name, text_args, "invalid_arguments", text, elapsed_s=time.perf_counter() - started)
-            tool = probe.map_search.tool
-            sent = {**fill(probe.map_search.arguments, {"query": query, "workspace": self.scope}), **self.fixed}
-        executed = self.instance.call(self.scope, tool, sent)
+            return ToolExecution(name, text_args, code, json.dumps({"error": {"code": code, "message": message}}, ensure_ascii=False))
+        if probe.map_search is None:
+            return name, {**decoded, **self.fixed}, text_args
+        query = decoded.get("query")
+        if not isinstance(query, str) or not query.strip():
+            text = json.dumps({"error": {"code": "invalid_arguments", "message": "query is required (a non-empty string)"}})
+            return ToolExecution(name, text_args, "invalid_arguments", text)
+        sent = fill(probe.map_search.arguments, {"query": query, "workspace": self.scope})
+        return probe.map_search.tool, {**sent, **self.fixed}, text_args
+
+    def _shown(self, name: str, text_args: str, executed: ToolExecution) -> ToolExecution:
+        """The result as the model sees it (fitted to the budget) with the units it discloses; every call read storage."""
         if executed.status == "result_too_large":
             return ToolExecution(name, text_args, executed.status, executed.result_text, (), True, executed.elapsed_s)
+        budget = self.instance.retrieval_budget
         shown, _ = fit_result(executed.result_text, top_k=budget.top_k, chars=budget.chars)
         disclosed = attribute(shown, self.instance.units, budget.top_k)
         return ToolExecution(name, text_args, executed.status, shown, disclosed, True, executed.elapsed_s)
