@@ -120,6 +120,12 @@ class McpMemorySystem(MemorySystem):
         return {"mcp_config_sha256": self.config.digest(), "server_name": facts.name, "server_version": facts.version,
                 "tools": {name: facts.tools[name] for name in sorted(facts.tools)}}
 
+    def fingerprint_facts(self) -> dict[str, str]:
+        """What ``run.json`` shows of the arm beside its hash: the config's SHA-256, the server's name and version."""
+        facts = self.facts()
+        return {"protocol": "mcp", "config": self.source, "config_sha256": self.config.digest(),
+                "server_name": facts.name, "server_version": facts.version}
+
     def contract(self, arm: str, terms: Any) -> SystemContract:
         self.facts()  # a server that cannot start, or lacks a named tool, is a flag problem at run start
         templates = json.dumps([self.config.write.arguments])
