@@ -18,7 +18,9 @@ Arm ``mcp:<name>`` (and ``<name>`` when no other arm has it) runs the config
   call of the session in the record, with its latency;
 - **probe**: the product's own tools offered as the server lists them (minus
   the forced ``fixed_arguments``), or ``memory_search(query)`` mapped onto one;
-  under a denying policy no server is started and nothing is offered. Each
+  under a denying policy nothing is offered. The tools are described from the
+  server's listing read once at run start (:meth:`McpMemorySystem.facts`, so
+  a run's plan starts no server); the sample's server starts at the first call. Each
   result is fitted to the run's retrieval budget and attributed to the units
   it shows (:mod:`harness.memory_systems.mcp.results`), so scope checks,
   canaries and disclosure accounting read it like the Host's.
@@ -181,8 +183,11 @@ class McpInstance(MemoryInstance):
         return self.execution(tool, arguments, result, elapsed)
 
     async def acall(self, scope: str, tool: str, arguments: dict[str, Any]) -> ToolExecution:
-        """:meth:`call` awaited from the run's event loop (the probe's calls)."""
-        result, elapsed = await self.connection(scope).acall_tool(tool, arguments)
+        """:meth:`call` awaited from the run's event loop (the probe's calls; a server not started yet starts in a thread)."""
+        import asyncio
+
+        connection = await asyncio.to_thread(self.connection, scope)
+        result, elapsed = await connection.acall_tool(tool, arguments)
         return self.execution(tool, arguments, result, elapsed)
 
     def execution(self, tool: str, arguments: dict[str, Any], result: Any, elapsed: float) -> ToolExecution:
@@ -247,8 +252,7 @@ class McpInstance(MemoryInstance):
         if policy_denial(policy, context) is not None:  # the policy gate: cold, no server read, nothing offered
             return ProbeSetup(probe_messages(self.scenario))
         scope = context.workspace_key if context.workspace_key is not None else GLOBAL_SCOPE
-        facts = self.connection(scope).facts
-        assert facts is not None
+        facts = self.system.facts()  # the tools as the server lists them; the sample's own server starts at the first call
         instructions = self.config.probe.instructions or GENERIC_INSTRUCTIONS
         return ProbeSetup(probe_messages(self.scenario, tool_instructions=instructions), McpProbeTools(self, scope, facts))
 
