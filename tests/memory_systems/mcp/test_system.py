@@ -73,3 +73,14 @@ def test_memory_search_can_be_mapped_onto_the_products_search() -> None:
 def test_the_arm_declares_its_forgetting_and_what_it_ingests_without_starting_a_server() -> None:
     system = McpMemorySystem(config(), "mcp:notes", "notes.yaml")
     assert system.arms == {"mcp:notes": "agent"} and system.forgetting == "none (no forget tool)"
+
+
+def test_only_what_the_budget_let_the_model_see_is_disclosed() -> None:
+    from harness.memory_systems.mcp.results import Unit
+
+    result = json.dumps({"notes": [{"text": "First fact about the port."}, {"text": "Second fact, past the chars."}]})
+    run, instance = tools(config(), result)
+    instance.units = [Unit(("it-1",), "First fact about the port."), Unit(("it-2",), "Second fact, past the chars.")]
+    instance.retrieval_budget = RetrievalBudget(top_k=10, chars=30)  # room for the first text only
+    executed = run.call("search_notes", {"query": "fact"})
+    assert executed.disclosed_item_ids == ("it-1",) and "Second" not in executed.result_text
