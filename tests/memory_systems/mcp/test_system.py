@@ -81,6 +81,6 @@ def test_only_what_the_budget_let_the_model_see_is_disclosed() -> None:
     result = json.dumps({"notes": [{"text": "First fact about the port."}, {"text": "Second fact, past the chars."}]})
     run, instance = tools(config(), result)
     instance.units = [Unit(("it-1",), "First fact about the port."), Unit(("it-2",), "Second fact, past the chars.")]
-    instance.retrieval_budget = RetrievalBudget(top_k=10, chars=30)  # room for the first text only
+    instance.retrieval_budget = SimpleNamespace(top_k=10, chars=30)  # room for the first text only
     executed = run.call("search_notes", {"query": "fact"})
     assert executed.disclosed_item_ids == ("it-1",) and "Second" not in executed.result_text
