@@ -8,9 +8,11 @@ notes, prose). Two rules make it count like every other system's:
   order, while their memory text (the strings inside, never the keys) fits the
   run's ``chars``, at most ``top_k`` entries in all (``fit_disclosure``, the
   rule of every system); other text is cut at ``chars`` and marked;
-- **attribution** (:func:`attribute`): a stored unit is disclosed when its text
-  appears in what the model was shown (after JSON decoding, Unicode NFKC, case
-  and whitespace folding). A unit is an item (write unit ``item``: its id) or
+- **attribution** (:func:`attribute`): a stored unit is disclosed when its text,
+  or a label the write gave it that names its id (a note titled
+  ``local database (it-pay-local-db)``), appears in what the model was shown
+  (after JSON decoding, Unicode NFKC, case and whitespace folding): a product
+  that lists another workspace's note by its title alone has shown that note. A unit is an item (write unit ``item``: its id) or
   a session turn (unit ``session``: the items sourced from that turn, else
   ``turn:<session>/<turn>``). A server that returns another workspace's memory
   therefore discloses that workspace's items: a scope leak in the metrics,
@@ -32,10 +34,11 @@ CUT_MARK = " […cut to the run's retrieval budget]"
 
 @dataclass(frozen=True)
 class Unit:
-    """One stored unit: the ids it discloses and the text whose presence in a result shows it."""
+    """One stored unit: the ids it discloses, its text, and labels naming its id; any of them in a result shows it."""
 
     ids: tuple[str, ...]
     text: str
+    labels: tuple[str, ...] = ()
 
 
 def fold(text: str) -> str:
@@ -114,10 +117,10 @@ def attribute(shown: str, units: list[Unit], top_k: int) -> tuple[str, ...]:
     haystack = fold("\n".join(strings(value)) if isinstance(value, (list, dict)) else shown)
     found: list[tuple[int, int, str]] = []
     for order, unit in enumerate(units):
-        needle = fold(unit.text)
-        where = haystack.find(needle) if needle else -1
-        if where >= 0:
-            found += [(where, order, item_id) for item_id in unit.ids]
+        places = [haystack.find(needle) for needle in (fold(t) for t in (unit.text, *unit.labels)) if needle]
+        shown_at = [p for p in places if p >= 0]
+        if shown_at:
+            found += [(min(shown_at), order, item_id) for item_id in unit.ids]
     ids: list[str] = []
     for _, _, item_id in sorted(found):
         if item_id not in ids:

@@ -40,7 +40,7 @@ from typing import Any
 from harness.memory_systems.contract import ContractError, SystemContract
 from harness.memory_systems.mcp.config import McpServerConfig, expand_env, fill
 from harness.memory_systems.mcp.connection import McpServerError, ServerConnection, ServerFacts, new_server_folder
-from harness.memory_systems.mcp.results import Unit, attribute, fit_result, result_text
+from harness.memory_systems.mcp.results import Unit, attribute, fit_result, result_text, strings
 from harness.memory_systems.protocol import (MemoryInstance, MemorySystem, ModelWrite, ProbeSetup, ToolExecution,
                                              arguments_text, decode_arguments, policy_denial, probe_messages)
 from harness.memory_systems.write_prompt import render_transcript, write_order
@@ -205,7 +205,7 @@ class McpInstance(MemoryInstance):
     def _units(self) -> list[Unit]:
         """What attribution looks for: each item's content, or each turn with the items sourced from it."""
         if self.config.write.unit == "item":
-            return [Unit((item.id,), item.content) for item in self.scenario.items]
+            return [Unit((item.id,), item.content, self.labels(item)) for item in self.scenario.items]
         cited: dict[tuple[str, str], list[str]] = {}
         superseded = {old for item in self.scenario.items for old in item.supersedes}
         for item in self.scenario.items:
@@ -215,6 +215,14 @@ class McpInstance(MemoryInstance):
                 cited.setdefault((src.session, src.turn), []).append(item.id)
         return [Unit(tuple(cited.get((s.id, t.id)) or [f"turn:{s.id}/{t.id}"]), t.content)
                 for s in self.scenario.sessions for t in s.turns]
+
+    def labels(self, item: Any) -> tuple[str, ...]:
+        """The strings the write gives ``item`` that name its id (its title or entity name), in every scope it goes to."""
+        found: list[str] = []
+        for scope in self.targets(item.workspace):
+            args = fill(self.config.write.arguments, self.item_values(item, scope))
+            found += [text for text in strings(args) if item.id in text and text != item.content and text not in found]
+        return tuple(found)
 
     def item_values(self, item: Any, scope: str) -> dict[str, Any]:
         keys = [k.key for k in item.keys]

@@ -55,3 +55,10 @@ def test_the_model_sees_text_blocks_or_else_the_structured_content() -> None:
     assert result_text(blocks) == "one\n[image content not shown]"
     structured = SimpleNamespace(content=[], structured_content={"notes": ["a"]})
     assert result_text(structured) == '{"notes": ["a"]}'
+
+
+def test_a_label_naming_the_items_id_discloses_it_even_without_its_text() -> None:
+    """A product listing another workspace's note by its title alone has shown that note (basic-memory's search)."""
+    units = [Unit(("it-pay",), "Payments runs ledger-db on localhost:5433.", ("local database (it-pay)",))]
+    shown = "# Search Results\n### local database (it-pay)\n- permalink: main/memories/local-database-it-pay"
+    assert attribute(shown, units, top_k=10) == ("it-pay",)
