@@ -107,3 +107,25 @@ def test_server_memory_run_records_the_server_its_writes_and_the_products_own_to
     assert found and "it-pg-version" in found[0]["disclosed_item_ids"]
     assert "16.2" in (record["final_answer"] or "")
     assert not list(Path("/tmp").glob("recall-eval-mcp-*/data/memory.jsonl"))  # every sample's folder is removed
+
+
+@pytest.fixture()
+def basic_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """basic-memory's executable (``$RECALL_EVAL_BASIC_MEMORY`` or on PATH); HOME is the test's (the naive store)."""
+    found = os.environ.get("RECALL_EVAL_BASIC_MEMORY") or shutil.which("basic-memory")
+    if not found or not Path(found).is_file():
+        pytest.skip("basic-memory is not installed (Python 3.12+: pip install basic-memory; "
+                    "set RECALL_EVAL_BASIC_MEMORY to its executable)")
+    monkeypatch.setenv("RECALL_EVAL_BASIC_MEMORY", found)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # the naive config's ~/.basic-memory and ~/basic-memory
+    return Path(found)
+
+
+def test_basic_memory_shipped_config_is_at_zero_leaks_and_the_naive_one_is_caught(tmp_path: Path, basic_memory: Path) -> None:
+    """A leak trap on basic-memory: a config and notes folder per sample and workspace leaks nothing; its default
+    folders, one store for every workspace, list the other workspace's note by title: a tool-level leak."""
+    code, out = run(tmp_path, ("mcp:basic-memory", "mcp:basic-memory-naive"), ("leak-01*",))
+    assert code in (0, 1)
+    assert {r["status"] for r in records(out)} == {"ok"}
+    assert metric(out, "mcp:basic-memory", "tool_leakage_count") == 0
+    assert (metric(out, "mcp:basic-memory-naive", "tool_leakage_count") or 0) > 0
