@@ -98,3 +98,17 @@ def test_every_shipped_config_is_valid_and_matches_the_schema(path: Path, monkey
     load_config(path)
     schema = json.loads((EXAMPLES / "mcp-server.schema.json").read_text(encoding="utf-8"))
     jsonschema.validate(yaml.safe_load(path.read_text(encoding="utf-8")), schema)
+
+
+def test_an_unknown_or_broken_config_is_an_unknown_arm_naming_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.memory_systems import UnknownArmError, resolve_arm
+
+    monkeypatch.setenv(CONFIG_PATH_ENV, str(tmp_path))
+    with pytest.raises(UnknownArmError, match="no MCP server config nope.yaml"):
+        resolve_arm("mcp:nope")
+    write(tmp_path, {**GOOD, "probe": {}})
+    with pytest.raises(UnknownArmError, match=r"notes.yaml: probe: offer the product's tools"):
+        resolve_arm("mcp:notes")
+    write(tmp_path, GOOD)
+    arm = resolve_arm("notes")  # the config's bare name, when no other arm has it
+    assert arm.name == "notes" and arm.write_mode == "agent"
