@@ -38,7 +38,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from harness.memory_systems.contract import ContractError, SystemContract
-from harness.memory_systems.mcp.config import McpServerConfig, expand_env, fill
+from harness.memory_systems.mcp.config import McpConfigError, McpServerConfig, expand_env, fill
 from harness.memory_systems.mcp.connection import McpServerError, ServerConnection, ServerFacts, new_server_folder
 from harness.memory_systems.mcp.results import Unit, attribute, fit_result, result_text, strings
 from harness.memory_systems.protocol import (MemoryInstance, MemorySystem, ModelWrite, ProbeSetup, ToolExecution,
@@ -102,7 +102,7 @@ class McpMemorySystem(MemorySystem):
         try:
             connection = self.connect(GLOBAL_SCOPE, folder)
             connection.stop()
-        except McpServerError as exc:
+        except (McpServerError, McpConfigError) as exc:
             raise ContractError(f"arm {next(iter(self.arms))} ({self.source}): {exc}") from None
         finally:
             shutil.rmtree(folder, ignore_errors=True)

@@ -112,3 +112,14 @@ def test_an_unknown_or_broken_config_is_an_unknown_arm_naming_the_file(tmp_path:
     write(tmp_path, GOOD)
     arm = resolve_arm("notes")  # the config's bare name, when no other arm has it
     assert arm.name == "notes" and arm.write_mode == "agent"
+
+
+def test_a_config_whose_environment_variable_is_unset_stops_run_with_exit_2(capsys: pytest.CaptureFixture[str],
+                                                                              monkeypatch: pytest.MonkeyPatch,
+                                                                              tmp_path: Path) -> None:
+    from harness.cli import main
+
+    monkeypatch.delenv("RECALL_EVAL_NPM_PREFIX", raising=False)
+    code = main(["run", "--arms", "mcp:server-memory", "--filter", "fact-01*", "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert code == 2 and "environment variable RECALL_EVAL_NPM_PREFIX is not set" in err and "Traceback" not in err
