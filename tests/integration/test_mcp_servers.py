@@ -129,3 +129,28 @@ def test_basic_memory_shipped_config_is_at_zero_leaks_and_the_naive_one_is_caugh
     assert {r["status"] for r in records(out)} == {"ok"}
     assert metric(out, "mcp:basic-memory", "tool_leakage_count") == 0
     assert (metric(out, "mcp:basic-memory-naive", "tool_leakage_count") or 0) > 0
+
+
+def test_server_memory_storing_raw_sessions_credits_the_items_their_turns_cite(tmp_path: Path, server_memory: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Write unit ``session``: each earlier transcript is one entity's observation (one write call per session); what a
+    search returns is credited to the items its turns cite, or to the turns; the contract says raw turns."""
+    import yaml
+
+    config = yaml.safe_load((REPO / "examples" / "mcp" / "server-memory.yaml").read_text(encoding="utf-8"))
+    config.update(name="server-memory-sessions", forget=None, forgetting="none (raw sessions)",
+                  write={"unit": "session", "tool": "create_entities", "arguments": {"entities": [
+                      {"name": "conversation {session_id}", "entityType": "conversation", "observations": ["{transcript}"]}]}})
+    config.pop("forget")
+    (tmp_path / "server-memory-sessions.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    monkeypatch.setenv("RECALL_EVAL_MCP_PATH", str(tmp_path))
+    code, out = run(tmp_path, ("mcp:server-memory-sessions",), ("fact-01*",))
+    assert code in (0, 1)
+    (record,) = records(out)
+    assert record["status"] == "ok"
+    writes = [c for s in record["write_phase"]["sessions"] for c in s["tool_calls"]]
+    assert len(writes) == 2 and "PostgreSQL 16.2, the upgrade is to 16.4" in writes[0]["arguments"]
+    disclosed = {i for c in record["tool_calls"] for i in c["disclosed_item_ids"]}
+    assert all(i.startswith(("it-", "turn:s-")) for i in disclosed)  # the scenario's items, or the turns themselves
+    manifest = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    assert manifest["arm_fingerprints"]["mcp:server-memory-sessions"]["contract"]["ingests"] == "raw turns"
