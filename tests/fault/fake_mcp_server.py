@@ -12,6 +12,8 @@ the named tool:
 - ``malformed``: search answers its request with a result that is not a CallToolResult;
 - ``huge``: search returns a result of ``FAKE_HUGE_BYTES`` (default 50 MB);
 - ``exit_at_start``: writes to stderr and exits before initializing.
+
+``FAKE_HTTP_PORT`` serves streamable HTTP on that port of 127.0.0.1 instead of stdio.
 """
 
 from __future__ import annotations
@@ -90,4 +92,7 @@ def search_notes(query: str, workspace: str) -> str:
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    if os.environ.get("FAKE_HTTP_PORT"):  # streamable HTTP on 127.0.0.1 (the url transport)
+        server.run("streamable-http", host="127.0.0.1", port=int(os.environ["FAKE_HTTP_PORT"]))
+    else:
+        server.run("stdio")
