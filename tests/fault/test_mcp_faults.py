@@ -29,7 +29,7 @@ FAKE = Path(__file__).with_name("fake_mcp_server.py")
 STARTER = REPO / "scenarios" / "starter"
 
 
-def fake_config(folder: Path, name: str, mode: str, *, isolation: str = "workspace", call_s: float = 60,
+def fake_config(folder: Path, name: str, mode: str, *, isolation: str = "workspace", call_s: float | None = 60,
                 max_result_bytes: int = 8_000_000, env: dict[str, str] | None = None) -> str:
     """Write ``<name>.yaml`` for the fake server in ``mode``; returns the arm name."""
     config = {
@@ -54,13 +54,13 @@ def configs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-def run(tmp_path: Path, *arms: str, scenario: str = "fact-01*") -> tuple[int, list[dict], dict]:
+def run(tmp_path: Path, *arms: str, scenario: str = "fact-01*", flags: tuple[str, ...] = ()) -> tuple[int, list[dict], dict]:
     """``run`` in-process on the offline model; (exit code, records, summary)."""
     from harness.cli import main
 
     out = tmp_path / "run"
     code = main(["run", "--scenarios", str(STARTER), "--filter", scenario, "--arms", *arms, "--out", str(out),
-                 "--cache-dir", str(tmp_path / "cache"), "--no-progress"])
+                 "--cache-dir", str(tmp_path / "cache"), "--no-progress", *flags])
     records = [json.loads(line) for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines()] \
         if (out / "results.jsonl").is_file() else []
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8")) if (out / "summary.json").is_file() else {}
@@ -102,7 +102,7 @@ def test_a_server_that_ignores_the_workspace_shows_as_tool_leaks_and_a_scoped_on
 
 
 @pytest.mark.parametrize(("mode", "expected"), [
-    ("hang", "timed out (hung); killed; its stderr ends: fake server: hanging"),
+    ("hang", "timed out after 3 s (hung); killed; its stderr ends: fake server: hanging"),
     ("crash", "its stderr ends: fake server: crashing mid-call"),
     ("malformed", "CallToolResult"),
 ])
@@ -119,6 +119,15 @@ def test_a_server_that_hangs_crashes_or_answers_out_of_protocol_is_an_error_reco
     assert record["status"] == "error"
     assert expected in record["error"]["message"] and "McpServerError" in record["error"]["type"]
     assert live_servers() == {} and set(tagged_processes()) <= before
+
+
+def test_a_server_without_its_own_call_timeout_is_given_up_after_the_runs_timeout(tmp_path: Path, configs: Path) -> None:
+    """Fault: a server that hangs, its config naming no call timeout, in a run with ``--timeout 3``; expected: the call
+    is given up after the run's timeout (not the 60 s default) and the sample is an error record saying so."""
+    arm = fake_config(configs, "fake-hang-run-timeout", "hang", call_s=None)
+    code, records, _ = run(tmp_path, arm, flags=("--timeout", "3"))
+    (record,) = records
+    assert code == 2 and record["status"] == "error" and "timed out after 3 s (hung); killed" in record["error"]["message"]
 
 
 def test_a_result_over_the_size_limit_is_refused_and_a_50_mb_one_never_hangs_the_run(tmp_path: Path, configs: Path) -> None:

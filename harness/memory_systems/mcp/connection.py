@@ -121,7 +121,7 @@ class ServerConnection:
             self._future, self.facts = self._portal.start_task(self._serve)
         except BaseException as exc:
             self.stop()
-            raise McpServerError(self._describe("did not start", exc)) from None
+            raise McpServerError(self._describe("did not start", exc, self.start_s)) from None
         return self.facts
 
     async def _serve(self, *, task_status: Any) -> None:
@@ -194,7 +194,7 @@ class ServerConnection:
             if self.pgid is not None:
                 kill_group(self.pgid)  # a hung or broken server never gets a second chance
             self.stop()
-            raise McpServerError(self._describe(f"failed on tool {name}", exc)) from None
+            raise McpServerError(self._describe(f"failed on tool {name}", exc, self.call_s)) from None
         return result, time.perf_counter() - started
 
     async def acall_tool(self, name: str, arguments: dict[str, Any]) -> tuple[Any, float]:
@@ -217,7 +217,7 @@ class ServerConnection:
             if self.pgid is not None:
                 kill_group(self.pgid)
             self.stop()
-            raise McpServerError(self._describe(f"failed on tool {name}", exc)) from None
+            raise McpServerError(self._describe(f"failed on tool {name}", exc, self.call_s)) from None
         return result, time.perf_counter() - started
 
     async def _call(self, name: str, arguments: dict[str, Any]) -> Any:
@@ -237,20 +237,20 @@ class ServerConnection:
             return ""
         return text[-STDERR_TAIL_CHARS:].strip()
 
-    def _describe(self, what: str, exc: BaseException | None) -> str:
+    def _describe(self, what: str, exc: BaseException | None, seconds: float = 0.0) -> str:
         where = self.params.get("url") or " ".join([self.params.get("command", ""), *self.params.get("args", [])])
-        cause = _cause(exc) if exc is not None else ""
+        cause = _cause(exc, seconds) if exc is not None else ""
         tail = self.stderr_tail()
         text = f"MCP server {where!r} {what}" + (f": {cause}" if cause else "")
         return text + (f"; its stderr ends: {tail}" if tail else "; it wrote nothing to stderr")
 
 
-def _cause(exc: BaseException) -> str:
+def _cause(exc: BaseException, seconds: float) -> str:
     """The innermost meaningful cause of an SDK/anyio failure (exception groups unwrapped)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     if isinstance(exc, TimeoutError):
-        return "timed out (hung); killed"
+        return f"timed out after {seconds:g} s (hung); killed"
     return f"{type(exc).__name__}: {exc}"[:500]
 
 

@@ -69,15 +69,14 @@ class McpMemorySystem(MemorySystem):
         self.description = config.description
         self.arms = {arm: "agent"}
         self.forgetting = config.forgetting or ("delete by forget tool" if config.forget else "none (no forget tool)")
-        self.run_timeout_s = DEFAULT_TIMEOUT_S
         self._facts: ServerFacts | None = None
 
-    def timeouts(self) -> tuple[float, float]:
-        """(start, call) seconds: the config's, else the run's ``--timeout``."""
+    def timeouts(self, run_timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[float, float]:
+        """(start, call) seconds: the config's, else the run's ``--timeout`` (60 s when there is none)."""
         t = self.config.timeouts
-        return t.start_s or self.run_timeout_s, t.call_s or self.run_timeout_s
+        return t.start_s or run_timeout_s, t.call_s or run_timeout_s
 
-    def connect(self, scope: str, folder: Any) -> ServerConnection:
+    def connect(self, scope: str, folder: Any, run_timeout_s: float = DEFAULT_TIMEOUT_S) -> ServerConnection:
         """A started server for ``scope`` whose data lives under ``folder`` (raises :class:`McpServerError`)."""
         data_dir = folder / "data"
         data_dir.mkdir(parents=True, exist_ok=True)
@@ -85,7 +84,7 @@ class McpMemorySystem(MemorySystem):
         params = fill(expand_env(self.config.server.model_dump(exclude_none=True), "server"), values)
         if not params.get("url"):
             params.setdefault("cwd", str(data_dir))
-        start_s, call_s = self.timeouts()
+        start_s, call_s = self.timeouts(run_timeout_s)
         connection = ServerConnection(params, start_s=start_s, call_s=call_s, stderr_path=folder / "stderr.log")
         connection.start()
         return connection
@@ -147,6 +146,7 @@ class McpInstance(MemoryInstance):
         self.system, self.config = system, system.config
         self.connections: dict[str, ServerConnection] = {}
         self.folders: list[Any] = []
+        self.run_timeout_s = DEFAULT_TIMEOUT_S
         self.units = self._units()
         sessions = write_order(scenario)
         self.last_session = sessions[-1].id if sessions else None
@@ -155,6 +155,10 @@ class McpInstance(MemoryInstance):
         for item in scenario.items:
             first = min((src.session for src in item.sources), key=lambda s: order.get(s, 0))
             self.items_of.setdefault(first, []).append(item)
+
+    def use_run_timeout(self, seconds: float) -> None:
+        """The run's ``--timeout`` for this sample's servers (start and each call) where the config sets none."""
+        self.run_timeout_s = float(seconds)
 
     # -- scopes -----------------------------------------------------------------------------------------
     def scopes(self) -> list[str]:
@@ -173,7 +177,7 @@ class McpInstance(MemoryInstance):
         if key not in self.connections:
             folder = new_server_folder()
             self.folders.append(folder)
-            self.connections[key] = self.system.connect(scope if key != "sample" else "sample", folder)
+            self.connections[key] = self.system.connect(scope if key != "sample" else "sample", folder, self.run_timeout_s)
         return self.connections[key]
 
     def call(self, scope: str, tool: str, arguments: dict[str, Any]) -> ToolExecution:
