@@ -19,7 +19,7 @@ in-process (``direct``) so that an offline run never imports litellm.
 
 from harness.run.agent import AgentOutcome, ModelClient, ModelSettings, count_tokens, run_agent
 from harness.run.budget import BudgetExceeded, budget_stop
-from harness.run.calls import judge_budget
+from harness.run.calls import PriceError, judge_budget
 from harness.run.direct import needs_litellm
 from harness.run.folder import (
     EarlierAttempt,
@@ -59,6 +59,7 @@ __all__ = [
     "budget_stop",
     "fault_note",
     "judge_budget",
+    "PriceError",
     "check_fresh",
     "count_tokens",
     "cli_plan",
