@@ -30,7 +30,7 @@ def scores_format_problem(rows: Sequence[Mapping[str, Any]]) -> str | None:
     """Why ``scores.jsonl``'s rows cannot be aggregated again (an older report's format, a damaged row), or None."""
     from pydantic import ValidationError
 
-    from harness.report.outputs import SCORES_SCHEMA_VERSION
+    from harness.report import SCORES_SCHEMA_VERSION
     from harness.score import SampleScores
 
     for number, row in enumerate(rows, start=1):
