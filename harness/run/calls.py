@@ -57,6 +57,12 @@ def prices(models: Iterable[str], router_config: Any = None) -> dict[str, Price 
     return out
 
 
+def embedding_price(model: str) -> Price:
+    """The price per input token of an embedding model; nothing for one litellm has no price for (a local server),
+    whose requests litellm then records as costing nothing too."""
+    return prices([model]).get(model) or Price(0.0, 0.0)
+
+
 def model_client(options: Any) -> tuple[ModelClient, list[str]]:
     """The client of one process, and the credential values its error messages must never show.
 

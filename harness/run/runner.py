@@ -263,8 +263,11 @@ def ctx_for(options: RunOptions, scenarios: list[Scenario], hashes: dict[str, st
 
     client, secrets = model_client(options)  # cache, retries; Router, rate limits and budget when asked for
     embedder = run_embedder(options)  # the vector arms' embedder (lexical unless --embedding-model)
-    if hasattr(embedder, "budget"):
-        embedder.budget = client.budget  # its requests count against --max-cost-usd too
+    if hasattr(embedder, "budget") and client.budget is not None:  # its requests are reserved against --max-cost-usd too
+        from harness.run.calls import embedding_price
+
+        client.budget.price(embedder.name, embedding_price(embedder.name))
+        embedder.budget = client.budget
     configure_embedder(embedder)
     configure_instructions(getattr(options, "instructions", None))  # every memory arm's instruction block (--instructions)
     secrets = [*secrets, *url_secrets(getattr(options, "embedding_api_base", None))]
