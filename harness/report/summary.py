@@ -98,7 +98,7 @@ def pairwise_judge_for(judge: Any) -> Any:
     from harness.score import PairwiseJudge
 
     return PairwiseJudge(model=judge.model, cache_dir=judge.cache_dir, complete=judge.complete, api_base=judge.api_base,
-                         budget=judge.budget)
+                         budget=judge.budget, timeout_s=judge.timeout_s, retries=judge.retries)
 
 
 def grounding_judge_for(judge: Any) -> Any:
@@ -108,7 +108,7 @@ def grounding_judge_for(judge: Any) -> Any:
     from harness.score import GroundingJudge
 
     return GroundingJudge(model=judge.model, cache_dir=judge.cache_dir, complete=judge.complete,
-                          api_base=judge.api_base, budget=judge.budget)
+                          api_base=judge.api_base, budget=judge.budget, timeout_s=judge.timeout_s, retries=judge.retries)
 
 
 def _judge_block(judge: Any, grounding: Any, judged: int, ungrounded: int) -> dict[str, Any] | None:
