@@ -163,8 +163,11 @@ class _ConfigWatch:
         return False
 
 
-async def execute(specs: list[SampleSpec], ctx: SampleContext, emit: Callable[[SampleRecord], None]) -> tuple[str, dict[str, str]]:
+async def execute(specs: list[SampleSpec], ctx: SampleContext, emit: Callable[[SampleRecord], None], *,
+                  announce: Callable[[Any], None] | None = None) -> tuple[str, dict[str, str]]:
     """Run ``specs`` with bounded concurrency, handing each record to ``emit`` as it finishes.
+
+    ``announce`` (a worker's): the heartbeat's state goes there instead of to standard error.
 
     If ``emit`` raises (a record cannot be written), every other sample is
     cancelled at once, so no further model call starts, and the error is
@@ -197,7 +200,7 @@ async def execute(specs: list[SampleSpec], ctx: SampleContext, emit: Callable[[S
 
     from harness.run.watchdog import STALLED, Watchdog
 
-    watchdog = Watchdog(ctx.client, len(specs))  # a heartbeat line in every mode; stops a run its server cannot serve
+    watchdog = Watchdog(ctx.client, len(specs), announce=announce)  # a heartbeat in every mode; stops a stalled run
 
     async def one(spec: SampleSpec) -> None:
         async with semaphore:
