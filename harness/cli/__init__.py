@@ -149,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--unsupported-tolerance", type=float, metavar="X", help="allowed rise of the unsupported-claim rate, CI upper bound (default 0.02)")
     add_report_scenarios(p)
     p.add_argument("--redact", action="append", default=[], metavar="REGEX", help="the run's own --redact patterns again (run.json holds only their digests)")
-    p.add_argument("--max-cost-usd", type=_usd, metavar="X", help="stop before a judge call (grading or calibration) whose worst case would take this report's judge spending past X (exit 3, nothing written; cached verdicts cost nothing)")
+    p.add_argument("--max-cost-usd", type=usd_value, metavar="X", help="stop before a judge call (grading or calibration) whose worst case would take this report's judge spending past X (exit 3, nothing written; cached verdicts cost nothing)")
 
     p = sub.add_parser(
         "compare", help="per-metric and per-scenario differences between two runs; exit 1 on a regression",
