@@ -23,8 +23,19 @@ the interval lies above 0).
 Each cell is a share of ``--sims`` simulations; its Monte Carlo standard
 error is printed (sqrt(p(1-p)/sims): 0.7 points at 95% and 1,000 sims).
 
+``--family conversations`` simulates a conversation suite instead (LoCoMo's
+``conv/probe`` ids): 5, 10, 20 and 40 conversations of skewed sizes (a
+conversation holds ``ceil(lognormal(log 5, 1))`` probes, capped at 60: most
+hold a few, some dozens), whose probes share the conversation's own shares of
+fixed and broken (``Dirichlet(2 * (fixed, broken, rest))``: strongly alike
+within a conversation). The unit of inference is the conversation; the true
+difference is still ``(fixed - broken) / 2`` per probe. *Before* is the
+interval inverted from the sign-flip test alone (what units of unequal size
+had), *after* the interval shipped now (hulled with the design-effect score
+interval); both decide by the same exact test.
+
 Usage:
-    python benchmarks/bench_verdict_coverage.py [--sims 1000] [--epochs 3] [--seed 7]
+    python benchmarks/bench_verdict_coverage.py [--sims 1000] [--epochs 3] [--seed 7] [--family conversations]
 """
 
 from __future__ import annotations
@@ -43,6 +54,7 @@ sys.path.insert(0, str(ROOT))
 from harness.analysis import decision, stats  # noqa: E402
 
 SIZES = (5, 10, 20, 60, 250)
+CONVERSATIONS = (5, 10, 20, 40)
 #: (true difference, share of scenarios fixed, share broken): E[fixed * (1 - p) - broken * p] with E[p] = 1/2.
 EFFECTS = ((0.0, 0.15, 0.15), (0.10, 0.25, 0.05))
 ALPHA = 0.05
@@ -56,6 +68,52 @@ def simulate(rng: np.random.Generator, n: int, epochs: int, fixed: float, broken
     a = rng.binomial(epochs, p) / epochs
     b = rng.binomial(epochs, q) / epochs
     return a, b
+
+
+def simulate_conversations(rng: np.random.Generator, k: int, epochs: int, fixed: float,
+                           broken: float) -> tuple[np.ndarray, ...]:
+    """Per-probe means over epochs in each arm, and each probe's conversation (see the module docstring)."""
+    sizes = np.minimum(np.ceil(rng.lognormal(np.log(5.0), 1.0, size=k)), 60).astype(np.int64)
+    shares = rng.dirichlet(2.0 * np.array([fixed, broken, 1.0 - fixed - broken]), size=k)
+    units = np.repeat(np.arange(k), sizes)
+    p = rng.beta(0.5, 0.5, size=len(units))
+    kind = rng.random(len(units))
+    f, b = shares[units, 0], shares[units, 1]
+    q = np.where(kind < f, 1.0, np.where(kind < f + b, 0.0, p))
+    return rng.binomial(epochs, p) / epochs, rng.binomial(epochs, q) / epochs, units
+
+
+def _sign_flip_alone(sums: np.ndarray, sizes: np.ndarray, *args: object) -> object:
+    """The interval units of unequal size had before the design-effect score interval: none beside the sign flip."""
+    return None if sizes.min() != sizes.max() else _SCORE(sums, sizes, *args)
+
+
+_SCORE = decision._score_interval
+
+
+def run_conversations(sims: int, epochs: int, seed: int) -> list[dict[str, float]]:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for k in CONVERSATIONS:
+        for truth, fixed, broken in EFFECTS:
+            covered = {"before": 0, "after": 0}
+            passed = {"before": 0, "after": 0}
+            for i in range(sims):
+                a, b, units = simulate_conversations(rng, k, epochs, fixed, broken)
+                for method, score in (("before", _sign_flip_alone), ("after", _SCORE)):
+                    decision._score_interval = score  # type: ignore[assignment]
+                    try:
+                        e = decision.paired_evidence(a, b, units, alpha=ALPHA, seed=stats.DEFAULT_SEED + i)
+                    finally:
+                        decision._score_interval = _SCORE
+                    low = -1.0 if e.ci_low is None else e.ci_low
+                    high = 1.0 if e.ci_high is None else e.ci_high
+                    covered[method] += low <= truth <= high
+                    passed[method] += decision.decide_paired(e, direction="gain", threshold=0.0,
+                                                             what="c").passed is True
+            rows.append({"n": k, "truth": truth, **{f"cover_{m}": v / sims for m, v in covered.items()},
+                         **{f"pass_{m}": v / sims for m, v in passed.items()}})
+    return rows
 
 
 def run(sims: int, epochs: int, seed: int) -> list[dict[str, float]]:
@@ -89,9 +147,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sims", type=int, default=1000)
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--family", choices=("scenarios", "conversations"), default="scenarios")
     args = parser.parse_args(argv)
     started = time.process_time()
-    rows = run(args.sims, args.epochs, args.seed)
+    rows = (run_conversations if args.family == "conversations" else run)(args.sims, args.epochs, args.seed)
     print(f"{args.sims} simulations per cell, {args.epochs} epochs, alpha {ALPHA}; Monte Carlo standard error "
           f"about {100 * _se(0.95, args.sims):.1f} points at 95% coverage, {100 * _se(0.05, args.sims):.1f} at 5%")
     print(f"{'n':>4} {'true diff':>9} | {'coverage before':>15} {'after':>7} | {'PASS rate before':>16} {'after':>7}")
