@@ -26,9 +26,10 @@ units.
   ``2^n`` of them up to :data:`ENUMERATE_UNITS` units, else
   :data:`INTERVAL_DRAWS` seeded random ones. That test assumes the differences
   symmetric about the shift, and a real effect of a few fixed scenarios is
-  skewed; so where units are equal and the metric lies in [-1, 1] (and some
-  unit differs) each end goes as far as Tango's score interval for paired
-  proportions puts it (:func:`_score_interval`). The end nearest 0 is then put on
+  skewed; so where the metric lies in [-1, 1] each end goes as far as Tango's
+  score interval for paired proportions puts it (:func:`_score_interval`; for
+  units of unequal size on their effective counts, and with no unit differing
+  the width of 0 differing of n units, never [0, 0]). The end nearest 0 is then put on
   the side of 0 the exact p-value says, so the two agree to the bit.
 * **The rule** (:func:`decide_paired`): *pass* only when the test rejects at
   alpha and the interval lies beyond the threshold; *fail* when the point
