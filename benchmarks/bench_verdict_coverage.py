@@ -44,6 +44,7 @@ import argparse
 import math
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -91,28 +92,43 @@ def _sign_flip_alone(sums: np.ndarray, sizes: np.ndarray, *args: object) -> obje
 _SCORE = decision._score_interval
 
 
+def _exact(e: decision.PairedEvidence) -> tuple[float, float, bool]:
+    """(low, high, PASS) of the shipped rule's evidence; an unbounded end is the rate's bound."""
+    low = -1.0 if e.ci_low is None else e.ci_low
+    high = 1.0 if e.ci_high is None else e.ci_high
+    return low, high, decision.decide_paired(e, direction="gain", threshold=0.0, what="c").passed is True
+
+
+def _cell(sims: int, n: int, truth: float,
+          trial: Callable[[int], dict[str, tuple[float, float, bool]]]) -> dict[str, float]:
+    """Coverage and PASS rate of each method over ``sims`` trials (``trial(i)``: method -> (low, high, PASS))."""
+    covered = {"before": 0, "after": 0}
+    passed = {"before": 0, "after": 0}
+    for i in range(sims):
+        for method, (low, high, ok) in trial(i).items():
+            covered[method] += low <= truth <= high
+            passed[method] += ok
+    return {"n": n, "truth": truth, **{f"cover_{k}": v / sims for k, v in covered.items()},
+            **{f"pass_{k}": v / sims for k, v in passed.items()}}
+
+
 def run_conversations(sims: int, epochs: int, seed: int) -> list[dict[str, float]]:
     rng = np.random.default_rng(seed)
     rows = []
     for k in CONVERSATIONS:
         for truth, fixed, broken in EFFECTS:
-            covered = {"before": 0, "after": 0}
-            passed = {"before": 0, "after": 0}
-            for i in range(sims):
+            def trial(i: int) -> dict[str, tuple[float, float, bool]]:
                 a, b, units = simulate_conversations(rng, k, epochs, fixed, broken)
+                out = {}
                 for method, score in (("before", _sign_flip_alone), ("after", _SCORE)):
                     decision._score_interval = score  # type: ignore[assignment]
                     try:
-                        e = decision.paired_evidence(a, b, units, alpha=ALPHA, seed=stats.DEFAULT_SEED + i)
+                        out[method] = _exact(decision.paired_evidence(a, b, units, alpha=ALPHA,
+                                                                      seed=stats.DEFAULT_SEED + i))
                     finally:
                         decision._score_interval = _SCORE
-                    low = -1.0 if e.ci_low is None else e.ci_low
-                    high = 1.0 if e.ci_high is None else e.ci_high
-                    covered[method] += low <= truth <= high
-                    passed[method] += decision.decide_paired(e, direction="gain", threshold=0.0,
-                                                             what="c").passed is True
-            rows.append({"n": k, "truth": truth, **{f"cover_{m}": v / sims for m, v in covered.items()},
-                         **{f"pass_{m}": v / sims for m, v in passed.items()}})
+                return out
+            rows.append(_cell(sims, k, truth, trial))
     return rows
 
 
@@ -121,20 +137,13 @@ def run(sims: int, epochs: int, seed: int) -> list[dict[str, float]]:
     rows = []
     for n in SIZES:
         for truth, fixed, broken in EFFECTS:
-            covered = {"before": 0, "after": 0}
-            passed = {"before": 0, "after": 0}
-            for i in range(sims):
+            def trial(i: int) -> dict[str, tuple[float, float, bool]]:
                 a, b = simulate(rng, n, epochs, fixed, broken)
                 boot = stats.paired_diff_ci(a, b, seed=stats.DEFAULT_SEED + i)
-                covered["before"] += boot.ci_low <= truth <= boot.ci_high
-                passed["before"] += n >= 2 and boot.ci_low > 0.0
-                e = decision.paired_evidence(a, b, alpha=ALPHA, seed=stats.DEFAULT_SEED + i)
-                low = -1.0 if e.ci_low is None else e.ci_low
-                high = 1.0 if e.ci_high is None else e.ci_high
-                covered["after"] += low <= truth <= high
-                passed["after"] += decision.decide_paired(e, direction="gain", threshold=0.0, what="c").passed is True
-            rows.append({"n": n, "truth": truth, **{f"cover_{k}": v / sims for k, v in covered.items()},
-                         **{f"pass_{k}": v / sims for k, v in passed.items()}})
+                before = (boot.ci_low, boot.ci_high, bool(n >= 2 and boot.ci_low > 0.0))
+                return {"before": before,
+                        "after": _exact(decision.paired_evidence(a, b, alpha=ALPHA, seed=stats.DEFAULT_SEED + i))}
+            rows.append(_cell(sims, n, truth, trial))
     return rows
 
 
