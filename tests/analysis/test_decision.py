@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from harness.analysis import decision, stats
-from harness.analysis.decision import PairedEvidence, decide_paired, paired_evidence
+from harness.analysis.decision import PairedEvidence, decide_paired, describe, paired_evidence
 
 
 def _gain(e: PairedEvidence, threshold: float = 0.0) -> decision.Decision:
@@ -239,3 +239,41 @@ def test_conversations_that_differ_alike_count_as_independent_probes_never_fewer
     e = paired_evidence([0] * len(units), fixed, units)
     low, high = decision._tango(10.0, 0.0, float(len(units)), 0.05, (-1.0, 1.0))
     assert (e.n, e.scenarios, e.up) == (10, 65, 10) and (e.ci_low, e.ci_high) == (low, high)
+
+
+def test_sixteen_units_enumerate_every_sign_assignment_so_the_seed_changes_nothing() -> None:
+    """Up to 16 units all 2^16 assignments are enumerated: the interval is exact, the same under any seed."""
+    rng = np.random.default_rng(5)
+    a, b = rng.integers(0, 2, 16), rng.integers(0, 2, 16)
+    one, two = paired_evidence(a, b, seed=1), paired_evidence(a, b, seed=2)
+    assert (one.ci_low, one.ci_high) == (two.ci_low, two.ci_high)
+    assert decision._Inversion(np.ones(16), np.ones(16), 20_000, 1).st.shape == (2**16,)
+
+
+def test_a_difference_exactly_at_the_tolerance_says_no_suite_size_would_decide_it() -> None:
+    """8 scenarios, 4 up and 2 down: +0.25, at the tolerance 0.25. Not shown within it, and no size of suite would
+    show a rise of exactly the tolerance to be within it (the power formula divides by the distance, 0)."""
+    e = paired_evidence([0] * 8, [1, 1, 1, 1, -1, -1, 0, 0], bounds=(None, None))
+    decided = decide_paired(e, direction="no_rise", threshold=0.25, what="u")
+    assert e.diff == 0.25 and decided.passed is None and decided.needed is None
+    assert decided.reason.endswith(f"not shown within tolerance, the suite detects {e.mde:.2f}")
+
+
+def test_the_units_needed_never_rest_on_less_than_half_a_discordant_unit_of_variance() -> None:
+    """5 up and 2 down by a fifth (five epochs) of 20: the observed variance 0.28/20 is below the floor 0.5/20, so the
+    units needed use the floor: (z + z_0.8)^2 * 0.025 / 0.03^2."""
+    e = paired_evidence([0.0] * 20, [0.2] * 5 + [-0.2] * 2 + [0.0] * 13, bounds=(None, None))
+    decided = _gain(e)
+    z = 1.959963984540054 + 0.8416212335729143
+    assert e.variance == pytest.approx(0.014) and decided.passed is None
+    assert decided.needed == int(np.ceil(z * z * 0.025 / 0.03**2))
+
+
+def test_one_unit_reads_in_the_singular() -> None:
+    e = paired_evidence([0], [1])
+    assert "1 scenario (1 up, 0 down)" in describe(e)
+    assert "2 scenarios (" in describe(paired_evidence([0, 0], [1, 1]))
+
+
+def test_at_alpha_one_a_single_unit_can_reject_and_at_one_half_two() -> None:
+    assert decision.units_to_reject(1.0) == 1 and decision.units_to_reject(0.5) == 2
