@@ -277,3 +277,45 @@ def test_one_unit_reads_in_the_singular() -> None:
 
 def test_at_alpha_one_a_single_unit_can_reject_and_at_one_half_two() -> None:
     assert decision.units_to_reject(1.0) == 1 and decision.units_to_reject(0.5) == 2
+
+
+def _forged(**fields: object) -> PairedEvidence:
+    """Evidence with every figure set by hand, so a boundary of the rule is tested exactly."""
+    base: dict[str, object] = dict(n=20, scenarios=20, up=6, down=2, diff=0.2, ci_low=-0.1, ci_high=0.5,
+                                   p_value=0.3, test="exact", mde=0.3, variance=0.4, alpha=0.05)
+    return PairedEvidence(**{**base, **fields})  # type: ignore[arg-type]
+
+
+def test_a_gain_is_proven_at_p_equal_to_alpha_but_not_with_its_lower_end_at_the_threshold() -> None:
+    assert _gain(_forged(p_value=0.05, ci_low=0.1)).passed is True
+    assert _gain(_forged(p_value=0.01, ci_low=0.1), threshold=0.1).passed is not True
+
+
+def test_an_interval_ending_at_the_threshold_rules_a_gain_out_even_with_few_units() -> None:
+    decided = _gain(_forged(up=1, down=0, diff=-0.1, ci_low=-0.4, ci_high=0.0, p_value=1.0))
+    assert decided.passed is False and decided.reason.endswith(": no gain")
+
+
+def test_an_estimate_exactly_at_the_threshold_is_no_gain() -> None:
+    decided = _gain(_forged(diff=0.0, up=3, down=3, ci_low=-0.3, ci_high=0.3, p_value=1.0))
+    assert decided.passed is False and decided.reason.endswith(": no gain")
+
+
+def test_the_units_needed_measure_the_distance_from_the_threshold() -> None:
+    """+0.30 against a minimum gain of 0.10 is 0.20 away: (z + z_0.8)^2 * 0.4 / 0.2^2 units; a rise of 0 against a
+    tolerance of 0.10 is 0.10 away."""
+    z2 = (1.959963984540054 + 0.8416212335729143) ** 2
+    assert _gain(_forged(diff=0.3), threshold=0.1).needed == int(np.ceil(z2 * 0.4 / 0.2**2))
+    no_rise = decide_paired(_forged(diff=0.0), direction="no_rise", threshold=0.1, what="u")
+    assert no_rise.passed is None and no_rise.needed == int(np.ceil(z2 * 0.4 / 0.1**2))
+
+
+def test_a_rise_is_within_tolerance_when_its_interval_ends_exactly_at_it() -> None:
+    assert decide_paired(_forged(ci_high=0.02, diff=0.0), direction="no_rise", threshold=0.02, what="u").passed is True
+
+
+def test_an_interval_above_the_tolerance_rules_a_rise_in_even_with_few_units_but_not_one_starting_at_it() -> None:
+    above = decide_paired(_forged(up=2, down=0, ci_low=0.1), direction="no_rise", threshold=0.02, what="u")
+    assert above.passed is False and above.reason.endswith(": a rise beyond tolerance")
+    at = decide_paired(_forged(up=2, down=0, ci_low=0.02), direction="no_rise", threshold=0.02, what="u")
+    assert at.passed is None and "too few to decide" in at.reason
