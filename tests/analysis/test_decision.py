@@ -319,3 +319,9 @@ def test_an_interval_above_the_tolerance_rules_a_rise_in_even_with_few_units_but
     assert above.passed is False and above.reason.endswith(": a rise beyond tolerance")
     at = decide_paired(_forged(up=2, down=0, ci_low=0.02), direction="no_rise", threshold=0.02, what="u")
     assert at.passed is None and "too few to decide" in at.reason
+
+
+def test_as_many_units_up_as_down_is_not_no_unit_differing() -> None:
+    decided = decide_paired(_forged(up=3, down=3, diff=0.0, ci_low=-0.3, ci_high=0.3, p_value=1.0),
+                            direction="no_rise", threshold=0.02, what="u")
+    assert decided.passed is None and "differs" not in decided.reason and "the suite detects 0.30" in decided.reason
