@@ -362,7 +362,7 @@ def _comparisons(cols: _Columns, model_rows: np.ndarray, model: str, arm_a: str,
         result = stats.sign_flip_test(diffs, seed=cfg.seed)
     mcnemar = [{**head, "n_pairs": len(present), "both_correct": both, "fixed": fixed, "broken": broken,
                 "both_wrong": neither, "tied": len(present) - both - fixed - broken - neither,
-                "p_value": result.p_value, "test": result.test}]
+                "p_value": result.p_value, "test": result.test, "unit": "scenario"}]
     flips = []
     for code, ra, rb, s in zip(present.tolist(), rate_a.tolist(), rate_b.tolist(), sign.tolist()):
         if s == 0:

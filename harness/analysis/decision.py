@@ -26,9 +26,10 @@ units.
   ``2^n`` of them up to :data:`ENUMERATE_UNITS` units, else
   :data:`INTERVAL_DRAWS` seeded random ones. That test assumes the differences
   symmetric about the shift, and a real effect of a few fixed scenarios is
-  skewed; so where units are equal and the metric lies in [-1, 1] (and some
-  unit differs) each end goes as far as Tango's score interval for paired
-  proportions puts it (:func:`_score_interval`). The end nearest 0 is then put on
+  skewed; so where the metric lies in [-1, 1] each end goes as far as Tango's
+  score interval for paired proportions puts it (:func:`_score_interval`; for
+  units of unequal size on their effective counts, and with no unit differing
+  the width of 0 differing of n units, never [0, 0]). The end nearest 0 is then put on
   the side of 0 the exact p-value says, so the two agree to the bit.
 * **The rule** (:func:`decide_paired`): *pass* only when the test rejects at
   alpha and the interval lies beyond the threshold; *fail* when the point
@@ -174,25 +175,14 @@ def _end(accept: object, diff: float, far: float, bound: float | None, span: flo
     return _edge(accept, diff, limit, span)
 
 
-def _score_interval(sums: np.ndarray, sizes: np.ndarray, alpha: float,
-                    bounds: tuple[float | None, float | None]) -> tuple[float | None, float | None] | None:
-    """Tango's (1998) score interval for paired proportions, on fractional counts of fixes and breaks.
+def _tango(fixed: float, broken: float, n: float, alpha: float,
+           bounds: tuple[float, float]) -> tuple[float, float]:
+    """Tango's (1998) score interval for a paired difference from ``fixed`` and ``broken`` (fractional) of ``n``.
 
-    The shifted sign-flip test assumes unit differences symmetric about the true shift; a real effect made of
-    a few fixed scenarios is skewed, and then the inverted interval's upper end falls short (n = 20 at a true
-    +0.10: 4.4% of its intervals end below the truth). Tango's interval knows each difference lies in [-1, 1]:
-    under each hypothesised difference it uses the restricted maximum-likelihood variance of fixes and breaks,
-    so a sample with few fixes still reaches the differences a few unseen fixes would make. With one epoch the
-    counts are McNemar's discordant pairs; with means over epochs a unit's fix is its positive part, and since
-    ``d**2 <= |d|`` the variance is an upper bound (conservative). Only for equal unit sizes and a metric
-    bounded within [-1, 1]; None otherwise.
+    Under each hypothesised difference it uses the restricted maximum-likelihood variance of fixes and breaks, so
+    a sample with few fixes still reaches the differences a few unseen fixes would make, and a sample with none
+    differing still has a width: ``+-z^2 / (n + z^2)`` (0.057 at n = 64).
     """
-    n = len(sums)
-    if n == 0 or sizes.min() != sizes.max() or bounds[0] is None or bounds[1] is None or bounds[0] < -1.0 \
-            or bounds[1] > 1.0:
-        return None
-    d = sums / sizes
-    fixed, broken = float(np.clip(d, 0.0, None).sum()), float(np.clip(-d, 0.0, None).sum())
     z = NormalDist().inv_cdf(1.0 - alpha / 2.0)
 
     def accept(delta: float) -> bool:
@@ -207,6 +197,40 @@ def _score_interval(sums: np.ndarray, sizes: np.ndarray, alpha: float,
     low = bounds[0] if accept(bounds[0]) else _edge(accept, diff, bounds[0], 1.0)
     high = bounds[1] if accept(bounds[1]) else _edge(accept, diff, bounds[1], 1.0)
     return low, high
+
+
+def _score_interval(sums: np.ndarray, sizes: np.ndarray, parts: tuple[np.ndarray, np.ndarray], alpha: float,
+                    bounds: tuple[float | None, float | None]) -> tuple[float, float] | None:
+    """Tango's score interval on the units' fixes and breaks; for units of unequal size, on their effective counts.
+
+    The shifted sign-flip test assumes unit differences symmetric about the true shift; a real effect made of
+    a few fixed scenarios is skewed, and then the inverted interval's upper end falls short (n = 20 at a true
+    +0.10: 4.4% of its intervals end below the truth). Tango's interval knows each difference lies in [-1, 1].
+    Equal units: a unit's fix is the positive part of its mean difference (with one epoch, McNemar's discordant
+    pairs; over epochs ``d**2 <= |d|`` makes the variance an upper bound). Unequal units (conversations): the
+    scenarios' fixes and breaks (``parts``) divided by the design effect (Rao and Scott 1992), the variance of
+    the per-scenario mean over whole units (``K / (K - 1)`` times the spread of ``T_u - diff * m_u``) over its
+    variance were the scenarios independent, never below 1. With no unit differing the data cannot say how alike
+    a unit's scenarios are, so each unit counts as one observation: the interval of 0 differing of ``n`` units.
+    None for a metric not bounded within [-1, 1].
+    """
+    n = len(sums)
+    if n == 0 or bounds[0] is None or bounds[1] is None or bounds[0] < -1.0 or bounds[1] > 1.0:
+        return None
+    limits = (bounds[0], bounds[1])
+    if not np.any(sums != 0) and not np.any(parts[0]):
+        return _tango(0.0, 0.0, float(n), alpha, limits)
+    if sizes.min() == sizes.max():
+        d = sums / sizes
+        return _tango(float(np.clip(d, 0.0, None).sum()), float(np.clip(-d, 0.0, None).sum()), float(n), alpha,
+                      limits)
+    total = float(sizes.sum())
+    fixed, broken = float(parts[0].sum()), float(parts[1].sum())
+    diff = float(sums.sum()) / total
+    independent = ((fixed + broken) / total - diff * diff) / total
+    clustered = n / (n - 1) * float(((sums - diff * sizes) ** 2).sum()) / total**2
+    effect = max(1.0, clustered / independent) if independent > 0 else total / n
+    return _tango(fixed / effect, broken / effect, total / effect, alpha, limits)
 
 
 def _hull(a: float | None, b: float | None, lowest: bool) -> float | None:
@@ -267,7 +291,9 @@ def paired_evidence(baseline: Sequence[float], treatment: Sequence[float], units
     accept = lambda mu: inversion.p(mu) > alpha  # noqa: E731
     low = _end(accept, diff, float(per_unit.min()) - reach, bounds[0], span)
     high = _end(accept, diff, float(per_unit.max()) + reach, bounds[1], span)
-    score = _score_interval(sums, sizes, alpha, bounds) if np.any(sums != 0) else None
+    parts = (np.bincount(codes, weights=np.clip(diffs, 0.0, None), minlength=n),
+             np.bincount(codes, weights=np.clip(-diffs, 0.0, None), minlength=n))
+    score = _score_interval(sums, sizes, parts, alpha, bounds)
     if score is not None:  # the hull: each end as far as either interval puts it (skew-aware, see the function)
         low, high = _hull(low, score[0], True), _hull(high, score[1], False)
     low, high = _agree(exact.p_value > alpha, diff, low, high, accept, span)
@@ -292,13 +318,20 @@ def _number(value: float | None) -> str:
     return "unbounded" if value is None else f"{value:+.2f}"
 
 
+def p_text(p: float) -> str:
+    """A p-value as a reader expects it: two decimals from 0.1 (``1.00``, ``0.25``), two digits below (``0.0039``)."""
+    if p >= 0.1:
+        return f"{p:.2f}"
+    return f"{p:.2g}" if p >= 1e-4 else "< 0.0001"
+
+
 def describe(e: PairedEvidence) -> str:
     """``+0.50 [+0.00, +1.00], 6 scenarios (3 up, 0 down), exact p 0.25``."""
-    units = f"{e.n} {e.unit}{'s' if e.n != 1 else ''}"
+    units = f"{e.n:,} {e.unit}{'s' if e.n != 1 else ''}"
     if e.unit != "scenario":
-        units += f" of {e.scenarios} scenarios"
+        units += f" of {e.scenarios:,} scenarios"
     return (f"{_number(e.diff)} [{_number(e.ci_low)}, {_number(e.ci_high)}], {units} ({e.up} up, {e.down} down), "
-            f"exact p {e.p_value:.2g}")
+            f"exact p {p_text(e.p_value)}")
 
 
 def _needed(e: PairedEvidence, effect: float) -> int | None:
@@ -308,6 +341,17 @@ def _needed(e: PairedEvidence, effect: float) -> int | None:
     z = NormalDist().inv_cdf(1.0 - e.alpha / 2.0) + NormalDist().inv_cdf(_POWER)
     variance = max(e.variance, 0.5 / max(e.n, 1))
     return max(units_to_reject(e.alpha), math.ceil(z * z * variance / (effect * effect)))
+
+
+def _alike_to_bound(alpha: float, tolerance: float) -> int | None:
+    """Units, none differing, at which the score interval's upper end ``z^2 / (n + z^2)`` is within ``tolerance``.
+
+    189 at alpha 0.05 and tolerance 0.02 (None: a tolerance of 0 or below no size reaches).
+    """
+    if tolerance <= 0:
+        return None
+    z = NormalDist().inv_cdf(1.0 - alpha / 2.0)
+    return math.ceil(z * z * (1.0 - tolerance) / tolerance - 1e-9)
 
 
 def decide_paired(e: PairedEvidence, *, direction: Direction, threshold: float, what: str) -> Decision:
@@ -337,6 +381,11 @@ def decide_paired(e: PairedEvidence, *, direction: Direction, threshold: float, 
         return Decision(True, f"{shown} {bar}")
     if ruled_out:  # the whole interval on the wrong side: decided against, whatever the suite's size
         return Decision(False, f"{shown}: {'no gain' if direction == 'gain' else 'a rise beyond tolerance'}")
+    if direction == "no_rise" and e.up + e.down == 0 and e.ci_high is not None:
+        needed = _alike_to_bound(e.alpha, threshold)  # no unit differs: only more units narrow the interval
+        size = "" if needed is None else f"; about {needed:,} {e.unit}s would decide it"
+        return Decision(None, f"{shown}: not shown within tolerance {threshold:.2f}, no {e.unit} differs and "
+                              f"{e.n:,} are too few to bound the rise{size}", needed)
     least = units_to_reject(e.alpha)
     if e.up + e.down < least:
         return Decision(None, f"{shown}: too few to decide ({e.up + e.down} differ; the test at {e.alpha:g} needs "
@@ -344,7 +393,7 @@ def decide_paired(e: PairedEvidence, *, direction: Direction, threshold: float, 
     if wrong_side:
         return Decision(False, f"{shown}: {'no gain' if direction == 'gain' else 'a rise beyond tolerance'}")
     needed = _needed(e, effect)
-    size = "" if needed is None else f"; about {needed} {e.unit}s would decide it"
+    size = "" if needed is None else f"; about {needed:,} {e.unit}s would decide it"
     return Decision(None, f"{shown}: {'gain not proven' if direction == 'gain' else 'not shown within tolerance'}, "
                           f"the suite detects {e.mde:.2f}{size}", needed)
 

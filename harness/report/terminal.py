@@ -303,7 +303,10 @@ def wrap_line(line: str, width: int = WIDTH) -> list[str]:
 
     lead = re.match(r"(note: |warning: |error: |  [✓✗?·] \w+  |  - |\s*)", line)
     indent = " " * len(lead.group(1)) if lead else ""
-    return textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
+    # "about 9,545 scenarios": an estimate stays with its number (a no-break space textwrap does not split at)
+    glued = re.sub(r"\babout (?=\d)", "about\u00a0", line)
+    return [piece.replace("\u00a0", " ") for piece in
+            textwrap.wrap(glued, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)]
 
 
 def _is_check_reason(reason: str, summary: Mapping[str, Any]) -> bool:

@@ -19,23 +19,27 @@ from typing import Any
 __all__ = ["SAMPLE_METRICS", "regression_decision"]
 
 
-def _score(name: str, kind: Callable[[Any], float]) -> Callable[[Mapping[str, Any]], float | None]:
-    """The value of score ``name`` of an ok sample of ``scores.jsonl`` (its ``scores`` list), through ``kind``."""
-    def value(sample: Mapping[str, Any]) -> float | None:
-        if sample.get("status") != "ok":
-            return None
-        found = next((s for s in sample.get("scores") or () if isinstance(s, Mapping) and s.get("name") == name), None)
-        return None if found is None or found.get("value") is None else kind(found["value"])
-    return value
+def _score(sample: Mapping[str, Any], name: str) -> float | None:
+    """Boolean score ``name`` of an ok sample of ``scores.jsonl`` (its ``scores`` list) as 1 or 0; None where it
+    does not apply (an error sample, a score absent or null).
+
+    Looked up when called, not built into a closure at import: code run at import escapes mutation testing.
+    """
+    if sample.get("status") != "ok":
+        return None
+    found = next((s for s in sample.get("scores") or () if isinstance(s, Mapping) and s.get("name") == name), None)
+    if found is None or found.get("value") is None:
+        return None
+    return 1.0 if found["value"] else 0.0
 
 
 #: Decision metric -> its value in one sample of ``scores.jsonl``, None where it does not apply: the per-sample
 #: form of the aggregate's ``metrics`` row of the same name. Metrics ``scores.jsonl`` does not hold per sample
 #: (answer leakage, abstention rates, precision) are decided by :func:`harness.runs.compare.is_worse`.
 SAMPLE_METRICS: dict[str, Callable[[Mapping[str, Any]], float | None]] = {
-    "continuity_accuracy": _score("continuity", lambda v: 1.0 if v else 0.0),
-    "unsupported_claim_rate": _score("unsupported_claims", lambda v: 1.0 if v else 0.0),
-    "adherence_rate": _score("adherence", lambda v: 1.0 if v else 0.0),
+    "continuity_accuracy": lambda s: _score(s, "continuity"),
+    "unsupported_claim_rate": lambda s: _score(s, "unsupported_claims"),
+    "adherence_rate": lambda s: _score(s, "adherence"),
     "error_rate": lambda s: 0.0 if s.get("status") == "ok" else 1.0,
 }
 

@@ -530,3 +530,19 @@ def test_the_baseline_arm_is_compared_first_then_every_other_arm_by_name() -> No
             if (row["metric"], row["category"]) == ("continuity_accuracy", "all")]
     assert [(row["arm_a"], row["arm_b"]) for row in rows] == [
         ("history_only", "recall"), ("full_history", "recall"), ("oracle", "recall")]
+
+
+def test_the_mcnemar_block_says_it_pairs_scenarios_where_the_checks_test_conversations() -> None:
+    """A conversation suite: 6 conversations of 3 probes, every probe fixed. The `mcnemar` block counts 18 scenarios
+    (exact p 2/2^18); the paired row the verdict decides on flips 6 conversations (exact p 2/2^6). Each names its unit,
+    so a reader does not take one p for the other."""
+    def in_conversation(s):  # sc-007 -> conv-1/sc-007
+        sid = f"conv-{int(s.scenario_id[3:]) % 6}/{s.scenario_id}"
+        return s.model_copy(update={"scenario_id": sid, "sample_id": f"{sid}|{s.arm}"})
+
+    scores = [in_conversation(s) for s in _arms({k: ([0], [1]) for k in range(18)})]
+    tables = aggregate(scores)
+    mc = tables["mcnemar"][0]
+    paired = next(p for p in tables["paired"] if p["metric"] == "continuity_accuracy" and p["category"] == "all")
+    assert (mc["unit"], mc["n_pairs"], mc["fixed"], mc["p_value"]) == ("scenario", 18, 18, 2 / 2**18)
+    assert (paired["unit"], paired["n_units"], paired["up"], paired["p_value"]) == ("conversation", 6, 6, 2 / 2**6)

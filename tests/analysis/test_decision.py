@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from harness.analysis import decision, stats
-from harness.analysis.decision import PairedEvidence, decide_paired, paired_evidence
+from harness.analysis.decision import PairedEvidence, decide_paired, describe, paired_evidence
 
 
 def _gain(e: PairedEvidence, threshold: float = 0.0) -> decision.Decision:
@@ -82,8 +82,51 @@ def test_no_decision_passes_when_the_test_does_not_reject_even_if_the_interval_s
 def test_a_point_estimate_on_the_wrong_side_fails_and_a_ruled_out_gain_fails_at_any_size() -> None:
     worse = paired_evidence([1] * 8 + [0] * 4, [0] * 8 + [0] * 4)
     assert _gain(worse).passed is False and _gain(worse).reason.endswith(": no gain")
-    same = paired_evidence([1, 0, 1, 0, 1, 0], [1, 0, 1, 0, 1, 0])
-    assert (same.ci_low, same.ci_high) == (0.0, 0.0) and _gain(same).passed is False
+
+
+Z2 = 1.959963984540054**2
+
+
+def test_a_suite_where_no_scenario_differs_still_has_the_width_of_its_size() -> None:
+    """Both arms equal on every one of 64 scenarios: the interval is Tango's for 0 discordant of 64, +-z^2/(n+z^2).
+
+    Bug it catches: the degenerate [0, 0], which let "unsupported claims rise by at most 0.02" pass on 64 scenarios
+    where a true rise of 0.05 shows no differing scenario in 4% of suites (0.95^64).
+    """
+    same = paired_evidence([1, 0] * 32, [1, 0] * 32)
+    assert same.ci_low == pytest.approx(-Z2 / (64 + Z2), abs=1e-6) and same.ci_high == pytest.approx(Z2 / (64 + Z2),
+                                                                                                       abs=1e-6)
+    assert (same.up, same.down, same.p_value, same.diff) == (0, 0, 1.0, 0.0)
+    gain = _gain(same)
+    assert gain.passed is None and gain.reason.endswith("too few to decide (0 differ; the test at 0.05 needs 6)")
+
+
+def test_no_rise_with_no_scenario_differing_is_undecided_until_the_suite_can_bound_the_rise() -> None:
+    """0 of n differing bounds a rise by z^2/(n+z^2): at most 0.02 from 189 scenarios (3.84 * 0.98 / 0.02 = 188.2)."""
+    def no_rise(n: int) -> decision.Decision:
+        return decide_paired(paired_evidence([0] * n, [0] * n), direction="no_rise", threshold=0.02,
+                             what="unsupported claims")
+
+    at_64, at_188, at_189 = no_rise(64), no_rise(188), no_rise(189)
+    assert at_64.passed is None and at_64.needed == 189
+    assert at_64.reason == ("unsupported claims +0.00 [-0.06, +0.06], 64 scenarios (0 up, 0 down), exact p 1.00: "
+                            "not shown within tolerance 0.02, no scenario differs and 64 are too few to bound the "
+                            "rise; about 189 scenarios would decide it")
+    assert at_188.passed is None and at_189.passed is True and at_189.reason.endswith("<= tolerance 0.02")
+    assert decision._alike_to_bound(0.05, 0.0) is None and decision._alike_to_bound(0.05, 0.05) == 73
+
+
+def test_equal_conversations_count_each_conversation_once_when_none_differs() -> None:
+    """With no difference the data cannot say how alike a conversation's probes are: each counts as one unit."""
+    e = paired_evidence([0] * 40, [0] * 40, units=[f"c{i % 10}" for i in range(40)])
+    assert (e.n, e.unit) == (10, "conversation")
+    assert e.ci_high == pytest.approx(Z2 / (10 + Z2), abs=1e-6) and e.ci_low == pytest.approx(-Z2 / (10 + Z2),
+                                                                                               abs=1e-6)
+
+
+def test_p_values_print_as_a_reader_expects() -> None:
+    assert [decision.p_text(p) for p in (1.0, 0.5, 0.25, 0.125, 0.0625, 0.0039, 0.00049, 0.00001)] == [
+        "1.00", "0.50", "0.25", "0.12", "0.062", "0.0039", "0.00049", "< 0.0001"]
 
 
 def test_an_unproven_gain_below_the_detectable_effect_is_inconclusive_and_says_what_size_would_decide() -> None:
@@ -97,7 +140,7 @@ def test_an_unproven_gain_below_the_detectable_effect_is_inconclusive_and_says_w
 
 
 def test_no_rise_passes_only_when_the_whole_interval_is_within_tolerance() -> None:
-    none = paired_evidence([0] * 8, [0] * 8)
+    none = paired_evidence([0] * 200, [0] * 200)
     assert decide_paired(none, direction="no_rise", threshold=0.02, what="u").passed is True
     rise = paired_evidence([0] * 10, [1] * 8 + [0] * 2)
     assert decide_paired(rise, direction="no_rise", threshold=0.02, what="u").passed is False
@@ -168,8 +211,117 @@ def test_a_skewed_gain_of_a_few_unseen_fixes_stays_inside_the_interval() -> None
     assert one_fixed.ci_high == pytest.approx(0.236, abs=0.005)
 
 
-def test_the_score_interval_is_kept_out_of_unbounded_metrics_and_unequal_units() -> None:
-    """It assumes every difference lies in [-1, 1] and one scenario per unit (or equal units)."""
-    sums, sizes = np.array([1.0, 0.0, 2.0]), np.array([1.0, 1.0, 2.0])
-    assert decision._score_interval(sums, sizes, 0.05, (-1.0, 1.0)) is None
-    assert decision._score_interval(np.array([3.0, 0.0]), np.ones(2), 0.05, (None, None)) is None
+def test_the_score_interval_is_kept_out_of_unbounded_metrics() -> None:
+    """It assumes every difference lies in [-1, 1]: tokens or latency keep the sign-flip interval alone."""
+    parts = (np.array([3.0, 0.0]), np.zeros(2))
+    assert decision._score_interval(np.array([3.0, 0.0]), np.ones(2), parts, 0.05, (None, None)) is None
+    assert decision._score_interval(np.array([3.0, 0.0]), np.ones(2), parts, 0.05, (-2.0, 2.0)) is None
+
+
+def test_conversations_of_unequal_size_use_the_score_interval_on_their_effective_counts() -> None:
+    """Rao and Scott's design effect: conversation sizes 1 and 3, the three probes of the second all fixed.
+
+    Independent probes would give a variance of (3/4 - 0.75^2) / 4 = 0.046875; over whole conversations it is
+    2 * (0.75^2 + 0.75^2) / 16 = 0.140625, three times as much: the counts are divided by 3 (1 fix of 4/3).
+    """
+    sums, sizes = np.array([0.0, 3.0]), np.array([1.0, 3.0])
+    parts = (np.array([0.0, 3.0]), np.zeros(2))
+    got = decision._score_interval(sums, sizes, parts, 0.05, (-1.0, 1.0))
+    assert got == decision._tango(1.0, 0.0, 4 / 3, 0.05, (-1.0, 1.0))
+    assert got[0] < decision._tango(3.0, 0.0, 4.0, 0.05, (-1.0, 1.0))[0]
+
+
+def test_conversations_that_differ_alike_count_as_independent_probes_never_fewer_than_that() -> None:
+    """One fixed probe in each of 10 conversations of 2 to 11 probes: no more alike than chance (design effect 1)."""
+    sizes = range(2, 12)
+    units = [f"c{u}" for u, m in enumerate(sizes) for _ in range(m)]
+    fixed = [1 if i == 0 or units[i] != units[i - 1] else 0 for i in range(len(units))]
+    e = paired_evidence([0] * len(units), fixed, units)
+    low, high = decision._tango(10.0, 0.0, float(len(units)), 0.05, (-1.0, 1.0))
+    assert (e.n, e.scenarios, e.up) == (10, 65, 10) and (e.ci_low, e.ci_high) == (low, high)
+
+
+def test_sixteen_units_enumerate_every_sign_assignment_so_the_seed_changes_nothing() -> None:
+    """Up to 16 units all 2^16 assignments are enumerated: the interval is exact, the same under any seed."""
+    rng = np.random.default_rng(5)
+    a, b = rng.integers(0, 2, 16), rng.integers(0, 2, 16)
+    one, two = paired_evidence(a, b, seed=1), paired_evidence(a, b, seed=2)
+    assert (one.ci_low, one.ci_high) == (two.ci_low, two.ci_high)
+    assert decision._Inversion(np.ones(16), np.ones(16), 20_000, 1).st.shape == (2**16,)
+
+
+def test_a_difference_exactly_at_the_tolerance_says_no_suite_size_would_decide_it() -> None:
+    """8 scenarios, 4 up and 2 down: +0.25, at the tolerance 0.25. Not shown within it, and no size of suite would
+    show a rise of exactly the tolerance to be within it (the power formula divides by the distance, 0)."""
+    e = paired_evidence([0] * 8, [1, 1, 1, 1, -1, -1, 0, 0], bounds=(None, None))
+    decided = decide_paired(e, direction="no_rise", threshold=0.25, what="u")
+    assert e.diff == 0.25 and decided.passed is None and decided.needed is None
+    assert decided.reason.endswith(f"not shown within tolerance, the suite detects {e.mde:.2f}")
+
+
+def test_the_units_needed_never_rest_on_less_than_half_a_discordant_unit_of_variance() -> None:
+    """5 up and 2 down by a fifth (five epochs) of 20: the observed variance 0.28/20 is below the floor 0.5/20, so the
+    units needed use the floor: (z + z_0.8)^2 * 0.025 / 0.03^2."""
+    e = paired_evidence([0.0] * 20, [0.2] * 5 + [-0.2] * 2 + [0.0] * 13, bounds=(None, None))
+    decided = _gain(e)
+    z = 1.959963984540054 + 0.8416212335729143
+    assert e.variance == pytest.approx(0.014) and decided.passed is None
+    assert decided.needed == int(np.ceil(z * z * 0.025 / 0.03**2))
+
+
+def test_one_unit_reads_in_the_singular() -> None:
+    e = paired_evidence([0], [1])
+    assert "1 scenario (1 up, 0 down)" in describe(e)
+    assert "2 scenarios (" in describe(paired_evidence([0, 0], [1, 1]))
+
+
+def test_at_alpha_one_a_single_unit_can_reject_and_at_one_half_two() -> None:
+    assert decision.units_to_reject(1.0) == 1 and decision.units_to_reject(0.5) == 2
+
+
+def _forged(**fields: object) -> PairedEvidence:
+    """Evidence with every figure set by hand, so a boundary of the rule is tested exactly."""
+    base: dict[str, object] = dict(n=20, scenarios=20, up=6, down=2, diff=0.2, ci_low=-0.1, ci_high=0.5,
+                                   p_value=0.3, test="exact", mde=0.3, variance=0.4, alpha=0.05)
+    return PairedEvidence(**{**base, **fields})  # type: ignore[arg-type]
+
+
+def test_a_gain_is_proven_at_p_equal_to_alpha_but_not_with_its_lower_end_at_the_threshold() -> None:
+    assert _gain(_forged(p_value=0.05, ci_low=0.1)).passed is True
+    assert _gain(_forged(p_value=0.01, ci_low=0.1), threshold=0.1).passed is not True
+
+
+def test_an_interval_ending_at_the_threshold_rules_a_gain_out_even_with_few_units() -> None:
+    decided = _gain(_forged(up=1, down=0, diff=-0.1, ci_low=-0.4, ci_high=0.0, p_value=1.0))
+    assert decided.passed is False and decided.reason.endswith(": no gain")
+
+
+def test_an_estimate_exactly_at_the_threshold_is_no_gain() -> None:
+    decided = _gain(_forged(diff=0.0, up=3, down=3, ci_low=-0.3, ci_high=0.3, p_value=1.0))
+    assert decided.passed is False and decided.reason.endswith(": no gain")
+
+
+def test_the_units_needed_measure_the_distance_from_the_threshold() -> None:
+    """+0.30 against a minimum gain of 0.10 is 0.20 away: (z + z_0.8)^2 * 0.4 / 0.2^2 units; a rise of 0 against a
+    tolerance of 0.10 is 0.10 away."""
+    z2 = (1.959963984540054 + 0.8416212335729143) ** 2
+    assert _gain(_forged(diff=0.3), threshold=0.1).needed == int(np.ceil(z2 * 0.4 / 0.2**2))
+    no_rise = decide_paired(_forged(diff=0.0), direction="no_rise", threshold=0.1, what="u")
+    assert no_rise.passed is None and no_rise.needed == int(np.ceil(z2 * 0.4 / 0.1**2))
+
+
+def test_a_rise_is_within_tolerance_when_its_interval_ends_exactly_at_it() -> None:
+    assert decide_paired(_forged(ci_high=0.02, diff=0.0), direction="no_rise", threshold=0.02, what="u").passed is True
+
+
+def test_an_interval_above_the_tolerance_rules_a_rise_in_even_with_few_units_but_not_one_starting_at_it() -> None:
+    above = decide_paired(_forged(up=2, down=0, ci_low=0.1), direction="no_rise", threshold=0.02, what="u")
+    assert above.passed is False and above.reason.endswith(": a rise beyond tolerance")
+    at = decide_paired(_forged(up=2, down=0, ci_low=0.02), direction="no_rise", threshold=0.02, what="u")
+    assert at.passed is None and "too few to decide" in at.reason
+
+
+def test_as_many_units_up_as_down_is_not_no_unit_differing() -> None:
+    decided = decide_paired(_forged(up=3, down=3, diff=0.0, ci_low=-0.3, ci_high=0.3, p_value=1.0),
+                            direction="no_rise", threshold=0.02, what="u")
+    assert decided.passed is None and "differs" not in decided.reason and "the suite detects 0.30" in decided.reason

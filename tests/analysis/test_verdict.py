@@ -13,16 +13,40 @@ def _verdict(records, scenarios, config=None):
     return decide(aggregate(scored), {s.model for s in scored}, config)
 
 
+#: A clear pass: +0.80 over 200 scenarios, none adding an unsupported claim. With no scenario differing, 189 is the
+#: fewest that bound a rise of unsupported claims within the default tolerance 0.02 (docs/statistics.md).
+CLEAR_PASS = paired_run(200, recall_right=180, history_right=20)
+
+
 def test_clear_gain_without_leaks_passes():
-    v = _verdict(*paired_run(10, recall_right=9, history_right=2))
+    v = _verdict(*CLEAR_PASS)
     assert v["status"] == "pass"
-    assert v["reasons"][0].startswith("continuity +0.70")
+    assert v["reasons"][0].startswith("continuity +0.80")
+
+
+def test_a_clear_gain_on_ten_scenarios_is_inconclusive_because_they_cannot_bound_unsupported_claims():
+    """+0.70 on 10 scenarios is a proven gain, but with none differing in unsupported claims 10 scenarios bound
+    their rise only to +0.28, far above the tolerance 0.02. Bug it catches: the degenerate interval [0, 0] when no
+    scenario differs, which passed the tolerance on any suite size."""
+    v = _verdict(*paired_run(10, recall_right=9, history_right=2))
+    checks = {c["name"]: c for c in v["per_model"][MODEL]["checks"]}
+    assert checks["continuity_improves"]["passed"] is True
+    unsupported = checks["unsupported_claims_within_tolerance"]
+    assert unsupported["passed"] is None and unsupported["needed"] == 189 and v["status"] == "inconclusive"
+    assert "no scenario differs and 10 are too few to bound the rise; about 189 scenarios" in unsupported["reason"]
 
 
 def test_no_gain_fails():
-    v = _verdict(*paired_run(10, recall_right=3, history_right=3))
+    v = _verdict(*paired_run(10, recall_right=2, history_right=8))
     assert v["status"] == "fail"
     assert v["per_model"][MODEL]["checks"][0]["passed"] is False
+
+
+def test_equal_arms_on_every_scenario_leave_the_gain_undecided_not_ruled_out():
+    """10 scenarios, none differing: a gain up to +0.28 is still possible, and no test of 0 differing units rejects."""
+    check = _verdict(*paired_run(10, recall_right=3, history_right=3))["per_model"][MODEL]["checks"][0]
+    assert check["passed"] is None and check["ci_high"] > 0.27
+    assert check["reason"].endswith("too few to decide (0 differ; the test at 0.05 needs 6)")
 
 
 def test_min_gain_threshold_is_configurable():
@@ -70,8 +94,8 @@ def test_always_abstaining_arm_does_not_get_a_better_verdict():
 
 
 def test_overall_fails_when_any_model_fails():
-    good, scenarios = paired_run(10, recall_right=9, history_right=2)
-    bad, _ = paired_run(10, recall_right=2, history_right=2)
+    good, scenarios = CLEAR_PASS
+    bad, _ = paired_run(200, recall_right=2, history_right=20)
     bad = [r.model_copy(update={"model": "other/model"}) for r in bad]
     v = _verdict(good + bad, scenarios)
     assert v["status"] == "fail" and v["per_model"][MODEL]["status"] == "pass"
@@ -82,9 +106,6 @@ def test_overall_fails_when_any_model_fails():
 from types import SimpleNamespace  # noqa: E402
 
 from harness.analysis.verdict import RunHealth, exit_code, terminal_lines  # noqa: E402
-
-CLEAR_PASS = paired_run(10, recall_right=9, history_right=2)
-
 
 def _with_health(health: RunHealth, config: VerdictConfig | None = None) -> dict:
     records, scenarios = CLEAR_PASS
@@ -231,12 +252,12 @@ def test_failed_checks_say_which_side_of_the_threshold_and_come_before_passed_on
     assert v["reasons"] == [
         "unsupported claims +0.10 [+0.03, +0.25], 10 scenarios (6 up, 0 down), exact p 0.03: a rise beyond tolerance",
         "tool-level leaks 2 (Host defect when > 0; must be 0)",
-        "continuity +0.05 [-0.02, +0.20], 10 scenarios (6 up, 0 down), exact p 0.5: gain not proven, the suite "
+        "continuity +0.05 [-0.02, +0.20], 10 scenarios (6 up, 0 down), exact p 0.50: gain not proven, the suite "
         "detects 0.20; about 491 scenarios would decide it",
         "answers with leaked canaries in recall: 0 (must be 0)",
     ]
     assert decide(_tables(continuity=(0.0, -0.02, 0.2)), [MODEL], VerdictConfig(min_continuity_gain=0.01))[
-        "reasons"][0].endswith("exact p 0.5: no gain")
+        "reasons"][0].endswith("exact p 0.50: no gain")
     checks = _checks(v)
     assert (checks["continuity_improves"]["ci_low"], checks["continuity_improves"]["ci_high"]) == (-0.02, 0.2)
     assert (checks["continuity_improves"]["threshold"], checks["unsupported_claims_within_tolerance"]["threshold"]) \
@@ -486,11 +507,12 @@ def test_tool_leaks_in_the_baseline_arm_fail_too() -> None:
 
 
 def test_unsupported_rise_exactly_at_the_tolerance_passes() -> None:
-    """Bug: the tolerance compared with ``<`` (the docs say "at most"): zero tolerance failed a suite with no rise."""
-    v = _verdict(*paired_run(10, recall_right=10, history_right=2), VerdictConfig(unsupported_tolerance=0.0))
+    """Bug: the tolerance compared with ``<`` (the docs say "at most"): a rise bounded exactly at it failed."""
+    records, scenarios = paired_run(10, recall_right=10, history_right=2, unsupported_in_recall=1)
+    bound = _check(_verdict(records, scenarios), "unsupported_claims_within_tolerance")["ci_high"]
+    v = _verdict(records, scenarios, VerdictConfig(unsupported_tolerance=bound))
     check = _check(v, "unsupported_claims_within_tolerance")
-    assert check["ci_high"] == 0.0 and check["passed"] is True
-    assert v["status"] == "pass"
+    assert check["ci_high"] == bound and check["passed"] is True
 
 
 def test_unsupported_rise_just_above_the_tolerance_fails() -> None:
@@ -505,10 +527,11 @@ def test_unsupported_rise_just_above_the_tolerance_fails() -> None:
 
 
 def test_continuity_gain_exactly_at_the_minimum_is_no_proven_gain() -> None:
-    """Bug: ``>=`` instead of ``>``: equal arms (interval [0, 0]) passed with the default minimum gain of 0."""
-    v = _verdict(*paired_run(10, recall_right=10, history_right=10))
-    check = _check(v, "continuity_improves")
-    assert check["ci_low"] == 0.0 and check["passed"] is False and v["status"] == "fail"
+    """Bug: ``>=`` instead of ``>``: a gain whose interval starts exactly at the minimum passed."""
+    records, scenarios = paired_run(10, recall_right=9, history_right=2)
+    low = _check(_verdict(records, scenarios), "continuity_improves")["ci_low"]
+    check = _check(_verdict(records, scenarios, VerdictConfig(min_continuity_gain=low)), "continuity_improves")
+    assert check["ci_low"] == low and check["passed"] is not True
 
 
 def test_a_failed_check_with_an_undecided_one_is_a_failure() -> None:
@@ -627,13 +650,15 @@ def test_unsupported_claims_read_the_headline_and_the_adversarial_group_has_its_
     headline's unsupported check passes, the adversarial line says where the rise is, and does not gate."""
     v = _locomo_shaped(gates=False)
     checks = _checks(v, "m")
-    assert checks["unsupported_claims_within_tolerance"]["passed"] is True
-    assert "unsupported claims over the headline +0.00" in checks["unsupported_claims_within_tolerance"]["reason"]
+    headline = checks["unsupported_claims_within_tolerance"]
+    assert "unsupported claims over the headline +0.00" in headline["reason"]
+    # none of the headline's 8 conversations differs: not failed, and too few to bound a rise within 0.02
+    assert headline["passed"] is None and "no conversation differs" in headline["reason"]
     apart = checks["apart_adversarial"]
     assert apart["gates"] is False and apart["passed"] is False
     assert apart["reason"].startswith("adversarial (reported apart; does not gate) unsupported claims +1.00")
     assert "8 scenarios (8 up, 0 down), exact p 0.0078" in apart["reason"] and "its accuracy -1.00" in apart["reason"]
-    assert v["status"] == "pass" and v["reasons"][-1] == apart["reason"]  # shown last, never deciding
+    assert v["status"] == "inconclusive" and v["reasons"][-1] == apart["reason"]  # shown last, never deciding
 
 
 def test_a_protocol_whose_apart_line_gates_fails_and_the_verdict_names_the_adversarial_group() -> None:

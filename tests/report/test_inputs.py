@@ -19,6 +19,12 @@ def _use(monkeypatch: pytest.MonkeyPatch, scenarios: dict) -> None:
     monkeypatch.setitem(build_report.__globals__, "load_run_scenarios", lambda manifest: scenarios)
 
 
+#: n paired scenarios with no unsupported claim in either arm bound a rise only to z^2 / (n + z^2): +0.28 at 10, +0.35
+#: at 7 (three lost to errors). The tests whose run must pass allow a tolerance that size (the default 0.02 needs 189
+#: scenarios, docs/statistics.md).
+BOUNDED = VerdictConfig(unsupported_tolerance=0.4)
+
+
 def _summary(run_dir: Path) -> dict:
     return json.loads((run_dir / "summary.json").read_text())
 
@@ -121,7 +127,7 @@ def test_a_torn_last_line_makes_the_run_incomplete(run):
     run_dir, scenarios = run
     text = (run_dir / RESULTS_FILE).read_text()
     (run_dir / RESULTS_FILE).write_text(text[:-150])
-    outcome = build_report(run_dir, scenarios=scenarios)
+    outcome = build_report(run_dir, scenarios=scenarios, thresholds=BOUNDED)
     assert outcome.verdict == "incomplete"
     assert outcome.reasons[0].startswith("incomplete: 19 of 20 samples (a torn last line in results.jsonl")
     summary = _summary(run_dir)
@@ -130,7 +136,7 @@ def test_a_torn_last_line_makes_the_run_incomplete(run):
 
 def test_one_missing_sample_makes_the_run_incomplete_and_none_missing_does_not(run):
     run_dir, scenarios = run
-    assert build_report(run_dir, scenarios=scenarios).verdict == "pass"
+    assert build_report(run_dir, scenarios=scenarios, thresholds=BOUNDED).verdict == "pass"
     (run_dir / RESULTS_FILE).write_text("".join(_lines(run_dir)[:-1]))
     outcome = build_report(run_dir, scenarios=scenarios)
     assert outcome.verdict == "incomplete" and outcome.reasons[0].startswith("incomplete: 19 of 20 samples")
@@ -188,7 +194,8 @@ def _with_errors(tmp_path: Path, errors: int, n: int = 10):
 def test_an_error_rate_above_the_maximum_is_inconclusive_led_by_the_error_count(tmp_path, monkeypatch, capsys):
     run_dir, scenarios = _with_errors(tmp_path, 3)  # 3 of 20 = 15%
     _use(monkeypatch, scenarios)
-    args = SimpleNamespace(run_dir=str(run_dir), judge_model=None, exclude=[], gate=False, max_error_rate=0.05)
+    args = SimpleNamespace(run_dir=str(run_dir), judge_model=None, exclude=[], gate=False, max_error_rate=0.05,
+                           unsupported_tolerance=BOUNDED.unsupported_tolerance)
     assert cli_report(args) == 1  # without --gate
     out = capsys.readouterr().out
     assert out.splitlines()[0] == ("errors: 3 of 20 samples (15.0%) ended in error, above --max-error-rate 0.05; "
@@ -204,7 +211,7 @@ def test_an_error_rate_above_the_maximum_is_inconclusive_led_by_the_error_count(
 
 def test_an_error_rate_at_the_maximum_is_allowed(tmp_path):
     run_dir, scenarios = _with_errors(tmp_path, 1)  # 1 of 20 = 0.05 exactly
-    outcome = build_report(run_dir, scenarios=scenarios)
+    outcome = build_report(run_dir, scenarios=scenarios, thresholds=BOUNDED)
     assert outcome.verdict == "pass" and not outcome.too_many_errors
     errors = [h for h in outcome.headlines if h["code"] == "errors"]
     assert len(errors) == 1 and not errors[0]["lead"] and "1 of 20 samples ended in error (5.0%)" in errors[0]["text"]

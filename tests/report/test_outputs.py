@@ -23,8 +23,10 @@ def scenarios_patch(monkeypatch):
     return install
 
 
-# One error in 17 samples (5.9%): above the default --max-error-rate, so tests wanting a pass allow 10%.
-LENIENT = VerdictConfig(max_error_rate=0.1)
+# One error in 17 samples (5.9%): above the default --max-error-rate, so tests wanting a pass allow 10%. And 9
+# scenarios with no unsupported claim in either arm bound a rise only to +0.30 (z^2 / (9 + z^2)), so they allow
+# that much (the default 0.02 needs 189 scenarios, docs/statistics.md).
+LENIENT = VerdictConfig(max_error_rate=0.1, unsupported_tolerance=0.35)
 
 
 def _run(tmp_path, history_right=2, **kwargs):
@@ -38,7 +40,7 @@ def _run(tmp_path, history_right=2, **kwargs):
 
 def _args(run_dir, **flags):
     values = {"run_dir": str(run_dir), "judge_model": None, "exclude": [], "gate": False, "min_gain": None,
-              "unsupported_tolerance": None, "max_error_rate": 0.1, "include_foreign": False}
+              "unsupported_tolerance": LENIENT.unsupported_tolerance, "max_error_rate": 0.1, "include_foreign": False}
     return SimpleNamespace(**(values | flags))
 
 

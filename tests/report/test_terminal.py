@@ -133,3 +133,13 @@ def test_run_and_report_print_the_same_table_verdict_and_checks(tmp_path: Path,
     assert after_run == after_report
     assert len(after_run) >= 4 + 1 + 4  # header, three arms, blank, verdict, four checks
     assert all(line.startswith(("  ✓ pass", "  ✗ fail", "  ? undecided")) for line in after_run[-4:])
+
+
+def test_an_undecided_check_keeps_about_with_its_number_when_wrapped() -> None:
+    """The starter suite's continuity line: "about 9,545 scenarios" is one phrase, never "about" at a line's end."""
+    line = ("  ? undecided  continuity +0.02 [-0.12, +0.15], 64 scenarios (10 up, 9 down), exact p 1.00: gain not "
+            "proven, the suite detects 0.19; about 9,545 scenarios would decide it")
+    wrapped = wrap_line(line)
+    assert all(len(piece) <= 80 for piece in wrapped) and not any(p.endswith("about") for p in wrapped)
+    assert "about 9,545 scenarios" in "\n".join(wrapped) and " ".join(" ".join(wrapped).split()) == " ".join(line.split())
+    assert "\u00a0" not in "".join(wrapped)

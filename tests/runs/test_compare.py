@@ -30,6 +30,11 @@ def _compare(capsys: pytest.CaptureFixture[str], a: Path, b: Path, **flags: Any)
     return code, captured.out + captured.err
 
 
+#: A passing run: recall 180 of 200 right, history_only 20, no unsupported claim in either arm (with none differing,
+#: 189 scenarios is the fewest that bound their rise within the default tolerance 0.02).
+PASSING: dict[str, Any] = {"ids": [f"fact-{i:03d}" for i in range(200)], "recall_right": 180, "history_right": 20}
+
+
 def _built(path: Path, **kwargs: Any) -> Path:
     records, scenarios = paired_run(10, **kwargs)
     run_dir = write_run(path, records)
@@ -77,8 +82,8 @@ def test_improvement_is_not_a_regression(tmp_path: Path) -> None:
 
 
 def test_verdict_leaving_pass_is_a_regression(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    a = synthetic_run(tmp_path / "a")  # recall 9 of 10 right, history_only 2: pass
-    b = synthetic_run(tmp_path / "b", recall_right=2)  # no gain: fail
+    a = synthetic_run(tmp_path / "a", **PASSING)
+    b = synthetic_run(tmp_path / "b", ids=PASSING["ids"], recall_right=2, history_right=20)  # a loss: fail
     code, out = _compare(capsys, a, b)
     assert code == 1 and "verdict: A pass -> B fail" in out and "verdict regression: A pass -> B fail" in out
 
@@ -367,8 +372,8 @@ def test_scoring_differences_make_runs_not_comparable(tmp_path: Path, capsys, ch
 
 
 def test_an_incomplete_run_is_no_basis_for_a_gate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    a = synthetic_run(tmp_path / "a")
-    b = synthetic_run(tmp_path / "b", status="interrupted")
+    a = synthetic_run(tmp_path / "a", **PASSING)
+    b = synthetic_run(tmp_path / "b", status="interrupted", **PASSING)
     code, out = _compare(capsys, a, b)
     assert code == 2 and "is not complete" in out and f"--resume {b}" in out
     code, out = _compare(capsys, a, b, force=True)
