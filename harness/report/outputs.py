@@ -56,7 +56,7 @@ def write_metrics_csv(run_dir: Path, metrics: Iterable[Mapping[str, Any]]) -> Pa
 def scores_text(samples: Iterable[Mapping[str, Any]]) -> str:
     """The text of ``scores.jsonl`` (its digest goes into ``summary.json`` before either is written)."""
     keys = ("sample_id", "scenario_id", "title", "category", "arm", "model", "epoch", "status", "outcome", "scores",
-            "session_retrieval", "ours_session_retrieval")
+            "session_retrieval", "ours_session_retrieval", "uncredited_items")
     lines = [json_text({k: s.get(k) for k in keys}) for s in samples]
     return "\n".join(lines) + ("\n" if lines else "")
 
