@@ -120,7 +120,7 @@ def over_crediting(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.usefixtures("over_crediting")
-def test_a_plug_in_that_over_credits_gets_recall_at_k_only_for_what_it_showed_at_k(tmp_path: Path) -> None:
+def test_a_plug_in_that_over_credits_gets_recall_at_k_only_for_what_it_showed_at_k(tmp_path: Path, capsys: Any) -> None:
     """Bug planted (either half): no cap at top_k, or every reported id credited: both arms scored recall@k 1.0."""
     from harness.cli import main
 
@@ -129,6 +129,8 @@ def test_a_plug_in_that_over_credits_gets_recall_at_k_only_for_what_it_showed_at
                  "credits_beyond_k", "--retrieval-budget", "top_k=1,chars=4000", "--out", str(out), "--no-cache",
                  "--no-progress"])
     assert code in (0, 1)
+    assert "ids reported but not credited (beyond top_k, or not shown): credits_unshown 3, credits_beyond_k 3" in \
+        capsys.readouterr().out
     records = {r["arm"]: r for r in map(json.loads, (out / "results.jsonl").read_text(encoding="utf-8").splitlines())}
     assert records["credits_beyond_k"]["retrieval_budget"] == {"top_k": 1, "chars": 4000}
     assert all(len(c["disclosed_item_ids"]) == 4 for arm in ("credits_unshown", "credits_beyond_k")
