@@ -15,8 +15,9 @@ as ``embedder=`` (so each arm's fingerprint carries it); the default is the
 deterministic offline :class:`memory_tools.LexicalEmbedder` (hashed words
 and character trigrams: a lexical similarity, not a semantic one). The
 probe scope's passages are embedded when the sample opens (its ingest), a
-search embeds only its query. Each sample's embedding cost (texts, cache hits, provider calls, tokens, cost,
-latency) is counted apart from the agent model's (:meth:`MemoryInstance.embedding_usage`).
+search embeds only its query. Each sample's embedding cost (texts, cache
+hits, provider calls, tokens, cost, latency) is counted apart from the agent
+model's (:meth:`MemoryInstance.embedding_usage`).
 """
 
 from __future__ import annotations
@@ -26,8 +27,16 @@ from harness.memory_systems.prompts import build_recall
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, WriteMode
 from harness.memory_systems.run_embedding import SampleEmbedding
 from harness.scenarios import Scenario, probe_policy
-from memory_tools import (Embedder, EmbeddingUsage, HybridHost, LexicalEmbedder, MemoryPolicy, RunContext, VectorHost,
-                          VectorIndex)
+from memory_tools import (
+    Embedder,
+    EmbeddingUsage,
+    HybridHost,
+    LexicalEmbedder,
+    MemoryPolicy,
+    RunContext,
+    VectorHost,
+    VectorIndex,
+)
 
 VECTOR_ARMS: tuple[str, ...] = ("recall_vector", "recall_hybrid")
 """The arms that embed: a run with one of them records its embedder in ``run.json``."""

@@ -9,8 +9,16 @@ from typing import Any
 
 import pytest
 
-from harness.memory_systems import (MemoryInstance, MemorySystem, ProbeSetup, StaticToolRun, ToolExecution, policy_denial,
-                                    probe_messages, registry)
+from harness.memory_systems import (
+    MemoryInstance,
+    MemorySystem,
+    ProbeSetup,
+    StaticToolRun,
+    ToolExecution,
+    policy_denial,
+    probe_messages,
+    registry,
+)
 from harness.score import score_sample
 from harness.score.credit import credit, shown_text, shows_id
 from harness.score.paper_metrics import ranked_sessions
