@@ -170,9 +170,12 @@ class VectorHost(Host):
         'ok'
     """
 
-    def __init__(self, store: Any, *args: Any, embedder: Embedder | None = None, **kwargs: Any) -> None:
+    def __init__(self, store: Any, *args: Any, embedder: Embedder | None = None, index: VectorIndex | None = None,
+                 **kwargs: Any) -> None:
+        """``index``: the store's index, already built when the store was written (its embedder then); None: a new
+        one over ``embedder`` (default lexical), built at the first search."""
         super().__init__(store, *args, **kwargs)
-        self._vectors = VectorIndex(store, embedder if embedder is not None else LexicalEmbedder())
+        self._vectors = index if index is not None else VectorIndex(store, embedder if embedder is not None else LexicalEmbedder())
 
     @property
     def index(self) -> VectorIndex:
@@ -187,8 +190,9 @@ class VectorHost(Host):
 class HybridHost(VectorHost):
     """A :class:`Host` whose runs fuse full-text and vector rankings of ``memory_search`` (same gates and budgets)."""
 
-    def __init__(self, store: Any, *args: Any, embedder: Embedder | None = None, **kwargs: Any) -> None:
-        super().__init__(store, *args, embedder=embedder, **kwargs)
+    def __init__(self, store: Any, *args: Any, embedder: Embedder | None = None, index: VectorIndex | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(store, *args, embedder=embedder, index=index, **kwargs)
         self._fulltext = FullTextIndex(store)
 
     def open_run(self, context: Any) -> MemoryRun:

@@ -288,7 +288,7 @@ class _Matrix:
 
 @dataclass
 class VectorIndex:
-    """The embeddings of a store's items a run may see, one matrix per workspace, built on first search.
+    """The embeddings of a store's items a run may see, one matrix per workspace, built on first search or by :meth:`prepare`.
 
     Args:
         store: A ``MemoryItemStore``.
@@ -310,6 +310,11 @@ class VectorIndex:
     def refresh(self) -> None:
         """Forget every matrix: the next search embeds the store's current items."""
         self._matrices.clear()
+
+    def prepare(self, workspace_key: str | None) -> int:
+        """Embed the items a run in ``workspace_key`` may see now, when they are stored, not at the first search
+        (so a system's ingest holds its indexing, and its searches embed only their queries); returns their count."""
+        return len(self._visible(workspace_key).ids)
 
     def _embed(self, texts: Sequence[str], kind: EmbedKind) -> np.ndarray:
         np = _numpy()

@@ -106,13 +106,22 @@ def format_now(millis: int) -> str:
     return f"{moment:%A}, {moment.day} {moment:%B %Y, %H:%M} UTC"
 
 
+def probe_now(millis: int) -> str:
+    """The probe's current time as every arm reads it: under the shared instruction block in the one ISO 8601
+    form memory's times use, the weekday beside it (``2026-03-02T10:00:00Z (Monday)``), so the model compares
+    "now" with a memory's time in one format; under ``legacy`` the prose of :func:`format_now`, as before."""
+    if not shared():
+        return format_now(millis)
+    return f"{iso_time(millis)} ({_dt.datetime.fromtimestamp(millis / 1000, tz=_dt.timezone.utc):%A})"
+
+
 def system_prompt(scenario: Scenario, *, with_tools: bool) -> str:
     """The shared system prompt; ``with_tools`` appends the tool paragraph and nothing else.
 
     The scenario's ``system_prompt``, when set, replaces :data:`BASE_SYSTEM_PROMPT`
-    (its ``{now}`` becomes the probe time; other braces are left alone).
+    (its ``{now}`` becomes the probe time, :func:`probe_now`; other braces are left alone).
     """
-    now = format_now(scenario.probe.started_at)
+    now = probe_now(scenario.probe.started_at)
     base = scenario.system_prompt
     text = BASE_SYSTEM_PROMPT.format(now=now) if base is None else base.replace("{now}", now)
     return f"{text}\n\n{memory_block(TOOL_INSTRUCTIONS, TOOL_USAGE)}" if with_tools else text
@@ -120,8 +129,8 @@ def system_prompt(scenario: Scenario, *, with_tools: bool) -> str:
 
 def shown_time(millis: int) -> str:
     """A pasted session's time: ``Monday, 2 March 2026, 10:00 UTC``, and its ISO form beside it under the shared
-    instruction block (``... UTC (2026-03-02T10:00:00Z)``), the one format memory shows. The probe's current
-    time in the base prompt stays as it was: every arm reads it alike."""
+    instruction block (``... UTC (2026-03-02T10:00:00Z)``), the one format memory shows (and the probe's current
+    time, :func:`probe_now`)."""
     prose = format_now(millis)
     return f"{prose} ({iso_time(millis)})" if shared() else prose
 

@@ -13,9 +13,11 @@ Which embedder: the run's (``--embedding-model``), installed once per
 process by the runner with :func:`configure_embedder` and handed to ``open``
 as ``embedder=`` (so each arm's fingerprint carries it); the default is the
 deterministic offline :class:`memory_tools.LexicalEmbedder` (hashed words
-and character trigrams: a lexical similarity, not a semantic one). Each
-sample's embedding cost (texts, cache hits, provider calls, tokens, cost,
-latency) is counted apart from the agent model's (:meth:`MemoryInstance.embedding_usage`).
+and character trigrams: a lexical similarity, not a semantic one). The
+probe scope's passages are embedded when the sample opens (its ingest), a
+search embeds only its query. Each sample's embedding cost (texts, cache
+hits, provider calls, tokens, cost, latency) is counted apart from the agent
+model's (:meth:`MemoryInstance.embedding_usage`).
 """
 
 from __future__ import annotations
@@ -24,8 +26,17 @@ from harness.memory_systems.builtin import ItemStoreContract, ItemStoreInstance,
 from harness.memory_systems.prompts import build_recall
 from harness.memory_systems.protocol import MemoryInstance, MemorySystem, ProbeSetup, WriteMode
 from harness.memory_systems.run_embedding import SampleEmbedding
-from harness.scenarios import Scenario
-from memory_tools import Embedder, EmbeddingUsage, HybridHost, LexicalEmbedder, MemoryPolicy, RunContext, VectorHost
+from harness.scenarios import Scenario, probe_policy
+from memory_tools import (
+    Embedder,
+    EmbeddingUsage,
+    HybridHost,
+    LexicalEmbedder,
+    MemoryPolicy,
+    RunContext,
+    VectorHost,
+    VectorIndex,
+)
 
 VECTOR_ARMS: tuple[str, ...] = ("recall_vector", "recall_hybrid")
 """The arms that embed: a run with one of them records its embedder in ``run.json``."""
@@ -49,21 +60,34 @@ def _embedder(given: SampleEmbedding | None) -> Embedder:
 
 
 class _VectorInstance(ItemStoreInstance):
+    """A seeded store whose passages are embedded when the sample opens, as a product indexes what it stores.
+
+    Embedding at the first search instead put the passages' calls and seconds under the probe's search (ingest
+    showed 0 embedding calls, search latency held the indexing) while mem0 and engrava embed when they store:
+    now every system's ingest holds its indexing and its searches embed only their queries. The probe's
+    scope (global and its workspace's items, what its searches rank) is embedded whatever the probe's policy:
+    a product indexes on write, before it knows whether a later read is allowed.
+    """
+
     host_class: type[VectorHost] = VectorHost
 
     def __init__(self, scenario: Scenario, store: object, embedder: Embedder) -> None:
         super().__init__(scenario, store)  # type: ignore[arg-type]
-        self._embedder = embedder
-        self._host: VectorHost | None = None
+        self._index = VectorIndex(store, embedder)
+        try:
+            self._index.prepare(probe_policy(scenario)[1].workspace_key)
+        except BaseException:
+            self.close()
+            raise
 
     def begin_probe(self, policy: MemoryPolicy, context: RunContext) -> ProbeSetup:
-        # built here, not in open: the harness sets the run's retrieval budget on the instance after open
-        self._host = self.host_class(self.store, policy, **host_terms(self.retrieval_budget), embedder=self._embedder)
-        host_run = self._host.open_run(context)
+        # the Host is built here, not in open: the harness sets the run's retrieval budget on the instance after open
+        host = self.host_class(self.store, policy, **host_terms(self.retrieval_budget), index=self._index)
+        host_run = host.open_run(context)
         return ProbeSetup(build_recall(self.scenario, host_run).messages, host_run)
 
     def embedding_usage(self) -> EmbeddingUsage | None:
-        return None if self._host is None else self._host.index.usage
+        return self._index.usage
 
 
 class _HybridInstance(_VectorInstance):

@@ -215,6 +215,11 @@ class SampleRecord(_Record):
         None, exclude_if=lambda value: value is None,
         description="Building the sample's memory before the probe: seconds, and embeddings by then; absent for older records",
     )
+    retrieval_budget: dict[str, int] | None = Field(
+        None, exclude_if=lambda value: value is None,
+        description="The retrieval budget (top_k, chars) the probe's tools ran under: scoring credits at most top_k "
+                    "items per call (harness.score.credit); absent when no tools were offered, and in older records",
+    )
     started_at: str = Field(description="ISO 8601 UTC")
     wall_time_s: float
 

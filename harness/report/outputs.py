@@ -58,7 +58,7 @@ def write_metrics_csv(run_dir: Path, metrics: Iterable[Mapping[str, Any]]) -> Pa
 SCORES_SCHEMA_VERSION = 2
 #: The fields of a ``scores.jsonl`` row that come first, as rows without ``schema_version`` (version 1) held them.
 SCORES_KEYS = ("sample_id", "scenario_id", "title", "category", "arm", "model", "epoch", "status", "outcome", "scores",
-               "session_retrieval", "ours_session_retrieval")
+               "session_retrieval", "ours_session_retrieval", "uncredited_items")
 
 
 def _scores_row(sample: Mapping[str, Any]) -> dict[str, Any]:

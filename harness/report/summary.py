@@ -59,6 +59,7 @@ def _sample_dict(record: SampleRecord, scenario: Scenario, scores: Any,
         "scores": scores.model_dump(include={"scores"})["scores"],
         # per sample in scores.jsonl, so the session-retrieval means of summary.json can be recomputed and audited
         "session_retrieval": scores.session_retrieval, "ours_session_retrieval": scores.ours_session_retrieval,
+        "uncredited_items": scores.uncredited_items,  # ids a tool reported and was not credited with (harness.score.credit)
         "latency_s": record.wall_time_s, "prompt_tokens": scores.prompt_tokens,
         "completion_tokens": scores.completion_tokens, "tool_result_tokens": scores.tool_result_tokens,
         "cost_usd": scores.cost_usd, "cached": scores.cached,
@@ -231,7 +232,10 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
     forgetting = forgetting_block(scored, list(manifest.arms))
     if forgetting:  # only then: a suite that never asks to forget gets the summary it always got
         summary["forgetting"] = forgetting
-    summary["systems"] = systems_block(manifest, records, tables.get("metrics") or [])
+    uncredited: Counter[tuple[str, str]] = Counter()
+    for one in scored:  # ids a system reported and was not credited with (harness.score.credit)
+        uncredited[(one.model, one.arm)] += len(one.uncredited_items)
+    summary["systems"] = systems_block(manifest, records, tables.get("metrics") or [], uncredited)
     contracts = contracts_block(manifest)  # each arm's terms, beside the systems table (none in older runs)
     if contracts is not None:
         summary["contracts"] = contracts

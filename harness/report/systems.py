@@ -93,13 +93,16 @@ def _sum(a: Any, b: Any) -> float | None:
     return round(sum(known), 1) if known else None
 
 
-def systems_block(manifest: Any, records: Sequence[Any], metrics: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def systems_block(manifest: Any, records: Sequence[Any], metrics: Sequence[Mapping[str, Any]],
+                  uncredited: Mapping[tuple[str, str], int] | None = None) -> list[dict[str, Any]]:
     """``summary.json`` ``systems``: one row per model x arm of the run, in the run's arm order.
 
     Args:
         manifest: the run's :class:`harness.records.RunManifest` (arms, models, fingerprints, budget).
         records: the run's sample records (for the per-call search latency).
         metrics: the aggregate ``metrics`` rows.
+        uncredited: (model, arm) -> ids its tools reported and were not credited with (beyond top_k, not shown:
+            :mod:`harness.score.credit`); recall@k and precision count only the credited ones.
     """
     from harness.analysis import cluster_quantile_cis
 
@@ -138,6 +141,7 @@ def systems_block(manifest: Any, records: Sequence[Any], metrics: Sequence[Mappi
                 "tool_leakage_count": _value(index, key("tool_leakage_count")),
                 "retrieved_recall": _value(index, key("retrieved_recall")),
                 "retrieved_precision": _value(index, key("retrieved_precision")),
+                "uncredited_ids": (uncredited or {}).get((model, arm), 0),
                 "probe_tokens": _sum(_value(index, key("prompt_tokens")), _value(index, key("completion_tokens"))),
                 "write_tokens": _sum(_value(index, key("write_prompt_tokens")),
                                      _value(index, key("write_completion_tokens"))),
@@ -270,4 +274,8 @@ def systems_lines(summary: Mapping[str, Any], width: int = 80) -> list[str]:
     for row in rows:
         cells = _cells(row)
         lines.append("  ".join([f"{str(row.get('arm')):<{arm_width}}", *(f"{cells[k]:>{w}}" for k, _, w in columns)]))
+    over_credited = [f"{r.get('arm')} {r['uncredited_ids']}" for r in rows if fmt.is_number(r.get("uncredited_ids"))
+                     and r["uncredited_ids"] > 0]
+    if over_credited:  # a system that reported more than it showed at k: its recall@k counts only what it did
+        lines.append(f"  ids reported but not credited (beyond top_k, or not shown): {', '.join(over_credited)}")
     return lines

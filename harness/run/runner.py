@@ -102,6 +102,7 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
         write_phase=write_phase,
         embedding=embedding,
         ingest=ingest,
+        retrieval_budget=ctx.options.retrieval_budget.record() if tools else None,  # what scoring credits at most per call
         started_at=started_at,
         wall_time_s=time.perf_counter() - t0,
     )

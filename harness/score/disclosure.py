@@ -8,7 +8,9 @@ leakage canaries inside any tool result text. ``retained_after_forget``
 scope): archived items of the probe's scope disclosed, and forgotten facts
 (:func:`harness.scenarios.forgotten_texts`) inside a tool result. Retrieval: the set of ``disclosed_item_ids`` against
 ``expect.relevant_items``; both are None when the arm offered no tools or
-its agent wrote its own memory.
+its agent wrote its own memory. Retrieval counts only the ids each call is
+credited with (:mod:`harness.score.credit`); the leak checks read every id a
+call reported.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING
 from harness.records import SampleRecord
 from harness.scenarios import Scenario, forgotten_texts
 from harness.score.claims import items_by_id
+from harness.score.credit import credited_ids
 from harness.score.visible import shows
 from harness.score.models import RetainedFact, ToolLeak
 
@@ -118,10 +121,14 @@ def _model_written(record: SampleRecord) -> bool:
 
 
 def retrieval(record: SampleRecord, scenario: Scenario) -> tuple[list[str], float | None, float | None]:
-    """(retrieved ids in first-seen order, precision, recall); see the module conventions."""
+    """(retrieved ids in first-seen order, precision, recall); see the module conventions.
+
+    Only credited ids count (:mod:`harness.score.credit`: at most ``top_k`` per call, items the result showed),
+    so no system's recall@k or precision rests on ids it reported beyond its budget or never showed.
+    """
     retrieved: list[str] = []
-    for call in record.tool_calls:
-        retrieved += [i for i in call.disclosed_item_ids if i not in retrieved]
+    for ids in credited_ids(record, scenario):
+        retrieved += [i for i in ids if i not in retrieved]
     if not record.tools_offered or _model_written(record):
         # An agent-written memory holds its own records, not the scenario's items: ids are not comparable.
         return retrieved, None, None

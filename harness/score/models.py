@@ -122,7 +122,10 @@ class SampleScores(BaseModel):
     tool_leaks: list[ToolLeak] = Field(default_factory=list)
     out_of_scope_attempts: list[str] = Field(
         default_factory=list, description="Ids of other workspaces' items asked of memory_get and refused by the Host, one per call")
-    retrieved_items: list[str] = Field(default_factory=list)
+    retrieved_items: list[str] = Field(default_factory=list, description="The ids the tools are credited with (harness.score.credit)")
+    uncredited_items: list[str] = Field(
+        default_factory=list, description="'id: why' per id a tool reported and was not credited with: beyond the "
+        "budget's top_k in its call, or an item its result did not show (a system over-crediting; harness.score.credit)")
     retrieved_precision: float | None = None
     retrieved_recall: float | None = None
     tool_calls: int = 0

@@ -46,6 +46,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from harness.score.credit import credited_ids
 from harness.score.matching import multiset_f1
 
 if TYPE_CHECKING:
@@ -196,8 +197,8 @@ def ranked_sessions(record: SampleRecord, scenario: Scenario) -> list[str]:
     """The sessions of the items the tools disclosed, in the order first disclosed (an item's sources in order)."""
     sessions_of = {item.id: [source.session for source in item.sources] for item in scenario.items}
     ranked: list[str] = []
-    for call in record.tool_calls:
-        for item_id in call.disclosed_item_ids:
+    for ids in credited_ids(record, scenario):  # at k, and only what the result showed (harness.score.credit)
+        for item_id in ids:
             ranked += [s for s in sessions_of.get(item_id, []) if s not in ranked]
     return ranked
 

@@ -86,6 +86,7 @@ from harness.records import SampleRecord
 from harness.scenarios import Scenario
 from harness.score.abstention import find_abstention
 from harness.score.claims import canary_findings, cited_id_claims, excerpt, grounding_claims
+from harness.score.credit import credit
 from harness.score.disclosure import out_of_scope_attempts, retrieval, tool_findings
 from harness.score.forgetting import forgetting_reason, score_forgetting
 from harness.score.matching import check_answer, contains, has_any_check, states_expected_fact
@@ -220,6 +221,7 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
     retrieved, precision, recall = retrieval(record, scenario)
     common = {**base, **_cost_fields(record), **_write_fields(record, scenario), "tool_leaks": leaks, **forgetting,
               "out_of_scope_attempts": out_of_scope_attempts(record, scenario), "retrieved_items": retrieved,
+              "uncredited_items": credit(record, scenario).uncredited,
               "retrieved_precision": precision, "retrieved_recall": recall, **score_writes(record, scenario),
               "session_retrieval": session_retrieval(record, scenario),
               "ours_session_retrieval": ours_session_retrieval(record, scenario)}

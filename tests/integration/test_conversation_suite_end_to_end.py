@@ -56,7 +56,7 @@ def test_the_model_sees_speaker_names_and_the_suites_system_prompt_in_every_arm(
     for arm in ARMS:
         system = records[("conv-cm/q1", arm)].messages[0]["content"]
         assert system.startswith("You answer questions about the conversations between Caroline and Melanie")
-        assert "Current date and time: Saturday, 1 July 2023, 09:00 UTC." in system
+        assert "Current date and time: 2023-07-01T09:00:00Z (Saturday)." in system
     pasted = "\n".join(m["content"] or "" for m in records[("conv-cm/q1", "full_history")].messages)
     assert "Caroline: I am moving to Lisbon in September." in pasted and "Melanie: My kids would love" in pasted
 

@@ -67,6 +67,27 @@ def test_legacy_gives_each_arm_its_own_text_and_no_shared_block() -> None:
     assert SHARED_MEMORY_INSTRUCTIONS not in system_text(SystemArm("notes_plugin", Notes(), "seeded"))
 
 
+@pytest.mark.parametrize("arm", ["history_only", "recall", "recall_fts", "full_history", "memory_document", "named_memory"])
+def test_every_arm_reads_the_probes_current_time_in_the_iso_form_memory_times_use(arm: str) -> None:
+    """Bug planted: ``system_prompt`` kept the prose ``Monday, 2 March 2026, 10:00 UTC`` under the shared block
+    (memory's times ISO, "now" prose: the model had to compare two formats)."""
+    assert "Current date and time: 2026-03-02T10:00:00Z (Monday)." in system_text(resolve_arm(arm))
+    assert "2 March 2026" not in system_text(resolve_arm(arm)).split("\n\n")[1]
+
+
+def test_a_plug_ins_probe_and_a_scenarios_own_prompt_read_now_in_iso_too() -> None:
+    assert "Current date and time: 2026-03-02T10:00:00Z (Monday)." in system_text(SystemArm("notes_plugin", Notes(), "seeded"))
+    from harness.memory_systems.prompts import system_prompt
+
+    scenario = make_scenario().model_copy(update={"system_prompt": "Today is {now}."})
+    assert system_prompt(scenario, with_tools=False) == "Today is 2026-03-02T10:00:00Z (Monday)."
+
+
+@pytest.mark.usefixtures("legacy_instructions")
+def test_legacy_keeps_the_prose_current_time_byte_for_byte() -> None:
+    assert "Current date and time: Monday, 2 March 2026, 10:00 UTC." in system_text(resolve_arm("recall"))
+
+
 def search_result(arm: str) -> dict[str, Any]:
     scenario = make_scenario()
     instance = open_instance(resolve_arm(arm), scenario, BUDGET)

@@ -28,7 +28,7 @@ def test_history_only_has_no_tools_and_ends_with_the_users_message() -> None:
 
 
 def test_system_prompt_states_the_probe_date() -> None:
-    assert "Monday, 2 March 2026, 10:00 UTC" in system_prompt(make_scenario(), with_tools=False)
+    assert "Current date and time: 2026-03-02T10:00:00Z (Monday)." in system_prompt(make_scenario(), with_tools=False)
 
 
 @pytest.mark.usefixtures("legacy_instructions")  # pins the legacy text, byte for byte
@@ -166,7 +166,7 @@ def test_scenario_system_prompt_replaces_the_base_prompt_in_every_arm(arm: str) 
     scenario = make_scenario().model_copy(update={"system_prompt": LOCOMO_PROMPT})
     first = _build(arm, scenario)[0]["content"]
     expected = "You answer questions about a conversation between Caroline and Melanie. " \
-               "Today is Monday, 2 March 2026, 10:00 UTC."
+               "Today is 2026-03-02T10:00:00Z (Monday)."
     assert first.startswith(expected)
     assert BASE_SYSTEM_PROMPT[:40] not in first
 
@@ -185,7 +185,7 @@ def test_every_arm_shares_the_scenario_system_prompt_apart_from_the_tool_paragra
 def test_braces_in_a_scenario_system_prompt_are_kept() -> None:
     """Bug planted: the override run through ``str.format`` (a JSON example in the prompt raised KeyError)."""
     scenario = make_scenario().model_copy(update={"system_prompt": 'Reply as {"answer": "..."} at {now}.'})
-    assert system_prompt(scenario, with_tools=False) == 'Reply as {"answer": "..."} at Monday, 2 March 2026, 10:00 UTC.'
+    assert system_prompt(scenario, with_tools=False) == 'Reply as {"answer": "..."} at 2026-03-02T10:00:00Z (Monday).'
 
 
 def test_scenario_system_prompt_enters_the_response_cache_key(tmp_path: Path) -> None:

@@ -74,14 +74,35 @@ def test_the_configured_embedder_is_the_one_every_new_sample_uses() -> None:
 
 @pytest.mark.parametrize("arm", VECTOR_ARMS)
 @pytest.mark.parametrize("denial", [{"incognito": True}, {"policy": {"agent_read_enabled": False}}])
-def test_a_denied_probe_has_no_tools_and_embeds_nothing(arm, denial) -> None:
+def test_a_denied_probe_has_no_tools_and_embeds_no_query(arm, denial) -> None:
     counting = CountingEmbedder()
     configure_embedder(counting)
     instance, probe = _probe(arm, make_scenario(**denial))
     try:
+        indexed = list(counting.texts)  # what the system embedded when it stored the items, before any probe
         assert probe.arm_setup().tools == []
         record = probe.tools.call("memory_search", json.dumps({"terms": ["port"]}))
         assert record.status == "policy_denied" and not record.storage_read
-        assert counting.texts == [] and instance.embedding_usage().texts == 0
+        assert counting.texts == indexed and {kind for kind, _ in indexed} <= {"passage"}
+    finally:
+        instance.close()
+
+
+@pytest.mark.parametrize("arm", VECTOR_ARMS)
+def test_the_passages_are_embedded_when_the_sample_opens_and_a_search_embeds_only_its_query(arm) -> None:
+    """Bug planted: the index built at the first search again (``prepare`` not called in open): the passages' calls
+    and seconds landed under the probe's search and ingest showed 0 embedding calls."""
+    counting = CountingEmbedder()
+    configure_embedder(counting)
+    scenario = make_scenario()
+    instance = resolve_arm(arm).system.open(scenario, "seeded")
+    try:
+        visible = [i for i in scenario.items if i.state.value == "active" and i.workspace in (None, scenario.probe.workspace)]
+        assert [kind for kind, _ in counting.texts] == ["passage"] * len(visible) and visible
+        usage = instance.embedding_usage()
+        assert (usage.texts, usage.calls) == (len(visible), 1)
+        instance.begin_probe(*probe_policy(scenario)).tools.call("memory_search", json.dumps({"terms": ["dev server port"]}))
+        assert counting.texts[len(visible):] == [("query", "dev server port")]
+        assert instance.embedding_usage().texts == len(visible) + 1
     finally:
         instance.close()

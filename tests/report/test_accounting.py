@@ -73,6 +73,11 @@ def test_an_offline_run_records_ingest_for_every_arm_and_embeddings_for_the_vect
     assert all(r["ingest"]["open_s"] > 0 for r in records if r["status"] == "ok")
     vector = [r["embedding"] for r in records if r["arm"] == "recall_vector" and r.get("embedding")]
     assert vector and all(e["calls"] >= 1 for e in vector if e["texts"])  # the lexical embedder works in process: its batches are calls
+    for record in (r for r in records if r["arm"] == "recall_vector" and r["status"] == "ok"):
+        # the passages are embedded at ingest (one batch), the probe's searches add one query each, nothing more
+        ingest, searches = record["ingest"], sum(c["name"] == "memory_search" and c["status"] == "ok" for c in record["tool_calls"])
+        assert ingest["embedding_calls"] == 1 and ingest["embedding_texts"] > 0, record["sample_id"]
+        assert record["embedding"]["texts"] - ingest["embedding_texts"] == searches, record["sample_id"]
     systems = {row["arm"]: row for row in json.loads((out / "summary.json").read_text(encoding="utf-8"))["systems"]}
     assert systems["recall"]["ingest_s"] > 0 and systems["recall"]["embedding_calls"] is None
     assert systems["recall_vector"]["embedding_calls"] >= 1 and systems["recall_vector"]["embedding_s_uncached"] >= 0

@@ -253,13 +253,14 @@ def test_readme_conversation_example_is_valid_with_its_declared_categories(tmp_p
 
 def test_readme_shows_what_the_model_reads_of_a_speaker_and_of_now() -> None:
     """The README's renderings of a turn's ``speaker`` and of ``{now}`` are the ones the arms produce."""
-    from harness.memory_systems.prompts import format_now, turn_text
+    from harness.memory_systems.prompts import format_now, probe_now, turn_text
     from harness.scenarios.models import Turn
 
     readme = " ".join((SHIPPED / "README.md").read_text(encoding="utf-8").split())
     turn = Turn(role="user", speaker="Caroline", content="I adopted a dog.")
     assert f"`{turn_text(turn)}`" in readme
-    assert "`{now}`" in readme and format_now(1772445600000) in readme  # 2026-03-02T10:00:00Z
+    assert "`{now}`" in readme and probe_now(1772445600000) in readme  # 2026-03-02T10:00:00Z
+    assert format_now(1772445600000) in readme  # under --instructions legacy
 
 
 def _billion_laughs(levels: int = 9) -> str:
