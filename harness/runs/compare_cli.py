@@ -59,12 +59,23 @@ def _say(console: Any, text: str) -> None:
     console.print(text, markup=False, soft_wrap=True)
 
 
+def _wrapped(console: Any, text: str, indent: str = "    ") -> None:
+    """Prose wrapped at word boundaries to the console's width (80 when unknown), continued under ``indent``."""
+    import textwrap
+
+    width = max(40, int(getattr(console, "width", 80) or 80))
+    for line in textwrap.wrap(text, width, subsequent_indent=indent, break_on_hyphens=False,
+                              break_long_words=False) or [""]:
+        _say(console, line)
+
+
 def _header(console: Any, cmp: Comparison) -> None:
     for side, run in (("A", cmp.a), ("B", cmp.b)):
         m = run.manifest
         shape = " x ".join(_plural(n, word) for n, word in ((len(m.scenario_ids), "scenario"), (len(m.arms), "arm"),
                                                              (len(m.models), "model"), (m.epochs, "epoch")))
-        _say(console, f"{side}: {run.path}: {shape}, {m.status}, verdict {run.summary['verdict']['status']}")
+        _say(console, f"{side}: {run.path}")  # a path cannot wrap: on its own line
+        _wrapped(console, f"   {shape}, {m.status}, verdict {run.summary['verdict']['status']}", indent="   ")
     for side, run in (("A", cmp.a), ("B", cmp.b)):
         warnings = run.warnings
         for warning in warnings:
@@ -181,6 +192,12 @@ def print_comparison(cmp: Comparison, *, force: bool = False, show_all: bool = F
     """The report on standard output: the runs, their warnings, comparability, then (when compared) the changes."""
     console = _console()
     _header(console, cmp)
+    if cmp.pairing is not None:
+        from harness.runs.paired_text import paired_lines
+
+        for line in paired_lines(cmp, width=int(getattr(console, "width", 80) or 80), force=force):
+            _say(console, line)
+        return
     _comparability(console, cmp, force)
     if not cmp.comparable and not force:
         return
@@ -231,6 +248,37 @@ def _write_html(cmp: Comparison, out: Path, force: bool) -> bool:
     return True
 
 
+def _write_json(cmp: Comparison, out: Path) -> bool:
+    """``--json OUT``: write every row of the comparison and say where; False (after saying why) when it cannot."""
+    from harness.runs.compare_json import write_comparison_json
+
+    try:
+        write_comparison_json(cmp, out)
+    except OSError as exc:
+        print(f"recall-eval compare: {exc.filename or out}: cannot write the JSON ({exc.strerror or exc}); "
+              "choose another --json path", file=sys.stderr)
+        return False
+    print(f"json: {out}")
+    return True
+
+
+def _refusal(cmp: Comparison) -> str:
+    """Why the runs are not compared (without --force), and the way out that fits."""
+    what = ", ".join([*(["run problems"] if cmp.problems else []), *(d.name for d in cmp.differences)])
+    if cmp.pairing is not None:
+        return (f"the model pairing does not hold ({what}); paired models must run the same suite, scenarios, "
+                "arms, retrieval budget and judge; or pass --force to compare what both runs have")
+    from harness.runs.pairing import split_differences
+
+    breakers, _ = split_differences(cmp.differences)
+    hint = ""
+    if not cmp.problems and not breakers and len(cmp.a.manifest.models) == 1:
+        model_a, model_b = cmp.a.manifest.models[0], cmp.b.manifest.models[0]
+        hint = f"; to compare the two model setups as an A/B, pass --pair {model_a}={model_b}"
+    return (f"the runs are not comparable ({what}); fix that, or pass --force to compare what both runs have"
+            f"{hint}")
+
+
 def gate_options(args: Any) -> GateOptions:
     """The gate the command line asks for: ``--gate-on`` families and the four floors (their defaults when unset)."""
     defaults = GateOptions()
@@ -251,7 +299,7 @@ def cli_compare(args: Any) -> int:
     force, include_foreign = bool(getattr(args, "force", False)), bool(getattr(args, "include_foreign", False))
     try:
         cmp = compare_runs(Path(args.run_a), Path(args.run_b), include_foreign=include_foreign,
-                           gate=gate_options(args))
+                           gate=gate_options(args), pair=getattr(args, "pair", None))
     except (CompareError, ReportError, ResultsError, ScenarioError) as exc:
         print(f"recall-eval compare: {exc}", file=sys.stderr)
         return 2
@@ -267,9 +315,9 @@ def cli_compare(args: Any) -> int:
     print_comparison(cmp, force=force, show_all=bool(getattr(args, "all", False)))
     if getattr(args, "html", None) and not _write_html(cmp, Path(args.html), force):
         return 2
+    if getattr(args, "json", None) and not _write_json(cmp, Path(args.json)):
+        return 2
     if not cmp.comparable and not force:
-        what = ", ".join([*(["run problems"] if cmp.problems else []), *(d.name for d in cmp.differences)])
-        print(f"recall-eval compare: the runs are not comparable ({what}); fix that, or pass --force to compare "
-              "what both runs have", file=sys.stderr)
+        print(f"recall-eval compare: {_refusal(cmp)}", file=sys.stderr)
         return 2
     return 1 if cmp.regressions or cmp.verdict_regression else 0
