@@ -22,7 +22,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.scenarios.models import SCENARIO_SCHEMA_VERSION, SuiteFile
+from harness.scenarios.conversation_models import SuiteFile
+from harness.scenarios.models import SCENARIO_SCHEMA_VERSION
 
 SCHEMA_ID = f"urn:recall-eval:scenario:v{SCENARIO_SCHEMA_VERSION}"
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
