@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.records import raw_stream
+from harness.wrapping import PIPED_WIDTH, say, wrap
 from harness.runs.comparability import (
     CompareError,
     abbreviated,
@@ -41,12 +42,12 @@ def _number(cell: str) -> str:
 
 
 def _console() -> Any:
-    """A terminal's own width; elsewhere (CI logs, pipes) ``COLUMNS`` when set, else 120."""
+    """A terminal's own width; elsewhere (CI logs, pipes) ``COLUMNS`` when set, else 80."""
     from rich.console import Console
 
     console = Console(highlight=False, file=raw_stream(sys.stdout))  # rich's colours pass the terminal guard
     if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(highlight=False, width=120, file=raw_stream(sys.stdout))
+        console = Console(highlight=False, width=PIPED_WIDTH, file=raw_stream(sys.stdout))
     return console
 
 
@@ -54,19 +55,11 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def _say(console: Any, text: str) -> None:
-    """A plain line: never parsed as markup (ids and paths may hold brackets), wrapped by the terminal only."""
-    console.print(text, markup=False, soft_wrap=True)
-
-
-def _wrapped(console: Any, text: str, indent: str = "    ") -> None:
-    """Prose wrapped at word boundaries to the console's width (80 when unknown), continued under ``indent``."""
-    import textwrap
-
-    width = max(40, int(getattr(console, "width", 80) or 80))
-    for line in textwrap.wrap(text, width, subsequent_indent=indent, break_on_hyphens=False,
-                              break_long_words=False) or [""]:
-        _say(console, line)
+def _say(console: Any, text: str, indent: str = "  ") -> None:
+    """Prose wrapped at word boundaries to the console's width, continued under ``indent`` past its own indent; never
+    parsed as markup (ids and paths may hold brackets). A path or id longer than the width stands alone."""
+    for line in wrap(text, max(40, int(getattr(console, "width", 80) or 80)), indent):
+        console.print(line, markup=False, soft_wrap=True)
 
 
 def _header(console: Any, cmp: Comparison) -> None:
@@ -75,7 +68,7 @@ def _header(console: Any, cmp: Comparison) -> None:
         shape = " x ".join(_plural(n, word) for n, word in ((len(m.scenario_ids), "scenario"), (len(m.arms), "arm"),
                                                              (len(m.models), "model"), (m.epochs, "epoch")))
         _say(console, f"{side}: {run.path}")  # a path cannot wrap: on its own line
-        _wrapped(console, f"   {shape}, {m.status}, verdict {run.summary['verdict']['status']}", indent="   ")
+        _say(console, f"   {shape}, {m.status}, verdict {run.summary['verdict']['status']}", indent="")
     for side, run in (("A", cmp.a), ("B", cmp.b)):
         warnings = run.warnings
         for warning in warnings:
@@ -225,13 +218,7 @@ def print_comparison(cmp: Comparison, *, force: bool = False, show_all: bool = F
     _say(console, f"{n} metric regression(s) beyond the intervals" if n else "no metric regression beyond the intervals")
     for change in cmp.regressions:  # what the shared paired rule proved: n, units up and down, exact p
         if change.why:
-            import textwrap
-
-            width = max(40, int(getattr(console, "width", 80) or 80))
-            text = f"{change.model} · {change.arm} · {change.category}: {change.why}"
-            for line in textwrap.wrap(text, width - 2, initial_indent="  ", subsequent_indent="    ",
-                                      break_on_hyphens=False, break_long_words=False):
-                _say(console, line)
+            _say(console, "  " + f"{change.model} · {change.arm} · {change.category}: {change.why}")
 
 
 def _write_html(cmp: Comparison, out: Path, force: bool) -> bool:
@@ -301,7 +288,7 @@ def cli_compare(args: Any) -> int:
         cmp = compare_runs(Path(args.run_a), Path(args.run_b), include_foreign=include_foreign,
                            gate=gate_options(args), pair=getattr(args, "pair", None))
     except (CompareError, ReportError, ResultsError, ScenarioError) as exc:
-        print(f"recall-eval compare: {exc}", file=sys.stderr)
+        say(f"recall-eval compare: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
@@ -309,8 +296,8 @@ def cli_compare(args: Any) -> int:
         return 2
     if cmp.nothing_shared:
         print_comparison(cmp, force=False)
-        print(f"recall-eval compare: the runs have no {' and no '.join(cmp.nothing_shared)} in common: "
-              "nothing to compare, even with --force", file=sys.stderr)
+        say(f"recall-eval compare: the runs have no {' and no '.join(cmp.nothing_shared)} in common: "
+            "nothing to compare, even with --force", file=sys.stderr)
         return 2
     print_comparison(cmp, force=force, show_all=bool(getattr(args, "all", False)))
     if getattr(args, "html", None) and not _write_html(cmp, Path(args.html), force):
@@ -318,6 +305,6 @@ def cli_compare(args: Any) -> int:
     if getattr(args, "json", None) and not _write_json(cmp, Path(args.json)):
         return 2
     if not cmp.comparable and not force:
-        print(f"recall-eval compare: {_refusal(cmp)}", file=sys.stderr)
+        say(f"recall-eval compare: {_refusal(cmp)}", file=sys.stderr)
         return 2
     return 1 if cmp.regressions or cmp.verdict_regression else 0

@@ -365,7 +365,10 @@ def cli_export(args: Any) -> int:
         return 2
     for note in notes:
         print(note, file=sys.stderr)
+    from harness.wrapping import say_path
+
     for path in paths:
-        print(f"wrote {path}")
-    print(f"open them with: inspect view --log-dir {args.out}")
+        say_path("wrote", path)
+    print("open them with:")
+    print(f"  inspect view --log-dir {args.out}")
     return 0

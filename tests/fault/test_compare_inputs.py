@@ -21,6 +21,12 @@ from tests.score.scoring_factories import make_record
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture(autouse=True)
+def _wide_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines unwrapped, so messages are matched whole (the 80-column wrapping is tests/cli/test_eighty_columns.py's)."""
+    monkeypatch.setenv("COLUMNS", "1000")
+
+
 def _compare(capsys: pytest.CaptureFixture[str], a: Path, b: Path, **flags: Any) -> tuple[int, str]:
     args = SimpleNamespace(**{"run_a": str(a), "run_b": str(b), "force": False, "all": False,
                               "include_foreign": False, **flags})
@@ -203,7 +209,7 @@ def test_compare_in_a_real_process_shows_no_traceback(real_run, tmp_path) -> Non
     b = tmp_path / "b"
     shutil.copytree(real_run, b)
     _replace_line(b / RESULTS_FILE, 1, b"\xff" * 20)
-    env = {**os.environ, "COLUMNS": "80", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env = {**os.environ, "COLUMNS": "1000", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     proc = subprocess.run([sys.executable, "-m", "harness.cli", "compare", str(real_run), str(b)], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 2

@@ -29,7 +29,8 @@ def test_the_progress_line_shows_right_so_far_out_of_scored_per_arm_in_the_runs_
                        (_record("recall", True), True), (_record("history_only", True), True),
                        (_record("recall", None), False)):  # an error sample: not scored
         progress.advance(ok, record=record)
-    line = stream.getvalue().splitlines()[-1]
+    line = " ".join(stream.getvalue().split("[recall-eval] ")[-1].split())  # the last update, wrapped at 80 columns
+    line = "[recall-eval] " + line
     assert line.startswith("[recall-eval] 5/5 samples, 1 errors")
     assert line.endswith("; right so far: history_only 1/2, recall 2/2")
 
@@ -55,7 +56,7 @@ def test_the_last_progress_line_of_a_run_agrees_with_its_report(tmp_path: Path, 
     code = main(["run", "--scenarios", str(SMOKE), "--arms", "history_only", "recall", "--out", str(run_dir), "--no-cache",
                  "--no-progress", "--workers", workers, "--max-concurrency", "2"])
     assert code in (0, 1)
-    last = [line for line in capsys.readouterr().err.splitlines() if line.startswith("[recall-eval]")][-1]
+    last = " ".join(capsys.readouterr().err.split("[recall-eval] ")[-1].split("\n    ")).split("\n")[0]
     rows = [json.loads(line) for line in (run_dir / "scores.jsonl").read_text(encoding="utf-8").splitlines()]
     expected = {arm: sum(r["outcome"] in ("correct", "abstained_correctly") for r in rows if r["arm"] == arm)
                 for arm in ("history_only", "recall")}
