@@ -24,3 +24,13 @@ def _fresh_harness_caches() -> None:
             clear = getattr(value, "cache_clear", None)
             if callable(clear) and not isinstance(value, type) and getattr(value, "__module__", None) == name:
                 clear()
+
+
+@pytest.fixture(autouse=True)
+def _unwrapped_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Print lines whole (``COLUMNS=1000``) so tests match messages, not where an 80-column terminal breaks them.
+
+    Child processes inherit it. The 80-column promise has its own tests, which set ``COLUMNS`` (or unset it, for
+    piped output) themselves: ``tests/cli/test_eighty_columns.py``, ``tests/runs/test_compare_pairs.py``.
+    """
+    monkeypatch.setenv("COLUMNS", "1000")

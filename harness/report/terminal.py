@@ -287,13 +287,18 @@ def judge_spread_lines(summary: Mapping[str, Any]) -> list[str]:
 WIDTH = 80
 
 
-def wrap_line(line: str, width: int = WIDTH) -> list[str]:
-    """A line longer than ``width`` broken at spaces, its continuation indented under its text.
+def wrap_line(line: str, width: int | None = None) -> list[str]:
+    """A line longer than ``width`` (the terminal's: 80 when piped) broken at spaces, its continuation indented
+    under its text.
 
     Example:
         >>> wrap_line("note: " + "word " * 20, 40)[1]
         '      word word word word word word word'
     """
+    if width is None:
+        from harness.wrapping import terminal_width
+
+        width = terminal_width()
     if len(line) <= width:
         return [line]
     import re

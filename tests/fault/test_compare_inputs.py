@@ -21,12 +21,6 @@ from tests.score.scoring_factories import make_record
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def _wide_lines(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Lines unwrapped, so messages are matched whole (the 80-column wrapping is tests/cli/test_eighty_columns.py's)."""
-    monkeypatch.setenv("COLUMNS", "1000")
-
-
 def _compare(capsys: pytest.CaptureFixture[str], a: Path, b: Path, **flags: Any) -> tuple[int, str]:
     args = SimpleNamespace(**{"run_a": str(a), "run_b": str(b), "force": False, "all": False,
                               "include_foreign": False, **flags})

@@ -12,12 +12,6 @@ from harness.records import RESULTS_FILE, read_manifest, scan_results, write_man
 from tests.fault.conftest import SMOKE
 
 
-@pytest.fixture(autouse=True)
-def _wide_lines(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Lines unwrapped, so messages are matched whole (the 80-column wrapping is tests/cli/test_eighty_columns.py's)."""
-    monkeypatch.setenv("COLUMNS", "1000")
-
-
 def _offline_run(tmp_path: Path) -> Path:
     run_dir = tmp_path / "run"
     code = main(["run", "--scenarios", str(SMOKE), "--filter", "smoke-0[12]*", "--out", str(run_dir), "--no-cache", "--no-progress"])

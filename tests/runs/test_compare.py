@@ -24,12 +24,6 @@ def _args(a: Path, b: Path, **flags: Any) -> SimpleNamespace:
                               **flags})
 
 
-@pytest.fixture(autouse=True)
-def _wide_lines(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Lines unwrapped, so messages are matched whole (the 80-column wrapping is tests/cli/test_eighty_columns.py's)."""
-    monkeypatch.setenv("COLUMNS", "1000")
-
-
 def _compare(capsys: pytest.CaptureFixture[str], a: Path, b: Path, **flags: Any) -> tuple[int, str]:
     code = cli_compare(_args(a, b, **flags))
     captured = capsys.readouterr()

@@ -14,12 +14,6 @@ FINGERPRINT = {"system": "memory_tools", "version": "recall-eval 0.1.0", "write_
                "retrieval_budget": {"top_k": 10, "chars": 4000}, "sees_session_times": True, "config_hash": "a" * 64}
 
 
-@pytest.fixture(autouse=True)
-def _wide_lines(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Lines unwrapped, so messages are matched whole (the 80-column wrapping is tests/cli/test_eighty_columns.py's)."""
-    monkeypatch.setenv("COLUMNS", "1000")
-
-
 def compare(capsys: pytest.CaptureFixture[str], a: Path, b: Path) -> tuple[int, str, str]:
     code = main(["compare", str(a), str(b)])
     captured = capsys.readouterr()
