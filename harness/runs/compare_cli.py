@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.records import raw_stream
-from harness.wrapping import PIPED_WIDTH, say, wrap
+from harness.wrapping import PIPED_WIDTH, say, say_path, wrap
 from harness.runs.comparability import (
     CompareError,
     abbreviated,
@@ -221,32 +221,30 @@ def print_comparison(cmp: Comparison, *, force: bool = False, show_all: bool = F
             _say(console, "  " + f"{change.model} · {change.arm} · {change.category}: {change.why}")
 
 
+def _written(what: str, flag: str, out: Path, write: Any) -> bool:
+    """Write ``what`` to ``out`` through ``write(out)`` and say where; False (after saying why) when it cannot."""
+    try:
+        write(out)
+    except OSError as exc:
+        say(f"recall-eval compare: {exc.filename or out}: cannot write the {what} ({exc.strerror or exc}); "
+            f"choose another {flag} path", file=sys.stderr)
+        return False
+    say_path(f"{what.lower()}:", out)
+    return True
+
+
 def _write_html(cmp: Comparison, out: Path, force: bool) -> bool:
-    """``--html OUT``: write the page and say where; False (after saying why) when it cannot be written."""
+    """``--html OUT``: the page."""
     from harness.runs.compare_page import write_compare_page
 
-    try:
-        write_compare_page(cmp, out, force=force)
-    except OSError as exc:
-        print(f"recall-eval compare: {exc.filename or out}: cannot write the page ({exc.strerror or exc}); "
-              "choose another --html path", file=sys.stderr)
-        return False
-    print(f"page: {out}")
-    return True
+    return _written("page", "--html", out, lambda path: write_compare_page(cmp, path, force=force))
 
 
 def _write_json(cmp: Comparison, out: Path) -> bool:
-    """``--json OUT``: write every row of the comparison and say where; False (after saying why) when it cannot."""
+    """``--json OUT``: every row of the comparison."""
     from harness.runs.compare_json import write_comparison_json
 
-    try:
-        write_comparison_json(cmp, out)
-    except OSError as exc:
-        print(f"recall-eval compare: {exc.filename or out}: cannot write the JSON ({exc.strerror or exc}); "
-              "choose another --json path", file=sys.stderr)
-        return False
-    print(f"json: {out}")
-    return True
+    return _written("JSON", "--json", out, lambda path: write_comparison_json(cmp, path))
 
 
 def _refusal(cmp: Comparison) -> str:
