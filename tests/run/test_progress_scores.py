@@ -75,3 +75,28 @@ def test_the_terminal_bar_shows_the_running_scores_too() -> None:
     progress.advance(True, record=_record("recall", False))
     progress.close()
     assert "right so far: recall 1/2" in stream.getvalue()
+
+
+class _Terminal(io.StringIO):
+    """A stream that says it is a terminal, so the progress draws its rich bar into it."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_bar_at_80_columns_keeps_its_words_and_puts_the_scores_under_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    monkeypatch.setenv("COLUMNS", "80")
+    stream = _Terminal()
+    arms = ("history_only", "recall", "full_history")
+    progress = RunProgress(15, stream=stream, scorer=lambda r: r.right, arms=arms)
+    for i in range(15):
+        progress.advance(True, cached=i % 2 == 0, record=_record(arms[i % 3], True))
+    progress.close()
+    frames = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", stream.getvalue()).replace("\r", "\n")
+    lines = [line for line in frames.split("\n") if line.strip()]
+    assert all(len(line) <= 80 for line in lines), [line for line in lines if len(line) > 80]
+    bar = next(line for line in reversed(lines) if "15/15" in line)
+    assert bar.startswith("samples ") and "errors 0" in bar and "cached 8" in bar  # no "sa... err... cac..."
+    assert lines[-1] == "right so far: history_only 5/5, recall 5/5, full_history 5/5"
