@@ -34,3 +34,12 @@ def _unwrapped_lines(monkeypatch: pytest.MonkeyPatch) -> None:
     piped output) themselves: ``tests/cli/test_eighty_columns.py``, ``tests/runs/test_compare_pairs.py``.
     """
     monkeypatch.setenv("COLUMNS", "1000")
+
+
+@pytest.fixture(autouse=True)
+def _no_project_settings_from_the_shell(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer's ``RECALL_EVAL_MODEL`` (or any project setting variable) changes no test's run."""
+    from harness.cli.project_config import ENV_PREFIX, ProjectSettings
+
+    for key in ProjectSettings.model_fields:
+        monkeypatch.delenv(ENV_PREFIX + key.upper(), raising=False)

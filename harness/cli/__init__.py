@@ -21,6 +21,9 @@ from typing import Any
 from harness import __version__
 from harness.defaults import COMPARE_FLOORS, DEFAULT_ARMS, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
 from harness.records import guard_streams
+from harness.cli.project_config import ProjectConfigError, apply_project_settings
+from harness.cli.parsing import model_value, parse_command_line, without_abbreviations
+from harness.scenarios import use_shipped_suites
 from harness.cli.flags import add_export_parser, add_iteration_flags, add_judge_prompt_flags, add_max_error_rate, add_new_parser, add_pairwise_flag, add_report_scenarios, add_scale_flags, add_scenario_filters, add_view_parser, jobs_value, number_value, usd_value
 
 # command -> "module:function"
@@ -74,15 +77,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="run scenarios in every arm on one or more models and write a report")
     _d = RUN_DEFAULTS
-    p.add_argument("--model", action="append", dest="models", metavar="M", help=f"litellm model string (repeatable; default {DEFAULT_MODEL})")
-    p.add_argument("--arms", nargs="+", metavar="ARM", help=f"arms to run (default: {' '.join(DEFAULT_ARMS)}); also built in: memory_document, recall_fts, recall_extracted, named_memory, named_memory_cold, memory_document_extracted; installed memory-system plug-ins add theirs (docs/memory-systems.md)")
+    p.add_argument("--model", action="append", dest="models", type=model_value, metavar="M",
+                   help=f"litellm model string (repeat the flag for several models; default {DEFAULT_MODEL})")
+    p.add_argument("--arms", nargs="+", metavar="ARM", help=f"arms to run (default: {' '.join(DEFAULT_ARMS)}); also built in: memory_document, recall_fts, recall_extracted, named_memory, named_memory_cold, memory_document_extracted, memory_document_topk_fts, memory_document_topk_vector, memory_document_topk_judge, memory_document_dream; installed memory-system plug-ins add theirs (docs/memory-systems.md)")
     p.add_argument("--scenarios", nargs="+", metavar="PATH", help=f"scenario files or folders (default: {DEFAULT_SUITE}); with --resume, where the run's scenarios are now if they moved (they must hash the same)")
     p.add_argument("--filter", action="append", default=[], metavar="EXPR", help="id glob, category:NAME or tag:NAME (repeatable: filters of one kind combine with OR, "
-                   "kinds with AND, e.g. --filter category:decision --filter category:preference --filter 'tag:hard' "
-                   "runs the hard scenarios of either category)")
+                   "kinds with AND, e.g. --filter category:decision --filter category:preference --filter tag:rationale "
+                   "runs the scenarios of either category tagged rationale)")
     p.add_argument("--epochs", type=int, default=None, help=f"repeats of every sample (default {_d['epochs']})")
     p.add_argument("--seed", type=int, default=None, help=f"base seed (default {_d['seed']})")
-    p.add_argument("--max-concurrency", type=int, default=None, metavar="C", help=f"samples in flight at once (default {_d['max_concurrency']})")
+    p.add_argument("--max-concurrency", "--max-connections", type=int, default=None, metavar="C", help=f"samples in flight at once (default {_d['max_concurrency']}; --max-connections is inspect_ai's name for it)")
     p.add_argument("--workers", type=int, default=None, metavar="N", help=f"processes running samples, sharing --max-concurrency (default {_d['workers']})")
     p.add_argument("--max-tool-rounds", type=int, default=None, help=f"tool rounds before the loop stops (default {_d['max_tool_rounds']})")
     p.add_argument(
@@ -106,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--store", metavar="FILE", help="seed the recall arms from this memory-item SQLite file (or its JSON export, docs/store-export.md), read-only, instead of the scenarios' items; the run is sensitive")
     p.add_argument("--redact", action="append", default=[], metavar="REGEX", help="also redact what this regex matches in every scenario text before any model sees it (repeatable; the secret patterns are on in every sensitive run); the run is sensitive; run.json records its digest, never the pattern, so give it again to --resume and report")
     p.add_argument("--cache-dir", metavar="DIR", help="response cache folder (default .recall-eval-cache)")
-    p.add_argument("--judge-model", metavar="M", help="litellm model for rubric scenarios and the grounding judge, which lists unsupported specifics in every answer (optional)")
+    p.add_argument("--judge-model", type=model_value, metavar="M", help="litellm model for rubric scenarios and the grounding judge, which lists unsupported specifics in every answer (optional)")
     p.add_argument("--judge-api-base", metavar="URL", help="endpoint of an OpenAI-compatible server for --judge-model (e.g. a local llama.cpp server); recorded in run.json, so --resume keeps it")
     add_judge_prompt_flags(p)
     add_pairwise_flag(p)
@@ -132,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="rebuild summary.json, metrics.csv, junit.xml and index.html from a run folder")
     p.add_argument("run_dir", metavar="RUN_DIR")
-    p.add_argument("--judge-model", metavar="M", help="litellm model for rubric scenarios and the grounding judge, which lists unsupported specifics in every answer (optional)")
+    p.add_argument("--judge-model", type=model_value, metavar="M", help="litellm model for rubric scenarios and the grounding judge, which lists unsupported specifics in every answer (optional)")
     p.add_argument("--judge-api-base", metavar="URL", help="endpoint of an OpenAI-compatible server for --judge-model (e.g. a local llama.cpp server)")
     add_judge_prompt_flags(p)
     add_pairwise_flag(p)
@@ -225,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--include-shards", action="store_true",
                    help="also show shard folders (run --shard I/N); left out by default, their merged run is the point")
     _exit_code_epilogs(parser, sub)
-    return parser
+    return without_abbreviations(parser)
 
 
 #: What each command's exit code means, printed at the end of its ``--help``. Across commands 0 is success,
@@ -274,9 +278,14 @@ def single_threaded_blas(environ: dict[str, str] | os._Environ[str] = os.environ
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = use_shipped_suites(parse_command_line(parser, argv))  # scenarios/starter from any folder: the installed copy
     if not args.command:
         parser.print_help()
+        return 2
+    try:  # .env, RECALL_EVAL_* and recall-eval.toml / [tool.recall-eval]: flag > environment > file > default
+        args.project_settings = apply_project_settings(args)
+    except ProjectConfigError as exc:
+        print(f"recall-eval {args.command}: error: {exc}", file=sys.stderr)
         return 2
     single_threaded_blas()  # before any command imports numpy
     module_name, func_name = _HANDLERS[args.command].split(":")

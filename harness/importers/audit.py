@@ -10,7 +10,10 @@ one kind (:data:`KINDS`):
   message and recent history) after the
   scorer's normalisation (NFKC, casefold, whitespace collapsed; short strings
   word-bounded). Groups with a digit in them are left out (counts, sums and
-  dates are often computed, not quoted), and so is a bare "yes" or "no". What is left needs knowledge from
+  dates are often computed, not quoted), and so is a bare "yes" or "no"; so is a string
+  composed of the conversation's words joined by punctuation, with no space (``postgres://cms``
+  when the conversation says "Postgres" and "database name is cms": a URL, path or command an
+  answer builds). What is left needs knowledge from
   outside the history (LoCoMo's open-domain category) or is a wrong gold;
 - ``glued``: a gold word that is in no text of the conversation nor in the
   English word list but splits into two words the conversation writes
@@ -70,6 +73,9 @@ MAX_LISTED = 200
 
 _TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _NUMBER = re.compile(r"[+-]?\d+(?:[.,:' ]\d+)*%?")
+# A letter or digit of a script that separates words with spaces, as the scorer's boundary
+# (harness.score.matching): a CJK neighbour never blocks a match ("周三" is in "每周三上午").
+_WORDISH = r"[^\W_\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]"
 
 
 def found(haystack: str, needle: str) -> bool:
@@ -86,8 +92,8 @@ def found(haystack: str, needle: str) -> bool:
         return False
     if len(folded) > 3 and _NUMBER.fullmatch(folded) is None:
         return True
-    before = r"(?<![\w])" if folded[0].isalnum() else ""
-    after = r"(?![\w])" if folded[-1].isalnum() else ""
+    before = f"(?<!{_WORDISH})" if folded[0].isalnum() else ""
+    after = f"(?!{_WORDISH})" if folded[-1].isalnum() else ""
     return re.search(before + re.escape(folded) + after, haystack) is not None
 
 
@@ -241,6 +247,21 @@ def _quotable(group: list[str]) -> bool:
     return not any(re.search(r"\d", s) or normalize(s) in ("yes", "no") for s in group)
 
 
+_JOINED = re.compile(r"[^\W_]+")
+
+
+def composed(words: HaystackWords, needle: str) -> bool:
+    """Is ``needle`` the conversation's words joined by punctuation (a URL, a path), so an answer can build it?
+
+    Example: with "Postgres" and "cms" in the conversation, ``postgres://cms`` and ``/cms`` are composed;
+    ``postgres://ledger`` is not (``ledger`` is in no text), nor is ``cms`` alone or ``cms db`` (no joiner).
+    """
+    folded = normalize(needle)
+    pieces = _JOINED.findall(folded)
+    joined = bool(pieces) and not any(c.isspace() for c in folded) and "".join(pieces) != folded
+    return joined and all(piece in words for piece in pieces)
+
+
 def _positive_groups(expect: dict[str, Any]) -> list[list[str]]:
     groups: list[list[str]] = []
     if expect.get("must_contain_any"):
@@ -273,7 +294,7 @@ def audit_conversation(data: dict[str, Any]) -> Iterator[Finding]:
             real = expect.get("f1_reference") or groups[0][0]
             yield Finding(*where, "contradiction", f"abstention probe with a real answer {real!r}")
         for group in groups:
-            if _quotable(group) and not any(found(haystack, s) or found(own, s) for s in group):
+            if _quotable(group) and not any(found(haystack, s) or found(own, s) or composed(words, s) for s in group):
                 yield Finding(*where, "absent", f"none of {group[:4]!r} occurs in the conversation")
         gold_strings = [s for group in groups for s in group[:1]]
         if not gold_strings and isinstance(expect.get("f1_reference"), str):

@@ -60,6 +60,7 @@ from harness.memory_systems.planning import planned_probe, plans_without_store
 from harness.memory_systems.prompts import ArmSetup
 from memory_tools import fit_disclosure
 from harness.memory_systems.protocol import (
+    IDLE_LOG_PREFIX,
     ENTRY_POINT_GROUP,
     WRITE_MODES,
     MemoryInstance,
@@ -98,6 +99,7 @@ from harness.memory_systems.write_prompt import (
 )
 
 __all__ = [
+    "IDLE_LOG_PREFIX",
     "ArmSetup",
     "CONTRACT_FIELDS",
     "NO_EMBEDDER",

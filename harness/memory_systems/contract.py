@@ -15,7 +15,8 @@ terms (``docs/memory-systems.md``, "System contracts"):
   ``iso + epoch ms``, ``prose date``, ``none``);
 - ``discloses``: ``tool results`` (the retrieval budget applies to each
   call), ``injected whole`` (a document or transcripts pasted into the
-  prompt: no per-retrieval budget) or ``nothing``;
+  prompt: no per-retrieval budget), ``injected top-k`` (the entries a retrieval chose for
+  the probe, at most the budget's ``top_k``, injected into the prompt) or ``nothing``;
 - ``retrieval_budget``, ``forgetting`` (the system's declared mechanism);
 - ``vendor_defaults``: whether the product runs as its vendor ships it, with
   a note saying how it departs.
@@ -43,7 +44,7 @@ UNDECLARED = "undeclared"
 """What a field reads when the system did not declare it (a plug-in written before contracts)."""
 INGESTS: tuple[str, ...] = ("raw turns", "prepared items", "both", "none")
 TIMES: tuple[str, ...] = ("iso", "epoch ms", "iso + epoch ms", "prose date", "iso + prose date", "none")
-DISCLOSES: tuple[str, ...] = ("tool results", "injected whole", "nothing")
+DISCLOSES: tuple[str, ...] = ("tool results", "injected whole", "injected top-k", "nothing")
 #: The contract fields the table compares between arms and ``compare`` between runs, in display order.
 CONTRACT_FIELDS: tuple[str, ...] = (
     "ingests", "embedder", "instructions", "times", "retrieval_budget", "forgetting", "vendor_defaults",
@@ -162,7 +163,7 @@ def declared_contract(system: Any, arm: str, terms: ContractTerms) -> SystemCont
 def arm_contract(declared: SystemContract, *, forgetting: str, instructions: Mapping[str, Any],
                  budget: RetrievalBudget) -> dict[str, Any]:
     """``run.json`` ``arm_fingerprints[arm].contract``: the declaration plus what the harness decided."""
-    applies = declared.discloses in ("tool results", UNDECLARED)
+    applies = declared.discloses in ("tool results", "injected top-k", UNDECLARED)
     return {
         "schema_version": CONTRACT_SCHEMA_VERSION,
         "ingests": declared.ingests,

@@ -15,7 +15,7 @@ Rules the seed sets, each enforced here:
   any call with ``policy_denied`` and writes nothing;
 - secrets are redacted on write (:func:`redact_secrets`): no API key, token,
   password assignment or private key block reaches the file, title and tags
-  included;
+  included (a tag that is a piece of a secret of the content is dropped);
 - the model chooses only title, content and tags: id, origin, times, status
   and decay are the Host's (``default_decay_days`` of the settings);
 - an append that would push the file over the reader's 128 KiB limit is
@@ -157,9 +157,10 @@ def _encode(value: str) -> str:
 def render_entry(args: ExtractArguments, *, now_ms: int, settings: DocumentSettings) -> tuple[str, str]:
     """The redacted entry text (heading, metadata, escaped content) and its id."""
     content = redact_secrets(args.content)
-    title = entry_title(redact_secrets(args.title) if args.title else content)
+    leaky = args.title is not None and any(_piece_of_secret(word, args.content, content) for word in args.title.split())
+    title = entry_title(redact_secrets(args.title) if args.title and not leaky else content)
     title = " ".join(title.split())  # a line break in a title would end the heading
-    tags = [redact_secrets(tag) for tag in args.tags]
+    tags = [redact_secrets(tag) for tag in args.tags if not _piece_of_secret(tag, args.content, content)]
     identifier = entry_id(content, now_ms)
     fields = {
         "id": identifier,
@@ -174,6 +175,13 @@ def render_entry(args: ExtractArguments, *, now_ms: int, settings: DocumentSetti
         fields["decayTtlMs"] = str(days * DAY_MS)
     metadata = f"{METADATA_PREFIX} " + " ".join(f"{key}={value}" for key, value in fields.items()) + " -->"
     return f"## {title}\n{metadata}\n{escape_content(content)}", identifier
+
+
+def _piece_of_secret(tag: str, original: str, redacted: str) -> bool:
+    """Whether ``tag`` is a piece of a secret the content held: in the original content, gone from the redacted one
+    (``sk-proj-Zq8...`` split into the tags ``proj`` and ``zq8...`` would otherwise carry the key past redaction)."""
+    word = " ".join(tag.split()).lower()
+    return bool(word) and word in original.lower() and word not in redacted.lower()
 
 
 def append_entry(document: str, args: ExtractArguments, *, now_ms: int, settings: DocumentSettings) -> tuple[str, str, str]:

@@ -110,6 +110,8 @@ from memory_tools import DenialReason, MemoryPolicy, RunContext, admission
 
 WriteMode = Literal["none", "seeded", "agent"]
 WRITE_MODES: tuple[str, ...] = ("none", "seeded", "agent")
+IDLE_LOG_PREFIX = "dream@"
+"""The write-phase log of an idle window's consolidation is named ``dream@<the session or probe it precedes>``."""
 ENTRY_POINT_GROUP = "recall_eval.memory_systems"
 """Entry-point group third-party memory systems register under."""
 
@@ -216,6 +218,19 @@ class MemoryInstance:
         """The write tools for ``session`` (write mode ``agent``), scoped to ``session.workspace``; None: skip it.
 
         A :class:`ModelWrite` instead: the system writes the session itself with the run's model.
+        """
+        return None
+
+    def begin_idle(self, before: str) -> ModelWrite | None:
+        """A consolidation the system runs in the idle window before session ``before`` (or ``probe``) of the
+        write phase (Dream Mode); None: none. Logged as the write session ``dream@<before>``."""
+        return None
+
+    def begin_selection(self, policy: MemoryPolicy, context: RunContext) -> ModelWrite | None:
+        """A model step the system runs before the probe (an LLM judge choosing what to inject); None: none.
+
+        The harness runs it like a :class:`ModelWrite` and records its calls as the probe's model calls, marked
+        ``purpose: selection``; under a denying policy a system must return None (nothing read, nothing asked).
         """
         return None
 

@@ -34,6 +34,8 @@ def builtin_systems() -> list[MemorySystem]:
         TranscriptsSystem,
     )
     from harness.memory_systems.extracted import ExtractedItemsSystem
+    from harness.memory_systems.document_topk_arms import topk_systems
+    from harness.memory_systems.dream_arm import DreamDocumentSystem
     from harness.memory_systems.extracted_document import ExtractedDocumentSystem
     from harness.memory_systems.fts import FullTextSystem
     from harness.memory_systems.named import NamedMemoryColdSystem, NamedMemorySystem
@@ -43,7 +45,7 @@ def builtin_systems() -> list[MemorySystem]:
     return [
         NoMemorySystem(), MemoryToolsSystem(), TranscriptsSystem(), MemoryDocumentSystem(), FullTextSystem(),
         ExtractedItemsSystem(), NamedMemorySystem(), NamedMemoryColdSystem(), ExtractedDocumentSystem(),
-        ShadowSystem(), VectorSystem(), HybridSystem(),
+        ShadowSystem(), VectorSystem(), HybridSystem(), *topk_systems(), DreamDocumentSystem(),
     ]  # fmt: skip
 
 

@@ -24,7 +24,10 @@ wording, never a scenario file):
   index; title-like ones its first two salient words; list-of-words ones its
   search terms; an enum the value the statement's labels or words name, else
   the first; numbers the index within ``minimum``/``maximum``; booleans false;
-  ``const`` and ``default`` as given. ``$ref`` (local), ``anyOf``/``oneOf``
+  ``const`` and ``default`` as given; an array of enum options the message lists as
+  ``[<option>] <description>`` lines gets the options its question overlaps
+  (:mod:`harness.offline_model._choices`), best first (inside an element filled from a
+  statement, the options that statement overlaps: the entries it updates). ``$ref`` (local), ``anyOf``/``oneOf``
   (first non-null branch), ``allOf`` (merged) and ``type`` lists are read.
 
 What it cannot do: judge what matters (every statement becomes an element),
@@ -39,6 +42,7 @@ import json
 import re
 from typing import Any
 
+from harness.offline_model._choices import choose_options
 from harness.offline_model._terms import analyze_question
 from harness.offline_model._writer import MAX_SAVES, title_of
 
@@ -92,7 +96,7 @@ class _Filler:
     """Fills one schema from the request's statements and prose answer."""
 
     def __init__(self, root: dict[str, Any], statements: list[tuple[tuple[str, ...], str]], prose: str, text: str) -> None:
-        self.root, self.statements, self.prose = root, statements, prose
+        self.root, self.statements, self.prose, self.text = root, statements, prose, text
         dates = _DATE.findall(text)
         self.date = dates[-1][0] if dates else "1970-01-01"
 
@@ -177,6 +181,10 @@ class _Filler:
         low = spec.get("minItems", 0) if isinstance(spec.get("minItems"), int) else 0
         high = spec.get("maxItems") if isinstance(spec.get("maxItems"), int) else None
         item = self.resolve(items)
+        about = self.statements[index][1] if index is not None and index < len(self.statements) else None
+        chosen = choose_options(self.text, item["enum"], high, about) if isinstance(item.get("enum"), list) else None
+        if chosen is not None:  # options the message describes: chosen by overlap with its question
+            return chosen
         if name.lower() in _WORD_LIST_NAMES and item.get("type", "string") == "string":
             source = self.statements[index][1] if index is not None and index < len(self.statements) else self.prose
             values: list[Any] = list(analyze_question(source).search_terms[:8])

@@ -26,6 +26,7 @@ import jinja2
 from harness.records import sendable
 from harness.report import charts
 from harness.report import formatting as fmt
+from harness.report.document_v03 import document_v03_section
 from harness.report.forgetting import HTML_COLUMNS as FORGETTING_COLUMNS
 from harness.report.forgetting import forgetting_section
 from harness.report.formatting import format_metric, label
@@ -102,6 +103,7 @@ def render_page(summary: dict[str, Any], samples: list[dict[str, Any]]) -> list[
         "pairwise": pairwise_section(summary),
         "systems": systems_section(summary),
         "layers": layers_section(summary),
+        "document_v03": document_v03_section(summary),
         "paired": paired_rows(summary),
         "latency_added": summary.get("added_latency") or [],
         "flips": _flip_rows(summary, ordered),

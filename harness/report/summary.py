@@ -231,7 +231,16 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
     contracts = contracts_block(manifest)  # each arm's terms, beside the systems table (none in older runs)
     if contracts is not None:
         summary["contracts"] = contracts
+    from harness.report.document_v03 import document_v03_block
+
+    v03 = document_v03_block(records, scored, full, list(manifest.arms))  # full: what a window wrote from
+    if v03 is not None:  # only a run with a top-K or Dream Mode arm gets the block (and the ladder's lines)
+        summary["memory_document_v03"] = v03
     summary["layers"] = layers_block(scored, scenarios, list(manifest.arms))
+    if v03 is not None:
+        from harness.report.document_layers import with_document_lines
+
+        summary["layers"] = with_document_lines(summary["layers"], scored, list(manifest.arms), v03)
     if protocol is not None:  # only then: a suite without a protocol gets the summary it always got
         summary["protocol"] = protocol_block(protocol, scored, scenarios, tables["metrics"], list(manifest.arms))
     from harness.report.shadow import shadow_block, shadow_headline

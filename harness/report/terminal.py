@@ -262,8 +262,11 @@ def head_to_head_lines(summary: Mapping[str, Any]) -> list[str]:
     arms = {str(r.get("arm")) for r in summary.get("systems") or [] if isinstance(r, Mapping)}
     if not arms - set(DEFAULT_ARMS):
         return []
+    from harness.report.document_v03 import document_v03_lines
+
     systems, layers = systems_lines(summary, WIDTH) + contracts_lines(summary, WIDTH), layers_lines(summary, WIDTH)
-    return [*([""] if systems else []), *systems, *([""] if layers else []), *layers]
+    v03 = document_v03_lines(summary)
+    return [*([""] if systems else []), *systems, *([""] if v03 else []), *v03, *([""] if layers else []), *layers]
 
 
 def judge_spread_lines(summary: Mapping[str, Any]) -> list[str]:

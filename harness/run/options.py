@@ -32,7 +32,7 @@ from harness.run.selection import narrow_scenarios, sample_id_defaults, selected
 from harness.run.settings import cache_dir_for, embedding_values, retrieval_budget, scale_values
 from harness.run.shards import Shard, shard_ids
 from harness.run.suite_loading import incomplete_suite_files, load_selected, selection
-from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, RetrievalBudget, Scenario, only, scenario_ids
+from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, RetrievalBudget, Scenario, only, scenario_ids, shipped_path
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,8 @@ class RunOptions:
     limit: int | None = None
     #: ``--sample-id`` (or ``--rerun-failing``): only these samples, ``scenario|arm|model|epoch`` (empty: all).
     sample_ids: list[str] = field(default_factory=list)
+    #: Settings a project file or RECALL_EVAL_* variable gave (harness.cli.project_config); None: flags and defaults only.
+    settings_from: dict[str, Any] | None = None
     #: ``--rerun-failing RUN``: the run re-run and what counted as wrong there (None: not a re-run).
     rerun_of: dict[str, Any] | None = None
     #: ``--store FILE``: what run.json records of the team's store seeding the recall arms (None: the scenarios' items).
@@ -142,6 +144,7 @@ class RunOptions:
             **self._selection_parameters(),
             **self._privacy_parameters(),
             **self._embedding_parameters(),
+            **({"settings_from": _redacted_settings(self.settings_from)} if self.settings_from else {}),
         }
 
     def _privacy_parameters(self) -> dict[str, Any]:
@@ -236,8 +239,8 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
     else:
         stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         # (whether it already holds a run is checked once its lock is held: harness.run.folder.check_fresh)
-        run_dir = Path(args.out) if args.out else Path("reports") / stamp
-        defaults = {"models": [DEFAULT_MODEL], "arms": list(DEFAULT_ARMS), "scenario_paths": [absolute_path(DEFAULT_SUITE)], "filters": [],
+        run_dir = Path(args.out) if args.out else Path(getattr(args, "reports_dir", None) or "reports") / stamp
+        defaults = {"models": [DEFAULT_MODEL], "arms": list(DEFAULT_ARMS), "scenario_paths": [absolute_path(shipped_path(DEFAULT_SUITE))], "filters": [],
                     "limit": None, "sample_ids": [], **RUN_DEFAULTS}
         given = selection(sample_id_defaults, given)
         values = {k: given[k] if given[k] is not None else defaults[k] for k in defaults}
@@ -276,6 +279,7 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         resume=previous is not None,
         shard=Shard(shard_info.index, shard_info.count) if shard_info else None,
         rerun_of=getattr(args, "rerun_of", None) or (previous.parameters.get("rerun_of") if previous else None),
+        settings_from=getattr(args, "project_settings", None) or (previous.parameters.get("settings_from") if previous else None),
         **embedding_values(args, previous),
         instructions=instructions_value(args, previous),
         retrieval_budget=budget[0],
@@ -291,6 +295,14 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
     if options.sample_ids:
         manifest = manifest.model_copy(update={"sample_count": len(options.sample_ids)})
     return options, scenarios, hashes, manifest
+
+
+def _redacted_settings(record: dict[str, Any]) -> dict[str, Any]:
+    """Where the run's settings came from, as run.json records it: a file's api_base without its credentials."""
+    values = dict(record.get("file_values") or {})
+    if values.get("api_base"):
+        values["api_base"] = redact_url(values["api_base"])
+    return {**record, "file_values": values}
 
 
 def _select_shard(scenarios: list[Scenario], hashes: dict[str, str], given: Shard | None, previous: RunManifest | None,

@@ -17,6 +17,12 @@ runs in a worker thread with the run's model behind
 recorded as the session's write-phase model calls. A write-phase failure (the
 model's provider failing after retries) ends the sample as an error: the
 probe would otherwise read a half-built memory.
+
+Two more model steps a system may ask for, run the same way: a consolidation
+in the idle window before a session or the probe (``begin_idle``: Dream Mode),
+logged as the write session ``dream@<next>``; and a selection right before the
+probe (``begin_selection``: the top-K document's judge), whose calls are the
+probe's first model calls, marked ``purpose="selection"``.
 """
 
 from __future__ import annotations
@@ -26,9 +32,11 @@ import concurrent.futures
 import dataclasses
 import time
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from harness.memory_systems import (
+    IDLE_LOG_PREFIX,
     WRITE_MAX_TOOL_ROUNDS,
     ArmSetup,
     ModelWrite,
@@ -87,16 +95,40 @@ async def run_memory_sample(
                 return result
         result.ingest = ingest_log(opened - started, time.perf_counter() - opened, sample_embedding_usage(instance))
         policy, context = probe_policy(scenario)
+        chosen, error = await run_selection(instance, policy, context, client=client, settings=settings, epoch=epoch)
+        if error is not None:
+            result.outcome = AgentOutcome(None, "error", [], chosen, [], error)
+            return result
         probe = instance.begin_probe(policy, context)
         setup = probe.arm_setup()
         result.tools, result.pasted, result.shadow = setup.tools, setup.pasted, probe.shadow
         result.outcome = await run_agent(
             setup, probe.tools, client=client, settings=settings, epoch=epoch, max_tool_rounds=max_tool_rounds
         )
+        result.outcome.model_calls[:0] = chosen  # the selection's calls are the probe's, first
         return result
     finally:
         result.embedding = sample_embedding_usage(instance)
         instance.close()
+
+
+async def run_selection(instance: Any, policy: Any, context: Any, *, client: Any, settings: Any,
+                        epoch: int) -> tuple[list[ModelCallLog], SampleError | None]:
+    """Run the system's model step before the probe (``begin_selection``: the top-K document's judge), if any.
+
+    Returns its model calls, marked ``purpose="selection"`` (counted with the probe's), and a failure of the
+    model (after retries) as an error, which ends the sample as a write-phase failure does.
+    """
+    begin = getattr(instance, "begin_selection", None)
+    step = begin(policy, context) if callable(begin) else None
+    if not isinstance(step, ModelWrite):
+        return [], None
+    probe = SimpleNamespace(id="probe", workspace=context.workspace_key)
+    log, error = await run_model_write(step, probe, client=client, settings=settings, epoch=epoch)
+    calls = [call.model_copy(update={"purpose": "selection"}) for call in log.model_calls]
+    if error is not None:
+        error = error.model_copy(update={"message": f"selection before the probe: {error.message}"})
+    return calls, error
 
 
 def ingest_log(open_s: float, write_s: float, usage: Any) -> IngestLog:
@@ -121,7 +153,10 @@ class WritePhaseResult:
 async def run_write_phase(instance: Any, scenario: Scenario, *, client: Any, settings: Any, epoch: int) -> WritePhaseResult:
     """Write memory after each earlier session through ``instance.begin_write``; stops at the first failure."""
     result = WritePhaseResult()
-    for session in write_order(scenario):
+    for session in [*write_order(scenario), None]:
+        if not await _idle_window(instance, result, "probe" if session is None else session.id,
+                                  client=client, settings=settings, epoch=epoch) or session is None:
+            break
         tools = instance.begin_write(session)
         if isinstance(tools, ModelWrite):
             log, error = await run_model_write(tools, session, client=client, settings=settings, epoch=epoch)
@@ -156,6 +191,23 @@ async def run_write_phase(instance: Any, scenario: Scenario, *, client: Any, set
             result.error = outcome.error.model_copy(update={"message": message})
             break
     return result
+
+
+async def _idle_window(instance: Any, result: WritePhaseResult, before: str, *, client: Any, settings: Any,
+                       epoch: int) -> bool:
+    """Run the system's consolidation of the idle window before ``before`` (``begin_idle``: Dream Mode), if any,
+    logged as a write session ``dream@<before>``; False when its model failed (the phase ends there)."""
+    begin = getattr(instance, "begin_idle", None)
+    step = begin(before) if callable(begin) else None
+    if not isinstance(step, ModelWrite):
+        return True
+    window = SimpleNamespace(id=f"{IDLE_LOG_PREFIX}{before}", workspace=None)
+    log, error = await run_model_write(step, window, client=client, settings=settings, epoch=epoch)
+    result.log.sessions.append(log)
+    if error is not None:
+        result.error = error.model_copy(update={"message": f"write phase, {window.id}: {error.message}"})
+        return False
+    return True
 
 
 _WRITE_THREADS: list[concurrent.futures.ThreadPoolExecutor] = []

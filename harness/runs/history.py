@@ -37,6 +37,7 @@ from typing import Any
 from harness.regular_files import read_regular_text
 from harness.runs.comparability import RESULT_PARAMETERS
 from harness.runs.compare_page import report_link
+from harness.runs.history_layout import LANE_HEIGHT, break_label_lanes, shown_dates
 from harness.runs.summary_file import SummaryFileError, read_summary_file
 from harness.wrapping import say, say_path
 
@@ -308,10 +309,18 @@ def _series_chart(points: Sequence[RunPoint], series: list[dict[str, Any]], *, s
         "left": _LEFT, "right": _LEFT + _PLOT_W, "base": _TOP + _PLOT_H,
         "zero": y(0.0) if symmetric else None, "threshold": y(threshold) if threshold is not None else None,
         "ticks": [{"y": y(t), "text": f"{t:+.2f}" if symmetric and t else f"{t:.2f}"} for t in ticks],
-        "labels": [{"x": x(i), "text": (p.started_at or p.run_id)[:16]} for i, p in enumerate(points)],
-        "breaks": [{"x": round((x(i - 1) + x(i)) / 2, 1), "title": "series break: " + "; ".join(changed)}
-                   for i, changed in breaks],
+        "labels": [{"x": x(i), "text": (points[i].started_at or points[i].run_id)[:16]}
+                   for i in shown_dates(len(points), step)],
+        "breaks": _break_marks([(round((x(i - 1) + x(i)) / 2, 1), changed) for i, changed in breaks]),
     }
+
+
+def _break_marks(marks: list[tuple[float, list[str]]]) -> list[dict[str, Any]]:
+    """Each break's marker, tooltip and label row (None: no free row; the marker and tooltip stay)."""
+    lanes = break_label_lanes([x for x, _ in marks], lanes=int((_PLOT_H - 20) // LANE_HEIGHT))
+    return [{"x": x, "title": "series break: " + "; ".join(changed),
+             "text_y": None if lane is None else round(_TOP + 10 + lane * LANE_HEIGHT, 1)}
+            for (x, changed), lane in zip(marks, lanes)]
 
 
 def _triple(row: dict[str, Any] | None, key: str) -> tuple[float | None, float | None, float | None] | None:

@@ -133,7 +133,7 @@ def _events(record: Any, messages: list[Any]) -> list[Any]:
     from inspect_ai.model import ChatCompletionChoice, GenerateConfig, ModelOutput, ModelUsage
 
     events: list[Any] = []
-    calls = iter(record.model_calls)
+    calls = iter([c for c in record.model_calls if c.purpose is None])  # a selection call answers no message
     tools = {call.call_id: call for call in record.tool_calls}
     for index, message in enumerate(messages):
         if message.role != "assistant":

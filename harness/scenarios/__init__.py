@@ -19,7 +19,8 @@ these names):
 - :class:`Protocol` (a suite's headline, recent history and category order, ``protocol.py``) and :func:`recent_sessions`;
 - :func:`forget_request_sessions`, :func:`forgotten_texts`: what a scenario asks to be forgotten (``forgetting.py``);
 - :class:`RetrievalBudget` (top-k and result characters every system gets, ``budget.py``), :func:`parse_retrieval_budget`, :func:`suite_budget`;
-- :func:`read_yaml`: any YAML file read as safely as a scenario file (``documents.py``).
+- :func:`read_yaml`: any YAML file read as safely as a scenario file (``documents.py``);
+- :func:`shipped_path`, :func:`use_shipped_suites`: ``scenarios/starter`` from any folder, the installed copy (``shipped.py``).
 """
 
 from harness.scenarios.budget import (
@@ -55,6 +56,7 @@ from harness.scenarios.shelf import (
     shelve,
     work_order,
 )
+from harness.scenarios.shipped import shipped_path, use_shipped_suites
 from harness.scenarios.conversation_models import Conversation, ProbeEntry
 from harness.scenarios.field_types import ID_PATTERN
 from harness.scenarios.models import (
@@ -177,4 +179,6 @@ __all__ = [
     "seed_store",
     "select",
     "sessions_in_scope",
+    "shipped_path",
+    "use_shipped_suites",
 ]

@@ -23,41 +23,7 @@ from harness.scenarios import limits
 from harness.scenarios.json_fast_path import NotPlainJson, json_lines, parse_json
 from harness.scenarios.limits import MAX_DEPTH
 from harness.scenarios.problems import Loc, Problem, format_loc
-
-_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _FastResolveLoader(_BaseLoader):  # type: ignore[misc,valid-type]
-    """The safe loader with PyYAML's tag resolution for plain scalars, minus the work it does for nothing here.
-
-    libyaml's composer asks Python for the tag of every node; PyYAML's
-    resolver also consults path resolvers and wildcard implicit resolvers,
-    which the safe loader never registers (checked below), so only the
-    implicit resolvers keyed by a scalar's first character can apply. A
-    LoCoMo-sized conversation file holds ~160,000 scalars: this is a tenth of
-    loading it. Same tags as PyYAML's (a test compares them).
-    """
-
-    def resolve(self, kind: type[yaml.Node], value: Any, implicit: tuple[bool, bool]) -> str:
-        if kind is yaml.ScalarNode:
-            if implicit[0]:
-                for tag, regexp in self.yaml_implicit_resolvers.get(value[:1], ()):
-                    if regexp.match(value):
-                        return tag
-            return self.DEFAULT_SCALAR_TAG
-        return self.DEFAULT_SEQUENCE_TAG if kind is yaml.SequenceNode else self.DEFAULT_MAPPING_TAG
-
-    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
-        return None
-
-    def ascend_resolver(self) -> None:
-        return None
-
-
-# The shortcuts above are exact while no path resolver and no wildcard (None) implicit resolver is registered.
-_Loader = (_FastResolveLoader if not _BaseLoader.yaml_path_resolvers and None not in _BaseLoader.yaml_implicit_resolvers
-           else _BaseLoader)
-
+from harness.scenarios.yaml_loader import Loader
 
 class Document:
     """One parsed YAML file (or one probe entry of it): its data and its node tree (for line numbers).
@@ -206,7 +172,7 @@ def parse_document(path: Path, text: str | None = None) -> tuple[Document | None
         return None, [Problem(str(path), None, "", f"{len(text) / 2**20:,.1f} MiB of YAML is over the {yaml_limit / 2**20:g} MiB "
                               f"limit for YAML syntax; refused before parsing (write it in JSON syntax, as `recall-eval "
                               f"import` does, or raise {limits.MAX_YAML_MB_ENV})")]
-    loader = _Loader(text)
+    loader = Loader(text)
     duplicates: list[yaml.Node] = []
     try:
         node = loader.get_single_node()
@@ -259,7 +225,7 @@ def read_yaml(path: Path) -> tuple[Any, list[Problem]]:
 @functools.lru_cache(maxsize=2)
 def _compose(text: str) -> yaml.Node | None:
     """The node tree of text already parsed once (for line numbers only; the last two kept, for a file's several lines)."""
-    loader = _Loader(text)
+    loader = Loader(text)
     try:
         return loader.get_single_node()
     finally:
@@ -311,7 +277,7 @@ def _alias_problem(path: Path, text: str, shared: yaml.Node) -> Problem:
     """The one-line refusal of the file's first alias, found by re-reading its events (nothing is expanded)."""
     anchors: dict[str, int] = {}
     open_anchors: list[str | None] = []
-    for event in yaml.parse(text, Loader=_Loader):
+    for event in yaml.parse(text, Loader=Loader):
         if isinstance(event, yaml.AliasEvent):
             name = event.anchor
             where = f"anchor &{name} on line {anchors[name]}" if name in anchors else f"anchor &{name}"

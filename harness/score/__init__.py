@@ -49,11 +49,14 @@ from harness.score.paper_metrics import (
                                          session_metric_order,
                                          task_averaged,
 )
+from harness.score.document_risks import DocumentRisks, document_risks
 from harness.score.forgetting import forgetting_table, retained_count
 from harness.score.scoring import score_sample
 from harness.score.writes import failure_stage, write_path_blocks
 
 __all__ = [
+    "DocumentRisks",
+    "document_risks",
     "session_figures",
     "session_metric_order",
     "CLAIM_KINDS",

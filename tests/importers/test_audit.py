@@ -10,7 +10,7 @@ import pytest
 from harness.cli import main
 from harness.importers.audit import audit_conversation, audit_suite, normalize
 from harness.importers.output import dump_yaml
-from harness.score.matching import normalize_text
+from harness.score.matching import contains, normalize_text
 from tests.importers.importer_fixtures import imported, locomo_sample, read_yaml, write_source
 
 
@@ -39,8 +39,33 @@ def test_a_check_string_found_in_no_session_text_or_item_is_absent() -> None:
     assert _kinds(data) == [("q3", "absent")]
 
 
+def test_a_string_composed_of_the_conversations_words_by_punctuation_is_not_absent() -> None:
+    """A URL or path an answer builds (``postgres://cms``) is passable; an unknown piece or no joiner still is absent."""
+    text = "The CMS Postgres is cms-db on localhost:55432. Database name is cms."
+    data = _conversation(_probe("q1", must_contain_any=["postgres://cms", "/cms"]),
+                         _probe("q2", must_contain_any=["postgres://ledger"]),
+                         _probe("q3", must_contain_any=["cms database"]),
+                         _probe("q4", must_contain_any=["://"]), text=text)
+    assert _kinds(data) == [("q2", "absent"), ("q3", "absent"), ("q4", "absent")]
+
+
+def test_the_shipped_suites_have_no_gold_no_answer_could_pass(capsys: pytest.CaptureFixture[str]) -> None:
+    """`recall-eval audit scenarios/starter` is an example the README shows: it exits 0."""
+    for suite in ("starter", "smoke", "acceptance"):
+        assert main(["audit", str(Path(__file__).resolve().parents[2] / "scenarios" / suite)]) == 0
+        assert capsys.readouterr().out.startswith("gold audit: 0 findings")
+
+
 def test_a_short_string_is_found_word_bounded_as_the_scorer_finds_it() -> None:
     assert _kinds(_conversation(_probe("q1", must_contain_any=["ban"]), text="Banana bread.")) == [("q1", "absent")]
+
+
+def test_a_short_string_inside_cjk_text_is_found_as_the_scorer_finds_it() -> None:
+    """CJK has no spaces between words: a CJK neighbour does not block "周三" in "每周三上午", for the scorer or the audit."""
+    data = _conversation(_probe("q1", must_contain_any=["周三"]), _probe("q2", must_contain_any=["周五"]),
+                         text="和供应商的周会改到每周三上午十点。")
+    assert _kinds(data) == [("q2", "absent")]
+    assert contains("每周三上午十点", "周三")
 
 
 def test_the_audit_normalises_as_the_scorer_does() -> None:

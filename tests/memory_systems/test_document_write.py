@@ -243,3 +243,14 @@ def test_the_file_is_written_with_private_permissions(tmp_path: Path) -> None:
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
     assert [p.name for p in path.parent.iterdir()] == ["memory.md"]  # no temporary file left
+
+
+def test_contract_5_a_tag_that_is_a_piece_of_a_secret_is_dropped() -> None:
+    """Planted bug caught (found by the Dream Mode scenario): without the piece check, tags split from
+    ``sk-proj-...`` (``proj``, the key's body) reached the file's metadata line past redaction."""
+    secret = "sk-proj-Zq8Lm3Nw7Rt2Yv5Kx9Pb4Hd6"
+    tool_run = run()
+    tool_run.call(EXTRACT_TOOL, {"content": f"My OpenAI key is {secret} for the scripts.", "title": "proj Zq8Lm3Nw7Rt2Yv5Kx9Pb4Hd6",
+                                 "tags": ["openai", "sk", "proj", "zq8lm3nw7rt2yv5kx9pb4hd6", "scripts", "deploy"]})
+    assert "zq8lm3nw7rt2yv5kx9pb4hd6" not in tool_run.document.lower() and "proj" not in tool_run.document
+    assert "tags=openai,scripts,deploy" in tool_run.document and "## My OpenAI key is [REDACTED]" in tool_run.document

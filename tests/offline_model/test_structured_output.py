@@ -116,3 +116,16 @@ def test_litellm_and_the_in_process_call_give_the_same_structured_reply(schema: 
 
 def test_nothing_to_extract_still_gives_every_required_property() -> None:
     assert _structured(EXTRACTION, [{"role": "user", "content": "user: Thanks!\nassistant: You're welcome."}]) == {"records": []}
+
+
+def test_options_listed_in_the_message_are_chosen_by_overlap_with_its_question_never_unlisted_ones() -> None:
+    from harness.offline_model._choices import choose_options
+
+    text = ("Message: Which port does the dev server use?\n\nEntries:\n[e1] coffee — The usual order is a flat white.\n"
+            "[e2] dev server — The dev server runs on port 5174.\n[e3] deploy — Deploys go out on Fridays.")
+    assert choose_options(text, ["e1", "e2", "e3", "e4"], 2) == ["e2"]
+    assert choose_options("no option lines here", ["e1"], 2) is None
+    schema = {"type": "object", "required": ["selected"],
+              "properties": {"selected": {"type": "array", "maxItems": 1, "items": {"type": "string", "enum": ["e1", "e2", "e3"]}}}}
+    reply = answer("reference", [{"role": "user", "content": text}], None, {"type": "json_schema", "json_schema": {"schema": schema}})
+    assert json.loads(reply.message["content"]) == {"selected": ["e2"]}

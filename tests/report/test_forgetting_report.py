@@ -23,7 +23,9 @@ def test_every_built_in_arm_declares_its_forgetting_mechanism() -> None:
         "memory_document": "archive (entry status)", "recall_fts": "archive",
         "recall_extracted": "archive by exact key", "named_memory": "delete by exact name",
         "named_memory_cold": "delete by exact name", "memory_document_extracted": "none (append only)",
-        "shadow": "archive (search unseen)", "recall_vector": "archive", "recall_hybrid": "archive"}
+        "shadow": "archive (search unseen)", "recall_vector": "archive", "recall_hybrid": "archive",
+        "memory_document_topk_fts": "archive (entry status)", "memory_document_topk_vector": "archive (entry status)",
+        "memory_document_topk_judge": "archive (entry status)", "memory_document_dream": "archive superseded entries"}
 
 
 def test_an_arm_whose_system_is_not_installed_reads_unknown() -> None:

@@ -355,13 +355,13 @@ def _same_tags_as_pyyaml(text: str) -> bool | None:
     """True when the scenario loader tags every node as PyYAML's safe loader does; None for text YAML refuses."""
     import yaml
 
-    from harness.scenarios import documents
+    from harness.scenarios import yaml_loader
 
     try:
         expected = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError:
         return None
-    return _tags(documents._Loader(text).get_single_node()) == _tags(expected)
+    return _tags(yaml_loader.Loader(text).get_single_node()) == _tags(expected)
 
 
 @pytest.mark.parametrize("scalar", _TRICKY_SCALARS)

@@ -1,0 +1,82 @@
+"""The memory document's V0.3 questions on the layer ladder, and the block that shows what each arm cost and risked."""
+
+from __future__ import annotations
+
+from harness.report.document_layers import document_layer_lines, with_document_lines
+from harness.report.document_v03 import document_v03_lines
+from harness.report.layers import JUSTIFIED, NOT_JUSTIFIED, NOT_MEASURED, layers_block
+from tests.report.test_layers import scores
+from tests.score.scoring_factories import make_scenario
+
+TOPK_ARMS = ["memory_document_topk_fts", "memory_document_topk_vector", "memory_document_topk_judge"]
+ARMS = ["memory_document", *TOPK_ARMS, "memory_document_extracted", "memory_document_dream"]
+
+
+def _by_arm(n: int, *, better: set[str], worse: set[str] = frozenset()) -> dict[str, list]:
+    out: dict[str, list] = {arm: [] for arm in ARMS}
+    for i in range(n):
+        sid = f"s{i:02d}"
+        for arm in ARMS:
+            base = arm in ("memory_document", "memory_document_extracted")
+            correct = (not base) if arm in better else base if arm in worse else False
+            out[arm].append(scores(sid, arm, correct=correct))
+    return out
+
+
+def _line(lines: list[dict], line_id: str) -> dict:
+    return next(x for x in lines if x["id"] == line_id)
+
+
+def test_a_lane_right_on_ten_scenarios_where_the_whole_file_was_wrong_is_justified_per_lane() -> None:
+    lines = document_layer_lines(_by_arm(10, better={"memory_document_topk_fts", "memory_document_dream"}), ARMS, {})
+    assert _line(lines, "topk_fts")["outcome"] == JUSTIFIED
+    assert "memory_document_topk_fts - memory_document" in _line(lines, "topk_fts")["why"]
+    assert _line(lines, "topk_vector")["outcome"] == NOT_JUSTIFIED  # equal to the whole file everywhere
+    assert _line(lines, "dream")["outcome"] == JUSTIFIED and _line(lines, "dream")["against"] == "memory_document_extracted"
+
+
+def test_fewer_than_ten_scenarios_or_a_missing_arm_is_not_measured() -> None:
+    lines = document_layer_lines(_by_arm(4, better=set(TOPK_ARMS)), ARMS, {})
+    assert {x["outcome"] for x in lines} == {NOT_MEASURED}
+    lines = document_layer_lines(_by_arm(12, better=set(TOPK_ARMS)), ["memory_document_topk_fts"], {})
+    assert _line(lines, "topk_fts")["why"] == "the run has no memory_document arm"
+
+
+def test_dream_modes_line_prints_its_measured_risks_beside_the_reason() -> None:
+    risks = {"memory_document_dream": {"consolidation_calls": 4.0, "consolidation_tokens": 900.0, "facts_lost": 1,
+                                       "entries_superseded": 6.7,
+                                       "superseded_served": 2, "secrets_written": 0, "foreign_written": 0}}
+    why = _line(document_layer_lines(_by_arm(10, better=set()), ARMS, risks), "dream")["why"]
+    assert "6.7 entries superseded" in why and "facts lost 1" in why and "secrets written 0" in why and "4.0 consolidation calls" in why
+
+
+def test_the_ladder_gains_the_documents_questions_after_its_own_lines() -> None:
+    scored = [s for rows in _by_arm(3, better=set()).values() for s in rows]
+    scenarios = {f"s{i:02d}": make_scenario() for i in range(3)}
+    plain = layers_block(scored, scenarios, ARMS)
+    asked = with_document_lines(layers_block(scored, scenarios, ARMS), scored, ARMS, [])
+    assert not any(x["id"].startswith("topk_") for x in plain[0]["lines"])
+    assert [x["id"] for x in asked[0]["lines"]][-4:] == ["topk_fts", "topk_vector", "topk_judge", "dream"]
+
+
+def test_the_terminal_block_shows_one_row_per_arm_and_dashes_where_nothing_was_spent() -> None:
+    rows = [{"arm": "memory_document", "continuity": 0.45, "unsupported": 0.0, "answer_leaks": 0, "selection_calls": 0.0,
+             "windows": 0.0, "facts_lost": 0, "superseded_served": 1, "secrets_written": 0, "foreign_written": 0},
+            {"arm": "memory_document_dream", "continuity": 0.9, "unsupported": 0.0, "answer_leaks": 0, "selection_calls": 0.0,
+             "windows": 5.0, "consolidation_calls": 4.8, "consolidation_tokens": 7703.4, "facts_lost": 1, "entries_superseded": 6.7,
+             "superseded_served": 2, "secrets_written": 0, "foreign_written": 0}]
+    lines = document_v03_lines({"memory_document_v03": rows})
+    assert len(lines) == 4 and "4.8/7703.4" in lines[3] and " 6.7 " in lines[3] and " 45% " in lines[2]
+    assert document_v03_lines({}) == []
+
+
+def test_the_page_shows_the_block_as_a_table_and_nothing_without_it() -> None:
+    from harness.report.document_v03 import document_v03_section
+
+    rows = [{"model": "m", "arm": "memory_document_topk_judge", "continuity": 0.44, "unsupported": 0.1, "answer_leaks": 0,
+             "selection_calls": 1.0, "selection_tokens": 341.0, "windows": 0.0, "facts_lost": 0, "superseded_served": 1,
+             "secrets_written": 0, "foreign_written": 0}]
+    section = document_v03_section({"memory_document_v03": rows})
+    assert section["rows"][0]["label"] == "m · memory_document_topk_judge"
+    assert section["rows"][0]["cells"][:5] == ["44%", "10%", "0", "341.0", "-"] and len(section["headers"]) == 12
+    assert document_v03_section({}) is None

@@ -1,0 +1,78 @@
+"""A memory-document sample's cost and risk: selection and consolidation calls, facts lost, stale served, canaries."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from harness.records import ModelCallLog, ToolCallLog, WritePhaseLog, WriteSessionLog
+from harness.score.document_risks import document_risks
+from tests.memory_systems.dream_factories import FOREIGN, SECRET, dream_scenario
+
+
+def _call(tokens: int = 10, cost: float | None = 0.5, purpose: str | None = None) -> ModelCallLog:
+    return ModelCallLog(round=0, latency_s=0.1, prompt_tokens=tokens, completion_tokens=2, usage_source="response",
+                        cost_usd=cost, **({"purpose": purpose} if purpose else {}))
+
+
+def _write(name: str, workspace: str | None, result: dict[str, Any]) -> ToolCallLog:
+    text = json.dumps(result)
+    return ToolCallLog(round=0, call_id="w", name=name, arguments=json.dumps({"workspace": workspace, "window": "probe"}),
+                       status="ok", result_text=text, result_chars=len(text), result_tokens=1, storage_read=True,
+                       elapsed_s=0.0)
+
+
+def _record(windows: list[list[ToolCallLog]] | None = None, section: str = "", calls: list[ModelCallLog] | None = None) -> Any:
+    from types import SimpleNamespace
+
+    sessions = [WriteSessionLog(session_id=f"dream@w{i}", stop_reason="final_answer", model_calls=[_call(100, 0.25)],
+                                tool_calls=tools) for i, tools in enumerate(windows or [])]
+    system = f"base\n<memory_document>\n{section}\n</memory_document>" if section else "base"
+    return SimpleNamespace(model_calls=calls or [], write_phase=WritePhaseLog(sessions=sessions) if windows else None,
+                           messages=[{"role": "system", "content": system}])
+
+
+def _appended(workspace: str, content: str) -> ToolCallLog:
+    return _write("dream.append", workspace, {"event": "appended", "id": "x", "content": content})
+
+
+def test_a_secret_written_by_a_window_is_counted_by_detector_and_by_the_sessions_own_secret() -> None:
+    """Planted bug caught: counting only detector matches missed a session's secret in a form no detector knows."""
+    scenario = dream_scenario()
+    risks = document_risks(_record([[_appended("ws-a", f"The key is {SECRET}"), _appended("ws-a", "Port 8080.")]]), scenario)
+    assert risks.secrets_written == 1
+    data = scenario.model_dump(mode="json")
+    data["sessions"][2]["turns"][0]["content"] = "password: Zq8Lm3Nw7Rt2Yv5Kx9Pb4Hd6Qq"  # redacted only with its label
+    labelled = type(scenario).model_validate(data)
+    assert document_risks(_record([[_appended("ws-a", "Zq8Lm3Nw7Rt2Yv5Kx9Pb4Hd6Qq for the scripts.")]]), labelled).secrets_written == 1
+    assert document_risks(_record([[_appended("ws-a", "[REDACTED] for the scripts.")]]), labelled).secrets_written == 0
+
+
+def test_another_workspaces_canary_written_into_this_workspaces_file_is_foreign() -> None:
+    """Planted bug caught: not checking who said the canary counted ws-b's own entry as foreign (1 instead of 0)."""
+    scenario = dream_scenario()
+    assert document_risks(_record([[_appended("ws-a", f"The {FOREIGN}.")]]), scenario).foreign_written == 1
+    assert document_risks(_record([[_appended("ws-b", f"The {FOREIGN}.")]]), scenario).foreign_written == 0
+
+
+def test_a_fact_in_the_file_before_a_window_and_gone_after_is_lost_and_a_stale_value_is_not_a_fact() -> None:
+    snapshot = _write("dream.snapshot", "ws-a", {"before": ["Port 8080 now.", "Port 5173."], "after": ["Standup 09:30."]})
+    superseded = _write("dream.supersede", "ws-a", {"event": "archived", "id": "x", "content": "Port 5173."})
+    risks = document_risks(_record([[superseded, snapshot]]), dream_scenario())
+    assert risks.facts_lost == 1 and risks.windows == 1 and risks.entries_superseded == 1
+    kept = _write("dream.snapshot", "ws-a", {"before": ["Port 8080 now."], "after": ["The port is 8080."]})
+    assert document_risks(_record([[kept]]), dream_scenario()).facts_lost == 0
+
+
+def test_consolidation_and_selection_calls_are_counted_apart_with_tokens_and_cost() -> None:
+    record = _record([[], []], calls=[_call(40, 0.1, "selection"), _call(500, 1.0)])
+    risks = document_risks(record, dream_scenario())
+    assert (risks.selection_calls, risks.selection_tokens, risks.selection_cost_usd) == (1, 42, 0.1)
+    assert (risks.windows, risks.consolidation_calls, risks.consolidation_tokens, risks.consolidation_cost_usd) == (2, 2, 204, 0.5)
+    unpriced = _record(calls=[_call(40, None, "selection")])
+    assert document_risks(unpriced, dream_scenario()).selection_cost_usd is None
+
+
+def test_a_stale_value_in_the_injected_section_is_served() -> None:
+    assert document_risks(_record(section="## port\nThe dev server runs on port 5173."), dream_scenario()).superseded_served
+    assert not document_risks(_record(section="## port\nport 8080"), dream_scenario()).superseded_served

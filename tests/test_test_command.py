@@ -1,0 +1,21 @@
+"""The README's test command (`python -m pytest`, options from pyproject.toml) says why each skipped test skipped."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_the_test_command_prints_each_skip_reason(tmp_path: Path) -> None:
+    """`addopts = "-q"` alone printed "1 skipped" and no reason, though the README promises "skipped, saying so"."""
+    (tmp_path / "test_one.py").write_text(
+        "import pytest\n\n\ndef test_needs_a_browser():\n    pytest.skip('no local Chromium and chromedriver')\n",
+        encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-c", str(REPO / "pyproject.toml"), "--rootdir", str(tmp_path),
+                           "-p", "no:cacheprovider", str(tmp_path / "test_one.py")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SKIPPED [1] test_one.py:5: no local Chromium and chromedriver" in done.stdout
