@@ -241,10 +241,11 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "x"
 
 
-def log_identity(manifest: Any, model: str, arm: str) -> tuple[str, str, str]:
+def log_identity(manifest: Any, model: str, arm: str, run_dir: Path | None = None) -> tuple[str, str, str]:
     """(task_id, eval_id, file name) of the log of ``model`` x ``arm`` of a run; unique per run, model and arm.
 
-    The ids are digests of the run's id, start time and suite hash with the model and arm (no ``-`` or ``_``, as
+    The ids are digests of the run's id, start time, suite hash and folder (two runs of one folder name started in
+    the same second differ by where they lie) with the model and arm (no ``-`` or ``_``, as
     inspect_ai's own ids), and the file name follows inspect_ai's ``<timestamp>_<task>_<task_id>.eval``, so its
     listing, which parses the name before it reads a header, finds the same ``task_id`` as the header holds.
 
@@ -257,7 +258,8 @@ def log_identity(manifest: Any, model: str, arm: str) -> tuple[str, str, str]:
     import datetime as dt
     import hashlib
 
-    key = "\0".join((manifest.run_id, manifest.started_at, manifest.suite_hash, model, arm))
+    where = "" if run_dir is None else str(Path(run_dir).resolve())
+    key = "\0".join((manifest.run_id, manifest.started_at, manifest.suite_hash, where, model, arm))
     task_id = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:22]
     eval_id = hashlib.sha256(f"eval\0{key}".encode("utf-8", "surrogatepass")).hexdigest()[:22]
     try:
@@ -308,7 +310,7 @@ def export_inspect(run_dir: Path, out: Path, notes: list[str] | None = None) -> 
     for model in manifest.models:
         for arm in manifest.arms:
             mine = [r for r in records if r.model == model and r.arm == arm]
-            task_id, eval_id, file_name = log_identity(manifest, model, arm)
+            task_id, eval_id, file_name = log_identity(manifest, model, arm, run_dir)
             samples = [_sample(r, rows[r.sample_id], scenarios.get(r.scenario_id)) for r in mine]
             spec = EvalSpec(
                 run_id=manifest.run_id, eval_id=eval_id, created=manifest.started_at,
