@@ -149,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--unsupported-tolerance", type=float, metavar="X", help="allowed rise of the unsupported-claim rate, CI upper bound (default 0.02)")
     add_report_scenarios(p)
     p.add_argument("--redact", action="append", default=[], metavar="REGEX", help="the run's own --redact patterns again (run.json holds only their digests)")
+    p.add_argument("--max-cost-usd", type=usd_value, metavar="X", help="stop before a judge call (grading or calibration) whose worst case would take this report's judge spending past X (exit 3, nothing written; cached verdicts cost nothing)")
 
     p = sub.add_parser(
         "compare", help="per-metric and per-scenario differences between two runs; exit 1 on a regression",
@@ -244,7 +245,8 @@ EXIT_CODES = {
            "called), a record could not be written or calls kept timing out alone (resumable), 3 stopped by "
            "--max-cost-usd before an agent or judge call (resumable), 130/143 interrupted by Ctrl-C/SIGTERM (resumable)",
     "report": "0 built (and, with --gate, the verdict passed), 1 the verdict asks for it (--gate) or more errors "
-              "than --max-error-rate, 2 the folder does not exist or cannot be read, or a flag is wrong",
+              "than --max-error-rate, 2 the folder does not exist or cannot be read, or a flag is wrong, 3 stopped by "
+              "--max-cost-usd before a judge call",
     "import": "0 written, 2 the file does not exist or is not the benchmark's format, or OUT cannot be written",
     "history": "0 the page is written, 2 a folder does not exist or holds no run with a summary, or --out "
                "cannot be written",

@@ -47,7 +47,9 @@ def arm_fingerprint(arm: SystemArm, budget: RetrievalBudget, harness_version: st
     if contract["instructions"]["name"] not in ("legacy", "none"):
         payload["instructions"] = contract["instructions"]
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    facts = getattr(system, "fingerprint_facts", None)  # what identifies a served product (an MCP server's name, version)
     return {
+        **({"served": dict(facts())} if callable(facts) else {}),
         "system": system.name, "version": version, "write_mode": arm.write_mode,
         "retrieval_budget": budget.record(), "sees_session_times": sees,
         "config_hash": hashlib.sha256(text.encode("utf-8")).hexdigest(), "contract": contract,

@@ -98,9 +98,22 @@ def resolve_arm(name: str) -> SystemArm:
     plugins, problems = plugin_arms()
     if name in plugins:
         return plugins[name]
+    mcp = _mcp_arm(name)
+    if mcp is not None:
+        return mcp
     known = ", ".join(all_arms())
     broken = "".join(f"; a plug-in did not load: {problem}" for problem in problems)
     raise UnknownArmError(f"unknown arm {name!r}; known arms: {known}{broken}")
+
+
+def _mcp_arm(name: str) -> SystemArm | None:
+    """An MCP server config's arm (``mcp:<name>``, or a config's bare name), or None; a bad config is an unknown arm."""
+    from harness.memory_systems.mcp import McpConfigError, mcp_arm
+
+    try:
+        return mcp_arm(name)
+    except McpConfigError as exc:
+        raise UnknownArmError(str(exc)) from None
 
 
 def _instantiate(obj: object) -> MemorySystem:

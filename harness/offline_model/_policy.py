@@ -19,7 +19,7 @@ from harness.offline_model._candidates import (
     item_candidates,
     pick,
 )
-from harness.offline_model._reader import entries, generic_search_tool, search_arguments
+from harness.offline_model._reader import entries, generic_search_tool, narrower_terms, search_arguments
 from harness.offline_model._terms import QuestionTerms, analyze_question
 from harness.offline_model._turn import (
     GET_TOOL,
@@ -174,11 +174,18 @@ def respond(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None =
                     return _tool_call(SEARCH_TOOL, args, len(msgs))
 
     elif (generic := generic_search_tool(offered, descriptions(tools))) is not None:
-        # Another system's search tool: call it once, then read its entries as memory_search results.
-        if not any(c.name == generic for c in calls):
+        # Another system's search tool: call it with the question's terms; when that finds nothing, narrow the
+        # query to one salient term at a time (a product may match the query whole); read entries as memory_search's.
+        tried = [c for c in calls if c.name == generic]
+        if not tried:
             args = search_arguments(offered[generic], question.search_terms)
             if args is not None:
                 return _tool_call(generic, args, len(msgs))
+        elif not any(entries(c.result) for c in tried if error_of(c.result) is None):
+            for term in narrower_terms(question):
+                args = search_arguments(offered[generic], (term,))
+                if args is not None and args not in [c.arguments for c in tried]:
+                    return _tool_call(generic, args, len(msgs))
         for call in calls:
             if call.name == generic and error_of(call.result) is None:
                 call.name, call.result = SEARCH_TOOL, {"results": entries(call.result)}

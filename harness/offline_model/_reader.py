@@ -3,12 +3,16 @@
 When ``memory_search`` is not offered but another tool searches memory (its
 name or description says search, recall, find, lookup or query, and it takes
 one string such as ``query``, ``text``, ``topic`` or a ``terms`` array), the
-agent calls it once with the question's search terms (a string: the terms
-joined by spaces) and reads the results it returns: a JSON list under
-``results``, ``memories``, ``notes``, ``items`` or ``entries`` (or the result
-itself), each entry's text from ``content``/``text``/``value``/``body`` and
-its name from ``name``/``title``/``key`` (used like matched keys). Entries
-then compete exactly like ``memory_search`` items.
+agent calls it with the question's search terms (a string: the terms
+joined by spaces); when that returns no entry, it narrows the query to one
+salient term at a time (:func:`narrower_terms`; a product may match a query
+as one phrase), within its tool rounds. It reads the results returned: a
+JSON list under ``results``, ``memories``, ``notes``, ``items`` or
+``entries``, else the first field holding a list of objects (a graph's
+``entities``), else the result itself; each entry's text from
+``content``/``text``/``value``/``body``, else its lists of strings joined (a
+graph node's observations), and its name from ``name``/``title``/``key``
+(used like matched keys). Entries then compete exactly like ``memory_search`` items.
 """
 
 from __future__ import annotations
@@ -53,6 +57,8 @@ def entries(result: Any) -> list[dict[str, Any]]:
     if isinstance(result, dict):
         listed = next((result[k] for k in _LIST_KEYS if isinstance(result.get(k), list)), None)
         if listed is None:
+            listed = next((v for v in result.values() if isinstance(v, list) and v and all(isinstance(e, dict) for e in v)), None)
+        if listed is None:
             listed = [result] if any(isinstance(result.get(k), str) for k in _TEXT_KEYS) else []
     elif isinstance(result, list):
         listed = result
@@ -63,6 +69,9 @@ def entries(result: Any) -> list[dict[str, Any]]:
         if not isinstance(entry, dict):
             continue
         text = next((entry[k] for k in _TEXT_KEYS if isinstance(entry.get(k), str)), None)
+        if text is None:
+            lines = [s for v in entry.values() if isinstance(v, list) for s in v if isinstance(s, str) and s.strip()]
+            text = " ".join(lines) if lines else None
         name = next((entry[k] for k in _NAME_KEYS if isinstance(entry.get(k), str)), None)
         if text is None:
             continue
@@ -70,6 +79,13 @@ def entries(result: Any) -> list[dict[str, Any]]:
         observed = next((entry[k] for k in ("observedAt", "updatedAt", "createdAt") if isinstance(entry.get(k), int)), 0)
         out.append({"itemId": str(item_id), "content": text, "matchedKeys": [name] if name else [], "observedAt": observed})
     return out
+
+
+def narrower_terms(question: Any) -> list[str]:
+    """The question's terms one at a time for a narrower query: salient concepts' terms first, longest first."""
+    salient = {c.label.lower() for c in question.concepts if c.salient}
+    terms = [t for t in question.search_terms if len(t) >= 3]
+    return sorted(terms, key=lambda t: (t.lower() not in salient, -len(t)))
 
 
 def loads(text: str) -> Any:

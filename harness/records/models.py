@@ -279,6 +279,9 @@ class ArmFingerprint(_Record):
     embedder: dict[str, Any] | None = Field(
         None, description="The embedder the arm embeds with: source 'run' (the run's: model, prefix, dimensions) or 'own' "
                           "(a system that cannot take the run's, marked); absent for a system that embeds nothing")
+    served: dict[str, str] | None = Field(
+        None, description="A served product's identity (an MCP server arm: protocol, config file and SHA-256, the server's "
+                          "name and version from its initialize result); absent for every other system")
 
 
 class RunManifest(_Record):

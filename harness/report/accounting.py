@@ -19,6 +19,12 @@ and the systems table:
   is never made to look free by the other's work (the cached and uncached
   figures are reported apart).
 
+Tool calls, the same way for every system (a built-in Host, a plug-in, an
+MCP server): ``write_tool_calls`` and ``probe_tool_calls`` per sample,
+``tool_latency_p50_ms``/``tool_latency_p95_ms`` over every call of both
+phases, and ``disclosed_bytes``, the UTF-8 bytes of the probe's tool results
+the model was shown, per sample.
+
 A system that embeds nothing has no embedding figures (None); a record
 written before ``ingest`` was recorded has no ingest figures. A system whose
 fingerprint says it embeds with its own embedder, not the run's, is marked
@@ -39,6 +45,7 @@ ACCOUNTING_COLUMNS = (
     ("ingest", "ingest s / sample"),
     ("embedding", "embed calls · s / sample (uncached s)"),
     ("embedding_cost", "embed tokens · cost / sample"),
+    ("tool_calls", "tool calls write · probe / sample, p50 / p95 ms, bytes shown"),
 )
 _INGEST = ("open_s", "write_s")
 _PAID = ("calls", "texts", "cached", "tokens", "cost_usd", "latency_s")
@@ -53,11 +60,18 @@ def accounting_by_arm(records: Iterable[Any]) -> dict[tuple[str, str], dict[str,
     ingest: dict[tuple[str, str], list[tuple[float, float]]] = {}
     embedding: dict[tuple[str, str], list[dict[str, float]]] = {}
     counted: dict[tuple[str, str], int] = {}
+    calls: dict[tuple[str, str], list[tuple[int, int, int]]] = {}
+    latencies: dict[tuple[str, str], list[float]] = {}
     for record in records:
         if record.status != "ok":
             continue
         key = (str(record.model), str(record.arm))
         counted[key] = counted.get(key, 0) + 1
+        phase, probe = getattr(record, "write_phase", None), list(getattr(record, "tool_calls", None) or [])
+        written = [c for s in (phase.sessions if phase is not None else []) for c in s.tool_calls]
+        shown = sum(len(c.result_text.encode("utf-8")) for c in probe)
+        calls.setdefault(key, []).append((len(written), len(probe), shown))
+        latencies.setdefault(key, []).extend(float(c.elapsed_s) for c in [*written, *probe])
         log = getattr(record, "ingest", None)
         if log is not None:
             ingest.setdefault(key, []).append((float(log.open_s), float(log.write_s)))
@@ -84,8 +98,26 @@ def accounting_by_arm(records: Iterable[Any]) -> dict[tuple[str, str], dict[str,
             "embedding_s_uncached": None if paid_s is None or saved_s is None else paid_s + saved_s,
             "embedding_tokens_uncached": None if not rows else (per("tokens") or 0.0) + (per("saved_tokens") or 0.0),
             "embedding_cost_usd_uncached": None if not rows else (per("cost_usd") or 0.0) + (per("saved_cost_usd") or 0.0),
+            **_tool_figures(calls.get(key, []), latencies.get(key, [])),
         }  # fmt: skip
     return out
+
+
+def _quantile(values: list[float], q: float) -> float:
+    """The ``q`` quantile of ``values`` (linear between the nearest ranks)."""
+    ordered = sorted(values)
+    at = q * (len(ordered) - 1)
+    low = int(at)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (at - low)
+
+
+def _tool_figures(per_sample: list[tuple[int, int, int]], latencies: list[float]) -> dict[str, float | None]:
+    """Per-sample means of write and probe tool calls and bytes shown, and the calls' latency quantiles in ms."""
+    mean = lambda i: _mean([float(s[i]) for s in per_sample])  # noqa: E731
+    return {"write_tool_calls": mean(0), "probe_tool_calls": mean(1), "disclosed_bytes": mean(2),
+            "tool_latency_p50_ms": _quantile(latencies, 0.5) * 1000 if latencies else None,
+            "tool_latency_p95_ms": _quantile(latencies, 0.95) * 1000 if latencies else None}
 
 
 def _seconds(value: Any) -> str:
@@ -105,4 +137,10 @@ def accounting_cells(row: Mapping[str, Any]) -> dict[str, str]:
     cost_text = "—"
     if fmt.is_number(tokens):
         cost_text = f"{tokens:,.0f} · ${cost:.4f}" if fmt.is_number(cost) else f"{tokens:,.0f}"
-    return {"ingest": _seconds(row.get("ingest_s")), "embedding": embedding, "embedding_cost": cost_text}
+    calls = "—"
+    if fmt.is_number(row.get("write_tool_calls")) and fmt.is_number(row.get("probe_tool_calls")):
+        p50, p95 = row.get("tool_latency_p50_ms"), row.get("tool_latency_p95_ms")
+        latency = f"{p50:.1f} / {p95:.1f}" if fmt.is_number(p50) and fmt.is_number(p95) else "—"
+        calls = (f"{row['write_tool_calls']:.1f} · {row['probe_tool_calls']:.1f}, {latency}, "
+                 f"{row.get('disclosed_bytes') or 0:,.0f}")
+    return {"ingest": _seconds(row.get("ingest_s")), "embedding": embedding, "embedding_cost": cost_text, "tool_calls": calls}

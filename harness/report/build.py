@@ -27,6 +27,7 @@ from harness.records import RESULTS_FILE, read_manifest
 from harness.report.judges import JUDGES_FOLDER, record_judge, sensitivity
 from harness.report.summary import build_summary, grounding_judge_for, hash_warnings, judge_for, pairwise_judge_for
 from harness.scenarios import Scenario, ShelfView
+from harness.score import judging
 
 
 class ReportError(Exception):
@@ -178,6 +179,7 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
         judge.api_base = judge_api_base
     if judge is not None:
         judge.budget = judge_budget  # shared by the grounding and pairwise judges
+        judge.timeout_s, judge.retries = _judge_limits(manifest.parameters)
     grounding = grounding_judge_for(judge)
     pairwise = pairwise_judge_for(judge) if pairwise_judge and judge is not None else None
     # The scenario hashes are checked on a second thread while the samples are scored: SHA-256 of a benchmark
@@ -185,8 +187,10 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
     # Nothing in scoring reads the warnings; they are added once both are done, last as before.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="scenario-hashes") as pool:
         hashing = pool.submit(hash_warnings, records, scenarios)
-        summary, samples = build_summary(manifest, records, scenarios, config=config, judge=judge, excluded=excluded,
-                                         warnings=warnings, grounding=grounding, inputs=inputs, pairwise=pairwise)
+        with judging() if judge is not None else contextlib.nullcontext():  # a heartbeat line while judges are called
+            summary, samples = build_summary(manifest, records, scenarios, config=config, judge=judge,
+                                             excluded=excluded, warnings=warnings, grounding=grounding, inputs=inputs,
+                                             pairwise=pairwise)
         changed = hashing.result()
     warnings += changed
     summary["run"]["warnings"] += changed
@@ -233,6 +237,17 @@ def _build_report(run_dir: Path, *, judge_model: str | None, exclude: Sequence[s
                          warnings=warnings, headlines=list(summary["headlines"]),
                          too_many_errors=error_rate is not None and error_rate > config.max_error_rate,
                          summary=summary)
+
+
+def _judge_limits(parameters: Mapping[str, Any]) -> tuple[float | None, int]:
+    """The run's ``--timeout`` and ``--retries`` (``run.json``; the defaults for a run that did not record them), which
+    every judge call of its report keeps to (:mod:`harness.score.judge_watch`)."""
+    from harness.defaults import RUN_DEFAULTS
+
+    timeout, retries = parameters.get("timeout_s", RUN_DEFAULTS.get("timeout_s")), parameters.get("retries", RUN_DEFAULTS.get("retries"))
+    timeout = float(timeout) if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0 else None
+    retries = int(retries) if isinstance(retries, int) and not isinstance(retries, bool) and retries >= 0 else 0
+    return timeout, retries
 
 
 def _gold_audit(paths: Sequence[str], scored: set[str]) -> dict[str, int] | None:

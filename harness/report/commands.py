@@ -24,6 +24,29 @@ def _thresholds_from_args(args: Any) -> VerdictConfig:
     return VerdictConfig(**values)
 
 
+def _judge_budget(args: Any) -> Any:
+    """``--max-cost-usd X``: a :class:`harness.run.budget.Budget` of X for this report's judge calls (grading and
+    calibration, each reserved at its worst case before it is made); None without the flag.
+
+    Raises:
+        ReportError: the flag without ``--judge-model`` (a report makes no other model call), or a judge model
+            litellm has no price for (its cost cannot be bounded).
+    """
+    limit = getattr(args, "max_cost_usd", None)
+    if limit is None:
+        return None
+    judge_model = getattr(args, "judge_model", None)
+    if not judge_model:
+        raise ReportError("--max-cost-usd caps the judge's calls, and a report makes no other model call; also pass "
+                          "--judge-model M, or drop --max-cost-usd")
+    from harness.run import PriceError, judge_budget
+
+    try:
+        return judge_budget(None, limit, judge_model)
+    except PriceError as exc:
+        raise ReportError(str(exc)) from None
+
+
 def run_in_progress(run_dir: Path) -> str | None:
     """Why ``run_dir`` must not be reported on now: a live ``run`` holds its lock (None when no writer lives).
 
@@ -63,7 +86,11 @@ def cli_report(args: Any) -> int:
     if busy is not None:
         print(f"recall-eval report: {busy}", file=sys.stderr)
         return 2
+    from harness.run import BudgetExceeded
+
+    budget = None
     try:
+        budget = _judge_budget(args)
         try:
             thresholds = _thresholds_from_args(args)
         except ValidationError as exc:
@@ -75,10 +102,17 @@ def cli_report(args: Any) -> int:
                                judge_preset=getattr(args, "judge_preset", None),
                                judge_prompt=getattr(args, "judge_prompt", None),
                                scenario_paths=getattr(args, "scenarios", None),
-                               pairwise_judge=bool(getattr(args, "pairwise_judge", False)))
+                               pairwise_judge=bool(getattr(args, "pairwise_judge", False)), judge_budget=budget)
     except (ReportError, ResultsError, JudgeError, ScenarioError, PaperMetricsError) as exc:
         print(terminal_text(f"recall-eval report: {exc}"), file=sys.stderr)  # a judge error quotes its provider
         return 2
+    except BudgetExceeded:
+        assert budget is not None
+        print(f"stopped: --max-cost-usd ${budget.limit_usd:,.4f} reached before the next judge call (this report's "
+              f"judge calls recorded ${budget.recorded_usd:,.4f}); the judge verdicts paid for are cached, and nothing was "
+              "written (the run's earlier report, if any, is untouched). Continue with the same `recall-eval report` "
+              "command and a higher --max-cost-usd: cached verdicts cost nothing again", file=sys.stderr)
+        return 3
     from harness.report.terminal import report_lines
 
     out, err = report_lines(outcome)  # the same words as the end of `recall-eval run`

@@ -53,11 +53,28 @@ def write_metrics_csv(run_dir: Path, metrics: Iterable[Mapping[str, Any]]) -> Pa
     return write_output(Path(run_dir) / METRICS_FILE, buffer.getvalue())
 
 
+#: ``scores.jsonl``'s row format: 2 holds each sample's whole :class:`harness.score.SampleScores` (and its place in
+#: the suite's protocol), so ``compare`` can aggregate the samples again and check ``summary.json``'s tables.
+SCORES_SCHEMA_VERSION = 2
+#: The fields of a ``scores.jsonl`` row that come first, as rows without ``schema_version`` (version 1) held them.
+SCORES_KEYS = ("sample_id", "scenario_id", "title", "category", "arm", "model", "epoch", "status", "outcome", "scores",
+               "session_retrieval", "ours_session_retrieval")
+
+
+def _scores_row(sample: Mapping[str, Any]) -> dict[str, Any]:
+    """One ``scores.jsonl`` row: the leading fields, then the rest of the sample's scores and its protocol groups."""
+    row = {k: sample.get(k) for k in SCORES_KEYS}
+    full = sample.get("sample_scores")
+    if full is None:  # a sample dict built by hand (tests, tools): the leading fields only
+        return row
+    rest = full.model_dump(mode="json", exclude=set(SCORES_KEYS))
+    return {"schema_version": SCORES_SCHEMA_VERSION, **row, **rest, "headline": sample.get("headline"),
+            "apart": list(sample.get("apart") or ())}
+
+
 def scores_text(samples: Iterable[Mapping[str, Any]]) -> str:
     """The text of ``scores.jsonl`` (its digest goes into ``summary.json`` before either is written)."""
-    keys = ("sample_id", "scenario_id", "title", "category", "arm", "model", "epoch", "status", "outcome", "scores",
-            "session_retrieval", "ours_session_retrieval")
-    lines = [json_text({k: s.get(k) for k in keys}) for s in samples]
+    lines = [json_text(_scores_row(s)) for s in samples]
     return "\n".join(lines) + ("\n" if lines else "")
 
 

@@ -67,6 +67,7 @@ def _sample_dict(record: SampleRecord, scenario: Scenario, scores: Any,
         "write_tokens": scores.write_prompt_tokens + scores.write_completion_tokens,
         "unsupported_kinds": dict(Counter(c.kind for c in claims)) if (claims := scores.unsupported_claims) else {},
         "expected": expected if expected is not None else _expected_dict(scenario),
+        "sample_scores": scores,  # written whole to scores.jsonl, so compare can aggregate it again
     }
 
 
@@ -97,7 +98,7 @@ def pairwise_judge_for(judge: Any) -> Any:
     from harness.score import PairwiseJudge
 
     return PairwiseJudge(model=judge.model, cache_dir=judge.cache_dir, complete=judge.complete, api_base=judge.api_base,
-                         budget=judge.budget)
+                         budget=judge.budget, timeout_s=judge.timeout_s, retries=judge.retries)
 
 
 def grounding_judge_for(judge: Any) -> Any:
@@ -107,7 +108,7 @@ def grounding_judge_for(judge: Any) -> Any:
     from harness.score import GroundingJudge
 
     return GroundingJudge(model=judge.model, cache_dir=judge.cache_dir, complete=judge.complete,
-                          api_base=judge.api_base, budget=judge.budget)
+                          api_base=judge.api_base, budget=judge.budget, timeout_s=judge.timeout_s, retries=judge.retries)
 
 
 def _judge_block(judge: Any, grounding: Any, judged: int, ungrounded: int) -> dict[str, Any] | None:
@@ -188,6 +189,9 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
         scenarios = _husks(scenarios, husks)
     agg_cfg = AggregateConfig(treatment_arm=config.treatment_arm, baseline_arm=config.baseline_arm, alpha=config.alpha)
     protocol = run_protocol(scored, scenarios, judged=judge is not None)
+    for sample in samples:  # each sample's place in the protocol, in scores.jsonl: the tables can be rebuilt from it
+        sample["headline"] = None if protocol is None else sample["scenario_id"] in protocol.headline_ids
+        sample["apart"] = [] if protocol is None else [name for name, ids in protocol.apart if sample["scenario_id"] in ids]
     tables = aggregate(scored, titles={sid: s.title for sid, s in scenarios.items()}, config=agg_cfg,
                        headline=None if protocol is None else protocol.headline_ids,
                        apart=None if protocol is None else dict(protocol.apart))

@@ -19,7 +19,7 @@ in-process (``direct``) so that an offline run never imports litellm.
 
 from harness.run.agent import AgentOutcome, ModelClient, ModelSettings, count_tokens, run_agent
 from harness.run.budget import BudgetExceeded, budget_stop
-from harness.run.calls import judge_budget
+from harness.run.calls import PriceError, judge_budget
 from harness.run.direct import needs_litellm
 from harness.run.folder import (
     EarlierAttempt,
@@ -36,10 +36,11 @@ from harness.run.options import RunOptions, RunOptionsError, now_iso, resolve_op
 from harness.run.plan import cli_plan, price_problem, start_line
 from harness.run.progress import RunProgress, record_flags
 from harness.run.responses import fault_note
+from harness.run.retry import RetryPolicy, is_transient
 from harness.run.runner import ctx_for, execute, redact, secret_values
 from harness.run.samples import SampleSpec, plan_samples, sample_seed
 from harness.run.shards import Shard, ShardError, parse_shard, shard_ids
-from harness.run.watchdog import stall_message
+from harness.run.watchdog import heartbeat_interval, stall_message
 from harness.run.workers import WorkerError, run_specs, start_server
 
 __all__ = [
@@ -59,6 +60,10 @@ __all__ = [
     "budget_stop",
     "fault_note",
     "judge_budget",
+    "PriceError",
+    "RetryPolicy",
+    "heartbeat_interval",
+    "is_transient",
     "check_fresh",
     "count_tokens",
     "cli_plan",

@@ -72,14 +72,16 @@ def model_call_log(completion: Completion, round_: int, model: str, messages: li
     )
 
 
-def _execute_call(host_run: MemoryRunLike | None, call: dict[str, Any], round_: int, model: str) -> ToolCallLog:
+async def _execute_call(host_run: MemoryRunLike | None, call: dict[str, Any], round_: int, model: str) -> ToolCallLog:
     name, arguments = call["function"]["name"], call["function"]["arguments"]
     if host_run is None:
         text = f"Error: no tool named {name!r} is available in this conversation."
         status, disclosed, storage_read, elapsed = "unknown_tool", [], False, 0.0
         arguments = arguments_text(arguments)
     else:
-        record = host_run.call(name, arguments)
+        # A system whose tools wait on another process (an MCP server) offers ``acall``: the loop runs on meanwhile.
+        acall = getattr(host_run, "acall", None)
+        record = await acall(name, arguments) if acall is not None else host_run.call(name, arguments)
         # The Host's record holds the arguments as a string whatever the provider sent (a dict is JSON-dumped).
         arguments = record.arguments
         text, status = record.result_text, str(record.status)
@@ -139,7 +141,7 @@ async def run_agent(
                 outcome.stop_reason = "max_tool_rounds"
                 return outcome
             for call in calls:
-                log = _execute_call(host_run, call, rounds, settings.model)
+                log = await _execute_call(host_run, call, rounds, settings.model)
                 outcome.tool_calls.append(log)
                 messages.append({"role": "tool", "tool_call_id": log.call_id, "content": log.result_text})
             rounds += 1

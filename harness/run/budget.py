@@ -18,7 +18,13 @@ runs it again; the run ends ``interrupted``.
 
 Judge calls (:mod:`harness.score.judge`) are reserved with
 :meth:`Budget.reserve_now`: they are made one at a time, so one that does not
-fit stops at once.
+fit stops at once. So are embedding requests (:mod:`harness.run.embeddings`):
+they are sent from inside a sample's synchronous memory code, where nothing
+can wait for calls in flight to settle, so one whose worst case (one token per
+UTF-8 byte of its inputs) does not fit what is left stops the run as a model
+call with nothing in flight does. (A run at many calls in flight with a cap
+nearly full of their reservations can therefore stop at an embedding a little
+before a model call would have; it never passes the cap.)
 
 With ``--workers N`` each worker holds ``1/N`` of what is left.
 """
@@ -118,11 +124,9 @@ class Budget:
                 raise self._refuse(model, estimate)
             await wait_in_line(self._waiters)  # a settle wakes every waiter to try again
 
-    def charge(self, cost_usd: float) -> None:
-        """Record the cost of a call made without a reservation: an embedding request, sent from inside a sample
-        where nothing can wait (its cost is a few tokens' worth; the next reservation sees it)."""
-        if math.isfinite(cost_usd) and cost_usd > 0:
-            self.recorded_usd += cost_usd
+    def price(self, model: str, price: Price) -> None:
+        """Add ``model``'s price (the embedding model's, which is not one of the run's models)."""
+        self.prices = {**self.prices, model: price}
 
     @property
     def waiting(self) -> int:
@@ -130,10 +134,14 @@ class Budget:
         return len(self._waiters)
 
     def _wake(self) -> None:
+        """Wake every waiting call; from another thread (an embedding of a write phase) through its loop."""
         waiters, self._waiters = self._waiters, []
         for waiter in waiters:
-            if not waiter.done():
-                waiter.set_result(None)
+            loop = waiter.get_loop()
+            if _running_loop() is loop:
+                _resolve(waiter)
+            else:
+                loop.call_soon_threadsafe(_resolve, waiter)
 
     def settle(self, model: str, reserved: float, cost_usd: float | None) -> None:
         """A reserved call finished (``cost_usd`` None: it failed and cost nothing).
@@ -153,6 +161,18 @@ class Budget:
         self.recorded_usd += cost_usd
         if reserved > 0 and cost_usd > reserved:
             self._scale[model] = max(self._scale.get(model, 1.0), cost_usd / reserved * self._scale.get(model, 1.0))
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _resolve(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 def recorded_cost(records: Iterable[Any]) -> float:

@@ -57,6 +57,12 @@ def prices(models: Iterable[str], router_config: Any = None) -> dict[str, Price 
     return out
 
 
+def embedding_price(model: str) -> Price:
+    """The price per input token of an embedding model; nothing for one litellm has no price for (a local server),
+    whose requests litellm then records as costing nothing too."""
+    return prices([model]).get(model) or Price(0.0, 0.0)
+
+
 def model_client(options: Any) -> tuple[ModelClient, list[str]]:
     """The client of one process, and the credential values its error messages must never show.
 
@@ -92,8 +98,9 @@ def model_client(options: Any) -> tuple[ModelClient, list[str]]:
     return ModelClient(cache, retry, router=router, routes=routes, limiter=limiter, budget=budget, concurrency=concurrency), secrets
 
 
-def judge_budget(run_dir: Path, limit_usd: float, judge_model: str) -> Budget:
-    """The budget of a run's judge calls: ``--max-cost-usd`` minus what the run's own calls recorded.
+def judge_budget(run_dir: Path | None, limit_usd: float, judge_model: str) -> Budget:
+    """The budget of a run's judge calls: ``--max-cost-usd`` minus what the run's own calls recorded in ``run_dir``
+    (``run``), or all of it (``run_dir`` None: ``report --max-cost-usd`` caps the judge calls of that report).
 
     Raises:
         harness.run.calls.PriceError: litellm has no price for ``judge_model`` (``run`` refuses that before any call).
@@ -105,5 +112,5 @@ def judge_budget(run_dir: Path, limit_usd: float, judge_model: str) -> Budget:
     if price is None:
         raise PriceError(f"--max-cost-usd: litellm's price map has no price for {judge_model} (--judge-model), so the "
                          "judge's cost cannot be bounded; drop --max-cost-usd or choose a priced judge")
-    spent = recorded_cost(scan_results(Path(run_dir) / RESULTS_FILE).records)
+    spent = 0.0 if run_dir is None else recorded_cost(scan_results(Path(run_dir) / RESULTS_FILE).records)
     return Budget(max(0.0, limit_usd - spent), {judge_model: price})

@@ -180,7 +180,8 @@ class LiteLLMEmbedder:
         self.cache = cache or EmbeddingCache(Path(".recall-eval-cache") / "embeddings", enabled=False)
         self.timeout_s = timeout_s
         self.retries = retries
-        #: The run's :class:`harness.run.budget.Budget` (``--max-cost-usd``), charged each request's cost.
+        #: The run's :class:`harness.run.budget.Budget` (``--max-cost-usd``): each request's worst case is reserved
+        #: before it is sent (:func:`worst_case_tokens`), then settled at what it cost.
         self.budget: Any = None
         self.dimensions: int | None = None  # known after the first embedding
         self._memory: dict[str, tuple[Any, Paid]] = {}  # key -> (float32 vector, what it cost), for the process
@@ -213,12 +214,20 @@ class LiteLLMEmbedder:
         for start in range(0, len(missing), BATCH_SIZE):
             chunk = missing[start : start + BATCH_SIZE]
             input_type = sent[chunk[0]][1]
+            inputs = [sent[i][0] for i in chunk]
+            reserved = self.budget.reserve_now(self.name, worst_case_tokens(inputs), 0) if self.budget is not None else 0.0
             began = time.perf_counter()
-            vectors, used, priced = self._request([sent[i][0] for i in chunk], input_type)
+            try:
+                vectors, used, priced = self._request(inputs, input_type)
+            except BaseException:
+                if self.budget is not None:
+                    self.budget.settle(self.name, reserved, None)  # not answered: nothing recorded
+                raise
             latency += time.perf_counter() - began
             calls, tokens, cost = calls + 1, tokens + used, cost + priced
             if self.budget is not None:
-                self.budget.charge(priced)
+                known = priced or self.budget.prices[self.name].cost(used, 0)
+                self.budget.settle(self.name, reserved, known if known or not reserved else reserved)
             share: Paid = ((time.perf_counter() - began) / len(chunk), round(used / len(chunk)), priced / len(chunk))
             for i, values in zip(chunk, vectors, strict=True):
                 vector = np.asarray(values, dtype=np.float32)
@@ -248,6 +257,12 @@ class LiteLLMEmbedder:
         except Exception as exc:  # noqa: BLE001 - every provider failure becomes one error naming the model
             raise EmbeddingError(f"embedding model {self.name!r}: {type(exc).__name__}: {exc}") from exc
         return _parse_reply(self.name, response, len(inputs))
+
+
+def worst_case_tokens(inputs: Sequence[str]) -> int:
+    """At least as many tokens as any provider counts for ``inputs``: one per UTF-8 byte (a byte-level tokenizer's
+    most) plus 8 per input for the marks a model adds around it."""
+    return sum(len(text.encode("utf-8", "surrogatepass")) + 8 for text in inputs)
 
 
 def _parse_reply(model: str, response: Any, expected: int) -> tuple[list[list[float]], int, float]:

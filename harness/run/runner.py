@@ -163,8 +163,11 @@ class _ConfigWatch:
         return False
 
 
-async def execute(specs: list[SampleSpec], ctx: SampleContext, emit: Callable[[SampleRecord], None]) -> tuple[str, dict[str, str]]:
+async def execute(specs: list[SampleSpec], ctx: SampleContext, emit: Callable[[SampleRecord], None], *,
+                  announce: Callable[[Any], None] | None = None) -> tuple[str, dict[str, str]]:
     """Run ``specs`` with bounded concurrency, handing each record to ``emit`` as it finishes.
+
+    ``announce`` (a worker's): the heartbeat's state goes there instead of to standard error.
 
     If ``emit`` raises (a record cannot be written), every other sample is
     cancelled at once, so no further model call starts, and the error is
@@ -197,7 +200,7 @@ async def execute(specs: list[SampleSpec], ctx: SampleContext, emit: Callable[[S
 
     from harness.run.watchdog import STALLED, Watchdog
 
-    watchdog = Watchdog(ctx.client, len(specs))  # a heartbeat line in every mode; stops a run its server cannot serve
+    watchdog = Watchdog(ctx.client, len(specs), announce=announce)  # a heartbeat in every mode; stops a stalled run
 
     async def one(spec: SampleSpec) -> None:
         async with semaphore:
@@ -263,8 +266,11 @@ def ctx_for(options: RunOptions, scenarios: list[Scenario], hashes: dict[str, st
 
     client, secrets = model_client(options)  # cache, retries; Router, rate limits and budget when asked for
     embedder = run_embedder(options)  # the vector arms' embedder (lexical unless --embedding-model)
-    if hasattr(embedder, "budget"):
-        embedder.budget = client.budget  # its requests count against --max-cost-usd too
+    if hasattr(embedder, "budget") and client.budget is not None:  # its requests are reserved against --max-cost-usd too
+        from harness.run.calls import embedding_price
+
+        client.budget.price(embedder.name, embedding_price(embedder.name))
+        embedder.budget = client.budget
     configure_embedder(embedder)
     configure_instructions(getattr(options, "instructions", None))  # every memory arm's instruction block (--instructions)
     secrets = [*secrets, *url_secrets(getattr(options, "embedding_api_base", None))]

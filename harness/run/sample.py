@@ -85,6 +85,9 @@ async def run_memory_sample(
     result = MemorySampleResult()
     started = time.perf_counter()
     instance = open_instance(arm, scenario, budget, current_embedder())
+    use_run_timeout = getattr(instance, "use_run_timeout", None)  # a system whose tools wait on a server (MCP)
+    if callable(use_run_timeout):
+        use_run_timeout(float(settings.timeout_s))
     opened = time.perf_counter()
     try:
         if arm.write_mode == "agent":

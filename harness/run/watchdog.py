@@ -9,7 +9,9 @@ second), in every mode::
 
     [recall-eval] still running: 9 of 60 samples done, 1 model call in flight (limit 1 of 8), 5 waiting; last timeout 31 s ago (12 in all)
 
-With ``--workers`` each worker prints its own line about its own samples.
+With ``--workers`` the workers print nothing: each sends its state (a
+:class:`Beat`) to the parent twice an interval, and the parent prints the one
+line of the run, with the totals across workers (``limit 8 of 8 across 2 workers``).
 
 When :data:`harness.run.concurrency.STALL_AFTER` calls in a row time out with
 only themselves in flight, asking again cannot help: the server is slower than
@@ -50,21 +52,66 @@ def _calls(count: int) -> str:
     return f"{count} model call" + ("" if count == 1 else "s")
 
 
+@dataclass(frozen=True)
+class Beat:
+    """What one process's heartbeat says: samples done and, with an in-flight limit, its calls and timeouts."""
+
+    done: int
+    in_flight: int | None = None
+    limit: int = 0
+    maximum: int = 0
+    waiting: int = 0
+    timeouts: int = 0
+    #: ``time.monotonic()`` of the last timeout (one clock for every process of the machine); None: none yet.
+    last_timeout_at: float | None = None
+    workers: int = 1
+
+    @classmethod
+    def of(cls, done: int, gate: Any, budget: Any) -> Beat:
+        """The state of one process: its done count, its in-flight limit ``gate`` and ``--max-cost-usd`` budget."""
+        if gate is None:
+            return cls(done)
+        waiting = gate.waiting + (budget.waiting if budget is not None else 0)
+        return cls(done, gate.in_flight, gate.limit, gate.maximum, waiting, gate.timeouts, gate.last_timeout_at)
+
+    @classmethod
+    def total(cls, done: int, beats: list[Beat]) -> Beat:
+        """The run's state from its workers' last beats (``done``: the records the parent has written)."""
+        known = [b for b in beats if b.in_flight is not None]
+        if not known:
+            return cls(done, workers=len(beats))
+        last = [b.last_timeout_at for b in known if b.last_timeout_at is not None]
+        return cls(done, sum(b.in_flight or 0 for b in known), sum(b.limit for b in known),
+                   sum(b.maximum for b in known), sum(b.waiting for b in known), sum(b.timeouts for b in known),
+                   max(last) if last else None, workers=len(beats))
+
+    def line(self, planned: int, now: float) -> str:
+        """The heartbeat line (see the module docstring).
+
+        Example:
+            >>> Beat(9).line(60, 0.0)
+            '[recall-eval] still running: 9 of 60 samples done'
+        """
+        text = f"[recall-eval] still running: {self.done} of {planned} samples done"
+        if self.in_flight is None:
+            return text
+        across = f" across {self.workers} workers" if self.workers > 1 else ""
+        text += (f", {_calls(self.in_flight)} in flight (limit {self.limit} of {self.maximum}{across}), "
+                 f"{self.waiting} waiting")
+        if self.last_timeout_at is None:
+            return text + "; no timeout yet"
+        return text + f"; last timeout {now - self.last_timeout_at:.0f} s ago ({self.timeouts} in all)"
+
+
 def heartbeat_line(done: int, planned: int, gate: Any, budget: Any, now: float) -> str:
-    """One heartbeat: samples done, calls in flight and waiting (for a place or for ``--max-cost-usd``), the last timeout.
+    """One heartbeat of one process: samples done, calls in flight and waiting (for a place or for ``--max-cost-usd``),
+    the last timeout.
 
     Example:
         >>> heartbeat_line(9, 60, None, None, 0.0)
         '[recall-eval] still running: 9 of 60 samples done'
     """
-    text = f"[recall-eval] still running: {done} of {planned} samples done"
-    if gate is None:
-        return text
-    waiting = gate.waiting + (budget.waiting if budget is not None else 0)
-    text += f", {_calls(gate.in_flight)} in flight (limit {gate.limit} of {gate.maximum}), {waiting} waiting"
-    if gate.last_timeout_at is None:
-        return text + "; no timeout yet"
-    return text + f"; last timeout {now - gate.last_timeout_at:.0f} s ago ({gate.timeouts} in all)"
+    return Beat.of(done, gate, budget).line(planned, now)
 
 
 def stall_message(timeout_s: float, max_tokens: int, resume: str) -> str:
@@ -85,6 +132,8 @@ class Watchdog:
     planned: int
     stream: TextIO | None = None
     every_s: float = field(default_factory=heartbeat_interval)
+    #: A worker's: each beat goes to the parent (which prints the run's one line) instead of being printed.
+    announce: Callable[[Beat], None] | None = None
     done: int = 0
     stalled: bool = False
     _task: asyncio.Task[None] | None = None
@@ -105,8 +154,12 @@ class Watchdog:
     async def _beat(self) -> None:
         gate, budget = getattr(self.client, "concurrency", None), getattr(self.client, "budget", None)
         while True:
-            await asyncio.sleep(self.every_s)
-            print(heartbeat_line(self.done, self.planned, gate, budget, time.monotonic()), file=self.stream or sys.stderr, flush=True)
+            await asyncio.sleep(self.every_s / 2 if self.announce is not None else self.every_s)
+            if self.announce is not None:
+                self.announce(Beat.of(self.done, gate, budget))
+            else:
+                print(heartbeat_line(self.done, self.planned, gate, budget, time.monotonic()),
+                      file=self.stream or sys.stderr, flush=True)
 
     def stop(self) -> None:
         if self._task is not None:

@@ -41,6 +41,8 @@ import dataclasses
 import multiprocessing
 import os
 import signal
+import sys
+import time
 from collections.abc import Callable
 from multiprocessing import connection
 from typing import Any
@@ -52,6 +54,7 @@ from harness.run.options import RunOptions
 from harness.run.progress import RunProgress, record_flags
 from harness.run.runner import ctx_for, execute, frozen_heap
 from harness.run.samples import SampleSpec
+from harness.run.watchdog import Beat, heartbeat_interval
 from harness.scenarios import Scenario
 
 _POLL_S = 0.2
@@ -153,6 +156,11 @@ class _Sender:
             lines, self._lines = self._lines, []
             self._conn.send(("records", lines))
 
+    def beat(self, beat: Beat) -> None:
+        """The worker's heartbeat state, for the parent's one line (its records sent first, so counts agree)."""
+        self.flush()
+        self._conn.send(("beat", beat))
+
 
 def _worker_main(
     index: int,
@@ -180,7 +188,7 @@ def _worker_main(
         sender = _Sender(conn)
 
         async def main() -> tuple[str, dict[str, str]]:
-            task = asyncio.create_task(execute(specs, ctx, sender))
+            task = asyncio.create_task(execute(specs, ctx, sender, announce=sender.beat))
             watchdog = asyncio.create_task(_watch_parent(task))
             try:
                 return await task
@@ -232,8 +240,10 @@ def run_in_workers(
         processes.append(process)
         conns[receiver] = index
     status, stopped, failures = "complete", {}, []
+    heartbeat = _Heartbeat(len(specs), count)
     try:
         while conns:
+            heartbeat.maybe_print()
             for conn in connection.wait(list(conns), timeout=_POLL_S):
                 index = conns[conn]
                 try:
@@ -249,6 +259,10 @@ def run_in_workers(
                 if message[0] == "records":
                     for flags, line in message[1]:
                         emit_line(line, flags)
+                    heartbeat.done += len(message[1])
+                    continue
+                if message[0] == "beat":
+                    heartbeat.beats[index] = message[1]
                     continue
                 del conns[conn]
                 if message[0] == "done":
@@ -266,6 +280,22 @@ def run_in_workers(
     if failures:
         raise WorkerError("; ".join(failures) + ". Finished samples are saved; continue with --resume.")
     return status, stopped
+
+
+class _Heartbeat:
+    """The parent's one heartbeat line of a run in workers, every :func:`heartbeat_interval` seconds, from their beats."""
+
+    def __init__(self, planned: int, workers: int) -> None:
+        self.planned, self.done, self.beats = planned, 0, {i: Beat(0) for i in range(workers)}
+        self.every_s = heartbeat_interval()
+        self.next_at = time.monotonic() + self.every_s
+
+    def maybe_print(self) -> None:
+        now = time.monotonic()
+        if now >= self.next_at:
+            self.next_at = now + self.every_s
+            total = Beat.total(self.done, list(self.beats.values()))
+            print(total.line(self.planned, now), file=sys.stderr, flush=True)
 
 
 def _stop(processes: list[Any], grace_s: float = 0.0) -> None:

@@ -10,7 +10,9 @@ summary's aggregate tables, the thresholds it records, and the run's health
 as the verified records give it: the plan in ``run.json``, the usable lines of
 ``results.jsonl`` and the error samples of ``scores.jsonl``. A verdict that
 does not follow is treated like a stale summary: compare rebuilds the report
-from the results (or refuses, naming the command, where it cannot).
+from the results (or refuses, naming the command, where it cannot). The tables
+themselves are first checked against the samples of ``scores.jsonl``
+(:mod:`harness.runs.table_check`), and the verdict is decided on the samples'.
 """
 
 from __future__ import annotations
@@ -42,11 +44,20 @@ def verdict_disagreement(summary: Mapping[str, Any], manifest: RunManifest, scan
     from harness.analysis import RunHealth, VerdictConfig, decide
     from harness.report import ReportInputs, planned_samples
 
+    from harness.runs.table_check import recomputed_tables, scores_format_problem, table_disagreement
+
     verdict = _dict(summary.get("verdict"))
     try:
         config = VerdictConfig(**_dict(verdict.get("config")))
     except (TypeError, ValueError) as exc:
         return f"its verdict.config cannot be read ({str(exc).splitlines()[0]})"
+    problem = scores_format_problem(scores)
+    if problem is not None:
+        return problem
+    tables = recomputed_tables(scores, config)  # decided on the samples' tables, never on the file's
+    problem = table_disagreement(summary, tables)
+    if problem is not None:
+        return problem
     inputs = ReportInputs(records=scan.records, planned=planned_samples(manifest),
                           present=len(scan.records) - len(foreign), run_status=manifest.status,
                           problems=list(scan.problems), torn_last_line=scan.torn_last_line)
@@ -55,7 +66,7 @@ def verdict_disagreement(summary: Mapping[str, Any], manifest: RunManifest, scan
                        samples=len(scores))
     protocol = summary.get("protocol")
     headline = str(_dict(protocol).get("description") or "") if protocol is not None else None
-    decided = decide(summary, {str(row.get("model")) for row in scores}, config, health=health, headline=headline)
+    decided = decide(tables, {str(row.get("model")) for row in scores}, config, health=health, headline=headline)
     claimed = verdict.get("status")
     if decided["status"] != claimed:
         return (f"its verdict.status {claimed!r} does not follow from its metrics and the run's records, which "

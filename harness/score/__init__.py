@@ -24,6 +24,7 @@ from harness.score.abstention import find_abstention, is_abstention, outside_abs
 from harness.score.grounding import GroundingJudge, GroundingVerdict, visible_context
 from harness.score.judge import DEFAULT_CACHE_DIR, Judge, JudgeError, JudgeVerdict, calibrate, expected_facts
 from harness.score.judge_calls import calibrating, usage_block
+from harness.score.judge_watch import judging
 from harness.score.judge_presets import PRESETS as JUDGE_PRESETS
 from harness.score.judge_presets import JudgePrompt, JudgePromptError, judge_prompt
 from harness.score.matching import check_answer, contains, normalize_text, token_f1
@@ -57,6 +58,7 @@ from harness.score.writes import failure_stage, write_path_blocks
 __all__ = [
     "DocumentRisks",
     "document_risks",
+    "judging",
     "session_figures",
     "session_metric_order",
     "CLAIM_KINDS",

@@ -108,12 +108,21 @@ def out_of_scope_attempts(record: SampleRecord, scenario: Scenario) -> list[str]
     return attempts
 
 
+def _model_written(record: SampleRecord) -> bool:
+    """Whether a model wrote the memory (an agent's or a product's own extraction): a write phase with model calls.
+
+    A write phase without one (an MCP server's template writes of the scenario's items) stores the scenario's
+    own units, whose disclosures are attributed to its item ids: retrieval is scored as for a seeded arm.
+    """
+    return record.write_phase is not None and any(s.model_calls for s in record.write_phase.sessions)
+
+
 def retrieval(record: SampleRecord, scenario: Scenario) -> tuple[list[str], float | None, float | None]:
     """(retrieved ids in first-seen order, precision, recall); see the module conventions."""
     retrieved: list[str] = []
     for call in record.tool_calls:
         retrieved += [i for i in call.disclosed_item_ids if i not in retrieved]
-    if not record.tools_offered or record.write_phase is not None:
+    if not record.tools_offered or _model_written(record):
         # An agent-written memory holds its own records, not the scenario's items: ids are not comparable.
         return retrieved, None, None
     relevant = set(scenario.expect.relevant_items)

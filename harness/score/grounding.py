@@ -30,7 +30,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -41,7 +40,6 @@ from harness.score.judge import (
     JudgeError,
     JudgeModel,
     cache_key,
-    litellm_complete,
     load_labelled,
     rates,
     recall_cached,
@@ -171,7 +169,7 @@ class GroundingJudge(JudgeModel):
         key = cache_key(self.model, PROMPT_VERSION, messages)
         found = recall_cached(self._memory, Path(self.cache_dir), key, GroundingVerdict)
         if found is None:
-            complete = self.complete or partial(litellm_complete, api_base=self.api_base, max_tokens=_MAX_TOKENS)
+            complete = self.complete or self.litellm(_MAX_TOKENS)
             raw = judge_call(self, messages, complete, max_tokens=_MAX_TOKENS)
             self.calls += 1
             claims, error = parse_findings(raw)

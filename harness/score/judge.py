@@ -100,6 +100,15 @@ class JudgeModel:
     budget: Any = None
     phase: str = "grading"
     usage: dict[str, Any] = field(default_factory=dict)
+    #: Each try's limit in seconds (the run's ``--timeout``; None: litellm's own) and the tries after the first
+    #: on a transient error (the run's ``--retries``): :mod:`harness.score.judge_watch`.
+    timeout_s: float | None = None
+    retries: int = 0
+
+    def litellm(self, max_tokens: int = 0) -> Complete:
+        """The completer of this judge's litellm calls: its endpoint, ``max_tokens``, timeout and retries."""
+        return partial(litellm_complete, api_base=self.api_base, max_tokens=max_tokens or _MAX_TOKENS,
+                       timeout_s=self.timeout_s, retries=self.retries)
 
 
 @dataclass
@@ -144,7 +153,7 @@ class Judge(JudgeModel):
         if found is not None:
             self.cached += 1
             return found
-        raw = judge_call(self, messages, self.complete or partial(litellm_complete, api_base=self.api_base), max_tokens=_MAX_TOKENS)
+        raw = judge_call(self, messages, self.complete or self.litellm(_MAX_TOKENS), max_tokens=_MAX_TOKENS)
         self.calls += 1
         verdict, reason = parse(raw)
         result = JudgeVerdict(verdict=verdict, reason=reason, raw=raw, model=self.model,
@@ -241,16 +250,29 @@ def parse_verdict(raw: str) -> tuple[Literal["pass", "fail"], str]:
 
 
 def litellm_complete(model: str, messages: list[dict[str, str]], *, api_base: str | None = None,
-                     max_tokens: int = _MAX_TOKENS) -> JudgeReply:
-    """One temperature-0 completion through litellm, with its usage and cost; any provider error becomes a :class:`JudgeError`."""
+                     max_tokens: int = _MAX_TOKENS, timeout_s: float | None = None, retries: int = 0) -> JudgeReply:
+    """One temperature-0 completion through litellm, with its usage and cost: each try bounded by ``timeout_s``,
+    transient errors tried ``retries`` more times (:func:`harness.score.judge_watch.watched_call`); an error that
+    remains becomes a :class:`JudgeError`."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
-    extra = {"api_base": api_base} if api_base else {}
+    from harness.score.judge_watch import watched_call
+
+    extra: dict[str, Any] = {"api_base": api_base} if api_base else {}
+    if timeout_s:
+        extra["timeout"] = timeout_s
+
+    def attempt() -> Any:  # the SDK's own retries off: the tries are counted here
+        return litellm.completion(model=model, messages=sendable(messages), temperature=0, max_tokens=max_tokens,
+                                  max_retries=0, **extra)
+
     try:
-        response = litellm.completion(model=model, messages=sendable(messages), temperature=0, max_tokens=max_tokens, **extra)
+        response = watched_call(attempt, retries=retries, timeout_s=timeout_s)
     except Exception as exc:  # provider errors come in many classes
-        raise JudgeError(f"judge model {model!r} failed: {type(exc).__name__}: {exc}") from None
+        tries = f" after {retries + 1} tries" if retries else ""
+        limit = f" (--timeout {timeout_s:g} s a try)" if timeout_s else ""
+        raise JudgeError(f"judge model {model!r} failed{tries}{limit}: {type(exc).__name__}: {exc}") from None
     return reply_of(response, model, messages)
 
 

@@ -7,7 +7,12 @@ bounded (:func:`contains`): "no" is not in "know", "2" is not in "12" or
 "2.5". Regexes run with IGNORECASE on the raw answer.
 Unicode format characters (category Cf: zero-width space, soft hyphen, bidi
 marks) are dropped from both sides first, for strings and regexes alike, so
-``North\u200bwind`` states "Northwind" (and leaks it).
+``North\u200bwind`` states "Northwind" (and leaks it). The code-point
+matching itself is :mod:`harness.score.needles`. A ``must_not_contain``
+string is also found as a reader sees it (:func:`harness.score.visible.shows`:
+default-ignorables, rendered markup and homoglyphs folded), so an answer
+cannot hide a forbidden string with a joiner or a Cyrillic letter; the
+positive checks stay on code points (``2O1O`` does not state ``2010``).
 ``must_contain_groups``: every group must match, in any order; a group
 matches when any one of its strings (synonyms) appears, by the same rule.
 :func:`token_f1` is LoCoMo's informational token F1.
@@ -19,99 +24,15 @@ import re
 import string
 import unicodedata
 from collections import Counter
-from functools import lru_cache
-from typing import TYPE_CHECKING
 
 from harness.scenarios import AnswerCheck, Scenario
 from harness.score.abstention import outside_abstention
-from harness.score.superseded import occurrences
+from harness.score.needles import contains, find_spans, is_short_needle, normalize_text
+from harness.score.visible import shows
 from memory_tools import strip_format_characters
 
-if TYPE_CHECKING:
-    pass
-
-
-
-
-_WS_RE = re.compile(r"\s+")
-
-
-def _normalized(text: str) -> str:
-    folded = unicodedata.normalize("NFKC", strip_format_characters(text)).casefold().replace("\u2019", "'").replace("\u2018", "'")
-    return _WS_RE.sub(" ", folded).strip()
-
-
-#: Texts longer than this many characters (an answer pasted whole, every oracle item of a question joined)
-#: are remembered only a few at a time: 8,192 of them held ~180 MB through a LongMemEval S report.
-LONG_TEXT = 4096
-_normalized_short = lru_cache(maxsize=8192)(_normalized)
-_normalized_long = lru_cache(maxsize=8)(_normalized)  # one check asks for its answer once per string it needs
-
-
-def normalize_text(text: str) -> str:
-    """Format characters (Cf: zero-width, soft hyphen) dropped, NFKC, casefold, typographic apostrophes to ``'``, whitespace collapsed."""
-    return (_normalized_short if len(text) <= LONG_TEXT else _normalized_long)(text)
-
-
-_NUMBER_RE = re.compile(r"[+-]?\d+(?:[.,:' ]\d+)*%?")
-#: A letter or digit of a script that separates words with spaces (CJK characters are left out: no spaces there).
-_WORDISH = r"[^\W_\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]"
-
-
-def is_short_needle(needle: str) -> bool:
-    """True when ``needle`` (normalized) is matched word-bounded: 3 characters or fewer, or a lone number.
-
-    Such strings occur inside unrelated words ("no" in "know", "2" in "12"),
-    so a substring hit is no evidence that the answer states them.
-    """
-    return len(needle) <= 3 or _NUMBER_RE.fullmatch(needle) is not None
-
-
-@lru_cache(maxsize=4096)
-def _bounded_pattern(needle: str) -> re.Pattern[str]:
-    """``needle`` with a boundary at each edge that is a letter or digit.
-
-    A digit edge may not touch another digit or continue as a decimal ("2" is
-    not in "12", "2.5" or "1,240"; it is in "2nd" and "python3.12" holds
-    "3.12"); a letter edge may not touch a letter or digit ("no" is not in
-    "know" or "not"). CJK neighbours never block a match.
-    """
-    head, tail = needle[0], needle[-1]
-    before = after = ""
-    if head.isdigit():
-        before = r"(?<!\d)(?<!\d[.,])"
-    elif head.isalnum():
-        before = f"(?<!{_WORDISH})"
-    if tail.isdigit():
-        after = r"(?!\d)(?![.,]\d)"
-    elif tail.isalnum():
-        after = f"(?!{_WORDISH})"
-    return re.compile(before + re.escape(needle) + after)
-
-
-def find_spans(text: str, needle: str) -> list[tuple[int, int]]:
-    """Every (start, end) of ``needle`` in ``text`` (both normalized); short needles word-bounded."""
-    if not needle:
-        return []
-    if is_short_needle(needle):
-        # The plain substring test first: it is far faster than the bounded pattern's scan of a long text.
-        return [m.span() for m in _bounded_pattern(needle).finditer(text)] if needle in text else []
-    return occurrences(text, needle)
-
-
-def contains(answer: str, needle: str) -> bool:
-    """Does ``answer`` state ``needle``? Both sides :func:`normalize_text`-ed; see :func:`is_short_needle`.
-
-    Example:
-        >>> contains("I don't know.", "No"), contains("No, you never mentioned it.", "no")
-        (False, True)
-    """
-    folded, haystack = normalize_text(needle), normalize_text(answer)
-    if not folded:
-        return True
-    if is_short_needle(folded):  # the substring test first, as in find_spans
-        return folded in haystack and _bounded_pattern(folded).search(haystack) is not None
-    return folded in haystack
+__all__ = ["check_answer", "contains", "find_spans", "is_short_needle", "normalize_text", "states_expected_fact",
+           "token_f1"]
 
 
 def check_answer(answer: str, check: AnswerCheck) -> tuple[bool, list[str]]:
@@ -128,7 +49,8 @@ def check_answer(answer: str, check: AnswerCheck) -> tuple[bool, list[str]]:
                  if group and not any(contains(answer, s) for s in group)]
     failures += [f"missing {s!r}" for s in check.must_contain_all if not contains(answer, s)]
     failures += [f"no match for /{p}/" for p in check.must_match if not re.search(strip_format_characters(p), answer, re.IGNORECASE)]
-    failures += [f"contains forbidden {s!r}" for s in check.must_not_contain if contains(answer, s)]
+    # a forbidden string hidden from the code points (ignorables, markup, homoglyphs) is still stated: harness.score.visible
+    failures += [f"contains forbidden {s!r}" for s in check.must_not_contain if shows(answer, s)]
     failures += [f"matches forbidden /{p}/" for p in check.must_not_match if re.search(strip_format_characters(p), answer, re.IGNORECASE)]
     return not failures, failures
 

@@ -35,13 +35,12 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from harness.score.judge import JudgeError, JudgeModel, cache_key, litellm_complete, recall_cached, store_cached
+from harness.score.judge import JudgeError, JudgeModel, cache_key, recall_cached, store_cached
 from harness.score.judge_calls import judge_call
 
 PROMPT_VERSION = "pairwise-v1"
@@ -156,7 +155,7 @@ class PairwiseJudge(JudgeModel):
         key = cache_key(self.model, PROMPT_VERSION, messages)
         found = recall_cached(self._memory, Path(self.cache_dir), key, PairwiseVerdict)
         if found is None:
-            complete = self.complete or partial(litellm_complete, api_base=self.api_base, max_tokens=_MAX_TOKENS)
+            complete = self.complete or self.litellm(_MAX_TOKENS)
             raw = judge_call(self, messages, complete, max_tokens=_MAX_TOKENS)
             self.calls += 1
             better, reason, readable = parse_preference(raw)

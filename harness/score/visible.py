@@ -37,7 +37,7 @@ from importlib import resources
 
 import regex
 
-from harness.score.matching import contains, find_spans
+from harness.score.needles import contains, find_spans
 
 #: Every Default_Ignorable_Code_Point (4,174 in Unicode 15-16): what a renderer draws as nothing.
 _DEFAULT_IGNORABLE = regex.compile(r"\p{Default_Ignorable_Code_Point}+")

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,46 @@ from tests.integration.conftest import DUMMY_KEY, SMOKE, _dummy_key, run_cli, se
 
 REPO = Path(__file__).resolve().parents[2]
 RECALL_EVAL = Path(sys.executable).with_name("recall-eval")
+
+
+#: The longest a fault test may run before it fails as hung (pytest-timeout's signal method: the test fails, the suite
+#: goes on). Generous: under a loaded machine real runs take minutes; a hang takes forever.
+FAULT_TEST_TIMEOUT_S = 900
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test of this folder without its own ``timeout`` marker gets :data:`FAULT_TEST_TIMEOUT_S`."""
+    here = Path(__file__).parent
+    for item in items:
+        if item.path.is_relative_to(here) and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(FAULT_TEST_TIMEOUT_S, method="signal"))
+
+
+def _dump_asyncio_tasks_too() -> None:
+    """On a timeout, pytest-timeout prints every other thread's stack; an in-process run hangs with its event loop
+    idle in the main thread, so also print each pending task's stack (what it is waiting on) of the loop running there."""
+    try:
+        import pytest_timeout
+    except ImportError:  # the test extra is not installed: no bound, as before
+        return
+    plain = pytest_timeout.dump_stacks
+
+    def dump_stacks(terminal: Any) -> None:
+        import asyncio
+
+        plain(terminal)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        for task in asyncio.all_tasks(loop):
+            terminal.write(f"asyncio task {task.get_name()}: {task!r}\n")
+            task.print_stack(file=sys.stderr)
+
+    pytest_timeout.dump_stacks = dump_stacks
+
+
+_dump_asyncio_tasks_too()
 
 
 def cli_env() -> dict[str, str]:

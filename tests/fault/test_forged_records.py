@@ -174,3 +174,69 @@ def test_compare_accepts_an_untouched_summary_without_rebuilding_it(tmp_path: Pa
     done = harness_cli("compare", a, b)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "verdict: A pass -> B pass" in done.stdout and (b / "summary.json").read_bytes() == before
+
+
+def _paste_tables_and_verdict(donor: Path, target: Path) -> None:
+    """``target``'s summary.json given the aggregate tables and verdict of ``donor``'s (digests left as they are)."""
+    from harness.runs.table_check import TABLES
+
+    taken = json.loads((donor / "summary.json").read_text(encoding="utf-8"))
+    edit_json(target / "summary.json", lambda s: s.update({k: taken[k] for k in (*TABLES, "verdict")}))
+
+
+def test_compare_recomputes_the_tables_a_forged_verdict_was_made_consistent_with(tmp_path: Path) -> None:
+    """B's summary.json given the tables and verdict of a run that passes (continuity's paired row, metrics and the
+    verdict all consistent; results, scores and digests unchanged): compare aggregates B's scores.jsonl again, names
+    the first forged field, rebuilds B's report and prints ``A fail -> B fail``, never ``B pass``."""
+    a = synthetic_run(tmp_path / "a", recall_right=2, history_right=2)  # no gain: fail
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+    passing = synthetic_run(tmp_path / "passing", recall_right=9, history_right=2)
+    _paste_tables_and_verdict(passing, b)
+    done = harness_cli("compare", a, b)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "verdict: A fail -> B fail" in done.stdout, done.stdout + done.stderr
+    assert "B pass" not in done.stdout
+    assert "but the samples of scores.jsonl give" in done.stdout + done.stderr
+    assert json.loads((b / "summary.json").read_text(encoding="utf-8"))["verdict"]["status"] == "fail"
+
+
+def test_compare_refuses_forged_tables_it_cannot_rebuild_without_its_judge(tmp_path: Path) -> None:
+    """The same consistent forgery in a run scored with a judge: exit 2 naming the forged field of the tables and the
+    `report --judge-model` command; no verdict line printed."""
+    a = synthetic_run(tmp_path / "a", recall_right=2, history_right=2)
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+    _paste_tables_and_verdict(synthetic_run(tmp_path / "passing", recall_right=9, history_right=2), b)
+    edit_json(b / "summary.json", lambda s: s.update(judge={"model": "openai/judge-x", "calls": 0, "cached": 0}))
+    done = harness_cli("compare", a, b)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "its metrics[" in done.stderr and "but the samples of scores.jsonl give" in done.stderr, done.stderr
+    assert "--judge-model openai/judge-x" in done.stderr and "verdict: A" not in done.stdout
+
+
+def test_compare_rebuilds_a_report_whose_scores_predate_whole_sample_scores(tmp_path: Path) -> None:
+    """B's scores.jsonl in the older format (no schema_version, only the leading fields) with its digest updated to
+    match, and its verdict forged to pass: compare cannot check the tables against it, so it rebuilds B's report
+    from the results and says why."""
+    import hashlib
+
+    from harness.report.outputs import SCORES_KEYS
+
+    a = synthetic_run(tmp_path / "a", recall_right=2, history_right=2)
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+    rows = [json.loads(line) for line in (b / "scores.jsonl").read_text(encoding="utf-8").splitlines()]
+    old = "".join(json.dumps({k: row[k] for k in SCORES_KEYS}) + "\n" for row in rows)
+    (b / "scores.jsonl").write_text(old, encoding="utf-8")
+
+    def forge(summary: dict) -> None:
+        _forge_verdict(summary)
+        summary["run"]["scores_sha256"] = hashlib.sha256(old.encode("utf-8")).hexdigest()
+
+    edit_json(b / "summary.json", forge)
+    done = harness_cli("compare", a, b)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "verdict: A fail -> B fail" in done.stdout, done.stdout + done.stderr
+    assert "schema_version None, not 2" in done.stdout + done.stderr
+    assert json.loads((b / "scores.jsonl").read_text(encoding="utf-8").splitlines()[0])["schema_version"] == 2

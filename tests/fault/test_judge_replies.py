@@ -43,3 +43,36 @@ def test_judge_server_rejecting_every_request_exits_2_naming_the_model(tmp_path,
         code = main(["report", str(run_dir), "--judge-model", "openai/fake", "--judge-api-base", server.base_url])
     err = capsys.readouterr().err
     assert code == 2 and "judge model 'openai/fake' failed" in err and "Traceback" not in err
+
+
+def test_a_judge_server_that_never_answers_is_given_up_after_the_runs_timeout_and_retries_with_a_heartbeat(tmp_path):
+    """A judge server that accepts each request and does not answer for 60 s, for a run made with `--timeout 1
+    --retries 1`: a real `report --judge-model` process tries each judge call twice at 1 s a try, prints the
+    heartbeat line while it waits, and exits 2 naming the model, the tries and the timeout (it used to wait as long
+    as the server kept the connection open, printing nothing)."""
+    import os
+    import subprocess
+    import sys
+
+    from harness.cli import main
+    from tests.fault.conftest import REPO, cli_env, finish
+    from tests.integration.conftest import SMOKE
+
+    run_dir = tmp_path / "run"
+    code = main(["run", "--scenarios", str(SMOKE), "--filter", "smoke-02*", "--arms", "history_only", "recall",
+                 "--out", str(run_dir), "--cache-dir", str(tmp_path / "cache"), "--no-progress", "--timeout", "1",
+                 "--retries", "1"])
+    assert code in (0, 1)
+    with FakeOpenAIServer(Script(mode="recall", delay_s=60)) as server:
+        env = cli_env() | {"PYTHONPATH": str(REPO), "RECALL_EVAL_HEARTBEAT_S": "0.4"}
+        proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "report", str(run_dir), "--judge-model",
+                                 "openai/gpt-4o-mini", "--judge-api-base", server.base_url], cwd=tmp_path, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        code, _, err = finish(proc, timeout=120)  # a hang fails here, clearly
+        judge_requests = len(server.requests)
+    assert code == 2 and "Traceback" not in err, err
+    assert "judge model 'openai/gpt-4o-mini' failed after 2 tries (--timeout 1 s a try): Timeout" in err, err
+    assert "[recall-eval] still judging: 0 judge calls answered, one in flight for" in err
+    assert "(try 2 of 2, --timeout 1 s)" in err and "last timeout" in err
+    assert judge_requests == 2
+    assert os.environ.get("RECALL_EVAL_HEARTBEAT_S") is None

@@ -132,3 +132,21 @@ def test_calls_that_keep_timing_out_alone_stop_the_run_naming_the_fix_and_resume
     assert code in (0, 1), err
     assert len(final) == 9 and {r.status for r in final} == {"ok"}
     assert json.loads((run_dir / "run.json").read_text(encoding="utf-8"))["status"] == "complete"
+
+
+def test_with_workers_the_run_prints_one_heartbeat_line_with_totals_across_them(tmp_path: Path, server: FakeOpenAIServer) -> None:
+    """Two workers on a one-slot server answering in 1.2 s, --no-progress, the heartbeat every 0.5 s: one line per
+    interval for the whole run (the parent's), counting all 6 samples and every worker's calls in flight (each worker
+    used to print its own line about its own 3 samples, two lines an interval)."""
+    server.script.serial, server.script.delay_s = True, 1.2
+
+    started = time.monotonic()
+    code, err, _ = _run_process(tmp_path, server, "--workers", "2", "--max-concurrency", "4", "--timeout", "10",
+                                heartbeat_s=0.5, scenario="smoke-0[12]*")
+    elapsed = time.monotonic() - started
+
+    beats = [line for line in err.splitlines() if line.startswith("[recall-eval] still running:")]
+    assert code in (0, 1), err
+    assert beats and all(re.match(r"\[recall-eval\] still running: \d of 6 samples done", b) for b in beats), beats
+    assert any(re.search(r"in flight \(limit \d of 4 across 2 workers\), \d+ waiting", b) for b in beats), beats
+    assert len(beats) <= elapsed / 0.5 + 1

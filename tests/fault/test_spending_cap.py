@@ -104,3 +104,52 @@ def test_judge_calls_at_a_small_cap_stop_the_run_before_spending_past_it(tmp_pat
     assert len(server.requests) * CALL_USD <= 0.03
     records = scan_results(out / RESULTS_FILE).records
     assert len(records) == 15 and {r.status for r in records} == {"ok"}
+
+
+def _report(cwd: Path, run: Path, *flags: str) -> tuple[int, str]:
+    """``recall-eval report RUN FLAGS`` as a real process in ``cwd`` (its judge cache folder is relative); (code, stderr)."""
+    env = cli_env() | {"PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "report", str(run), *flags], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    code, _, err = finish(proc, timeout=300)
+    return code, err
+
+
+def test_report_judge_calls_stop_at_its_own_cap_and_a_higher_cap_finishes_from_the_cache(tmp_path: Path, server: FakeOpenAIServer) -> None:
+    """`report --judge-model M --max-cost-usd 0.01` on a finished run (its judges, calibration included, would make ~90
+    calls, ~$0.06 at the usage the server reports): it stops with exit 3 before the judge call that would pass $0.01,
+    writes nothing (the run's report untouched), and the judge requests made cost no more than the cap; the same
+    command at $1 then finishes, asking the server again only for the verdicts not yet paid for."""
+    code, err, out = _run(tmp_path, server, "plain")
+    assert code in (0, 1), err
+    before = (out / "summary.json").read_bytes()
+    agent_requests = len(server.requests)
+    flags = (*JUDGE, "--judge-api-base", server.base_url)
+
+    code, err = _report(tmp_path, out, *flags, "--max-cost-usd", "0.01")
+    first = len(server.requests) - agent_requests
+    assert code == 3, err
+    assert "--max-cost-usd $0.0100 reached before the next judge call" in err and "Traceback" not in err
+    assert 0 < first and first * CALL_USD <= 0.01
+    assert (out / "summary.json").read_bytes() == before
+
+    code, err = _report(tmp_path, out, *flags, "--max-cost-usd", "1")
+    assert code in (0, 1), err
+    judge = json.loads((out / "summary.json").read_text(encoding="utf-8"))["judge"]
+    paid = sum(part["calls"] for part in (judge, judge["calibration"], judge["grounding"], judge["grounding"]["calibration"]))
+    assert len(server.requests) - agent_requests - first == paid  # the verdicts cached by the stopped report not asked again
+    assert first + paid > first * 2  # the first report really stopped short of the whole
+
+
+def test_report_max_cost_without_a_judge_or_with_an_unpriced_judge_is_one_line(tmp_path: Path, server: FakeOpenAIServer) -> None:
+    """`report --max-cost-usd` without --judge-model (a report makes no other call), or with a judge litellm has no
+    price for: one line naming the fix, exit 2, no request sent and nothing written."""
+    code, err, out = _run(tmp_path, server, "plain")
+    assert code in (0, 1), err
+    sent = len(server.requests)
+    code, err = _report(tmp_path, out, "--max-cost-usd", "1")
+    assert code == 2 and "also pass --judge-model M" in err and len(err.strip().splitlines()) == 1, err
+    code, err = _report(tmp_path, out, "--judge-model", "openai/no-such-priced-judge", "--judge-api-base",
+                        server.base_url, "--max-cost-usd", "1")
+    assert code == 2 and "no price for openai/no-such-priced-judge" in err and "Traceback" not in err, err
+    assert len(server.requests) == sent

@@ -19,7 +19,8 @@ with::
 Regenerate it for an intended change of what a run writes, and say so in the
 commit (issue 42 did: the probe as its own message changed the starter run's
 answers, and scores.jsonl and metrics.csv gained the session-retrieval figures
-of both populations). The runs import the ``harness`` on the child's path: run
+of both populations; issue 44 did: scores.jsonl rows hold each sample's whole scores, schema_version 2, so
+summary.json's scores_sha256 changed with it). The runs import the ``harness`` on the child's path: run
 the test with ``PYTHONPATH`` set to the checkout under test when another
 checkout is installed in the virtualenv, or it digests that one.
 

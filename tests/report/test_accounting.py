@@ -34,7 +34,7 @@ def test_each_arm_gets_per_sample_means_of_its_ok_samples() -> None:
     assert (mem0["embedding_calls"], mem0["embedding_texts"], mem0["embedding_tokens"]) == (3.0, 30.0, 75.0)
     assert mem0["embedding_s"] == pytest.approx(0.75) and mem0["embedding_cost_usd"] == pytest.approx(0.015)
     assert recall["ingest_s"] == pytest.approx(0.02) and recall["embedding_calls"] is None  # embeds nothing: no figure
-    assert accounting_cells(recall) == {"ingest": "0.02", "embedding": "—", "embedding_cost": "—"}
+    assert accounting_cells(recall) == {"ingest": "0.02", "embedding": "—", "embedding_cost": "—", "tool_calls": "0.0 · 0.0, —, 0"}
 
 
 def test_an_arm_served_from_anothers_cache_reports_what_it_would_have_cost_uncached() -> None:
@@ -76,3 +76,19 @@ def test_an_offline_run_records_ingest_for_every_arm_and_embeddings_for_the_vect
     systems = {row["arm"]: row for row in json.loads((out / "summary.json").read_text(encoding="utf-8"))["systems"]}
     assert systems["recall"]["ingest_s"] > 0 and systems["recall"]["embedding_calls"] is None
     assert systems["recall_vector"]["embedding_calls"] >= 1 and systems["recall_vector"]["embedding_s_uncached"] >= 0
+
+
+def _call(elapsed_s: float, text: str = "") -> Any:
+    return SimpleNamespace(elapsed_s=elapsed_s, result_text=text)
+
+
+def test_write_and_probe_tool_calls_their_latency_and_the_bytes_shown_are_per_sample_for_every_system() -> None:
+    write = SimpleNamespace(sessions=[SimpleNamespace(tool_calls=[_call(0.010), _call(0.030)]), SimpleNamespace(tool_calls=[_call(0.020)])])
+    first = _record("mcp:x")
+    first.write_phase, first.tool_calls = write, [_call(0.100, "é" * 10)]  # 20 bytes in UTF-8, 10 characters
+    second = _record("mcp:x")
+    second.write_phase, second.tool_calls = None, [_call(0.040, "abcd"), _call(0.050, "")]
+    row = accounting_by_arm([first, second])[("m", "mcp:x")]
+    assert (row["write_tool_calls"], row["probe_tool_calls"], row["disclosed_bytes"]) == (1.5, 1.5, 12.0)
+    assert row["tool_latency_p50_ms"] == pytest.approx(35.0) and row["tool_latency_p95_ms"] == pytest.approx(87.5)
+    assert accounting_cells(row)["tool_calls"] == "1.5 · 1.5, 35.0 / 87.5, 12"

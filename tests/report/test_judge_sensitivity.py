@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-import harness.score.grounding as grounding_module
 import harness.score.judge as judge_module
 from harness.cli import main
 from harness.report import build_report
@@ -35,7 +34,7 @@ class _ScriptedJudge:
 def scripted(monkeypatch):
     judge = _ScriptedJudge()
     monkeypatch.setattr(judge_module, "litellm_complete", judge)
-    monkeypatch.setattr(grounding_module, "litellm_complete", judge)
+    # the grounding judge calls litellm through JudgeModel.litellm, so judge_module's name is the one patched
 
     def agent_called(*args, **kwargs):
         raise AssertionError("a report called a model other than the judge")

@@ -28,7 +28,7 @@ def _scripted_judges(monkeypatch: pytest.MonkeyPatch, *, always: str | None = No
             return json.dumps({"unsupported": []})
         return json.dumps({"verdict": "fail", "reason": "scripted"})
 
-    for module in ("harness.score.judge", "harness.score.grounding", "harness.score.pairwise"):
+    for module in ("harness.score.judge",):  # every judge calls litellm through JudgeModel.litellm
         monkeypatch.setattr(f"{module}.litellm_complete", complete)
     return pairwise_prompts
 

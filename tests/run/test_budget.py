@@ -68,10 +68,26 @@ def test_the_recorded_cost_counts_the_write_phase_and_the_embeddings_and_never_a
     assert recorded_cost(records) == pytest.approx(0.033)
 
 
-def test_an_embedding_charge_counts_against_the_next_reservation() -> None:
+def test_an_embedding_models_price_is_added_and_its_reservation_counts_against_the_next_call() -> None:
     budget = Budget(1.0, {"m": Price(input=0.0, output=0.001)})
-    budget.charge(0.7)
-    budget.charge(float("nan"))
+    budget.price("embed", Price(input=0.001, output=0.0))
+    reserved = budget.reserve_now("embed", 700, 0)
     with pytest.raises(BudgetExceeded):
-        budget.reserve_now("m", 0, 400)  # 0.7 + 0.4 > 1.0
-    assert budget.recorded_usd == pytest.approx(0.7)
+        budget.reserve_now("m", 0, 400)  # 0.7 reserved + 0.4 > 1.0
+    budget.exhausted = False
+    budget.settle("embed", reserved, float("nan"))  # a cost not a number: charged as its reservation
+    assert budget.recorded_usd == pytest.approx(0.7) and budget.reserved_usd == 0
+
+
+def test_a_settle_from_another_thread_wakes_a_waiting_call_through_its_loop() -> None:
+    """An embedding of a write phase settles on a worker thread: the waiting call is woken on its own loop."""
+    async def scenario() -> float:
+        budget = Budget(1.0, {"m": Price(input=0.0, output=0.001)})
+        first = await budget.reserve("m", 0, 800)
+        waiting = asyncio.create_task(budget.reserve("m", 0, 800))
+        await asyncio.sleep(0)
+        assert budget.waiting == 1
+        await asyncio.to_thread(budget.settle, "m", first, 0.1)
+        return await asyncio.wait_for(waiting, 5)
+
+    assert asyncio.run(scenario()) == pytest.approx(0.8)

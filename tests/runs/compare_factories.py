@@ -63,6 +63,28 @@ def synthetic_run(path: Path, *, ids: list[str] | None = None, recall_right: int
 
 
 
+def edit_scores(run_dir: Path, change: Callable[[dict[str, Any]], Any]) -> None:
+    """``change`` each row of ``scores.jsonl``, then make ``summary.json`` agree with the rows: its aggregate tables
+    recomputed from them and its digest of them updated (a report built from those scores, as compare checks it)."""
+    import hashlib
+
+    from harness.analysis import VerdictConfig
+    from harness.runs.table_check import recomputed_tables
+
+    path = run_dir / "scores.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    for row in rows:
+        change(row)
+    text = "".join(json.dumps(row) + "\n" for row in rows)
+    path.write_text(text, encoding="utf-8")
+
+    def agree(summary: dict[str, Any]) -> None:
+        summary.update(recomputed_tables(rows, VerdictConfig(**summary["verdict"]["config"])))
+        summary["run"]["scores_sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    edit_json(run_dir / "summary.json", agree)
+
+
 def comparable_pair(root: Path) -> tuple[Path, Path]:
     """Two identical, comparable runs under ``root`` (B a copy of A) for a test to damage or change."""
     a = synthetic_run(root / "a")

@@ -21,7 +21,7 @@ from harness.runs.comparability import (
     recorded_budget,
     run_problems,
 )
-from tests.runs.compare_factories import comparable_pair, edit_json, synthetic_run
+from tests.runs.compare_factories import comparable_pair, edit_json, edit_scores, synthetic_run
 from tests.score.scoring_factories import make_record
 
 JUDGED = {"model": "openai/gpt-4o", "prompt": {"name": "strict", "version": "strict-v2"}}
@@ -300,12 +300,11 @@ def test_unreadable_result_lines_show_the_first_three_and_count_the_rest(pair, b
 def test_categories_only_one_run_has_are_listed_never_all(pair) -> None:
     a, b = pair
 
-    def rename(s: dict) -> None:
-        for row in s["metrics"]:
-            if row["category"] == "project_fact":
-                row["category"] = "knowledge_update"
+    def rename(row: dict) -> None:
+        if row["category"] == "project_fact":
+            row["category"] = "knowledge_update"
 
-    edit_json(b / "summary.json", rename)
+    edit_scores(b, rename)
     assert only_in(load_run(a), load_run(b)) == {"categories": (["project_fact"], ["knowledge_update"])}
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from harness.analysis import VerdictConfig, decide
+from harness.analysis import VerdictConfig
 from harness.records import read_manifest, scan_results
 from harness.runs.verdict_check import verdict_disagreement
 from tests.runs.compare_factories import synthetic_run
@@ -51,13 +51,18 @@ def test_a_models_status_edited_alone_is_named(failing: Path) -> None:
     assert why is not None and f"per_model[{model!r}].status 'pass'" in why and "decide 'fail'" in why
 
 
-def test_a_paired_row_edited_to_a_gain_changes_what_is_decided(failing: Path) -> None:
-    """The tables are what the verdict is decided from: a forged gain with the status left at fail disagrees."""
+def test_a_paired_row_edited_to_a_gain_is_named_against_the_samples_tables(failing: Path) -> None:
+    """The tables are aggregated again from scores.jsonl: a forged gain is named with the value the samples give,
+    whether or not the verdict was edited to match it."""
     summary, manifest, scan, scores = _inputs(failing)
     for row in summary["paired"]:
         if row["metric"] == "continuity_accuracy" and row.get("category", "all") == "all":
             row.update(diff=0.7, ci_low=0.5, ci_high=0.9)
-    assert "verdict.status 'fail'" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")
+    why = verdict_disagreement(summary, manifest, scan, [], scores) or ""
+    assert "paired[0].diff (model offline/reference, category all, metric continuity_accuracy) is 0.7" in why
+    assert "the samples of scores.jsonl give 0.0" in why
+    summary["verdict"]["status"] = "pass"
+    assert "is 0.7, but the samples" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")
 
 
 def test_a_sample_missing_from_the_results_makes_a_pass_incomplete(passing: Path, tmp_path: Path) -> None:
@@ -68,10 +73,24 @@ def test_a_sample_missing_from_the_results_makes_a_pass_incomplete(passing: Path
 
 
 def test_errors_counted_from_the_scores_make_a_pass_inconclusive(passing: Path) -> None:
+    """5 of 20 samples errors (above the 5% default), the summary's tables made to match them: inconclusive."""
+    from harness.runs.table_check import TABLES, recomputed_tables
+
     summary, manifest, scan, scores = _inputs(passing)
     for row in scores[:5]:
-        row["status"] = "error"  # 5 of 20 errors: above the 5% default
+        row["status"] = "error"
+    summary.update(recomputed_tables(scores, VerdictConfig()))
+    assert set(TABLES) <= summary.keys()
     assert "decide 'inconclusive'" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")
+
+
+def test_scores_in_the_older_format_or_damaged_are_named(passing: Path) -> None:
+    """Rows without schema_version 2 hold no whole sample scores; a row whose field has the wrong type is named."""
+    summary, manifest, scan, scores = _inputs(passing)
+    old = [{k: v for k, v in row.items() if k != "schema_version"} for row in scores]
+    assert "row 1 has schema_version None, not 2" in (verdict_disagreement(summary, manifest, scan, [], old) or "")
+    scores[3]["prompt_tokens"] = "many"
+    assert "scores.jsonl row 4: prompt_tokens:" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")
 
 
 def test_an_unreadable_threshold_block_is_named(passing: Path) -> None:
@@ -105,24 +124,17 @@ def test_the_verdicts_of_real_offline_runs_follow_with_a_protocol_and_with_exclu
     for run in (locomo, smoke):
         summary, manifest, scan, scores = _inputs(run)
         assert verdict_disagreement(summary, manifest, scan, [], scores) is None, run
-    # Under the protocol the verdict reads the headline rows, not `all`. Rows taken from real reports (so they are
-    # consistent whatever the decision rule): a clear gain and no rise in unsupported claims in `all`, no gain in the
-    # headline. Read on the headline that is not a pass; read on `all` it would be, and verdict_check must not.
+    # Under the protocol the tables have headline rows: scores.jsonl's per-sample headline flags rebuild them (a
+    # recomputation without them would miss those rows and disagree above). Rows forged from other real reports
+    # (a clear gain in `all`, none in the headline) are named against the samples' tables.
     summary, manifest, scan, scores = _inputs(locomo)
-    gain, flat = (_paired(_inputs(run)[0]) for run in (passing, failing))
+    assert any(row["category"] == "headline" for row in summary["paired"])
+    gain = _paired(_inputs(passing)[0])
     for row in summary["paired"]:
-        if row["arm_a"] == "history_only" and row["arm_b"] == "recall" and row["category"] in ("all", "headline"):
-            source = gain if row["category"] == "all" else flat
-            if row["metric"] in source:
-                row.update({k: v for k, v in source[row["metric"]].items() if k not in ("model", "category")})
-    decided = {reading: decide(summary, ["offline/reference"], VerdictConfig(), headline=reading)
-               for reading in (summary["protocol"]["description"], None)}
-    on_headline, on_all = decided.values()
-    assert on_headline["status"] != on_all["status"] == "pass"  # the forged rows make the reading matter
-    summary["verdict"]["status"] = on_headline["status"]
-    for model, verdict in summary["verdict"]["per_model"].items():
-        verdict["status"] = on_headline["per_model"][model]["status"]
-    assert verdict_disagreement(summary, manifest, scan, [], scores) is None
+        if row["arm_a"] == "history_only" and row["arm_b"] == "recall" and row["category"] == "all":
+            if row["metric"] in gain:
+                row.update({k: v for k, v in gain[row["metric"]].items() if k not in ("model", "category")})
+    assert "but the samples of scores.jsonl give" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")
 
 
 def _paired(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:

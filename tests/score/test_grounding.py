@@ -368,19 +368,20 @@ def test_a_new_prompt_version_does_not_reuse_cached_findings(tmp_path, monkeypat
 
 
 def test_without_a_completer_the_judge_calls_litellm_at_its_endpoint_with_room_for_a_list(tmp_path, monkeypatch):
-    from harness.score import grounding
+    from harness.score import judge as judge_module
 
     asked = []
 
-    def fake_litellm(model, messages, *, api_base=None, max_tokens=300):
-        asked.append((model, messages, api_base, max_tokens))
+    def fake_litellm(model, messages, *, api_base=None, max_tokens=300, timeout_s=None, retries=0):
+        asked.append((model, messages, api_base, max_tokens, timeout_s, retries))
         return '{"unsupported": ["CircleCI"]}'
 
-    monkeypatch.setattr(grounding, "litellm_complete", fake_litellm)
+    monkeypatch.setattr(judge_module, "litellm_complete", fake_litellm)
     context = [{"role": "user", "content": "Which CI?"}]
-    judge = GroundingJudge(model="local/qwen", cache_dir=tmp_path, api_base="http://127.0.0.1:8080/v1")
+    judge = GroundingJudge(model="local/qwen", cache_dir=tmp_path, api_base="http://127.0.0.1:8080/v1", timeout_s=9,
+                           retries=2)
     assert judge(context, "CircleCI.").unsupported == ["CircleCI"]
-    assert asked == [("local/qwen", build_messages(context, "CircleCI."), "http://127.0.0.1:8080/v1", 600)]
+    assert asked == [("local/qwen", build_messages(context, "CircleCI."), "http://127.0.0.1:8080/v1", 600, 9, 2)]
 
 
 def test_counts_add_up_over_fresh_and_cached_judgements(tmp_path):

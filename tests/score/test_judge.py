@@ -363,9 +363,9 @@ def test_the_judge_calls_litellm_at_temperature_zero_with_its_token_cap_and_endp
     assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"  # no price-map download
     litellm_complete("openai/gpt-x", messages)
     assert fake.calls == [
-        {"model": "openai/local", "messages": messages, "temperature": 0, "max_tokens": 300,
+        {"model": "openai/local", "messages": messages, "temperature": 0, "max_tokens": 300, "max_retries": 0,
          "api_base": "http://127.0.0.1:8012/v1"},
-        {"model": "openai/gpt-x", "messages": messages, "temperature": 0, "max_tokens": 300}]
+        {"model": "openai/gpt-x", "messages": messages, "temperature": 0, "max_tokens": 300, "max_retries": 0}]
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "False")  # the user's choice is kept
     litellm_complete("openai/gpt-x", messages)
     assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] == "False"

@@ -873,6 +873,30 @@ def test_forbidden_patterns_and_strings_see_through_format_characters(cf):
     assert failures == ["contains forbidden 'Postgres 13'", "matches forbidden /postgres\\s*13/"]
 
 
+#: ``Best regards`` written so a reader sees it while its code points differ (Cf characters were caught before).
+FORBIDDEN_EVASIONS = {
+    "combining grapheme joiner U+034F": "Best\u034f regards",
+    "hangul filler U+3164": "Best re\u3164gards",
+    "cyrillic e U+0435": "B\u0435st regards",
+    "markdown bold": "**Best** regards",
+    "html entity": "Best&#32;regards",
+}
+
+
+@pytest.mark.parametrize("name", FORBIDDEN_EVASIONS)
+def test_a_forbidden_string_a_reader_sees_is_forbidden_whatever_its_code_points(name):
+    """``must_not_contain`` matches what a reader sees (harness.score.visible): a default-ignorable, markup or a homoglyph
+    does not hide ``best regards``; the positive checks stay on code points."""
+    from harness.scenarios.models import AnswerCheck
+    from harness.score.matching import check_answer
+
+    check = AnswerCheck(must_contain_any=["cheers, lena"], must_not_contain=["best regards"])
+    passed, failures = check_answer(f"{FORBIDDEN_EVASIONS[name]},\nCheers, Lena", check)
+    assert not passed and failures == ["contains forbidden 'best regards'"]
+    assert check_answer("Kind wishes and the best, regardless.\nCheers, Lena", check) == (True, [])
+    assert check_answer("Ch\u0435ers, Lena", AnswerCheck(must_contain_any=["cheers, lena"]))[0] is False
+
+
 def test_long_texts_are_normalized_alike_but_not_remembered_by_the_thousand() -> None:
     """A text over LONG_TEXT characters (every oracle item of a question joined) goes to the small cache.
 
@@ -881,7 +905,7 @@ def test_long_texts_are_normalized_alike_but_not_remembered_by_the_thousand() ->
     """
     import uuid
 
-    from harness.score import matching
+    from harness.score import needles as matching  # the code-point matching and its caches
 
     tag = uuid.uuid4().hex[:8]
     long_text = tag + "Ｐｏｓｔｇｒｅｓ  15\n" * (matching.LONG_TEXT // 10)

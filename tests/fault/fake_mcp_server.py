@@ -1,0 +1,98 @@
+"""A fake MCP memory server for fault tests, built with the SDK's own server class (``mcp.server.MCPServer``).
+
+Run as a real subprocess: ``python fake_mcp_server.py``. It keeps notes in a
+JSON file (``FAKE_STORE``, default ``notes.json`` in its working folder) and
+offers ``save_note(text, workspace)``, ``search_notes(query, workspace)`` and
+``delete_note(text, workspace)``. ``FAKE_MODE`` picks the fault, applied to
+the named tool:
+
+- ``ok``: a correct server (search: notes of the workspace sharing a word with the query);
+- ``ignore_workspace``: search returns every workspace's notes;
+- ``hang``: search never answers; ``crash``: save writes to stderr and exits mid-call;
+- ``malformed``: search answers its request with a result that is not a CallToolResult;
+- ``huge``: search returns a result of ``FAKE_HUGE_BYTES`` (default 50 MB);
+- ``exit_at_start``: writes to stderr and exits before initializing.
+
+``FAKE_HTTP_PORT`` serves streamable HTTP on that port of 127.0.0.1 instead of stdio.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+MODE = os.environ.get("FAKE_MODE", "ok")
+STORE = Path(os.environ.get("FAKE_STORE", "notes.json"))
+
+if MODE == "exit_at_start":
+    sys.stderr.write("fake server: refusing to start (exit_at_start)\n")
+    sys.stderr.flush()
+    sys.exit(4)
+
+from mcp.server import MCPServer  # noqa: E402 - after the start-up fault, which must not need the SDK
+
+server = MCPServer("fake-memory")
+_WIRE = os.dup(1)  # the protocol pipe itself: the SDK diverts fd 1 to stderr while it serves
+
+
+def _load() -> list[dict[str, str]]:
+    return json.loads(STORE.read_text()) if STORE.exists() else []
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 3}
+
+
+@server.tool()
+def save_note(text: str, workspace: str) -> str:
+    """Save a note about the user to memory."""
+    if MODE == "crash":
+        sys.stderr.write("fake server: crashing mid-call (crash)\n")
+        sys.stderr.flush()
+        os._exit(3)
+    notes = _load() + [{"text": text, "workspace": workspace}]
+    STORE.write_text(json.dumps(notes))
+    return "saved"
+
+
+@server.tool()
+def delete_note(text: str, workspace: str) -> str:
+    """Delete a note from memory by its exact text."""
+    notes = _load()
+    kept = [n for n in notes if not (n["text"] == text and n["workspace"] == workspace)]
+    STORE.write_text(json.dumps(kept))
+    return f"deleted {len(notes) - len(kept)}"
+
+
+@server.tool()
+def search_notes(query: str, workspace: str) -> str:
+    """Search the user's notes in memory by words of the query."""
+    if MODE == "hang":
+        sys.stderr.write("fake server: hanging (hang)\n")
+        sys.stderr.flush()
+        while True:
+            time.sleep(3600)
+    if MODE == "huge":
+        return "x" * int(os.environ.get("FAKE_HUGE_BYTES", str(50 * 1024 * 1024)))
+    if MODE == "malformed":
+        sys.stderr.write("fake server: answering out of protocol (malformed)\n")
+        sys.stderr.flush()
+        for request_id in range(64):  # whichever id the pending call has gets a result that is no CallToolResult
+            line = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": {"content": "not a list", "isError": "no"}})
+            os.write(_WIRE, (line + "\n").encode())
+        while True:
+            time.sleep(3600)
+    wanted = _words(query)
+    notes = [n for n in _load() if MODE == "ignore_workspace" or n["workspace"] == workspace]
+    return json.dumps({"notes": [{"text": n["text"]} for n in notes if wanted & _words(n["text"])]})
+
+
+if __name__ == "__main__":
+    if os.environ.get("FAKE_HTTP_PORT"):  # streamable HTTP on 127.0.0.1 (the url transport)
+        server.run("streamable-http", host="127.0.0.1", port=int(os.environ["FAKE_HTTP_PORT"]))
+    else:
+        server.run("stdio")

@@ -1,0 +1,66 @@
+"""``--max-cost-usd`` and embedding requests, against the fake server's ``/v1/embeddings`` over real HTTP: each request's
+worst case is reserved before it is sent, so the cap is never passed by an embedding (they used to be charged after
+the request was made, which could pass the cap by a whole batch)."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.run.budget import Budget, BudgetExceeded
+from harness.run.calls import embedding_price
+from harness.run.embeddings import LiteLLMEmbedder, worst_case_tokens
+from tests.integration.fake_openai_server import FakeOpenAIServer
+
+MODEL = "openai/text-embedding-3-small"  # $0.02 per million input tokens in litellm's map
+
+
+def _batch(i: int) -> list[str]:
+    """Ten distinct texts of 1,000 words (the server counts 1,000 tokens each; the worst case is 5,008 each)."""
+    return [f"batch{i}text{j} " + "word " * 999 for j in range(10)]
+
+
+def test_embedding_requests_stop_before_their_worst_case_would_pass_the_cap(server: FakeOpenAIServer) -> None:
+    """A cap of $0.0025: each request of ten 1,000-word texts costs $0.0002 at the server's usage and may cost $0.001
+    at its worst case; requests go out while the worst case fits, the one that does not is never sent
+    (BudgetExceeded, the budget exhausted), and what was recorded never passes the cap."""
+    price = embedding_price(MODEL)
+    assert price.input > 0
+    budget = Budget(0.0025, {})
+    budget.price(MODEL, price)
+    embedder = LiteLLMEmbedder(MODEL, api_base=server.base_url, retries=0)
+    embedder.budget = budget
+    made = 0
+    with pytest.raises(BudgetExceeded):
+        for i in range(20):
+            embedder.embed(_batch(i), "passage")
+            made += 1
+            assert budget.recorded_usd <= 0.0025
+    sent = [seen for seen in server.requests if "/embeddings" in seen.path]
+    assert len(sent) == made == 8  # 8 x $0.0002 recorded + the next $0.001 worst case > $0.0025
+    assert budget.exhausted and budget.in_flight == 0 and budget.reserved_usd == 0
+    assert abs(budget.recorded_usd - made * 10 * 1000 * price.input) < 1e-12
+
+
+def test_a_failed_embedding_request_gives_its_reservation_back(server: FakeOpenAIServer) -> None:
+    """A request the server fails (503) records nothing and leaves nothing reserved: a later request still fits."""
+    from memory_tools import EmbeddingError
+
+    budget = Budget(0.01, {})
+    budget.price(MODEL, embedding_price(MODEL))
+    embedder = LiteLLMEmbedder(MODEL, api_base=server.base_url, retries=0)
+    embedder.budget = budget
+    server.script.embedding_fail_status = 503
+    with pytest.raises(EmbeddingError):
+        embedder.embed(_batch(0), "passage")
+    assert budget.recorded_usd == 0 and budget.reserved_usd == 0 and budget.in_flight == 0
+    server.script.embedding_fail_status = None
+    embedder.embed(_batch(1), "passage")
+    assert budget.recorded_usd > 0
+
+
+@pytest.mark.parametrize("text", ["plain words of English", "日本語のテキストと絵文字 🎉🎉🎉", "x" * 3000, "a\u200db" * 50, ""])
+def test_the_worst_case_counts_at_least_the_tokens_a_tokenizer_does(text: str) -> None:
+    """One token per UTF-8 byte plus 8 per input is at least what a byte-level tokenizer (litellm's counter) counts."""
+    from harness.run import count_tokens
+
+    assert worst_case_tokens([text]) >= count_tokens("openai/text-embedding-3-small", text=text)
