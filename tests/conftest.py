@@ -27,6 +27,16 @@ def _fresh_harness_caches() -> None:
 
 
 @pytest.fixture(autouse=True)
+def _unwrapped_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Print lines whole (``COLUMNS=1000``) so tests match messages, not where an 80-column terminal breaks them.
+
+    Child processes inherit it. The 80-column promise has its own tests, which set ``COLUMNS`` (or unset it, for
+    piped output) themselves: ``tests/cli/test_eighty_columns.py``, ``tests/runs/test_compare_pairs.py``.
+    """
+    monkeypatch.setenv("COLUMNS", "1000")
+
+
+@pytest.fixture(autouse=True)
 def _no_project_settings_from_the_shell(monkeypatch: pytest.MonkeyPatch) -> None:
     """A developer's ``RECALL_EVAL_MODEL`` (or any project setting variable) changes no test's run."""
     from harness.cli.project_config import ENV_PREFIX, ProjectSettings

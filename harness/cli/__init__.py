@@ -169,6 +169,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true",
                    help="compare runs that are not comparable: what both have is compared, what only one has is listed")
     p.add_argument("--all", action="store_true", help="also show the metrics that did not change")
+    p.add_argument("--pair", action="append", metavar="OLD=NEW",
+                   help="compare A's model OLD with B's model NEW scenario by scenario (repeatable; automatic when "
+                        "each run has one model): only suite, scenarios, arms, budget and judge must match")
+    p.add_argument("--json", metavar="OUT", help="also write every row of the comparison as JSON to OUT")
     p.add_argument("--include-foreign", action="store_true",
                    help="count results records of samples the run's run.json does not plan (refused otherwise)")
     p.add_argument("--html", metavar="OUT",

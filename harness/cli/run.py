@@ -51,6 +51,7 @@ from harness.run import (
     secret_values,
 )
 from harness.scenarios import Scenario, ScenarioShelf, release_store_templates, scenarios_by_id
+from harness.wrapping import say, say_path
 
 
 def _build_report(options: RunOptions, scenarios: Any = None) -> int:
@@ -119,7 +120,7 @@ def _model_names_fail(options: RunOptions) -> bool:
 
     errors, warnings = model_name_problems(options.models)
     for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        say(f"warning: {warning}", file=sys.stderr)
     for error in errors:
         print(f"error: {error}", file=sys.stderr)
     if errors:
@@ -168,9 +169,9 @@ def cli_run(args: Any) -> int:
     from harness.run import cli_plan, price_problem
 
     for problem in options.incomplete_suites():  # run it, but never silently: its numbers are not the benchmark's
-        print(f"warning: {problem} (recorded in run.json; the report says so)", file=sys.stderr)
+        say(f"warning: {problem} (recorded in run.json; the report says so)", file=sys.stderr)
     for warning in _arm_warnings(options.arms):
-        print(f"warning: {warning}", file=sys.stderr)
+        say(f"warning: {warning}", file=sys.stderr)
     if options.plan_only:
         return cli_plan(options, scenarios)
     if (problem := price_problem(options)) is not None:
@@ -219,7 +220,7 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
             print(f"error: {exc}; nothing was run. Free space or choose another --out", file=sys.stderr)
             return 2
         for warning in earlier.warnings():
-            print(f"warning: {warning}", file=sys.stderr)
+            say(f"warning: {warning}", file=sys.stderr)
         if options.workers > 1:
             from harness.run import start_server
 
@@ -241,7 +242,7 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
             print(f"error: {problem}", file=sys.stderr)
             return 2
         again = f", {earlier.failed} failed before and run again" if earlier.failed else ""
-        print(f"run {run_dir}: {len(specs)} samples to run ({len(done_ids)} already done{again})", file=sys.stderr)
+        say_path(f"{len(specs)} samples to run ({len(done_ids)} already done{again}) in", run_dir, file=sys.stderr)
         progress = RunProgress(len(specs), live=options.progress, scorer=continuity_scorer(scenarios), arms=options.arms)
         status, stopped, failure, crash, stalled = "interrupted", {}, None, None, False
         try:
@@ -266,7 +267,7 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
             except ResultsError as exc:
                 manifest_problem = exc
     if manifest_problem is not None:
-        print(f"warning: {manifest_problem}; it may still say 'running' (the run is {status})", file=sys.stderr)
+        say(f"warning: {manifest_problem}; it may still say 'running' (the run is {status})", file=sys.stderr)
     if progress.cached:
         print(f"{_samples(progress.cached)} from the cache (no model call); --no-cache calls the model again", file=sys.stderr)
     if progress.cut_off:

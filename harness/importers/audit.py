@@ -376,7 +376,10 @@ def cli_audit(args: Any) -> int:
     if args.json:
         print(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
     else:
-        print("\n".join(result.lines()))
+        from harness.wrapping import say
+
+        for line in result.lines():  # wrapped at word boundaries to the terminal (80 columns when piped)
+            say(line, indent="    ")
     return 1 if result.findings else 0
 
 

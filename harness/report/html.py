@@ -35,6 +35,7 @@ from harness.report.layers import layers_section
 from harness.report.page_data import data_blobs
 from harness.report.pairwise import pairwise_section
 from harness.report.paper_tables import paper_tables
+from harness.report.verdict_box import verdict_box
 from harness.report.shadow import shadow_section
 from harness.report.summary_tables import (
     METRIC_ORDER,
@@ -85,6 +86,7 @@ def render_page(summary: dict[str, Any], samples: list[dict[str, Any]]) -> list[
         "verdict": summary.get("verdict") or {},
         "headlines": [h for h in summary.get("headlines") or [] if isinstance(h, dict)],
         "reasons": verdict_reasons(summary),
+        "box": verdict_box(summary, ordered),
         "tool_use": summary.get("tool_use") or [],
         "unsupported_kinds": unsupported_kinds(summary),
         "category_tables": [] if summary.get("protocol") else category_tables(summary),

@@ -227,9 +227,10 @@ def report_lines(outcome: Any) -> tuple[list[str], list[str]]:
         rest = [line for line in out[verdict_at + 1:] if not line.startswith("  - ")]
         extra = [f"  - {r}" for r in outcome.reasons if r not in said and not _is_check_reason(r, summary)]
         out = [*out[:verdict_at + 1], *extra, *checks, *rest]
-    # notes and checks wrap to 80 columns (a check's mark stays on its first line, so `grep '✗ fail'` still finds it);
-    # leads and warnings stay one line each (they name paths and are grepped)
-    out = [piece for line in out for piece in (wrap_line(line) if line.startswith("note: ") else [line])]
+    # leads, notes and checks wrap to 80 columns (a check's mark stays on its first line, so `grep '✗ fail'` still
+    # finds it; a path never breaks, it only moves to the next line)
+    out = [piece for line in out for piece in wrap_line(line)]
+    err = [piece for line in err for piece in wrap_line(line)]
     verdict_at = out.index(next(line for line in out if line.startswith("verdict: ")))
     table = arm_table(summary)
     by_category = protocol_table(summary)
@@ -289,13 +290,18 @@ def judge_spread_lines(summary: Mapping[str, Any]) -> list[str]:
 WIDTH = 80
 
 
-def wrap_line(line: str, width: int = WIDTH) -> list[str]:
-    """A line longer than ``width`` broken at spaces, its continuation indented under its text.
+def wrap_line(line: str, width: int | None = None) -> list[str]:
+    """A line longer than ``width`` (the terminal's: 80 when piped) broken at spaces, its continuation indented
+    under its text.
 
     Example:
         >>> wrap_line("note: " + "word " * 20, 40)[1]
         '      word word word word word word word'
     """
+    if width is None:
+        from harness.wrapping import terminal_width
+
+        width = terminal_width()
     if len(line) <= width:
         return [line]
     import re

@@ -107,14 +107,23 @@ class Plan:
         return textwrap.wrap(self.line(), width, subsequent_indent="      ", break_long_words=False,
                              break_on_hyphens=False)
 
-    def table(self) -> list[str]:
-        """``--plan``'s lines per model."""
-        head = f"{'model':32} {'samples':>8} {'calls':>8} {'max calls':>10} {'input tok':>12} {'output tok':>11} {'cost':>12} {'max cost':>12}"
-        rows = [head]
-        for m in self.models:
-            rows.append(f"{m.model[:32]:32} {m.samples:>8,} {m.calls_expected:>8,} {m.calls_max:>10,} {m.input_tokens:>12,} "
-                        f"{m.output_tokens:>11,} {_usd(m.cost_usd):>12} {_usd(m.cost_max_usd):>12}")
-        return rows
+    def table(self, width: int = 112) -> list[str]:
+        """``--plan``'s lines per model: one row each from 112 columns; narrower, the model's name on its own line
+        above its figures, in columns of 72 (a name is never cut)."""
+        names = ("samples", "calls", "max calls", "input tok", "output tok", "cost", "max cost")
+        wide = width >= 112
+        widths = (8, 8, 10, 12, 11, 12, 12) if wide else (7, 7, 9, 11, 10, 10, 10)
+
+        def cells(values: tuple[str, ...]) -> str:
+            return " ".join(f"{v:>{w}}" for v, w in zip(values, widths, strict=True))
+
+        def figures(m: ModelPlan) -> str:
+            return cells((f"{m.samples:,}", f"{m.calls_expected:,}", f"{m.calls_max:,}", f"{m.input_tokens:,}",
+                          f"{m.output_tokens:,}", _usd(m.cost_usd), _usd(m.cost_max_usd)))
+
+        if wide:
+            return [f"{'model':32} {cells(names)}", *(f"{m.model[:32]:32} {figures(m)}" for m in self.models)]
+        return ["model", f"  {cells(names)}", *(line for m in self.models for line in (m.model, f"  {figures(m)}"))]
 
     def as_dict(self) -> dict[str, Any]:
         return {"samples": self.samples, "round_cap": self.round_cap, "models": [vars(m) for m in self.models],
@@ -414,11 +423,14 @@ def cli_plan(options: Any, scenarios: list[Scenario]) -> int:
         done = {r.sample_id for r in read_earlier_attempt(options.run_dir).done}
     specs = [s for s in plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed, options.sample_ids) if s.sample_id not in done]
     plan = plan_for(options, scenarios, specs)
-    print("\n".join(plan.lines()))
-    for row in plan.table():
+    from harness.wrapping import say, terminal_width
+
+    width = terminal_width()
+    print("\n".join(plan.lines(width)))
+    for row in plan.table(width):
         print(row)
     shard = f" (shard {options.shard})" if options.shard else ""
-    print(f"{len(scenarios)} scenarios{shard} x {len(options.arms)} arms x {len(options.models)} models x {options.epochs} epochs; "
-          f"{len(done)} samples already done. Expected output {EXPECTED_OUTPUT_TOKENS} tokens per call, at most --max-tokens "
-          f"{options.max_tokens}; tool results are not counted. No model was called.")
+    say(f"{len(scenarios)} scenarios{shard} x {len(options.arms)} arms x {len(options.models)} models x {options.epochs} epochs; "
+        f"{len(done)} samples already done. Expected output {EXPECTED_OUTPUT_TOKENS} tokens per call, at most --max-tokens "
+        f"{options.max_tokens}; tool results are not counted. No model was called.")
     return 0

@@ -17,6 +17,35 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from harness.records import raw_stream
+from harness.wrapping import terminal_width, wrap
+
+
+def _bar(stream: TextIO) -> Any:
+    """A rich bar whose counts keep their words at any width: the bar itself takes what is left, and the running
+    scores go on the lines under it, wrapped (as one more column they squeezed the rest to ``sa... err...``)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Column
+    from rich.text import Text
+
+    class _ScoredProgress(Progress):
+        scores = ""
+
+        def get_renderables(self) -> Any:
+            yield self.make_tasks_table(self.tasks)
+            if self.scores:
+                yield Text(self.scores)  # wraps at the console's width
+
+    def fixed(text: str) -> Any:
+        return TextColumn(text, table_column=Column(no_wrap=True))
+
+    return _ScoredProgress(
+        fixed("[bold]samples"), BarColumn(bar_width=None), MofNCompleteColumn(table_column=Column(no_wrap=True)),
+        fixed("errors {task.fields[errors]}"), fixed("cached {task.fields[cached]}"),
+        TimeElapsedColumn(table_column=Column(no_wrap=True)), fixed("{task.fields[rate]}"),
+        console=Console(file=raw_stream(stream)),  # its own escape sequences, past the guard
+        transient=False, expand=True,
+    )
 
 
 def record_flags(record: Any) -> tuple[bool, bool, bool]:
@@ -67,22 +96,8 @@ class RunProgress:
         self._bar: Any = None
         self._task: Any = None
         if live and getattr(self._stream, "isatty", lambda: False)():
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self._bar = Progress(
-                TextColumn("[bold]samples"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("errors {task.fields[errors]}"),
-                TextColumn("cached {task.fields[cached]}"),
-                TimeElapsedColumn(),
-                TextColumn("{task.fields[rate]}"),
-                TextColumn("{task.fields[scores]}"),
-                console=Console(file=raw_stream(self._stream)),  # its own escape sequences, past the guard
-                transient=False,
-            )
-            self._task = self._bar.add_task("run", total=total, errors=0, cached=0, rate="", scores="")
+            self._bar = _bar(self._stream)
+            self._task = self._bar.add_task("run", total=total, errors=0, cached=0, rate="")
             self._bar.start()
 
     def _rate(self) -> str:
@@ -123,7 +138,8 @@ class RunProgress:
         self.cached += 1 if cached else 0
         self.cut_off += 1 if cut_off else 0
         if self._bar is not None:
-            self._bar.update(self._task, advance=1, errors=self.errors, cached=self.cached, rate=self._rate(), scores=self.score_text())
+            self._bar.scores = self.score_text()
+            self._bar.update(self._task, advance=1, errors=self.errors, cached=self.cached, rate=self._rate())
             return
         now = time.monotonic()
         if self.done == self.total or self.done % self._every_n == 0 or now - self._last_line >= self._every_s:
@@ -134,8 +150,9 @@ class RunProgress:
         elapsed = time.monotonic() - self._started
         cached = f", {self.cached} from the cache" if self.cached else ""
         scores = f"; {text}" if (text := self.score_text()) else ""
-        print(f"[recall-eval] {self.done}/{self.total} samples, {self.errors} errors{cached}, {elapsed:.1f}s, {self._rate()}{scores}",
-              file=self._stream, flush=True)
+        text = f"[recall-eval] {self.done}/{self.total} samples, {self.errors} errors{cached}, {elapsed:.1f}s, {self._rate()}{scores}"
+        for line in wrap(text, terminal_width(self._stream), indent="    "):  # a log line per update, within the width
+            print(line, file=self._stream, flush=True)
 
     def close(self) -> None:
         if self._bar is not None:

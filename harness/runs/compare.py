@@ -31,8 +31,8 @@ are :mod:`harness.runs.compare_cli`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +110,16 @@ class MetricChange:
     worse: bool = False
     #: The shared rule's sentence on "B is worse" (n, units up and down, exact p), where it decided the row.
     why: str | None = None
+    #: B's model when the runs' models are paired (``compare --pair``); None: the same model as ``model``.
+    model_b: str | None = None
+    #: The paired change over the scenarios both runs scored (B - A, the exact test, both decisions), where the
+    #: metric has a per-sample form: :class:`harness.runs.regression.PairedChange`.
+    paired: Any = None
+
+    @property
+    def models(self) -> str:
+        """``m`` for one model, ``a -> b`` for a pair."""
+        return self.model if self.model_b in (None, self.model) else f"{self.model} -> {self.model_b}"
 
     @property
     def not_gated(self) -> bool:
@@ -143,6 +153,10 @@ class Comparison:
     scenarios: list[dict[str, Any]]
     #: kind -> (only in A, only in B), for models, arms, scenarios and categories.
     only_in: dict[str, tuple[list[str], list[str]]]
+    #: A's models paired with B's (``--pair``, or one model each): then ``differences`` holds only what breaks
+    #: the pairing and ``noted`` what belongs to the paired models (:mod:`harness.runs.pairing`).
+    pairing: Any = None
+    noted: list[Difference] = field(default_factory=list)
 
     @property
     def comparable(self) -> bool:
@@ -152,7 +166,8 @@ class Comparison:
     def nothing_shared(self) -> list[str]:
         """The kinds (models, arms, scenarios) of which the runs have none in common: then nothing can be compared."""
         return [kind for kind, (a_only, _) in self.only_in.items()
-                if kind != "categories" and len(a_only) == len(getattr(self.a.manifest, _MANIFEST_FIELD[kind]))]
+                if kind != "categories" and len(a_only) == len(getattr(self.a.manifest, _MANIFEST_FIELD[kind]))
+                and not (kind == "models" and self.pairing is not None)]
 
     @property
     def verdict_regression(self) -> bool:
@@ -204,53 +219,63 @@ def is_regression(metric: str, a: Mapping[str, Any], b: Mapping[str, Any], gate:
 
 def metric_changes(summary_a: Mapping[str, Any], summary_b: Mapping[str, Any], gate: GateOptions | None = None,
                    samples_a: list[Mapping[str, Any]] | None = None,
-                   samples_b: list[Mapping[str, Any]] | None = None) -> list[MetricChange]:
-    """Every metric present in both runs (same model, arm, category), with its worse and regression flags.
+                   samples_b: list[Mapping[str, Any]] | None = None,
+                   pairs: Mapping[str, str] | None = None) -> list[MetricChange]:
+    """Every metric present in both runs (same model, or paired models; same arm and category), with its flags.
 
-    With both runs' scored samples, a decision metric is decided by the shared paired rule
-    (:func:`harness.runs.regression.regression_decision`); else (and for latency, cost and leak counts) by
+    ``pairs`` maps A's models to B's (``compare --pair``); None pairs each model with itself. With both runs'
+    scored samples, a decision metric is decided by the shared paired rule
+    (:func:`harness.runs.regression.paired_change`); else (and for latency, cost and leak counts) by
     :func:`is_worse`.
     """
-    from harness.runs.regression import regression_decision
+    from harness.runs.regression import paired_change
 
-    def key(row: Mapping[str, Any]) -> tuple[str, str, str, str]:
-        return row["model"], row["arm"], row["category"], row["metric"]
+    def key(row: Mapping[str, Any], model: str | None = None) -> tuple[str, str, str, str]:
+        return model or row["model"], row["arm"], row["category"], row["metric"]
 
+    b_model_of = {b: a for a, b in (pairs or {}).items()}
     a_rows = {key(r): r for r in summary_a.get("metrics", [])}
     alpha = float(((summary_b.get("verdict") or {}).get("config") or {}).get("alpha") or 0.05)
     changes = []
     for row in summary_b.get("metrics", []):
-        if key(row) in a_rows:
-            a = a_rows[key(row)]
-            metric = row["metric"]
-            decided = None
-            if samples_a is not None and samples_b is not None and metric in HIGHER_IS_BETTER | LOWER_IS_BETTER:
-                decided = regression_decision(samples_a, samples_b, model=row["model"], arm=row["arm"],
-                                              category=row["category"], metric=metric, alpha=alpha,
-                                              higher_is_better=metric in HIGHER_IS_BETTER)
-            if decided is not None:
-                changes.append(MetricChange(*key(row), a=a, b=row, regression=decided.passed is True,
-                                            worse=decided.passed is True, why=decided.reason))
-                continue
-            changes.append(MetricChange(*key(row), a=a, b=row, regression=is_regression(metric, a, row, gate),
-                                        worse=is_worse(metric, a, row, gate)))
+        model_a = b_model_of.get(row["model"], row["model"]) if pairs is None or row["model"] in b_model_of else None
+        a = a_rows.get(key(row, model_a)) if model_a is not None else None
+        if a is None:
+            continue
+        metric, shared = row["metric"], {"model_b": row["model"] if pairs is not None else None}
+        paired = None
+        if samples_a is not None and samples_b is not None and metric in HIGHER_IS_BETTER | LOWER_IS_BETTER:
+            paired = paired_change(samples_a, samples_b, model=a["model"], model_b=row["model"], arm=row["arm"],
+                                   category=row["category"], metric=metric, alpha=alpha,
+                                   higher_is_better=metric in HIGHER_IS_BETTER)
+        if paired is not None:
+            proven = paired.worse.passed is True
+            changes.append(MetricChange(*key(a), a=a, b=row, regression=proven, worse=proven, why=paired.worse.reason,
+                                        paired=paired, **shared))
+            continue
+        changes.append(MetricChange(*key(a), a=a, b=row, regression=is_regression(metric, a, row, gate),
+                                    worse=is_worse(metric, a, row, gate), **shared))
     return changes
 
 
-def scenario_changes(samples_a: list[Mapping[str, Any]], samples_b: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Scenarios whose correct rate changed, per model and arm (error samples left out)."""
+def scenario_changes(samples_a: list[Mapping[str, Any]], samples_b: list[Mapping[str, Any]],
+                     pairs: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """Scenarios whose correct rate changed, per model (A's, when ``pairs`` maps A's models to B's) and arm (error
+    samples left out)."""
     from harness.score import CORRECT_OUTCOMES
 
-    def rates(samples: list[Mapping[str, Any]]) -> dict[tuple[str, str, str], float]:
+    a_model_of = {b: a for a, b in (pairs or {}).items()}
+
+    def rates(samples: list[Mapping[str, Any]], rename: Mapping[str, str]) -> dict[tuple[str, str, str], float]:
         tally: dict[tuple[str, str, str], list[int]] = {}
         for s in samples:
             if s.get("status") != "ok":
                 continue
             good = s.get("outcome") in CORRECT_OUTCOMES
-            tally.setdefault((s["model"], s["arm"], s["scenario_id"]), []).append(int(good))
+            tally.setdefault((rename.get(s["model"], s["model"]), s["arm"], s["scenario_id"]), []).append(int(good))
         return {k: sum(v) / len(v) for k, v in tally.items()}
 
-    ra, rb = rates(samples_a), rates(samples_b)
+    ra, rb = rates(samples_a, {}), rates(samples_b, a_model_of)
     return [
         {"model": k[0], "arm": k[1], "scenario_id": k[2], "a_correct_rate": ra[k], "b_correct_rate": rb[k],
          "change": "fixed" if rb[k] > ra[k] else "broken"}
@@ -259,17 +284,36 @@ def scenario_changes(samples_a: list[Mapping[str, Any]], samples_b: list[Mapping
 
 
 def compare_runs(run_a: Path, run_b: Path, *, include_foreign: bool = False,
-                 gate: GateOptions | None = None) -> Comparison:
-    """Load (or rebuild) both runs, check they are comparable, and diff what they share under ``gate``."""
+                 gate: GateOptions | None = None, pair: Sequence[str] | None = None) -> Comparison:
+    """Load (or rebuild) both runs, check they are comparable, and diff what they share under ``gate``.
+
+    ``pair`` holds ``OLD=NEW`` model pairs (``--pair``); with none, runs of one model each whose names differ
+    are paired anyway (:func:`harness.runs.pairing.resolve_pairing`).
+    """
+    from harness.runs.pairing import resolve_pairing, split_differences
+
     a = load_run(Path(run_a), include_foreign=include_foreign)
     b = load_run(Path(run_b), include_foreign=include_foreign)
     problems = [*run_problems("A", a), *run_problems("B", b)]
+    pairing = resolve_pairing(a.manifest.models, b.manifest.models, pair)
+    found, noted = differences(a, b), []
+    shared = only_in(a, b)
+    if pairing is not None:
+        found, noted = split_differences(found)
+        paired_a, paired_b = {x for x, _ in pairing.pairs}, {y for _, y in pairing.pairs}
+        unpaired = (sorted(set(a.manifest.models) - paired_a), sorted(set(b.manifest.models) - paired_b))
+        shared.pop("models", None)
+        if unpaired[0] or unpaired[1]:
+            shared["models"] = unpaired
+            found.insert(0, Difference("unpaired models", ", ".join(unpaired[0]) or "none",
+                                       ", ".join(unpaired[1]) or "none"))
     return Comparison(
-        a=a, b=b, differences=differences(a, b), problems=problems,
+        a=a, b=b, differences=found, problems=problems,
         verdict_a=a.summary["verdict"]["status"], verdict_b=b.summary["verdict"]["status"],
-        metrics=metric_changes(a.summary, b.summary, gate, a.samples, b.samples),
-        scenarios=scenario_changes(a.samples, b.samples),
-        only_in=only_in(a, b),
+        metrics=metric_changes(a.summary, b.summary, gate, a.samples, b.samples,
+                               pairs=None if pairing is None else pairing.mapping()),
+        scenarios=scenario_changes(a.samples, b.samples, None if pairing is None else pairing.mapping()),
+        only_in=shared, pairing=pairing, noted=noted,
     )
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.records import raw_stream
+from harness.wrapping import PIPED_WIDTH, say, say_path, wrap
 from harness.runs.comparability import (
     CompareError,
     abbreviated,
@@ -41,12 +42,12 @@ def _number(cell: str) -> str:
 
 
 def _console() -> Any:
-    """A terminal's own width; elsewhere (CI logs, pipes) ``COLUMNS`` when set, else 120."""
+    """A terminal's own width; elsewhere (CI logs, pipes) ``COLUMNS`` when set, else 80."""
     from rich.console import Console
 
     console = Console(highlight=False, file=raw_stream(sys.stdout))  # rich's colours pass the terminal guard
     if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(highlight=False, width=120, file=raw_stream(sys.stdout))
+        console = Console(highlight=False, width=PIPED_WIDTH, file=raw_stream(sys.stdout))
     return console
 
 
@@ -54,9 +55,11 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def _say(console: Any, text: str) -> None:
-    """A plain line: never parsed as markup (ids and paths may hold brackets), wrapped by the terminal only."""
-    console.print(text, markup=False, soft_wrap=True)
+def _say(console: Any, text: str, indent: str = "  ") -> None:
+    """Prose wrapped at word boundaries to the console's width, continued under ``indent`` past its own indent; never
+    parsed as markup (ids and paths may hold brackets). A path or id longer than the width stands alone."""
+    for line in wrap(text, max(40, int(getattr(console, "width", 80) or 80)), indent):
+        console.print(line, markup=False, soft_wrap=True)
 
 
 def _header(console: Any, cmp: Comparison) -> None:
@@ -64,7 +67,8 @@ def _header(console: Any, cmp: Comparison) -> None:
         m = run.manifest
         shape = " x ".join(_plural(n, word) for n, word in ((len(m.scenario_ids), "scenario"), (len(m.arms), "arm"),
                                                              (len(m.models), "model"), (m.epochs, "epoch")))
-        _say(console, f"{side}: {run.path}: {shape}, {m.status}, verdict {run.summary['verdict']['status']}")
+        _say(console, f"{side}: {run.path}")  # a path cannot wrap: on its own line
+        _say(console, f"   {shape}, {m.status}, verdict {run.summary['verdict']['status']}", indent="")
     for side, run in (("A", cmp.a), ("B", cmp.b)):
         warnings = run.warnings
         for warning in warnings:
@@ -181,6 +185,12 @@ def print_comparison(cmp: Comparison, *, force: bool = False, show_all: bool = F
     """The report on standard output: the runs, their warnings, comparability, then (when compared) the changes."""
     console = _console()
     _header(console, cmp)
+    if cmp.pairing is not None:
+        from harness.runs.paired_text import paired_lines
+
+        for line in paired_lines(cmp, width=int(getattr(console, "width", 80) or 80), force=force):
+            _say(console, line)
+        return
     _comparability(console, cmp, force)
     if not cmp.comparable and not force:
         return
@@ -208,27 +218,50 @@ def print_comparison(cmp: Comparison, *, force: bool = False, show_all: bool = F
     _say(console, f"{n} metric regression(s) beyond the intervals" if n else "no metric regression beyond the intervals")
     for change in cmp.regressions:  # what the shared paired rule proved: n, units up and down, exact p
         if change.why:
-            import textwrap
+            _say(console, "  " + f"{change.model} · {change.arm} · {change.category}: {change.why}")
 
-            width = max(40, int(getattr(console, "width", 80) or 80))
-            text = f"{change.model} · {change.arm} · {change.category}: {change.why}"
-            for line in textwrap.wrap(text, width - 2, initial_indent="  ", subsequent_indent="    ",
-                                      break_on_hyphens=False, break_long_words=False):
-                _say(console, line)
+
+def _written(what: str, flag: str, out: Path, write: Any) -> bool:
+    """Write ``what`` to ``out`` through ``write(out)`` and say where; False (after saying why) when it cannot."""
+    try:
+        write(out)
+    except OSError as exc:
+        say(f"recall-eval compare: {exc.filename or out}: cannot write the {what} ({exc.strerror or exc}); "
+            f"choose another {flag} path", file=sys.stderr)
+        return False
+    say_path(f"{what.lower()}:", out)
+    return True
 
 
 def _write_html(cmp: Comparison, out: Path, force: bool) -> bool:
-    """``--html OUT``: write the page and say where; False (after saying why) when it cannot be written."""
+    """``--html OUT``: the page."""
     from harness.runs.compare_page import write_compare_page
 
-    try:
-        write_compare_page(cmp, out, force=force)
-    except OSError as exc:
-        print(f"recall-eval compare: {exc.filename or out}: cannot write the page ({exc.strerror or exc}); "
-              "choose another --html path", file=sys.stderr)
-        return False
-    print(f"page: {out}")
-    return True
+    return _written("page", "--html", out, lambda path: write_compare_page(cmp, path, force=force))
+
+
+def _write_json(cmp: Comparison, out: Path) -> bool:
+    """``--json OUT``: every row of the comparison."""
+    from harness.runs.compare_json import write_comparison_json
+
+    return _written("JSON", "--json", out, lambda path: write_comparison_json(cmp, path))
+
+
+def _refusal(cmp: Comparison) -> str:
+    """Why the runs are not compared (without --force), and the way out that fits."""
+    what = ", ".join([*(["run problems"] if cmp.problems else []), *(d.name for d in cmp.differences)])
+    if cmp.pairing is not None:
+        return (f"the model pairing does not hold ({what}); paired models must run the same suite, scenarios, "
+                "arms, retrieval budget and judge; or pass --force to compare what both runs have")
+    from harness.runs.pairing import split_differences
+
+    breakers, _ = split_differences(cmp.differences)
+    hint = ""
+    if not cmp.problems and not breakers and len(cmp.a.manifest.models) == 1:
+        model_a, model_b = cmp.a.manifest.models[0], cmp.b.manifest.models[0]
+        hint = f"; to compare the two model setups as an A/B, pass --pair {model_a}={model_b}"
+    return (f"the runs are not comparable ({what}); fix that, or pass --force to compare what both runs have"
+            f"{hint}")
 
 
 def gate_options(args: Any) -> GateOptions:
@@ -251,9 +284,9 @@ def cli_compare(args: Any) -> int:
     force, include_foreign = bool(getattr(args, "force", False)), bool(getattr(args, "include_foreign", False))
     try:
         cmp = compare_runs(Path(args.run_a), Path(args.run_b), include_foreign=include_foreign,
-                           gate=gate_options(args))
+                           gate=gate_options(args), pair=getattr(args, "pair", None))
     except (CompareError, ReportError, ResultsError, ScenarioError) as exc:
-        print(f"recall-eval compare: {exc}", file=sys.stderr)
+        say(f"recall-eval compare: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
@@ -261,15 +294,15 @@ def cli_compare(args: Any) -> int:
         return 2
     if cmp.nothing_shared:
         print_comparison(cmp, force=False)
-        print(f"recall-eval compare: the runs have no {' and no '.join(cmp.nothing_shared)} in common: "
-              "nothing to compare, even with --force", file=sys.stderr)
+        say(f"recall-eval compare: the runs have no {' and no '.join(cmp.nothing_shared)} in common: "
+            "nothing to compare, even with --force", file=sys.stderr)
         return 2
     print_comparison(cmp, force=force, show_all=bool(getattr(args, "all", False)))
     if getattr(args, "html", None) and not _write_html(cmp, Path(args.html), force):
         return 2
+    if getattr(args, "json", None) and not _write_json(cmp, Path(args.json)):
+        return 2
     if not cmp.comparable and not force:
-        what = ", ".join([*(["run problems"] if cmp.problems else []), *(d.name for d in cmp.differences)])
-        print(f"recall-eval compare: the runs are not comparable ({what}); fix that, or pass --force to compare "
-              "what both runs have", file=sys.stderr)
+        say(f"recall-eval compare: {_refusal(cmp)}", file=sys.stderr)
         return 2
     return 1 if cmp.regressions or cmp.verdict_regression else 0

@@ -72,10 +72,19 @@ def _metric_rows(cmp: Any) -> list[dict[str, Any]]:
         if change.category != "all" and not change.regression:
             continue
         name = label(change.metric) + ("" if change.category == "all" else f" ({change.category})")
-        rows.append({"model": change.model, "arm": change.arm, "metric": name, "a": format_row(change.a),
+        rows.append({"model": change.models, "arm": change.arm, "metric": name, "a": format_row(change.a),
                      "b": format_row(change.b), "diff": format_diff(change), "regression": change.regression,
-                     "not_gated": change.not_gated, "changed": change.changed})
+                     "not_gated": change.not_gated, "changed": change.changed, **_paired_cells(change)})
     return rows
+
+
+def _paired_cells(change: Any) -> dict[str, Any]:
+    """The paired change B - A (interval, exact p) and its status, for a metric with a per-sample form."""
+    from harness.analysis import describe
+
+    if change.paired is None:
+        return {"paired": "", "status": ""}
+    return {"paired": describe(change.paired.evidence), "status": change.paired.status}
 
 
 def _flip_rows(cmp: Any, page_dir: Path) -> list[dict[str, Any]]:
@@ -115,6 +124,8 @@ def render_compare(cmp: Any, page_dir: Path, *, force: bool = False) -> str:
               "link": report_link(cmp.b.path, page_dir), "warnings": cmp.b.warnings},
         "comparable": cmp.comparable, "force": force, "compared": compared,
         "differences": [line for d in cmp.differences for line in d.lines()],
+        "pairing": None if cmp.pairing is None else cmp.pairing.sentence(),
+        "noted": [line for d in cmp.noted for line in d.lines()],
         "problems": list(cmp.problems),
         "only_in": {kind: sides for kind, sides in cmp.only_in.items() if sides[0] or sides[1]},
         "parameters": _parameter_rows(cmp),

@@ -39,6 +39,7 @@ from harness.runs.comparability import RESULT_PARAMETERS
 from harness.runs.compare_page import report_link
 from harness.runs.history_layout import LANE_HEIGHT, break_label_lanes, shown_dates
 from harness.runs.summary_file import SummaryFileError, read_summary_file
+from harness.wrapping import say, say_path
 
 __all__ = ["HistoryError", "RunPoint", "cli_history", "find_runs", "history_charts", "read_points", "render_history",
            "series_breaks", "series_key"]
@@ -405,7 +406,7 @@ def cli_history(args: Any) -> int:
         print(f"recall-eval history: {exc}", file=sys.stderr)
         return 2
     for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        say(f"warning: {warning}", file=sys.stderr)
     if not points:
         print("recall-eval history: no run with a summary.json; build the reports first (`recall-eval report DIR`)"
               + ("" if getattr(args, "include_sensitive", False) else " (sensitive runs need --include-sensitive)"),
@@ -420,7 +421,7 @@ def cli_history(args: Any) -> int:
         return 2
     breaks = series_breaks(points)
     for index, changed in breaks:
-        print(f"series break before {points[index].run_id} ({points[index].started_at}): {'; '.join(changed)}")
-    print(f"history of {len(points)} run(s) in {len(breaks) + 1} series, {points[0].started_at} to "
-          f"{points[-1].started_at}: {out}")
+        say(f"series break before {points[index].run_id} ({points[index].started_at}): {'; '.join(changed)}")
+    say_path(f"history of {len(points)} run(s) in {len(breaks) + 1} series, {points[0].started_at} to "
+             f"{points[-1].started_at}:", out)
     return 0

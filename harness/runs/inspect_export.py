@@ -20,6 +20,15 @@ right answer must hold, and the scores the report gave it: ``continuity``
 ``unsupported_claims``, ``tool_leakage``, ``abstained``, ``adherence`` as
 scored. The eval's results are the report's metrics of that model and arm.
 
+Each log is its own eval to inspect_ai. Its viewer groups a folder's logs by
+``task_id`` and shows only the newest of each group (the rest are "retried"),
+reading the ``task_id`` from a file name of its own pattern
+(``<timestamp>_<task>_<id>.eval``) or else from the log's header. So the
+``task_id`` (and ``eval_id``) is a digest of the run (its id, start time and
+suite hash), model and arm, and the file is named in inspect_ai's pattern with
+that id last (:func:`log_identity`): two runs exported to one folder, even two
+runs whose folders share a name, are six distinct evals, not three retried.
+
 Lone surrogates (``\ud800``: records keep them, as JSON escapes, when a model
 sent them) are no text inspect_ai's log can hold as such; each is written as
 U+FFFD, and the log says so: ``replaced_surrogates`` in the sample's metadata
@@ -232,6 +241,35 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "x"
 
 
+def log_identity(manifest: Any, model: str, arm: str, run_dir: Path | None = None) -> tuple[str, str, str]:
+    """(task_id, eval_id, file name) of the log of ``model`` x ``arm`` of a run; unique per run, model and arm.
+
+    The ids are digests of the run's id, start time, suite hash and folder (two runs of one folder name started in
+    the same second differ by where they lie) with the model and arm (no ``-`` or ``_``, as
+    inspect_ai's own ids), and the file name follows inspect_ai's ``<timestamp>_<task>_<task_id>.eval``, so its
+    listing, which parses the name before it reads a header, finds the same ``task_id`` as the header holds.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> run = SimpleNamespace(run_id="nightly", started_at="2026-12-04T20:35:01Z", suite_hash="ab" * 32)
+        >>> log_identity(run, "offline/reference", "history_only")[2][:60]
+        '2026-12-04T20-35-01_nightly-offline-reference-history-only_'
+    """
+    import datetime as dt
+    import hashlib
+
+    where = "" if run_dir is None else str(Path(run_dir).resolve())
+    key = "\0".join((manifest.run_id, manifest.started_at, manifest.suite_hash, where, model, arm))
+    task_id = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:22]
+    eval_id = hashlib.sha256(f"eval\0{key}".encode("utf-8", "surrogatepass")).hexdigest()[:22]
+    try:
+        stamp = dt.datetime.fromisoformat(manifest.started_at).strftime("%Y-%m-%dT%H-%M-%S")
+    except (TypeError, ValueError):
+        stamp = "1970-01-01T00-00-00"  # no readable start time: still inspect_ai's pattern, still unique by id
+    task = _slug(f"{manifest.run_id}-{model}-{arm}").replace("_", "-")
+    return task_id, eval_id, f"{stamp}_{task}_{task_id}.eval"
+
+
 def export_inspect(run_dir: Path, out: Path, notes: list[str] | None = None) -> list[Path]:
     """Write one ``.eval`` log per model and arm of ``run_dir`` into ``out``; returns their paths.
 
@@ -272,10 +310,11 @@ def export_inspect(run_dir: Path, out: Path, notes: list[str] | None = None) -> 
     for model in manifest.models:
         for arm in manifest.arms:
             mine = [r for r in records if r.model == model and r.arm == arm]
+            task_id, eval_id, file_name = log_identity(manifest, model, arm, run_dir)
             samples = [_sample(r, rows[r.sample_id], scenarios.get(r.scenario_id)) for r in mine]
             spec = EvalSpec(
-                run_id=manifest.run_id, eval_id=_slug(f"{manifest.run_id}-{model}-{arm}"), created=manifest.started_at,
-                task=f"recall-eval/{arm}", task_id=_slug(f"{manifest.suite_hash[:12]}-{arm}"), task_version=manifest.harness_version,
+                run_id=manifest.run_id, eval_id=eval_id, created=manifest.started_at,
+                task=f"recall-eval/{arm}", task_id=task_id, task_version=manifest.harness_version,
                 task_args={"arm": arm}, solver=arm,
                 dataset=EvalDataset(name=suite, location=", ".join(manifest.scenario_paths), samples=len(manifest.scenario_ids),
                                     sample_ids=list(manifest.scenario_ids)),
@@ -306,7 +345,7 @@ def export_inspect(run_dir: Path, out: Path, notes: list[str] | None = None) -> 
                 stats=EvalStats(started_at=manifest.started_at, completed_at=manifest.finished_at or "", model_usage=usage),
                 samples=samples,
             )
-            path = out / f"{_slug(manifest.run_id)}_{_slug(model)}_{_slug(arm)}.eval"
+            path = out / file_name
             try:
                 log.write_eval_log(eval_log, str(path), format="eval")
             except OSError as exc:
@@ -328,7 +367,10 @@ def cli_export(args: Any) -> int:
         return 2
     for note in notes:
         print(note, file=sys.stderr)
+    from harness.wrapping import say_path
+
     for path in paths:
-        print(f"wrote {path}")
-    print(f"open them with: inspect view --log-dir {args.out}")
+        say_path("wrote", path)
+    print("open them with:")
+    print(f"  inspect view --log-dir {args.out}")
     return 0

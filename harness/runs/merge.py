@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.wrapping import say
 from harness.records import (
     MANIFEST_FILE,
     RESULTS_FILE,
@@ -236,7 +237,7 @@ def cli_merge(args: Any) -> int:
             print(f"  {problem}", file=sys.stderr)
         return 2
     for warning in outcome.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        say(f"warning: {warning}", file=sys.stderr)
     shards = len(outcome.manifest.merged_from or [])
     print(f"merged {shards} shard(s): {outcome.samples} samples of {outcome.manifest.sample_count} planned -> {outcome.run_dir}")
     if getattr(args, "no_report", False):

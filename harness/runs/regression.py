@@ -14,9 +14,10 @@ overlap?) is not this rule: it ignores the pairing and is not a test.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
-__all__ = ["SAMPLE_METRICS", "regression_decision"]
+__all__ = ["SAMPLE_METRICS", "PairedChange", "paired_change", "regression_decision"]
 
 
 def _score(sample: Mapping[str, Any], name: str) -> float | None:
@@ -57,27 +58,77 @@ def _means(samples: Iterable[Mapping[str, Any]], model: str, arm: str, category:
     return {sid: sum(vs) / len(vs) for sid, vs in sums.items()}
 
 
+@dataclass(frozen=True)
+class PairedChange:
+    """One metric's paired change from A to B over the scenarios both scored, decided both ways by the shared rule.
+
+    ``evidence`` is of B - A in the metric's own unit (a drop of continuity is negative); ``worse`` is the rule's
+    decision on "B is worse than A" (``passed`` True: a regression), ``better`` on "B is better than A".
+    """
+
+    evidence: Any
+    worse: Any
+    better: Any
+
+    @property
+    def status(self) -> Literal["worse", "better", "undecided", "same"]:
+        """``worse`` (proven, a regression), ``better`` (proven), ``same`` (no unit differs), else ``undecided``."""
+        if self.worse.passed is True:
+            return "worse"
+        if self.better.passed is True:
+            return "better"
+        return "same" if self.evidence.up + self.evidence.down == 0 else "undecided"
+
+    @property
+    def reason(self) -> str:
+        """The rule's sentence for the status: the proven direction's, else the one on "B is worse"."""
+        return self.better.reason if self.status == "better" else self.worse.reason
+
+
+def _negated(e: Any) -> Any:
+    """The same evidence for the opposite difference (A - B): ends swapped and negated, up and down swapped."""
+    flip = lambda v: None if v is None else 0.0 - v  # noqa: E731  (0.0 - 0.0 is 0.0, never -0.0)
+    return replace(e, up=e.down, down=e.up, diff=flip(e.diff), ci_low=flip(e.ci_high), ci_high=flip(e.ci_low))
+
+
+def paired_change(samples_a: Iterable[Mapping[str, Any]], samples_b: Iterable[Mapping[str, Any]], *, model: str,
+                  arm: str, category: str, metric: str, higher_is_better: bool, alpha: float = 0.05,
+                  model_b: str | None = None) -> PairedChange | None:
+    """The paired change of ``metric`` from A's ``model`` to B's ``model_b`` (the same model when None) in ``arm``.
+
+    None when the metric has no per-sample form here or no scenario was scored in both runs (then the change
+    cannot be decided by a paired test). The test and interval are computed once, in the bad direction as a
+    gain (as the verdict computes a gain), and read both ways.
+    """
+    from harness.analysis import conversation_of, decide_paired, paired_evidence
+
+    value = SAMPLE_METRICS.get(metric)
+    if value is None or category == "headline":  # the headline's scenarios are the protocol's, not a category
+        return None
+    a = _means(samples_a, model, arm, category, value)
+    b = _means(samples_b, model if model_b is None else model_b, arm, category, value)
+    common = sorted(a.keys() & b.keys())
+    if not common:
+        return None
+    before, after = [a[s] for s in common], [b[s] for s in common]
+    worse_from, worse_to = (after, before) if higher_is_better else (before, after)  # the bad direction as a gain
+    bad = paired_evidence(worse_from, worse_to, [conversation_of(s) for s in common], alpha=alpha)
+    good = _negated(bad)
+    drop, rise = ("drop", "rise") if higher_is_better else ("rise", "drop")
+    worse = decide_paired(bad, direction="gain", threshold=0.0, what=f"{metric} {drop} from A to B")
+    better = decide_paired(good, direction="gain", threshold=0.0, what=f"{metric} {rise} from A to B")
+    return PairedChange(good if higher_is_better else bad, worse, better)
+
+
 def regression_decision(samples_a: Iterable[Mapping[str, Any]], samples_b: Iterable[Mapping[str, Any]], *,
                         model: str, arm: str, category: str, metric: str, higher_is_better: bool,
-                        alpha: float = 0.05) -> Any:
+                        alpha: float = 0.05, model_b: str | None = None) -> Any:
     """The shared rule's :class:`~harness.analysis.decision.Decision` on "B is worse than A", or None.
 
     None when the metric has no per-sample form here or no scenario was scored in both runs (then the change
     cannot be decided by a paired test; ``compare`` says nothing is proven). ``passed`` True means B is
     proven worse: a regression.
     """
-    from harness.analysis import conversation_of
-    from harness.analysis import decide_paired, paired_evidence
-
-    value = SAMPLE_METRICS.get(metric)
-    if value is None or category == "headline":  # the headline's scenarios are the protocol's, not a category
-        return None
-    a, b = _means(samples_a, model, arm, category, value), _means(samples_b, model, arm, category, value)
-    common = sorted(a.keys() & b.keys())
-    if not common:
-        return None
-    before, after = [a[s] for s in common], [b[s] for s in common]
-    worse_from, worse_to = (after, before) if higher_is_better else (before, after)  # the bad direction as a gain
-    evidence = paired_evidence(worse_from, worse_to, [conversation_of(s) for s in common], alpha=alpha)
-    what = f"{metric} {'drop' if higher_is_better else 'rise'} from A to B"
-    return decide_paired(evidence, direction="gain", threshold=0.0, what=what)
+    change = paired_change(samples_a, samples_b, model=model, arm=arm, category=category, metric=metric,
+                           higher_is_better=higher_is_better, alpha=alpha, model_b=model_b)
+    return None if change is None else change.worse

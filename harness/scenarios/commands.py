@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from harness.defaults import available_cpus
+from harness.wrapping import terminal_width, wrap
 from harness.scenarios.loading import load_scenarios, load_suite
 from harness.scenarios.problems import ScenarioError
 from harness.scenarios.provenance import incomplete_suites
@@ -82,9 +83,26 @@ def cli_list(args: argparse.Namespace) -> int:
         print(f"{n} error{'s' if n != 1 else ''}{hint}", file=sys.stderr)
         return 1
     rows = [(s.id, s.category, ",".join(s.tags), s.title) for s in scenarios]
-    header = ("ID", "CATEGORY", "TAGS", "TITLE")
-    widths = [max([len(header[i])] + [len(row[i]) for row in rows]) for i in range(3)]
-    for row in [header, *rows]:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths)) + "  " + row[3])
+    for line in list_lines(rows, terminal_width()):
+        print(line)
     print(f"{len(rows)} scenario{'s' if len(rows) != 1 else ''}")
     return 0
+
+
+def list_lines(rows: list[tuple[str, str, str, str]], width: int) -> list[str]:
+    """``list``'s table: one line per scenario when it fits ``width``; else the title goes under its id, wrapped,
+    and tags too long for what is left are cut with "…" (ids and categories are never cut)."""
+    header = ("ID", "CATEGORY", "TAGS", "TITLE")
+    widths = [max([len(header[i])] + [len(row[i]) for row in rows]) for i in range(3)]
+    if sum(widths) + 6 + max([len(header[3])] + [len(row[3]) for row in rows]) <= width:
+        return ["  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3] for row in [header, *rows]]
+    room = max(len(header[2]), width - widths[0] - widths[1] - 4)
+
+    def cut(tags: str) -> str:
+        return tags if len(tags) <= room else tags[: room - 1] + "…"
+
+    lines = ["  ".join((header[0].ljust(widths[0]), header[1].ljust(widths[1]), "TAGS")).rstrip(), "    TITLE"]
+    for row in rows:
+        lines.append("  ".join((row[0].ljust(widths[0]), row[1].ljust(widths[1]), cut(row[2]))).rstrip())
+        lines += wrap("    " + row[3], width)
+    return lines

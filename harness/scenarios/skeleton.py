@@ -150,8 +150,12 @@ def cli_new(args: Any) -> int:
     except OSError as exc:
         print(f"error: cannot write {exc.filename or args.name}: {exc.strerror or exc}", file=sys.stderr)
         return 2
+    from harness.wrapping import say_path
+
     for path in paths:
-        print(f"wrote {path}")
+        say_path("wrote", path)
     target = paths[-1] if args.kind == "scenario" else Path(args.name)
-    print(f"next: edit it, then `recall-eval validate {target}` and `recall-eval run --scenarios {target}`")
+    print("next: edit it, then")  # the commands whole, each on its line (a path cannot wrap)
+    print(f"  recall-eval validate {target}")
+    print(f"  recall-eval run --scenarios {target}")
     return 0

@@ -203,7 +203,7 @@ def test_compare_in_a_real_process_shows_no_traceback(real_run, tmp_path) -> Non
     b = tmp_path / "b"
     shutil.copytree(real_run, b)
     _replace_line(b / RESULTS_FILE, 1, b"\xff" * 20)
-    env = {**os.environ, "COLUMNS": "80", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env = {**os.environ, "COLUMNS": "1000", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     proc = subprocess.run([sys.executable, "-m", "harness.cli", "compare", str(real_run), str(b)], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 2

@@ -73,7 +73,7 @@ def test_the_arm_table_and_notes_of_the_built_in_arms_fit_80_columns() -> None:
     assert len(lines) == 7 and all(len(line) <= 80 for line in lines), "\n".join(lines)
     note = ("note: offline/reference: the observed continuity difference +0.07 (recall - history_only) is below the "
             "suite's minimum detectable effect 0.20 (60 scenarios, 80% power)")
-    wrapped = wrap_line(note)
+    wrapped = wrap_line(note, 80)
     assert len(wrapped) == 3 and all(len(line) <= 80 for line in wrapped) and wrapped[1].startswith("      history")
     assert " ".join(line.strip() for line in wrapped) == note
 

@@ -29,7 +29,8 @@ def test_the_progress_line_shows_right_so_far_out_of_scored_per_arm_in_the_runs_
                        (_record("recall", True), True), (_record("history_only", True), True),
                        (_record("recall", None), False)):  # an error sample: not scored
         progress.advance(ok, record=record)
-    line = stream.getvalue().splitlines()[-1]
+    line = " ".join(stream.getvalue().split("[recall-eval] ")[-1].split())  # the last update, wrapped at 80 columns
+    line = "[recall-eval] " + line
     assert line.startswith("[recall-eval] 5/5 samples, 1 errors")
     assert line.endswith("; right so far: history_only 1/2, recall 2/2")
 
@@ -55,7 +56,7 @@ def test_the_last_progress_line_of_a_run_agrees_with_its_report(tmp_path: Path, 
     code = main(["run", "--scenarios", str(SMOKE), "--arms", "history_only", "recall", "--out", str(run_dir), "--no-cache",
                  "--no-progress", "--workers", workers, "--max-concurrency", "2"])
     assert code in (0, 1)
-    last = [line for line in capsys.readouterr().err.splitlines() if line.startswith("[recall-eval]")][-1]
+    last = " ".join(capsys.readouterr().err.split("[recall-eval] ")[-1].split("\n    ")).split("\n")[0]
     rows = [json.loads(line) for line in (run_dir / "scores.jsonl").read_text(encoding="utf-8").splitlines()]
     expected = {arm: sum(r["outcome"] in ("correct", "abstained_correctly") for r in rows if r["arm"] == arm)
                 for arm in ("history_only", "recall")}
@@ -74,3 +75,28 @@ def test_the_terminal_bar_shows_the_running_scores_too() -> None:
     progress.advance(True, record=_record("recall", False))
     progress.close()
     assert "right so far: recall 1/2" in stream.getvalue()
+
+
+class _Terminal(io.StringIO):
+    """A stream that says it is a terminal, so the progress draws its rich bar into it."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_bar_at_80_columns_keeps_its_words_and_puts_the_scores_under_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    monkeypatch.setenv("COLUMNS", "80")
+    stream = _Terminal()
+    arms = ("history_only", "recall", "full_history")
+    progress = RunProgress(15, stream=stream, scorer=lambda r: r.right, arms=arms)
+    for i in range(15):
+        progress.advance(True, cached=i % 2 == 0, record=_record(arms[i % 3], True))
+    progress.close()
+    frames = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", stream.getvalue()).replace("\r", "\n")
+    lines = [line for line in frames.split("\n") if line.strip()]
+    assert all(len(line) <= 80 for line in lines), [line for line in lines if len(line) > 80]
+    bar = next(line for line in reversed(lines) if "15/15" in line)
+    assert bar.startswith("samples ") and "errors 0" in bar and "cached 8" in bar  # no "sa... err... cac..."
+    assert lines[-1] == "right so far: history_only 5/5, recall 5/5, full_history 5/5"

@@ -28,12 +28,18 @@ def _records(run_dir: Path) -> dict[str, dict[str, Any]]:
     return {r["sample_id"]: r for r in map(json.loads, lines)}
 
 
+def _log(logs: Path, arm: str) -> Path:
+    """The exported log of ``arm`` (file names end with the log's task id: ``<time>_run-<model>-<arm>_<id>.eval``)."""
+    (path,) = logs.glob(f"*_run-offline-reference-{arm.replace('_', '-')}_*.eval")
+    return path
+
+
 def test_one_log_per_model_and_arm_reads_back_with_inspect_ais_reader(exported: tuple[Path, Path]) -> None:
     from inspect_ai.log import read_eval_log
 
     run_dir, logs = exported
-    paths = sorted(logs.glob("*.eval"))
-    assert [p.name for p in paths] == ["run_offline-reference_history_only.eval", "run_offline-reference_recall.eval"]
+    paths = [_log(logs, arm) for arm in ("history_only", "recall")]
+    assert sorted(logs.glob("*.eval")) == sorted(paths)
     manifest = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
     for path, arm in zip(paths, ["history_only", "recall"], strict=True):
         log = read_eval_log(str(path))
@@ -52,7 +58,7 @@ def test_samples_keep_their_messages_tool_calls_scores_and_metadata(exported: tu
     scores = {r["sample_id"]: r for r in map(json.loads, (run_dir / "scores.jsonl").read_text(encoding="utf-8").splitlines())}
     values = []
     for arm in ("history_only", "recall"):
-        log = read_eval_log(str(logs / f"run_offline-reference_{arm}.eval"))
+        log = read_eval_log(str(_log(logs, arm)))
         for sample in log.samples:
             record, row = records[sample.metadata["sample_id"]], scores[sample.metadata["sample_id"]]
             assert [m.role for m in sample.messages] == [m["role"] for m in record["messages"]]
@@ -76,7 +82,7 @@ def test_the_eval_results_are_the_reports_metrics(exported: tuple[Path, Path]) -
     summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
     expected = next(r["value"] for r in summary["metrics"] if r["model"] == "offline/reference" and r["arm"] == "recall"
                     and r.get("category", "all") == "all" and r["metric"] == "continuity_accuracy")
-    log = read_eval_log(str(logs / "run_offline-reference_recall.eval"))
+    log = read_eval_log(str(_log(logs, "recall")))
     assert log.results.scores[0].metrics["continuity_accuracy"].value == expected
 
 
@@ -111,3 +117,31 @@ def test_without_inspect_ai_export_says_how_to_install_it(exported: tuple[Path, 
     monkeypatch.setattr(builtins, "__import__", no_inspect)
     assert main(["export", "inspect", str(exported[0]), str(tmp_path / "out")]) == 2
     assert "inspect_ai is not installed; install the optional extra: pip install 'recall-eval[inspect]'" in capsys.readouterr().err
+
+
+def test_two_runs_exported_to_one_folder_are_distinct_evals_to_inspect_ais_listing(tmp_path: Path) -> None:
+    """inspect_ai's viewer keeps the newest log of each (folder, task_id) and hides the rest as retried: two runs
+    (even of one folder name) exported to one folder must give every log its own task_id, in the listing (which
+    parses the file name) and in the header alike."""
+    import shutil
+
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    first = offline_run(tmp_path / "first")
+    second = tmp_path / "second" / "run"  # the same folder name, another run (another start time)
+    shutil.copytree(first, second)
+    manifest = json.loads((second / "run.json").read_text(encoding="utf-8"))
+    manifest["started_at"] = "2026-01-02T03:04:05Z"
+    (second / "run.json").write_text(json.dumps(manifest), encoding="utf-8")
+    other = offline_run(tmp_path / "other")
+    logs = tmp_path / "logs"
+    for run_dir in (first, second, other):
+        assert main(["export", "inspect", str(run_dir), str(logs)]) == 0
+    listed = list_eval_logs(str(logs))
+    assert len(listed) == 6 and len(list(logs.glob("*.eval"))) == 6  # nothing overwritten
+    groups = {(Path(info.name).parent, info.task_id) for info in listed}  # the viewer's retry groups
+    assert len(groups) == 6 and all(info.task_id for info in listed)
+    for info in listed:
+        header = read_eval_log(info.name, header_only=True)
+        assert header.eval.task_id == info.task_id  # the name and the header agree
+    assert len({read_eval_log(i.name, header_only=True).eval.eval_id for i in listed}) == 6
