@@ -139,7 +139,7 @@ def test_an_undecided_check_keeps_about_with_its_number_when_wrapped() -> None:
     """The starter suite's continuity line: "about 9,545 scenarios" is one phrase, never "about" at a line's end."""
     line = ("  ? undecided  continuity +0.02 [-0.12, +0.15], 64 scenarios (10 up, 9 down), exact p 1.00: gain not "
             "proven, the suite detects 0.19; about 9,545 scenarios would decide it")
-    wrapped = wrap_line(line)
+    wrapped = wrap_line(line, 80)
     assert all(len(piece) <= 80 for piece in wrapped) and not any(p.endswith("about") for p in wrapped)
     assert "about 9,545 scenarios" in "\n".join(wrapped) and " ".join(" ".join(wrapped).split()) == " ".join(line.split())
     assert "\u00a0" not in "".join(wrapped)

@@ -65,7 +65,7 @@ def test_a_paired_row_edited_to_a_gain_is_named_against_the_samples_tables(faili
             row.update(diff=0.7, ci_low=0.5, ci_high=0.9)
     why = verdict_disagreement(summary, manifest, scan, [], scores) or ""
     assert "paired[0].diff (model offline/reference, category all, metric continuity_accuracy) is 0.7" in why
-    assert "the samples of scores.jsonl give 0.0" in why
+    assert "the samples of scores.jsonl give -0.7" in why  # recall 2 of 10 against 9 of 10
     summary["verdict"]["status"] = "pass"
     assert "is 0.7, but the samples" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")
 
