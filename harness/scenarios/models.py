@@ -23,7 +23,8 @@ from harness.scenarios.budget import RetrievalBudget
 from harness.scenarios.protocol import Protocol
 from memory_tools import KeyOrigin, KeyType, Kind, LifecycleState, Origin, StatementType, TemporalType
 
-SCENARIO_SCHEMA_VERSION = 1
+SCENARIO_SCHEMA_VERSION = 2
+"""2: an item may quote its source turn instead of writing its content (:mod:`harness.scenarios.quotes`); 1 reads as before."""
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]*$"
 SCENARIO_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]*(/[A-Za-z0-9][A-Za-z0-9._:-]*)?$"
@@ -358,7 +359,7 @@ class Scenario(_Model):
     """
 
     schema_: str | None = Field(None, alias="$schema", description="Editor hint; ignored")
-    schema_version: Literal[1] = SCENARIO_SCHEMA_VERSION
+    schema_version: Literal[1, 2] = SCENARIO_SCHEMA_VERSION
     id: ScenarioId = Field(description="Unique id; a conversation file's probes get <conversation id>/<probe id>")
     title: str = Field(min_length=1)
     category: CategoryName = Field(
@@ -480,7 +481,7 @@ class Conversation(_Model):
     """
 
     schema_: str | None = Field(None, alias="$schema", description="Editor hint; ignored")
-    schema_version: Literal[1] = SCENARIO_SCHEMA_VERSION
+    schema_version: Literal[1, 2] = SCENARIO_SCHEMA_VERSION
     id: Identifier = Field(description="Conversation id: the first half of its probes' scenario ids")
     title: str = Field(min_length=1)
     description: str = Field(min_length=1)
