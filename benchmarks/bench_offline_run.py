@@ -71,7 +71,7 @@ def recall_arm(passes: int, profile: bool) -> None:
         _recall_pass(specs, ctx, records)  # warm-up: imports, first store templates, tokenizer
         cpu, wall = [], []
         from harness.offline_model._terms import analyze_question
-        from harness.run.agent import _local_count
+        from harness.run.model_client import _local_count
 
         for _ in range(passes):
             records.clear()

@@ -56,6 +56,7 @@ import litellm  # noqa: E402
 from litellm import CustomLLM, ModelResponse  # noqa: E402
 
 import harness.run.agent as agent_mod  # noqa: E402
+import harness.run.model_client as model_client_mod  # noqa: E402
 import harness.run.runner as runner_mod  # noqa: E402
 import harness.scenarios as scenarios_mod  # noqa: E402
 from harness.cli import build_parser  # noqa: E402
@@ -121,6 +122,7 @@ def _instrument() -> None:
 
     wrap(scenarios_mod, "seed_store", "seeding")
     wrap(agent_mod, "count_tokens", "token_counting")
+    wrap(model_client_mod, "count_tokens", "token_counting")  # the client counts prompts it reserves budget for
     wrap(agent_mod, "_execute_call", "host_calls")
     wrap(runner_mod, "append_record", "record_writing")
 

@@ -35,7 +35,7 @@ from typing import Any
 from harness.importers import FaultLog
 from harness.importers.jsonstream import iter_array
 from harness.importers.locomo import convert_sample
-from harness.scenarios.models import to_millis
+from harness.scenarios.field_types import to_millis
 from memory_tools import ItemInput, KeyInput, MemoryItemSource, MemoryItemStore, ScopeType
 
 TURN_GAP_MS = 30_000

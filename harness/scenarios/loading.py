@@ -27,16 +27,12 @@ from __future__ import annotations
 
 import concurrent.futures
 import concurrent.futures.process
-import fnmatch
 import functools
-import os
-import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -51,17 +47,15 @@ from harness.scenarios.conversation import (
     probe_entries,
     shared_data,
 )
+from harness.scenarios.discovery import CONVERSATION_FILE, DEFAULTS_FILE, discover_files, resolved_folder
 from harness.scenarios.documents import Document, display_path, parse_document, read_text
 from harness.scenarios.locating import locate, merge_defaults, schema_findings
 from harness.scenarios.models import Category, Scenario
 from harness.scenarios.problems import Finding, Problem, ScenarioError, format_value
 from harness.scenarios.quotes import quote_problems
+from harness.scenarios.selection import EVERYTHING, Selection, names_selected, ruled_out
 from harness.scenarios.shelf import ScenarioShelf
 from harness.scenarios.validation import check_partial, check_scenario
-
-SCENARIO_SUFFIXES = (".yaml", ".yml")
-DEFAULTS_FILE = "_defaults.yaml"
-CONVERSATION_FILE = "_conversation.yaml"
 
 
 @dataclass
@@ -89,95 +83,6 @@ class SuiteLoad:
         return [p for p in self.problems if p.severity == "error"]
 
 
-@dataclass(frozen=True)
-class Selection:
-    """Which scenarios to load: any id glob, any category and any tag (an empty filter matches all)."""
-
-    ids: tuple[str, ...] = ()
-    categories: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-
-    @property
-    def active(self) -> bool:
-        return bool(self.ids or self.categories or self.tags)
-
-    def matches(self, ident: Any, category: Any, tags: Any) -> bool:
-        """Whether a scenario with these (possibly raw, unvalidated) values is selected."""
-        tags = tags if isinstance(tags, list) else []
-        return (
-            (not self.ids or (isinstance(ident, str) and self._id_matches(ident)))
-            and (not self.categories or category in self.categories)
-            and (not self.tags or any(tag in tags for tag in self.tags))
-        )
-
-    def _id_matches(self, ident: str) -> bool:
-        exact, globs = self._split_ids
-        return ident in exact or any(fnmatch.fnmatchcase(ident, glob) for glob in globs)
-
-    @cached_property
-    def _split_ids(self) -> tuple[frozenset[str], tuple[str, ...]]:
-        """Plain ids (a set lookup: a report names thousands) apart from the globs, split once per selection."""
-        globs = tuple(i for i in self.ids if any(ch in i for ch in "*?["))
-        return frozenset(self.ids) - frozenset(globs), globs
-
-
-EVERYTHING = Selection()
-
-
-def _is_scenario_file(path: Path) -> bool:
-    return path.suffix in SCENARIO_SUFFIXES and not path.name.startswith("_")
-
-
-def _discover(paths: Sequence[str | Path]) -> tuple[dict[Path, Path], list[Problem]]:
-    """Scenario files under ``paths``, each with its suite root (the folder named, or a named file's folder)."""
-    found: dict[Path, Path] = {}
-    problems: list[Problem] = []
-    if isinstance(paths, (str, os.PathLike)):  # one path, not a sequence of one-character paths
-        paths = [paths]
-
-    def add(file: Path, root: Path) -> None:
-        known = found.get(file)
-        if known is None or _resolved(root) in _resolved(known).parents:
-            found[file] = root  # named twice: the outer root (more defaults) wins
-
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            files = [p for p in path.rglob("*") if p.is_file() and _is_scenario_file(p)]
-            files = [p for p in files if not any(part.startswith(".") for part in p.relative_to(path).parts)]
-            if not files:
-                problems.append(Problem(str(path), None, "", "folder holds no scenario files (*.yaml, *.yml)"))
-            for file in files:
-                add(file, path)
-        elif path.is_file():
-            if path.suffix not in SCENARIO_SUFFIXES:
-                problems.append(Problem(str(path), None, "", "not a scenario file: expected a .yaml or .yml file"))
-            elif path.name.startswith("_"):
-                problems.append(Problem(str(path), None, "", "files starting with '_' hold defaults or a shared conversation, not scenarios"))
-            else:
-                add(path, path.parent)
-        else:
-            problems.append(Problem(str(path), None, "", "no such file or folder"))
-    return dict(sorted(found.items())), problems
-
-
-def discover(paths: Sequence[str | Path]) -> list[Path]:
-    """Scenario files under ``paths`` (files or folders, recursively), sorted.
-
-    Raises:
-        ScenarioError: a path is missing, is not a YAML file, or a folder holds no scenario.
-    """
-    files, problems = _discover(paths)
-    if problems:
-        raise ScenarioError(problems)
-    return list(files)
-
-
-@lru_cache(maxsize=None)
-def _resolved(folder: Path) -> Path:
-    return folder.resolve()
-
-
 @lru_cache(maxsize=None)
 def _defaults_for(folder: Path, root: Path) -> tuple[tuple[Document, ...], tuple[Problem, ...]]:
     """The ``_defaults.yaml`` documents that apply in ``folder``, outermost first.
@@ -202,7 +107,7 @@ def _defaults_for(folder: Path, root: Path) -> tuple[tuple[Document, ...], tuple
 
 
 def _defaults(folder: Path, root: Path) -> tuple[tuple[Document, ...], tuple[Problem, ...]]:
-    return _defaults_for(_resolved(folder), _resolved(root))
+    return _defaults_for(resolved_folder(folder), resolved_folder(root))
 
 
 @dataclass
@@ -232,88 +137,15 @@ def _too_many_items(document: Document) -> Problem | None:
 def _unreadable(problems: list[Problem], selection: Selection, path: Path, text: str | None) -> _Loaded:
     """A file whose scenario ids cannot be read: its errors, or (a selection active) a skip noted as warnings.
 
-    A file the selection names all the same (:func:`_names_selected`: its
+    A file the selection names all the same (:func:`names_selected`: its
     top-level ``id:`` line or its name matches an id glob, or its
     ``category:`` line a category) keeps its errors: a run of what was asked
     for must not quietly lose part of it.
     """
-    if not selection.active or _names_selected(selection, path, text):
+    if not selection.active or names_selected(selection, path, text):
         return _Loaded(problems=problems)
     note = " (skipped: a filter is active and this file cannot be read; `recall-eval validate` checks it)"
     return _Loaded(problems=[Problem(p.file, p.line, p.field, p.message + note, p.value, "warning") for p in problems], skipped=True)
-
-
-_TOP_ID = re.compile(r"^id:[ \t]+([A-Za-z0-9][A-Za-z0-9._:-]*)[ \t]*(?:#.*)?$", re.MULTILINE)
-_TOP_CATEGORY = re.compile(r"^category:[ \t]+['\"]?([A-Za-z0-9_.-]+)['\"]?[ \t]*(?:#.*)?$", re.MULTILINE)
-
-
-def _names_selected(selection: Selection, path: Path, text: str | None) -> bool:
-    """Whether an unloadable file is, by what can be read of it without parsing, one the selection asks for.
-
-    Its candidate ids are its top-level ``id:`` lines and its file name
-    (``my-01-x.yaml`` is ``my-01-x``; a conversation's shared file, its
-    folder's name); a glob with a ``/`` is matched against the conversation
-    part. Every filter that can be read must match; one that cannot (tags,
-    or a category the text does not show) does not count either way.
-    """
-    stem = path.parent.name if path.name == CONVERSATION_FILE else path.stem
-    candidates = {stem, *_TOP_ID.findall(text or "")}
-    checks = []
-    if selection.ids:
-        conversation_globs = [g.split("/", 1)[0] for g in selection.ids if "/" in g]
-        checks.append(any(selection._id_matches(c) or any(fnmatch.fnmatchcase(c, g) for g in conversation_globs)
-                          for c in candidates))
-    categories = _TOP_CATEGORY.findall(text or "")
-    if selection.categories and categories:
-        checks.append(any(c in selection.categories for c in categories))
-    return bool(checks) and all(checks)
-
-
-#: The first line of a file an importer wrote in JSON syntax (``harness.importers.output.HEADER``): one top-level
-#: field per line at one space of indent, every element of a list at two, so `` "id": ...`` is the top-level id.
-_IMPORTED_JSON = "# Written by `recall-eval import` in JSON syntax"
-_TOP_JSON_ID_LINE = '\n "id": '
-_TOP_JSON_ID = re.compile(r' "id": "([A-Za-z0-9][A-Za-z0-9._:-]*)",?$', re.MULTILINE)
-
-
-def _imported_json_ids(text: str) -> list[str]:
-    """The top-level ids of an importer's JSON-syntax file: a substring count, not a regex over every line (~1 ms a MB)."""
-    if text.count(_TOP_JSON_ID_LINE) != 1:
-        return []
-    match = _TOP_JSON_ID.match(text, text.index(_TOP_JSON_ID_LINE) + 1)
-    return [match.group(1)] if match is not None else []
-
-
-def _ruled_out(text: str, selection: Selection) -> bool:
-    """True when the file's text alone shows that nothing in it can be selected, so it need not be parsed.
-
-    Only for selections by id: a file with exactly one top-level ``id: <plain
-    id>`` line holds that story, or that conversation's probes ``<id>/...``;
-    when no glob can match either, parsing is skipped (a 100 kB conversation
-    costs about 0.1 s to parse). A file an importer wrote in JSON syntax is
-    read the same way from its one-space-indented `` "id": ...`` line (a
-    LongMemEval S question is ~1.3 MB: 0.15 s to parse, 500 of them for a
-    ``run --filter`` of one). Anything less certain is parsed.
-    """
-    if not selection.ids or selection.categories or selection.tags:
-        return False
-    found = _imported_json_ids(text) if text.startswith(_IMPORTED_JSON) else _TOP_ID.findall(text)
-    if len(found) != 1:
-        return False
-    ident = found[0]
-    return not selection.matches(ident, None, []) and not any(_may_match_probe(ident, glob) for glob in selection.ids)
-
-
-def _may_match_probe(conversation: str, glob: str) -> bool:
-    """Whether ``glob`` may match some ``<conversation>/<probe>`` id (conservatively True when unsure)."""
-    if "[" in glob:
-        return True
-    if "/" not in glob:  # only a wildcard can stand for the '/', after a literal start the id must begin with
-        literal = re.split(r"[*?]", glob, maxsplit=1)
-        return len(literal) > 1 and (conversation + "/").startswith(literal[0])
-    if glob.count("/") > 1:
-        return False  # a scenario id holds one '/'
-    return fnmatch.fnmatchcase(conversation, glob.split("/", 1)[0])  # the glob's '/' is the id's '/'
 
 
 def _load_file(path: Path, root: Path, selection: Selection) -> _Loaded:
@@ -321,7 +153,7 @@ def _load_file(path: Path, root: Path, selection: Selection) -> _Loaded:
     text, problems = read_text(path)
     if text is None:
         return _unreadable(problems, selection, path, None)
-    if _ruled_out(text, selection):
+    if ruled_out(text, selection):
         return _Loaded(skipped=True)
     document, problems = parse_document(path, text)
     if document is None:
@@ -363,7 +195,7 @@ def _load_folder(folder: Path, files: list[Path], root: Path, selection: Selecti
     text, problems = read_text(shared_path)
     if text is None:
         return _unreadable(problems, selection, shared_path, None)
-    if _ruled_out(text, selection):
+    if ruled_out(text, selection):
         return _Loaded(skipped=True)
     shared, problems = parse_document(shared_path, text)
     if shared is None:
@@ -488,8 +320,8 @@ def load_suite(paths: Sequence[str | Path], selection: Selection = EVERYTHING, *
     (:mod:`harness.scenarios.shelf`), and ``scenarios`` stays empty: the suite is never held unpacked.
     """
     _defaults_for.cache_clear()
-    _resolved.cache_clear()
-    files, problems = _discover(paths)
+    resolved_folder.cache_clear()
+    files, problems = discover_files(paths)
     suite = SuiteLoad(files=list(files))
     folders: dict[Path, list[Path]] = {}
     units: list[_Unit] = []

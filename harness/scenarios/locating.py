@@ -15,7 +15,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from harness.scenarios.documents import Document
-from harness.scenarios.models import CATEGORY_PATTERN, Category, Scenario
+from harness.scenarios.field_types import CATEGORY_PATTERN
+from harness.scenarios.models import Category, Scenario
 from harness.scenarios.problems import Finding, Loc, Problem, format_loc, format_value
 
 

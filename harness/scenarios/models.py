@@ -13,58 +13,18 @@ ISO strings are accepted and converted.
 
 from __future__ import annotations
 
-import datetime as _dt
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, WithJsonSchema, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from harness.scenarios.budget import RetrievalBudget
+from harness.scenarios.field_types import CategoryName, Identifier, Millis, ScenarioId
 from harness.scenarios.protocol import Protocol
 from memory_tools import KeyOrigin, KeyType, Kind, LifecycleState, Origin, StatementType, TemporalType
 
 SCENARIO_SCHEMA_VERSION = 2
 """2: an item may quote its source turn instead of writing its content (:mod:`harness.scenarios.quotes`); 1 reads as before."""
-
-ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]*$"
-SCENARIO_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]*(/[A-Za-z0-9][A-Za-z0-9._:-]*)?$"
-"""A scenario id: an identifier, or ``<conversation id>/<probe id>`` for a probe of a conversation file."""
-CATEGORY_PATTERN = r"^[a-z][a-z0-9_]*$"
-"""A category name: a lowercase identifier, so it is safe in CSV cells, file names and CSS classes."""
-
-
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
-_MILLI = _dt.timedelta(milliseconds=1)
-
-
-def to_millis(value: Any) -> Any:
-    """Accept int milliseconds, a datetime/date, or an ISO 8601 string.
-
-    A naive datetime or a bare date is taken as UTC. Anything else is passed
-    through for pydantic to reject, except booleans and unparseable strings,
-    which get a message saying what a time looks like.
-    """
-    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
-        return value
-    if isinstance(value, bool):
-        raise ValueError("a time must be UTC milliseconds or an ISO 8601 timestamp, not a boolean")
-    if isinstance(value, str):
-        text = value.strip()
-        if text.endswith(("Z", "z")):
-            text = text[:-1] + "+00:00"
-        try:
-            value = _dt.datetime.fromisoformat(text)
-        except ValueError:
-            raise ValueError(
-                "not a time: use UTC milliseconds or an ISO 8601 timestamp such as 2026-03-02T10:00:00Z"
-            ) from None
-    if isinstance(value, _dt.date) and not isinstance(value, _dt.datetime):
-        value = _dt.datetime(value.year, value.month, value.day)
-    if isinstance(value, _dt.datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=_dt.timezone.utc)
-        return (value - _EPOCH) // _MILLI
-    return value
 
 
 def _key_shorthand(value: Any) -> Any:
@@ -85,22 +45,6 @@ def _number_turns(turns: Any, prefix: str) -> Any:
     return numbered
 
 
-_MILLIS_SCHEMA = {
-    "anyOf": [
-        {"type": "integer", "minimum": 0, "description": "UTC milliseconds since the epoch"},
-        {"type": "string", "description": "ISO 8601 timestamp, e.g. 2026-03-02T10:00:00Z (UTC when no offset)"},
-    ]
-}
-
-Millis = Annotated[
-    int,
-    BeforeValidator(to_millis),
-    Field(ge=0, description="UTC milliseconds or an ISO 8601 timestamp"),
-    WithJsonSchema(_MILLIS_SCHEMA),
-]
-Identifier = Annotated[str, Field(min_length=1, max_length=512, pattern=ID_PATTERN)]
-ScenarioId = Annotated[str, Field(min_length=1, max_length=1025, pattern=SCENARIO_ID_PATTERN)]
-CategoryName = Annotated[str, Field(min_length=1, max_length=64, pattern=CATEGORY_PATTERN)]
 SESSION_TURN_PREFIX = "t"
 HISTORY_TURN_PREFIX = "h"
 
@@ -452,60 +396,3 @@ def sessions_in_scope(scenario: Scenario) -> list[Session]:
     return sorted(chosen, key=lambda session: session.started_at)
 
 
-class ProbeEntry(_Model):
-    """One question of a conversation file; it becomes the scenario ``<conversation id>/<id>``.
-
-    Missing ``title``, ``description`` and ``category`` come from the
-    conversation; ``tags`` are added to its tags; ``item_roles`` overrides
-    ``items[].role`` for this probe only. ``probe`` and ``expect`` merge over
-    the conversation's own ``probe``/``expect`` blocks (defaults for every probe).
-    """
-
-    id: Identifier = Field(description="Probe id; the scenario id is <conversation id>/<probe id>")
-    title: str | None = Field(None, min_length=1, description="Defaults to '<conversation title> / <probe id>'")
-    description: str | None = Field(None, min_length=1, description="Defaults to the conversation's")
-    category: CategoryName | None = Field(None, description="Defaults to the conversation's")
-    tags: list[str] = Field(default_factory=list, description="Added to the conversation's tags")
-    item_roles: dict[Identifier, ItemRole] = Field(
-        default_factory=dict, description="Per-probe overrides of items[].role, by item id"
-    )
-    probe: Probe
-    expect: Expect
-
-
-class Conversation(_Model):
-    """The shared part of a conversation file (or a folder's ``_conversation.yaml``): everything but ``probes``.
-
-    Its ``probe`` and ``expect`` blocks, when present, are defaults merged
-    under every probe's own and are not fields here.
-    """
-
-    schema_: str | None = Field(None, alias="$schema", description="Editor hint; ignored")
-    schema_version: Literal[1, 2] = SCENARIO_SCHEMA_VERSION
-    id: Identifier = Field(description="Conversation id: the first half of its probes' scenario ids")
-    title: str = Field(min_length=1)
-    description: str = Field(min_length=1)
-    category: CategoryName | None = Field(None, description="Default category of the probes")
-    categories: dict[CategoryName, str] = Field(default_factory=dict)
-    tags: list[str] = Field(default_factory=list)
-    system_prompt: str | None = Field(None, min_length=1)
-    protocol: Protocol | None = None
-    retrieval_budget: RetrievalBudget | None = None
-    sessions: list[Session] = Field(default_factory=list)
-    items: list[ItemSpec] = Field(default_factory=list)
-
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-    @model_validator(mode="after")
-    def _protocol_names_known(self) -> Conversation:
-        check_protocol_categories(self.protocol, self.categories)
-        return self
-
-
-class SuiteFile(Scenario):
-    """The shape of any scenario file, for the JSON Schema only: a scenario, or a conversation with ``probes``."""
-
-    probes: list[ProbeEntry] = Field(
-        default_factory=list,
-        description="A conversation file's questions: each becomes the scenario <id>/<probe id>, sharing sessions and items",
-    )

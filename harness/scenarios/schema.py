@@ -23,7 +23,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.scenarios.models import SCENARIO_SCHEMA_VERSION, SuiteFile
+from harness.scenarios.conversation_models import SuiteFile
+from harness.scenarios.models import SCENARIO_SCHEMA_VERSION
 from harness.scenarios.quotes import QUOTE
 
 SCHEMA_ID = f"urn:recall-eval:scenario:v{SCENARIO_SCHEMA_VERSION}"

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.scenarios.models import ID_PATTERN
+from harness.scenarios.field_types import ID_PATTERN
 
 SCENARIO_TEMPLATE = """\
 # A recall-eval scenario: a fact from an earlier session that a later session needs.

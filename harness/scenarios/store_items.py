@@ -209,7 +209,7 @@ def _created(value: Any, where: str) -> int:
     Raises:
         StoreError: naming the item and value (NULL, text that is no time, NaN, 1e400, a list ...).
     """
-    from harness.scenarios.models import to_millis
+    from harness.scenarios.field_types import to_millis
 
     millis: Any = value
     if isinstance(value, str):

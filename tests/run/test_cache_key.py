@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from harness.run import agent
+from harness.run import model_client as agent
 from harness.run.agent import ModelClient, ModelSettings
 from harness.run.cache import DEFAULT_CACHE_DIR, ResponseCache, cache_key
 

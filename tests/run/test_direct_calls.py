@@ -22,7 +22,7 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import litellm  # noqa: E402
 
-import harness.run.agent as agent_mod  # noqa: E402
+import harness.run.model_client as agent_mod  # noqa: E402
 from harness.offline_model import register_offline  # noqa: E402
 from harness.run.agent import ModelClient, ModelSettings  # noqa: E402
 from harness.run.direct import direct_completion, is_direct, needs_litellm  # noqa: E402

@@ -24,7 +24,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import litellm  # noqa: E402
 
 from harness.offline_model import MODEL_NAMES, register_offline  # noqa: E402
-from harness.run.agent import _local_counter  # noqa: E402
+from harness.run.model_client import _local_counter  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness import cli
-from harness.scenarios import loading
+from harness.scenarios import discovery, loading
 from harness.scenarios.loading import load_suite
 from tests.scenarios.test_json_fast_path import _conversation, _write
 
@@ -77,7 +77,7 @@ def test_a_small_suite_a_kept_load_or_one_job_stays_in_this_process(tmp_path: Pa
     load_suite([suite], keep=False, jobs=1)
     assert started == []
     load_suite([suite], keep=False, jobs=64)
-    assert started == [len(loading._discover([suite])[0])]  # never more workers than files to check
+    assert started == [len(discovery.discover_files([suite])[0])]  # never more workers than files to check
 
 
 _LOAD_UNIT_LIGHT = loading._load_unit_light

@@ -135,7 +135,7 @@ def test_preset_and_prompt_file_mistakes_are_one_line_errors_naming_the_file(tmp
 
 
 def test_cli_preset_choices_are_the_presets() -> None:
-    from harness.cli import JUDGE_PRESET_CHOICES
+    from harness.cli.flags import JUDGE_PRESET_CHOICES
 
     assert JUDGE_PRESET_CHOICES == JUDGE_PRESETS
 

@@ -14,13 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from harness.scenarios.models import (
-    CATEGORY_PATTERN,
-    ID_PATTERN,
-    SESSION_TURN_PREFIX,
-    Session,
-    to_millis,
-)
+from harness.scenarios.field_types import CATEGORY_PATTERN, ID_PATTERN, to_millis
+from harness.scenarios.models import SESSION_TURN_PREFIX, Session
 
 
 @dataclass(frozen=True, slots=True)
