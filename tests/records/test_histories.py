@@ -272,25 +272,31 @@ def test_a_schema_1_histories_file_still_reads(tmp_path: Path) -> None:
     assert not scan.problems and scan.records[0].messages == messages
 
 
-def test_a_shared_message_edited_after_it_was_written_is_never_spliced_in(tmp_path: Path) -> None:
-    from harness.records.writing import ResultsWriter
-
-    record = _record([{"role": "system", "content": "s"}, _long(1), _long(2, "assistant"), {"role": "user", "content": "q"}], 2)
-    with ResultsWriter(tmp_path / RESULTS_FILE) as writer:
-        writer.write_record(record)
-    _edit_inside(tmp_path / HISTORIES_FILE, "[session 2]", "[session 9]")
-    scan = scan_results(tmp_path / RESULTS_FILE)
-    assert not scan.records and "results.jsonl:1" in scan.problems[0] and "is not in" in scan.problems[0]
-
-
-def test_a_schema_2_histories_file_still_reads(tmp_path: Path) -> None:
-    """A run written before histories were compressed: its schema 2 lines, as they were, read back whole."""
+def _written(tmp_path: Path) -> tuple[list[dict], SampleRecord]:
+    """A record pasting two long messages, written by a run's writer into ``tmp_path``."""
     from harness.records.writing import ResultsWriter
 
     messages = [{"role": "system", "content": "s"}, _long(1), _long(2, "assistant"), {"role": "user", "content": "q"}]
     record = _record(messages, 2)
     with ResultsWriter(tmp_path / RESULTS_FILE) as writer:
         writer.write_record(record)
+    return messages, record
+
+
+def _refused_for_its_history(tmp_path: Path) -> None:
+    scan = scan_results(tmp_path / RESULTS_FILE)
+    assert not scan.records and "results.jsonl:1" in scan.problems[0] and "is not in" in scan.problems[0]
+
+
+def test_a_shared_message_edited_after_it_was_written_is_never_spliced_in(tmp_path: Path) -> None:
+    _written(tmp_path)
+    _edit_inside(tmp_path / HISTORIES_FILE, "[session 2]", "[session 9]")
+    _refused_for_its_history(tmp_path)
+
+
+def test_a_schema_2_histories_file_still_reads(tmp_path: Path) -> None:
+    """A run written before histories were compressed: its schema 2 lines, as they were, read back whole."""
+    messages, _ = _written(tmp_path)
     inner = _lines(tmp_path / HISTORIES_FILE)
     (tmp_path / HISTORIES_FILE).write_text("".join(json.dumps(line) + "\n" for line in inner), encoding="utf-8")
     assert {line["schema_version"] for line in _disk_lines(tmp_path / HISTORIES_FILE)} == {2}
@@ -299,12 +305,7 @@ def test_a_schema_2_histories_file_still_reads(tmp_path: Path) -> None:
 
 
 def test_a_compressed_line_that_does_not_decompress_is_reported_by_the_record_needing_it(tmp_path: Path) -> None:
-    from harness.records.writing import ResultsWriter
-
-    record = _record([{"role": "system", "content": "s"}, _long(1), _long(2, "assistant"), {"role": "user", "content": "q"}], 2)
-    with ResultsWriter(tmp_path / RESULTS_FILE) as writer:
-        writer.write_record(record)
+    _written(tmp_path)
     line = _disk_lines(tmp_path / HISTORIES_FILE)[0]
     (tmp_path / HISTORIES_FILE).write_text(json.dumps({**line, "zlib": line["zlib"][:40] + "A" * 8}) + "\n", encoding="utf-8")
-    scan = scan_results(tmp_path / RESULTS_FILE)
-    assert not scan.records and "results.jsonl:1" in scan.problems[0] and "is not in" in scan.problems[0]
+    _refused_for_its_history(tmp_path)
