@@ -14,7 +14,10 @@ each command its own process (wall and CPU time, peak RSS from ``wait4``, as
   ``validate`` (< 20 s CPU, < 1 GB), ``run --filter`` of one question in
   three arms (< 15 s), and with ``--whole-lme`` the whole offline run in
   three arms: time to its first sample record (< 60 s), CPU (< 300 s), peak
-  (< 1.5 GB), ``histories.jsonl`` and ``index.html`` (< 20 MB);
+  (< 1.5 GB), ``histories.jsonl`` and ``index.html`` (< 20 MB); then issue
+  42's figures in one block (import, validate, before the first sample and
+  whole-run CPU, peak, suite and ``histories.jsonl`` sizes): run it again
+  with ``--harness`` on another checkout for the other column;
 - LoCoMo: the whole suite offline in three arms, report included (< 3 min,
   < 1 GB), and the size of its ``results.jsonl`` (< 60 MB) with
   ``histories.jsonl`` beside it.
@@ -118,26 +121,46 @@ def _until_first_record(results: Path, args: list[str], harness: Path | None) ->
     return figures, (first[0] if first else None)
 
 
+def _figures(figures: dict[str, str]) -> None:
+    """Issue 42's before/after figures in one block (a Markdown table's column), to set beside another checkout's."""
+    print("  issue 42's figures (this checkout):", flush=True)
+    for name, value in figures.items():
+        print(f"  | {name:34} | {value:>16} |", flush=True)
+
+
 def longmemeval(work: Path, scale: float, whole: bool, harness: Path | None) -> None:
     source, suite = work / "longmemeval_s.json", work / "lme-suite"
     made = published_shapes.longmemeval_s(source, scale)
     print(f"LongMemEval S shape: {made['questions']} questions, {made['bytes'] / 1e6:.0f} MB of source", flush=True)
     _shape(source)
-    _row("import longmemeval", _command(["import", "longmemeval", str(source), str(suite)], harness), None, 300, 60)
-    print(f"  suite: {sum(p.stat().st_size for p in suite.glob('*.yaml')) / 1e6:.0f} MB of conversation files", flush=True)
-    _row("validate", _command(["validate", str(suite)], harness), None, 1000, 20)
+    figures: dict[str, str] = {}
+    imported = _command(["import", "longmemeval", str(source), str(suite)], harness)
+    _row("import longmemeval", imported, None, 300, 60)
+    suite_mb = sum(p.stat().st_size for p in suite.glob('*.yaml')) / 1e6
+    print(f"  suite: {suite_mb:.0f} MB of conversation files", flush=True)
+    validated = _command(["validate", str(suite)], harness)
+    _row("validate", validated, None, 1000, 20)
+    figures.update({"import CPU": f"{imported[1]:.1f} s", "validate CPU": f"{validated[1]:.1f} s", "suite size": f"{suite_mb:.0f} MB"})
     questions = sorted(p.stem for p in suite.glob("*.yaml") if not p.name.startswith("_"))
     one = questions[len(questions) // 2]
     _row(f"run --filter {one}/q (3 arms)", _command(["run", "--scenarios", str(suite), "--filter", f"{one}/*", "--out", str(work / "lme-one"), *RUN], harness), 15, None)
     if whole:
         run = work / "lme-all"
-        figures, first = _until_first_record(run / "results.jsonl", ["run", "--scenarios", str(suite), "--out", str(run), *RUN], harness)
-        _row("run, whole suite (3 arms)", figures, None, 1500, 300)
+        whole_run, first = _until_first_record(run / "results.jsonl", ["run", "--scenarios", str(suite), "--out", str(run), *RUN], harness)
+        _row("run, whole suite (3 arms)", whole_run, None, 1500, 300)
         print(f"  {'before the first sample record':34} " + (f"wall {first[0]:7.1f} s  CPU {first[1]:7.1f} s  [CPU {'ok' if first[1] < 60 else 'OVER'} < 60 s]"
                                                               if first is not None else "none written"), flush=True)
         _size("results.jsonl", run / "results.jsonl")
         _size("histories.jsonl", run / "histories.jsonl")
         _size("index.html", run / "index.html", 20)
+        histories = run / "histories.jsonl"
+        figures.update({
+            "before the first sample CPU": f"{first[1]:.1f} s" if first is not None else "none written",
+            "whole run CPU (3 arms, report)": f"{whole_run[1]:.1f} s",
+            "whole run peak RSS": f"{whole_run[2]:.0f} MB",
+            "histories.jsonl": f"{histories.stat().st_size / 1e6:.1f} MB" if histories.is_file() else "none",
+        })
+    _figures(figures)
 
 
 def locomo(work: Path, scale: float, harness: Path | None) -> None:

@@ -136,7 +136,7 @@ class MemoryItemStore(StoreDatabase):
         try:
             with self._write() as db:
                 db.executemany(_schema.INSERT_ITEM, [item_row(r.item) for r in records])
-                db.executemany(_schema.INSERT_KEY, [row for r in records for row in key_rows(r.item, r.keys)])
+                _schema.insert_key_rows(db, [row for r in records for row in key_rows(r.item, r.keys)])
                 db.executemany(
                     _schema.INSERT_SOURCE, [row for r in records for row in source_rows(r.item.item_id, r.sources)]
                 )

@@ -73,6 +73,30 @@ def fact_chunks(text: str, limit: int = MAX_ITEM_CHARS) -> list[str]:
     return chunks
 
 
+def quoted_pieces(text: str, limit: int = MAX_ITEM_CHARS) -> list[tuple[str, list[int] | None]]:
+    """:func:`fact_chunks` of ``text``, each with its ``[start, end]`` in ``text`` (None for a piece not found as written).
+
+    A schema 2 suite writes an item that is a turn's text, or a piece of it, as
+    that quote rather than the text again (:mod:`harness.scenarios.quotes`).
+    A piece joined across collapsed whitespace is not a slice of the text and
+    keeps its content.
+
+    Example:
+        >>> quoted_pieces("One. Two.")
+        [('One. Two.', [0, 9])]
+    """
+    found: list[tuple[str, list[int] | None]] = []
+    cursor = 0
+    for piece in fact_chunks(text, limit):
+        start = text.find(piece, cursor)
+        if start < 0:
+            found.append((piece, None))
+            continue
+        cursor = start + len(piece)
+        found.append((piece, [start, cursor]))
+    return found
+
+
 def storable(content: str) -> bool:
     """Does the memory store accept ``content`` as an item's content (not empty after normalization, not too long)?"""
     try:

@@ -13,7 +13,8 @@ a string, turns with other roles (dropped), and extra fields (ignored).
 
 No memory items are published, so the baseline extractor
 (:mod:`harness.importers.extract`) makes one item per turn, cut at sentence
-ends when long; turns marked ``has_answer`` give the probe's relevant items
+ends when long, each written as a quote of its turn (scenario schema 2, so a
+turn's text is on disk once); turns marked ``has_answer`` give the probe's relevant items
 (when a question has none, every item of its ``answer_session_ids``).
 
 A session dated later on the question's own day is kept and the probe moves
@@ -28,7 +29,7 @@ import datetime as _dt
 from typing import Any
 
 from harness.importers.answers import alternatives, answer_check, gold_text, unglue_dates, unusable_gold
-from harness.importers.extract import fact_chunks, keys_for, storable
+from harness.importers.extract import keys_for, quoted_pieces, storable
 from harness.importers.faults import FaultLog
 from harness.importers.output import safe_id
 from harness.importers.times import iso, parse_time
@@ -215,14 +216,14 @@ def convert_question(question: Any, index: int, faults: FaultLog, taken: set[str
     for sid, started, turns, marks in sessions:
         out_sessions.append({"id": sid, "started_at": iso(started), "turns": turns})
         for t, (turn, mark) in enumerate(zip(turns, marks), start=1):
-            pieces = [piece for piece in fact_chunks(turn["content"]) if storable(piece)]
+            pieces = [(piece, quote) for piece, quote in quoted_pieces(turn["content"]) if storable(piece)]
             if not pieces:
                 faults.drop("turn the memory store refuses as item content (no item)", f"{cid} {sid} t{t}")
-            for p, piece in enumerate(pieces, start=1):
+            for p, (piece, quote) in enumerate(pieces, start=1):
                 item_id = f"{sid}.t{t}" + (f".{p}" if len(pieces) > 1 else "")
                 items.append({
                     "id": item_id,
-                    "content": piece,
+                    **({"quote": quote} if quote is not None else {"content": piece}),
                     "kind": "context" if turn["role"] == "user" else "knowledge",
                     "observed_at": iso(started),
                     "keys": _keys(piece, f"{cid} {item_id}", faults),
@@ -260,7 +261,7 @@ def convert_question(question: Any, index: int, faults: FaultLog, taken: set[str
     tags = ["longmemeval", qtype or "unknown-type"] + (["abstention"] if abstain else [])
     taken.add(cid)
     return {
-        "schema_version": 1,
+        "schema_version": 2,  # items quote their turns (harness.scenarios.quotes): each turn's text is written once
         "id": cid,
         "title": f"LongMemEval {cid}",
         "description": f"A LongMemEval {qtype or 'question'} over a haystack of {len(out_sessions)} sessions; "

@@ -170,15 +170,19 @@ def memory_prompt_section(state: DocumentState, *, cap_chars: int = PROMPT_CAP_C
 
 
 def scenario_document(scenario: Scenario) -> str | None:
-    """The probe's memory file for ``scenario``; None when the policy denies agent reads (no storage read)."""
-    from harness.scenarios import probe_denial, seed_store
-    from memory_tools import MemoryItemStore, item_in_scope
+    """The probe's memory file for ``scenario``; None when the policy denies agent reads (no storage read).
+
+    The store is a copy of the process's seeded template of the scenario's items
+    (:func:`harness.scenarios.open_seeded_store`): a conversation's probes, and the
+    run's plan before them, seed it once instead of once per probe.
+    """
+    from harness.scenarios import open_seeded_store, probe_denial
+    from memory_tools import item_in_scope
 
     probe = scenario.probe
     if probe_denial(scenario) is not None:
         return None
-    with MemoryItemStore(":memory:") as store:
-        seed_store(store, scenario)
+    with open_seeded_store(scenario) as store:
         records = [store.read_item(spec.id) for spec in scenario.items]
     # The file holds the scope's items of every lifecycle state; the renderer marks them.
     visible = [r for r in records if r is not None and item_in_scope(r.item, probe.workspace)]

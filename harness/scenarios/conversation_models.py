@@ -45,7 +45,7 @@ class Conversation(_Model):
     """
 
     schema_: str | None = Field(None, alias="$schema", description="Editor hint; ignored")
-    schema_version: Literal[1] = SCENARIO_SCHEMA_VERSION
+    schema_version: Literal[1, 2] = SCENARIO_SCHEMA_VERSION
     id: Identifier = Field(description="Conversation id: the first half of its probes' scenario ids")
     title: str = Field(min_length=1)
     description: str = Field(min_length=1)

@@ -88,9 +88,13 @@ def scenario_hash(scenario: Scenario) -> str:
     stand-in, the keys are serialized one by one instead (same hash).
     The ``$schema`` editor hint is left out, so moving a file does not change its hash,
     and so are a ``protocol`` and a ``retrieval_budget`` that are not set, so suites without them hash as they did before;
-    likewise ``expect.unlabelled`` when false and ``expect.logged_reply`` when unset.
+    likewise ``expect.unlabelled`` when false and ``expect.logged_reply`` when unset. A schema 2
+    scenario hashes as its schema 1 form: version 2 changes only how a file may write an item's content
+    (:mod:`harness.scenarios.quotes`), and the loaded scenario holds the content either way.
     """
     data = scenario.model_dump(mode="json", by_alias=True, exclude={"schema_", *_SHARED_PARTS})
+    if data.get("schema_version") == 2:  # 2 only lets a file quote a turn, resolved on loading: it hashes as its 1 form
+        data["schema_version"] = 1
     for optional in ("protocol", "retrieval_budget"):  # unset: the scenario hashes as it did before the field existed
         if data.get(optional) is None:
             data.pop(optional, None)

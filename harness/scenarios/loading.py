@@ -52,6 +52,7 @@ from harness.scenarios.documents import Document, display_path, parse_document, 
 from harness.scenarios.locating import locate, merge_defaults, schema_findings
 from harness.scenarios.models import Category, Scenario
 from harness.scenarios.problems import Finding, Problem, ScenarioError, format_value
+from harness.scenarios.quotes import quote_problems
 from harness.scenarios.selection import EVERYTHING, Selection, names_selected, ruled_out
 from harness.scenarios.shelf import ScenarioShelf
 from harness.scenarios.validation import check_partial, check_scenario
@@ -162,6 +163,8 @@ def _load_file(path: Path, root: Path, selection: Selection) -> _Loaded:
         return _unreadable([*problems, Problem(str(path), 1, "", f"a scenario file must hold one mapping, not {kind}")], selection, path, text)
     if (too_many := _too_many_items(document)) is not None:
         return _unreadable([too_many], selection, path, text)
+    if quoting := quote_problems(document):
+        return _unreadable(quoting, selection, path, text)
     defaults, default_problems = _defaults(path.parent, root)
     if PROBES_KEY in document.data:
         return _load_conversation_parts(document, [document], defaults, [*problems, *default_problems], selection)
@@ -202,6 +205,8 @@ def _load_folder(folder: Path, files: list[Path], root: Path, selection: Selecti
         return _unreadable([*problems, Problem(str(shared_path), 1, "", f"a conversation must be one mapping, not {kind}")], selection, shared_path, text)
     if (too_many := _too_many_items(shared)) is not None:
         return _unreadable([too_many], selection, shared_path, text)
+    if quoting := quote_problems(shared):
+        return _unreadable(quoting, selection, shared_path, text)
     documents = [shared] if PROBES_KEY in shared.data else []
     for path in files:
         document, file_problems = parse_document(path)

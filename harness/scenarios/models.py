@@ -23,7 +23,8 @@ from harness.scenarios.field_types import CategoryName, Identifier, Millis, Scen
 from harness.scenarios.protocol import Protocol
 from memory_tools import KeyOrigin, KeyType, Kind, LifecycleState, Origin, StatementType, TemporalType
 
-SCENARIO_SCHEMA_VERSION = 1
+SCENARIO_SCHEMA_VERSION = 2
+"""2: an item may quote its source turn instead of writing its content (:mod:`harness.scenarios.quotes`); 1 reads as before."""
 
 
 def _key_shorthand(value: Any) -> Any:
@@ -302,7 +303,7 @@ class Scenario(_Model):
     """
 
     schema_: str | None = Field(None, alias="$schema", description="Editor hint; ignored")
-    schema_version: Literal[1] = SCENARIO_SCHEMA_VERSION
+    schema_version: Literal[1, 2] = SCENARIO_SCHEMA_VERSION
     id: ScenarioId = Field(description="Unique id; a conversation file's probes get <conversation id>/<probe id>")
     title: str = Field(min_length=1)
     category: CategoryName = Field(

@@ -9,7 +9,8 @@ how files are written rather than how a merged scenario looks:
   lists (sessions, turns, items, keys, sources, revisions, canaries) are never
   merged, so they keep theirs. ``recall-eval validate`` checks the merged
   scenario in full;
-- times accept integers or ISO 8601 strings, keys a bare string (done in the models).
+- times accept integers or ISO 8601 strings, keys a bare string (done in the models);
+- an item gives ``content`` or, in schema 2, ``quote`` (the loader resolves it before the models see it).
 
 ``scenarios/scenario.schema.json`` is this output, committed; a test keeps it current.
 """
@@ -24,6 +25,7 @@ from typing import Any
 
 from harness.scenarios.conversation_models import SuiteFile
 from harness.scenarios.models import SCENARIO_SCHEMA_VERSION
+from harness.scenarios.quotes import QUOTE
 
 SCHEMA_ID = f"urn:recall-eval:scenario:v{SCENARIO_SCHEMA_VERSION}"
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -51,6 +53,17 @@ def _merged_blocks(schema: dict[str, Any]) -> set[str]:
     return found
 
 
+def _content_or_quote(item: dict[str, Any]) -> None:
+    """An item in a file gives ``content`` or (schema 2) ``quote``s its source turn (:mod:`harness.scenarios.quotes`)."""
+    item["properties"][QUOTE] = {
+        "type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": 2, "maxItems": 2,
+        "description": "Schema 2, instead of content: [start, end], the characters of its one source turn's text "
+                       "that are its content",
+    }
+    item["required"] = [name for name in item["required"] if name != "content"]
+    item["oneOf"] = [{"required": ["content"]}, {"required": [QUOTE]}]
+
+
 def scenario_schema() -> dict[str, Any]:
     """The JSON Schema of a scenario file, with meta keys first and a stable key order."""
     generated = SuiteFile.model_json_schema(by_alias=True, mode="validation")
@@ -58,6 +71,7 @@ def scenario_schema() -> dict[str, Any]:
     for name in _merged_blocks(generated):
         generated["$defs"][name].pop("required", None)
     generated["$defs"]["ProbeEntry"]["required"] = ["id"]  # probe and expect may come from the conversation
+    _content_or_quote(generated["$defs"]["ItemSpec"])
     head = {
         "$schema": JSON_SCHEMA_DIALECT,
         "$id": SCHEMA_ID,

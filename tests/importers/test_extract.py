@@ -8,7 +8,7 @@ what the store refuses, each layer on its own.
 
 from __future__ import annotations
 
-from harness.importers.extract import MAX_KEY_CHARS, MAX_KEYS, fact_chunks, keys_for, storable_key
+from harness.importers.extract import MAX_KEY_CHARS, MAX_KEYS, fact_chunks, keys_for, quoted_pieces, storable_key
 
 FAMILY = "\U0001F469\u200d\U0001F469\u200d\U0001F467"
 """The family emoji: three emoji joined by zero-width joiners, which the store refuses in a key."""
@@ -96,3 +96,12 @@ def test_a_name_that_opens_the_turn_and_recurs_keeps_its_first_place_under_the_e
     text = "Biscuit chased the ball. Then Caroline, Melanie, Oscar, Priya and Jonas came over to play with Biscuit."
     names = [k["key"] for k in keys_for(text) if k.get("type") == "entity"]
     assert names == ["Biscuit", "Caroline", "Melanie", "Oscar", "Priya"]  # five names at most: Jonas is cut, not Biscuit
+
+
+def test_each_piece_of_a_turn_is_quoted_by_its_place_and_a_piece_joined_across_a_line_break_keeps_its_text() -> None:
+    text = "First sentence here. Second one.\n\nThird after a break. Fourth."
+    found = quoted_pieces(text, limit=40)
+    assert found == [("First sentence here. Second one.", [0, 32]), ("Third after a break. Fourth.", [34, 62])]
+    assert all(text[start:end] == piece for piece, (start, end) in found)
+    assert quoted_pieces("One.\nTwo. Three is the longest.", limit=12)[0] == ("One. Two.", None)
+    assert quoted_pieces("A short turn.") == [("A short turn.", [0, 13])]

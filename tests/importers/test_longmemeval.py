@@ -10,6 +10,7 @@ import pytest
 from harness.importers.extract import MAX_ITEM_CHARS
 from harness.importers.faults import FaultLog
 from harness.importers.longmemeval import EXTRACTION_NOTE, QUESTION_TYPES, convert_question
+from harness.scenarios.quotes import resolve_quotes
 from tests.importers.importer_fixtures import LONGMEMEVAL, imported, longmemeval_question, passes, read_yaml, source
 
 
@@ -22,6 +23,12 @@ def _convert(qid: str, **changes: object) -> tuple[dict, FaultLog]:
     data = convert_question({**_question(qid), **changes}, 0, faults, set())
     assert data is not None
     return data, faults
+
+
+def _resolved(conv: dict) -> dict:
+    """The conversation as the loader reads it: each quoting item given its text."""
+    assert resolve_quotes(conv) == []
+    return conv
 
 
 def test_each_question_is_its_own_conversation_file_with_one_probe(tmp_path: Path) -> None:
@@ -46,7 +53,10 @@ def test_the_extractor_makes_one_item_per_turn_observed_at_its_session_date() ->
     turns = sum(len(s["turns"]) for s in conv["sessions"])
     assert len(conv["items"]) == turns == 7
     item = next(i for i in conv["items"] if i["id"] == "answer_280352e9.t1")
-    assert item["content"] == "I just got back from a weekend at Lake Tahoe with my sister."
+    text = "I just got back from a weekend at Lake Tahoe with my sister."
+    assert conv["schema_version"] == 2 and item["quote"] == [0, len(text)] and "content" not in item
+    item = next(i for i in _resolved(conv)["items"] if i["id"] == "answer_280352e9.t1")
+    assert item["content"] == text
     assert item["observed_at"] == "2023-05-22T14:03:00Z" and item["kind"] == "context"
     assert item["sources"] == [{"session": "answer_280352e9", "turn": "t1"}]
     assert {"key": "Lake Tahoe", "type": "entity", "origin": "deterministic"} in item["keys"]
@@ -55,11 +65,13 @@ def test_the_extractor_makes_one_item_per_turn_observed_at_its_session_date() ->
 
 def test_a_long_turn_is_cut_at_sentence_ends_into_items_citing_the_same_turn() -> None:
     conv, _ = _convert("0a995998")
-    pieces = [i for i in conv["items"] if i["id"].startswith("s4.t1.")]
+    original = conv["sessions"][1]["turns"][0]["content"]
+    quotes = [i["quote"] for i in conv["items"] if i["id"].startswith("s4.t1.")]
+    assert quotes[0][0] == 0 and quotes[-1][1] == len(original) and quotes[0][1] < quotes[1][0]  # two slices, in order
+    pieces = [i for i in _resolved(conv)["items"] if i["id"].startswith("s4.t1.")]
     assert [i["id"] for i in pieces] == ["s4.t1.1", "s4.t1.2"]
     assert all(len(i["content"]) <= MAX_ITEM_CHARS and i["content"].endswith("balcony.") for i in pieces)
     assert all(i["sources"] == [{"session": "s4", "turn": "t1"}] for i in pieces)
-    original = conv["sessions"][1]["turns"][0]["content"]
     assert " ".join(i["content"] for i in pieces) == original
 
 
@@ -133,7 +145,7 @@ def test_an_assistant_turn_is_an_item_so_assistant_questions_have_relevant_items
     conv, _ = _convert("7161e7e2")
     expect = conv["probes"][0]["expect"]
     assert expect["relevant_items"] == ["answer_sa1.t2"]
-    item = next(i for i in conv["items"] if i["id"] == "answer_sa1.t2")
+    item = next(i for i in _resolved(conv)["items"] if i["id"] == "answer_sa1.t2")
     assert item["kind"] == "knowledge" and "Manteigaria" in item["content"]
     assert passes("It was Manteigaria, in Chiado.", expect)
 

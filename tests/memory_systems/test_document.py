@@ -245,6 +245,7 @@ def test_policy_gates_leave_no_section_and_read_no_storage(probe: dict[str, Any]
             raise AssertionError("the store was opened although the policy denies reads")
 
     monkeypatch.setattr("memory_tools.store.MemoryItemStore", _NoStore)
+    monkeypatch.setattr("harness.scenarios.seeding.StoreTemplates.open", _NoStore)  # the seeded template's copy
     scenario = make_scenario(**probe)
     assert scenario_document(scenario) is None
     setup = get_arm("memory_document").build(scenario, None)
@@ -401,3 +402,17 @@ def test_reader_states_disabled_and_incognito_read_nothing() -> None:
     assert read_memory_state(text, on, incognito=False).status == "ok"
     assert read_memory_state(text, DocumentSettings(enabled=False, agent_read_enabled=True), incognito=False).status == "disabled"
     assert read_memory_state(text, on, incognito="no").status == "incognito_blocked"  # type: ignore[arg-type]  # fail closed
+
+
+def test_a_conversations_probes_and_the_plan_before_them_seed_the_document_store_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memory file is read from a copy of the process's seeded template: one seeding per item set, not per probe."""
+    from harness.scenarios import seeding
+
+    scenario = make_scenario([_item("it-port", "The dev server runs on port 5174.", day=10, keys=["dev server", "port"])])
+    expected = render_memory_document(_records(scenario), now_ms=scenario.probe.started_at)
+    seeded: list[object] = []
+    real = seeding.apply_plan
+    monkeypatch.setattr(seeding, "apply_plan", lambda store, plan: (seeded.append(plan), real(store, plan))[1])
+    monkeypatch.setattr(seeding, "_SHARED_TEMPLATES", None)
+    assert [scenario_document(scenario) for _ in range(3)] == [expected] * 3
+    assert len(seeded) == 1

@@ -115,6 +115,53 @@ def test_bulk_create_returns_what_read_item_returns(store: MemoryItemStore):
     assert [k.normalized_key for k in created[0].keys] == ["alpha", "zeta"]
 
 
+def _schema_and_answers(store: MemoryItemStore) -> tuple[list[tuple[str, str]], list[list[str]], str]:
+    with store._read() as db:
+        schema = db.execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall()
+        check = db.execute("PRAGMA integrity_check").fetchone()[0]
+    answers = [_ids(store.search_by_keys(terms, match, workspace_key="ws"))
+               for terms, match in ((["k3"], "exact"), (["k1", "k2"], "prefix"), (["alpha"], "exact"))]
+    return schema, answers, check
+
+
+def test_a_large_batch_into_an_empty_store_builds_the_same_indexes_and_answers(store: MemoryItemStore):
+    """Past DEFERRED_INDEX_ROWS key rows into an empty store the key indexes are built after the rows: same store."""
+    from memory_tools._schema import DEFERRED_INDEX_ROWS
+
+    items = [_item(f"i{n:04}", f"k{n % 7}", f"k{n % 13}x", "alpha" if n % 5 else "beta", workspace="ws" if n % 2 else None,
+                   now=100 + n % 17) for n in range(DEFERRED_INDEX_ROWS // 3 + 50)]
+    assert sum(len(i.keys) for i in items) >= DEFERRED_INDEX_ROWS
+    store.bulk_create(items)
+    with MemoryItemStore() as row_by_row:
+        for start in range(0, len(items), 100):  # batches too small to defer: indexes kept up row by row
+            row_by_row.bulk_create(items[start:start + 100])
+        assert _schema_and_answers(store) == _schema_and_answers(row_by_row)
+    assert _schema_and_answers(store)[2] == "ok" and len(_schema_and_answers(store)[1][0]) > 0
+    with store._read() as db:
+        plan = " ".join(str(row) for row in db.execute(
+            "EXPLAIN QUERY PLAN SELECT item_id FROM memory_item_key WHERE normalized_key = 'k3' AND archived = 0"))
+    assert "memory_item_key_search" in plan
+
+
+def test_a_large_batch_that_fails_leaves_the_empty_store_and_its_indexes_as_they_were(store: MemoryItemStore):
+    from memory_tools._schema import DEFERRED_INDEX_ROWS
+
+    items = [_item(f"i{n:04}", "a", "b", "c", "d") for n in range(DEFERRED_INDEX_ROWS // 4 + 10)]
+    with pytest.raises(MemoryValidationError):
+        store.bulk_create([*items, _item("bad", " ")])
+    db = store._conn()  # a stray source row (autocommit): the batch fails on its sources, after its key rows went in
+    db.execute("PRAGMA foreign_keys = OFF")
+    db.execute("INSERT INTO memory_item_source VALUES ('i0005', 0, 's', 'r', 't', 'e')")
+    db.execute("PRAGMA foreign_keys = ON")
+    with pytest.raises(MemoryStoreError):
+        store.bulk_create(items)
+    with store._write() as db:
+        db.execute("DELETE FROM memory_item_source")
+    assert store.read_item("i0000") is None
+    with MemoryItemStore() as fresh:
+        assert _schema_and_answers(store) == _schema_and_answers(fresh)
+
+
 # -- update / lifecycle -----------------------------------------------------------------------------
 def test_versions_go_1_2_3_4_across_update_archive_restore(store: MemoryItemStore):
     versions = [store.create(_item("a", "k")).item.version]

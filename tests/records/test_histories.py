@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import shutil
+import zlib
 from pathlib import Path
 
 import pytest
@@ -38,8 +40,30 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run_dir
 
 
-def _lines(path: Path) -> list[dict]:
+def _disk_lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _unpack(line: dict) -> list[dict]:
+    """A schema 3 line's schema 2 lines (any other line as it is)."""
+    if line.get("schema_version") != 3:
+        return [line]
+    inner = zlib.decompress(base64.b64decode(line["zlib"])).decode("utf-8")
+    return [json.loads(text) for text in inner.splitlines() if text.strip()]
+
+
+def _lines(path: Path) -> list[dict]:
+    """The histories file's lines as schema 2 wrote them: each compressed line unpacked."""
+    return [inner for line in _disk_lines(path) for inner in _unpack(line)]
+
+
+def _edit_inside(path: Path, old: str, new: str) -> None:
+    """Replace ``old`` by ``new`` inside every compressed line, written back compressed (an edit made on purpose)."""
+    edited = []
+    for line in _disk_lines(path):
+        inner = zlib.decompress(base64.b64decode(line["zlib"])).decode("utf-8").replace(old, new)
+        edited.append(json.dumps({**line, "zlib": base64.b64encode(zlib.compress(inner.encode("utf-8"))).decode("ascii")}))
+    path.write_text("".join(f"{text}\n" for text in edited), encoding="utf-8")
 
 
 def _inline_copy(run_dir: Path, target: Path) -> Path:
@@ -225,7 +249,10 @@ def test_a_session_pasted_into_two_histories_is_written_once_also_across_a_resum
         writer.write_record(first)
     with ResultsWriter(tmp_path / RESULTS_FILE) as writer:  # a resumed run: the messages already written are not written again
         writer.write_record(second)
+    on_disk = _disk_lines(tmp_path / HISTORIES_FILE)
+    assert [line["schema_version"] for line in on_disk] == [3, 3] and "[session" not in (tmp_path / HISTORIES_FILE).read_text()
     lines = _lines(tmp_path / HISTORIES_FILE)
+    assert [line["holds"] for line in on_disk] == [[h["digest"] for h in _unpack(line) if "message" in h] for line in on_disk]
     shared = [h["message"] for h in lines if "message" in h]
     assert sorted(m["content"][:11] for m in shared) == ["[session 1]", "[session 2]", "[session 3]"]
     assert [len(h["parts"]) for h in lines if "parts" in h] == [3, 3] and {h["schema_version"] for h in lines} == {2}
@@ -245,13 +272,40 @@ def test_a_schema_1_histories_file_still_reads(tmp_path: Path) -> None:
     assert not scan.problems and scan.records[0].messages == messages
 
 
-def test_a_shared_message_edited_after_it_was_written_is_never_spliced_in(tmp_path: Path) -> None:
+def _written(tmp_path: Path) -> tuple[list[dict], SampleRecord]:
+    """A record pasting two long messages, written by a run's writer into ``tmp_path``."""
     from harness.records.writing import ResultsWriter
 
-    record = _record([{"role": "system", "content": "s"}, _long(1), _long(2, "assistant"), {"role": "user", "content": "q"}], 2)
+    messages = [{"role": "system", "content": "s"}, _long(1), _long(2, "assistant"), {"role": "user", "content": "q"}]
+    record = _record(messages, 2)
     with ResultsWriter(tmp_path / RESULTS_FILE) as writer:
         writer.write_record(record)
-    text = (tmp_path / HISTORIES_FILE).read_text(encoding="utf-8")
-    (tmp_path / HISTORIES_FILE).write_text(text.replace("[session 2]", "[session 9]"), encoding="utf-8")
+    return messages, record
+
+
+def _refused_for_its_history(tmp_path: Path) -> None:
     scan = scan_results(tmp_path / RESULTS_FILE)
     assert not scan.records and "results.jsonl:1" in scan.problems[0] and "is not in" in scan.problems[0]
+
+
+def test_a_shared_message_edited_after_it_was_written_is_never_spliced_in(tmp_path: Path) -> None:
+    _written(tmp_path)
+    _edit_inside(tmp_path / HISTORIES_FILE, "[session 2]", "[session 9]")
+    _refused_for_its_history(tmp_path)
+
+
+def test_a_schema_2_histories_file_still_reads(tmp_path: Path) -> None:
+    """A run written before histories were compressed: its schema 2 lines, as they were, read back whole."""
+    messages, _ = _written(tmp_path)
+    inner = _lines(tmp_path / HISTORIES_FILE)
+    (tmp_path / HISTORIES_FILE).write_text("".join(json.dumps(line) + "\n" for line in inner), encoding="utf-8")
+    assert {line["schema_version"] for line in _disk_lines(tmp_path / HISTORIES_FILE)} == {2}
+    scan = scan_results(tmp_path / RESULTS_FILE)
+    assert not scan.problems and scan.records[0].messages == messages
+
+
+def test_a_compressed_line_that_does_not_decompress_is_reported_by_the_record_needing_it(tmp_path: Path) -> None:
+    _written(tmp_path)
+    line = _disk_lines(tmp_path / HISTORIES_FILE)[0]
+    (tmp_path / HISTORIES_FILE).write_text(json.dumps({**line, "zlib": line["zlib"][:40] + "A" * 8}) + "\n", encoding="utf-8")
+    _refused_for_its_history(tmp_path)

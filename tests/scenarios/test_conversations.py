@@ -244,6 +244,8 @@ def _reference_hash(scenario) -> str:  # noqa: ANN001 - the definition: sha256 o
     import json
 
     data = scenario.model_dump(mode="json", by_alias=True, exclude={"schema_"})
+    if data["schema_version"] == 2:  # schema 2 only lets a file quote a turn: hashed as its schema 1 form
+        data["schema_version"] = 1
     for optional in ("protocol", "retrieval_budget"):  # unset: hashed as before the field existed
         if data[optional] is None:
             del data[optional]

@@ -50,7 +50,8 @@ def test_blocks_defaults_may_supply_have_no_required_fields_but_list_entries_kee
     assert "required" not in schema
     for name in ("Probe", "Policy", "Expect"):
         assert "required" not in schema["$defs"][name], name
-    assert set(schema["$defs"]["ItemSpec"]["required"]) >= {"id", "content", "kind", "keys", "sources"}
+    assert set(schema["$defs"]["ItemSpec"]["required"]) >= {"id", "kind", "keys", "sources"}
+    assert schema["$defs"]["ItemSpec"]["oneOf"] == [{"required": ["content"]}, {"required": ["quote"]}]
     assert schema["$defs"]["Turn"]["required"] == ["role", "content"]
 
 
