@@ -131,3 +131,18 @@ def test_the_headline_counts_a_category_as_the_protocol_says(declared: dict, cat
                                                              judged: bool, counted: bool) -> None:
     protocol = Protocol.model_validate({"name": "x", "recent_history": {"kind": "none"}, **declared})
     assert protocol.in_headline(category, abstain=abstain, judged=judged) is counted
+
+
+def test_a_misspelt_category_reported_apart_is_an_error_not_a_headline_category(tmp_path: Path) -> None:
+    _suite(tmp_path)
+    text = (tmp_path / "_defaults.yaml").read_text(encoding="utf-8").replace("reported_apart: [trap]",
+                                                                           "reported_apart: [trapp]")
+    (tmp_path / "_defaults.yaml").write_text(text, encoding="utf-8")
+    errors = [str(p) for p in load_suite([tmp_path]).errors]
+    assert any("undeclared categories ['trapp']" in e for e in errors), errors
+
+
+def test_every_category_the_protocol_names_is_checked_against_the_suite() -> None:
+    protocol = Protocol.model_validate({"name": "x", "recent_history": {"kind": "none"}, "headline": ["a"],
+                                        "reported_apart": ["b"], "judge_only": ["c"], "category_order": ["d"]})
+    assert protocol.names() == {"a", "b", "c", "d"}
