@@ -111,3 +111,19 @@ def test_without_inspect_ai_export_says_how_to_install_it(exported: tuple[Path, 
     monkeypatch.setattr(builtins, "__import__", no_inspect)
     assert main(["export", "inspect", str(exported[0]), str(tmp_path / "out")]) == 2
     assert "inspect_ai is not installed; install the optional extra: pip install 'recall-eval[inspect]'" in capsys.readouterr().err
+
+
+def test_a_logs_results_are_its_own_model_and_arms_overall_metrics_only() -> None:
+    """Another model's row, another arm's, and the same metric per category must not stand in for the overall one."""
+    from harness.runs.inspect_export import _results
+
+    def row(model: str, arm: str, value: float, category: str = "all", metric: str = "continuity_accuracy") -> dict:
+        return {"model": model, "arm": arm, "category": category, "metric": metric, "value": value, "n": 4}
+
+    summary = {"verdict": {"status": "pass"}, "metrics": [
+        row("m-a", "recall", 0.75), row("m-a", "recall", 0.1, "temporal"), row("m-b", "recall", 0.2),
+        row("m-a", "history_only", 0.3), row("m-a", "recall", True, metric="flag"), row("m-a", "recall", 2, metric="n")]}
+    results = _results(summary, "m-a", "recall", 4, 3)
+    assert {k: m.value for k, m in results.scores[0].metrics.items()} == {"continuity_accuracy": 0.75, "n": 2.0}
+    assert (results.total_samples, results.completed_samples, results.scores[0].scored_samples) == (4, 3, 3)
+    assert results.metadata == {"verdict": "pass"}
