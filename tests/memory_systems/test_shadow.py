@@ -18,10 +18,10 @@ from harness.run.agent import ModelClient, ModelSettings  # noqa: E402
 from harness.run.retry import RetryPolicy  # noqa: E402
 from harness.run.sample import run_memory_sample  # noqa: E402
 from harness.scenarios import Scenario, load_scenarios, probe_policy  # noqa: E402
+from memory_tools import RunContext  # noqa: E402
 from tests.golden.digests import STARTER  # noqa: E402
 from tests.memory_systems.prompt_factories import make_scenario  # noqa: E402
 from tests.run.scripted_model import install_scripted  # noqa: E402
-from memory_tools import RunContext  # noqa: E402
 
 
 @pytest.fixture(scope="module")

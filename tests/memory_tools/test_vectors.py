@@ -23,10 +23,10 @@ from memory_tools import (
     VectorHost,
     rrf_fuse,
 )
+from memory_tools.fulltext import FullTextIndex
 from memory_tools.host import Host
 from memory_tools.tool_specs import TOOL_SPECS
 from memory_tools.vector_host import RRF_K, VECTOR_SEARCH_DESCRIPTION
-from memory_tools.fulltext import FullTextIndex
 from memory_tools.vectors import LEXICAL_DIM, VectorIndex, lexical_vector, passage_text, query_text, top_k
 
 READS = MemoryPolicy(agent_read_enabled=True)
