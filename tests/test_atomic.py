@@ -69,11 +69,3 @@ def test_a_planted_file_under_the_temp_name_is_never_written_through(tmp_path: P
     write_atomic(tmp_path / "out.txt", "new")
     assert victim.read_text(encoding="utf-8") == "keep" and (tmp_path / "out.txt").read_text(encoding="utf-8") == "new"
 
-
-def test_a_private_file_gets_exactly_its_mode_whatever_the_umask(tmp_path: Path) -> None:
-    old = os.umask(0)
-    try:
-        write_atomic(tmp_path / "key", "secret", mode=0o600)
-    finally:
-        os.umask(old)
-    assert (tmp_path / "key").stat().st_mode & 0o777 == 0o600
