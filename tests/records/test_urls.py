@@ -25,6 +25,11 @@ def test_every_query_value_is_redacted_except_the_api_version_and_the_fragment_i
     assert redact_url(url) == f"https://h/v1?api-version=2024-06-01&Token={REDACTED}&sig={REDACTED}&{REDACTED}"
 
 
+def test_a_query_value_holding_equals_signs_is_redacted_whole() -> None:
+    """A base64 signature ends in ``=``: the name is what comes before the first one, the rest is the secret."""
+    assert redact_url("https://h/v1?sig=c2VjcmV0==&api-version=a=b") == "https://h/v1?sig=REDACTED&api-version=a=b"
+
+
 def test_a_url_that_cannot_be_taken_apart_is_redacted_whole() -> None:
     assert redact_url("http://h:notaport/v1") == REDACTED
     assert redact_url(None) is None and redact_url("") == ""
