@@ -39,6 +39,7 @@ def test_a_user_part_and_query_values_are_secrets_an_error_must_not_show() -> No
     assert url_secrets("https://sk-live-token@h/v1?api-version=2024&key=abcd1234") == ["sk-live-token", "abcd1234"]
     assert url_secrets("https://alice:hunter22@h/v1") == ["hunter22", "alice"]
     assert url_secrets("https://h/v1?api-version=2024-06-01") == [] and url_secrets(None) == []
+    assert url_secrets("https://h/v1?k=abcd&j=abc") == ["abcd"]  # four characters and up: shorter is no secret
 
 
 def test_only_a_url_with_something_taken_out_is_redacted() -> None:
