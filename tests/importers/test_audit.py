@@ -39,6 +39,14 @@ def test_a_check_string_found_in_no_session_text_or_item_is_absent() -> None:
     assert _kinds(data) == [("q3", "absent")]
 
 
+def test_each_must_contain_all_string_is_a_check_of_its_own_absent_when_nowhere() -> None:
+    """Every string of ``must_contain_all`` must occur: one found does not excuse another that is in no text."""
+    data = _conversation(_probe("q1", must_contain_all=["Sweden", "Peru"]), _probe("q2", must_contain_all=["Oslo"]))
+    assert _kinds(data) == [("q1", "absent")]
+    (finding,) = audit_conversation(_conversation(_probe("q1", must_contain_all=["Peru"])))
+    assert finding.detail == "none of ['Peru'] occurs in the conversation"
+
+
 def test_a_string_composed_of_the_conversations_words_by_punctuation_is_not_absent() -> None:
     """A URL or path an answer builds (``postgres://cms``) is passable; an unknown piece or no joiner still is absent."""
     text = "The CMS Postgres is cms-db on localhost:55432. Database name is cms."

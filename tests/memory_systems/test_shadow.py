@@ -13,11 +13,12 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from harness.memory_systems import resolve_arm  # noqa: E402
 from harness.memory_systems.builtin import seeded_item_store  # noqa: E402
-from harness.memory_systems.shadow import MAX_TERMS, shadow_search, shadow_terms  # noqa: E402
+from harness.memory_systems.shadow import MAX_TERMS, scope_violations, shadow_search, shadow_terms  # noqa: E402
 from harness.run.agent import ModelClient, ModelSettings  # noqa: E402
 from harness.run.retry import RetryPolicy  # noqa: E402
 from harness.run.sample import run_memory_sample  # noqa: E402
 from harness.scenarios import Scenario, load_scenarios, probe_policy  # noqa: E402
+from memory_tools import RunContext  # noqa: E402
 from tests.golden.digests import STARTER  # noqa: E402
 from tests.memory_systems.prompt_factories import make_scenario  # noqa: E402
 from tests.run.scripted_model import install_scripted  # noqa: E402
@@ -174,3 +175,38 @@ def test_a_message_with_nothing_searchable_makes_no_call() -> None:
 def test_shadow_is_registered_like_the_built_ins() -> None:
     arm = resolve_arm("shadow")
     assert arm.origin == "built-in" and arm.write_mode == "seeded" and arm.system.name == "shadow"
+
+
+def _stored(item_id: str, state: str, scope_type: str, scope_key: str | None) -> types.SimpleNamespace:
+    item = types.SimpleNamespace(lifecycle_state=state, scope_type=scope_type, scope_key=scope_key)
+    return types.SimpleNamespace(item=item)
+
+
+class _FakeStore:
+    """A store that answers ``read_item`` from a dict: the violation check alone, with no Host in front of it."""
+
+    def __init__(self, **records: types.SimpleNamespace) -> None:
+        self.records = records
+
+    def read_item(self, item_id: str):
+        return self.records.get(item_id)
+
+
+def test_a_workspace_item_disclosed_to_a_probe_without_a_workspace_is_a_scope_violation() -> None:
+    store = _FakeStore(own=_stored("own", "active", "workspace", "ws-a"), glob=_stored("glob", "active", "global", None))
+    assert scope_violations(store, RunContext(workspace_key=None), True, ("glob",), True) == []
+    assert scope_violations(store, RunContext(workspace_key=None), True, ("own", "glob"), True) == [
+        "own: item of workspace 'ws-a', probe in None"]
+    assert scope_violations(store, RunContext(workspace_key="ws-a"), True, ("own", "glob"), True) == []
+
+
+def test_an_archived_item_or_a_global_item_with_a_scope_key_is_a_scope_violation() -> None:
+    store = _FakeStore(old=_stored("old", "archived", "workspace", "ws-a"), odd=_stored("odd", "active", "global", "k"))
+    assert scope_violations(store, RunContext(workspace_key="ws-a"), True, ("old", "odd"), True) == [
+        "old: archived item", "odd: a global item with scope key 'k'"]
+
+
+def test_reading_storage_under_a_denying_policy_is_a_violation_even_with_nothing_disclosed() -> None:
+    found = scope_violations(_FakeStore(), RunContext(workspace_key="ws-a"), False, (), True)
+    assert found == ["(run): read storage under a denying policy"]
+    assert scope_violations(_FakeStore(), RunContext(workspace_key="ws-a"), False, (), False) == []

@@ -23,10 +23,11 @@ from memory_tools import (
     VectorHost,
     rrf_fuse,
 )
+from memory_tools.fulltext import FullTextIndex
 from memory_tools.host import Host
 from memory_tools.tool_specs import TOOL_SPECS
 from memory_tools.vector_host import RRF_K, VECTOR_SEARCH_DESCRIPTION
-from memory_tools.vectors import LEXICAL_DIM, lexical_vector, passage_text, query_text, top_k
+from memory_tools.vectors import LEXICAL_DIM, VectorIndex, lexical_vector, passage_text, query_text, top_k
 
 READS = MemoryPolicy(agent_read_enabled=True)
 
@@ -291,6 +292,44 @@ def test_hybrid_fuses_the_two_rankings_rather_than_appending_one_to_the_other() 
         _, vector = _search(s, ["alpha"], embedder=RuleEmbedder(), workspace=None, limit=10)
     assert ids(vector) == ["both", "vec-only"]
     assert ids(found) == ["both", "lex-only", "vec-only"]  # 1/61 + 1/62, then 1/61, then 1/62
+
+
+def test_hybrid_reads_each_ranking_past_the_limit_before_fusing() -> None:
+    """The item both rankings put second outranks each one's first (2/62 > 1/61): seen only if both are read deep."""
+    with MemoryItemStore() as s:
+        s.bulk_create([
+            _item("a-lex", "alpha", ("alpha",)),          # full text: 1st; vectors: orthogonal, not a result
+            _item("y-both", "alpha gamma", ("other",)),   # full text: 2nd; vectors: 2nd
+            _item("b-vec", "beta", ("third",)),           # full text: none; vectors: 1st
+        ])
+        _, top = _search(s, ["alpha"], host=HybridHost, embedder=RuleEmbedder(), workspace=None, limit=1)
+        _, every = _search(s, ["alpha"], host=HybridHost, embedder=RuleEmbedder(), workspace=None, limit=10)
+    assert ids(every) == ["y-both", "a-lex", "b-vec"] and ids(top) == ["y-both"]
+
+
+def test_hybrid_returns_exactly_limit_results_best_first(store) -> None:
+    _, every = _search(store, ["deployments", "espresso", "neovim"], host=HybridHost, limit=10)
+    assert len(ids(every)) == 3
+    for limit in (1, 2):
+        _, found = _search(store, ["deployments", "espresso", "neovim"], host=HybridHost, limit=limit)
+        assert ids(found) == ids(every)[:limit]
+
+
+def test_hybrid_holds_back_what_leaky_indexes_return_and_still_fills_the_limit(store, monkeypatch) -> None:
+    """Both indexes' own scope filters removed: the run's visibility check alone keeps ws-b's item out, before the
+    limit is counted (so the one in-scope match is still given)."""
+    fulltext, vectors = FullTextIndex.search, VectorIndex.search
+
+    def leaky(original):
+        def search(self, terms, *args, workspace_key=None, limit=20):
+            return [*original(self, terms, *args, workspace_key="ws-b", limit=limit),
+                    *original(self, terms, *args, workspace_key=workspace_key, limit=limit)]
+        return search
+
+    monkeypatch.setattr(FullTextIndex, "search", leaky(fulltext))
+    monkeypatch.setattr(VectorIndex, "search", leaky(vectors))
+    record, found = _search(store, ["billing", "cluster", "deployments"], host=HybridHost, limit=1)
+    assert ids(found) == ["deploy"] and record.disclosed_item_ids == ("deploy",)
 
 
 class OverflowingEmbedder(LexicalEmbedder):

@@ -171,3 +171,36 @@ def test_shadow_figures_match_a_hand_count() -> None:
     assert (got["latency_p50_ms"], got["latency_p95_ms"]) == (10.0, 19.0)  # the cold probe's time is no search
     assert (got["truncated"], got["omitted_results"], got["result_chars"], got["result_tokens"]) == (1, 2, 2000, 500)
     assert got["surfaced_share"] == round(6 / 21, 4) and got["result_tokens_per_probe"] == round(500 / 21, 4)
+
+
+def _violating(status: str, *violations: str, admitted: bool | None = None):
+    import types
+
+    return types.SimpleNamespace(status=status, admitted=status != "policy_denied" if admitted is None else admitted, elapsed_s=0.001, disclosed_item_ids=("x",),
+                                 result_chars=10, result_tokens=2, truncated=False, omitted_count=0,
+                                 scope_violations=list(violations))
+
+
+def test_every_scope_violation_is_counted_whatever_the_probes_status() -> None:
+    """A denied probe that disclosed anyway is the worst violation: it counts, and so does each one of a probe."""
+    from harness.report.shadow import shadow_figures
+
+    logs = [_violating("ok", "a: item of workspace 'ws-b'", "b: archived item"),
+            _violating("policy_denied", "(run): disclosed items under a denying policy"), _violating("ok"),
+            _violating("no_terms")]  # admitted, nothing searchable: not cold, and not searched
+    got = shadow_figures(logs)
+    assert got["scope_violations"] == 3 and got["cold"] == 1 and got["searched"] == 2
+    assert got["violations"] == ["a: item of workspace 'ws-b'", "b: archived item",
+                                 "(run): disclosed items under a denying policy"]
+
+
+def test_the_runs_scope_violations_are_summed_over_every_model() -> None:
+    import types
+
+    from harness.report.shadow import shadow_block
+
+    def record(model: str, *violations: str):
+        return types.SimpleNamespace(model=model, scenario_id="s1", epoch=0, shadow=_violating("ok", *violations))
+
+    block = shadow_block([record("m-a"), record("m-b", "x: not in the store"), record("m-c", "y: archived item")], {})
+    assert block["scope_violations"] == 2 and [m["overall"]["scope_violations"] for m in block["models"]] == [0, 1, 1]

@@ -91,6 +91,24 @@ def test_search_latency_is_taken_over_each_memory_search_call_not_per_sample() -
     assert rows[0]["search_latency_p50_ms"] == 1.0 and rows[0]["search_latency_p95_ms"] == 500.0
 
 
+def test_search_calls_of_a_failed_probe_are_not_counted_nor_timed() -> None:
+    """A probe that errored after searching is no measurement of the system's search: its calls are left out."""
+    ok = make_record(make_scenario("fact-01"), calls=[tool_call(["it-pg-version"], call_id="a")])
+    slow = tool_call(["it-pg-version"], call_id="b").model_copy(update={"elapsed_s": 7.0})
+    failed = make_record(make_scenario("fact-02"), calls=[slow, slow.model_copy(update={"call_id": "c"})], error=True)
+    (row,) = systems_block(manifest(), [ok, failed], [metric("recall", "continuity_accuracy", 0.5)])
+    assert row["search_calls"] == 1 and row["search_latency_p95_ms"] == 1.0
+
+
+@pytest.mark.parametrize("name, counted", [("memory_search", True), ("recall", True), ("vector_search", True),
+                                           ("memory_get", False), ("remember", False), ("search_notes", False)])
+def test_a_search_call_is_a_memory_search_named_memorys_recall_or_a_plug_ins_search(name: str, counted: bool) -> None:
+    call = tool_call(["it-pg-version"], call_id="a", name=name)
+    (row,) = systems_block(manifest(), [make_record(make_scenario("fact-01"), calls=[call])],
+                           [metric("recall", "continuity_accuracy", 0.5)])
+    assert row["search_calls"] == int(counted)
+
+
 def test_a_system_that_cannot_back_date_writes_is_marked_beside_its_temporal_accuracy() -> None:
     blind = ArmFingerprint(system="mem0", version="mem0ai 0.1", write_mode="agent",
                            retrieval_budget={"top_k": 10, "chars": 4000}, sees_session_times=False, config_hash="c" * 64)

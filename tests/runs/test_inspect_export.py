@@ -145,3 +145,19 @@ def test_two_runs_exported_to_one_folder_are_distinct_evals_to_inspect_ais_listi
         header = read_eval_log(info.name, header_only=True)
         assert header.eval.task_id == info.task_id  # the name and the header agree
     assert len({read_eval_log(i.name, header_only=True).eval.eval_id for i in listed}) == 6
+
+
+def test_a_logs_results_are_its_own_model_and_arms_overall_metrics_only() -> None:
+    """Another model's row, another arm's, and the same metric per category must not stand in for the overall one."""
+    from harness.runs.inspect_export import _results
+
+    def row(model: str, arm: str, value: float, category: str = "all", metric: str = "continuity_accuracy") -> dict:
+        return {"model": model, "arm": arm, "category": category, "metric": metric, "value": value, "n": 4}
+
+    summary = {"verdict": {"status": "pass"}, "metrics": [
+        row("m-a", "recall", 0.75), row("m-a", "recall", 0.1, "temporal"), row("m-b", "recall", 0.2),
+        row("m-a", "history_only", 0.3), row("m-a", "recall", True, metric="flag"), row("m-a", "recall", 2, metric="n")]}
+    results = _results(summary, "m-a", "recall", 4, 3)
+    assert {k: m.value for k, m in results.scores[0].metrics.items()} == {"continuity_accuracy": 0.75, "n": 2.0}
+    assert (results.total_samples, results.completed_samples, results.scores[0].scored_samples) == (4, 3, 3)
+    assert results.metadata == {"verdict": "pass"}

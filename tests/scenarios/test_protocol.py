@@ -48,13 +48,18 @@ def test_a_protocol_must_say_what_recent_history_the_probe_sees(tmp_path: Path) 
     assert any("protocol.recent_history" in e and "required" in e.lower() for e in errors), errors
 
 
-def test_a_protocol_naming_an_undeclared_category_is_an_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("declared, misspelt", [
+    ("headline: [project_fact]", "headline: [project_fakt]"),
+    # a misspelt group reported apart would leave the real category in the headline, unnoticed
+    ("reported_apart: [trap]", "reported_apart: [trapp]"),
+])
+def test_a_protocol_naming_an_undeclared_category_is_an_error(tmp_path: Path, declared: str, misspelt: str) -> None:
     _suite(tmp_path)
-    text = (tmp_path / "_defaults.yaml").read_text(encoding="utf-8").replace("headline: [project_fact]",
-                                                                           "headline: [project_fakt]")
+    text = (tmp_path / "_defaults.yaml").read_text(encoding="utf-8").replace(declared, misspelt)
     (tmp_path / "_defaults.yaml").write_text(text, encoding="utf-8")
     errors = [str(p) for p in load_suite([tmp_path]).errors]
-    assert any("undeclared categories ['project_fakt']" in e for e in errors), errors
+    name = misspelt.split("[")[1].rstrip("]")
+    assert any(f"undeclared categories ['{name}']" in e for e in errors), errors
 
 
 @pytest.mark.parametrize("bad, words", [
@@ -131,3 +136,9 @@ def test_the_headline_counts_a_category_as_the_protocol_says(declared: dict, cat
                                                              judged: bool, counted: bool) -> None:
     protocol = Protocol.model_validate({"name": "x", "recent_history": {"kind": "none"}, **declared})
     assert protocol.in_headline(category, abstain=abstain, judged=judged) is counted
+
+
+def test_every_category_the_protocol_names_is_checked_against_the_suite() -> None:
+    protocol = Protocol.model_validate({"name": "x", "recent_history": {"kind": "none"}, "headline": ["a"],
+                                        "reported_apart": ["b"], "judge_only": ["c"], "category_order": ["d"]})
+    assert protocol.names() == {"a", "b", "c", "d"}

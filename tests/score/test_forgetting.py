@@ -244,3 +244,24 @@ def _record_for(scn: Scenario, epoch: int = 0):
     from tests.score.scoring_factories import make_record
 
     return make_record(scn, "Paris.", arm="history_only", epoch=epoch)
+
+
+@pytest.mark.parametrize("role, retained", [("system", True), ("user", True), ("assistant", False), ("tool", False)])
+def test_a_forgotten_fact_in_the_prompt_the_system_built_is_retained(role: str, retained: bool) -> None:
+    """The system prompt (an injected memory document) and user turns (a pasted history) are what the memory system
+    showed the model; its own answer is scored apart (answer_forgotten) and tool results per call."""
+    from harness.score.forgetting import prompt_retained
+
+    record = types.SimpleNamespace(messages=[{"role": "user", "content": "What is my home address?"},
+                                             {"role": role, "content": f"Memory: {ADDRESS_SENTENCE}"}])
+    found = prompt_retained(record, forgetting_scenario())
+    assert [(r.kind, r.detail, r.call_id) for r in found] == ([("forgotten_fact", "Oberkampf", None)] if retained else [])
+
+
+def test_a_forgotten_fact_reaching_the_model_twice_counts_once() -> None:
+    from harness.score.forgetting import RetainedFact, retained_count
+
+    twice = [RetainedFact(call_id=None, kind="forgotten_fact", detail="Oberkampf"),
+             RetainedFact(call_id="c2", kind="forgotten_fact", detail="Oberkampf"),
+             RetainedFact(call_id="c2", kind="archived_item", detail="it-address")]
+    assert retained_count(twice) == 2

@@ -127,6 +127,22 @@ def test_long_earlier_context_keeps_the_newest_sessions() -> None:
     assert "port 5174" in context and "old old" not in context and "left out for length" in context
 
 
+def test_the_judge_sees_every_turn_of_the_current_conversation_in_order_with_its_speaker() -> None:
+    history = [{"role": "user", "content": "Morning.", "speaker": "Caroline"},
+               {"role": "assistant", "content": "Morning! What's up?"}, {"role": "user", "content": "About the port."}]
+    context = judge_context(make_scenario(history=history))
+    current = context.split("<<<CURRENT\n", 1)[1]
+    assert current.startswith("user (Caroline): Morning.\nassistant: Morning! What's up?\nuser: About the port.\n")
+
+
+def test_an_older_session_that_fits_is_shown_when_a_newer_one_is_too_long() -> None:
+    data = make_scenario().model_dump(mode="json", exclude_none=True)
+    data["sessions"][0]["turns"].append({"role": "user", "content": "long " * 400})  # s-late, the newest: too long
+    context = judge_context(Scenario.model_validate(data), max_chars=400)
+    assert "I prefer short answers." in context and "port 5174" not in context
+    assert "(1 older earlier conversation(s) left out for length)" in context
+
+
 def test_multiclass_kappa_matches_a_hand_computation() -> None:
     # observed 4/6; labels A2 B2 T2, predictions A4 B1 T1: chance = (2*4 + 2*1 + 2*1) / 36 = 1/3
     labels = ["A", "A", "B", "B", "tie", "tie"]

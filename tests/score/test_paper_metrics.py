@@ -42,6 +42,12 @@ def test_token_f1_of_multi_hop_averages_the_best_match_of_each_sub_answer() -> N
     assert locomo_f1("hiking and painting, swimming", "painting, hiking", "single_hop") == pytest.approx(0.8)
 
 
+def test_multi_hop_f1_is_the_mean_over_the_gold_parts_not_the_answer_parts() -> None:
+    """Bug planted: the sum divided by the number of answer parts (a longer answer scored lower, a shorter higher)."""
+    assert locomo_f1("hiking, painting", "painting, hiking, swimming", "multi_hop") == pytest.approx(2 / 3)
+    assert locomo_f1("hiking, painting, chess, golf", "painting, hiking", "multi_hop") == pytest.approx(1.0)
+
+
 def test_token_f1_of_open_domain_scores_the_gold_first_part() -> None:
     assert locomo_f1("a dog", "a dog; maybe a cat", "open_domain") == pytest.approx(1.0)
     assert locomo_f1("a dog", "a dog; maybe a cat", "single_hop") == pytest.approx(0.5)  # [dog] vs [dog, mayb, cat]
