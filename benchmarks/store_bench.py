@@ -40,7 +40,6 @@ import bisect
 import itertools
 import os
 import random
-import statistics
 import sys
 import tempfile
 import time

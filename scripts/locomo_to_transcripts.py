@@ -30,7 +30,6 @@ import datetime as dt
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from harness.importers import FaultLog
 from harness.importers.jsonstream import iter_array

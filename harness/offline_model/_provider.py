@@ -13,7 +13,6 @@ from litellm.llms.custom_llm import CustomLLMError
 from litellm.types.utils import Choices, Message, Usage
 
 from harness.offline_model._reply import POLICIES, PROVIDER, OfflineReply, answer, policy_of
-from harness.offline_model._reply import prompt_tokens as _prompt_tokens
 
 __all__ = ["POLICIES", "PROVIDER", "OfflineLLM", "build_response", "register_prices"]
 

@@ -85,7 +85,7 @@ def _inspect() -> Any:
     try:
         import inspect_ai.log as log
     except ImportError:
-        raise ExportError(f"inspect_ai is not installed; install the optional extra: {INSTALL}") from None
+        raise ExportError(f"inspect_ai is missing: {INSTALL}") from None
     return log
 
 

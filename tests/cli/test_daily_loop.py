@@ -116,7 +116,7 @@ def test_rerun_failing_reruns_every_arm_of_the_scenarios_a_memory_arm_got_wrong_
         smoke_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert _run(tmp_path, "again", "--rerun-failing", str(smoke_run)) in (0, 1)
     err = capsys.readouterr().err
-    assert f"1 of 5 scenario(s) were wrong" in err and SMOKE_01 in err
+    assert "1 of 5 scenario(s) were wrong" in err and SMOKE_01 in err
     manifest = _manifest(tmp_path / "again")
     # history_only got smoke-02 and smoke-04 wrong too: the baseline's wrong answers do not select a scenario
     assert manifest["scenario_ids"] == [SMOKE_01]

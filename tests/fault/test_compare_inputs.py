@@ -61,10 +61,12 @@ def test_a_json_line_that_is_not_an_object_is_named_by_file_and_line(pair, capsy
     assert f"{b / RESULTS_FILE}:2: a JSON list, not a sample record object" in text
 
 
-def test_unreadable_result_lines_can_be_compared_anyway_with_force(pair, capsys) -> None:
+def test_unreadable_result_lines_can_be_compared_anyway_with_force(tmp_path: Path, capsys) -> None:
     """With --force, unreadable results lines are listed and the rest is compared; B's report, rebuilt from those
     results, is incomplete: a verdict regression, exit 1."""
-    a, b = pair
+    a = synthetic_run(tmp_path / "a", ids=[f"fact-{i:03d}" for i in range(200)], recall_right=180, history_right=20)
+    b = tmp_path / "b"  # A passes (189 scenarios bound a 0.02 rise of unsupported claims); B is its copy, damaged
+    shutil.copytree(a, b)
     _replace_line(b / RESULTS_FILE, 2, b'"just a string"')
     code, text = _compare(capsys, a, b, force=True)
     assert code == 1 and "verdict regression: A pass -> B incomplete" in text

@@ -18,6 +18,10 @@ from harness.records import MANIFEST_FILE, RESULTS_FILE
 from tests.fault.conftest import harness_cli, offline_smoke_run
 from tests.runs.compare_factories import edit_json, synthetic_run
 
+#: 200 scenarios, 180 right in recall and 20 in history_only: a pass (189 is the fewest that bound a rise of unsupported
+#: claims within the default tolerance 0.02, docs/statistics.md).
+PASSING = {"ids": [f"fact-{i:03d}" for i in range(200)], "recall_right": 180, "history_right": 20}
+
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -55,7 +59,7 @@ def _wrong_recall(run_dir: Path) -> None:
 
 def test_compare_rebuilds_a_summary_whose_results_changed_after_it_was_built(tmp_path: Path) -> None:
     """B's results.jsonl edited after its summary (every recall answer wrong): compare rebuilds B's report and finds the regression (exit 1), never "no regression"."""
-    a = synthetic_run(tmp_path / "a")
+    a = synthetic_run(tmp_path / "a", **PASSING)
     b = tmp_path / "b"
     shutil.copytree(a, b)
     _wrong_recall(b)
@@ -68,7 +72,7 @@ def test_compare_rebuilds_a_summary_whose_results_changed_after_it_was_built(tmp
 
 def test_compare_refuses_a_stale_summary_it_cannot_rebuild_without_its_judge(tmp_path: Path) -> None:
     """B's summary was scored with a judge model and its results changed since: compare exits 2 naming the `report --judge-model` command that rebuilds it."""
-    a = synthetic_run(tmp_path / "a")
+    a = synthetic_run(tmp_path / "a", **PASSING)
     b = tmp_path / "b"
     shutil.copytree(a, b)
     edit_json(b / "summary.json", lambda s: s.update(judge={"model": "openai/judge-x", "calls": 0, "cached": 0}))
@@ -81,7 +85,7 @@ def test_compare_refuses_a_stale_summary_it_cannot_rebuild_without_its_judge(tmp
 
 def test_compare_rebuilds_a_summary_that_records_no_digest(tmp_path: Path) -> None:
     """A summary without the digests (an older report, or a hand-written one claiming "pass"): compare rebuilds it from the results."""
-    a = synthetic_run(tmp_path / "a")
+    a = synthetic_run(tmp_path / "a", **PASSING)
     b = tmp_path / "b"
     shutil.copytree(a, b)
     _wrong_recall(b)
@@ -133,7 +137,7 @@ def test_compare_decides_a_hand_edited_verdict_again_from_the_records(tmp_path: 
     """B's summary.json verdict.status (and each model's) edited from fail to pass, results, scores and digests
     unchanged: compare never prints ``A fail -> B pass``; it names the edit, rebuilds B's report from the results
     (fail) and says so."""
-    a = synthetic_run(tmp_path / "a", recall_right=2, history_right=2)  # no gain: fail
+    a = synthetic_run(tmp_path / "a", recall_right=2, history_right=9)  # a loss: fail (equal arms are undecided)
     b = tmp_path / "b"
     shutil.copytree(a, b)
     assert json.loads((b / "summary.json").read_text(encoding="utf-8"))["verdict"]["status"] == "fail"
@@ -150,7 +154,7 @@ def test_compare_decides_a_hand_edited_verdict_again_from_the_records(tmp_path: 
 def test_compare_refuses_a_hand_edited_verdict_it_cannot_rebuild_without_its_judge(tmp_path: Path) -> None:
     """The same edit in a run scored with a judge: exit 2 naming the verdict that does not follow and the
     `report --judge-model` command; no verdict line printed."""
-    a = synthetic_run(tmp_path / "a", recall_right=2, history_right=2)
+    a = synthetic_run(tmp_path / "a", recall_right=2, history_right=9)  # a loss: fail
     b = tmp_path / "b"
     shutil.copytree(a, b)
 
@@ -167,7 +171,7 @@ def test_compare_refuses_a_hand_edited_verdict_it_cannot_rebuild_without_its_jud
 
 def test_compare_accepts_an_untouched_summary_without_rebuilding_it(tmp_path: Path) -> None:
     """Two untouched runs: the verdict decided again agrees, nothing is rebuilt (summary.json's bytes unchanged)."""
-    a = synthetic_run(tmp_path / "a")
+    a = synthetic_run(tmp_path / "a", **PASSING)
     b = tmp_path / "b"
     shutil.copytree(a, b)
     before = (b / "summary.json").read_bytes()
@@ -188,10 +192,10 @@ def test_compare_recomputes_the_tables_a_forged_verdict_was_made_consistent_with
     """B's summary.json given the tables and verdict of a run that passes (continuity's paired row, metrics and the
     verdict all consistent; results, scores and digests unchanged): compare aggregates B's scores.jsonl again, names
     the first forged field, rebuilds B's report and prints ``A fail -> B fail``, never ``B pass``."""
-    a = synthetic_run(tmp_path / "a", recall_right=2, history_right=2)  # no gain: fail
+    a = synthetic_run(tmp_path / "a", recall_right=2, history_right=9)  # a loss: fail (equal arms are undecided)
     b = tmp_path / "b"
     shutil.copytree(a, b)
-    passing = synthetic_run(tmp_path / "passing", recall_right=9, history_right=2)
+    passing = synthetic_run(tmp_path / "passing", **PASSING)
     _paste_tables_and_verdict(passing, b)
     done = harness_cli("compare", a, b)
     assert "Traceback" not in done.stderr, done.stderr
@@ -204,10 +208,10 @@ def test_compare_recomputes_the_tables_a_forged_verdict_was_made_consistent_with
 def test_compare_refuses_forged_tables_it_cannot_rebuild_without_its_judge(tmp_path: Path) -> None:
     """The same consistent forgery in a run scored with a judge: exit 2 naming the forged field of the tables and the
     `report --judge-model` command; no verdict line printed."""
-    a = synthetic_run(tmp_path / "a", recall_right=2, history_right=2)
+    a = synthetic_run(tmp_path / "a", recall_right=2, history_right=9)  # a loss: fail
     b = tmp_path / "b"
     shutil.copytree(a, b)
-    _paste_tables_and_verdict(synthetic_run(tmp_path / "passing", recall_right=9, history_right=2), b)
+    _paste_tables_and_verdict(synthetic_run(tmp_path / "passing", **PASSING), b)
     edit_json(b / "summary.json", lambda s: s.update(judge={"model": "openai/judge-x", "calls": 0, "cached": 0}))
     done = harness_cli("compare", a, b)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
@@ -223,7 +227,7 @@ def test_compare_rebuilds_a_report_whose_scores_predate_whole_sample_scores(tmp_
 
     from harness.report.outputs import SCORES_KEYS
 
-    a = synthetic_run(tmp_path / "a", recall_right=2, history_right=2)
+    a = synthetic_run(tmp_path / "a", recall_right=2, history_right=9)  # a loss: fail
     b = tmp_path / "b"
     shutil.copytree(a, b)
     rows = [json.loads(line) for line in (b / "scores.jsonl").read_text(encoding="utf-8").splitlines()]

@@ -46,8 +46,10 @@ def test_named_memory_cold_writes_the_same_and_recalls_nothing() -> None:
     warm, cold = _run("named_memory", scn), _run("named_memory_cold", scn)
     calls = lambda r: [(c.name, c.arguments, c.result_text) for s in r.write_phase.sessions for c in s.tool_calls]  # noqa: E731
     assert calls(warm) == calls(cold)
-    (probe_call,) = cold.outcome.tool_calls
-    assert json.loads(probe_call.result_text)["memories"] == [] and not probe_call.storage_read
+    assert cold.outcome.tool_calls  # the offline model may search again with fewer words after an empty result
+    for probe_call in cold.outcome.tool_calls:
+        assert probe_call.name == "recall"
+        assert json.loads(probe_call.result_text)["memories"] == [] and not probe_call.storage_read
     assert "5174" not in (cold.outcome.final_answer or "")
 
 

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from memory_tools.host import Host, HostConfigurationError, MemoryRun, ToolCallRecord
-from memory_tools.model import KeyInput, KeyType, MemoryItemSource, TemporalType
+from memory_tools.model import MemoryItemSource
 from memory_tools.policy import TOOL_NAMES, MemoryPolicy, RunContext
 from memory_tools.store import MemoryItemStore
-from tests.memory_tools.conftest import READ_POLICY, CountingStore, item, source
+from tests.memory_tools.conftest import READ_POLICY, CountingStore, item
 
 SEARCH_FIELDS = [
     "itemId", "version", "content", "kind", "statementType", "temporalType",

@@ -3,7 +3,6 @@ item outside the run's scope, discloses exactly what it shows, and a denied run 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings

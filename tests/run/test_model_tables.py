@@ -131,6 +131,7 @@ def test_run_plan_imports_no_litellm_and_prints_the_plan_litellm_gives(tmp_path:
     code = ("import sys; from harness.cli import main; code = main(sys.argv[1:]); "
             "print('litellm imported' if 'litellm' in sys.modules else 'no litellm'); sys.exit(code)")
     env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
+    env["COLUMNS"] = "80"  # the width Plan.lines() breaks at by default
     done = subprocess.run([sys.executable, "-c", code, "run", "--plan", "--scenarios", str(suite), "--model", model, "--no-progress"],
                           capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
     assert done.returncode == 0, done.stderr

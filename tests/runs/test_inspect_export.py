@@ -116,7 +116,7 @@ def test_without_inspect_ai_export_says_how_to_install_it(exported: tuple[Path, 
 
     monkeypatch.setattr(builtins, "__import__", no_inspect)
     assert main(["export", "inspect", str(exported[0]), str(tmp_path / "out")]) == 2
-    assert "inspect_ai is not installed; install the optional extra: pip install 'recall-eval[inspect]'" in capsys.readouterr().err
+    assert "inspect_ai is missing: pip install 'recall-eval[inspect]'" in capsys.readouterr().err
 
 
 def test_two_runs_exported_to_one_folder_are_distinct_evals_to_inspect_ais_listing(tmp_path: Path) -> None:

@@ -332,7 +332,6 @@ def test_an_imported_json_file_with_a_second_one_space_id_line_is_parsed(tmp_pat
 
 
 def test_a_quoted_or_flow_id_is_always_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness.scenarios import loading
 
     path = write_conversation(tmp_path, probes=2)
     path.write_text(path.read_text(encoding="utf-8").replace("id: conv-1\n", 'id: "conv-1"\n', 1), encoding="utf-8")
