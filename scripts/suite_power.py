@@ -24,8 +24,7 @@ from statistics import NormalDist
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness.analysis.stats import min_detectable_effect  # noqa: E402
-
-CORRECT = {"correct", "abstained_correctly"}
+from harness.score import CORRECT_OUTCOMES  # noqa: E402
 
 
 def paired_differences(scores: Path, arm: str, baseline: str) -> dict[str, list[float]]:
@@ -38,7 +37,7 @@ def paired_differences(scores: Path, arm: str, baseline: str) -> dict[str, list[
             if record.get("arm") not in (arm, baseline):
                 continue
             by_sample[(record["scenario_id"], record.get("model", ""))][record["arm"]].append(
-                1.0 if record.get("outcome") in CORRECT else 0.0)
+                1.0 if record.get("outcome") in CORRECT_OUTCOMES else 0.0)
             category[record["scenario_id"]] = record.get("category", "?")
     out: dict[str, list[float]] = defaultdict(list)
     for (sid, _), arms in by_sample.items():
