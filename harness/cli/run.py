@@ -15,7 +15,7 @@ import signal
 import sys
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +79,7 @@ def _build_report(options: RunOptions, scenarios: Any = None) -> int:
                                judge_api_base=options.judge_api_base, judge_preset=options.judge_preset,
                                judge_prompt=options.judge_prompt, pairwise_judge=options.pairwise_judge, judge_budget=budget)
     except BudgetExceeded:
-        agent = options.max_cost_usd - budget.limit_usd if budget is not None else 0.0
+        agent = (options.max_cost_usd or 0.0) - budget.limit_usd if budget is not None else 0.0
         print(f"stopped: --max-cost-usd ${options.max_cost_usd:,.4f} reached before the next judge call (the run's model "
               f"calls recorded ${agent:,.4f}, its judge calls ${budget.recorded_usd if budget else 0:,.4f}); the samples are "
               "saved and the judge verdicts paid for are cached, but the report was not built. Continue with: "
@@ -160,16 +160,16 @@ def cli_run(args: Any) -> int:
         options, scenarios, hashes, manifest = resolve_options(args)
     except ScenarioError as exc:
         print("error: the scenarios do not load:", file=sys.stderr)
-        for problem in exc.problems or [str(exc)]:
-            print(f"  {problem}", file=sys.stderr)
+        for shown in [str(p) for p in exc.problems] or [str(exc)]:
+            print(f"  {shown}", file=sys.stderr)
         return 2
     except (RunOptionsError, ResultsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     from harness.run import cli_plan, price_problem
 
-    for problem in options.incomplete_suites():  # run it, but never silently: its numbers are not the benchmark's
-        say(f"warning: {problem} (recorded in run.json; the report says so)", file=sys.stderr)
+    for incomplete in options.incomplete_suites():  # run it, but never silently: its numbers are not the benchmark's
+        say(f"warning: {incomplete} (recorded in run.json; the report says so)", file=sys.stderr)
     for warning in _arm_warnings(options.arms):
         say(f"warning: {warning}", file=sys.stderr)
     if options.plan_only:
@@ -196,7 +196,7 @@ def cli_run(args: Any) -> int:
         lock.release()
 
 
-def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str, str], manifest: RunManifest, terminated: threading.Event) -> int:
+def _run_locked(options: RunOptions, scenarios: Sequence[Scenario], hashes: dict[str, str], manifest: RunManifest, terminated: threading.Event) -> int:
     """The run itself, with the run folder locked: check the folder, run what is missing, record the outcome, report."""
     from harness.run import WorkerError
 
@@ -244,7 +244,7 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
         again = f", {earlier.failed} failed before and run again" if earlier.failed else ""
         say_path(f"{len(specs)} samples to run ({len(done_ids)} already done{again}) in", run_dir, file=sys.stderr)
         progress = RunProgress(len(specs), live=options.progress, scorer=continuity_scorer(scenarios), arms=options.arms)
-        status, stopped, failure, crash, stalled = "interrupted", {}, None, None, False
+        status, stopped, failure, crash, stalled = "interrupted", dict[str, Any](), None, None, False
         try:
             status, stopped = run_specs(specs, options, scenarios, hashes, writer, progress)
         except KeyboardInterrupt:
@@ -324,7 +324,7 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
     return 2 if all_failed else code
 
 
-def continuity_scorer(scenarios: list[Scenario]) -> Any:
+def continuity_scorer(scenarios: Sequence[Scenario]) -> Any:
     """A finished record -> did it keep continuity (None for an error sample), as the report scores it by patterns.
 
     For the running scores of the progress display. A record that cannot be

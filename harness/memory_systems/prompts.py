@@ -81,7 +81,8 @@ TOOL_USAGE = """Memory tools: you can look up durable facts saved from the user'
 class MemoryRunLike(Protocol):
     """The part of ``memory_tools.MemoryRun`` an arm needs."""
 
-    admitted: bool
+    @property
+    def admitted(self) -> bool: ...
 
     def tool_specs(self) -> list[dict[str, Any]]: ...
 

@@ -14,16 +14,16 @@ readers of them) are unchanged. Readers take all three.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
-RESULTS_SCHEMA_VERSION = 2
+RESULTS_SCHEMA_VERSION: Final = 2
 #: Every record version a reader takes (1: no ``pasted``; its histories are inline; 3: ``shadow``).
 RESULTS_SCHEMA_VERSIONS = (1, 2, 3)
 #: The version of a record that carries a ``shadow`` search.
 SHADOW_SCHEMA_VERSION = 3
-MANIFEST_SCHEMA_VERSION = 1
+MANIFEST_SCHEMA_VERSION: Final = 1
 RESULTS_FILE = "results.jsonl"
 MANIFEST_FILE = "run.json"
 HISTORIES_FILE = "histories.jsonl"

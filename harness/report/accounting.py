@@ -127,7 +127,7 @@ def _seconds(value: Any) -> str:
 def accounting_cells(row: Mapping[str, Any]) -> dict[str, str]:
     """The accounting columns of one ``systems`` row as display text (``—`` where a figure does not apply)."""
     calls, cost = row.get("embedding_calls"), row.get("embedding_cost_usd")
-    embedder = row.get("embedder") if isinstance(row.get("embedder"), Mapping) else {}
+    embedder = _v if isinstance(_v := row.get("embedder"), Mapping) else {}
     embedding = "—"
     if embedder.get("source") == "own":  # a system that cannot take the run's embedder: marked, not hidden
         embedding = f"own embedder: {embedder.get('model')} (not the run's)"

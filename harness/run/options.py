@@ -17,6 +17,7 @@ import datetime as _dt
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from harness import __version__
@@ -220,7 +221,7 @@ def suite_hash(hashes: dict[str, str]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, str], RunManifest]:
+def resolve_options(args: Any) -> tuple[RunOptions, Sequence[Scenario], dict[str, str], RunManifest]:
     """Turn parsed ``run`` flags (and, with ``--resume``, the stored manifest) into options.
 
     Raises:
@@ -305,8 +306,8 @@ def _redacted_settings(record: dict[str, Any]) -> dict[str, Any]:
     return {**record, "file_values": values}
 
 
-def _select_shard(scenarios: list[Scenario], hashes: dict[str, str], given: Shard | None, previous: RunManifest | None,
-                  per_scenario: int) -> tuple[list[Scenario], dict[str, str], ShardInfo | None]:
+def _select_shard(scenarios: Sequence[Scenario], hashes: dict[str, str], given: Shard | None, previous: RunManifest | None,
+                  per_scenario: int) -> tuple[Sequence[Scenario], dict[str, str], ShardInfo | None]:
     """The scenarios of the shard asked for (or of the resumed run's shard), with the whole suite's facts."""
     stored = previous.shard if previous is not None else None
     if stored is not None and given is not None and (given.index, given.count) != (stored.index, stored.count):
@@ -319,7 +320,7 @@ def _select_shard(scenarios: list[Scenario], hashes: dict[str, str], given: Shar
     keep = set(shard_ids({sid: per_scenario for sid in scenario_ids(scenarios)}, shard))
     info = ShardInfo(index=shard.index, count=shard.count, suite_hash=suite_hash(hashes), scenario_count=len(scenarios),
                      sample_count=len(scenarios) * per_scenario)
-    if stored is not None and stored.suite_hash != info.suite_hash:
+    if previous is not None and stored is not None and stored.suite_hash != info.suite_hash:
         raise RunOptionsError(f"{previous.run_id}: the whole suite changed since this shard started (suite hash "
                               f"{stored.suite_hash[:12]} then, {info.suite_hash[:12]} now); start a new run")
     if not keep:

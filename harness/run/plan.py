@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,12 +80,14 @@ class Plan:
     @property
     def cost_usd(self) -> float | None:
         costs = [m.cost_usd for m in self.models]
-        return None if any(c is None for c in costs) else sum(costs)  # type: ignore[misc]
+        known = [c for c in costs if c is not None]
+        return None if len(known) < len(costs) else sum(known)
 
     @property
     def cost_max_usd(self) -> float | None:
         costs = [m.cost_max_usd for m in self.models]
-        return None if any(c is None for c in costs) else sum(costs)  # type: ignore[misc]
+        known = [c for c in costs if c is not None]
+        return None if len(known) < len(costs) else sum(known)
 
     def line(self) -> str:
         """The one line every run starts with."""
@@ -308,7 +310,7 @@ def _count(runs: list[tuple[list[dict[str, Any]], list[dict[str, Any]], int]], t
         plan.output_tokens_max += max_tokens * most * times
 
 
-def make_plan(scenarios: list[Scenario], specs: Iterable[Any], *, round_cap: int, max_tokens: int,
+def make_plan(scenarios: Sequence[Scenario], specs: Iterable[Any], *, round_cap: int, max_tokens: int,
               tokenizer_models: dict[str, str] | None = None, router_config: Any = None, budget: Any = None) -> Plan:
     """The plan of ``specs`` (:class:`harness.run.samples.SampleSpec`), without calling any model.
 
@@ -357,7 +359,7 @@ def make_plan(scenarios: list[Scenario], specs: Iterable[Any], *, round_cap: int
     return Plan(samples=len(specs), round_cap=round_cap, models=list(plans.values()), unplanned=unplanned)
 
 
-def plan_for(options: Any, scenarios: list[Scenario], specs: Iterable[Any]) -> Plan:
+def plan_for(options: Any, scenarios: Sequence[Scenario], specs: Iterable[Any]) -> Plan:
     """:func:`make_plan` with the run's round cap, token limit and Router configuration."""
     config, tokenizers = None, {}
     if getattr(options, "router_config", None):
@@ -388,7 +390,7 @@ def price_problem(options: Any) -> str | None:
             "drop --max-cost-usd for these models")
 
 
-def start_line(options: Any, scenarios: list[Scenario], specs: list[Any], done: Iterable[Any]) -> tuple[Any, str | None]:
+def start_line(options: Any, scenarios: Sequence[Scenario], specs: list[Any], done: Iterable[Any]) -> tuple[Any, str | None]:
     """Print the plan line a run starts with; return the options with ``--max-cost-usd``'s budget left (or a problem).
 
     ``done`` are the records an earlier attempt finished: their recorded cost counts against the limit.
@@ -412,7 +414,7 @@ def start_line(options: Any, scenarios: list[Scenario], specs: list[Any], done: 
     return dataclasses.replace(options, budget_usd=left), None
 
 
-def cli_plan(options: Any, scenarios: list[Scenario]) -> int:
+def cli_plan(options: Any, scenarios: Sequence[Scenario]) -> int:
     """``run --plan``: the plan of what the run would do (of what is left, with ``--resume``); no model call, no file written."""
     from harness.run.samples import plan_samples
 

@@ -258,7 +258,7 @@ def frozen_heap() -> Iterator[None]:
         gc.unfreeze()
 
 
-def ctx_for(options: RunOptions, scenarios: list[Scenario], hashes: dict[str, str]) -> SampleContext:
+def ctx_for(options: RunOptions, scenarios: Sequence[Scenario], hashes: dict[str, str]) -> SampleContext:
     """A fresh :class:`SampleContext` (model client with the run's cache and retry policy)."""
     from harness.run.calls import model_client
 

@@ -240,8 +240,8 @@ def _load_conversation_parts(
         return _Loaded(skipped=True)
     loaded = load_conversation(shared, entries, defaults, lambda entry: id(entry) in chosen)
     passed = not any(p.severity == "error" for p in problems)  # the probes' own errors already kept them out
-    found = [(scenario, source.document.path, line, passed) for scenario, source, line in loaded.scenarios]
-    return _Loaded(found, [*problems, *loaded.problems])
+    kept = [(scenario, source.document.path, line, passed) for scenario, source, line in loaded.scenarios]
+    return _Loaded(kept, [*problems, *loaded.problems])
 
 
 # One unit of loading: a story or conversation file (members None), or a conversation folder and its probe files;

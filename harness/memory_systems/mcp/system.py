@@ -210,7 +210,7 @@ class McpInstance(MemoryInstance):
         """What attribution looks for: each item's content, or each turn with the items sourced from it."""
         if self.config.write.unit == "item":
             return [Unit((item.id,), item.content, self.labels(item)) for item in self.scenario.items]
-        cited: dict[tuple[str, str], list[str]] = {}
+        cited: dict[tuple[str, str | None], list[str]] = {}
         superseded = {old for item in self.scenario.items for old in item.supersedes}
         for item in self.scenario.items:
             if item.state.value == "archived" and item.id in superseded:

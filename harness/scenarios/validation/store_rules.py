@@ -28,7 +28,7 @@ def check_store_rules(specs: Sequence[ItemSpec | None], scenario: Scenario | Ses
             base = item_input(spec, scenario)  # type: ignore[arg-type]  # reads only .id and .sessions
         except ValueError:  # a missing source session, reported by check_sources
             continue
-        states = [(("items", i), base)]
+        states: list[tuple[Loc, Any]] = [(("items", i), base)]
         states += [
             (("items", i, "revisions", j, "content"), dataclasses.replace(base, content=revision.content))
             for j, revision in enumerate(spec.revisions)
