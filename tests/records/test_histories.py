@@ -244,7 +244,9 @@ def test_a_session_pasted_into_two_histories_is_written_once_also_across_a_resum
 
     system, probe = {"role": "system", "content": "s"}, {"role": "user", "content": "q"}
     first = _record([system, _long(1), _long(2, "assistant"), {"role": "user", "content": "short"}, probe], 3)
-    second = _record([system, _long(3), _long(2, "assistant"), _long(1), probe], 3).model_copy(update={"sample_id": "c/q2|full_history|m|0", "scenario_id": "c/q2"})
+    second = _record([system, _long(3), _long(2, "assistant"), _long(1), probe], 3).model_copy(
+        update={"sample_id": "c/q2|full_history|m|0", "scenario_id": "c/q2"}
+    )
     with ResultsWriter(tmp_path / RESULTS_FILE) as writer:
         writer.write_record(first)
     with ResultsWriter(tmp_path / RESULTS_FILE) as writer:  # a resumed run: the messages already written are not written again
