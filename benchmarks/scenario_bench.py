@@ -40,7 +40,7 @@ def _make_suite(target: Path, count: int) -> int:
     for n in range(count):
         source = sources[n % len(sources)]
         text = source.read_text(encoding="utf-8")
-        text = _ID_LINE.sub(lambda m: f"id: {m.group(1)}-copy{n:04d}", text, count=1)
+        text = _ID_LINE.sub(lambda m: f"id: {m.group(1)}-copy{n:04d}", text, count=1)  # noqa: B023 - re.sub calls it at once
         folder = target / source.parent.relative_to(ROOT / "scenarios")
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{source.stem}-copy{n:04d}.yaml").write_text(text, encoding="utf-8")
