@@ -142,7 +142,8 @@ def test_resume_writes_no_second_copy_of_a_history(finished_run: Path, tmp_path:
 
     run_dir = shutil.copytree(finished_run, tmp_path / "run")
     lines = (run_dir / RESULTS_FILE).read_text(encoding="utf-8").splitlines(keepends=True)
-    kept = [line for line in lines if '"arm":"full_history"' not in line] + [kept_line for kept_line in lines if '"arm":"full_history"' in kept_line][:1]
+    full = [line for line in lines if '"arm":"full_history"' in line]
+    kept = [line for line in lines if '"arm":"full_history"' not in line] + full[:1]
     (run_dir / RESULTS_FILE).write_text("".join(kept), encoding="utf-8")  # an interrupted run: full_history barely started
     before = (run_dir / HISTORIES_FILE).read_text(encoding="utf-8")
     assert main(["run", "--resume", str(run_dir), "--no-cache", "--no-progress"]) in (0, 1)
