@@ -86,7 +86,8 @@ def _build_report(options: RunOptions, scenarios: Any = None) -> int:
               f"recall-eval run --resume {options.run_dir} --max-cost-usd <a higher limit>", file=sys.stderr)
         return 3
     except Exception as exc:  # noqa: BLE001 - the results are safe; the report can be rebuilt
-        print(terminal_text(f"error: report not built ({type(exc).__name__}: {exc}). Retry with: recall-eval report {options.run_dir}"), file=sys.stderr)
+        print(terminal_text(f"error: report not built ({type(exc).__name__}: {exc}). Retry with: recall-eval "
+                            f"report {options.run_dir}"), file=sys.stderr)
         return 2
     out, err = report_lines(outcome)  # the same words as `recall-eval report`
     for line in out:
@@ -210,7 +211,8 @@ def _run_locked(options: RunOptions, scenarios: Sequence[Scenario], hashes: dict
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"error: cannot write the run folder {run_dir}: {exc.strerror or exc} ({run_dir / RESULTS_FILE}); choose another --out", file=sys.stderr)
+        print(f"error: cannot write the run folder {run_dir}: {exc.strerror or exc} ({run_dir / RESULTS_FILE}); "
+              "choose another --out", file=sys.stderr)
         return 2
     resume_hint = f"recall-eval run --resume {run_dir}"
     with writer:
@@ -234,7 +236,13 @@ def _run_locked(options: RunOptions, scenarios: Sequence[Scenario], hashes: dict
         # the call records the fault and one line says so (harness.run.responses), not a multi-line pydantic warning.
         warnings.filterwarnings("ignore", message="Pydantic serializer warnings", category=UserWarning)
         done_ids = {r.sample_id for r in earlier.done}
-        specs = [s for s in plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed, options.sample_ids) if s.sample_id not in done_ids]
+        specs = [
+            s
+            for s in plan_samples(
+                scenarios, options.arms, options.models, options.epochs, options.seed, options.sample_ids
+            )
+            if s.sample_id not in done_ids
+        ]
         from harness.run import start_line
 
         options, problem = start_line(options, scenarios, specs, earlier.done)  # the plan, first; the budget left

@@ -296,7 +296,8 @@ class RunManifest(_Record):
     run_id: str
     harness_version: str
     status: Literal["running", "complete", "interrupted", "failed"] = Field(
-        description="running; complete; interrupted (Ctrl-C, SIGTERM or a stopped model: resumable); failed (a record could not be written: resumable)"
+        description="running; complete; interrupted (Ctrl-C, SIGTERM or a stopped model: resumable); failed (a "
+                    "record could not be written: resumable)"
     )
     started_at: str
     finished_at: str | None = None

@@ -88,7 +88,7 @@ def accounting_by_arm(records: Iterable[Any]) -> dict[tuple[str, str], dict[str,
         written = [w for _, w in ingest.get(key, [])]
         rows = embedding.get(key, [])
         # a sample of an embedding arm that embedded nothing (a denied probe) counts as zero, not as absent
-        per = lambda name: _mean([r[name] for r in rows] + [0.0] * (samples - len(rows))) if rows else None  # noqa: E731
+        per = lambda name: _mean([r[name] for r in rows] + [0.0] * (samples - len(rows))) if rows else None  # noqa: E731, B023 - used within this iteration
         paid_s, saved_s = per("latency_s"), per("saved_s")
         out[key] = {
             "ingest_s": _mean([o + w for o, w in zip(opened, written, strict=True)]),

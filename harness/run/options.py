@@ -241,8 +241,15 @@ def resolve_options(args: Any) -> tuple[RunOptions, Sequence[Scenario], dict[str
         stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         # (whether it already holds a run is checked once its lock is held: harness.run.folder.check_fresh)
         run_dir = Path(args.out) if args.out else Path(getattr(args, "reports_dir", None) or "reports") / stamp
-        defaults = {"models": [DEFAULT_MODEL], "arms": list(DEFAULT_ARMS), "scenario_paths": [absolute_path(shipped_path(DEFAULT_SUITE))], "filters": [],
-                    "limit": None, "sample_ids": [], **RUN_DEFAULTS}
+        defaults = {
+            "models": [DEFAULT_MODEL],
+            "arms": list(DEFAULT_ARMS),
+            "scenario_paths": [absolute_path(shipped_path(DEFAULT_SUITE))],
+            "filters": [],
+            "limit": None,
+            "sample_ids": [],
+            **RUN_DEFAULTS,
+        }
         given = selection(sample_id_defaults, given)
         values = {k: given[k] if given[k] is not None else defaults[k] for k in defaults}
         api_base = args.api_base

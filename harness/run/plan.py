@@ -423,7 +423,11 @@ def cli_plan(options: Any, scenarios: Sequence[Scenario]) -> int:
         from harness.run.folder import read_earlier_attempt
 
         done = {r.sample_id for r in read_earlier_attempt(options.run_dir).done}
-    specs = [s for s in plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed, options.sample_ids) if s.sample_id not in done]
+    specs = [
+        s
+        for s in plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed, options.sample_ids)
+        if s.sample_id not in done
+    ]
     plan = plan_for(options, scenarios, specs)
     from harness.wrapping import say, terminal_width
 

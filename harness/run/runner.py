@@ -69,8 +69,15 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
         opts = ctx.options
         settings = ModelSettings(spec.model, opts.temperature, opts.timeout_s, spec.seed, opts.api_base, max_tokens=opts.max_tokens)
         # The arm's memory system: fresh storage, its write phase (if any), then the probe (harness.memory_systems).
-        sample = await run_memory_sample(spec.arm, scenario, client=ctx.client, settings=settings, epoch=spec.epoch, max_tool_rounds=opts.max_tool_rounds,
-                                         budget=opts.retrieval_budget)
+        sample = await run_memory_sample(
+            spec.arm,
+            scenario,
+            client=ctx.client,
+            settings=settings,
+            epoch=spec.epoch,
+            max_tool_rounds=opts.max_tool_rounds,
+            budget=opts.retrieval_budget,
+        )
         tools, outcome, write_phase, pasted = sample.tools, sample.outcome, sample.write_phase, sample.pasted
         shadow = None if sample.shadow is None else shadow_log(sample.shadow, spec.model)
         embedding, ingest = embedding_log(sample.embedding), sample.ingest

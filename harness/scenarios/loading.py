@@ -202,7 +202,8 @@ def _load_folder(folder: Path, files: list[Path], root: Path, selection: Selecti
         return _unreadable(problems, selection, shared_path, text)
     if not isinstance(shared.data, dict):
         kind = "an empty file" if shared.data is None else f"a {type(shared.data).__name__}"
-        return _unreadable([*problems, Problem(str(shared_path), 1, "", f"a conversation must be one mapping, not {kind}")], selection, shared_path, text)
+        return _unreadable([*problems, Problem(str(shared_path), 1, "", "a conversation must be one mapping, not "
+                                                                        f"{kind}")], selection, shared_path, text)
     if (too_many := _too_many_items(shared)) is not None:
         return _unreadable([too_many], selection, shared_path, text)
     if quoting := quote_problems(shared):

@@ -24,7 +24,8 @@ from tests.integration.fake_openai_server import FakeOpenAIServer
 def test_sigterm_marks_the_run_interrupted_keeps_whole_lines_and_prints_the_resume_command(
     tmp_path: Path, server: FakeOpenAIServer, workers: str, whole_group: bool
 ) -> None:
-    """SIGTERM mid-run (to the run, or to its whole process group with --workers): exit 143, run.json 'interrupted', only whole unique lines, and the printed resume command finishes the run."""
+    """SIGTERM mid-run (to the run, or to its whole process group with --workers): exit 143, run.json 'interrupted',
+    only whole unique lines, and the printed resume command finishes the run."""
     server.script.delay_s = 0.3
     run_dir, cache = tmp_path / "run", tmp_path / "cache"
     argv = fake_run_argv(server.base_url, "--workers", workers, "--max-concurrency", "2", out=run_dir, cache=cache)

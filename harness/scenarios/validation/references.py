@@ -1,4 +1,5 @@
-"""Checks that ids name what they should: unique ids, sources naming real session turns, ``supersedes``, ``item_roles`` and ``relevant_items`` naming real items, and relevant items the probe can see.
+"""Checks that ids name what they should: unique ids, sources naming real session turns, ``supersedes``,
+``item_roles`` and ``relevant_items`` naming real items, and relevant items the probe can see.
 """
 
 from __future__ import annotations

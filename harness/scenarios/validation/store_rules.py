@@ -1,4 +1,5 @@
-"""Items the store itself would refuse, asked of the store's own ``validate_item_input`` (never a copy of its rules), every content state of every item.
+"""Items the store itself would refuse, asked of the store's own ``validate_item_input`` (never a copy of its
+rules), every content state of every item.
 """
 
 from __future__ import annotations
