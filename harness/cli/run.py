@@ -197,7 +197,8 @@ def cli_run(args: Any) -> int:
         lock.release()
 
 
-def _run_locked(options: RunOptions, scenarios: Sequence[Scenario], hashes: dict[str, str], manifest: RunManifest, terminated: threading.Event) -> int:
+def _run_locked(options: RunOptions, scenarios: Sequence[Scenario], hashes: dict[str, str], manifest: RunManifest,
+                terminated: threading.Event) -> int:
     """The run itself, with the run folder locked: check the folder, run what is missing, record the outcome, report."""
     from harness.run import WorkerError
 

@@ -28,7 +28,9 @@ def check_ids(parts: SharedIndex) -> Iterator[Finding]:
             if ident in first:
                 yield Finding((name, index, "id"), f"duplicate id: {name}[{first[ident]}] already uses it", ident)
             first.setdefault(ident, index)
-    turn_lists: list[tuple[Loc, list[str | None], str]] = [(("sessions", i, "turns"), ids or [], SESSION_TURN_PREFIX) for i, ids in enumerate(parts.turn_ids)]
+    turn_lists: list[tuple[Loc, list[str | None], str]] = [
+        (("sessions", i, "turns"), ids or [], SESSION_TURN_PREFIX) for i, ids in enumerate(parts.turn_ids)
+    ]
     yield from _duplicate_turns(turn_lists)
 
 
