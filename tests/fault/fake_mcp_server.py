@@ -13,7 +13,10 @@ the named tool:
 - ``huge``: search returns a result of ``FAKE_HUGE_BYTES`` (default 50 MB);
 - ``exit_at_start``: writes to stderr and exits before initializing.
 
-``FAKE_HTTP_PORT`` serves streamable HTTP on that port of 127.0.0.1 instead of stdio.
+``FAKE_HTTP_PORT`` serves streamable HTTP on that port of 127.0.0.1 instead of stdio. ``FAKE_DEAF=1`` ignores
+SIGTERM and SIGHUP (with ``hang``, a server that outlives its closed stdin); ``FAKE_CHILD=1`` starts a helper
+process that sleeps, doing the same (an ``npx``-style wrapper's child); ``FAKE_HANG_FLAG`` names a file
+``hang`` creates when it starts hanging.
 """
 
 from __future__ import annotations
@@ -32,6 +35,18 @@ if MODE == "exit_at_start":
     sys.stderr.write("fake server: refusing to start (exit_at_start)\n")
     sys.stderr.flush()
     sys.exit(4)
+
+if os.environ.get("FAKE_DEAF") == "1":
+    import signal
+
+    for deaf_to in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(deaf_to, signal.SIG_IGN)
+if os.environ.get("FAKE_CHILD") == "1":
+    import subprocess
+
+    subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                      "signal.signal(signal.SIGHUP, signal.SIG_IGN); time.sleep(3600)"], stdin=subprocess.DEVNULL,
+                     stdout=subprocess.DEVNULL)
 
 from mcp.server import MCPServer  # noqa: E402 - after the start-up fault, which must not need the SDK
 
@@ -74,6 +89,8 @@ def search_notes(query: str, workspace: str) -> str:
     if MODE == "hang":
         sys.stderr.write("fake server: hanging (hang)\n")
         sys.stderr.flush()
+        if os.environ.get("FAKE_HANG_FLAG"):  # a test waiting for this very server to hang
+            Path(os.environ["FAKE_HANG_FLAG"]).touch()
         while True:
             time.sleep(3600)
     if MODE == "huge":

@@ -16,6 +16,9 @@ Process hygiene, each a fault test in ``tests/fault/test_mcp_faults.py``:
   once (the SDK's graceful path would wait on a hung server), and at
   interpreter exit (a finished run, Ctrl-C, an uncaught error) every group
   still registered is killed;
+- on Linux each stdio server runs under :mod:`~harness.memory_systems.mcp.orphan_guard`,
+  which kills the server's group when this process dies, even by SIGKILL
+  (the kernel's parent-death signal), when no handler of ours can run;
 - a start or call that fails raises :class:`McpServerError` carrying the
   tail of the server's stderr, which the runner records as the sample's error.
 """
@@ -29,6 +32,7 @@ import signal
 import tempfile
 import threading
 import time
+import sys
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +41,7 @@ from typing import Any
 #: The environment variable that tags a server process with its instance (how its process group is found).
 TAG_ENV = "RECALL_EVAL_MCP_SERVER"
 STDERR_TAIL_CHARS = 2000
+ORPHAN_GUARD = Path(__file__).with_name("orphan_guard.py")
 _LIVE: dict[str, int] = {}
 _LIVE_LOCK = threading.Lock()
 
@@ -151,8 +156,8 @@ class ServerConnection:
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         env = {**self.params.get("env", {}), TAG_ENV: self.tag}
-        server = StdioServerParameters(command=self.params["command"], args=list(self.params.get("args", [])),
-                                       env=env, cwd=self.params.get("cwd"))
+        command, args = guarded(self.params["command"], list(self.params.get("args", [])))
+        server = StdioServerParameters(command=command, args=args, env=env, cwd=self.params.get("cwd"))
         return _registered(stdio_client(server, errlog=self._errlog), self)
 
     def stop(self) -> None:
@@ -243,6 +248,14 @@ class ServerConnection:
         tail = self.stderr_tail()
         text = f"MCP server {where!r} {what}" + (f": {cause}" if cause else "")
         return text + (f"; its stderr ends: {tail}" if tail else "; it wrote nothing to stderr")
+
+
+def guarded(command: str, args: list[str]) -> tuple[str, list[str]]:
+    """The command line that starts ``command`` under :mod:`~harness.memory_systems.mcp.orphan_guard` on Linux, so the
+    server dies with this process even after a ``kill -9``; elsewhere the command itself."""
+    if sys.platform != "linux":
+        return command, args
+    return sys.executable, ["-I", "-S", str(ORPHAN_GUARD), str(os.getpid()), command, *args]
 
 
 def _cause(exc: BaseException, seconds: float) -> str:
