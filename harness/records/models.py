@@ -76,6 +76,11 @@ class ToolCallLog(_Record):
     disclosed_item_ids: list[str] = Field(default_factory=list)
     storage_read: bool
     elapsed_s: float
+    forget: bool | None = Field(
+        None, exclude_if=lambda value: value is None,
+        description="The memory system declared this write call a forget (True) or not (False), e.g. an MCP config's "
+                    "forget tool; absent: not declared, scoring tells a forget by the tool's name",
+    )
 
 
 class WriteSessionLog(_Record):

@@ -269,6 +269,7 @@ async def run_model_write(
             result_text=e.result_text, result_chars=len(e.result_text),
             result_tokens=count_tokens(settings.model, text=e.result_text),
             disclosed_item_ids=list(e.disclosed_item_ids), storage_read=bool(e.storage_read), elapsed_s=float(e.elapsed_s),
+            forget=getattr(e, "forget", None),
         )
         for index, e in enumerate(executions)
     ]
