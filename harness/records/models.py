@@ -220,6 +220,11 @@ class SampleRecord(_Record):
         None, exclude_if=lambda value: value is None,
         description="Building the sample's memory before the probe: seconds, and embeddings by then; absent for older records",
     )
+    sampling_refused: int | None = Field(
+        None, exclude_if=lambda value: value is None,
+        description="Model calls the memory system's servers asked the client for (MCP sampling) and recall-eval "
+                    "refused, over the write phase and the probe; absent for systems that cannot ask",
+    )
     retrieval_budget: dict[str, int] | None = Field(
         None, exclude_if=lambda value: value is None,
         description="The retrieval budget (top_k, chars) the probe's tools ran under: scoring credits at most top_k "

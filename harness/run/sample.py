@@ -68,6 +68,8 @@ class MemorySampleResult:
     """What the system's embeddings cost (``memory_tools.EmbeddingUsage``), or None: it embeds nothing."""
     ingest: IngestLog | None = None
     """How long the memory took to build before the probe (:func:`ingest_log`)."""
+    sampling_refused: int | None = None
+    """Model calls the system's servers asked for (MCP sampling) and were refused; None: a system that cannot ask."""
 
 
 async def run_memory_sample(
@@ -113,6 +115,8 @@ async def run_memory_sample(
     finally:
         result.embedding = sample_embedding_usage(instance)
         instance.close()
+        refused = getattr(instance, "sampling_refused", None)  # an MCP server's requests for model calls
+        result.sampling_refused = refused if isinstance(refused, int) else None
 
 
 async def run_selection(instance: Any, policy: Any, context: Any, *, client: Any, settings: Any,

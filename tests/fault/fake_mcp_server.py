@@ -16,7 +16,8 @@ the named tool:
 ``FAKE_HTTP_PORT`` serves streamable HTTP on that port of 127.0.0.1 instead of stdio. ``FAKE_DEAF=1`` ignores
 SIGTERM and SIGHUP (with ``hang``, a server that outlives its closed stdin); ``FAKE_CHILD=1`` starts a helper
 process that sleeps, doing the same (an ``npx``-style wrapper's child); ``FAKE_HANG_FLAG`` names a file
-``hang`` creates when it starts hanging.
+``hang`` creates when it starts hanging. ``FAKE_SAMPLING=1``: every search first asks the client for a model call
+(MCP sampling) and, refused, searches anyway.
 """
 
 from __future__ import annotations
@@ -48,7 +49,9 @@ if os.environ.get("FAKE_CHILD") == "1":
                       "signal.signal(signal.SIGHUP, signal.SIG_IGN); time.sleep(3600)"], stdin=subprocess.DEVNULL,
                      stdout=subprocess.DEVNULL)
 
-from mcp.server import MCPServer  # noqa: E402 - after the start-up fault, which must not need the SDK
+from mcp import types  # noqa: E402 - after the start-up fault, which must not need the SDK
+from mcp.server import MCPServer  # noqa: E402
+from mcp.server.mcpserver import Context  # noqa: E402
 
 server = MCPServer("fake-memory")
 _WIRE = os.dup(1)  # the protocol pipe itself: the SDK diverts fd 1 to stderr while it serves
@@ -84,8 +87,14 @@ def delete_note(text: str, workspace: str) -> str:
 
 
 @server.tool()
-def search_notes(query: str, workspace: str) -> str:
+async def search_notes(query: str, workspace: str, ctx: Context) -> str:
     """Search the user's notes in memory by words of the query."""
+    if os.environ.get("FAKE_SAMPLING") == "1":  # a product that wants the client's model to rank its notes
+        ask = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=f"Rank notes for: {query}"))
+        try:
+            await ctx.session.create_message([ask], max_tokens=50)
+        except Exception as exc:  # noqa: BLE001 - refused: the product carries on without
+            sys.stderr.write(f"fake server: sampling refused ({exc})\n")
     if MODE == "hang":
         sys.stderr.write("fake server: hanging (hang)\n")
         sys.stderr.flush()

@@ -146,6 +146,7 @@ class McpInstance(MemoryInstance):
         super().__init__(scenario)
         self.system, self.config = system, system.config
         self.connections: dict[str, ServerConnection] = {}
+        self.started: list[ServerConnection] = []
         self.folders: list[Any] = []
         self.run_timeout_s = DEFAULT_TIMEOUT_S
         self.units = self._units()
@@ -179,7 +180,13 @@ class McpInstance(MemoryInstance):
             folder = new_server_folder()
             self.folders.append(folder)
             self.connections[key] = self.system.connect(scope if key != "sample" else "sample", folder, self.run_timeout_s)
+            self.started.append(self.connections[key])
         return self.connections[key]
+
+    @property
+    def sampling_refused(self) -> int:
+        """Model calls (MCP sampling) this sample's servers asked for and were refused, over both phases."""
+        return sum(connection.sampling_refused for connection in self.started)
 
     def call(self, scope: str, tool: str, arguments: dict[str, Any]) -> ToolExecution:
         """One call to the scope's server, recorded as the model would see it (status ``tool_error`` when the
