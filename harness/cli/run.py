@@ -244,9 +244,14 @@ def _run_locked(options: RunOptions, scenarios: Sequence[Scenario], hashes: dict
             )
             if s.sample_id not in done_ids
         ]
-        from harness.run import start_line
+        from harness.run import PlanInterrupted, start_line
 
-        options, problem = start_line(options, scenarios, specs, earlier.done)  # the plan, first; the budget left
+        try:  # the plan, first; the budget left. SIGTERM stops it between scenarios, even if a system swallowed it
+            options, problem = start_line(options, scenarios, specs, earlier.done, should_stop=terminated.is_set)
+        except (KeyboardInterrupt, PlanInterrupted):
+            return _stopped_while_planning(run_dir, manifest, terminated.is_set(), resume_hint)
+        if terminated.is_set():
+            return _stopped_while_planning(run_dir, manifest, True, resume_hint)
         if problem is not None:
             print(f"error: {problem}", file=sys.stderr)
             return 2
@@ -331,6 +336,17 @@ def _run_locked(options: RunOptions, scenarios: Sequence[Scenario], hashes: dict
         return 143 if terminated.is_set() else 130
     code = _build_report(options, scenarios)
     return 2 if all_failed else code
+
+
+def _stopped_while_planning(run_dir: Path, manifest: RunManifest, by_sigterm: bool, resume_hint: str) -> int:
+    """Ctrl-C or SIGTERM while the plan was built: run.json says ``interrupted`` (resumable), 130 or 143, no traceback."""
+    try:
+        write_manifest(run_dir, manifest.model_copy(update={"status": "interrupted", "finished_at": now_iso()}))
+    except ResultsError as exc:
+        say(f"warning: {exc}; it may still say 'running'", file=sys.stderr)
+    cause = "terminated (SIGTERM)" if by_sigterm else "interrupted"
+    print(f"{cause} while planning: no sample was run. Continue with: {resume_hint}", file=sys.stderr)
+    return 143 if by_sigterm else 130
 
 
 def continuity_scorer(scenarios: Sequence[Scenario]) -> Any:

@@ -76,6 +76,11 @@ class ToolCallLog(_Record):
     disclosed_item_ids: list[str] = Field(default_factory=list)
     storage_read: bool
     elapsed_s: float
+    forget: bool | None = Field(
+        None, exclude_if=lambda value: value is None,
+        description="The memory system declared this write call a forget (True) or not (False), e.g. an MCP config's "
+                    "forget tool; absent: not declared, scoring tells a forget by the tool's name",
+    )
 
 
 class WriteSessionLog(_Record):
@@ -214,6 +219,11 @@ class SampleRecord(_Record):
     ingest: IngestLog | None = Field(
         None, exclude_if=lambda value: value is None,
         description="Building the sample's memory before the probe: seconds, and embeddings by then; absent for older records",
+    )
+    sampling_refused: int | None = Field(
+        None, exclude_if=lambda value: value is None,
+        description="Model calls the memory system's servers asked the client for (MCP sampling) and recall-eval "
+                    "refused, over the write phase and the probe; absent for systems that cannot ask",
     )
     retrieval_budget: dict[str, int] | None = Field(
         None, exclude_if=lambda value: value is None,

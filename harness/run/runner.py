@@ -64,7 +64,7 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
     scenario = ctx.scenarios[spec.scenario_id]
     started_at, t0 = now_iso(), time.perf_counter()
     tools: list[dict[str, Any]] = []
-    write_phase, pasted, shadow, embedding, ingest = None, 0, None, None, None
+    write_phase, pasted, shadow, embedding, ingest, sampling_refused = None, 0, None, None, None, None
     try:
         opts = ctx.options
         settings = ModelSettings(spec.model, opts.temperature, opts.timeout_s, spec.seed, opts.api_base, max_tokens=opts.max_tokens)
@@ -80,7 +80,7 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
         )
         tools, outcome, write_phase, pasted = sample.tools, sample.outcome, sample.write_phase, sample.pasted
         shadow = None if sample.shadow is None else shadow_log(sample.shadow, spec.model)
-        embedding, ingest = embedding_log(sample.embedding), sample.ingest
+        embedding, ingest, sampling_refused = embedding_log(sample.embedding), sample.ingest, sample.sampling_refused
     except Exception as exc:  # noqa: BLE001 - seeding or arm failure: an error sample, not a crash
         outcome = error_outcome(exc)
     error = outcome.error
@@ -109,6 +109,7 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
         write_phase=write_phase,
         embedding=embedding,
         ingest=ingest,
+        sampling_refused=sampling_refused,
         retrieval_budget=ctx.options.retrieval_budget.record() if tools else None,  # what scoring credits at most per call
         started_at=started_at,
         wall_time_s=time.perf_counter() - t0,
