@@ -41,7 +41,7 @@ IGNORED_PARAMETERS = frozenset({
     # --router-config's path (its hash is compared), and --rpm/--tpm (how fast, never what is answered)
     "router_config", "rpm", "tpm",
     # where the retrieval budget came from (flag, suite or default); the budget itself is compared on its own
-    "retrieval_budget_source",
+    "retrieval_budget_source", "embedding_price",  # and what an embedding costs, for --max-cost-usd
 })
 #: run.json's retrieval budget: compared as one difference naming both budgets (``top_k=10,chars=4000``), and
 #: read as the default when an older run did not record it.

@@ -83,9 +83,7 @@ def rescore_disagreement(manifest: RunManifest, scan: ResultsScan, rows: Sequenc
     Raises:
         RescoreError: the scenarios the records name do not load.
     """
-    from harness.report import ReportError, load_run_scenarios
-    from harness.report.protocol import run_protocol
-    from harness.report.summary import final_scores, protocol_place
+    from harness.report import ReportError, final_scores, load_run_scenarios, protocol_place, run_protocol
 
     run = summary.get("run") if isinstance(summary.get("run"), Mapping) else {}
     excluded = {str(s) for s in run.get("excluded_scenarios") or []}

@@ -118,7 +118,7 @@ def _is_rate_limit(exc: BaseException) -> bool:
 
 
 def _stalled(exc: BaseException, timeout_s: float | None) -> JudgeStalled:
-    from harness.run.concurrency import STALL_AFTER
+    from harness.run import STALL_AFTER
 
     limit = f" (--timeout {timeout_s:g} s a try)" if timeout_s else ""
     first = (str(exc).splitlines() or [""])[0]
@@ -137,7 +137,7 @@ def watched_call(attempt: Callable[[], T], *, retries: int = 0, timeout_s: float
             the server.
     """
     from harness.run import RetryPolicy, is_transient
-    from harness.run.concurrency import STALL_AFTER
+    from harness.run import STALL_AFTER
 
     policy = RetryPolicy(retries=max(0, retries))
     watch = _current or JudgeWatch()
