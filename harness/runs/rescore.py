@@ -91,7 +91,8 @@ def rescore_disagreement(manifest: RunManifest, scan: ResultsScan, rows: Sequenc
     records = {r.sample_id: r for r in scan.records if r.scenario_id not in excluded}
     wanted = sorted({r.scenario_id for r in records.values()} | {str(row["scenario_id"]) for row in rows})
     try:
-        scenarios = load_run_scenarios(manifest.model_copy(update={"scenario_ids": wanted}))
+        scenarios = load_run_scenarios(manifest.model_copy(update={"scenario_ids": wanted}),
+                                       fix="compare the run where its suite is (compare has no --scenarios)")
     except ReportError as exc:
         raise RescoreError(str(exc)) from None
     for number, row in enumerate(rows, start=1):

@@ -77,6 +77,8 @@ def test_a_run_whose_scenarios_are_gone_cannot_be_checked_and_compare_says_so(tm
     with pytest.raises(CompareError) as caught:
         load_run(run_dir)
     assert "cannot be checked against the transcripts it scores (cannot load the run's scenarios" in str(caught.value)
+    assert "compare the run where its suite is (compare has no --scenarios)" in str(caught.value)
+    assert "pass --scenarios" not in str(caught.value)
 
 
 def _scripted_judge(model: str, messages: list[dict[str, Any]], **_: Any) -> str:
