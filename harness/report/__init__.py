@@ -17,7 +17,8 @@ from harness.report.frames import metrics_frame, scores_frame
 from harness.report.html import METRIC_ORDER, page_environment
 from harness.report.inputs import ReportInputs, planned_samples
 from harness.report.outputs import SCORES_FILE, SCORES_SCHEMA_VERSION, SUMMARY_FILE, write_output
-from harness.report.summary import SUMMARY_SCHEMA_VERSION, build_summary
+from harness.report.protocol import run_protocol
+from harness.report.summary import SUMMARY_SCHEMA_VERSION, build_summary, final_scores, protocol_place
 from harness.report.terminal import report_lines
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "build_report",
     "build_summary",
     "cli_report",
+    "final_scores",
     "label",
     "load_run_scenarios",
     "metric_kind",
@@ -41,7 +43,9 @@ __all__ = [
     "page_environment",
     "paired_diff",
     "planned_samples",
+    "protocol_place",
     "report_lines",
+    "run_protocol",
     "scores_frame",
     "seconds",
     "seconds_interval",

@@ -52,16 +52,16 @@ class ReportOutcome:
     summary: dict[str, Any] = field(default_factory=dict)
 
 
-def load_run_scenarios(manifest: Any) -> Mapping[str, Scenario]:
-    """The scenarios ``manifest.scenario_ids`` names (a report passes only the ids its results hold)."""
+def load_run_scenarios(manifest: Any, *, fix: str = "pass --scenarios PATH, where they are now") -> Mapping[str, Scenario]:
+    """The scenarios ``manifest.scenario_ids`` names (a report passes only the ids its results hold); ``fix`` is what
+    the error says to do when the run's scenario paths are gone (the command's own way to name where they are)."""
     from harness.report.inputs import ScenarioLoadError, load_named_scenarios
 
     try:
         return load_named_scenarios(manifest, manifest.scenario_ids)
     except ScenarioLoadError as exc:
         missing = [p for p in manifest.scenario_paths if not Path(p).exists()]
-        hint = (f"; the run's scenarios are not at {', '.join(missing)} any more: pass --scenarios PATH, where they are now"
-                if missing else "")
+        hint = f"; the run's scenarios are not at {', '.join(missing)} any more: {fix}" if missing else ""
         raise ReportError(f"{exc}{hint}") from None
 
 

@@ -151,7 +151,7 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
     from harness.report.headlines import headlines, tool_use, unsupported_by_kind
     from harness.report.inputs import ReportInputs
     from harness.report.layers import layers_block
-    from harness.report.protocol import is_not_judged, protocol_block, run_protocol
+    from harness.report.protocol import protocol_block, run_protocol
     from harness.report.contracts import contracts_block
     from harness.report.systems import systems_block
     from harness.score import expected_facts, score_sample, visible_context, write_path_blocks
@@ -178,12 +178,11 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
                 verdict = judge(scenario.probe.message, scenario.expect.rubric, facts, record.final_answer or "",
                                 gold=scenario.expect.f1_reference, category=scenario.category,
                                 abstain=scenario.expect.abstain)
-        scores = score_sample(record, scenario, judge=verdict)
-        if grounding is not None and scores.status == "ok" and scores.answered:
+        found = None
+        if grounding is not None and (first := score_sample(record, scenario, judge=verdict)).status == "ok" \
+                and first.answered:
             found = grounding(visible_context(record.messages), record.final_answer or "")
-            scores = score_sample(record, scenario, judge=verdict, grounding=found)
-        if scores.status == "ok" and is_not_judged(scenario, judged=judge is not None):
-            scores = _not_judged(scores)
+        scores = final_scores(record, scenario, verdict=verdict, found=found, judged=judge is not None)
         scored.append(scores)
         samples.append(_sample_dict(record, scenario, scores, expected[record.scenario_id]))
     if husks is not None and isinstance(scenarios, ShelfView):  # the passes below read no haystack: the shelf is not unpacked again for each of them
@@ -191,8 +190,7 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
     agg_cfg = AggregateConfig(treatment_arm=config.treatment_arm, baseline_arm=config.baseline_arm, alpha=config.alpha)
     protocol = run_protocol(scored, scenarios, judged=judge is not None)
     for sample in samples:  # each sample's place in the protocol, in scores.jsonl: the tables can be rebuilt from it
-        sample["headline"] = None if protocol is None else sample["scenario_id"] in protocol.headline_ids
-        sample["apart"] = [] if protocol is None else [name for name, ids in protocol.apart if sample["scenario_id"] in ids]
+        sample.update(protocol_place(protocol, sample["scenario_id"]))
     tables = aggregate(scored, titles={sid: s.title for sid, s in scenarios.items()}, config=agg_cfg,
                        headline=None if protocol is None else protocol.headline_ids,
                        apart=None if protocol is None else dict(protocol.apart))
@@ -280,6 +278,31 @@ def _husk(scenario: Scenario) -> Scenario:
 def _husks(view: ShelfView, husks: dict[str, Scenario]) -> dict[str, Scenario]:
     """Every scenario of ``view`` as a husk, by id in its order: those scored already, the others unpacked once each."""
     return {sid: husks[sid] if sid in husks else _husk(view[sid]) for sid in view}
+
+
+def final_scores(record: SampleRecord, scenario: Scenario, *, verdict: Any, found: Any, judged: bool) -> Any:
+    """The scores the report records for one sample, given the judges' words on it (None where not asked).
+
+    ``verdict`` is the rubric judge's :class:`harness.score.JudgeVerdict`, ``found`` the grounding judge's
+    :class:`harness.score.grounding.GroundingVerdict`; ``judged``: a judge model graded the run. ``compare``
+    scores a run's transcripts again through this same function (:mod:`harness.runs.rescore`).
+    """
+    from harness.report.protocol import is_not_judged
+    from harness.score import score_sample
+
+    scores = score_sample(record, scenario, judge=verdict, grounding=found)
+    if scores.status == "ok" and is_not_judged(scenario, judged=judged):
+        scores = _not_judged(scores)
+    return scores
+
+
+def protocol_place(protocol: Any, scenario_id: str) -> dict[str, Any]:
+    """A sample's place in the run's protocol (:func:`harness.report.protocol.run_protocol`, None without one), as
+    ``scores.jsonl`` records it: ``headline`` (None without a protocol) and the reported-apart groups it is in."""
+    if protocol is None:
+        return {"headline": None, "apart": []}
+    return {"headline": scenario_id in protocol.headline_ids,
+            "apart": [name for name, ids in protocol.apart if scenario_id in ids]}
 
 
 def _not_judged(scores: Any) -> Any:

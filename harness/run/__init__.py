@@ -20,6 +20,7 @@ in-process (``direct``) so that an offline run never imports litellm.
 from harness.run.agent import AgentOutcome, ModelClient, ModelSettings, count_tokens, run_agent
 from harness.run.budget import BudgetExceeded, budget_stop
 from harness.run.calls import PriceError, judge_budget
+from harness.run.concurrency import STALL_AFTER
 from harness.run.direct import needs_litellm
 from harness.run.folder import (
     EarlierAttempt,
@@ -61,6 +62,7 @@ __all__ = [
     "fault_note",
     "judge_budget",
     "PriceError",
+    "STALL_AFTER",
     "RetryPolicy",
     "heartbeat_interval",
     "is_transient",

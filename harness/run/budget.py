@@ -18,13 +18,20 @@ runs it again; the run ends ``interrupted``.
 
 Judge calls (:mod:`harness.score.judge`) are reserved with
 :meth:`Budget.reserve_now`: they are made one at a time, so one that does not
-fit stops at once. So are embedding requests (:mod:`harness.run.embeddings`):
-they are sent from inside a sample's synchronous memory code, where nothing
-can wait for calls in flight to settle, so one whose worst case (one token per
-UTF-8 byte of its inputs) does not fit what is left stops the run as a model
-call with nothing in flight does. (A run at many calls in flight with a cap
-nearly full of their reservations can therefore stop at an embedding a little
-before a model call would have; it never passes the cap.)
+fit stops at once. Embedding requests (:mod:`harness.run.embeddings`) come
+from a sample's synchronous memory code and are reserved with
+:meth:`Budget.reserve_blocking` (their worst case: one token per UTF-8 byte of
+the inputs). From a thread other than the event loop's (a write phase's memory
+code runs on its own threads) a request that does not fit waits, as a model
+call does, on the loop the run's calls reserve on (:meth:`Budget.bind`), until
+calls in flight settle or nothing is left in flight. On the loop's own thread
+(a store built at the start of a sample, a search at the probe) nothing can
+wait: the calls in flight are suspended until that code returns, so there a
+request that does not fit stops the run at once. (A run at many calls in flight
+with a cap nearly full of their reservations can therefore stop at such an
+embedding a little before a model call would have; it never passes the cap.)
+An embedding model litellm has no price for is refused under a cap unless
+``--embedding-price`` gives one, as a chat model without a price is.
 
 With ``--workers N`` each worker holds ``1/N`` of what is left.
 """
@@ -75,6 +82,46 @@ class Budget:
     in_flight: int = 0
     _scale: dict[str, float] = field(default_factory=dict)
     _waiters: list[asyncio.Future[None]] = field(default_factory=list, repr=False)
+    #: The event loop the run's calls reserve on (:meth:`bind`); None until the run starts.
+    _loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
+
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The loop the run's calls reserve and settle on, through which other threads' reservations wait."""
+        self._loop = loop
+
+    def _other_thread_loop(self) -> asyncio.AbstractEventLoop | None:
+        """The bound loop when it runs and this is not its thread (so this thread may block on it), else None."""
+        loop = self._loop
+        if loop is None or loop.is_closed() or not loop.is_running() or _running_loop() is loop:
+            return None
+        return loop
+
+    def reserve_blocking(self, model: str, prompt_tokens: int, max_completion_tokens: int) -> float:
+        """Reserve from synchronous code (an embedding request); the amount reserved.
+
+        On another thread than the bound loop's it waits as :meth:`reserve` does (the reservation is made on the
+        loop, so the budget is only ever changed there); on the loop's own thread, or before a loop is bound, it
+        reserves as :meth:`reserve_now`.
+
+        Raises:
+            BudgetExceeded: as :meth:`reserve` (another thread) or :meth:`reserve_now` (the loop's).
+        """
+        loop = self._other_thread_loop()
+        if loop is None:
+            return self.reserve_now(model, prompt_tokens, max_completion_tokens)
+        return asyncio.run_coroutine_threadsafe(self.reserve(model, prompt_tokens, max_completion_tokens), loop).result()
+
+    def settle_blocking(self, model: str, reserved: float, cost_usd: float | None) -> None:
+        """:meth:`settle` from synchronous code: on the bound loop when called from another thread (waiting for it)."""
+        loop = self._other_thread_loop()
+        if loop is None:
+            self.settle(model, reserved, cost_usd)
+            return
+
+        async def settle() -> None:
+            self.settle(model, reserved, cost_usd)
+
+        asyncio.run_coroutine_threadsafe(settle(), loop).result()
 
     def _estimate(self, model: str, prompt_tokens: int, max_completion_tokens: int) -> float:
         return self.prices[model].cost(prompt_tokens, max_completion_tokens) * self._scale.get(model, 1.0)

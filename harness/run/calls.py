@@ -46,6 +46,9 @@ def prices(models: Iterable[str], router_config: Any = None) -> dict[str, Price 
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
+    from harness.offline_model import register_offline
+
+    register_offline()  # offline/* priced at 0, as the plan prices them (a run's process may not have registered them)
     out: dict[str, Price | None] = {}
     for model in models:
         underlying = router_config.underlying_models(model) if router_config is not None else [model]
@@ -57,10 +60,26 @@ def prices(models: Iterable[str], router_config: Any = None) -> dict[str, Price 
     return out
 
 
-def embedding_price(model: str) -> Price:
-    """The price per input token of an embedding model; nothing for one litellm has no price for (a local server),
-    whose requests litellm then records as costing nothing too."""
-    return prices([model]).get(model) or Price(0.0, 0.0)
+def embedding_price(model: str, usd_per_million: float | None = None) -> Price | None:
+    """The price per input token of an embedding model: ``--embedding-price`` (USD per million tokens) when given,
+    else litellm's price map's; None when neither prices it (``--max-cost-usd`` refuses that, as for a chat model)."""
+    if usd_per_million is not None:
+        return Price(usd_per_million / 1e6, 0.0)
+    return prices([model]).get(model)
+
+
+def embedding_price_problem(options: Any) -> str | None:
+    """Why ``--max-cost-usd`` cannot bound the run's embeddings (a litellm embedding model without a price), or None."""
+    from harness.run.embeddings import litellm_embedding_model
+
+    model = getattr(options, "embedding_model", None)
+    if options.max_cost_usd is None or not litellm_embedding_model(model):
+        return None
+    if embedding_price(model, getattr(options, "embedding_price", None)) is not None:
+        return None
+    return (f"--max-cost-usd: litellm's price map has no price for {model} (--embedding-model), so what its embeddings "
+            "cost cannot be bounded; give it with --embedding-price USD (per million input tokens; 0 for a local "
+            "server), or drop --max-cost-usd")
 
 
 def model_client(options: Any) -> tuple[ModelClient, list[str]]:

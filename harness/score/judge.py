@@ -257,7 +257,7 @@ def litellm_complete(model: str, messages: list[dict[str, str]], *, api_base: st
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
-    from harness.score.judge_watch import watched_call
+    from harness.score.judge_watch import JudgeStalled, watched_call
 
     extra: dict[str, Any] = {"api_base": api_base} if api_base else {}
     if timeout_s:
@@ -269,6 +269,8 @@ def litellm_complete(model: str, messages: list[dict[str, str]], *, api_base: st
 
     try:
         response = watched_call(attempt, retries=retries, timeout_s=timeout_s)
+    except JudgeStalled as exc:
+        raise JudgeError(f"judge model {model!r}: {exc}") from None
     except Exception as exc:  # provider errors come in many classes
         tries = f" after {retries + 1} tries" if retries else ""
         limit = f" (--timeout {timeout_s:g} s a try)" if timeout_s else ""

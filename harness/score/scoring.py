@@ -337,9 +337,14 @@ def score_sample(record: SampleRecord, scenario: Scenario, *, judge: JudgeVerdic
     )
 
 
+#: How the grounding score's reason begins when the judge's reply could not be read; the reply's error follows (a
+#: rescore reads the error back from it: :mod:`harness.runs.rescore`).
+GROUNDING_UNREADABLE = "grounding judge reply unreadable, not counted: "
+
+
 def _grounding_reason(grounding: GroundingVerdict, found: list[str]) -> str:
     if grounding.status != "ok":
-        return f"grounding judge reply unreadable, not counted: {grounding.error}"
+        return f"{GROUNDING_UNREADABLE}{grounding.error}"
     if not found:
         return "grounding judge: every specific is supported by what the sample saw"
     return "grounding judge: unsupported " + "; ".join(repr(text) for text in found)

@@ -247,3 +247,55 @@ def test_compare_rebuilds_a_report_whose_scores_predate_whole_sample_scores(tmp_
     assert "verdict: A fail -> B fail" in done.stdout, done.stdout + done.stderr
     assert "schema_version None, not 2" in done.stdout + done.stderr
     assert json.loads((b / "scores.jsonl").read_text(encoding="utf-8").splitlines()[0])["schema_version"] == 2
+
+
+def _forge_scores_tables_digest_and_verdict(run_dir: Path, change) -> None:
+    """``change`` each row of ``scores.jsonl``, then make ``summary.json`` agree with the rows in every way compare's
+    other checks look: its tables aggregated again from them, its digest of them, and its verdict decided on those
+    tables (the forgery issue 44 item 11 left open)."""
+    from harness.analysis import RunHealth, VerdictConfig, decide
+    from harness.runs.table_check import recomputed_tables
+    from tests.runs.compare_factories import edit_scores
+
+    edit_scores(run_dir, change)
+    rows = [json.loads(line) for line in (run_dir / "scores.jsonl").read_text(encoding="utf-8").splitlines()]
+
+    def decided(summary: dict) -> None:
+        config = VerdictConfig(**summary["verdict"]["config"])
+        health = RunHealth(planned=len(rows), present=len(rows), run_status="complete", why=(), errors=0,
+                           samples=len(rows))
+        found = decide(recomputed_tables(rows, config), {r["model"] for r in rows}, config, health=health, headline=None)
+        summary["verdict"].update(status=found["status"], per_model=found["per_model"])
+
+    edit_json(run_dir / "summary.json", decided)
+
+
+def _recall_made_right(row: dict) -> None:
+    if row["arm"] == "recall" and row["outcome"] == "wrong":
+        row.update(outcome="correct", continuity_correct=True, pattern_correct=True)
+        row["scores"][0].update(value=True, passed=True, reason="checks pass")
+
+
+def test_compare_refuses_scores_rewritten_with_their_tables_digest_and_verdict(pristine: Path, tmp_path: Path) -> None:
+    """A real offline run's wrong recall answer (smoke-01) rewritten as correct in scores.jsonl, with summary.json's
+    tables, digest and verdict made to agree (every check compare had before passes it): compare scores B's
+    transcripts again and refuses B in one line naming the row, the field and `recall-eval report`, exit 2."""
+    from harness.records import read_manifest, scan_results
+    from harness.runs.verdict_check import verdict_disagreement
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(pristine, a)
+    shutil.copytree(pristine, b)
+    _forge_scores_tables_digest_and_verdict(b, _recall_made_right)
+    rows = [json.loads(line) for line in (b / "scores.jsonl").read_text(encoding="utf-8").splitlines()]
+    summary = json.loads((b / "summary.json").read_text(encoding="utf-8"))
+    assert verdict_disagreement(summary, read_manifest(b), scan_results(b / RESULTS_FILE), [], rows) is None
+    before = {p.name: p.read_bytes() for p in b.iterdir() if p.is_file()}
+    done = harness_cli("compare", a, b)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"recall-eval compare: {b / 'scores.jsonl'}: row 2 (sample smoke-01-changelog-format|recall|offline/reference|0) "
+        "has outcome 'correct', but its transcript in results.jsonl scores 'wrong': the file was edited, or scored by "
+        f"another harness version; rebuild the report from the transcripts with `recall-eval report {b}`"]
+    assert "verdict: A" not in done.stdout
+    assert {p.name: p.read_bytes() for p in b.iterdir() if p.is_file()} == before  # the forged files are kept as found

@@ -76,3 +76,38 @@ def test_a_judge_server_that_never_answers_is_given_up_after_the_runs_timeout_an
     assert "(try 2 of 2, --timeout 1 s)" in err and "last timeout" in err
     assert judge_requests == 2
     assert os.environ.get("RECALL_EVAL_HEARTBEAT_S") is None
+
+
+def test_a_judge_server_that_never_answers_stops_the_report_after_three_timeouts_in_a_row_not_every_retry(tmp_path):
+    """The same silent judge server for a run made with `--timeout 1` and the default `--retries 4`: a real `report
+    --judge-model` process gives up after 3 tries in a row timed out (as the runner stops a model server that times
+    out alone), not after all 5 tries of the first call; one line naming the stop and --timeout, exit 2, the run's
+    results.jsonl untouched and no report written."""
+    import subprocess
+    import sys
+
+    from harness.cli import main
+    from tests.fault.conftest import REPO, cli_env, finish
+    from tests.integration.conftest import SMOKE
+
+    run_dir = tmp_path / "run"
+    code = main(["run", "--scenarios", str(SMOKE), "--filter", "smoke-02*", "--arms", "history_only", "recall",
+                 "--out", str(run_dir), "--cache-dir", str(tmp_path / "cache"), "--no-progress", "--timeout", "1"])
+    assert code in (0, 1)
+    (run_dir / "summary.json").unlink()
+    results = (run_dir / "results.jsonl").read_bytes()
+    with FakeOpenAIServer(Script(mode="recall", delay_s=60)) as server:
+        env = cli_env() | {"PYTHONPATH": str(REPO)}
+        proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "report", str(run_dir), "--judge-model",
+                                 "openai/gpt-4o-mini", "--judge-api-base", server.base_url], cwd=tmp_path, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        code, _, err = finish(proc, timeout=120)
+        judge_requests = len(server.requests)
+    assert code == 2 and "Traceback" not in err, err
+    lines = [line for line in err.splitlines() if not line.startswith("[recall-eval] still judging")]
+    assert len(lines) == 1 and lines[0].startswith(
+        "recall-eval report: judge model 'openai/gpt-4o-mini': stopped: 3 judge tries in a row timed out or failed on "
+        "the server (--timeout 1 s a try), the last Timeout"), err
+    assert "give the run a longer --timeout; the run's results are kept" in lines[0]
+    assert judge_requests == 3
+    assert (run_dir / "results.jsonl").read_bytes() == results and not (run_dir / "summary.json").exists()

@@ -91,3 +91,44 @@ def test_a_settle_from_another_thread_wakes_a_waiting_call_through_its_loop() ->
         return await asyncio.wait_for(waiting, 5)
 
     assert asyncio.run(scenario()) == pytest.approx(0.8)
+
+
+def test_an_embedding_from_a_write_thread_waits_for_the_calls_in_flight_instead_of_stopping_the_run() -> None:
+    """A model call's $0.80 worst case in flight under a $1.00 cap, and a write phase's embedding (its own thread) whose
+    $0.40 does not fit beside it: the embedding waits on the run's loop until the call settles at its real $0.05, then
+    goes; the budget is not exhausted (refusing at once stopped the run while almost nothing was spent). Bug planted:
+    reserve_blocking reserving as reserve_now from every thread."""
+    budget = Budget(1.0, {"m": Price(input=0.0, output=0.001), "e": Price(input=0.001, output=0.0)})
+
+    async def scenario() -> tuple[float, bool]:
+        budget.bind(asyncio.get_running_loop())
+        call = await budget.reserve("m", 0, 800)
+        embedding = asyncio.get_running_loop().run_in_executor(None, budget.reserve_blocking, "e", 400, 0)
+        for _ in range(200):
+            if budget.waiting:
+                break
+            await asyncio.sleep(0.01)
+        waited = budget.waiting == 1 and not embedding.done()
+        budget.settle("m", call, 0.05)
+        got = await asyncio.wait_for(embedding, 5)
+        await asyncio.to_thread(budget.settle_blocking, "e", got, 0.01)
+        return got, waited
+
+    got, waited = asyncio.run(scenario())
+    assert waited and got == pytest.approx(0.4)
+    assert not budget.exhausted and budget.in_flight == 0 and budget.recorded_usd == pytest.approx(0.06)
+
+
+def test_an_embedding_on_the_loops_own_thread_that_does_not_fit_stops_at_once() -> None:
+    """On the loop's thread nothing can wait (the calls in flight are suspended until the memory code returns): an
+    embedding that does not fit is refused there, never a deadlock."""
+    budget = Budget(1.0, {"m": Price(input=0.0, output=0.001), "e": Price(input=0.001, output=0.0)})
+
+    async def scenario() -> None:
+        budget.bind(asyncio.get_running_loop())
+        await budget.reserve("m", 0, 800)
+        budget.reserve_blocking("e", 400, 0)
+
+    with pytest.raises(BudgetExceeded):
+        asyncio.run(scenario())
+    assert budget.exhausted

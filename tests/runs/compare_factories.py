@@ -30,10 +30,10 @@ def edit_json(path: Path, change: Callable[[Any], Any]) -> None:
 def synthetic_run(path: Path, *, ids: list[str] | None = None, recall_right: int = 9, history_right: int = 2,
                   model: str = MODEL, arms: tuple[str, ...] = ("history_only", "recall"), epochs: int = 1,
                   parameters: dict[str, Any] | None = None, status: str = "complete", latency: float = 1.0,
-                  cost: float | None = 0.001) -> Path:
+                  cost: float | None = 0.001, category: str = "project_fact") -> Path:
     """A run folder with its report: the first ``recall_right`` scenarios right in recall, ``history_right`` in
     history_only; each sample's latency is ``latency`` plus 10 ms per scenario, its cost ``cost`` (unknown: None)."""
-    scenarios = {sid: make_scenario(sid) for sid in ids or [f"fact-{i:02d}" for i in range(10)]}
+    scenarios = {sid: make_scenario(sid, category=category) for sid in ids or [f"fact-{i:02d}" for i in range(10)]}
     records = []
     for i, sc in enumerate(scenarios.values()):
         for arm in arms:
@@ -43,28 +43,29 @@ def synthetic_run(path: Path, *, ids: list[str] | None = None, recall_right: int
                 records.append(make_record(sc, answer, arm=arm, model=model, epoch=epoch,
                                            latency=latency + i * 0.01, cost=cost,
                                            calls=[tool_call(["it-pg-version"])] if arm == "recall" else None))
-    run_dir = write_run(path, records, arms=arms, models=(model,))
+    run_dir = with_suite(write_run(path, records, arms=arms, models=(model,)), scenarios)
+    edit_json(run_dir / MANIFEST_FILE, lambda data: data.update(parameters={**PARAMETERS, **(parameters or {})},
+                                                                status=status, epochs=epochs))
+    build_report(run_dir, scenarios=scenarios)
+    return run_dir
 
-    # The scenarios as files the manifest names, so a report rebuilt by `compare` (its results changed) loads them.
-    suite = path.with_name(path.name + "-suite")
+
+def with_suite(run_dir: Path, scenarios: dict[str, Any]) -> Path:
+    """``run_dir``'s scenarios written as files beside it and named in its run.json (with their suite hash), so
+    ``compare`` can score its transcripts again and rebuild its report, as for a run ``recall-eval run`` made."""
+    suite = run_dir.with_name(run_dir.name + "-suite")
     suite.mkdir(parents=True, exist_ok=True)
     for sid, sc in scenarios.items():
         (suite / f"{sid}.yaml").write_text(json.dumps(sc.model_dump(mode="json", exclude_defaults=True)), encoding="utf-8")
-
-    def manifest(data: dict[str, Any]) -> None:
-        data.update(suite_hash=suite_hash({sid: scenario_hash(sc) for sid, sc in scenarios.items()}),
-                    parameters={**PARAMETERS, **(parameters or {})}, status=status, epochs=epochs,
-                    scenario_paths=[str(suite)])
-
-    edit_json(run_dir / MANIFEST_FILE, manifest)
-    build_report(run_dir, scenarios=scenarios)
+    edit_json(run_dir / MANIFEST_FILE, lambda data: data.update(
+        suite_hash=suite_hash({sid: scenario_hash(sc) for sid, sc in scenarios.items()}), scenario_paths=[str(suite)]))
     return run_dir
 
 
 
 
 def edit_scores(run_dir: Path, change: Callable[[dict[str, Any]], Any]) -> None:
-    """``change`` each row of ``scores.jsonl``, then make ``summary.json`` agree with the rows: its aggregate tables
+    """``change`` each row of ``scores.jsonl`` (a forgery: compare scores the transcripts again), then make ``summary.json`` agree with the rows: its aggregate tables
     recomputed from them and its digest of them updated (a report built from those scores, as compare checks it)."""
     import hashlib
 

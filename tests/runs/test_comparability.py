@@ -21,7 +21,7 @@ from harness.runs.comparability import (
     recorded_budget,
     run_problems,
 )
-from tests.runs.compare_factories import comparable_pair, edit_json, edit_scores, synthetic_run
+from tests.runs.compare_factories import comparable_pair, edit_json, synthetic_run
 from tests.score.scoring_factories import make_record
 
 JUDGED = {"model": "openai/gpt-4o", "prompt": {"name": "strict", "version": "strict-v2"}}
@@ -218,9 +218,9 @@ def test_a_suite_hash_difference_shows_both_hashes_and_no_edits_when_none(tmp_pa
 def test_the_same_exclusions_in_both_runs_are_no_difference(pair) -> None:
     a, b = pair
     for run in pair:
-        edit_json(run / "summary.json", lambda s: s["run"].update(excluded_scenarios=["fact-09"]))
+        build_report(run, exclude=["fact-09"])
     assert _lines(a, b) == []
-    edit_json(a / "summary.json", lambda s: s["run"].update(excluded_scenarios=["fact-08"]))
+    build_report(a, exclude=["fact-08"])
     assert _lines(a, b) == ["excluded scenarios: fact-08 -> fact-09"]
 
 
@@ -298,14 +298,9 @@ def test_unreadable_result_lines_show_the_first_three_and_count_the_rest(pair, b
     assert problems[-1] == f"B ({b}): {bad} unreadable line(s) in results.jsonl: {shown}{more}"
 
 
-def test_categories_only_one_run_has_are_listed_never_all(pair) -> None:
-    a, b = pair
-
-    def rename(row: dict) -> None:
-        if row["category"] == "project_fact":
-            row["category"] = "knowledge_update"
-
-    edit_scores(b, rename)
+def test_categories_only_one_run_has_are_listed_never_all(pair, tmp_path: Path) -> None:
+    a, _ = pair
+    b = synthetic_run(tmp_path / "other", category="knowledge_update")
     assert only_in(load_run(a), load_run(b)) == {"categories": (["project_fact"], ["knowledge_update"])}
 
 

@@ -15,7 +15,7 @@ from harness.records import MANIFEST_FILE, RESULTS_FILE
 from harness.report import build_report
 from harness.runs.compare import GateOptions, compare_runs, is_regression, is_worse
 from harness.runs.compare_cli import cli_compare, metric_tables, scenario_table
-from tests.runs.compare_factories import comparable_pair, edit_json, synthetic_run
+from tests.runs.compare_factories import comparable_pair, edit_json, synthetic_run, with_suite
 from tests.score.scoring_factories import MODEL, make_record, paired_run, write_run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,7 +37,7 @@ PASSING: dict[str, Any] = {"ids": [f"fact-{i:03d}" for i in range(200)], "recall
 
 def _built(path: Path, **kwargs: Any) -> Path:
     records, scenarios = paired_run(10, **kwargs)
-    run_dir = write_run(path, records)
+    run_dir = with_suite(write_run(path, records), scenarios)
     build_report(run_dir, scenarios=scenarios)
     return run_dir
 
@@ -357,17 +357,22 @@ def test_an_older_run_without_temperature_reads_as_the_default(tmp_path: Path,
     assert _compare(capsys, a, b)[0] == 0
 
 
+def _summary_edit(change: Any) -> Any:
+    return lambda run: edit_json(run / "summary.json", change)
+
+
 @pytest.mark.parametrize(("change", "shown"), [
-    (lambda s: s.update(judge={"model": "openai/gpt-4o", "calls": 3, "cached": 0, "calibration": {}}),
+    (_summary_edit(lambda s: s.update(judge={"model": "openai/gpt-4o", "calls": 3, "cached": 0, "calibration": {}})),
      "judge model: none -> openai/gpt-4o"),
-    (lambda s: s["run"].update(excluded_scenarios=["fact-09"]), "excluded scenarios: none -> fact-09"),
-    (lambda s: s["verdict"]["config"].update(min_continuity_gain=0.1), "verdict min continuity gain: 0.0 -> 0.1"),
+    (lambda run: build_report(run, exclude=["fact-09"]), "excluded scenarios: none -> fact-09"),
+    (_summary_edit(lambda s: s["verdict"]["config"].update(min_continuity_gain=0.1)),
+     "verdict min continuity gain: 0.0 -> 0.1"),
 ])
 def test_scoring_differences_make_runs_not_comparable(tmp_path: Path, capsys, change, shown) -> None:
     a = synthetic_run(tmp_path / "a")
     b = tmp_path / "b"
     shutil.copytree(a, b)
-    edit_json(b / "summary.json", change)
+    change(b)
     code, out = _compare(capsys, a, b)
     assert code == 2 and shown in out
 
