@@ -1,15 +1,12 @@
 """``run --plan`` and the first line of every run: what the run will ask of each model, before any call.
 
-For each planned sample the arm's starting prompts are built exactly as the
-run builds them through the arm's memory system (the probe's messages and the
-tools the Host admits; for an agent-written system also one write run per
-earlier session, capped at the write phase's rounds), and their tokens are counted
-with litellm's token counter (each distinct text once, plus the chat framing
-of 3 tokens per message and 3 for the reply, as OpenAI's counting goes). Where
-:mod:`harness.run.model_tables` knows litellm's answer from the files it ships
-(tokenizer and price map), litellm is not imported at all: its import is most
-of a ``--plan`` on a large suite. Each distinct (model, scenario, arm) is
-counted once and multiplied by its repeats (epochs).
+For each planned sample the arm's starting prompts are built exactly as the run builds them through the arm's
+memory system (the probe's messages and the tools the Host admits; for an agent-written system also one write run
+per earlier session, capped at the write phase's rounds), and their tokens are counted with litellm's token counter
+(each distinct text once, plus the chat framing of 3 tokens per message and 3 for the reply, as OpenAI's counting
+goes). Where :mod:`harness.run.model_tables` knows litellm's answer from the files it ships (tokenizer and price
+map), litellm is not imported at all: its import is most of a ``--plan`` on a large suite. Each distinct (model,
+scenario, arm) is counted once and multiplied by its repeats (epochs).
 
 Model calls: a sample without tools makes one call; a sample with tools is
 expected to make two (a search, then the answer) and makes at most

@@ -65,7 +65,8 @@ def with_suite(run_dir: Path, scenarios: dict[str, Any]) -> Path:
 
 
 def edit_scores(run_dir: Path, change: Callable[[dict[str, Any]], Any]) -> None:
-    """``change`` each row of ``scores.jsonl`` (a forgery: compare scores the transcripts again), then make ``summary.json`` agree with the rows: its aggregate tables
+    """``change`` each row of ``scores.jsonl`` (a forgery: compare scores the transcripts again), then make
+    ``summary.json`` agree with the rows: its aggregate tables
     recomputed from them and its digest of them updated (a report built from those scores, as compare checks it)."""
     import hashlib
 
