@@ -18,6 +18,7 @@ import contextlib
 import os
 import sys
 import textwrap
+import threading
 from collections.abc import Iterator
 from typing import Any, TextIO
 
@@ -84,13 +85,15 @@ class WrappingStream:
         self._inner = inner
         self.raw_stream = getattr(inner, "raw_stream", inner)
         self._pending = ""
+        self._lock = threading.Lock()  # the progress thread and the main thread both write here
 
     def write(self, text: str) -> int:
-        *lines, self._pending = (self._pending + text).split("\n")
-        if lines:
-            width = terminal_width(self.raw_stream)
-            self._inner.write("".join(line + "\n" if len(line) <= width else "\n".join(wrap(line, width)) + "\n"
-                                      for line in lines))
+        with self._lock:
+            *lines, self._pending = (self._pending + text).split("\n")
+            if lines:
+                width = terminal_width(self.raw_stream)
+                self._inner.write("".join(line + "\n" if len(line) <= width else "\n".join(wrap(line, width)) + "\n"
+                                          for line in lines))
         return len(text)
 
     def writelines(self, lines: Any) -> None:
@@ -99,9 +102,10 @@ class WrappingStream:
 
     def flush(self) -> None:
         """A line without its newline yet goes out as it is (a prompt, a flushed partial line)."""
-        if self._pending:
-            self._inner.write(self._pending)
-            self._pending = ""
+        with self._lock:
+            if self._pending:
+                self._inner.write(self._pending)
+                self._pending = ""
         self._inner.flush()
 
     def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding, buffer ...
