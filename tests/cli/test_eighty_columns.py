@@ -60,7 +60,7 @@ def _runs(root: Path) -> list[list[str]]:
             *(["run", "--scenarios", smoke, "--shard", f"{i}/2", "--out", str(root / "shards" / str(i)), *cache]
               for i in (1, 2)),
             ["merge", str(root / "merged"), str(root / "shards" / "1"), str(root / "shards" / "2")],
-            ["report", a], ["compare", a, b], ["compare", a, b, "--force"],
+            ["report", a], ["compare", a, b], ["compare", a, b, "--force"], ["compare", a, b, "--force", "--full"],
             ["compare", a, b, "--pair", "offline/reference=offline/reference"],
             ["history", str(runs), "--out", str(root / "history.html")],
             ["export", "inspect", a, str(root / "logs")],
