@@ -98,7 +98,9 @@ def _children_cpu() -> float:
     return total
 
 
-def _until_first_record(results: Path, args: list[str], harness: Path | None) -> tuple[tuple[float, float, float, int, str], tuple[float, float] | None]:
+def _until_first_record(
+    results: Path, args: list[str], harness: Path | None
+) -> tuple[tuple[float, float, float, int, str], tuple[float, float] | None]:
     """:func:`_command`, and the wall and CPU seconds until ``results`` held its first sample record (None: never).
 
     CPU is the run process's own: on a machine shared with other jobs the wall time measures the neighbours too.
@@ -143,12 +145,20 @@ def longmemeval(work: Path, scale: float, whole: bool, harness: Path | None) -> 
     figures.update({"import CPU": f"{imported[1]:.1f} s", "validate CPU": f"{validated[1]:.1f} s", "suite size": f"{suite_mb:.0f} MB"})
     questions = sorted(p.stem for p in suite.glob("*.yaml") if not p.name.startswith("_"))
     one = questions[len(questions) // 2]
-    _row(f"run --filter {one}/q (3 arms)", _command(["run", "--scenarios", str(suite), "--filter", f"{one}/*", "--out", str(work / "lme-one"), *RUN], harness), 15, None)
+    _row(
+        f"run --filter {one}/q (3 arms)",
+        _command(
+            ["run", "--scenarios", str(suite), "--filter", f"{one}/*", "--out", str(work / "lme-one"), *RUN], harness
+        ),
+        15,
+        None,
+    )
     if whole:
         run = work / "lme-all"
         whole_run, first = _until_first_record(run / "results.jsonl", ["run", "--scenarios", str(suite), "--out", str(run), *RUN], harness)
         _row("run, whole suite (3 arms)", whole_run, None, 1500, 300)
-        print(f"  {'before the first sample record':34} " + (f"wall {first[0]:7.1f} s  CPU {first[1]:7.1f} s  [CPU {'ok' if first[1] < 60 else 'OVER'} < 60 s]"
+        print(f"  {'before the first sample record':34} " + (f"wall {first[0]:7.1f} s  CPU {first[1]:7.1f} s  [CPU "
+                                                             f"{'ok' if first[1] < 60 else 'OVER'} < 60 s]"
                                                               if first is not None else "none written"), flush=True)
         _size("results.jsonl", run / "results.jsonl")
         _size("histories.jsonl", run / "histories.jsonl")

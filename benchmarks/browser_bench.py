@@ -83,7 +83,7 @@ def main() -> None:
                 "return document.documentElement.getAttribute('data-ready') === '1'"))
             ready.append(driver.execute_script("return window.__reportReadyAt") / 1000.0)
             start = driver.execute_script("return performance.now()")
-            driver.execute_script("location.hash = 's%d'" % (len(records) - 1))
+            driver.execute_script(f"location.hash = 's{len(records) - 1}'")
             WebDriverWait(driver, 120).until(lambda d: d.execute_script(
                 "var t = document.querySelector('details.p[open] .tx'); return !!(t && t.getAttribute('data-built'))"))
             opened.append((driver.execute_script("return performance.now()") - start) / 1000.0)

@@ -54,7 +54,7 @@ def synthesize(n_scenarios: int, epochs: int, seed: int = 0):
         category = CATEGORIES[i % len(CATEGORIES)]
         scenarios[f"sc-{i:03d}"] = make_scenario(f"sc-{i:03d}", abstain=category == "abstention", category=category)
     records = []
-    for sid, sc in scenarios.items():
+    for sc in scenarios.values():
         skill = rng.random()
         for arm in ARMS:
             for epoch in range(epochs):

@@ -1,6 +1,7 @@
 """Runner overhead and concurrency efficiency, printed as figures.
 
-Usage: ``python benchmarks/runner_bench.py [--suite scenarios/starter] [--calls 2000] [--concurrency 64] [--workers 2] [--loop asyncio|uvloop] [--skip-overhead]``
+Usage: ``python benchmarks/runner_bench.py [--suite scenarios/starter] [--calls 2000] [--concurrency 64] [--workers
+2] [--loop asyncio|uvloop] [--skip-overhead]``
 
 1. Per-sample overhead with a zero-latency model (a custom litellm provider
    that answers at once; in the recall arm it makes one memory_search first),
@@ -84,11 +85,20 @@ class BenchLLM(CustomLLM):
             message = {
                 "role": "assistant",
                 "content": None,
-                "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "memory_search", "arguments": '{"terms": ["port", "version"]}'}}],
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "memory_search", "arguments": '{"terms": ["port", "version"]}'},
+                    }
+                ],
             }
         else:
             message = {"role": "assistant", "content": "The answer is 42."}
-        response = ModelResponse(choices=[{"message": message, "finish_reason": "stop"}], usage={"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110})
+        response = ModelResponse(
+            choices=[{"message": message, "finish_reason": "stop"}],
+            usage={"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+        )
         if STATE_COST:
             response._hidden_params["response_cost"] = 0.0
         _add("provider", time.perf_counter() - (started + (0.1 if model == "sleep" else 0.0)))
@@ -171,7 +181,27 @@ class _FirstWrite:
 
 def _context(suite: str, model: str, arms: list[str], epochs: int, concurrency: int, out: Path, workers: int = 1) -> tuple[list[Any], Any]:
     args = build_parser().parse_args(
-        ["run", "--scenarios", suite, "--model", model, "--arms", *arms, "--epochs", str(epochs), "--max-concurrency", str(concurrency), "--no-cache", "--retries", "0", "--out", str(out), "--no-progress", "--workers", str(workers)]
+        [
+            "run",
+            "--scenarios",
+            suite,
+            "--model",
+            model,
+            "--arms",
+            *arms,
+            "--epochs",
+            str(epochs),
+            "--max-concurrency",
+            str(concurrency),
+            "--no-cache",
+            "--retries",
+            "0",
+            "--out",
+            str(out),
+            "--no-progress",
+            "--workers",
+            str(workers),
+        ]
     )
     options, scenarios, hashes, _ = resolve_options(args)
     specs = runner_mod.plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed)
@@ -229,18 +259,22 @@ def concurrency(suite: str, calls: int, limit: int, workers: int, tmp: Path) -> 
     specs, ctx = _context(suite, "bench/sleep", ["history_only"], epochs, limit, tmp / "conc")
     specs = specs[:calls]
     elapsed, cpu, first = _execute_timed(specs, ctx, tmp / "conc")
-    print(f"    1 process:  {elapsed:.3f} s, ratio {elapsed / ideal:.2f}; CPU {cpu / calls * 1000:.2f} ms per call (one loop's budget {ideal / calls * 1000:.2f} ms); first record {first:.2f} s")
+    print(f"    1 process:  {elapsed:.3f} s, ratio {elapsed / ideal:.2f}; CPU {cpu / calls * 1000:.2f} ms per call "
+          f"(one loop's budget {ideal / calls * 1000:.2f} ms); first record {first:.2f} s")
     if workers > 1:
         for label in ("cold", "warm"):  # cold: includes starting the forkserver (one litellm import)
             specs, ctx = _context(suite, "bench/sleep", ["history_only"], epochs, limit, tmp / f"conc-{label}", workers)
             specs = specs[:calls]
             elapsed, cpu, first = _execute_timed(specs, ctx, tmp / f"conc-{label}")
-            print(f"    {workers} workers ({label} start): {elapsed:.3f} s, ratio {elapsed / ideal:.2f}; CPU {cpu / calls * 1000:.2f} ms per call (all processes); first record {first:.2f} s")
+            print(f"    {workers} workers ({label} start): {elapsed:.3f} s, ratio {elapsed / ideal:.2f}; CPU "
+                  f"{cpu / calls * 1000:.2f} ms per call (all processes); first record {first:.2f} s")
     bare, bare_cpu = _bare_litellm(ctx, calls, limit)
-    print(f"    floor: bare litellm.acompletion in one loop, no harness: {bare:.3f} s, ratio {bare / ideal:.2f}, CPU {bare_cpu / calls * 1000:.2f} ms per call")
+    print(f"    floor: bare litellm.acompletion in one loop, no harness: {bare:.3f} s, ratio {bare / ideal:.2f}, "
+          f"CPU {bare_cpu / calls * 1000:.2f} ms per call")
     if workers > 1:
         bare, bare_cpu = _bare_in_processes(ctx, calls, limit, workers)
-        print(f"    floor: bare litellm in {workers} warm processes ({limit // workers} each), no harness: {bare:.3f} s, ratio {bare / ideal:.2f}, CPU {bare_cpu / calls * 1000:.2f} ms per call")
+        print(f"    floor: bare litellm in {workers} warm processes ({limit // workers} each), no harness: "
+              f"{bare:.3f} s, ratio {bare / ideal:.2f}, CPU {bare_cpu / calls * 1000:.2f} ms per call")
     print(f"    load average (1, 5, 15 min) on {os.cpu_count()} cores: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

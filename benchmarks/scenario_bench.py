@@ -40,7 +40,7 @@ def _make_suite(target: Path, count: int) -> int:
     for n in range(count):
         source = sources[n % len(sources)]
         text = source.read_text(encoding="utf-8")
-        text = _ID_LINE.sub(lambda m: f"id: {m.group(1)}-copy{n:04d}", text, count=1)
+        text = _ID_LINE.sub(lambda m: f"id: {m.group(1)}-copy{n:04d}", text, count=1)  # noqa: B023 - re.sub calls it at once
         folder = target / source.parent.relative_to(ROOT / "scenarios")
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{source.stem}-copy{n:04d}.yaml").write_text(text, encoding="utf-8")
@@ -96,7 +96,8 @@ def main() -> None:
         size = sum(len(t) for t in texts)
     print(f"files: {len(files)} (copies of {distinct} shipped scenarios, {size / 1e6:.1f} MB of YAML)")
     print(f"scenarios loaded: {len(suite.scenarios)}, problems: {len(suite.problems)}")
-    print(f"load_suite (discover + parse + merge + models + checks): {total:.3f} s wall, {total_cpu:.3f} s CPU  ({total / len(files) * 1e3:.2f} ms/file wall)")
+    print(f"load_suite (discover + parse + merge + models + checks): {total:.3f} s wall, {total_cpu:.3f} s CPU  "
+          f"({total / len(files) * 1e3:.2f} ms/file wall)")
     print(f"  discovery alone:   {discovery:.3f} s")
     print(f"  YAML parse alone (PyYAML's constructor, for comparison): {parsing:.3f} s  (libyaml: {_Loader is getattr(yaml, 'CSafeLoader', None)})")
     print(f"scenario_hash of all: {hashing:.3f} s")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
+from functools import partial
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
@@ -40,6 +41,11 @@ ENTRIES = 16_384
 STRONG_ENTRIES = 32
 
 _ALL: weakref.WeakSet[ByIdentity[Any, Any]] = weakref.WeakSet()
+
+
+def _note_dead(dead: list[int], key: int, _ref: object) -> None:
+    """Weak-reference callback: the object under ``key`` died; its entry is purged under the lock later."""
+    dead.append(key)
 
 
 class ByIdentity(Generic[T, R]):
@@ -79,7 +85,7 @@ class ByIdentity(Generic[T, R]):
         value = self.fn(obj)
         try:
             dead = self._dead
-            ref: Any = weakref.ref(obj, lambda _, key=key: dead.append(key))
+            ref: Any = weakref.ref(obj, partial(_note_dead, dead, key))
         except TypeError:  # a list takes no weak reference: held until forgotten or pushed out
             ref = obj
         with self._lock:

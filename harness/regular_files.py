@@ -61,7 +61,9 @@ def open_regular(path: Path, *, follow_symlinks: bool = True) -> BinaryIO:
     before = os.stat(path, follow_symlinks=follow_symlinks)
     if not stat.S_ISREG(before.st_mode):
         raise _refuse(path, before.st_mode)
-    fd = os.open(path, _FLAGS if follow_symlinks else _FLAGS | getattr(os, "O_NOFOLLOW", 0))  # O_NONBLOCK: a FIFO swapped in after the stat does not block the open
+    fd = os.open(
+        path, _FLAGS if follow_symlinks else _FLAGS | getattr(os, "O_NOFOLLOW", 0)
+    )  # O_NONBLOCK: a FIFO swapped in after the stat does not block the open
     try:
         after = os.fstat(fd)
         if not stat.S_ISREG(after.st_mode):

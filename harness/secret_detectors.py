@@ -22,7 +22,9 @@ without the whitespace or quotes some patterns take around it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
+from typing import cast
 
 LEFT_OUT = frozenset({"IPPublicDetector"})
 _EDGE = " \t\r\n\"'=:"
@@ -34,10 +36,11 @@ def detector_patterns() -> tuple[re.Pattern[str], ...]:
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.plugins.base import RegexBasedDetector
 
-    plugins = get_mapping_from_secret_type_to_class().values()
+    plugins: list[type] = list(get_mapping_from_secret_type_to_class().values())
+    # ``denylist`` is a class attribute on every regex plugin (declared as a property on the base class)
     return tuple(pattern for plugin in plugins
                  if issubclass(plugin, RegexBasedDetector) and plugin.__name__ not in LEFT_OUT
-                 for pattern in plugin.denylist)
+                 for pattern in cast("Iterable[re.Pattern[str]]", plugin.denylist))
 
 
 def _secret_span(match: re.Match[str]) -> tuple[int, int]:

@@ -72,6 +72,8 @@ from memory_tools.tool_specs import tool_specs_json
 
 _log = logging.getLogger(__name__)
 
+_OPEN_POLICY = MemoryPolicy()  # the default policy (frozen, so one instance serves every Host)
+
 STATUS_OK = "ok"
 STATUS_INVALID_ARGUMENTS = "invalid_arguments"
 STATUS_UNKNOWN_TOOL = "unknown_tool"
@@ -157,7 +159,7 @@ class Host:
     def __init__(
         self,
         store: MemoryReader,
-        policy: MemoryPolicy = MemoryPolicy(),
+        policy: MemoryPolicy = _OPEN_POLICY,
         *,
         search_result_budget_chars: int | None = 4000,
         get_result_budget_chars: int = 16000,

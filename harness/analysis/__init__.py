@@ -5,7 +5,8 @@ aggregate tables (per model, arm and category, with bootstrap intervals
 clustered by scenario: ``aggregate``), the paired statistics (differences,
 the exact McNemar test, the flip table, the minimum detectable effect:
 ``stats``), the one decision rule every page reads (the exact sign-flip test and the interval
-inverted from it: ``decision``), the pairwise judge's sign test over conversations (``pairwise``) and the verdict with its reasons and exit code (``verdict``).
+inverted from it: ``decision``), the pairwise judge's sign test over conversations (``pairwise``) and the verdict
+with its reasons and exit code (``verdict``).
 The unit of inference is the scenario: epochs refine each scenario's
 estimate, they never add independent pairs.
 """

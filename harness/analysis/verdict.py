@@ -184,7 +184,7 @@ def _paired_check(row: Mapping[str, Any] | None, name: str, what: str, missing: 
     return Check(name=name, passed=decided.passed, needed=decided.needed, reason=decided.reason, **fields)
 
 
-def _continuity(paired: list[Mapping[str, Any]], model: str, cfg: VerdictConfig, missing: str | None,
+def _continuity(paired: Sequence[Mapping[str, Any]], model: str, cfg: VerdictConfig, missing: str | None,
                 headline: str | None = None) -> Check:
     match = {"model": model, "metric": "continuity_accuracy", "arm_a": cfg.baseline_arm, "arm_b": cfg.treatment_arm}
     row = _find(paired, category=HEADLINE, **match) if headline is not None else _find_overall(paired, **match)
@@ -194,7 +194,7 @@ def _continuity(paired: list[Mapping[str, Any]], model: str, cfg: VerdictConfig,
                          threshold=cfg.min_continuity_gain)
 
 
-def _unsupported(paired: list[Mapping[str, Any]], model: str, cfg: VerdictConfig, missing: str | None,
+def _unsupported(paired: Sequence[Mapping[str, Any]], model: str, cfg: VerdictConfig, missing: str | None,
                  headline: str | None = None) -> Check:
     """Over the same groups as continuity: the headline when the suite has a protocol, else every scenario."""
     match = {"model": model, "metric": "unsupported_claim_rate", "arm_a": cfg.baseline_arm, "arm_b": cfg.treatment_arm}
@@ -205,7 +205,7 @@ def _unsupported(paired: list[Mapping[str, Any]], model: str, cfg: VerdictConfig
                          threshold=cfg.unsupported_tolerance)
 
 
-def _apart(paired: list[Mapping[str, Any]], model: str, cfg: VerdictConfig, missing: str | None, group: str,
+def _apart(paired: Sequence[Mapping[str, Any]], model: str, cfg: VerdictConfig, missing: str | None, group: str,
            gates: bool) -> Check:
     """A group the protocol reports apart (LoCoMo's adversarial category, LongMemEval's abstention probes): its
     accuracy (there, abstaining rightly) and its unsupported-claim rate, paired; the rate decides the line, which
@@ -221,7 +221,7 @@ def _apart(paired: list[Mapping[str, Any]], model: str, cfg: VerdictConfig, miss
     return check.model_copy(update={"gates": gates, "reason": check.reason + shown})
 
 
-def _leak_count(metrics: list[Mapping[str, Any]], model: str, metric: str, arms: Iterable[str]) -> tuple[float, int]:
+def _leak_count(metrics: Sequence[Mapping[str, Any]], model: str, metric: str, arms: Iterable[str]) -> tuple[float, int]:
     total, n = 0.0, 0
     for arm in arms:
         row = _find(metrics, model=model, arm=arm, category="all", metric=metric)
@@ -231,7 +231,7 @@ def _leak_count(metrics: list[Mapping[str, Any]], model: str, metric: str, arms:
     return total, n
 
 
-def _leakage(metrics: list[Mapping[str, Any]], model: str, arms: list[str], cfg: VerdictConfig) -> list[Check]:
+def _leakage(metrics: Sequence[Mapping[str, Any]], model: str, arms: list[str], cfg: VerdictConfig) -> list[Check]:
     tool, n_tool = _leak_count(metrics, model, "tool_leakage_count", arms)
     answer, n_answer = _leak_count(metrics, model, "answer_leakage_rate", [cfg.treatment_arm])
     tool_check = Check(
@@ -248,7 +248,7 @@ def _leakage(metrics: list[Mapping[str, Any]], model: str, arms: list[str], cfg:
     return [tool_check, answer_check]
 
 
-def _forgetting(metrics: list[Mapping[str, Any]], model: str, cfg: VerdictConfig) -> list[Check]:
+def _forgetting(metrics: Sequence[Mapping[str, Any]], model: str, cfg: VerdictConfig) -> list[Check]:
     """``no_retained_after_forget``: the treatment arm serves and repeats nothing the user asked to forget.
 
     Only when the aggregate has forgetting rows (some scenario asks to
@@ -270,7 +270,7 @@ def _forgetting(metrics: list[Mapping[str, Any]], model: str, cfg: VerdictConfig
                          f"{round(answers)} answers (must be 0)")]
 
 
-def _missing(metrics: list[Mapping[str, Any]], model: str, cfg: VerdictConfig, category: str) -> str | None:
+def _missing(metrics: Sequence[Mapping[str, Any]], model: str, cfg: VerdictConfig, category: str) -> str | None:
     """Why the two arms cannot be compared on ``category``'s rows, or None."""
     missing = None
     for arm in (cfg.baseline_arm, cfg.treatment_arm):
@@ -286,7 +286,7 @@ def _missing(metrics: list[Mapping[str, Any]], model: str, cfg: VerdictConfig, c
     return missing
 
 
-def decide_model(aggregates: Mapping[str, list[Mapping[str, Any]]], model: str, cfg: VerdictConfig,
+def decide_model(aggregates: Mapping[str, Sequence[Mapping[str, Any]]], model: str, cfg: VerdictConfig,
                  headline: str | None = None, apart: Sequence[tuple[str, bool]] | None = None) -> ModelVerdict:
     """The verdict of one model from the aggregate tables (see the module docstring).
 
@@ -326,7 +326,7 @@ def _run_checks(health: RunHealth, cfg: VerdictConfig) -> list[dict[str, Any]]:
     ]
 
 
-def decide(aggregates: Mapping[str, list[Mapping[str, Any]]], models: Iterable[str],
+def decide(aggregates: Mapping[str, Sequence[Mapping[str, Any]]], models: Iterable[str],
            config: VerdictConfig | None = None, *, health: RunHealth | None = None,
            headline: str | None = None, apart: Sequence[tuple[str, bool]] | None = None) -> dict[str, Any]:
     """The ``verdict`` block of ``summary.json``.

@@ -25,7 +25,21 @@ from harness.cli.project_config import ProjectConfigError, apply_project_setting
 from harness.cli.parsing import model_value, parse_command_line, without_abbreviations
 from harness.scenarios import use_shipped_suites
 from harness.wrapping import wrapped_stderr
-from harness.cli.flags import add_export_parser, add_iteration_flags, add_judge_prompt_flags, add_max_error_rate, add_new_parser, add_pairwise_flag, add_report_scenarios, add_scale_flags, add_scenario_filters, add_view_parser, jobs_value, number_value, usd_value
+from harness.cli.flags import (
+    add_export_parser,
+    add_iteration_flags,
+    add_judge_prompt_flags,
+    add_max_error_rate,
+    add_new_parser,
+    add_pairwise_flag,
+    add_report_scenarios,
+    add_scale_flags,
+    add_scenario_filters,
+    add_view_parser,
+    jobs_value,
+    number_value,
+    usd_value,
+)
 
 # command -> "module:function"
 _HANDLERS = {
@@ -80,15 +94,24 @@ def build_parser() -> argparse.ArgumentParser:
     _d = RUN_DEFAULTS
     p.add_argument("--model", action="append", dest="models", type=model_value, metavar="M",
                    help=f"litellm model string (repeat the flag for several models; default {DEFAULT_MODEL})")
-    p.add_argument("--arms", nargs="+", metavar="ARM", help=f"arms to run (default: {' '.join(DEFAULT_ARMS)}); also built in: memory_document, recall_fts, recall_extracted, named_memory, named_memory_cold, memory_document_extracted, memory_document_topk_fts, memory_document_topk_vector, memory_document_topk_judge, memory_document_dream; installed memory-system plug-ins add theirs (docs/memory-systems.md)")
-    p.add_argument("--scenarios", nargs="+", metavar="PATH", help=f"scenario files or folders (default: {DEFAULT_SUITE}); with --resume, where the run's scenarios are now if they moved (they must hash the same)")
-    p.add_argument("--filter", action="append", default=[], metavar="EXPR", help="id glob, category:NAME or tag:NAME (repeatable: filters of one kind combine with OR, "
+    p.add_argument("--arms", nargs="+", metavar="ARM",
+                   help=f"arms to run (default: {' '.join(DEFAULT_ARMS)}); also built in: memory_document, "
+                        "recall_fts, recall_extracted, named_memory, named_memory_cold, memory_document_extracted, "
+                        "memory_document_topk_fts, memory_document_topk_vector, memory_document_topk_judge, "
+                        "memory_document_dream; installed memory-system plug-ins add theirs (docs/memory-systems.md)")
+    p.add_argument("--scenarios", nargs="+", metavar="PATH",
+                   help=f"scenario files or folders (default: {DEFAULT_SUITE}); with --resume, where the run's "
+                        "scenarios are now if they moved (they must hash the same)")
+    p.add_argument("--filter", action="append", default=[], metavar="EXPR",
+                   help="id glob, category:NAME or tag:NAME (repeatable: filters of one kind combine with OR, "
                    "kinds with AND, e.g. --filter category:decision --filter category:preference --filter tag:rationale "
                    "runs the scenarios of either category tagged rationale)")
     p.add_argument("--epochs", type=int, default=None, help=f"repeats of every sample (default {_d['epochs']})")
     p.add_argument("--seed", type=int, default=None, help=f"base seed (default {_d['seed']})")
-    p.add_argument("--max-concurrency", "--max-connections", type=int, default=None, metavar="C", help=f"samples in flight at once (default {_d['max_concurrency']}; --max-connections is inspect_ai's name for it)")
-    p.add_argument("--workers", type=int, default=None, metavar="N", help=f"processes running samples, sharing --max-concurrency (default {_d['workers']})")
+    p.add_argument("--max-concurrency", "--max-connections", type=int, default=None, metavar="C",
+                   help=f"samples in flight at once (default {_d['max_concurrency']}; --max-connections is inspect_ai's name for it)")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help=f"processes running samples, sharing --max-concurrency (default {_d['workers']})")
     p.add_argument("--max-tool-rounds", type=int, default=None, help=f"tool rounds before the loop stops (default {_d['max_tool_rounds']})")
     p.add_argument(
         "--max-tokens", type=int, default=None, metavar="N",
@@ -99,20 +122,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--timeout", type=number_value("120", positive=True), default=None, help=f"seconds per model call (default {_d['timeout_s']:g})")
     p.add_argument("--retries", type=int, default=None, help=f"retries of a transient provider error (default {_d['retries']})")
-    p.add_argument("--retry-delay", type=number_value("1"), default=None, metavar="S", help=f"backoff scale in seconds: retry n waits up to S*2^n, or the server's Retry-After when longer (default {_d['retry_delay_s']:g})")
+    p.add_argument("--retry-delay", type=number_value("1"), default=None, metavar="S",
+                   help="backoff scale in seconds: retry n waits up to S*2^n, or the server's Retry-After when "
+                        f"longer (default {_d['retry_delay_s']:g})")
     p.add_argument("--temperature", type=number_value("0.7"), default=None, help=f"sampling temperature (default {_d['temperature']:g})")
     p.add_argument("--api-base", metavar="URL", help="endpoint of an OpenAI-compatible server, forwarded to litellm")
     from harness.cli.system_flags import add_system_flags
 
     add_system_flags(p)  # --embedding-*, --instructions
     p.add_argument("--out", metavar="DIR", help="run folder (default reports/<timestamp>); one process writes it at a time")
-    p.add_argument("--resume", metavar="DIR", help="complete an interrupted or failed run in DIR: re-runs missing and failed samples, appending (nothing is deleted)")
+    p.add_argument("--resume", metavar="DIR",
+                   help="complete an interrupted or failed run in DIR: re-runs missing and failed samples, appending (nothing is deleted)")
     p.add_argument("--no-cache", action="store_true", help="bypass the on-disk response cache")
-    p.add_argument("--store", metavar="FILE", help="seed the recall arms from this memory-item SQLite file (or its JSON export, docs/store-export.md), read-only, instead of the scenarios' items; the run is sensitive")
-    p.add_argument("--redact", action="append", default=[], metavar="REGEX", help="also redact what this regex matches in every scenario text before any model sees it (repeatable; the secret patterns are on in every sensitive run); the run is sensitive; run.json records its digest, never the pattern, so give it again to --resume and report")
+    p.add_argument("--store", metavar="FILE",
+                   help="seed the recall arms from this memory-item SQLite file (or its JSON export, "
+                        "docs/store-export.md), read-only, instead of the scenarios' items; the run is sensitive")
+    p.add_argument("--redact", action="append", default=[], metavar="REGEX",
+                   help="also redact what this regex matches in every scenario text before any model sees it "
+                        "(repeatable; the secret patterns are on in every sensitive run); the run is sensitive; "
+                        "run.json records its digest, never the pattern, so give it again to --resume and report")
     p.add_argument("--cache-dir", metavar="DIR", help="response cache folder (default .recall-eval-cache)")
-    p.add_argument("--judge-model", type=model_value, metavar="M", help="litellm model for rubric scenarios and the grounding judge, which lists unsupported specifics in every answer (optional)")
-    p.add_argument("--judge-api-base", metavar="URL", help="endpoint of an OpenAI-compatible server for --judge-model (e.g. a local llama.cpp server); recorded in run.json, so --resume keeps it")
+    p.add_argument("--judge-model", type=model_value, metavar="M",
+                   help="litellm model for rubric scenarios and the grounding judge, which lists unsupported specifics in every answer (optional)")
+    p.add_argument("--judge-api-base", metavar="URL",
+                   help="endpoint of an OpenAI-compatible server for --judge-model (e.g. a local llama.cpp "
+                        "server); recorded in run.json, so --resume keeps it")
     add_judge_prompt_flags(p)
     add_pairwise_flag(p)
     p.add_argument("--gate", action="store_true", help="exit 1 when the verdict is not pass")
@@ -133,24 +167,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("runs", nargs="+", metavar="RUN", help="the shard run folders (any order)")
     p.add_argument("--gate", action="store_true", help="exit 1 when the verdict is not pass (incomplete included)")
     add_max_error_rate(p)
-    p.add_argument("--no-report", action="store_true", help="write run.json and results.jsonl only (build the report later with `recall-eval report OUT`)")
+    p.add_argument("--no-report", action="store_true",
+                   help="write run.json and results.jsonl only (build the report later with `recall-eval report OUT`)")
 
     p = sub.add_parser("report", help="rebuild summary.json, metrics.csv, junit.xml and index.html from a run folder")
     p.add_argument("run_dir", metavar="RUN_DIR")
-    p.add_argument("--judge-model", type=model_value, metavar="M", help="litellm model for rubric scenarios and the grounding judge, which lists unsupported specifics in every answer (optional)")
-    p.add_argument("--judge-api-base", metavar="URL", help="endpoint of an OpenAI-compatible server for --judge-model (e.g. a local llama.cpp server)")
+    p.add_argument("--judge-model", type=model_value, metavar="M",
+                   help="litellm model for rubric scenarios and the grounding judge, which lists unsupported specifics in every answer (optional)")
+    p.add_argument("--judge-api-base", metavar="URL",
+                   help="endpoint of an OpenAI-compatible server for --judge-model (e.g. a local llama.cpp server)")
     add_judge_prompt_flags(p)
     add_pairwise_flag(p)
-    p.add_argument("--exclude", action="append", default=[], metavar="ID", help="leave out the scenarios whose id matches this glob (a known-bad answer key); repeatable; one matching no scenario in the results is an error (exit 2)")
+    p.add_argument("--exclude", action="append", default=[], metavar="ID",
+                   help="leave out the scenarios whose id matches this glob (a known-bad answer key); repeatable; "
+                        "one matching no scenario in the results is an error (exit 2)")
     p.add_argument("--gate", action="store_true", help="exit 1 when the verdict is not pass (incomplete included)")
     add_max_error_rate(p)
     p.add_argument("--include-foreign", action="store_true",
                    help="score records whose model, arm, scenario or epoch run.json does not list (refused otherwise)")
     p.add_argument("--min-gain", type=float, metavar="X", help="paired CI lower bound of the accuracy gain must exceed X (default 0)")
-    p.add_argument("--unsupported-tolerance", type=float, metavar="X", help="allowed rise of the unsupported-claim rate, CI upper bound (default 0.02)")
+    p.add_argument("--unsupported-tolerance", type=float, metavar="X",
+                   help="allowed rise of the unsupported-claim rate, CI upper bound (default 0.02)")
     add_report_scenarios(p)
-    p.add_argument("--redact", action="append", default=[], metavar="REGEX", help="the run's own --redact patterns again (run.json holds only their digests)")
-    p.add_argument("--max-cost-usd", type=usd_value, metavar="X", help="stop before a judge call (grading or calibration) whose worst case would take this report's judge spending past X (exit 3, nothing written; cached verdicts cost nothing)")
+    p.add_argument("--redact", action="append", default=[], metavar="REGEX",
+                   help="the run's own --redact patterns again (run.json holds only their digests)")
+    p.add_argument("--max-cost-usd", type=usd_value, metavar="X",
+                   help="stop before a judge call (grading or calibration) whose worst case would take this "
+                        "report's judge spending past X (exit 3, nothing written; cached verdicts cost nothing)")
 
     p = sub.add_parser(
         "compare", help="per-metric and per-scenario differences between two runs; exit 1 on a regression",
@@ -208,7 +251,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, metavar="N", help="import only the first N samples or questions")
     p.add_argument("--jobs", type=jobs_value, default=None, metavar="N",
                    help="processes converting the elements of a large file (8 MB or more) at once (default: one per CPU this process may use)")
-    p.add_argument("--redact", action="append", default=[], metavar="REGEX", help="transcripts: also redact what this regex matches (repeatable; the secret patterns are always on; _suite.json records its digest, never the pattern)")
+    p.add_argument("--redact", action="append", default=[], metavar="REGEX",
+                   help="transcripts: also redact what this regex matches (repeatable; the secret patterns are "
+                        "always on; _suite.json records its digest, never the pattern)")
 
     p = sub.add_parser(
         "audit", help="list gold checks no answer could pass (absent from the conversation, glued words, split dates)",

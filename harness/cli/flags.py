@@ -68,7 +68,8 @@ def add_pairwise_flag(parser: argparse.ArgumentParser) -> None:
 
 def add_scenario_filters(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--id", action="append", default=[], metavar="ID", help="only this scenario id (glob; repeatable: any of them)")
-    parser.add_argument("--category", action="append", default=[], help="only this category (repeatable: any of them; --id, --category and --tag combine with AND)")
+    parser.add_argument("--category", action="append", default=[],
+                        help="only this category (repeatable: any of them; --id, --category and --tag combine with AND)")
     parser.add_argument("--tag", action="append", default=[], help="only scenarios with this tag (repeatable: any of them)")
 
 
@@ -134,7 +135,8 @@ def add_scale_flags(parser: argparse.ArgumentParser) -> None:
                              "counter, cost from litellm's price map per model) and stop: no model call, no file written")
     parser.add_argument("--retrieval-budget", type=retrieval_budget_value, metavar="top_k=N,chars=N",
                         help="the retrieval budget every memory system gets: top_k records and chars characters of "
-                             "memory text per retrieval, JSON not counted (a key left out keeps its default, top_k=10,chars=4000); overrides the suite's "
+                             "memory text per retrieval, JSON not counted (a key left out keeps its default, "
+                             "top_k=10,chars=4000); overrides the suite's "
                              "retrieval_budget; recorded in run.json and each arm's fingerprint, and compare refuses runs "
                              "whose budgets differ")
     parser.add_argument("--max-cost-usd", type=usd_value, metavar="X",
@@ -185,7 +187,8 @@ def add_view_parser(sub: Any) -> None:
     )
     p.add_argument("dir", nargs="?", default="reports", metavar="DIR", help="the folder holding run folders (default reports)")
     p.add_argument("--port", type=int, default=8765, metavar="N", help="port on 127.0.0.1 (default 8765; 0 picks a free one, printed)")
-    p.add_argument("--include-sensitive", action="store_true", help="also list and serve runs that hold real user data (run.json parameters.sensitive)")
+    p.add_argument("--include-sensitive", action="store_true",
+                   help="also list and serve runs that hold real user data (run.json parameters.sensitive)")
 
 
 def add_export_parser(sub: Any) -> None:

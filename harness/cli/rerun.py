@@ -79,7 +79,8 @@ def rerun_args(args: Any) -> tuple[Any, str | None]:
     manifest = data.manifest
     failing = failing_scenarios(data.samples, manifest.arms)
     scored = len({row["scenario_id"] for row in data.samples})
-    short = "" if manifest.status == "complete" else f" (RUN is {manifest.status}: its missing samples are not re-run; `recall-eval run --resume {run_dir}` runs them)"
+    short = "" if manifest.status == "complete" else (f" (RUN is {manifest.status}: its missing samples are not "
+                                                      f"re-run; `recall-eval run --resume {run_dir}` runs them)")
     if not failing:
         return None, f"nothing to re-run: no scenario of {run_dir} was wrong ({WRONG}){short}"
     out = vars(args).copy()

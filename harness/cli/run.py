@@ -15,7 +15,7 @@ import signal
 import sys
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,14 +79,15 @@ def _build_report(options: RunOptions, scenarios: Any = None) -> int:
                                judge_api_base=options.judge_api_base, judge_preset=options.judge_preset,
                                judge_prompt=options.judge_prompt, pairwise_judge=options.pairwise_judge, judge_budget=budget)
     except BudgetExceeded:
-        agent = options.max_cost_usd - budget.limit_usd if budget is not None else 0.0
+        agent = (options.max_cost_usd or 0.0) - budget.limit_usd if budget is not None else 0.0
         print(f"stopped: --max-cost-usd ${options.max_cost_usd:,.4f} reached before the next judge call (the run's model "
               f"calls recorded ${agent:,.4f}, its judge calls ${budget.recorded_usd if budget else 0:,.4f}); the samples are "
               "saved and the judge verdicts paid for are cached, but the report was not built. Continue with: "
               f"recall-eval run --resume {options.run_dir} --max-cost-usd <a higher limit>", file=sys.stderr)
         return 3
     except Exception as exc:  # noqa: BLE001 - the results are safe; the report can be rebuilt
-        print(terminal_text(f"error: report not built ({type(exc).__name__}: {exc}). Retry with: recall-eval report {options.run_dir}"), file=sys.stderr)
+        print(terminal_text(f"error: report not built ({type(exc).__name__}: {exc}). Retry with: recall-eval "
+                            f"report {options.run_dir}"), file=sys.stderr)
         return 2
     out, err = report_lines(outcome)  # the same words as `recall-eval report`
     for line in out:
@@ -160,16 +161,16 @@ def cli_run(args: Any) -> int:
         options, scenarios, hashes, manifest = resolve_options(args)
     except ScenarioError as exc:
         print("error: the scenarios do not load:", file=sys.stderr)
-        for problem in exc.problems or [str(exc)]:
-            print(f"  {problem}", file=sys.stderr)
+        for shown in [str(p) for p in exc.problems] or [str(exc)]:
+            print(f"  {shown}", file=sys.stderr)
         return 2
     except (RunOptionsError, ResultsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     from harness.run import cli_plan, price_problem
 
-    for problem in options.incomplete_suites():  # run it, but never silently: its numbers are not the benchmark's
-        say(f"warning: {problem} (recorded in run.json; the report says so)", file=sys.stderr)
+    for incomplete in options.incomplete_suites():  # run it, but never silently: its numbers are not the benchmark's
+        say(f"warning: {incomplete} (recorded in run.json; the report says so)", file=sys.stderr)
     for warning in _arm_warnings(options.arms):
         say(f"warning: {warning}", file=sys.stderr)
     if options.plan_only:
@@ -196,7 +197,8 @@ def cli_run(args: Any) -> int:
         lock.release()
 
 
-def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str, str], manifest: RunManifest, terminated: threading.Event) -> int:
+def _run_locked(options: RunOptions, scenarios: Sequence[Scenario], hashes: dict[str, str], manifest: RunManifest,
+                terminated: threading.Event) -> int:
     """The run itself, with the run folder locked: check the folder, run what is missing, record the outcome, report."""
     from harness.run import WorkerError
 
@@ -210,7 +212,8 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"error: cannot write the run folder {run_dir}: {exc.strerror or exc} ({run_dir / RESULTS_FILE}); choose another --out", file=sys.stderr)
+        print(f"error: cannot write the run folder {run_dir}: {exc.strerror or exc} ({run_dir / RESULTS_FILE}); "
+              "choose another --out", file=sys.stderr)
         return 2
     resume_hint = f"recall-eval run --resume {run_dir}"
     with writer:
@@ -234,17 +237,28 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
         # the call records the fault and one line says so (harness.run.responses), not a multi-line pydantic warning.
         warnings.filterwarnings("ignore", message="Pydantic serializer warnings", category=UserWarning)
         done_ids = {r.sample_id for r in earlier.done}
-        specs = [s for s in plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed, options.sample_ids) if s.sample_id not in done_ids]
-        from harness.run import start_line
+        specs = [
+            s
+            for s in plan_samples(
+                scenarios, options.arms, options.models, options.epochs, options.seed, options.sample_ids
+            )
+            if s.sample_id not in done_ids
+        ]
+        from harness.run import PlanInterrupted, start_line
 
-        options, problem = start_line(options, scenarios, specs, earlier.done)  # the plan, first; the budget left
+        try:  # the plan, first; the budget left. SIGTERM stops it between scenarios, even if a system swallowed it
+            options, problem = start_line(options, scenarios, specs, earlier.done, should_stop=terminated.is_set)
+        except (KeyboardInterrupt, PlanInterrupted):
+            return _stopped_while_planning(run_dir, manifest, terminated.is_set(), resume_hint)
+        if terminated.is_set():
+            return _stopped_while_planning(run_dir, manifest, True, resume_hint)
         if problem is not None:
             print(f"error: {problem}", file=sys.stderr)
             return 2
         again = f", {earlier.failed} failed before and run again" if earlier.failed else ""
         say_path(f"{len(specs)} samples to run ({len(done_ids)} already done{again}) in", run_dir, file=sys.stderr)
         progress = RunProgress(len(specs), live=options.progress, scorer=continuity_scorer(scenarios), arms=options.arms)
-        status, stopped, failure, crash, stalled = "interrupted", {}, None, None, False
+        status, stopped, failure, crash, stalled = "interrupted", dict[str, Any](), None, None, False
         try:
             status, stopped = run_specs(specs, options, scenarios, hashes, writer, progress)
         except KeyboardInterrupt:
@@ -324,7 +338,18 @@ def _run_locked(options: RunOptions, scenarios: list[Scenario], hashes: dict[str
     return 2 if all_failed else code
 
 
-def continuity_scorer(scenarios: list[Scenario]) -> Any:
+def _stopped_while_planning(run_dir: Path, manifest: RunManifest, by_sigterm: bool, resume_hint: str) -> int:
+    """Ctrl-C or SIGTERM while the plan was built: run.json says ``interrupted`` (resumable), 130 or 143, no traceback."""
+    try:
+        write_manifest(run_dir, manifest.model_copy(update={"status": "interrupted", "finished_at": now_iso()}))
+    except ResultsError as exc:
+        say(f"warning: {exc}; it may still say 'running'", file=sys.stderr)
+    cause = "terminated (SIGTERM)" if by_sigterm else "interrupted"
+    print(f"{cause} while planning: no sample was run. Continue with: {resume_hint}", file=sys.stderr)
+    return 143 if by_sigterm else 130
+
+
+def continuity_scorer(scenarios: Sequence[Scenario]) -> Any:
     """A finished record -> did it keep continuity (None for an error sample), as the report scores it by patterns.
 
     For the running scores of the progress display. A record that cannot be

@@ -273,7 +273,7 @@ def _positive_groups(expect: dict[str, Any]) -> list[list[str]]:
 
 def _probe_text(probe: dict[str, Any]) -> str:
     """The probe's message and recent history, normalised."""
-    block = probe.get("probe") if isinstance(probe.get("probe"), dict) else {}
+    block = _v if isinstance(_v := probe.get("probe"), dict) else {}
     texts = [block["message"]] if isinstance(block.get("message"), str) else []
     texts += [t["content"] for t in block.get("history") or [] if isinstance(t, dict) and isinstance(t.get("content"), str)]
     return normalize("\n".join(texts))
@@ -286,7 +286,7 @@ def audit_conversation(data: dict[str, Any]) -> Iterator[Finding]:
     haystack = normalize("\n".join(texts))
     words = HaystackWords(haystack)
     for probe in _probes(data):
-        expect = probe.get("expect") if isinstance(probe.get("expect"), dict) else {}
+        expect = _v if isinstance(_v := probe.get("expect"), dict) else {}
         where = (cid, str(probe.get("id") or ""), str(probe.get("category") or data.get("category") or ""))
         groups = _positive_groups(expect)
         own = _probe_text(probe)  # the question and its recent history are text an answer may draw on too

@@ -89,8 +89,8 @@ def _sessions(cid: str, question: dict[str, Any], probe_at: _dt.datetime | None,
     raw_sessions = question.get("haystack_sessions")
     if not isinstance(raw_sessions, list):
         raw_sessions = []
-    dates = question.get("haystack_dates") if isinstance(question.get("haystack_dates"), list) else []
-    ids = question.get("haystack_session_ids") if isinstance(question.get("haystack_session_ids"), list) else None
+    dates = _v if isinstance(_v := question.get("haystack_dates"), list) else []
+    ids = _v if isinstance(_v := question.get("haystack_session_ids"), list) else None
     if ids is None and raw_sessions:
         faults.repair("question without haystack_session_ids, sessions numbered", cid)
     if len(dates) > len(raw_sessions):

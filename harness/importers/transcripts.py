@@ -110,7 +110,7 @@ def _text(content: Any) -> str | None:
     if isinstance(content, str):
         return content.strip() or None
     if isinstance(content, list):
-        parts = [p.get("text") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        parts = [text for p in content if isinstance(p, dict) and isinstance(text := p.get("text"), str)]
         joined = "\n".join(p for p in parts if p.strip()).strip()
         return joined or None
     return None
@@ -150,7 +150,7 @@ class _Reader:
         if not isinstance(obj, dict):
             raise ImporterError(f"{where}: a message must be a JSON object, not {type(obj).__name__}")
         defaults = defaults or {}
-        message = obj.get("message") if isinstance(obj.get("message"), dict) else obj
+        message = _v if isinstance(_v := obj.get("message"), dict) else obj
         sid = obj.get("session_id", defaults.get("session_id"))
         if sid is None or (isinstance(sid, str) and not sid.strip()) or not isinstance(sid, (str, int)):
             raise ImporterError(f"{where}: field 'session_id' is missing; every message names its session")
@@ -318,7 +318,7 @@ def _session_ids(sessions: list[_Session]) -> dict[str, str]:
 
 
 def _turns(messages: list[_Message], before: int | None = None) -> list[dict[str, Any]]:
-    return [{"role": m.role, "content": m.content} for m in messages if before is None or m.at < before]
+    return [{"role": m.role, "content": m.content} for m in messages if before is None or (m.at is not None and m.at < before)]
 
 
 def _scenarios(groups: dict[tuple[str | None, str | None], list[_Session]], faults: FaultLog,
@@ -332,6 +332,7 @@ def _scenarios(groups: dict[tuple[str | None, str | None], list[_Session]], faul
             first = next(i for i, m in enumerate(session.messages) if m.role == "user")
             question = session.messages[first]
             probe_at = question.at
+            assert probe_at is not None  # every kept message has a time: the reader fills a missing one from its neighbour
             earlier = []
             for previous in sessions[:k]:
                 turns = _turns(previous.messages, before=probe_at)

@@ -34,7 +34,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from harness.memory_systems.document import PROMPT_CAP_CHARS, memory_prompt_section, scenario_document
 from harness.memory_systems.document_format import DocumentEntry, DocumentState, parse_memory_document
@@ -110,7 +110,7 @@ def fts_select(entries: Sequence[DocumentEntry], query: str, k: int) -> list[int
 
 
 def vector_select(entries: Sequence[DocumentEntry], query: str, k: int,
-                  embed: Callable[[list[str], str], list[list[float]]]) -> list[int]:
+                  embed: Callable[[list[str], Literal["query", "passage"]], list[list[float]]]) -> list[int]:
     """The indices of the ``k`` entries most cosine-similar to ``query`` (above 0; ties: file order).
 
     ``embed(texts, kind)`` returns L2-normalised vectors (the run's embedder, counted in the sample's usage).

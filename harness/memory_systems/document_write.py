@@ -4,7 +4,8 @@ The tool appends one entry to the Markdown memory file of
 :mod:`harness.memory_systems.document`::
 
     ## <title>
-    <!-- maka-memory: id=<sha256(content + createdAt)[:16]> origin=extracted createdAt=<ms> updatedAt=<ms> status=active tags=<csv> [decayTtlMs=<ms>] -->
+    <!-- maka-memory: id=<sha256(content + createdAt)[:16]> origin=extracted createdAt=<ms> updatedAt=<ms>
+    status=active tags=<csv> [decayTtlMs=<ms>] -->
     <content>
 
 Rules the seed sets, each enforced here:
@@ -263,7 +264,11 @@ class DocumentExtractRun:
             write_document_file(self._path, self.document)
         return ToolCallRecord(
             name=name if isinstance(name, str) else repr(name),
-            arguments=arguments if isinstance(arguments, str) else "" if arguments is None else json.dumps(arguments, ensure_ascii=False, default=repr),
+            arguments=arguments
+            if isinstance(arguments, str)
+            else ""
+            if arguments is None
+            else json.dumps(arguments, ensure_ascii=False, default=repr),
             status=status,
             result_text=text,
             result_chars=len(text),

@@ -56,7 +56,9 @@ DREAM_ARM = "memory_document_dream"
 
 
 def _record(name: str, arguments: dict[str, Any], result: dict[str, Any]) -> ToolExecution:
-    dumps = lambda v: json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+    def dumps(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
     return ToolExecution(name, dumps(arguments), "ok", dumps(result), storage_read=True)
 
 

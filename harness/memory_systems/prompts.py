@@ -74,14 +74,20 @@ actually return; cite no item, id or detail that you did not retrieve, and if th
 nothing relevant, say you don't know."""
 """The recall arms' paragraph under ``--instructions legacy`` (and before the shared block existed)."""
 
-TOOL_USAGE = """Memory tools: you can look up durable facts saved from the user's earlier conversations. Call memory_search with a few short key terms (names, identifiers, topics; exact words work best, use match "prefix" for word stems) to find saved items, and memory_get with an itemId to read one item in full. Search before answering questions that depend on earlier conversations, preferences or decisions. Items carry observation times (observedAtIso)."""
+TOOL_USAGE = (
+    "Memory tools: you can look up durable facts saved from the user's earlier conversations. Call memory_search with "
+    'a few short key terms (names, identifiers, topics; exact words work best, use match "prefix" for word stems) to '
+    "find saved items, and memory_get with an itemId to read one item in full. Search before answering questions that "
+    "depend on earlier conversations, preferences or decisions. Items carry observation times (observedAtIso)."
+)
 """The recall arms' tool paragraph under the shared block (which says the rest: trust, recency, times)."""
 
 
 class MemoryRunLike(Protocol):
     """The part of ``memory_tools.MemoryRun`` an arm needs."""
 
-    admitted: bool
+    @property
+    def admitted(self) -> bool: ...
 
     def tool_specs(self) -> list[dict[str, Any]]: ...
 

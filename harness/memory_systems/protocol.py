@@ -129,6 +129,8 @@ class ToolExecution:
         disclosed_item_ids: Ids of the stored records whose content reached the model.
         storage_read: Whether the call read storage at all (a read under a denying policy is a leak).
         elapsed_s: Time the system spent on the call.
+        forget: Whether the system declares the call a forget (an MCP config's ``forget`` tool: True, its write
+            tool: False); None: not declared, and scoring tells a forget by the tool's name.
     """
 
     name: str
@@ -138,6 +140,7 @@ class ToolExecution:
     disclosed_item_ids: tuple[str, ...] = ()
     storage_read: bool = False
     elapsed_s: float = 0.0
+    forget: bool | None = None
 
 
 @runtime_checkable

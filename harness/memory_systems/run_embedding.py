@@ -117,7 +117,8 @@ def takes_parameter(open_method: Any, name: str) -> bool:
 
 def open_method(system: Any) -> Any:
     """The ``open`` to inspect: the class's function (cacheable), or the object's own for a class-less system."""
-    return type(system).open if not isinstance(system, type) else system.open
+    owner: Any = system if isinstance(system, type) else type(system)
+    return owner.open
 
 
 def takes_embedder(system: Any) -> bool:

@@ -1,4 +1,5 @@
-"""What the offline agent could answer with: statements of retrieved items, of a memory document in its prompt, and of the visible conversation, each scored by its overlap with the question.
+"""What the offline agent could answer with: statements of retrieved items, of a memory document in its prompt, and
+of the visible conversation, each scored by its overlap with the question.
 
 :func:`pick` keeps the best of them (by fit, then recency where it matters),
 so an answer is never a statement that shares no salient word with the

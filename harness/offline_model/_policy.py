@@ -58,10 +58,10 @@ def _search_args(schema: dict[str, Any], question: QuestionTerms, error: dict[st
     props = properties(schema)
     if props and "terms" not in props:
         return None
-    term_spec = props.get("terms") if isinstance(props.get("terms"), dict) else {}
+    term_spec = _v if isinstance(_v := props.get("terms"), dict) else {}
     max_items = term_spec.get("maxItems", 32)
     max_items = max_items if isinstance(max_items, int) and max_items > 0 else 32
-    item_spec = term_spec.get("items") if isinstance(term_spec.get("items"), dict) else {}
+    item_spec = _v if isinstance(_v := term_spec.get("items"), dict) else {}
     max_chars = item_spec.get("maxLength", 256)
     max_chars = max_chars if isinstance(max_chars, int) and max_chars > 0 else 256
     salient = {c.label for c in question.concepts if c.salient}
@@ -76,12 +76,12 @@ def _search_args(schema: dict[str, Any], question: QuestionTerms, error: dict[st
         return None
     args: dict[str, Any] = {"terms": terms}
     message = json.dumps(error).lower() if error else ""
-    match_spec = props.get("match") if isinstance(props.get("match"), dict) else None
+    match_spec = _v if isinstance(_v := props.get("match"), dict) else None
     if match_spec is not None and "match" not in message:
         enum = match_spec.get("enum")
         if not isinstance(enum, list) or match in enum:
             args["match"] = match
-    limit_spec = props.get("limit") if isinstance(props.get("limit"), dict) else None
+    limit_spec = _v if isinstance(_v := props.get("limit"), dict) else None
     if limit_spec is not None and "limit" not in message:
         maximum = limit_spec.get("maximum")
         args["limit"] = min(_SEARCH_LIMIT, maximum) if isinstance(maximum, int) and maximum >= 1 else _SEARCH_LIMIT

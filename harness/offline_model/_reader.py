@@ -34,21 +34,21 @@ def generic_search_tool(offered: dict[str, dict[str, Any]], descriptions: dict[s
         text = f"{name} {descriptions.get(name, '').split('.')[0]}".lower()
         if not any(re.search(rf"(^|[^a-z]){w}", text) for w in _SEARCH_WORDS):
             continue
-        props = params.get("properties") if isinstance(params.get("properties"), dict) else {}
+        props = _v if isinstance(_v := params.get("properties"), dict) else {}
         if any(f in props for f in _QUERY_FIELDS) or "terms" in props:
             return name
     return None
 
 
 def search_arguments(params: dict[str, Any], terms: tuple[str, ...]) -> dict[str, Any] | None:
-    props = params.get("properties") if isinstance(params.get("properties"), dict) else {}
+    props = _v if isinstance(_v := params.get("properties"), dict) else {}
     if "terms" in props:
         return {"terms": list(terms[:32])}
     field = next((f for f in _QUERY_FIELDS if f in props), None)
     if field is None or not terms:
         return None
     args: dict[str, Any] = {field: " ".join(terms[:16])}
-    required = params.get("required") if isinstance(params.get("required"), list) else []
+    required = _v if isinstance(_v := params.get("required"), list) else []
     return args if all(r in args for r in required) else None
 
 

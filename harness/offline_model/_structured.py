@@ -82,14 +82,14 @@ def _statements(text: str) -> list[tuple[tuple[str, ...], str]]:
     if not turns:
         turns = [((), text)]
     found: dict[str, tuple[str, ...]] = {}
-    for labels, said in turns:
+    for speakers, said in turns:
         for sentence in (s.strip() for s in _SENTENCES.split(said)):
             if (not sentence or sentence.endswith(("?", "\uff1f")) or _SMALL_TALK.match(sentence)
                     or len(analyze_question(sentence).concepts) < 2):
                 continue
             found.pop(sentence, None)
-            found[sentence] = labels
-    return [(labels, sentence) for sentence, labels in list(found.items())[-MAX_STATEMENTS:]]
+            found[sentence] = speakers
+    return [(speakers, sentence) for sentence, speakers in list(found.items())[-MAX_STATEMENTS:]]
 
 
 class _Filler:
@@ -117,10 +117,10 @@ class _Filler:
                 return self.resolve({**rest, **self.resolve(chosen, depth + 1)}, depth + 1)
         if isinstance(schema.get("allOf"), list):
             merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
-            for part in (self.resolve(p, depth + 1) for p in schema["allOf"]):
-                merged["properties"] = {**merged.get("properties", {}), **part.get("properties", {})}
-                merged["required"] = [*merged.get("required", []), *part.get("required", [])]
-                merged.update({k: v for k, v in part.items() if k not in ("properties", "required")})
+            for branch in (self.resolve(p, depth + 1) for p in schema["allOf"]):
+                merged["properties"] = {**merged.get("properties", {}), **branch.get("properties", {})}
+                merged["required"] = [*merged.get("required", []), *branch.get("required", [])]
+                merged.update({k: v for k, v in branch.items() if k not in ("properties", "required")})
             return merged
         kind = schema.get("type")
         if isinstance(kind, list):
@@ -165,7 +165,7 @@ class _Filler:
         return (named or values)[0]
 
     def object(self, spec: dict[str, Any], index: int | None, depth: int) -> dict[str, Any]:
-        properties = spec.get("properties") if isinstance(spec.get("properties"), dict) else {}
+        properties = _v if isinstance(_v := spec.get("properties"), dict) else {}
         required = [r for r in spec.get("required", []) if isinstance(r, str)] if isinstance(spec.get("required"), list) else []
         out: dict[str, Any] = {}
         for key, sub in properties.items():
@@ -200,7 +200,7 @@ class _Filler:
         """Whether an array's element holds text (a string, or an object with a text-like string property)."""
         if item.get("type") == "string" and not item.get("enum"):
             return True
-        properties = item.get("properties") if isinstance(item.get("properties"), dict) else {}
+        properties = _v if isinstance(_v := item.get("properties"), dict) else {}
         return depth < 4 and any(self.is_text(k) and self.resolve(v).get("type") == "string" for k, v in properties.items())
 
     def string(self, spec: dict[str, Any], name: str, index: int | None, statement: tuple[tuple[str, ...], str] | None) -> str:

@@ -95,13 +95,13 @@ def read_turn(messages: list[dict[str, Any]]) -> tuple[int, list[Call]]:
                 if isinstance(raw.get("id"), str):
                     by_id[raw["id"]] = call
         elif role == "tool":
-            call = by_id.get(message.get("tool_call_id", ""))
-            if call is None:
-                call = next((c for c in calls if not c.answered), None)
-            if call is not None:
-                call.answered = True
+            answered = by_id.get(message.get("tool_call_id", ""))
+            if answered is None:
+                answered = next((c for c in calls if not c.answered), None)
+            if answered is not None:
+                answered.answered = True
                 parsed = _parse_json(content_text(message.get("content")))
-                call.result = parsed if parsed is not None else {"error": {"code": "unreadable", "message": ""}}
+                answered.result = parsed if parsed is not None else {"error": {"code": "unreadable", "message": ""}}
     return rounds, calls
 
 

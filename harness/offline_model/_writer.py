@@ -65,7 +65,7 @@ def _says(name: str, description: str, words: tuple[str, ...]) -> bool:
 
 
 def _text_property(params: dict[str, Any]) -> str | None:
-    props = params.get("properties") if isinstance(params.get("properties"), dict) else {}
+    props = _v if isinstance(_v := params.get("properties"), dict) else {}
     return next((p for p in _TEXT_FIELDS if isinstance(props.get(p), dict) and props[p].get("type", "string") == "string"), None)
 
 
@@ -107,7 +107,7 @@ def title_of(sentence: str) -> str | None:
 
 
 def _arguments(params: dict[str, Any], title: str, text: str | None, sentence: str, workspace: str | None) -> dict[str, Any] | None:
-    props = params.get("properties") if isinstance(params.get("properties"), dict) else {}
+    props = _v if isinstance(_v := params.get("properties"), dict) else {}
     args: dict[str, Any] = {}
     title_field = next((p for p in _TITLE_FIELDS if p in props), None)
     if title_field:
@@ -126,7 +126,7 @@ def _arguments(params: dict[str, Any], title: str, text: str | None, sentence: s
             named = [v for v in values if re.search(rf"\b{re.escape(v.lower())}", sentence.lower())]
             choice = (scoped or named or values or spec["enum"])[0]
             args[name] = choice
-    required = params.get("required") if isinstance(params.get("required"), list) else []
+    required = _v if isinstance(_v := params.get("required"), list) else []
     return args if all(r in args for r in required) else None
 
 

@@ -188,8 +188,9 @@ class HistoryBook:
                         spans.setdefault(data["digest"], data["messages"])
         for digest, parts in assembled:
             span = [shared.get(part) if isinstance(part, str) else part for part in parts]
-            if digest not in spans and all(isinstance(m, dict) for m in span) and history_digest(span) == digest:
-                spans[digest] = span  # a lost or edited part leaves the history out: a record needing it is reported
+            whole = [m for m in span if isinstance(m, dict)]
+            if digest not in spans and len(whole) == len(span) and history_digest(whole) == digest:
+                spans[digest] = whole  # a lost or edited part leaves the history out: a record needing it is reported
         return spans
 
     def resolve(self, record: SampleRecord) -> str | None:

@@ -14,16 +14,16 @@ readers of them) are unchanged. Readers take all three.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
-RESULTS_SCHEMA_VERSION = 2
+RESULTS_SCHEMA_VERSION: Final = 2
 #: Every record version a reader takes (1: no ``pasted``; its histories are inline; 3: ``shadow``).
 RESULTS_SCHEMA_VERSIONS = (1, 2, 3)
 #: The version of a record that carries a ``shadow`` search.
 SHADOW_SCHEMA_VERSION = 3
-MANIFEST_SCHEMA_VERSION = 1
+MANIFEST_SCHEMA_VERSION: Final = 1
 RESULTS_FILE = "results.jsonl"
 MANIFEST_FILE = "run.json"
 HISTORIES_FILE = "histories.jsonl"
@@ -76,6 +76,11 @@ class ToolCallLog(_Record):
     disclosed_item_ids: list[str] = Field(default_factory=list)
     storage_read: bool
     elapsed_s: float
+    forget: bool | None = Field(
+        None, exclude_if=lambda value: value is None,
+        description="The memory system declared this write call a forget (True) or not (False), e.g. an MCP config's "
+                    "forget tool; absent: not declared, scoring tells a forget by the tool's name",
+    )
 
 
 class WriteSessionLog(_Record):
@@ -215,6 +220,11 @@ class SampleRecord(_Record):
         None, exclude_if=lambda value: value is None,
         description="Building the sample's memory before the probe: seconds, and embeddings by then; absent for older records",
     )
+    sampling_refused: int | None = Field(
+        None, exclude_if=lambda value: value is None,
+        description="Model calls the memory system's servers asked the client for (MCP sampling) and recall-eval "
+                    "refused, over the write phase and the probe; absent for systems that cannot ask",
+    )
     retrieval_budget: dict[str, int] | None = Field(
         None, exclude_if=lambda value: value is None,
         description="The retrieval budget (top_k, chars) the probe's tools ran under: scoring credits at most top_k "
@@ -296,7 +306,8 @@ class RunManifest(_Record):
     run_id: str
     harness_version: str
     status: Literal["running", "complete", "interrupted", "failed"] = Field(
-        description="running; complete; interrupted (Ctrl-C, SIGTERM or a stopped model: resumable); failed (a record could not be written: resumable)"
+        description="running; complete; interrupted (Ctrl-C, SIGTERM or a stopped model: resumable); failed (a "
+                    "record could not be written: resumable)"
     )
     started_at: str
     finished_at: str | None = None

@@ -48,7 +48,7 @@ class ResultsWriteError(ResultsError):
         self.cause = cause
 
 
-def _write_fd(fd: int, data: bytes) -> int:
+def _write_fd(fd: int, data: bytes | memoryview) -> int:
     """``os.write``; a seam for tests that inject a failing disk."""
     return os.write(fd, data)
 
@@ -178,7 +178,7 @@ def _rewrite_in_place(path: Path, data: bytes) -> None:
 
 
 def _read_all(fd: int) -> bytes:
-    chunks = []
+    chunks: list[bytes] = []
     while chunk := os.pread(fd, 1 << 20, sum(len(c) for c in chunks)):
         chunks.append(chunk)
     return b"".join(chunks)

@@ -23,7 +23,10 @@ Tool calls, the same way for every system (a built-in Host, a plug-in, an
 MCP server): ``write_tool_calls`` and ``probe_tool_calls`` per sample,
 ``tool_latency_p50_ms``/``tool_latency_p95_ms`` over every call of both
 phases, and ``disclosed_bytes``, the UTF-8 bytes of the probe's tool results
-the model was shown, per sample.
+the model was shown, per sample. ``sampling_refused``: the model calls a
+system's servers asked for (MCP sampling) that recall-eval refused, per
+sample; absent for a system that cannot ask (every non-MCP arm), so a product
+that depends on sampling shows handicapped in the table, never silently.
 
 A system that embeds nothing has no embedding figures (None); a record
 written before ``ingest`` was recorded has no ingest figures. A system whose
@@ -62,6 +65,7 @@ def accounting_by_arm(records: Iterable[Any]) -> dict[tuple[str, str], dict[str,
     counted: dict[tuple[str, str], int] = {}
     calls: dict[tuple[str, str], list[tuple[int, int, int]]] = {}
     latencies: dict[tuple[str, str], list[float]] = {}
+    refused: dict[tuple[str, str], list[float]] = {}
     for record in records:
         if record.status != "ok":
             continue
@@ -72,6 +76,8 @@ def accounting_by_arm(records: Iterable[Any]) -> dict[tuple[str, str], dict[str,
         shown = sum(len(c.result_text.encode("utf-8")) for c in probe)
         calls.setdefault(key, []).append((len(written), len(probe), shown))
         latencies.setdefault(key, []).extend(float(c.elapsed_s) for c in [*written, *probe])
+        if getattr(record, "sampling_refused", None) is not None:
+            refused.setdefault(key, []).append(float(record.sampling_refused))
         log = getattr(record, "ingest", None)
         if log is not None:
             ingest.setdefault(key, []).append((float(log.open_s), float(log.write_s)))
@@ -88,7 +94,7 @@ def accounting_by_arm(records: Iterable[Any]) -> dict[tuple[str, str], dict[str,
         written = [w for _, w in ingest.get(key, [])]
         rows = embedding.get(key, [])
         # a sample of an embedding arm that embedded nothing (a denied probe) counts as zero, not as absent
-        per = lambda name: _mean([r[name] for r in rows] + [0.0] * (samples - len(rows))) if rows else None  # noqa: E731
+        per = lambda name: _mean([r[name] for r in rows] + [0.0] * (samples - len(rows))) if rows else None  # noqa: E731, B023 - used within this iteration
         paid_s, saved_s = per("latency_s"), per("saved_s")
         out[key] = {
             "ingest_s": _mean([o + w for o, w in zip(opened, written, strict=True)]),
@@ -99,6 +105,7 @@ def accounting_by_arm(records: Iterable[Any]) -> dict[tuple[str, str], dict[str,
             "embedding_tokens_uncached": None if not rows else (per("tokens") or 0.0) + (per("saved_tokens") or 0.0),
             "embedding_cost_usd_uncached": None if not rows else (per("cost_usd") or 0.0) + (per("saved_cost_usd") or 0.0),
             **_tool_figures(calls.get(key, []), latencies.get(key, [])),
+            **({"sampling_refused": _mean(refused[key])} if key in refused else {}),
         }  # fmt: skip
     return out
 
@@ -127,7 +134,7 @@ def _seconds(value: Any) -> str:
 def accounting_cells(row: Mapping[str, Any]) -> dict[str, str]:
     """The accounting columns of one ``systems`` row as display text (``—`` where a figure does not apply)."""
     calls, cost = row.get("embedding_calls"), row.get("embedding_cost_usd")
-    embedder = row.get("embedder") if isinstance(row.get("embedder"), Mapping) else {}
+    embedder = _v if isinstance(_v := row.get("embedder"), Mapping) else {}
     embedding = "—"
     if embedder.get("source") == "own":  # a system that cannot take the run's embedder: marked, not hidden
         embedding = f"own embedder: {embedder.get('model')} (not the run's)"
@@ -143,4 +150,6 @@ def accounting_cells(row: Mapping[str, Any]) -> dict[str, str]:
         latency = f"{p50:.1f} / {p95:.1f}" if fmt.is_number(p50) and fmt.is_number(p95) else "—"
         calls = (f"{row['write_tool_calls']:.1f} · {row['probe_tool_calls']:.1f}, {latency}, "
                  f"{row.get('disclosed_bytes') or 0:,.0f}")
+        if fmt.is_number(row.get("sampling_refused")):  # a server that may ask for model calls: refused, shown
+            calls += f", sampling refused {row['sampling_refused']:.1f}"
     return {"ingest": _seconds(row.get("ingest_s")), "embedding": embedding, "embedding_cost": cost_text, "tool_calls": calls}

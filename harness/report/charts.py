@@ -134,7 +134,7 @@ def effect_charts(summary: dict[str, Any], metric: str = "continuity_accuracy") 
                               "title": f"{category}: no scenario ran in both arms"})
                 continue
             diff = float(row["diff"])
-            item = {"y": y, "label": name, "missing": False, "x0": x(0.0), "x": x(diff),
+            item: dict[str, Any] = {"y": y, "label": name, "missing": False, "x0": x(0.0), "x": x(diff),
                     "cls": "pos" if diff > 0 else "neg" if diff < 0 else "zero",
                     "text": f"{diff:+.2f}", "title": f"{category}: {diff:+.3f}"}
             if is_number(row.get("ci_low")) and is_number(row.get("ci_high")):

@@ -48,7 +48,8 @@ def document_layer_lines(by_arm: Mapping[str, list[Any]], arms: Sequence[str], r
                         WHOLE_ARM, extra))
     row = risks.get(DREAM_ARM) or {}
     extra = (f"; per sample {_num(row.get('consolidation_calls'))} consolidation calls, {_num(row.get('consolidation_tokens'))} "
-             f"tokens, {_num(row.get('entries_superseded'))} entries superseded; facts lost {row.get('facts_lost')}, superseded served {row.get('superseded_served')}, secrets "
+             f"tokens, {_num(row.get('entries_superseded'))} entries superseded; facts lost "
+             f"{row.get('facts_lost')}, superseded served {row.get('superseded_served')}, secrets "
              f"written {row.get('secrets_written')}, other workspaces' content written {row.get('foreign_written')} "
              "(the last two must be 0)") if row else ""
     out.append(line("dream", "Dream Mode (idle-window consolidation)",

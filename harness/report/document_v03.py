@@ -27,6 +27,14 @@ DOCUMENT_ARMS = (WHOLE_ARM, *(arm for _, arm, _ in TOPK), EXTRACTED_ARM, DREAM_A
 """The arms the block reports, in its row order."""
 
 
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0%}"
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f}"
+
+
 def _mean(values: Sequence[float | None]) -> float | None:
     known = [float(v) for v in values if v is not None]
     return round(sum(known) / len(known), 6) if known and len(known) == len(values) else None
@@ -76,16 +84,14 @@ def document_v03_lines(summary: Mapping[str, Any]) -> list[str]:
     rows = [r for r in summary.get("memory_document_v03") or [] if isinstance(r, Mapping)]
     if not rows:
         return []
-    pct = lambda v: "—" if v is None else f"{v:.0%}"
-    num = lambda v: "—" if v is None else f"{v:.1f}"
     out = ["memory document V0.3 (seed 001; docs/memory-document-v03.md): per sample, counts are totals",
            "  arm                          cont  unsup  leaks  select tok  dream calls/tok  lost  supers  stale  secrets  foreign"]
     for r in rows:
-        select = num(r.get("selection_tokens")) if r.get("selection_calls") else "-"
-        dream = f"{num(r.get('consolidation_calls'))}/{num(r.get('consolidation_tokens'))}" if r.get("windows") else "-"
-        out.append(f"  {r.get('arm')!s:<28} {pct(r.get('continuity')):>5} {pct(r.get('unsupported')):>6} "
+        select = _num(r.get("selection_tokens")) if r.get("selection_calls") else "-"
+        dream = f"{_num(r.get('consolidation_calls'))}/{_num(r.get('consolidation_tokens'))}" if r.get("windows") else "-"
+        out.append(f"  {r.get('arm')!s:<28} {_pct(r.get('continuity')):>5} {_pct(r.get('unsupported')):>6} "
                    f"{r.get('answer_leaks', 0):>6} {select:>10} {dream:>16} {r.get('facts_lost', 0):>5} "
-                   f"{num(r.get('entries_superseded')) if r.get('windows') else '-':>7} "
+                   f"{_num(r.get('entries_superseded')) if r.get('windows') else '-':>7} "
                    f"{r.get('superseded_served', 0):>6} {r.get('secrets_written', 0):>8} {r.get('foreign_written', 0):>8}")
     return out
 
@@ -95,17 +101,15 @@ def document_v03_section(summary: Mapping[str, Any]) -> dict[str, Any] | None:
     rows = [r for r in summary.get("memory_document_v03") or [] if isinstance(r, Mapping)]
     if not rows:
         return None
-    pct = lambda v: "—" if v is None else f"{v:.0%}"
-    num = lambda v: "—" if v is None else f"{v:.1f}"
     headers = ["continuity", "unsupported", "answer leaks", "judge tokens", "windows", "consolidation calls",
                "consolidation tokens", "entries superseded", "facts lost", "stale served", "secrets written",
                "other workspaces' content written"]
     out = []
     for r in rows:
         dream = bool(r.get("windows"))
-        cells = [pct(r.get("continuity")), pct(r.get("unsupported")), str(r.get("answer_leaks", 0)),
-                 num(r.get("selection_tokens")) if r.get("selection_calls") else "-",
-                 *((num(r.get(k)) if dream else "-") for k in ("windows", "consolidation_calls",
+        cells = [_pct(r.get("continuity")), _pct(r.get("unsupported")), str(r.get("answer_leaks", 0)),
+                 _num(r.get("selection_tokens")) if r.get("selection_calls") else "-",
+                 *((_num(r.get(k)) if dream else "-") for k in ("windows", "consolidation_calls",
                                                                 "consolidation_tokens", "entries_superseded")),
                  *(str(r.get(k, 0)) for k in ("facts_lost", "superseded_served", "secrets_written", "foreign_written"))]
         out.append({"label": f"{r.get('model')} · {r.get('arm')}", "cells": cells})

@@ -228,7 +228,7 @@ def _sorted_samples(samples: list[dict[str, Any]], summary: dict[str, Any]) -> l
 
     def order(sample: dict[str, Any]) -> tuple[Any, ...]:
         epoch = sample.get("epoch")
-        return (str(sample.get("scenario_id")), str(sample.get("model")), rank.get(sample.get("arm"), len(rank)),
+        return (str(sample.get("scenario_id")), str(sample.get("model")), rank.get(str(sample.get("arm")), len(rank)),
                 epoch if isinstance(epoch, int) else 0)
 
     out = []

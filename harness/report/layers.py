@@ -78,7 +78,9 @@ def _decided(iv: Mapping[str, Any], what: str) -> Any:
     """The shared rule (:func:`harness.analysis.decision.decide_paired`) on a line's evidence: a gain above 0."""
     from harness.analysis import decide_paired, evidence_from_row
 
-    return decide_paired(evidence_from_row(iv["evidence"]), direction="gain", threshold=0.0, what=what)
+    evidence = evidence_from_row(iv["evidence"])
+    assert evidence is not None  # the line was built above from fresh evidence, its exact p included
+    return decide_paired(evidence, direction="gain", threshold=0.0, what=what)
 
 
 def _decide_gain(iv: dict[str, Any] | None, what: str) -> tuple[str, str]:

@@ -31,7 +31,7 @@ import base64
 import json
 import zlib
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from markupsafe import Markup
 
@@ -227,7 +227,7 @@ def data_blobs(samples: list[dict[str, Any]], compress_above: int,
     pieces, encoding = transcript_blob(list(strings), rows, compress_above)
     for index, piece in enumerate(pieces):  # in place: a Markup is a copy, so at most one piece is held twice
         pieces[index] = Markup(piece)  # noqa: S704 - see docstring
-    return Markup(filter_text), pieces, encoding  # noqa: S704 - see docstring
+    return Markup(filter_text), cast("list[Markup]", pieces), encoding  # noqa: S704 - see docstring
 
 
 #: Elements of the string table or rows written per ``json.dumps`` call (C-speed, yet bounded pieces).

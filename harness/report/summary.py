@@ -186,7 +186,7 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
             scores = _not_judged(scores)
         scored.append(scores)
         samples.append(_sample_dict(record, scenario, scores, expected[record.scenario_id]))
-    if husks is not None:  # the passes below read no haystack: the shelf is not unpacked again for each of them
+    if husks is not None and isinstance(scenarios, ShelfView):  # the passes below read no haystack: the shelf is not unpacked again for each of them
         scenarios = _husks(scenarios, husks)
     agg_cfg = AggregateConfig(treatment_arm=config.treatment_arm, baseline_arm=config.baseline_arm, alpha=config.alpha)
     protocol = run_protocol(scored, scenarios, judged=judge is not None)
@@ -204,7 +204,7 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
                            apart=None if protocol is None else protocol.apart_lines)
     judge_block = _judge_block(judge, grounding, sum(s.grounding is not None for s in scored),
                                sum(s.grounding == "ungrounded" for s in scored))
-    summary = {
+    summary: dict[str, Any] = {
         "schema_version": SUMMARY_SCHEMA_VERSION,
         "generated_at": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "harness_version": __version__,

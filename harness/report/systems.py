@@ -117,7 +117,7 @@ def systems_block(manifest: Any, records: Sequence[Any], metrics: Sequence[Mappi
         for arm in manifest.arms:
             if (model, arm) not in present:
                 continue
-            key = lambda metric, category="all": (model, arm, category, metric)  # noqa: E731
+            key = lambda metric, category="all": (model, arm, category, metric)  # noqa: E731, B023 - used within this iteration
             fingerprint = fingerprints.get(arm)
             values, clusters = latencies.get((model, arm), ([], []))
             p50 = p95 = None

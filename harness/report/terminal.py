@@ -97,7 +97,8 @@ def arm_table(summary: Mapping[str, Any]) -> list[str]:
     """The per-arm table as aligned lines (header first), fitting 80 columns for the built-in arms.
 
     Under the header each model has a line of its own and its arms an
-    indented row each (with a suite protocol, continuity is the headline's, as the verdict decides it); a legend line and the cached samples follow. Empty when
+    indented row each (with a suite protocol, continuity is the headline's, as the verdict decides it); a legend
+    line and the cached samples follow. Empty when
     the summary has no metrics.
     """
     cells: dict[tuple[str, str], dict[str, Mapping[str, Any]]] = {}

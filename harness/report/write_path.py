@@ -81,7 +81,7 @@ def write_path_section(summary: dict[str, Any]) -> dict[str, Any] | None:
     for row in sorted(rows, key=lambda r: (str(r.get("model")), arms.index(str(r.get("arm"))))):
         key = (str(row.get("model")), str(row.get("arm")))
         by_agent = key in agent or bool(row.get("memories_written"))
-        stages = row.get("stages") if isinstance(row.get("stages"), dict) else {}
+        stages = _v if isinstance(_v := row.get("stages"), dict) else {}
         cells = []
         for field, _ in WRITE_COLUMNS:
             if field == "forgets":

@@ -33,7 +33,7 @@ from harness.run.folder import (
 )
 from harness.run.model_names import model_name_problems
 from harness.run.options import RunOptions, RunOptionsError, now_iso, resolve_options
-from harness.run.plan import cli_plan, price_problem, start_line
+from harness.run.plan import PlanInterrupted, cli_plan, price_problem, start_line
 from harness.run.progress import RunProgress, record_flags
 from harness.run.responses import fault_note
 from harness.run.retry import RetryPolicy, is_transient
@@ -89,6 +89,7 @@ __all__ = [
     "secret_values",
     "shard_ids",
     "start_line",
+    "PlanInterrupted",
     "stall_message",
     "start_server",
 ]

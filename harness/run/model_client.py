@@ -307,6 +307,7 @@ class ModelClient:
             generation = await gate.acquire() if gate is not None else 0
             in_flight = gate.in_flight if gate is not None else None
             started, timed_out = time.perf_counter(), False
+            response: Any
             try:
                 if direct:  # runs to its end without awaiting anything: a timeout could never interrupt it
                     response = await call(**kwargs)

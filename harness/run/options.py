@@ -17,6 +17,7 @@ import datetime as _dt
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from harness import __version__
@@ -220,7 +221,7 @@ def suite_hash(hashes: dict[str, str]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, str], RunManifest]:
+def resolve_options(args: Any) -> tuple[RunOptions, Sequence[Scenario], dict[str, str], RunManifest]:
     """Turn parsed ``run`` flags (and, with ``--resume``, the stored manifest) into options.
 
     Raises:
@@ -240,8 +241,15 @@ def resolve_options(args: Any) -> tuple[RunOptions, list[Scenario], dict[str, st
         stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         # (whether it already holds a run is checked once its lock is held: harness.run.folder.check_fresh)
         run_dir = Path(args.out) if args.out else Path(getattr(args, "reports_dir", None) or "reports") / stamp
-        defaults = {"models": [DEFAULT_MODEL], "arms": list(DEFAULT_ARMS), "scenario_paths": [absolute_path(shipped_path(DEFAULT_SUITE))], "filters": [],
-                    "limit": None, "sample_ids": [], **RUN_DEFAULTS}
+        defaults = {
+            "models": [DEFAULT_MODEL],
+            "arms": list(DEFAULT_ARMS),
+            "scenario_paths": [absolute_path(shipped_path(DEFAULT_SUITE))],
+            "filters": [],
+            "limit": None,
+            "sample_ids": [],
+            **RUN_DEFAULTS,
+        }
         given = selection(sample_id_defaults, given)
         values = {k: given[k] if given[k] is not None else defaults[k] for k in defaults}
         api_base = args.api_base
@@ -305,8 +313,8 @@ def _redacted_settings(record: dict[str, Any]) -> dict[str, Any]:
     return {**record, "file_values": values}
 
 
-def _select_shard(scenarios: list[Scenario], hashes: dict[str, str], given: Shard | None, previous: RunManifest | None,
-                  per_scenario: int) -> tuple[list[Scenario], dict[str, str], ShardInfo | None]:
+def _select_shard(scenarios: Sequence[Scenario], hashes: dict[str, str], given: Shard | None, previous: RunManifest | None,
+                  per_scenario: int) -> tuple[Sequence[Scenario], dict[str, str], ShardInfo | None]:
     """The scenarios of the shard asked for (or of the resumed run's shard), with the whole suite's facts."""
     stored = previous.shard if previous is not None else None
     if stored is not None and given is not None and (given.index, given.count) != (stored.index, stored.count):
@@ -319,7 +327,7 @@ def _select_shard(scenarios: list[Scenario], hashes: dict[str, str], given: Shar
     keep = set(shard_ids({sid: per_scenario for sid in scenario_ids(scenarios)}, shard))
     info = ShardInfo(index=shard.index, count=shard.count, suite_hash=suite_hash(hashes), scenario_count=len(scenarios),
                      sample_count=len(scenarios) * per_scenario)
-    if stored is not None and stored.suite_hash != info.suite_hash:
+    if previous is not None and stored is not None and stored.suite_hash != info.suite_hash:
         raise RunOptionsError(f"{previous.run_id}: the whole suite changed since this shard started (suite hash "
                               f"{stored.suite_hash[:12]} then, {info.suite_hash[:12]} now); start a new run")
     if not keep:

@@ -20,6 +20,8 @@ most ``--max-tokens`` per call. Cost comes from litellm's price map per model
 (for a Router group, its dearest deployment); "unknown" when it has no price.
 A system that writes with its own model calls (``ModelWrite``, e.g. mem0's
 fact extraction) builds those prompts as it runs: they are not in the plan.
+The run's SIGTERM flag is checked between scenarios (a system may be slow to
+open, or swallow the KeyboardInterrupt a signal raises in it).
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.run.errors import PlanInterrupted
 from harness.scenarios import Scenario, scenarios_by_id, work_order
 
 #: Output tokens expected per call (answers here are a few sentences, tool calls a few dozen tokens).
@@ -80,12 +83,14 @@ class Plan:
     @property
     def cost_usd(self) -> float | None:
         costs = [m.cost_usd for m in self.models]
-        return None if any(c is None for c in costs) else sum(costs)  # type: ignore[misc]
+        known = [c for c in costs if c is not None]
+        return None if len(known) < len(costs) else sum(known)
 
     @property
     def cost_max_usd(self) -> float | None:
         costs = [m.cost_max_usd for m in self.models]
-        return None if any(c is None for c in costs) else sum(costs)  # type: ignore[misc]
+        known = [c for c in costs if c is not None]
+        return None if len(known) < len(costs) else sum(known)
 
     def line(self) -> str:
         """The one line every run starts with."""
@@ -308,13 +313,15 @@ def _count(runs: list[tuple[list[dict[str, Any]], list[dict[str, Any]], int]], t
         plan.output_tokens_max += max_tokens * most * times
 
 
-def make_plan(scenarios: list[Scenario], specs: Iterable[Any], *, round_cap: int, max_tokens: int,
-              tokenizer_models: dict[str, str] | None = None, router_config: Any = None, budget: Any = None) -> Plan:
+def make_plan(scenarios: Sequence[Scenario], specs: Iterable[Any], *, round_cap: int, max_tokens: int,
+              tokenizer_models: dict[str, str] | None = None, router_config: Any = None, budget: Any = None,
+              should_stop: Callable[[], bool] | None = None) -> Plan:
     """The plan of ``specs`` (:class:`harness.run.samples.SampleSpec`), without calling any model.
 
     Args:
         tokenizer_models: run model -> the litellm model whose tokenizer counts its prompts
             (a Router group: its first deployment's model); default the model itself.
+        should_stop: checked before each scenario's prompts (the run's SIGTERM flag): raises ``PlanInterrupted``.
     """
     import os
 
@@ -344,7 +351,9 @@ def make_plan(scenarios: list[Scenario], specs: Iterable[Any], *, round_cap: int
     for (model, scenario_id, arm), times in repeats.items():
         by_scenario.setdefault(scenario_id, []).append((model, arm, times))
     # One scenario's prompts at a time: every full_history prompt of a suite at once was ~200 MB on LoCoMo.
-    for scenario_id in needed:
+    for done, scenario_id in enumerate(needed):
+        if should_stop is not None and should_stop():
+            raise PlanInterrupted(f"stopped while planning, after {done} of {len(needed)} scenarios")
         prompts = _starting_prompts([by_id[scenario_id]], arms, unplanned, budget)
         for model, arm, times in by_scenario[scenario_id]:
             plans[model].samples += times
@@ -357,8 +366,9 @@ def make_plan(scenarios: list[Scenario], specs: Iterable[Any], *, round_cap: int
     return Plan(samples=len(specs), round_cap=round_cap, models=list(plans.values()), unplanned=unplanned)
 
 
-def plan_for(options: Any, scenarios: list[Scenario], specs: Iterable[Any]) -> Plan:
-    """:func:`make_plan` with the run's round cap, token limit and Router configuration."""
+def plan_for(options: Any, scenarios: Sequence[Scenario], specs: Iterable[Any],
+             should_stop: Callable[[], bool] | None = None) -> Plan:
+    """:func:`make_plan` with the run's round cap, token limit and Router configuration (``should_stop``: its flag)."""
     config, tokenizers = None, {}
     if getattr(options, "router_config", None):
         from harness.run.router import load_router_config
@@ -366,7 +376,8 @@ def plan_for(options: Any, scenarios: list[Scenario], specs: Iterable[Any]) -> P
         config = load_router_config(options.router_config)
         tokenizers = {m: config.underlying_models(m)[0] for m in options.models}
     return make_plan(scenarios, specs, round_cap=options.max_tool_rounds, max_tokens=options.max_tokens,
-                     tokenizer_models=tokenizers, router_config=config, budget=getattr(options, "retrieval_budget", None))
+                     tokenizer_models=tokenizers, router_config=config, budget=getattr(options, "retrieval_budget", None),
+                     should_stop=should_stop)
 
 
 def price_problem(options: Any) -> str | None:
@@ -388,7 +399,8 @@ def price_problem(options: Any) -> str | None:
             "drop --max-cost-usd for these models")
 
 
-def start_line(options: Any, scenarios: list[Scenario], specs: list[Any], done: Iterable[Any]) -> tuple[Any, str | None]:
+def start_line(options: Any, scenarios: Sequence[Scenario], specs: list[Any], done: Iterable[Any],
+               should_stop: Callable[[], bool] | None = None) -> tuple[Any, str | None]:
     """Print the plan line a run starts with; return the options with ``--max-cost-usd``'s budget left (or a problem).
 
     ``done`` are the records an earlier attempt finished: their recorded cost counts against the limit.
@@ -396,7 +408,7 @@ def start_line(options: Any, scenarios: list[Scenario], specs: list[Any], done: 
     import dataclasses
     import sys
 
-    plan = plan_for(options, scenarios, specs)
+    plan = plan_for(options, scenarios, specs, should_stop)
     print("\n".join(plan.lines()), file=sys.stderr)
     if options.max_cost_usd is None:
         return options, None
@@ -412,7 +424,7 @@ def start_line(options: Any, scenarios: list[Scenario], specs: list[Any], done: 
     return dataclasses.replace(options, budget_usd=left), None
 
 
-def cli_plan(options: Any, scenarios: list[Scenario]) -> int:
+def cli_plan(options: Any, scenarios: Sequence[Scenario]) -> int:
     """``run --plan``: the plan of what the run would do (of what is left, with ``--resume``); no model call, no file written."""
     from harness.run.samples import plan_samples
 
@@ -421,7 +433,8 @@ def cli_plan(options: Any, scenarios: list[Scenario]) -> int:
         from harness.run.folder import read_earlier_attempt
 
         done = {r.sample_id for r in read_earlier_attempt(options.run_dir).done}
-    specs = [s for s in plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed, options.sample_ids) if s.sample_id not in done]
+    planned = plan_samples(scenarios, options.arms, options.models, options.epochs, options.seed, options.sample_ids)
+    specs = [s for s in planned if s.sample_id not in done]
     plan = plan_for(options, scenarios, specs)
     from harness.wrapping import say, terminal_width
 

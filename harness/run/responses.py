@@ -129,7 +129,7 @@ def lenient_message(raw: dict[str, Any] | None) -> tuple[dict[str, Any], str | N
     choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
     if choice is None:
         return {"role": "assistant", "content": None}, None, ["no readable choice in the response"]
-    message_in = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    message_in = _v if isinstance(_v := choice.get("message"), dict) else {}
     message: dict[str, Any] = {"role": "assistant", "content": _content(message_in.get("content"), faults)}
     calls = message_in.get("tool_calls")
     if calls is not None and not isinstance(calls, list):

@@ -64,16 +64,23 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
     scenario = ctx.scenarios[spec.scenario_id]
     started_at, t0 = now_iso(), time.perf_counter()
     tools: list[dict[str, Any]] = []
-    write_phase, pasted, shadow, embedding, ingest = None, 0, None, None, None
+    write_phase, pasted, shadow, embedding, ingest, sampling_refused = None, 0, None, None, None, None
     try:
         opts = ctx.options
         settings = ModelSettings(spec.model, opts.temperature, opts.timeout_s, spec.seed, opts.api_base, max_tokens=opts.max_tokens)
         # The arm's memory system: fresh storage, its write phase (if any), then the probe (harness.memory_systems).
-        sample = await run_memory_sample(spec.arm, scenario, client=ctx.client, settings=settings, epoch=spec.epoch, max_tool_rounds=opts.max_tool_rounds,
-                                         budget=opts.retrieval_budget)
+        sample = await run_memory_sample(
+            spec.arm,
+            scenario,
+            client=ctx.client,
+            settings=settings,
+            epoch=spec.epoch,
+            max_tool_rounds=opts.max_tool_rounds,
+            budget=opts.retrieval_budget,
+        )
         tools, outcome, write_phase, pasted = sample.tools, sample.outcome, sample.write_phase, sample.pasted
         shadow = None if sample.shadow is None else shadow_log(sample.shadow, spec.model)
-        embedding, ingest = embedding_log(sample.embedding), sample.ingest
+        embedding, ingest, sampling_refused = embedding_log(sample.embedding), sample.ingest, sample.sampling_refused
     except Exception as exc:  # noqa: BLE001 - seeding or arm failure: an error sample, not a crash
         outcome = error_outcome(exc)
     error = outcome.error
@@ -102,6 +109,7 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
         write_phase=write_phase,
         embedding=embedding,
         ingest=ingest,
+        sampling_refused=sampling_refused,
         retrieval_budget=ctx.options.retrieval_budget.record() if tools else None,  # what scoring credits at most per call
         started_at=started_at,
         wall_time_s=time.perf_counter() - t0,
@@ -258,7 +266,7 @@ def frozen_heap() -> Iterator[None]:
         gc.unfreeze()
 
 
-def ctx_for(options: RunOptions, scenarios: list[Scenario], hashes: dict[str, str]) -> SampleContext:
+def ctx_for(options: RunOptions, scenarios: Sequence[Scenario], hashes: dict[str, str]) -> SampleContext:
     """A fresh :class:`SampleContext` (model client with the run's cache and retry policy)."""
     from harness.run.calls import model_client
 

@@ -68,6 +68,8 @@ class MemorySampleResult:
     """What the system's embeddings cost (``memory_tools.EmbeddingUsage``), or None: it embeds nothing."""
     ingest: IngestLog | None = None
     """How long the memory took to build before the probe (:func:`ingest_log`)."""
+    sampling_refused: int | None = None
+    """Model calls the system's servers asked for (MCP sampling) and were refused; None: a system that cannot ask."""
 
 
 async def run_memory_sample(
@@ -113,6 +115,8 @@ async def run_memory_sample(
     finally:
         result.embedding = sample_embedding_usage(instance)
         instance.close()
+        refused = getattr(instance, "sampling_refused", None)  # an MCP server's requests for model calls
+        result.sampling_refused = refused if isinstance(refused, int) else None
 
 
 async def run_selection(instance: Any, policy: Any, context: Any, *, client: Any, settings: Any,
@@ -269,6 +273,7 @@ async def run_model_write(
             result_text=e.result_text, result_chars=len(e.result_text),
             result_tokens=count_tokens(settings.model, text=e.result_text),
             disclosed_item_ids=list(e.disclosed_item_ids), storage_read=bool(e.storage_read), elapsed_s=float(e.elapsed_s),
+            forget=getattr(e, "forget", None),
         )
         for index, e in enumerate(executions)
     ]

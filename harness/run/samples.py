@@ -8,7 +8,7 @@ cannot drift apart.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from harness.records import sample_id
@@ -36,7 +36,7 @@ def sample_seed(base_seed: int, scenario_id: str, epoch: int) -> int:
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
-def plan_samples(scenarios: list[Scenario], arms: list[str], models: list[str], epochs: int, seed: int,
+def plan_samples(scenarios: Sequence[Scenario], arms: list[str], models: list[str], epochs: int, seed: int,
                  only: Collection[str] = ()) -> list[SampleSpec]:
     """Every scenario x arm x model x epoch, in a stable order; with ``only`` (``run --sample-id``), just those sample ids.
 

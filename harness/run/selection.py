@@ -14,6 +14,7 @@ pasted from a report re-runs exactly that sample.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 from harness.records import sample_id
@@ -82,7 +83,7 @@ def sample_id_defaults(given: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def narrow_scenarios(scenarios: list[Scenario], hashes: dict[str, str], values: dict[str, Any]) -> tuple[list[Scenario], dict[str, str]]:
+def narrow_scenarios(scenarios: Sequence[Scenario], hashes: dict[str, str], values: dict[str, Any]) -> tuple[Sequence[Scenario], dict[str, str]]:
     """The scenarios the sample ids name (when given), then the first ``limit`` of them (when given), in suite order.
 
     Raises:

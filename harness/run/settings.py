@@ -7,6 +7,7 @@ unless the flag is given again (and refuses a change that would alter its sample
 from __future__ import annotations
 
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from harness.records import RunManifest, is_redacted
@@ -61,7 +62,7 @@ def embedding_values(args: Any, previous: RunManifest | None) -> dict[str, Any]:
             "embedding_prefix": None if prefix == "none" else prefix}
 
 
-def retrieval_budget(args: Any, scenarios: list[Scenario], previous: RunManifest | None) -> tuple[RetrievalBudget, str]:
+def retrieval_budget(args: Any, scenarios: Sequence[Scenario], previous: RunManifest | None) -> tuple[RetrievalBudget, str]:
     """The run's one retrieval budget and its source: ``--retrieval-budget``, else the suites', else the default.
 
     A resumed run keeps the budget it started with (an older run that recorded none ran at the default);

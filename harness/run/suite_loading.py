@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fnmatch
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from harness.run.errors import RunOptionsError
@@ -22,7 +23,7 @@ def incomplete_suite_files(paths: list[str]) -> dict[str, Any]:
     return {"incomplete_suites": files} if files else {}
 
 
-def load_selected(values: dict[str, Any], privacy: dict[str, Any] | None = None) -> tuple[list[Scenario], dict[str, str]]:
+def load_selected(values: dict[str, Any], privacy: dict[str, Any] | None = None) -> tuple[Sequence[Scenario], dict[str, str]]:
     from harness.redaction import Redactor
     from harness.scenarios import load_scenario_shelf, redact_scenarios, shelve, with_store
 

@@ -43,7 +43,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from multiprocessing import connection
 from typing import Any
 
@@ -166,7 +166,7 @@ def _worker_main(
     index: int,
     specs: list[Any],
     options: RunOptions,
-    scenarios: list[Scenario],
+    scenarios: Sequence[Scenario],
     hashes: dict[str, str],
     conn: Any,
     setup: Callable[[], None] | None,
@@ -208,7 +208,7 @@ def _worker_main(
 def run_in_workers(
     specs: list[Any],
     options: RunOptions,
-    scenarios: list[Scenario],
+    scenarios: Sequence[Scenario],
     hashes: dict[str, str],
     emit_line: Callable[[str, tuple[bool, bool, bool]], None],
     *,
@@ -228,7 +228,8 @@ def run_in_workers(
     """
     ctx = _context(_needs_litellm(options))
     count = min(options.workers, len(specs))
-    processes, conns = [], {}
+    processes: list[multiprocessing.process.BaseProcess] = []
+    conns: dict[connection.Connection, int] = {}
     for index in range(count):
         worker_options = dataclasses.replace(options, max_concurrency=share(options.max_concurrency, count, index), workers=1,
                                              **_limit_shares(options, count))
@@ -239,15 +240,17 @@ def run_in_workers(
         sender.close()  # the worker holds the only write end: its exit closes the pipe
         processes.append(process)
         conns[receiver] = index
-    status, stopped, failures = "complete", {}, []
+    status, stopped, failures = "complete", dict[str, Any](), list[str]()
     heartbeat = _Heartbeat(len(specs), count)
     try:
         while conns:
             heartbeat.maybe_print()
-            for conn in connection.wait(list(conns), timeout=_POLL_S):
+            for ready in connection.wait(list(conns), timeout=_POLL_S):
+                conn = ready if isinstance(ready, connection.Connection) else None
+                assert conn is not None  # wait() hands back the connections it was given
                 index = conns[conn]
                 try:
-                    message = conn.recv()
+                    message: Any = conn.recv()
                 except (EOFError, OSError):  # the worker exited without saying it was done
                     del conns[conn]
                     processes[index].join(timeout=5)
@@ -327,7 +330,7 @@ def _drain(conns: list[Any], emit_line: Callable[[str, tuple[bool, bool, bool]],
 def run_specs(
     specs: list[SampleSpec],
     options: RunOptions,
-    scenarios: list[Scenario],
+    scenarios: Sequence[Scenario],
     hashes: dict[str, str],
     handle: Any,
     progress: RunProgress,

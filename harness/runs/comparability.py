@@ -261,7 +261,7 @@ def _rebuild_keywords(build_report: Any, summary: Mapping[str, Any] | None, incl
     """The rebuilt report keeps what the stale one was built with: excluded scenarios and verdict thresholds."""
     from harness.analysis import VerdictConfig
 
-    keywords = _foreign_keyword(build_report, include_foreign)
+    keywords: dict[str, Any] = _foreign_keyword(build_report, include_foreign)
     if summary is None:
         return keywords
     excluded = [str(s) for s in _list(_dict(summary.get("run")).get("excluded_scenarios"))]
@@ -353,15 +353,15 @@ def differences(a: RunData, b: RunData) -> list[Difference]:
     out.extend(_budget_differences(ma, mb))
     sa, sb = a.summary, b.summary
     ra, rb = _dict(sa.get("run")), _dict(sb.get("run"))
-    scoring = (
+    scoring: tuple[tuple[str, Any, Any], ...] = (
         ("judge model", _judge(sa), _judge(sb)),
         ("excluded scenarios", sorted(map(str, _list(ra.get("excluded_scenarios")))),
          sorted(map(str, _list(rb.get("excluded_scenarios"))))),
         ("report harness version", sa.get("harness_version"), sb.get("harness_version")),
     )
-    for name, va, vb in scoring:
+    for what, va, vb in scoring:
         if va != vb:
-            out.append(Difference(name, _show(va), _show(vb)))
+            out.append(Difference(what, _show(va), _show(vb)))
     ca, cb = (_dict(s["verdict"].get("config")) for s in (sa, sb))
     for key in sorted(ca.keys() | cb.keys()):
         if ca.get(key) != cb.get(key):

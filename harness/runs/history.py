@@ -141,9 +141,9 @@ def _manifest_facts(run: Path) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         return {}
-    paths = data.get("scenario_paths") if isinstance(data.get("scenario_paths"), list) else []
-    ids = data.get("scenario_ids") if isinstance(data.get("scenario_ids"), list) else None
-    shard = data.get("shard") if isinstance(data.get("shard"), dict) else None
+    paths = _v if isinstance(_v := data.get("scenario_paths"), list) else []
+    ids = _v if isinstance(_v := data.get("scenario_ids"), list) else None
+    shard = _v if isinstance(_v := data.get("shard"), dict) else None
     return {"suite": ", ".join(Path(str(p)).name for p in paths), "scenarios": len(ids) if ids is not None else None,
             "shard": f"{shard.get('index')}/{shard.get('count')}" if shard else None,
             "sensitive": _sensitive_manifest(data)}
@@ -217,9 +217,9 @@ def read_points(runs: Iterable[Path], *, include_shards: bool = False,
             warnings.append(f"{path}: unreadable ({_reason(exc, path)}), left out; "
                             f"rebuild it with `recall-eval report {run}`")
             continue
-        info = summary.get("run") if isinstance(summary.get("run"), dict) else {}
-        verdict = summary.get("verdict") if isinstance(summary.get("verdict"), dict) else {}
-        config = verdict.get("config") if isinstance(verdict.get("config"), dict) else {}
+        info = _v if isinstance(_v := summary.get("run"), dict) else {}
+        verdict = _v if isinstance(_v := summary.get("verdict"), dict) else {}
+        config = _v if isinstance(_v := verdict.get("config"), dict) else {}
         points.append(RunPoint(path=run, run_id=str(info.get("run_id") or run.name),
                                started_at=str(info.get("started_at") or summary.get("generated_at") or ""),
                                verdict=str(verdict.get("status") or "none"),

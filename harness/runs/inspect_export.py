@@ -65,8 +65,8 @@ def valid_text(value: Any) -> tuple[Any, int]:
         pairs = [valid_text(v) for v in value]
         return [v for v, _ in pairs], sum(n for _, n in pairs)
     if isinstance(value, dict):
-        pairs = [(valid_text(k), valid_text(v)) for k, v in value.items()]
-        return {k: v for (k, _), (v, _) in pairs}, sum(a + b for (_, a), (_, b) in pairs)
+        entries = [(valid_text(k), valid_text(v)) for k, v in value.items()]
+        return {k: v for (k, _), (v, _) in entries}, sum(a + b for (_, a), (_, b) in entries)
     return value, 0
 
 
@@ -331,7 +331,7 @@ def export_inspect(run_dir: Path, out: Path, notes: list[str] | None = None) -> 
                                           "parameters": params, "run_dir": str(run_dir.resolve())}},
             )
             replaced = sum((s.metadata or {}).get("replaced_surrogates", 0) for s in samples)
-            if replaced:
+            if replaced and spec.metadata is not None:  # set just above
                 spec.metadata["recall_eval"]["replaced_surrogates"] = replaced
             completed = sum(1 for r in mine if r.status == "ok")
             usage: dict[str, Any] = {}

@@ -209,7 +209,8 @@ def merge_runs(out: Path, runs: Sequence[Path]) -> MergeOutcome:
     warnings = [f"{s.path}: status {s.manifest.status!r}: finish it with `recall-eval run --resume {s.path}` and merge again"
                 for s in shards if s.manifest.status != "complete"]
     warnings += [problem for s in shards for problem in s.problems]
-    warnings += [f"{s.path / RESULTS_FILE}: {s.duplicates} duplicate record(s) dropped (the last of each sample kept)" for s in shards if s.duplicates]
+    warnings += [f"{s.path / RESULTS_FILE}: {s.duplicates} duplicate record(s) dropped (the last of each sample "
+                 "kept)" for s in shards if s.duplicates]
     written = False
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -55,9 +55,11 @@ def shape_problem(summary: dict[str, Any]) -> str | None:
         return f"verdict.config is a {_kind(verdict['config'])}, not an object"
     for key in _ROW_LISTS:
         rows = summary.get(key)
-        if rows is not None and not isinstance(rows, list):
+        if rows is None:
+            continue
+        if not isinstance(rows, list):
             return f"{key} is a {_kind(rows)}, not a list"
-        bad = next((i for i, row in enumerate(rows or []) if not isinstance(row, dict)), None)
+        bad = next((i for i, row in enumerate(rows) if not isinstance(row, dict)), None)
         if bad is not None:
             return f"{key}[{bad}] is a {_kind(rows[bad])}, not an object"
     run = summary.get("run") or {}

@@ -134,10 +134,11 @@ class Viewer:
         from harness.runs.compare_page import render_compare
 
         run_a, run_b = self.run_folder(a), self.run_folder(b)
+        unreadable: tuple[type[Exception], ...] = (*_data_errors(), OSError)
         with self._lock:  # one build at a time: two tabs asking for the same pair build it once each, not interleaved
             try:
                 cmp = compare_runs(run_a, run_b)
-            except (*_data_errors(), OSError):
+            except unreadable:
                 gone = [rel for rel, path in ((a, run_a), (b, run_b)) if not (path / "run.json").exists()]
                 if gone:
                     raise ViewError(f"not found: run {', '.join(gone)} (removed while the page was built)") from None
@@ -254,7 +255,7 @@ def _handler(viewer: Viewer) -> type[BaseHTTPRequestHandler]:
 
 
 def make_server(root: Path, port: int = DEFAULT_PORT, cache: Path | None = None, *,
-                include_sensitive: bool = False) -> ThreadingHTTPServer:
+                include_sensitive: bool = False) -> _Server:
     """A server of ``root`` on 127.0.0.1:``port`` (0: a free port; ``server.server_address`` says which).
 
     Raises:
@@ -311,7 +312,7 @@ def cli_view(args: Any) -> int:
     except ViewError as exc:
         print(f"recall-eval view: {exc}", file=sys.stderr)
         return 2
-    host, port = server.server_address[:2]
+    host, port = str(server.server_address[0]), server.server_address[1]
     count = sum(1 for _ in find_run_folders(server.viewer.root))
     print(f"serving at http://{host}:{port}/ (Ctrl-C stops)")  # the address first: it is what the user opens
     say_path(f"{count} run folder(s) below", root.resolve())  # a long folder stands on its own line

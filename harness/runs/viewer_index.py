@@ -75,7 +75,7 @@ def find_run_folders(root: Path) -> Iterator[Path]:
 
 def _signature(run_dir: Path) -> tuple[tuple[int, int, int, int] | None, ...]:
     """(inode, size, mtime in ns, mode) of each watched file, None for one that is missing."""
-    out = []
+    out: list[tuple[int, int, int, int] | None] = []
     folder = os.fspath(run_dir)
     for name in _WATCHED:
         try:
@@ -166,7 +166,7 @@ def read_row(root: Path, run_dir: Path, done: int | None = None) -> RunRow:
 
     rel = run_dir.relative_to(root).as_posix()
     rel = "" if rel == "." else rel
-    base = {"path": rel, "report": (run_dir / "index.html").is_file(),
+    base: dict[str, Any] = {"path": rel, "report": (run_dir / "index.html").is_file(),
             "comparable": (run_dir / "summary.json").is_file() and (run_dir / "scores.jsonl").is_file()}
     try:
         manifest = read_manifest(run_dir)

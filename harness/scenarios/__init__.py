@@ -14,7 +14,8 @@ these names):
   :func:`scenarios_by_id`, :func:`scenario_facts`, :func:`known_hash`;
 - :class:`ScenarioError` with :class:`Problem` records (``problems.py``; the checks are ``validation/``);
 - :func:`load_store`, :func:`with_store` (``store_items.py``): a team's real store as every scenario's items (``--store``);
-- :func:`seed_store`, :func:`open_seeded_store`, :func:`reserve_store_templates`, :func:`release_store_templates`, :func:`item_input`, :class:`StoreTemplates` (``seeding.py``) and :func:`sessions_in_scope`;
+- :func:`seed_store`, :func:`open_seeded_store`, :func:`reserve_store_templates`, :func:`release_store_templates`,
+  :func:`item_input`, :class:`StoreTemplates` (``seeding.py``) and :func:`sessions_in_scope`;
 - :func:`incomplete_suites`: imported suites whose ``_suite.json`` says ``complete: false`` (``provenance.py``);
 - :class:`Protocol` (a suite's headline, recent history and category order, ``protocol.py``) and :func:`recent_sessions`;
 - :func:`forget_request_sessions`, :func:`forgotten_texts`: what a scenario asks to be forgotten (``forgetting.py``);

@@ -211,11 +211,13 @@ def build_probe(conversation: Conversation, entry: ProbeEntry) -> Scenario:
         roles = entry.item_roles
         items = [_with_role(item, roles[item.id]) if item.id in roles else item for item in items]
     tags = list(dict.fromkeys([*conversation.tags, *entry.tags]))
+    category = entry.category or conversation.category
+    assert category is not None  # a probe without one is reported when its entry is read, and never built
     return Scenario.model_construct(
         schema_version=conversation.schema_version,
         id=f"{conversation.id}/{entry.id}",
         title=entry.title or f"{conversation.title} / {entry.id}",
-        category=entry.category or conversation.category,
+        category=category,
         categories=conversation.categories,
         tags=tags,
         description=entry.description or conversation.description,

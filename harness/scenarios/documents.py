@@ -394,7 +394,7 @@ def _line_of(node: yaml.Node | None, loc: Loc) -> tuple[int | None, bool]:
     existing parent is returned, or None for the document root.
     """
     line = None
-    for depth, part in enumerate(loc):
+    for part in loc:
         child = None
         if isinstance(node, yaml.MappingNode):
             for key, value in node.value:

@@ -10,12 +10,12 @@ import hashlib
 import json
 import weakref
 from collections import OrderedDict
+from functools import partial
 from typing import Any
 
 from harness.scenarios.models import Scenario
 
 _SHARED_PARTS = ("sessions", "items")
-_CANONICAL = {"sort_keys": True, "separators": (",", ":"), "ensure_ascii": False}
 _part_cache: OrderedDict[int, tuple[list[Any], bytes]] = OrderedDict()
 #: Lists kept: a conversation's probes come one after another (ids sorted), so a few serve them all; each entry
 #: holds its list alive, and 64 held 32 LongMemEval haystacks (~200 MB) after a run's suite was shelved.
@@ -23,7 +23,7 @@ _PART_CACHE_SIZE = 8
 
 
 def _canonical(value: Any) -> bytes:
-    return json.dumps(value, **_CANONICAL).encode("utf-8")
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def _part_json(part: list[Any]) -> bytes:
@@ -49,6 +49,11 @@ _ENTRY_CACHE_SIZE = 65_536
 _dead_entries: list[int] = []  # ids whose entry died (weak-reference callbacks), dropped at the next call
 
 
+def _note_dead(key: int, _ref: object) -> None:
+    """Weak-reference callback: ``key``'s entry died; its cache line goes at the next call."""
+    _dead_entries.append(key)
+
+
 def _entry_json(entry: Any) -> bytes:
     """Canonical JSON of one session or item, computed once per object (bounded, least recently used out).
 
@@ -65,7 +70,7 @@ def _entry_json(entry: Any) -> bytes:
     if known is not None and known[0]() is entry:
         return known[1]
     text = _canonical(entry.model_dump(mode="json", by_alias=True))
-    _entry_cache[id(entry)] = (weakref.ref(entry, lambda _, key=id(entry): _dead_entries.append(key)), text)
+    _entry_cache[id(entry)] = (weakref.ref(entry, partial(_note_dead, id(entry))), text)
     if len(_entry_cache) > _ENTRY_CACHE_SIZE:
         _entry_cache.popitem(last=False)
     return text

@@ -202,7 +202,8 @@ def _load_folder(folder: Path, files: list[Path], root: Path, selection: Selecti
         return _unreadable(problems, selection, shared_path, text)
     if not isinstance(shared.data, dict):
         kind = "an empty file" if shared.data is None else f"a {type(shared.data).__name__}"
-        return _unreadable([*problems, Problem(str(shared_path), 1, "", f"a conversation must be one mapping, not {kind}")], selection, shared_path, text)
+        return _unreadable([*problems, Problem(str(shared_path), 1, "", "a conversation must be one mapping, not "
+                                                                        f"{kind}")], selection, shared_path, text)
     if (too_many := _too_many_items(shared)) is not None:
         return _unreadable([too_many], selection, shared_path, text)
     if quoting := quote_problems(shared):
@@ -240,8 +241,8 @@ def _load_conversation_parts(
         return _Loaded(skipped=True)
     loaded = load_conversation(shared, entries, defaults, lambda entry: id(entry) in chosen)
     passed = not any(p.severity == "error" for p in problems)  # the probes' own errors already kept them out
-    found = [(scenario, source.document.path, line, passed) for scenario, source, line in loaded.scenarios]
-    return _Loaded(found, [*problems, *loaded.problems])
+    kept = [(scenario, source.document.path, line, passed) for scenario, source, line in loaded.scenarios]
+    return _Loaded(kept, [*problems, *loaded.problems])
 
 
 # One unit of loading: a story or conversation file (members None), or a conversation folder and its probe files;

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -30,7 +30,7 @@ def merge_defaults(base: Any, override: Any) -> Any:
     return override
 
 
-def schema_findings(errors: list[dict[str, Any]], root: type[BaseModel] = Scenario) -> list[Finding]:
+def schema_findings(errors: Sequence[Mapping[str, Any]], root: type[BaseModel] = Scenario) -> list[Finding]:
     """pydantic's errors as findings; a missing field with a misspelled sibling says so.
 
     ``root`` is the model that failed (field suggestions come from its fields).
@@ -53,7 +53,7 @@ def schema_findings(errors: list[dict[str, Any]], root: type[BaseModel] = Scenar
     return findings
 
 
-def _error_message(error: dict[str, Any], root: type[BaseModel] = Scenario) -> str:
+def _error_message(error: Mapping[str, Any], root: type[BaseModel] = Scenario) -> str:
     kind, message = error["type"], error["msg"]
     if kind == "missing":
         return "required field is missing"

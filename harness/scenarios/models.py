@@ -14,7 +14,7 @@ ISO strings are accepted and converted.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -23,7 +23,7 @@ from harness.scenarios.field_types import CategoryName, Identifier, Millis, Scen
 from harness.scenarios.protocol import Protocol
 from memory_tools import KeyOrigin, KeyType, Kind, LifecycleState, Origin, StatementType, TemporalType
 
-SCENARIO_SCHEMA_VERSION = 2
+SCENARIO_SCHEMA_VERSION: Final = 2
 """2: an item may quote its source turn instead of writing its content (:mod:`harness.scenarios.quotes`); 1 reads as before."""
 
 

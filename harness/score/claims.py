@@ -1,4 +1,5 @@
-"""Unsupported claims in an answer: canaries, stale values not mentioned as superseded, item ids nothing shown supports, and what the grounding judge listed.
+"""Unsupported claims in an answer: canaries, stale values not mentioned as superseded, item ids nothing shown
+supports, and what the grounding judge listed.
 
 A string is id-shaped when it starts with one of the scenario's item-id
 prefixes (the leading letters plus separator of each item id, e.g. ``it-``).

@@ -8,8 +8,9 @@ system (built in or plug-in), from the write phase and the probe together:
   that asks the assistant to forget, or any forget word where the scenario
   declares a forgotten fact; "I'll never forget it" asks nothing); the same
   in every arm;
-- ``forget_calls``: forget calls of the write phase (a write tool whose name
-  says forget/delete/remove/erase); ``forgets_removed``: those that removed
+- ``forget_calls``: forget calls of the write phase (a call its memory system
+  declared a forget, as an MCP config names its forget tool; otherwise a
+  write tool whose name says forget/delete/remove/erase); ``forgets_removed``: those that removed
   something (status ``ok``; ``not_found`` removed nothing);
 - ``forgotten_facts``: the scenario's forgotten facts
   (:func:`harness.scenarios.forgotten_texts`);
@@ -75,6 +76,7 @@ def write_forgetting(record: SampleRecord, scenario: Scenario) -> dict[str, Any]
     notes: list[str] = fields["forget_notes"]
     stored: dict[tuple[str | None, str], str] = {}  # (workspace, name) -> text, of saves not forgotten since
     asked = set(forget_request_session_ids(scenario))
+    unanswered: list[str] = []  # sessions that asked to forget, with no forget call in them yet or after them
     for session in phase.sessions:
         forgot_here = False
         for call in session.tool_calls:
@@ -97,8 +99,11 @@ def write_forgetting(record: SampleRecord, scenario: Scenario) -> dict[str, Any]
                 notes.append(f"forgot {shown}; the fact was stored as " + ", ".join(repr(n) for n in elsewhere))
             else:
                 notes.append(f"forgot {shown}: {call.status}, nothing removed")
+        if forgot_here:  # a later forget acts on an earlier request too (an MCP config forgets after the last session)
+            unanswered.clear()
         if session.session_id in asked and not forgot_here:
-            notes.append(f"session {session.session_id} asked to forget; no forget call was made")
+            unanswered.append(session.session_id)
+    notes += [f"session {session_id} asked to forget; no forget call was made" for session_id in unanswered]
     return fields
 
 
@@ -156,7 +161,9 @@ def forgetting_table(scores: Sequence[Any], mechanisms: Mapping[str, str] | None
     share its sessions and epochs repeat them, so it is the sum over
     conversations of the most any of their samples saw (not sessions x
     probes). ``forget_calls`` and ``forgets_removed`` are None for an arm
-    without a write phase (the system never saw a request to act on).
+    without a write phase (the system never saw a request to act on); a
+    write phase of template calls and no model call (an MCP config's write
+    and forget tools) is one.
     """
     mechanisms = mechanisms or {}
     groups: dict[tuple[str, str], list[Any]] = {}
@@ -169,7 +176,7 @@ def forgetting_table(scores: Sequence[Any], mechanisms: Mapping[str, str] | None
     order = {arm: i for i, arm in enumerate(arms)}
     rows = []
     for (model, arm), group in sorted(groups.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], len(order)), kv[0][1])):
-        writes = any(s.write_model_calls for s in group)
+        writes = any(s.write_model_calls or s.write_tool_calls for s in group)  # a template write (MCP) has no model
         rows.append({
             "model": model, "arm": arm, "mechanism": mechanisms.get(arm, "not declared"), "samples": len(group),
             "forget_requests": _requests_once(group),

@@ -138,7 +138,7 @@ class Judge(JudgeModel):
 
     def __call__(self, question: str, rubric: str, expected: Sequence[str], answer: str, *, gold: str | None = None,
                  category: str = "", abstain: bool = False) -> JudgeVerdict:
-        parse = parse_verdict
+        parse: Callable[[str], tuple[Literal["pass", "fail"], str]] = parse_verdict
         if self.prompt is None:
             messages = build_messages(question, rubric, expected, answer)
         else:

@@ -72,6 +72,9 @@ def saved_text(call: ToolCallLog) -> str | None:
 
 
 def is_forget(call: ToolCallLog) -> bool:
+    """Whether a write call forgets: as its memory system declared (an MCP config's forget tool), else by its name."""
+    if call.forget is not None:
+        return call.forget
     return _FORGET_TOOL.search(call.name) is not None
 
 

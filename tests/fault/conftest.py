@@ -152,7 +152,12 @@ def fake_report(monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep in-process runs about running: the report step is a stub that always passes."""
     import types
 
-    monkeypatch.setattr("harness.report.build_report", lambda run_dir, judge_model=None, exclude=(), **_: types.SimpleNamespace(verdict="pass", reasons=[], index_html=Path(run_dir) / "index.html"))
+    monkeypatch.setattr(
+        "harness.report.build_report",
+        lambda run_dir, judge_model=None, exclude=(), **_: types.SimpleNamespace(
+            verdict="pass", reasons=[], index_html=Path(run_dir) / "index.html"
+        ),
+    )
 
 
 def harness_cli(*argv: str | Path) -> subprocess.CompletedProcess[str]:

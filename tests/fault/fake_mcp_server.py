@@ -13,7 +13,11 @@ the named tool:
 - ``huge``: search returns a result of ``FAKE_HUGE_BYTES`` (default 50 MB);
 - ``exit_at_start``: writes to stderr and exits before initializing.
 
-``FAKE_HTTP_PORT`` serves streamable HTTP on that port of 127.0.0.1 instead of stdio.
+``FAKE_HTTP_PORT`` serves streamable HTTP on that port of 127.0.0.1 instead of stdio. ``FAKE_DEAF=1`` ignores
+SIGTERM and SIGHUP (with ``hang``, a server that outlives its closed stdin); ``FAKE_CHILD=1`` starts a helper
+process that sleeps, doing the same (an ``npx``-style wrapper's child); ``FAKE_HANG_FLAG`` names a file
+``hang`` creates when it starts hanging. ``FAKE_SAMPLING=1``: every search first asks the client for a model call
+(MCP sampling) and, refused, searches anyway.
 """
 
 from __future__ import annotations
@@ -33,7 +37,21 @@ if MODE == "exit_at_start":
     sys.stderr.flush()
     sys.exit(4)
 
-from mcp.server import MCPServer  # noqa: E402 - after the start-up fault, which must not need the SDK
+if os.environ.get("FAKE_DEAF") == "1":
+    import signal
+
+    for deaf_to in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(deaf_to, signal.SIG_IGN)
+if os.environ.get("FAKE_CHILD") == "1":
+    import subprocess
+
+    subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                      "signal.signal(signal.SIGHUP, signal.SIG_IGN); time.sleep(3600)"], stdin=subprocess.DEVNULL,
+                     stdout=subprocess.DEVNULL)
+
+from mcp import types  # noqa: E402 - after the start-up fault, which must not need the SDK
+from mcp.server import MCPServer  # noqa: E402
+from mcp.server.mcpserver import Context  # noqa: E402
 
 server = MCPServer("fake-memory")
 _WIRE = os.dup(1)  # the protocol pipe itself: the SDK diverts fd 1 to stderr while it serves
@@ -69,11 +87,19 @@ def delete_note(text: str, workspace: str) -> str:
 
 
 @server.tool()
-def search_notes(query: str, workspace: str) -> str:
+async def search_notes(query: str, workspace: str, ctx: Context) -> str:
     """Search the user's notes in memory by words of the query."""
+    if os.environ.get("FAKE_SAMPLING") == "1":  # a product that wants the client's model to rank its notes
+        ask = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=f"Rank notes for: {query}"))
+        try:
+            await ctx.session.create_message([ask], max_tokens=50)
+        except Exception as exc:  # noqa: BLE001 - refused: the product carries on without
+            sys.stderr.write(f"fake server: sampling refused ({exc})\n")
     if MODE == "hang":
         sys.stderr.write("fake server: hanging (hang)\n")
         sys.stderr.flush()
+        if os.environ.get("FAKE_HANG_FLAG"):  # a test waiting for this very server to hang
+            Path(os.environ["FAKE_HANG_FLAG"]).touch()
         while True:
             time.sleep(3600)
     if MODE == "huge":

@@ -17,7 +17,22 @@ BIG_ANSWER = "lorem ipsum " * 2000  # ~24 KB per record: a 200 KB disk fills aft
 
 
 def _run(suite: Path, run_dir: Path, *extra: str) -> int:
-    return main(["run", "--scenarios", str(suite), "--model", "scripted/x", "--out", str(run_dir), "--no-cache", "--no-progress", "--retries", "0", *extra])
+    return main(
+        [
+            "run",
+            "--scenarios",
+            str(suite),
+            "--model",
+            "scripted/x",
+            "--out",
+            str(run_dir),
+            "--no-cache",
+            "--no-progress",
+            "--retries",
+            "0",
+            *extra,
+        ]
+    )
 
 
 def _assert_stopped_cleanly(run_dir: Path, err: str, calls: int) -> int:
@@ -34,7 +49,8 @@ def _assert_stopped_cleanly(run_dir: Path, err: str, calls: int) -> int:
 def test_a_full_tmpfs_stops_the_run_at_the_first_failed_write_and_resume_finishes_it(
     tmp_path: Path, suite: Path, fake_report: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A real 200 KB tmpfs fills mid-run: no model call after the failed write, only whole lines, run.json 'failed', exit 2 with the resume command; resume completes once there is room."""
+    """A real 200 KB tmpfs fills mid-run: no model call after the failed write, only whole lines, run.json 'failed',
+    exit 2 with the resume command; resume completes once there is room."""
     model = install_scripted(lambda m, t: {"content": BIG_ANSWER})
     with tmpfs(tmp_path / "disk", "200k") as disk:
         run_dir = disk / "run"
@@ -117,7 +133,23 @@ def test_a_failed_write_in_workers_mode_stops_every_worker(
     disk_full_after(2)
     run_dir = tmp_path / "run"
 
-    code = main(["run", "--scenarios", str(SMOKE), "--out", str(run_dir), "--workers", "2", "--max-concurrency", "2", "--epochs", "3", "--no-cache", "--no-progress"])
+    code = main(
+        [
+            "run",
+            "--scenarios",
+            str(SMOKE),
+            "--out",
+            str(run_dir),
+            "--workers",
+            "2",
+            "--max-concurrency",
+            "2",
+            "--epochs",
+            "3",
+            "--no-cache",
+            "--no-progress",
+        ]
+    )
 
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err and "No space left on device" in err
@@ -126,7 +158,8 @@ def test_a_failed_write_in_workers_mode_stops_every_worker(
 
 
 def test_a_manifest_that_cannot_be_written_leaves_no_temp_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """run.json cannot be replaced (disk full, and no room in place either): a ResultsError naming the file, the old run.json intact, no run.json.tmp."""
+    """run.json cannot be replaced (disk full, and no room in place either): a ResultsError naming the file, the old
+    run.json intact, no run.json.tmp."""
     from tests.score.scoring_factories import RunManifest  # a valid manifest to start from
 
     manifest = RunManifest(run_id="r", harness_version="0", status="running", started_at="t", models=["m"], arms=["a"], epochs=1, seed=0,

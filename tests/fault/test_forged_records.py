@@ -58,7 +58,8 @@ def _wrong_recall(run_dir: Path) -> None:
 
 
 def test_compare_rebuilds_a_summary_whose_results_changed_after_it_was_built(tmp_path: Path) -> None:
-    """B's results.jsonl edited after its summary (every recall answer wrong): compare rebuilds B's report and finds the regression (exit 1), never "no regression"."""
+    """B's results.jsonl edited after its summary (every recall answer wrong): compare rebuilds B's report and finds
+    the regression (exit 1), never "no regression"."""
     a = synthetic_run(tmp_path / "a", **PASSING)
     b = tmp_path / "b"
     shutil.copytree(a, b)
@@ -71,7 +72,8 @@ def test_compare_rebuilds_a_summary_whose_results_changed_after_it_was_built(tmp
 
 
 def test_compare_refuses_a_stale_summary_it_cannot_rebuild_without_its_judge(tmp_path: Path) -> None:
-    """B's summary was scored with a judge model and its results changed since: compare exits 2 naming the `report --judge-model` command that rebuilds it."""
+    """B's summary was scored with a judge model and its results changed since: compare exits 2 naming the `report
+    --judge-model` command that rebuilds it."""
     a = synthetic_run(tmp_path / "a", **PASSING)
     b = tmp_path / "b"
     shutil.copytree(a, b)
@@ -100,7 +102,8 @@ def test_compare_rebuilds_a_summary_that_records_no_digest(tmp_path: Path) -> No
 
 
 def test_a_record_whose_sample_id_names_another_arms_sample_is_rejected(run_dir: Path) -> None:
-    """A history_only record given the sample_id of the recall sample of its scenario: the line is named as corrupt, the report is incomplete (9 of 10), never complete with one arm missing."""
+    """A history_only record given the sample_id of the recall sample of its scenario: the line is named as corrupt,
+    the report is incomplete (9 of 10), never complete with one arm missing."""
     records = _records(run_dir)
     target = next(r for r in records if r["arm"] == "history_only")
     other = next(r for r in records if r["arm"] == "recall" and r["scenario_id"] == target["scenario_id"])

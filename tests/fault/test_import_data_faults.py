@@ -80,7 +80,8 @@ def test_a_session_without_a_usable_date_is_placed_after_the_previous_one_or_dro
 
 
 def test_empty_turns_foreign_roles_and_unknown_speakers_are_handled(tmp_path: Path) -> None:
-    """Empty turns and system turns are dropped, a turn by a third speaker keeps its name with a role by alternation, a turn without dia_id is numbered."""
+    """Empty turns and system turns are dropped, a turn by a third speaker keeps its name with a role by
+    alternation, a turn without dia_id is numbered."""
     locomo, _ = imported("locomo", tmp_path)
     turns = read_yaml(locomo / "conv-1.yaml")["sessions"][1]["turns"]
     assert turns[2] == {"id": "D2:3", "role": "user", "speaker": "Narrator", "content": "They both laughed."}

@@ -68,7 +68,10 @@ def faulty(monkeypatch: pytest.MonkeyPatch):
     systems = [_System(w) for w in ("open", "write_tool", "probe")]
     entries = [types.SimpleNamespace(name=s.name, value=f"tests:{s.name}", dist=None, load=lambda s=s: s) for s in systems]
     monkeypatch.setattr(registry.metadata, "entry_points", lambda group: entries)
-    monkeypatch.setattr("harness.report.build_report", lambda run_dir, **_: types.SimpleNamespace(verdict="pass", reasons=[], index_html=Path(run_dir) / "i.html"))
+    monkeypatch.setattr(
+        "harness.report.build_report",
+        lambda run_dir, **_: types.SimpleNamespace(verdict="pass", reasons=[], index_html=Path(run_dir) / "i.html"),
+    )
     monkeypatch.setattr("harness.analysis.terminal_lines", lambda outcome, upper=False: (["verdict: PASS"], []))
     monkeypatch.setattr("harness.analysis.exit_code", lambda outcome, **_: 0)
     registry.plugin_arms.cache_clear()
@@ -78,7 +81,8 @@ def faulty(monkeypatch: pytest.MonkeyPatch):
 
 
 def test_a_memory_system_raising_in_open_a_write_tool_or_the_probe_fails_only_its_samples(faulty, tmp_path: Path) -> None:
-    """A plug-in raising while opening, in a write tool or building the probe: that sample is an error naming the cause, every instance it opened is closed, the other arms' samples are fine and the run completes."""
+    """A plug-in raising while opening, in a write tool or building the probe: that sample is an error naming the
+    cause, every instance it opened is closed, the other arms' samples are fine and the run completes."""
     from harness.cli import main
 
     out = tmp_path / "run"

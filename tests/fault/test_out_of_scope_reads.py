@@ -50,7 +50,8 @@ def _rows(run_dir: Path, metric: str) -> dict[str, Any]:
 
 
 def test_refused_reads_of_another_workspace_are_counted_per_arm_in_summary_json(attacked_run: tuple[Path, str]) -> None:
-    """Three memory_get calls on ws-globex's item (three spellings), all refused: summary.json counts 3 for recall, 0 for history_only (no tools), and no leak."""
+    """Three memory_get calls on ws-globex's item (three spellings), all refused: summary.json counts 3 for recall,
+    0 for history_only (no tools), and no leak."""
     run_dir, _ = attacked_run
     assert _rows(run_dir, "out_of_scope_attempts") == {"recall": 3, "history_only": 0}
     assert _rows(run_dir, "tool_leakage_count") == {"recall": 0, "history_only": 0}

@@ -28,7 +28,8 @@ def test_a_burst_of_429_with_retry_after_at_the_start_loses_no_sample(run_cli, s
 
 @pytest.mark.parametrize("status", [429, 503])
 def test_samples_that_exhaust_their_retries_on_429_or_5xx_at_the_start_do_not_stop_the_run(run_cli, server: FakeOpenAIServer, status: int) -> None:
-    """The first four samples fail with 429/503 even after retries: the model is not stopped as misconfigured; the rest run and resume redoes the four."""
+    """The first four samples fail with 429/503 even after retries: the model is not stopped as misconfigured; the
+    rest run and resume redoes the four."""
     server.script.fail_status, server.script.fail_times, server.script.retry_after_s = status, 4, 0
 
     result = run_cli("--no-cache", "--retries", "0", "--max-concurrency", "1", scenario="smoke-0[123]*", arms=ARMS)

@@ -76,7 +76,8 @@ def test_duplicated_lines_are_scored_once_and_counted(run_dir: Path) -> None:
 
 
 def test_binary_and_non_object_lines_are_named_by_file_and_line(run_dir: Path) -> None:
-    """A line of binary bytes and a JSON line that is not an object: each is named file:line with what is wrong, the report is built, nothing is deleted."""
+    """A line of binary bytes and a JSON line that is not an object: each is named file:line with what is wrong, the
+    report is built, nothing is deleted."""
     lines = _results(run_dir).read_bytes().splitlines(keepends=True)
     lines[2] = b"\xff\xfe\x00\x01 binary\n"  # replaces a record: one sample is missing now
     lines.insert(5, b'["not", "an", "object"]\n')
@@ -94,7 +95,8 @@ def test_binary_and_non_object_lines_are_named_by_file_and_line(run_dir: Path) -
 
 
 def test_a_record_of_another_model_is_refused_unless_included(run_dir: Path) -> None:
-    """A record whose model run.json does not list (another run's line appended): report refuses with exit 2 naming it, and scores it with --include-foreign."""
+    """A record whose model run.json does not list (another run's line appended): report refuses with exit 2 naming
+    it, and scores it with --include-foreign."""
     summary_before = (run_dir / "summary.json").read_bytes()
     record = json.loads(_results(run_dir).read_text().splitlines()[0])
     record["sample_id"] = record["sample_id"].replace(record["model"], "openai/other")

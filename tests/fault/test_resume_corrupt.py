@@ -27,12 +27,19 @@ def _resume(run_dir: Path) -> int:
 def test_resume_reruns_samples_behind_binary_non_object_error_and_torn_lines_and_keeps_every_byte(
     tmp_path: Path, fake_report: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A results file with a binary line, a JSON array, an error record and a torn last line: resume warns file:line for each bad line, re-runs their samples, deletes nothing."""
+    """A results file with a binary line, a JSON array, an error record and a torn last line: resume warns file:line
+    for each bad line, re-runs their samples, deletes nothing."""
     run_dir = _offline_run(tmp_path)
     results = run_dir / RESULTS_FILE
     records = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
     assert len(records) == 6
-    failed = dict(records[2], status="error", error={"type": "RateLimitError", "message": "busy", "attempts": 5}, final_answer=None, stop_reason="error")
+    failed = dict(
+        records[2],
+        status="error",
+        error={"type": "RateLimitError", "message": "busy", "attempts": 5},
+        final_answer=None,
+        stop_reason="error",
+    )
     damaged = b"".join(
         [
             (json.dumps(records[0]) + "\n").encode(),

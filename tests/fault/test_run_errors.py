@@ -1,4 +1,5 @@
-"""Provider errors during ``recall-eval run`` (a real process against a fake server on 127.0.0.1): the error count leads, and the exit code says so."""
+"""Provider errors during ``recall-eval run`` (a real process against a fake server on 127.0.0.1): the error count
+leads, and the exit code says so."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def _run(server: FakeOpenAIServer, tmp_path: Path, *flags: str) -> subprocess.Co
 
 
 def test_errors_above_the_maximum_rate_lead_the_summary_and_fail_the_run(tmp_path: Path) -> None:
-    """Two of ten samples fail with HTTP 500: run prints the error count and rate first, the verdict is inconclusive, and it exits 1 without --gate."""
+    """Two of ten samples fail with HTTP 500: run prints the error count and rate first, the verdict is
+    inconclusive, and it exits 1 without --gate."""
     with FakeOpenAIServer(Script(fail_status=500, fail_times=2)) as server:
         done = _run(server, tmp_path)
 

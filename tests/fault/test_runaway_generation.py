@@ -17,7 +17,8 @@ def test_every_call_carries_the_default_token_limit_and_run_json_records_it(run_
 
 
 def test_an_answer_cut_off_at_max_tokens_records_finish_reason_length_and_is_kept(run_cli, server: FakeOpenAIServer) -> None:
-    """A server that stops at --max-tokens 64 (finish_reason length): the call records 'length', the text is the final answer, the terminal says so."""
+    """A server that stops at --max-tokens 64 (finish_reason length): the call records 'length', the text is the
+    final answer, the terminal says so."""
     server.script.finish_reason = "length"
 
     result = run_cli("--no-cache", "--max-tokens", "64")

@@ -26,7 +26,11 @@ def test_credentials_in_the_api_base_reach_no_file_and_no_terminal_line(tmp_path
         assert code in (0, 1), err
         assert server.requests and all("token=" + SECRETS[1] in seen.path for seen in server.requests)
 
-    written = {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "run").iterdir() if p.is_file() and p.suffix in (".json", ".jsonl", ".html", ".csv", ".xml")}
+    written = {
+        p.name: p.read_text(encoding="utf-8")
+        for p in (tmp_path / "run").iterdir()
+        if p.is_file() and p.suffix in (".json", ".jsonl", ".html", ".csv", ".xml")
+    }
     assert {"run.json", "summary.json", "index.html", "results.jsonl"} <= set(written)
     for name, text in {**written, "stdout": out, "stderr": err}.items():
         assert not [s for s in SECRETS if s in text], name

@@ -24,7 +24,8 @@ from tests.integration.fake_openai_server import FakeOpenAIServer
 def test_sigterm_marks_the_run_interrupted_keeps_whole_lines_and_prints_the_resume_command(
     tmp_path: Path, server: FakeOpenAIServer, workers: str, whole_group: bool
 ) -> None:
-    """SIGTERM mid-run (to the run, or to its whole process group with --workers): exit 143, run.json 'interrupted', only whole unique lines, and the printed resume command finishes the run."""
+    """SIGTERM mid-run (to the run, or to its whole process group with --workers): exit 143, run.json 'interrupted',
+    only whole unique lines, and the printed resume command finishes the run."""
     server.script.delay_s = 0.3
     run_dir, cache = tmp_path / "run", tmp_path / "cache"
     argv = fake_run_argv(server.base_url, "--workers", workers, "--max-concurrency", "2", out=run_dir, cache=cache)
@@ -92,3 +93,77 @@ def test_a_worker_terminated_on_its_own_makes_the_run_interrupted_not_failed(tmp
     assert "Traceback" not in err and "exited with code" not in err
     assert f"interrupted: finished samples are saved. Continue with: recall-eval run --resume {run_dir}" in err
     assert read_manifest(run_dir).status == "interrupted"
+
+
+SLOW_PLUGIN = '''
+import os, time
+from harness.memory_systems import MemoryInstance, MemorySystem, ProbeSetup, probe_messages
+
+
+class _Instance(MemoryInstance):
+    def begin_probe(self, policy, context):
+        return ProbeSetup(probe_messages(self.scenario))
+
+
+class SlowToOpen(MemorySystem):
+    """A store that takes a while to open and, like a broad retry loop, swallows the KeyboardInterrupt it gets."""
+
+    name, description, arms = "slow_to_open", "a store slow to open", {"slow_to_open": "seeded"}
+
+    def open(self, scenario, write_mode):
+        with open(os.environ["SLOW_OPEN_LOG"], "a") as log:
+            log.write(scenario.id + "\\n")
+        try:
+            time.sleep(float(os.environ.get("SLOW_OPEN_S", "0")))
+        except BaseException:  # noqa: BLE001 - the fault: a signal's KeyboardInterrupt swallowed
+            pass
+        return _Instance(scenario)
+
+
+system = SlowToOpen()
+'''
+
+
+def _slow_plugin(site: Path) -> None:
+    """An installed plug-in (a module and its dist-info entry point on ``site``) whose ``open`` is slow and deaf."""
+    (site / "slowplan-0.dist-info").mkdir(parents=True)
+    (site / "slowplan.py").write_text(SLOW_PLUGIN, encoding="utf-8")
+    (site / "slowplan-0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: slowplan\nVersion: 0\n")
+    (site / "slowplan-0.dist-info" / "entry_points.txt").write_text(
+        "[recall_eval.memory_systems]\nslow_to_open = slowplan:system\n")
+
+
+def test_sigterm_while_the_plan_opens_a_slow_system_that_swallows_it_stops_at_the_next_scenario(tmp_path: Path) -> None:
+    """SIGTERM while the run's plan opens a memory system that takes 3 s per scenario and swallows the
+    KeyboardInterrupt: the plan stops at the next scenario (not after all 64), exit 143, run.json 'interrupted', the
+    resume command printed, no traceback; the resume command then runs the suite."""
+    import subprocess
+    import sys
+
+    from tests.fault.conftest import REPO
+
+    site, opened, run_dir = tmp_path / "site", tmp_path / "opened.log", tmp_path / "run"
+    _slow_plugin(site)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(site)]), "SLOW_OPEN_LOG": str(opened),
+           "SLOW_OPEN_S": "3", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    argv = [sys.executable, "-m", "harness.cli", "run", "--scenarios", str(REPO / "scenarios" / "starter"), "--arms",
+            "slow_to_open", "--out", str(run_dir), "--cache-dir", str(tmp_path / "cache"), "--no-progress"]
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        wait_until(lambda: len(lines(opened)) >= 1, proc, limit_s=120)
+        proc.send_signal(signal.SIGTERM)
+        code, _, err = finish(proc, timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+    assert code == 143, err
+    assert len(lines(opened)) <= 2  # the scenario being opened, and at most the one after: not the whole suite
+    assert "Traceback" not in err and read_manifest(run_dir).status == "interrupted"
+    assert f"terminated (SIGTERM) while planning: no sample was run. Continue with: recall-eval run --resume {run_dir}" in err
+    resumed = subprocess.run([*argv[:3], "run", "--resume", str(run_dir), "--no-progress"], cwd=tmp_path,
+                             env={**env, "SLOW_OPEN_S": "0"}, capture_output=True, text=True, timeout=600)
+    assert resumed.returncode in (0, 1), resumed.stderr
+    assert read_manifest(run_dir).status == "complete" and len(lines(run_dir / RESULTS_FILE)) == 64

@@ -79,8 +79,24 @@ def test_lone_surrogates_are_cached_and_a_rerun_replays_them_from_the_cache(run_
     from harness.cli import main
 
     second_dir = first.run_dir.with_name("again")
-    argv = ["run", "--model", "openai/fake", "--api-base", server.base_url, "--scenarios", str(Path(__file__).resolve().parents[2] / "scenarios" / "smoke"),
-            "--filter", "smoke-0[123]*", "--arms", *ARMS, "--out", str(second_dir), "--cache-dir", str(first.cache_dir), "--no-progress"]
+    argv = [
+        "run",
+        "--model",
+        "openai/fake",
+        "--api-base",
+        server.base_url,
+        "--scenarios",
+        str(Path(__file__).resolve().parents[2] / "scenarios" / "smoke"),
+        "--filter",
+        "smoke-0[123]*",
+        "--arms",
+        *ARMS,
+        "--out",
+        str(second_dir),
+        "--cache-dir",
+        str(first.cache_dir),
+        "--no-progress",
+    ]
     assert main(argv) in (0, 1)
     assert len(server.requests) == calls  # every call a cache hit
     again = scan_results(second_dir / "results.jsonl").records

@@ -34,7 +34,9 @@ def _grown(tmp_path: Path, source: Path, copies: int) -> Path:
     return path
 
 
-def _both(tmp_path: Path, kind: str, source: Path, monkeypatch: pytest.MonkeyPatch, jobs: int = 2) -> tuple[dict[str, str], list[str], dict[str, str], list[str]]:
+def _both(
+    tmp_path: Path, kind: str, source: Path, monkeypatch: pytest.MonkeyPatch, jobs: int = 2
+) -> tuple[dict[str, str], list[str], dict[str, str], list[str]]:
     monkeypatch.setattr(importers, "WORKER_MIN_BYTES", 0)
     one_lines: list[str] = []
     many_lines: list[str] = []

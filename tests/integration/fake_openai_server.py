@@ -288,7 +288,9 @@ def _handler_class(state: _State) -> type[BaseHTTPRequestHandler]:
             if fail and status is not None:
                 headers = {"Retry-After": f"{script.retry_after_s:g}"} if status == 429 else None
                 kind = {401: "invalid_request_error", 429: "rate_limit_exceeded"}.get(status, "server_error")
-                message = script.error_message or {401: "Incorrect credentials provided (fake server)."}.get(status, f"fake server says {status}, try again")
+                message = script.error_message or {401: "Incorrect credentials provided (fake server)."}.get(
+                    status, f"fake server says {status}, try again"
+                )
                 self._send(status, {"error": {"message": message, "type": kind, "code": kind}}, headers)
                 return
             content, calls = decide(script, body)

@@ -19,7 +19,19 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
 
 def _offline_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     run_dir = tmp_path / "run"
-    code, text = _cli(capsys, "run", "--scenarios", str(SMOKE), "--filter", "smoke-01-*", "--out", str(run_dir), "--cache-dir", str(tmp_path / "cache"), "--no-progress")
+    code, text = _cli(
+        capsys,
+        "run",
+        "--scenarios",
+        str(SMOKE),
+        "--filter",
+        "smoke-01-*",
+        "--out",
+        str(run_dir),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--no-progress",
+    )
     assert code == 0, text
     return run_dir
 

@@ -33,7 +33,9 @@ def test_run_against_an_openai_compatible_server_records_host_tool_calls_usage_a
     assert call.disclosed_item_ids == ["it-changelog-format"]
     assert "Keep a Changelog" in recall.final_answer  # the server answered from the Host's result text
     assert recall.messages[-2]["role"] == "tool" and recall.messages[-2]["content"] == call.result_text
-    assert [(m.prompt_tokens, m.completion_tokens, m.usage_source) for m in recall.model_calls] == [(PROMPT_TOKENS, COMPLETION_TOKENS, "response")] * 2
+    assert [(m.prompt_tokens, m.completion_tokens, m.usage_source) for m in recall.model_calls] == [
+        (PROMPT_TOKENS, COMPLETION_TOKENS, "response")
+    ] * 2
     assert (result.run_dir / "index.html").is_file() and (result.run_dir / "summary.json").is_file()
     assert json.loads((result.run_dir / "run.json").read_text())["status"] == "complete"
     # the key went over the wire, and nowhere else
@@ -72,7 +74,9 @@ def test_bad_credentials_fail_samples_once_each_with_a_clear_message(run_cli, se
     ("mode", "status"),
     [("bad_json", "invalid_arguments"), ("unknown_tool", "unknown_tool"), ("extra_workspace", "invalid_arguments")],
 )
-def test_malformed_tool_calls_are_recorded_with_the_host_status_and_the_sample_completes(run_cli, server: FakeOpenAIServer, mode: str, status: str) -> None:
+def test_malformed_tool_calls_are_recorded_with_the_host_status_and_the_sample_completes(
+    run_cli, server: FakeOpenAIServer, mode: str, status: str
+) -> None:
     server.script.mode = mode
 
     result = run_cli()

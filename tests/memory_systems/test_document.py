@@ -15,7 +15,15 @@ from hypothesis import strategies as st
 from harness.memory_systems.prompts import system_prompt
 from tests.memory_systems.arm_builders import ARMS, get_arm
 from harness.cli import DEFAULT_ARMS, main
-from harness.memory_systems.document import SECTION_CLOSE, SECTION_OPEN, SECTION_PREAMBLE, DocumentSettings, memory_prompt_section, read_memory_state, scenario_document
+from harness.memory_systems.document import (
+    SECTION_CLOSE,
+    SECTION_OPEN,
+    SECTION_PREAMBLE,
+    DocumentSettings,
+    memory_prompt_section,
+    read_memory_state,
+    scenario_document,
+)
 from harness.memory_systems.document_format import MAX_DOCUMENT_BYTES, TITLE_MAX_CHARS, archive_decayed, parse_memory_document, render_memory_document
 from harness.records import RESULTS_FILE, iter_records
 from harness.scenarios import Scenario, seed_store

@@ -157,4 +157,7 @@ def test_a_judge_reply_naming_nothing_it_was_shown_leaves_the_probe_without_a_se
     asyncio.run(run_memory_sample(TOPK_ARMS["judge"], topk_scenario(), client=ModelClient(),
                                   settings=ModelSettings("scripted/judge2"), epoch=0, max_tool_rounds=4,
                                   budget=RetrievalBudget(top_k=3)))
-    assert "\n[e13] The staging database host is pg-staging-7.internal.\n" in seen[0][1]["content"] + "\n" and SECTION_OPEN not in seen[1][0]["content"]
+    assert (
+        "\n[e13] The staging database host is pg-staging-7.internal.\n" in seen[0][1]["content"] + "\n"
+        and SECTION_OPEN not in seen[1][0]["content"]
+    )

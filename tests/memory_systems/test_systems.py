@@ -66,7 +66,10 @@ def test_the_starter_suite_offline_results_are_identical_before_and_after_the_pr
     """Every starter sample of the four original arms on offline/reference, digest for digest."""
     from harness.cli import main
 
-    monkeypatch.setattr("harness.report.build_report", lambda run_dir, **_: types.SimpleNamespace(verdict="pass", reasons=[], index_html=Path(run_dir) / "i.html"))
+    monkeypatch.setattr(
+        "harness.report.build_report",
+        lambda run_dir, **_: types.SimpleNamespace(verdict="pass", reasons=[], index_html=Path(run_dir) / "i.html"),
+    )
     monkeypatch.setattr("harness.analysis.terminal_lines", lambda outcome, upper=False: ([], []))
     monkeypatch.setattr("harness.analysis.exit_code", lambda outcome, **_: 0)
     out = tmp_path / "run"
@@ -185,7 +188,8 @@ def test_a_static_tool_run_answers_unknown_tools_and_bad_json_without_calling_th
     spec = {"type": "function", "function": {"name": "note_search", "parameters": {"type": "object"}}}
     run = StaticToolRun({"note_search": (spec, lambda args: called.append(args) or ToolExecution("", "", "ok", "{}", ("n1",), True))})
     unknown = run.call("note_delete", "{}")
-    assert (unknown.status, json.loads(unknown.result_text)["error"]["message"]) == ("unknown_tool", "unknown tool 'note_delete'; available: note_search")
+    assert (unknown.status, json.loads(unknown.result_text)["error"]["message"]) == ("unknown_tool", "unknown tool "
+                                                                                                     "'note_delete'; available: note_search")
     bad = run.call("note_search", '{"query": ')
     assert bad.status == "invalid_arguments" and not bad.storage_read and called == []
     ok = run.call("note_search", {"query": "port"})

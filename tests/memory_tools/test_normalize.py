@@ -136,7 +136,11 @@ def test_content_is_nfc_normalized_and_hashed_as_nfc():
 
 @pytest.mark.parametrize(
     ("value", "message"),
-    [(5, "content must be a string (got int)"), (None, "content must be a string (got NoneType)"), ("note \ud800", "content must not contain lone surrogates")],
+    [
+        (5, "content must be a string (got int)"),
+        (None, "content must be a string (got NoneType)"),
+        ("note \ud800", "content must not contain lone surrogates"),
+    ],
 )
 def test_content_refusals_name_the_field_and_the_rule(value: object, message: str):
     with pytest.raises(MemoryValidationError) as refused:
@@ -248,7 +252,8 @@ _TIME = "must be a non-negative integer (UTC milliseconds) or null"
             {"temporal_type": TemporalType.INTERVAL, "event_started_at": 5, "event_ended_at": 4},
             "event_ended_at must be later than event_started_at for an interval item",
         ),
-        ({"temporal_type": TemporalType.OPEN_ENDED, "event_started_at": 5, "event_ended_at": 9}, "event_ended_at must be null for an open-ended item"),
+        ({"temporal_type": TemporalType.OPEN_ENDED, "event_started_at": 5, "event_ended_at": 9}, "event_ended_at "
+                                                                                                 "must be null for an open-ended item"),
         ({"scope_type": ScopeType.GLOBAL, "scope_key": "w1"}, "scope_key must be null for a global item (got 'w1')"),
         ({"scope_type": ScopeType.WORKSPACE}, "scope_key is required for a workspace item"),
         ({"scope_type": ScopeType.WORKSPACE, "scope_key": " w1"}, "scope_key must not start or end with whitespace (got ' w1')"),
@@ -445,7 +450,13 @@ def test_every_control_character_content_replaces_is_unprintable() -> None:
     assert not any(chr(code).isprintable() for code in range(0x110000) if normalize._CONTROL.match(chr(code)))
 
 
-@given(st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from(["\x00", "\x1f", "\x7f", "\x85", "\x9f", "\u200b", "\ufeff", "\u2028", "\t"]), max_size=30))
+@given(
+    st.text(
+        alphabet=st.characters(codec="utf-8")
+        | st.sampled_from(["\x00", "\x1f", "\x7f", "\x85", "\x9f", "\u200b", "\ufeff", "\u2028", "\t"]),
+        max_size=30,
+    )
+)
 @settings(max_examples=300, deadline=None)
 def test_content_normalizes_as_with_the_control_pass_always_run(text: str) -> None:
     def reference(raw: str) -> object:

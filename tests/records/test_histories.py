@@ -142,7 +142,8 @@ def test_resume_writes_no_second_copy_of_a_history(finished_run: Path, tmp_path:
 
     run_dir = shutil.copytree(finished_run, tmp_path / "run")
     lines = (run_dir / RESULTS_FILE).read_text(encoding="utf-8").splitlines(keepends=True)
-    kept = [line for line in lines if '"arm":"full_history"' not in line] + [l for l in lines if '"arm":"full_history"' in l][:1]
+    full = [line for line in lines if '"arm":"full_history"' in line]
+    kept = [line for line in lines if '"arm":"full_history"' not in line] + full[:1]
     (run_dir / RESULTS_FILE).write_text("".join(kept), encoding="utf-8")  # an interrupted run: full_history barely started
     before = (run_dir / HISTORIES_FILE).read_text(encoding="utf-8")
     assert main(["run", "--resume", str(run_dir), "--no-cache", "--no-progress"]) in (0, 1)
@@ -244,7 +245,9 @@ def test_a_session_pasted_into_two_histories_is_written_once_also_across_a_resum
 
     system, probe = {"role": "system", "content": "s"}, {"role": "user", "content": "q"}
     first = _record([system, _long(1), _long(2, "assistant"), {"role": "user", "content": "short"}, probe], 3)
-    second = _record([system, _long(3), _long(2, "assistant"), _long(1), probe], 3).model_copy(update={"sample_id": "c/q2|full_history|m|0", "scenario_id": "c/q2"})
+    second = _record([system, _long(3), _long(2, "assistant"), _long(1), probe], 3).model_copy(
+        update={"sample_id": "c/q2|full_history|m|0", "scenario_id": "c/q2"}
+    )
     with ResultsWriter(tmp_path / RESULTS_FILE) as writer:
         writer.write_record(first)
     with ResultsWriter(tmp_path / RESULTS_FILE) as writer:  # a resumed run: the messages already written are not written again

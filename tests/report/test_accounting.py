@@ -97,3 +97,15 @@ def test_write_and_probe_tool_calls_their_latency_and_the_bytes_shown_are_per_sa
     assert (row["write_tool_calls"], row["probe_tool_calls"], row["disclosed_bytes"]) == (1.5, 1.5, 12.0)
     assert row["tool_latency_p50_ms"] == pytest.approx(35.0) and row["tool_latency_p95_ms"] == pytest.approx(87.5)
     assert accounting_cells(row)["tool_calls"] == "1.5 · 1.5, 35.0 / 87.5, 12"
+
+
+def test_sampling_requests_refused_are_a_per_sample_mean_shown_only_for_systems_that_can_ask() -> None:
+    """Bug this guards: a product depending on MCP sampling looked like any other in the table (nothing counted)."""
+    asked, quiet, builtin = _record("mcp:x"), _record("mcp:x"), _record("recall")
+    asked.sampling_refused, quiet.sampling_refused = 3, 0
+    for record in (asked, quiet, builtin):
+        record.write_phase, record.tool_calls = None, [_call(0.010)]
+    rows = accounting_by_arm([asked, quiet, builtin, _record("mcp:x", status="error")])
+    assert rows[("m", "mcp:x")]["sampling_refused"] == 1.5 and "sampling_refused" not in rows[("m", "recall")]
+    assert accounting_cells(rows[("m", "mcp:x")])["tool_calls"].endswith(", sampling refused 1.5")
+    assert "sampling" not in accounting_cells(rows[("m", "recall")])["tool_calls"]

@@ -176,9 +176,17 @@ def test_shadow_figures_match_a_hand_count() -> None:
 def _violating(status: str, *violations: str, admitted: bool | None = None):
     import types
 
-    return types.SimpleNamespace(status=status, admitted=status != "policy_denied" if admitted is None else admitted, elapsed_s=0.001, disclosed_item_ids=("x",),
-                                 result_chars=10, result_tokens=2, truncated=False, omitted_count=0,
-                                 scope_violations=list(violations))
+    return types.SimpleNamespace(
+        status=status,
+        admitted=status != "policy_denied" if admitted is None else admitted,
+        elapsed_s=0.001,
+        disclosed_item_ids=("x",),
+        result_chars=10,
+        result_tokens=2,
+        truncated=False,
+        omitted_count=0,
+        scope_violations=list(violations),
+    )
 
 
 def test_every_scope_violation_is_counted_whatever_the_probes_status() -> None:

@@ -59,7 +59,15 @@ def tool_call(name: str, arguments: str, call_id: str | None = "c1") -> dict[str
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
-def _run(arm: str, model: str = "scripted/x", scenario=None, client: ModelClient | None = None, settings: ModelSettings | None = None, settings_timeout: float = 120.0, **kwargs: Any):
+def _run(
+    arm: str,
+    model: str = "scripted/x",
+    scenario=None,
+    client: ModelClient | None = None,
+    settings: ModelSettings | None = None,
+    settings_timeout: float = 120.0,
+    **kwargs: Any,
+):
     scenario = scenario or make_scenario()
     store = MemoryItemStore(":memory:")
     try:

@@ -73,7 +73,11 @@ def test_round_cap_stops_a_model_that_always_calls_tools() -> None:
 
 
 def test_malformed_tool_calls_are_recorded_not_raised() -> None:
-    calls = [tool_call("memory_search", "{not json", "bad"), tool_call("delete_everything", "{}", "unknown"), tool_call("memory_get", '{"itemId": "x"}', None)]
+    calls = [
+        tool_call("memory_search", "{not json", "bad"),
+        tool_call("delete_everything", "{}", "unknown"),
+        tool_call("memory_get", '{"itemId": "x"}', None),
+    ]
 
     def script(messages, tools):
         return {"content": "I don't know."} if messages[-1]["role"] == "tool" else {"tool_calls": calls}
@@ -122,7 +126,13 @@ def test_dict_tool_arguments_never_fail_record_validation(arm: str) -> None:
 
 
 def test_tool_call_in_an_arm_without_tools_never_reads_storage() -> None:
-    install_scripted(lambda m, t: {"content": "fine"} if m[-1]["role"] == "tool" else {"tool_calls": [tool_call("memory_search", '{"terms": ["port"]}')]})
+    install_scripted(
+        lambda m, t: (
+            {"content": "fine"}
+            if m[-1]["role"] == "tool"
+            else {"tool_calls": [tool_call("memory_search", '{"terms": ["port"]}')]}
+        )
+    )
     outcome = _run("history_only")
     assert outcome.tool_calls[0].status == "unknown_tool" and not outcome.tool_calls[0].storage_read
 

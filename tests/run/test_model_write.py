@@ -96,8 +96,16 @@ def test_concurrent_system_writes_never_starve_the_executor_their_own_model_call
 
     async def main() -> list[Any]:
         asyncio.get_running_loop().set_default_executor(concurrent.futures.ThreadPoolExecutor(max_workers=2))
-        writes = [run_model_write(_Extract(session), session, client=_Client(retry=RetryPolicy(retries=0)), settings=ModelSettings(model="scripted/w"),
-                                  epoch=0) for _ in range(6)]
+        writes = [
+            run_model_write(
+                _Extract(session),
+                session,
+                client=_Client(retry=RetryPolicy(retries=0)),
+                settings=ModelSettings(model="scripted/w"),
+                epoch=0,
+            )
+            for _ in range(6)
+        ]
         return await asyncio.wait_for(asyncio.gather(*writes), timeout=30)
 
     done = asyncio.run(main())

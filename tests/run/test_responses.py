@@ -31,6 +31,10 @@ def test_litellm_refusal_text_gives_back_the_response_and_a_lenient_message() ->
                       "{'content': [{'type': 'text', 'text': 'hi }'}], 'tool_calls': [{'id': 'c1', 'type': 'function'}]}, "
                       "'finish_reason': 'tool_calls'}]}, 'model_response_object': ModelResponse(...)}")
     message, finish, faults = lenient_message(raw_response(error))
-    assert message == {"role": "assistant", "content": "hi }", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "", "arguments": ""}}]}
+    assert message == {
+        "role": "assistant",
+        "content": "hi }",
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "", "arguments": ""}}],
+    }
     assert finish == "tool_calls" and faults == ["content is a list", "tool call 0 has no function"]
     assert lenient_message(None)[2] == ["no readable choice in the response"]

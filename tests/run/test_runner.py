@@ -33,12 +33,31 @@ def suite(tmp_path: Path) -> Path:
 @pytest.fixture(autouse=True)
 def _no_report(monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep these tests about running; the report is faked (see the gate tests)."""
-    monkeypatch.setattr("harness.report.build_report", lambda run_dir, judge_model=None, exclude=(), **_: types.SimpleNamespace(verdict="pass", reasons=["fine"], index_html=Path(run_dir) / "index.html"))
+    monkeypatch.setattr(
+        "harness.report.build_report",
+        lambda run_dir, judge_model=None, exclude=(), **_: types.SimpleNamespace(
+            verdict="pass", reasons=["fine"], index_html=Path(run_dir) / "index.html"
+        ),
+    )
 
 
 def _run(tmp_path: Path, suite: Path, *extra: str, out: str = "run", model: str = "scripted/x") -> int:
     return main(
-        ["run", "--scenarios", str(suite), "--model", model, "--out", str(tmp_path / out), "--cache-dir", str(tmp_path / "cache"), "--no-progress", "--retries", "0", *extra]
+        [
+            "run",
+            "--scenarios",
+            str(suite),
+            "--model",
+            model,
+            "--out",
+            str(tmp_path / out),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--no-progress",
+            "--retries",
+            "0",
+            *extra,
+        ]
     )
 
 
@@ -176,7 +195,19 @@ def test_cached_samples_of_an_earlier_attempt_still_count_after_a_resume(tmp_pat
 
 
 def test_cached_samples_are_counted_with_workers(tmp_path: Path) -> None:
-    flags = ["--scenarios", str(SMOKE), "--filter", "smoke-0[12]*", "--workers", "2", "--max-concurrency", "2", "--cache-dir", str(tmp_path / "cache"), "--no-progress"]
+    flags = [
+        "--scenarios",
+        str(SMOKE),
+        "--filter",
+        "smoke-0[12]*",
+        "--workers",
+        "2",
+        "--max-concurrency",
+        "2",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--no-progress",
+    ]
     assert main(["run", *flags, "--out", str(tmp_path / "a")]) == 0
     assert main(["run", *flags, "--out", str(tmp_path / "b")]) == 0
     assert read_manifest(tmp_path / "a").cached_samples == 0 and read_manifest(tmp_path / "b").cached_samples == 6
@@ -265,8 +296,15 @@ def test_interrupt_keeps_finished_lines_and_marks_the_manifest(
     assert len({r.sample_id for r in _records(run_dir)}) == len(_records(run_dir)) == 6
 
 
-def test_gate_fails_when_the_verdict_is_not_pass(tmp_path: Path, suite: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr("harness.report.build_report", lambda run_dir, judge_model=None, exclude=(), **_: types.SimpleNamespace(verdict="inconclusive", reasons=["too few"], index_html=Path(run_dir) / "index.html"))
+def test_gate_fails_when_the_verdict_is_not_pass(
+    tmp_path: Path, suite: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(
+        "harness.report.build_report",
+        lambda run_dir, judge_model=None, exclude=(), **_: types.SimpleNamespace(
+            verdict="inconclusive", reasons=["too few"], index_html=Path(run_dir) / "index.html"
+        ),
+    )
     install_scripted(lambda m, t: {"content": "ok"})
     assert _run(tmp_path, suite, out="a") == 0
     assert _run(tmp_path, suite, "--gate", out="b") == 1
@@ -304,7 +342,9 @@ def test_plain_progress_prints_lines_without_a_terminal() -> None:
     assert len(lines) == 2 and lines[-1].startswith("[recall-eval] 4/4 samples, 1 errors")
 
 
-def test_run_builds_the_real_report_and_prints_the_verdict(tmp_path: Path, suite: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_builds_the_real_report_and_prints_the_verdict(
+    tmp_path: Path, suite: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     # Put the real build_report back in place of the autouse fake.
     from harness.report.build import build_report
 
@@ -341,7 +381,21 @@ def test_two_workers_give_the_same_samples_and_answers_as_one(tmp_path: Path) ->
     answers = {}
     for workers in ("1", "2"):
         out = tmp_path / f"w{workers}"
-        code = main(["run", "--scenarios", str(SMOKE), "--out", str(out), "--workers", workers, "--max-concurrency", "4", "--no-cache", "--no-progress"])
+        code = main(
+            [
+                "run",
+                "--scenarios",
+                str(SMOKE),
+                "--out",
+                str(out),
+                "--workers",
+                workers,
+                "--max-concurrency",
+                "4",
+                "--no-cache",
+                "--no-progress",
+            ]
+        )
         assert code == 0
         records = _records(out)
         assert len({r.sample_id for r in records}) == len(records) > 0

@@ -204,7 +204,15 @@ def test_the_run_counts_a_sample_as_cached_and_cut_off_with_its_write_calls() ->
     from harness.run.progress import record_flags
 
     def call(cached: bool, finish: str = "stop") -> ModelCallLog:
-        return ModelCallLog(round=0, latency_s=0.1, prompt_tokens=10, completion_tokens=2, usage_source="response", cached=cached, finish_reason=finish)
+        return ModelCallLog(
+            round=0,
+            latency_s=0.1,
+            prompt_tokens=10,
+            completion_tokens=2,
+            usage_source="response",
+            cached=cached,
+            finish_reason=finish,
+        )
 
     record = _with_writes(scenario()).model_copy(update={"model_calls": [call(True)]})
     writes = WritePhaseLog(sessions=[WriteSessionLog(session_id="s2", stop_reason="max_tool_rounds", model_calls=[call(False, "length")])])

@@ -77,11 +77,19 @@ class Notes(MemoryInstance):
 
         def find(args):
             words = set(args["query"].lower().split())
-            hits = [(k, t) for k, t in self.notes.items() if (self.leaky or k[0] in (None, context.workspace_key)) and words & set(t.lower().replace(".", "").split())]
+            hits = [
+                (k, t)
+                for k, t in self.notes.items()
+                if (self.leaky or k[0] in (None, context.workspace_key))
+                and words & set(t.lower().replace(".", "").split())
+            ]
             return ToolExecution("", "", "ok", json.dumps({"results": [{"title": k[1], "text": t} for k, t in hits]}),
                                  tuple(f"note:{k[1]}" for k, _ in hits), storage_read=True)
 
-        return ProbeSetup(probe_messages(self.scenario, tool_instructions="Notes: search them with find_notes."), StaticToolRun({"find_notes": (SEARCH, find)}))
+        return ProbeSetup(
+            probe_messages(self.scenario, tool_instructions="Notes: search them with find_notes."),
+            StaticToolRun({"find_notes": (SEARCH, find)}),
+        )
 
 
 class NotesSystem(MemorySystem):

@@ -102,7 +102,9 @@ def test_missing_run_dir_is_a_clear_error(tmp_path: Path, capsys: pytest.Capture
     ("prompt_tokens", (100, 90, 110), (500, 490, 510), False),
 ])
 def test_is_regression_respects_metric_direction(metric, a, b, expected) -> None:
-    row = lambda v: {"value": v[0], "ci_low": v[1], "ci_high": v[2]}
+    def row(v: tuple[float, float, float]) -> dict[str, float]:
+        return {"value": v[0], "ci_low": v[1], "ci_high": v[2]}
+
     assert is_regression(metric, row(a), row(b)) is expected
 
 

@@ -128,7 +128,9 @@ def test_models_arms_judge_and_parameters_break_a_series(tmp_path: Path, change,
 
 
 def test_settings_that_do_not_change_answers_keep_one_series(tmp_path: Path) -> None:
-    quiet = lambda s: s["run"]["parameters"].update(cache=False, workers=4, timeout_s=30.0, cache_dir="/elsewhere")
+    def quiet(s: dict) -> None:
+        s["run"]["parameters"].update(cache=False, workers=4, timeout_s=30.0, cache_dir="/elsewhere")
+
     points, _ = read_points(find_runs([_series(tmp_path / "r", None, quiet, None)]))
     assert series_breaks(points) == []
 

@@ -57,7 +57,8 @@ def test_probe_fields_override_and_extend_the_conversation(tmp_path: Path) -> No
 
 
 def test_conversation_probe_and_expect_blocks_are_defaults_for_every_probe(tmp_path: Path) -> None:
-    text = conversation_text(2).replace("probes:\n", "probe:\n  workspace: null\n  history: [{role: user, content: hi}]\nexpect:\n  must_not_contain: [Rex]\nprobes:\n")
+    text = conversation_text(2).replace("probes:\n", "probe:\n  workspace: null\n  history: [{role: user, content: "
+                                                     "hi}]\nexpect:\n  must_not_contain: [Rex]\nprobes:\n")
     text = text.replace("(2)\n    expect:\n", "(2)\n    expect:\n      must_not_contain: [Max]\n", 1)
     (tmp_path / "c.yaml").write_text(text, encoding="utf-8")
     q1, q2 = load_scenarios([tmp_path])
@@ -69,8 +70,10 @@ def test_conversation_probe_and_expect_blocks_are_defaults_for_every_probe(tmp_p
 def test_a_problem_in_probe_7_names_its_file_line_and_field(tmp_path: Path) -> None:
     path = write_conversation(tmp_path, probes=10)
     text = path.read_text(encoding="utf-8")
-    text = text.replace("message: What is the name of Caroline's dog? (7)\n    expect:\n      must_contain_any: [Biscuit]\n      relevant_items: [it-dog]",
-                        "message: What is the name of Caroline's dog? (7)\n    expect:\n      must_contain_any: [Biscuit]\n      relevant_items: [it-dgo]")
+    text = text.replace("message: What is the name of Caroline's dog? (7)\n    expect:\n      must_contain_any: "
+                        "[Biscuit]\n      relevant_items: [it-dog]",
+                        "message: What is the name of Caroline's dog? (7)\n    expect:\n      must_contain_any: "
+                        "[Biscuit]\n      relevant_items: [it-dgo]")
     path.write_text(text, encoding="utf-8")
     suite = load_suite([tmp_path])
     [problem] = suite.errors
@@ -103,7 +106,12 @@ def test_a_probe_before_a_session_is_blamed_on_the_probe(tmp_path: Path) -> None
 
 def test_a_shared_problem_is_reported_once_not_per_probe(tmp_path: Path) -> None:
     path = write_conversation(tmp_path, probes=5)
-    path.write_text(path.read_text(encoding="utf-8").replace("sources: [{session: s2, turn: t2}]", "sources: [{session: s9, turn: t2}]"), encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8").replace(
+            "sources: [{session: s2, turn: t2}]", "sources: [{session: s9, turn: t2}]"
+        ),
+        encoding="utf-8",
+    )
     suite = load_suite([tmp_path])
     [problem] = suite.errors
     assert problem.field == "items[2].sources[0].session" and problem.line == line_of(path, "session: s9")
@@ -192,7 +200,12 @@ def test_a_probe_id_clashing_with_a_story_id_is_a_duplicate(tmp_path: Path) -> N
 
 def _broken_story(folder: Path) -> Path:
     path = folder / "broken.yaml"
-    path.write_text(VALID.read_text(encoding="utf-8").replace("id: fx-valid", "id: fx-broken").replace("kind: context", "kind: contxt", 1), encoding="utf-8")
+    path.write_text(
+        VALID.read_text(encoding="utf-8")
+        .replace("id: fx-valid", "id: fx-broken")
+        .replace("kind: context", "kind: contxt", 1),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -210,7 +223,8 @@ def test_a_broken_unselected_file_does_not_stop_a_filtered_load(tmp_path: Path) 
 def test_a_broken_unselected_probe_does_not_stop_selecting_another(tmp_path: Path) -> None:
     path = write_conversation(tmp_path, probes=3)
     path.write_text(path.read_text(encoding="utf-8").replace("(3)\n    expect:\n      must_contain_any: [Biscuit]\n      relevant_items: [it-dog]",
-                                                          "(3)\n    expect:\n      must_contain_any: [Biscuit]\n      relevant_items: [nothing]"), encoding="utf-8")
+                                                          "(3)\n    expect:\n      must_contain_any: [Biscuit]\n   "
+                                                          "   relevant_items: [nothing]"), encoding="utf-8")
     assert [s.id for s in load_scenarios([tmp_path], ids=["conv-1/q1"])] == ["conv-1/q1"]
     with pytest.raises(ScenarioError):
         load_scenarios([tmp_path], ids=["conv-1/*"])
@@ -225,7 +239,8 @@ def test_selected_files_are_still_fully_checked(tmp_path: Path) -> None:
 
 def test_category_and_tag_filters_see_inherited_values(tmp_path: Path) -> None:
     path = write_conversation(tmp_path, probes=3)
-    path.write_text(path.read_text(encoding="utf-8").replace("  - id: q2\n", "  - id: q2\n    category: temporal\n    tags: [hard]\n"), encoding="utf-8")
+    path.write_text(path.read_text(encoding="utf-8").replace("  - id: q2\n", "  - id: q2\n    category: temporal\n "
+                                                                             "   tags: [hard]\n"), encoding="utf-8")
     assert [s.id for s in load_scenarios([tmp_path], categories=["project_fact"])] == ["conv-1/q1", "conv-1/q3"]
     assert [s.id for s in load_scenarios([tmp_path], categories=["temporal"])] == ["conv-1/q2"]
     assert [s.id for s in load_scenarios([tmp_path], tags=["conv"])] == ["conv-1/q1", "conv-1/q2", "conv-1/q3"]

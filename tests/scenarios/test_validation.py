@@ -365,7 +365,14 @@ def test_a_defaulted_observed_at_is_not_blamed_for_a_late_session() -> None:
     assert "items[2].observed_at" not in problems
 
 
-_JUNK = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.text(max_size=6), st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+_JUNK = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.text(max_size=6),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
 
 
 def _paths(value: object, prefix: tuple = ()) -> list[tuple]:

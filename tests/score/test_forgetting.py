@@ -265,3 +265,52 @@ def test_a_forgotten_fact_reaching_the_model_twice_counts_once() -> None:
              RetainedFact(call_id="c2", kind="forgotten_fact", detail="Oberkampf"),
              RetainedFact(call_id="c2", kind="archived_item", detail="it-address")]
     assert retained_count(twice) == 2
+
+
+# ---------------------------------------------------------------- forgets declared by the system (an MCP config)
+
+
+def _template_record(scn: Scenario, sessions: list[tuple[str, list[tuple[str, bool | None]]]]):
+    """A record whose write phase is template calls with no model call (an MCP arm): (session, [(tool, forget)])."""
+    from harness.records import SampleRecord, ToolCallLog, WritePhaseLog, WriteSessionLog
+
+    def call(name: str, forget: bool | None) -> ToolCallLog:
+        return ToolCallLog(round=0, call_id="write_0", name=name, arguments=json.dumps({"entityNames": ["home address"]}),
+                           status="ok", result_text="ok", result_chars=2, result_tokens=1, storage_read=False,
+                           elapsed_s=0.0, forget=forget)
+
+    phase = WritePhaseLog(sessions=[WriteSessionLog(session_id=sid, workspace="ws-a", stop_reason="final_answer",
+                                                    tool_calls=[call(n, f) for n, f in calls]) for sid, calls in sessions])
+    return SampleRecord(sample_id=f"{scn.id}|mcp:graph|m|0", scenario_id=scn.id, scenario_hash="h", category="forgetting",
+                        arm="mcp:graph", model="m", epoch=0, seed=0, status="ok", final_answer="I don't know.",
+                        stop_reason="final_answer", write_phase=phase, started_at="t", wall_time_s=0.0)
+
+
+def test_a_forget_tool_the_config_names_counts_whatever_its_name_and_a_declared_write_never_does() -> None:
+    """An MCP product's forget tool named ``archive_entities`` (no forget word) is a forget because the config names it;
+    its write tool ``upsert_or_remove_entities`` (a forget word) is not, because the config declares it a write."""
+    scn = forgetting_scenario()
+    record = _template_record(scn, [("s1", [("upsert_or_remove_entities", False)]), ("s2", [("archive_entities", True)])])
+    fields = write_forgetting(record, scn)
+    assert (fields["forget_calls"], fields["forgets_removed"], fields["forget_notes"]) == (1, 1, [])
+    undeclared = _template_record(scn, [("s1", [("upsert_or_remove_entities", None)]), ("s2", [("archive_entities", None)])])
+    assert write_forgetting(undeclared, scn)["forget_calls"] == 1  # undeclared: by name, the write taken for a forget
+
+
+def test_the_forgetting_table_counts_the_calls_of_a_write_phase_without_model_calls() -> None:
+    """Bug: an arm whose write phase made tool calls but no model call (an MCP config's templates) read ``calls -``,
+    as if it had no write phase, although its forget calls were recorded."""
+    scn = forgetting_scenario()
+    record = _template_record(scn, [("s1", [("create_entities", False)]), ("s2", [("delete_entities", True)])])
+    (row,) = forgetting_table([score_sample(record, scn)], {"mcp:graph": "delete entity by exact name"})
+    assert (row["forget_calls"], row["forgets_removed"], row["notes"]) == (1, 1, 0)
+
+
+def test_a_forget_after_the_session_that_asked_answers_the_request() -> None:
+    """A forget made after the last session (an MCP config forgets archived items then) acts on an earlier session's
+    request: no 'no forget call was made' note; a request after the last forget still gets one."""
+    scn = forgetting_scenario()
+    later = _template_record(scn, [("s2", []), ("s3", [("delete_entities", True)])])
+    assert write_forgetting(later, scn)["forget_notes"] == []
+    earlier = _template_record(scn, [("s0", [("delete_entities", True)]), ("s2", [])])
+    assert write_forgetting(earlier, scn)["forget_notes"] == ["session s2 asked to forget; no forget call was made"]

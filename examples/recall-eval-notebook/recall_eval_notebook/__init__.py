@@ -124,7 +124,8 @@ class NotebookInstance(MemoryInstance):
             if title is None:
                 return _result("invalid_arguments", {"error": {"code": "invalid_arguments", "message": "title is required"}})
             removed = self.notes.pop((scope, title.lower()), None)
-            return _result("ok" if removed else "not_found", {"forgotten": title} if removed else {"error": {"code": "not_found", "message": f"no note titled {title!r}"}}, read=True)
+            missing = {"error": {"code": "not_found", "message": f"no note titled {title!r}"}}
+            return _result("ok" if removed else "not_found", {"forgotten": title} if removed else missing, read=True)
 
         return StaticToolRun({"note_save": (SAVE_SPEC, save), "note_forget": (FORGET_SPEC, forget)})
 

@@ -35,13 +35,14 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-MCP_CONFIG_SCHEMA_VERSION = 1
+MCP_CONFIG_SCHEMA_VERSION: Final = 1
 #: Environment variable listing folders (or files) searched for ``<name>.yaml``, ``os.pathsep``-separated.
 CONFIG_PATH_ENV = "RECALL_EVAL_MCP_PATH"
 ARM_PREFIX = "mcp:"
@@ -181,7 +182,7 @@ def fill(template: Any, values: dict[str, Any]) -> Any:
     return template
 
 
-def expand_env(value: Any, where: str, environ: dict[str, str] | None = None) -> Any:
+def expand_env(value: Any, where: str, environ: Mapping[str, str] | None = None) -> Any:
     """``${VAR}`` in the strings of ``value`` from the environment; raises naming ``where`` for an unset one."""
     env = os.environ if environ is None else environ
     if isinstance(value, str):

@@ -16,6 +16,13 @@ Process hygiene, each a fault test in ``tests/fault/test_mcp_faults.py``:
   once (the SDK's graceful path would wait on a hung server), and at
   interpreter exit (a finished run, Ctrl-C, an uncaught error) every group
   still registered is killed;
+- on Linux each stdio server runs under :mod:`~harness.memory_systems.mcp.orphan_guard`,
+  which kills the server's group when this process dies, even by SIGKILL
+  (the kernel's parent-death signal), when no handler of ours can run;
+- a server's requests for model calls (MCP sampling) are refused, each
+  counted (:attr:`ServerConnection.sampling_refused`): recall-eval does not
+  serve them through the run's model, and a product that depends on them is
+  shown handicapped, not silently;
 - a start or call that fails raises :class:`McpServerError` carrying the
   tail of the server's stderr, which the runner records as the sample's error.
 """
@@ -29,6 +36,7 @@ import signal
 import tempfile
 import threading
 import time
+import sys
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +45,10 @@ from typing import Any
 #: The environment variable that tags a server process with its instance (how its process group is found).
 TAG_ENV = "RECALL_EVAL_MCP_SERVER"
 STDERR_TAIL_CHARS = 2000
+ORPHAN_GUARD = Path(__file__).with_name("orphan_guard.py")
+#: What a server asking for a model call (MCP sampling) is told.
+SAMPLING_REFUSED = ("recall-eval does not serve sampling (model calls for the server) yet; the request is refused "
+                    "and counted in the run's records")
 _LIVE: dict[str, int] = {}
 _LIVE_LOCK = threading.Lock()
 
@@ -108,6 +120,8 @@ class ServerConnection:
         self._future: Any = None
         self._errlog: Any = None
         self.pgid: int | None = None
+        self.sampling_refused = 0
+        """Sampling requests (``sampling/createMessage``) the server made and this client refused."""
 
     # -- lifecycle --------------------------------------------------------------------------------------
     def start(self) -> ServerFacts:
@@ -121,6 +135,8 @@ class ServerConnection:
             self._future, self.facts = self._portal.start_task(self._serve)
         except BaseException as exc:
             self.stop()
+            if isinstance(exc, KeyboardInterrupt):  # Ctrl-C or SIGTERM while it started: the run stops, not the arm
+                raise
             raise McpServerError(self._describe("did not start", exc, self.start_s)) from None
         return self.facts
 
@@ -131,7 +147,7 @@ class ServerConnection:
         self._stop = anyio.Event()
         try:
             async with self._transport() as streams, \
-                    ClientSession(streams[0], streams[1]) as session:
+                    ClientSession(streams[0], streams[1], sampling_callback=self._refuse_sampling) as session:
                 with anyio.fail_after(self.start_s):
                     initialized = await session.initialize()
                     listed = await session.list_tools()
@@ -143,6 +159,14 @@ class ServerConnection:
         finally:
             self._session = None
 
+    async def _refuse_sampling(self, context: Any, params: Any) -> Any:
+        """Refuse a server's request for a model call, counting it (the session declares sampling so a product
+        that needs it asks, and is seen to be refused, instead of quietly doing without)."""
+        from mcp import types
+
+        self.sampling_refused += 1
+        return types.ErrorData(code=types.INVALID_REQUEST, message=SAMPLING_REFUSED)
+
     def _transport(self) -> Any:
         if self.params.get("url"):
             from mcp.client.streamable_http import streamable_http_client
@@ -151,8 +175,8 @@ class ServerConnection:
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         env = {**self.params.get("env", {}), TAG_ENV: self.tag}
-        server = StdioServerParameters(command=self.params["command"], args=list(self.params.get("args", [])),
-                                       env=env, cwd=self.params.get("cwd"))
+        command, args = guarded(self.params["command"], list(self.params.get("args", [])))
+        server = StdioServerParameters(command=command, args=args, env=env, cwd=self.params.get("cwd"))
         return _registered(stdio_client(server, errlog=self._errlog), self)
 
     def stop(self) -> None:
@@ -194,6 +218,8 @@ class ServerConnection:
             if self.pgid is not None:
                 kill_group(self.pgid)  # a hung or broken server never gets a second chance
             self.stop()
+            if isinstance(exc, KeyboardInterrupt):
+                raise
             raise McpServerError(self._describe(f"failed on tool {name}", exc, self.call_s)) from None
         return result, time.perf_counter() - started
 
@@ -243,6 +269,14 @@ class ServerConnection:
         tail = self.stderr_tail()
         text = f"MCP server {where!r} {what}" + (f": {cause}" if cause else "")
         return text + (f"; its stderr ends: {tail}" if tail else "; it wrote nothing to stderr")
+
+
+def guarded(command: str, args: list[str]) -> tuple[str, list[str]]:
+    """The command line that starts ``command`` under :mod:`~harness.memory_systems.mcp.orphan_guard` on Linux, so the
+    server dies with this process even after a ``kill -9``; elsewhere the command itself."""
+    if sys.platform != "linux":
+        return command, args
+    return sys.executable, ["-I", "-S", str(ORPHAN_GUARD), str(os.getpid()), command, *args]
 
 
 def _cause(exc: BaseException, seconds: float) -> str:

@@ -32,6 +32,7 @@ with its stderr tail: the sample is an error record and the run goes on.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from datetime import UTC, datetime
@@ -145,6 +146,7 @@ class McpInstance(MemoryInstance):
         super().__init__(scenario)
         self.system, self.config = system, system.config
         self.connections: dict[str, ServerConnection] = {}
+        self.started: list[ServerConnection] = []
         self.folders: list[Any] = []
         self.run_timeout_s = DEFAULT_TIMEOUT_S
         self.units = self._units()
@@ -178,7 +180,13 @@ class McpInstance(MemoryInstance):
             folder = new_server_folder()
             self.folders.append(folder)
             self.connections[key] = self.system.connect(scope if key != "sample" else "sample", folder, self.run_timeout_s)
+            self.started.append(self.connections[key])
         return self.connections[key]
+
+    @property
+    def sampling_refused(self) -> int:
+        """Model calls (MCP sampling) this sample's servers asked for and were refused, over both phases."""
+        return sum(connection.sampling_refused for connection in self.started)
 
     def call(self, scope: str, tool: str, arguments: dict[str, Any]) -> ToolExecution:
         """One call to the scope's server, recorded as the model would see it (status ``tool_error`` when the
@@ -210,7 +218,7 @@ class McpInstance(MemoryInstance):
         """What attribution looks for: each item's content, or each turn with the items sourced from it."""
         if self.config.write.unit == "item":
             return [Unit((item.id,), item.content, self.labels(item)) for item in self.scenario.items]
-        cited: dict[tuple[str, str], list[str]] = {}
+        cited: dict[tuple[str, str | None], list[str]] = {}
         superseded = {old for item in self.scenario.items for old in item.supersedes}
         for item in self.scenario.items:
             if item.state.value == "archived" and item.id in superseded:
@@ -239,21 +247,26 @@ class McpInstance(MemoryInstance):
                 "started_at": iso(session.started_at)}
 
     def write_session(self, session: Any) -> list[ToolExecution]:
-        """The session's template writes (and, after the last session, the forgets); see the module docstring."""
+        """The session's template writes (and, after the last session, the forgets); see the module docstring.
+
+        Each call is declared a forget or not by the config (its ``forget`` tool), never guessed from a tool's name.
+        """
         spec, done = self.config.write, []
         if spec.unit == "session":
             for scope in self.targets(session.workspace):
                 done.append(self.call(scope, spec.tool, fill(spec.arguments, self.session_values(session, scope))))
-            return done
+            return [dataclasses.replace(e, forget=False) for e in done]
         for item in self.items_of.get(session.id, []):
             for scope in self.targets(item.workspace):
-                done.append(self.call(scope, spec.tool, fill(spec.arguments, self.item_values(item, scope))))
+                done.append(dataclasses.replace(self.call(scope, spec.tool, fill(spec.arguments, self.item_values(item, scope))),
+                                                forget=False))
         if session.id == self.last_session and self.config.forget is not None:
             for item in self.scenario.items:
                 if item.state.value == "archived":
                     for scope in self.targets(item.workspace):
                         values = self.item_values(item, scope)
-                        done.append(self.call(scope, self.config.forget.tool, fill(self.config.forget.arguments, values)))
+                        forgot = self.call(scope, self.config.forget.tool, fill(self.config.forget.arguments, values))
+                        done.append(dataclasses.replace(forgot, forget=True))
         return done
 
     def begin_write(self, session: Any) -> ModelWrite:

@@ -1,4 +1,6 @@
-"""Checks of what a good answer must and must not contain: regexes that compile, no required text that is also forbidden or a canary, a declared category; and the smells, warnings rather than errors (no distractor, the answer already in the probe history, ``abstain`` together with ``must_contain_*``, a leakage canary the probe may read).
+"""Checks of what a good answer must and must not contain: regexes that compile, no required text that is also
+forbidden or a canary, a declared category; and the smells, warnings rather than errors (no distractor, the answer
+already in the probe history, ``abstain`` together with ``must_contain_*``, a leakage canary the probe may read).
 """
 
 from __future__ import annotations

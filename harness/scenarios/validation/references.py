@@ -1,4 +1,5 @@
-"""Checks that ids name what they should: unique ids, sources naming real session turns, ``supersedes``, ``item_roles`` and ``relevant_items`` naming real items, and relevant items the probe can see.
+"""Checks that ids name what they should: unique ids, sources naming real session turns, ``supersedes``,
+``item_roles`` and ``relevant_items`` naming real items, and relevant items the probe can see.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ def check_ids(parts: SharedIndex) -> Iterator[Finding]:
             if ident in first:
                 yield Finding((name, index, "id"), f"duplicate id: {name}[{first[ident]}] already uses it", ident)
             first.setdefault(ident, index)
-    turn_lists = [(("sessions", i, "turns"), ids or [], SESSION_TURN_PREFIX) for i, ids in enumerate(parts.turn_ids)]
+    turn_lists: list[tuple[Loc, list[str | None], str]] = [
+        (("sessions", i, "turns"), ids or [], SESSION_TURN_PREFIX) for i, ids in enumerate(parts.turn_ids)
+    ]
     yield from _duplicate_turns(turn_lists)
 
 
@@ -82,11 +85,11 @@ def check_sources(parts: SharedIndex) -> Iterator[Finding]:
             turn = ident_of(field_of(source, "turn"))
             if turn_ids is not None and turn is not None:
                 if turn not in turn_ids:
-                    turn_ids = [t for t in turn_ids if t is not None]
+                    known_turns = [t for t in turn_ids if t is not None]
                     yield Finding(
                         ("items", i, "sources", j, "turn"),
-                        f"session {name!r} has no turn with this id{did_you_mean(turn, turn_ids)} "
-                        f"(turns: {', '.join(turn_ids)})",
+                        f"session {name!r} has no turn with this id{did_you_mean(turn, known_turns)} "
+                        f"(turns: {', '.join(known_turns)})",
                         turn,
                     )
             session_workspace = ident_of(field_of(session, "workspace"))

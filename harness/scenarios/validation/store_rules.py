@@ -1,4 +1,5 @@
-"""Items the store itself would refuse, asked of the store's own ``validate_item_input`` (never a copy of its rules), every content state of every item.
+"""Items the store itself would refuse, asked of the store's own ``validate_item_input`` (never a copy of its
+rules), every content state of every item.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def check_store_rules(specs: Sequence[ItemSpec | None], scenario: Scenario | Ses
             base = item_input(spec, scenario)  # type: ignore[arg-type]  # reads only .id and .sessions
         except ValueError:  # a missing source session, reported by check_sources
             continue
-        states = [(("items", i), base)]
+        states: list[tuple[Loc, Any]] = [(("items", i), base)]
         states += [
             (("items", i, "revisions", j, "content"), dataclasses.replace(base, content=revision.content))
             for j, revision in enumerate(spec.revisions)

@@ -1,4 +1,5 @@
-"""Checks that times tell one story: sessions and items before the probe, an item observed no earlier than its source sessions, revisions oldest first.
+"""Checks that times tell one story: sessions and items before the probe, an item observed no earlier than its
+source sessions, revisions oldest first.
 """
 
 from __future__ import annotations

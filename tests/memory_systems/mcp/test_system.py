@@ -84,3 +84,20 @@ def test_only_what_the_budget_let_the_model_see_is_disclosed() -> None:
     instance.retrieval_budget = SimpleNamespace(top_k=10, chars=30)  # room for the first text only
     executed = run.call("search_notes", {"query": "fact"})
     assert executed.disclosed_item_ids == ("it-1",) and "Second" not in executed.result_text
+
+
+def test_the_write_phase_declares_the_configs_forget_tool_a_forget_and_its_write_tool_not() -> None:
+    """The forgetting table counts an MCP product's forgets by the config naming the tool, not by guessing from names."""
+    from harness.memory_systems.mcp.system import McpInstance
+    from harness.memory_systems.protocol import ToolExecution
+    from tests.score.test_forgetting import forgetting_scenario
+
+    cfg = McpServerConfig.model_validate({
+        "name": "graph", "description": "graph", "server": {"command": "unused"},
+        "write": {"tool": "upsert_or_remove", "arguments": {"text": "{content}"}},
+        "forget": {"tool": "archive_entities", "arguments": {"names": ["{item_id}"]}},
+        "probe": {"tools": ["search_notes"]}})
+    instance = McpInstance(McpMemorySystem(cfg, "mcp:graph", "graph.yaml"), forgetting_scenario(canary_kind="leakage"))
+    instance.call = lambda scope, tool, arguments: ToolExecution(tool, json.dumps(arguments), "ok", "ok")  # type: ignore[method-assign]
+    done = [e for s in instance.scenario.sessions for e in instance.write_session(s)]
+    assert [(e.name, e.forget) for e in done] == [("upsert_or_remove", False), ("archive_entities", True)]

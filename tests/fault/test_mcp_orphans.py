@@ -1,0 +1,65 @@
+"""MCP servers outliving a ``recall-eval`` killed with SIGKILL (no exit handler, no SDK shutdown runs).
+
+A hung server that ignores its closed stdin and SIGTERM, and the helper
+process it started, must die with the run that started them: each server
+runs under ``harness/memory_systems/mcp/orphan_guard.py``, which the kernel
+tells when its parent dies (Linux ``PR_SET_PDEATHSIG``) and which then kills
+the server's whole process group.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mcp", reason="the mcp SDK is not installed (pip install 'recall-eval[mcp]')")
+
+from tests.fault.conftest import REPO, wait_until  # noqa: E402
+from tests.fault.test_mcp_faults import STARTER, fake_config  # noqa: E402
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the parent-death signal is Linux's (prctl)")
+
+
+def marked_processes(mark: str) -> list[int]:
+    """Pids of every process whose environment carries ``FAKE_TEST_MARK=<mark>`` (this test's servers and helpers)."""
+    needle = f"FAKE_TEST_MARK={mark}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if needle in (entry / "environ").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_sigkill_of_the_run_takes_a_hung_deaf_server_and_its_helper_with_it(tmp_path: Path) -> None:
+    """Fault: ``kill -9`` of a run while its MCP server hangs in a call, ignoring SIGTERM, SIGHUP and its closed stdin,
+    with a helper process of its own doing the same; expected: the server, its helper and their guard are all gone
+    within seconds (the parent-death signal, then the group killed), although no exit handler of the run ran."""
+    configs = tmp_path / "mcp"
+    configs.mkdir()
+    mark = str(tmp_path)
+    arm = fake_config(configs, "fake-deaf", "hang", call_s=600, env={"FAKE_DEAF": "1", "FAKE_CHILD": "1",
+                                                                     "FAKE_TEST_MARK": mark,
+                                                                     "FAKE_HANG_FLAG": str(tmp_path / "hanging")})
+    env = {**os.environ, "PYTHONPATH": str(REPO), "LITELLM_LOCAL_MODEL_COST_MAP": "True", "RECALL_EVAL_MCP_PATH": str(configs)}
+    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", "--scenarios", str(STARTER), "--filter", "fact-01*",
+                             "--arms", arm, "--out", str(tmp_path / "run"), "--cache-dir", str(tmp_path / "cache"),
+                             "--no-progress"], cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until((tmp_path / "hanging").exists, proc, limit_s=180)  # its helper started before it served
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        wait_until(lambda: not marked_processes(mark), limit_s=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for pid in marked_processes(mark):  # the test failed: leave nothing behind on the shared machine
+            os.kill(pid, signal.SIGKILL)
