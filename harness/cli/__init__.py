@@ -329,8 +329,9 @@ def single_threaded_blas(environ: dict[str, str] | os._Environ[str] = os.environ
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # No provider- or model-supplied text drives the terminal (harness.records.terminal), and every line on standard
-    # error (each command's errors, warnings and notes, argparse's too) wraps to the terminal's width (harness.wrapping).
+    # No provider- or model-supplied text drives the terminal (harness.records.terminal), and every line on
+    # standard error (each command's errors, warnings and notes, argparse's too) wraps to the terminal's width
+    # (harness.wrapping).
     with guard_streams(), wrapped_stderr():
         return _run_command(argv)
 

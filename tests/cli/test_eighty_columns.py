@@ -143,8 +143,8 @@ def test_every_command_prints_lines_of_at_most_80_columns(tmp_path: Path, column
     printed = _walk(tmp_path, env)
     assert "right so far" in printed[next(k for k in printed if k.startswith("run") and "runs/a" in k)]
     assert "samples to run (7 already done" in printed[next(k for k in printed if "--resume" in k and "cut" in k)]
-    assert "merged 2 shard(s): 15 samples of 15 planned" in " ".join(printed[next(k for k in printed
-                                                                               if k.startswith("merge") and "shards" in k)].split())
+    merged = next(k for k in printed if k.startswith("merge") and "shards" in k)
+    assert "merged 2 shard(s): 15 samples of 15 planned" in " ".join(printed[merged].split())
     long = {command: found for command, text in printed.items() if (found := too_long(text))}
     assert not long, "\n".join(f"{command}:\n" + "\n".join(f"  {len(line)}: {line}" for line in found)
                                for command, found in long.items())

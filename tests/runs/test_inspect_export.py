@@ -12,7 +12,9 @@ import pytest
 from harness.cli import main
 from tests.integration.offline_runs import offline_run
 
-inspect_ai = pytest.importorskip("inspect_ai", reason="inspect_ai is not installed (the test extra installs it: pip install -e '.[test]'; tests/test_test_command.py fails without it)")
+inspect_ai = pytest.importorskip(
+    "inspect_ai", reason="inspect_ai is not installed (the test extra installs it: pip install -e '.[test]'; "
+                         "tests/test_test_command.py fails without it)")
 
 
 @pytest.fixture(scope="module")
