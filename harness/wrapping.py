@@ -5,16 +5,24 @@ columns when piped (a CI log, ``| less``) unless ``COLUMNS`` says otherwise.
 Prose wraps at word boundaries with an indented continuation; a token that
 cannot wrap (a path, a URL, a hash) is never cut, so a caller puts such a
 token on its own line (:func:`say_path`).
+
+Error messages are printed by many commands, each in its own words, and all
+of them go to standard error: :func:`wrapped_stderr` (installed by
+``recall-eval``'s ``main``) wraps every complete line written there that is
+longer than the width, so no error, warning or note has to remember to.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import textwrap
-from typing import TextIO
+import threading
+from collections.abc import Iterator
+from typing import Any, TextIO
 
-__all__ = ["PIPED_WIDTH", "say", "say_path", "terminal_width", "wrap"]
+__all__ = ["PIPED_WIDTH", "WrappingStream", "say", "say_path", "terminal_width", "wrap", "wrapped_stderr"]
 
 #: Columns when the output is not a terminal and ``COLUMNS`` is unset.
 PIPED_WIDTH = 80
@@ -63,3 +71,56 @@ def say_path(label: str, path: object, file: TextIO | None = None) -> None:
     else:
         print(label, file=stream)
         print(f"  {path}", file=stream)
+
+
+class WrappingStream:
+    """A text stream that wraps each complete line longer than the terminal's width before passing it on.
+
+    Text is held until its newline, so a line printed in pieces is wrapped whole; a line within the width passes
+    unchanged, byte for byte. ``raw_stream`` is the stream under every wrapper (a rich progress bar writes its
+    own cursor moves there, never wrapped).
+    """
+
+    def __init__(self, inner: TextIO) -> None:
+        self._inner = inner
+        self.raw_stream = getattr(inner, "raw_stream", inner)
+        self._pending = ""
+        self._lock = threading.Lock()  # the progress thread and the main thread both write here
+
+    def write(self, text: str) -> int:
+        with self._lock:
+            *lines, self._pending = (self._pending + text).split("\n")
+            if lines:
+                width = terminal_width(self.raw_stream)
+                self._inner.write("".join(line + "\n" if len(line) <= width else "\n".join(wrap(line, width)) + "\n"
+                                          for line in lines))
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        """A line without its newline yet goes out as it is (a prompt, a flushed partial line)."""
+        with self._lock:
+            if self._pending:
+                self._inner.write(self._pending)
+                self._pending = ""
+        self._inner.flush()
+
+    def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding, buffer ...
+        return getattr(self._inner, name)
+
+
+@contextlib.contextmanager
+def wrapped_stderr() -> Iterator[None]:
+    """``sys.stderr`` wrapped to its terminal's width for the duration (see the module docstring); restored
+    afterwards, with any unfinished line written out."""
+    saved = sys.stderr
+    stream = WrappingStream(saved)
+    sys.stderr = stream  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stderr = saved
+        stream.flush()

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from packaging.requirements import Requirement  # pytest's own dependency
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -19,3 +21,32 @@ def test_the_test_command_prints_each_skip_reason(tmp_path: Path) -> None:
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "SKIPPED [1] test_one.py:5: no local Chromium and chromedriver" in done.stdout
+
+
+def _test_extra() -> list[str]:
+    import tomllib
+
+    with (REPO / "pyproject.toml").open("rb") as f:
+        return tomllib.load(f)["project"]["optional-dependencies"]["test"]
+
+
+def test_every_package_of_the_test_extra_is_installed_so_no_test_skips_for_want_of_one() -> None:
+    """The export tests once skipped in CI because inspect_ai was in no extra CI installs, and `-rs` only said so in
+    a long log. The README's test command installs the test extra: any package of it missing or too old here means
+    the tests that need it skipped, so this fails instead, naming them."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    missing = []
+    for requirement in map(Requirement, _test_extra()):
+        try:
+            found = version(requirement.name)
+        except PackageNotFoundError:
+            missing.append(f"{requirement} (not installed)")
+            continue
+        if not requirement.specifier.contains(found, prereleases=True):
+            missing.append(f"{requirement} ({found} installed)")
+    assert not missing, f"install the test extra (pip install -e '.[test]'): {', '.join(missing)}"
+
+
+def test_the_test_extra_holds_inspect_ai_so_the_export_tests_run() -> None:
+    assert {"inspect_ai", "pyarrow"} <= {Requirement(r).name for r in _test_extra()}

@@ -24,6 +24,7 @@ from harness.records import guard_streams
 from harness.cli.project_config import ProjectConfigError, apply_project_settings
 from harness.cli.parsing import model_value, parse_command_line, without_abbreviations
 from harness.scenarios import use_shipped_suites
+from harness.wrapping import wrapped_stderr
 from harness.cli.flags import (
     add_export_parser,
     add_iteration_flags,
@@ -211,7 +212,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_b", metavar="RUN_B", help="candidate run")
     p.add_argument("--force", action="store_true",
                    help="compare runs that are not comparable: what both have is compared, what only one has is listed")
-    p.add_argument("--all", action="store_true", help="also show the metrics that did not change")
+    p.add_argument("--full", action="store_true",
+                   help="print every changed metric row and every scenario whose correct rate changed (by default: "
+                        "per arm the continuity change and the scenarios broken and fixed, then the rows worse "
+                        "beyond the intervals)")
+    p.add_argument("--all", action="store_true", help="as --full, and also the metrics that did not change")
     p.add_argument("--pair", action="append", metavar="OLD=NEW",
                    help="compare A's model OLD with B's model NEW scenario by scenario (repeatable; automatic when "
                         "each run has one model): only suite, scenarios, arms, budget and judge must match")
@@ -324,6 +329,14 @@ def single_threaded_blas(environ: dict[str, str] | os._Environ[str] = os.environ
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # No provider- or model-supplied text drives the terminal (harness.records.terminal), and every line on
+    # standard error (each command's errors, warnings and notes, argparse's too) wraps to the terminal's width
+    # (harness.wrapping).
+    with guard_streams(), wrapped_stderr():
+        return _run_command(argv)
+
+
+def _run_command(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = use_shipped_suites(parse_command_line(parser, argv))  # scenarios/starter from any folder: the installed copy
     if not args.command:
@@ -338,8 +351,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     module_name, func_name = _HANDLERS[args.command].split(":")
     handler = getattr(importlib.import_module(module_name), func_name)
     try:
-        with guard_streams():  # no provider- or model-supplied text drives the terminal (harness.records.terminal)
-            return int(handler(args) or 0)
+        return int(handler(args) or 0)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
@@ -348,4 +360,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
-

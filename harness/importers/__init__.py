@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.defaults import available_cpus
+from harness.wrapping import say
 from harness.importers import locomo, longmemeval
 from harness.importers.audit import KINDS as AUDIT_KINDS
 from harness.importers.audit import AuditResult, audit_suite, cli_audit, flagged_in_suites
@@ -258,12 +259,13 @@ def cli_import(args: argparse.Namespace) -> int:
         if args.format == "transcripts":
             if args.limit is not None:
                 raise ImporterError("--limit applies to locomo and longmemeval; a transcripts import reads every session")
-            import_transcripts(Path(args.file), Path(args.out), force=args.force, redact=tuple(args.redact or ()))
+            import_transcripts(Path(args.file), Path(args.out), force=args.force, redact=tuple(args.redact or ()),
+                               echo=say)
         elif getattr(args, "redact", None):
             raise ImporterError("--redact applies to transcripts (benchmark files hold no user data)")
         else:
             run_import(args.format, Path(args.file), Path(args.out), force=args.force, limit=args.limit,
-                       jobs=getattr(args, "jobs", None) or available_cpus())
+                       jobs=getattr(args, "jobs", None) or available_cpus(), echo=say)  # wrapped to the terminal
     except ImporterError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -137,13 +137,15 @@ def _shown(cmp: Comparison, show_all: bool) -> list[MetricChange]:
     return [c for c in cmp.metrics if c.regression or (c.category == "all" and (show_all or c.changed))]
 
 
-def metric_tables(cmp: Comparison, *, show_all: bool = False, width: int = 80) -> list[Any]:
-    """One rich table per model and arm (no column repeats them, so the rest fits ``width`` columns)."""
+def metric_tables(cmp: Comparison, *, show_all: bool = False, width: int = 80,
+                  rows_shown: list[MetricChange] | None = None) -> list[Any]:
+    """One rich table per model and arm (no column repeats them, so the rest fits ``width`` columns), of
+    ``rows_shown`` (by default the changed rows of category all and every regressing row)."""
     from rich import box
     from rich.table import Table
     from rich.text import Text
 
-    shown = _shown(cmp, show_all)
+    shown = _shown(cmp, show_all) if rows_shown is None else rows_shown
     if not shown:
         return []
     rows = {id(c): (_name(c), format_row(c.a), format_row(c.b), format_diff(c) + _mark(c)) for c in shown}
@@ -181,8 +183,10 @@ def scenario_table(cmp: Comparison) -> Any:
     return table
 
 
-def print_comparison(cmp: Comparison, *, force: bool = False, show_all: bool = False) -> None:
-    """The report on standard output: the runs, their warnings, comparability, then (when compared) the changes."""
+def print_comparison(cmp: Comparison, *, force: bool = False, show_all: bool = False, full: bool = False) -> None:
+    """The report on standard output: the runs, their warnings, comparability, then (when compared) the changes:
+    by default a screen (:mod:`harness.runs.compare_brief`), with ``full`` (or ``show_all``) every changed row and
+    scenario."""
     console = _console()
     _header(console, cmp)
     if cmp.pairing is not None:
@@ -195,6 +199,9 @@ def print_comparison(cmp: Comparison, *, force: bool = False, show_all: bool = F
     if not cmp.comparable and not force:
         return
     _say(console, f"verdict: A {cmp.verdict_a} -> B {cmp.verdict_b}")
+    if not (full or show_all):
+        _print_brief(console, cmp)
+        return
     tables = metric_tables(cmp, show_all=show_all, width=console.width)
     if tables:
         _say(console, "metrics, category all and any regressing category: "
@@ -207,6 +214,31 @@ def print_comparison(cmp: Comparison, *, force: bool = False, show_all: bool = F
         _say(console, "no changes: every metric and every scenario's correct rate are the same")
     elif not tables:
         _say(console, "no metric changed")
+    _gate_lines(console, cmp)
+
+
+def _print_brief(console: Any, cmp: Comparison) -> None:
+    """Per model and arm one line, the rows worse beyond the intervals, the gate, and what was left out."""
+    from harness.runs.compare_brief import arm_lines, brief_rows, left_out_line
+
+    if not _shown(cmp, False) and not cmp.scenarios:
+        _say(console, "no changes: every metric and every scenario's correct rate are the same")
+    for line in arm_lines(cmp):
+        _say(console, line)
+    shown = brief_rows(cmp)
+    tables = metric_tables(cmp, width=console.width, rows_shown=shown)
+    if tables:
+        _say(console, "metrics worse beyond the intervals, in any category:")
+    for table in tables:
+        console.print(table)
+    _gate_lines(console, cmp)
+    left_out = left_out_line(cmp, shown, _shown(cmp, False))
+    if left_out:
+        _say(console, left_out)
+
+
+def _gate_lines(console: Any, cmp: Comparison) -> None:
+    """The verdict regression, latency and cost rows not gated, and the metric regressions with their why."""
     n = len(cmp.regressions)
     if cmp.verdict_regression:
         _say(console, f"verdict regression: A {cmp.verdict_a} -> B {cmp.verdict_b}")
@@ -297,7 +329,8 @@ def cli_compare(args: Any) -> int:
         say(f"recall-eval compare: the runs have no {' and no '.join(cmp.nothing_shared)} in common: "
             "nothing to compare, even with --force", file=sys.stderr)
         return 2
-    print_comparison(cmp, force=force, show_all=bool(getattr(args, "all", False)))
+    print_comparison(cmp, force=force, show_all=bool(getattr(args, "all", False)),
+                     full=bool(getattr(args, "full", False)))
     if getattr(args, "html", None) and not _write_html(cmp, Path(args.html), force):
         return 2
     if getattr(args, "json", None) and not _write_json(cmp, Path(args.json)):

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.wrapping import say
+from harness.wrapping import say, say_path
 from harness.records import (
     MANIFEST_FILE,
     RESULTS_FILE,
@@ -240,7 +240,8 @@ def cli_merge(args: Any) -> int:
     for warning in outcome.warnings:
         say(f"warning: {warning}", file=sys.stderr)
     shards = len(outcome.manifest.merged_from or [])
-    print(f"merged {shards} shard(s): {outcome.samples} samples of {outcome.manifest.sample_count} planned -> {outcome.run_dir}")
+    say_path(f"merged {shards} shard(s): {outcome.samples} samples of {outcome.manifest.sample_count} planned ->",
+             outcome.run_dir)
     if getattr(args, "no_report", False):
         return 0
     thresholds = VerdictConfig(max_error_rate=getattr(args, "max_error_rate", VerdictConfig().max_error_rate))

@@ -38,6 +38,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from harness.regular_files import open_regular
+from harness.wrapping import say_path
 from harness.runs.viewer_index import RunIndex, RunRow, find_run_folders, finite_json, is_regular, read_row, skipped
 
 __all__ = ["DEFAULT_PORT", "SERVED_ARTEFACTS", "RunRow", "ViewError", "Viewer", "cli_view", "find_run_folders",
@@ -313,7 +314,9 @@ def cli_view(args: Any) -> int:
         return 2
     host, port = str(server.server_address[0]), server.server_address[1]
     count = sum(1 for _ in find_run_folders(server.viewer.root))
-    print(f"serving {count} run folder(s) below {root.resolve()} at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
+    print(f"serving at http://{host}:{port}/ (Ctrl-C stops)")  # the address first: it is what the user opens
+    say_path(f"{count} run folder(s) below", root.resolve())  # a long folder stands on its own line
+    sys.stdout.flush()
     threading.Thread(target=_warm, args=(server.viewer,), name="view-index", daemon=True).start()
     try:
         server.serve_forever()

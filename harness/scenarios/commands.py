@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from harness.defaults import available_cpus
-from harness.wrapping import terminal_width, wrap
+from harness.wrapping import say, terminal_width, wrap
 from harness.scenarios.loading import load_scenarios, load_suite
 from harness.scenarios.problems import ScenarioError
 from harness.scenarios.provenance import incomplete_suites
@@ -44,8 +44,8 @@ def cli_validate(args: argparse.Namespace) -> int:
     jobs = getattr(args, "jobs", None) or available_cpus()
     suite = load_suite(args.paths, keep=False, jobs=jobs)  # file by file: a suite of any size in the memory of one file per process
     suite.problems = sorted([*suite.problems, *incomplete_suites(args.paths)], key=lambda p: p.sort_key())
-    for problem in suite.problems:
-        print(problem)
+    for problem in suite.problems:  # file:line: field: message, its continuation indented when it is long
+        say(str(problem))
     errors = sum(1 for p in suite.problems if p.severity == "error")
     warnings = len(suite.problems) - errors
     summary = f"{len(suite.files)} files, {suite.passed} scenarios, {errors} errors, {warnings} warnings"

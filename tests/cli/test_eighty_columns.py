@@ -2,16 +2,20 @@
 
 One walk of every command as a newcomer meets it: each ``--help``, then
 ``validate``, ``list``, ``audit``, ``run --plan``, real offline runs (the smoke
-suite twice, a run of one arm that warns), ``report``, ``compare`` (refused,
-forced, and a model pairing), ``history``, ``export inspect``, ``new`` and
-``schema --out``, each in its own process so the output is piped as in a CI
-log. A line may pass 80 only for a path or URL that cannot wrap, standing
-alone or after a short label or command (at most :data:`LABEL` characters).
+suite twice, a run of one arm that warns), ``run --resume`` of a run cut short,
+``run --rerun-failing``, two shards and their ``merge``, ``report``, ``compare``
+(refused, forced, and a model pairing), ``history``, ``export inspect``,
+``import`` of the LoCoMo, LongMemEval and transcript files, ``new``, ``schema
+--out``, ``view``'s start lines, and each command's error for a wrong path or
+input, each in its own process so the output is piped as in a CI log. A line
+may pass 80 only for a path or URL that cannot wrap, standing alone or after a
+short label or command (at most :data:`LABEL` characters).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +23,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures" / "importers"
 WIDTH = 80
 #: What may stand before an unbreakable path or URL on a line longer than :data:`WIDTH`.
 LABEL = 32
@@ -40,43 +45,106 @@ def too_long(text: str) -> list[str]:
     return [line for line in text.splitlines() if len(line) > WIDTH and not _unbreakable(line)]
 
 
+def _runs(root: Path) -> list[list[str]]:
+    """The commands that make or read real run folders, in order (each may need the ones before it)."""
+    smoke, starter = str(REPO / "scenarios" / "smoke"), str(REPO / "scenarios" / "starter")
+    runs, cache = root / "runs", ["--cache-dir", str(root / "cache")]
+    a, b = str(runs / "a"), str(runs / "b")
+    return [["validate", starter], ["list", starter], ["audit", starter],
+            ["run", "--scenarios", starter, "--plan", "--model", "offline/reference", "--model", "openai/gpt-4o-mini"],
+            ["run", "--scenarios", smoke, "--out", a, *cache],
+            ["run", "--scenarios", smoke, "--out", b, "--max-tool-rounds", "1", *cache],
+            ["run", "--scenarios", smoke, "--arms", "recall", "--model", "offline/abstain", "--out", str(runs / "c"),
+             *cache],
+            ["run", "--rerun-failing", b, "--out", str(runs / "d"), *cache],
+            *(["run", "--scenarios", smoke, "--shard", f"{i}/2", "--out", str(root / "shards" / str(i)), *cache]
+              for i in (1, 2)),
+            ["merge", str(root / "merged"), str(root / "shards" / "1"), str(root / "shards" / "2")],
+            ["report", a], ["compare", a, b], ["compare", a, b, "--force"], ["compare", a, b, "--force", "--full"],
+            ["compare", a, b, "--pair", "offline/reference=offline/reference"],
+            ["history", str(runs), "--out", str(root / "history.html")],
+            ["export", "inspect", a, str(root / "logs")],
+            ["import", "locomo", str(FIXTURES / "locomo_mini.json"), str(root / "imported" / "locomo")],
+            ["import", "longmemeval", str(FIXTURES / "longmemeval_mini.json"), str(root / "imported" / "lme")],
+            ["import", "transcripts", str(_transcripts(root)), str(root / "imported" / "transcripts")],
+            ["new", "scenario", str(root / "new" / "my-scenario.yaml")],
+            ["schema", "--out", str(root / "schema.json")]]
+
+
+def _errors(root: Path) -> list[list[str]]:
+    """A newcomer's mistakes, one per command: each prints its error (exit 2 or 1), nothing more."""
+    missing, runs = str(root / "no-such-folder" / "nightly-2026-12-01"), root / "runs"
+    return [["validate", missing], ["validate", str(REPO / "tests" / "fixtures" / "scenarios" / "broken")],
+            ["list", missing], ["audit", missing], ["report", missing], ["history", missing], ["view", missing],
+            ["compare", missing, str(runs / "a")], ["merge", str(root / "merged-2"), str(runs / "a"), str(runs / "b")],
+            ["export", "inspect", missing, str(root / "logs-2")],
+            ["import", "locomo", missing, str(root / "imported" / "x")],
+            ["import", "longmemeval", str(FIXTURES / "locomo_mini.json"), str(root / "imported" / "y")],
+            ["run", "--resume", missing], ["run", "--rerun-failing", missing], ["run", "--scenarios", missing],
+            ["run", "--model", "offline/reference,offline/abstain", "--plan"], ["run", "--max-conc", "4"],
+            ["new", "scenario", str(root / "new" / "my-scenario.yaml")],
+            ["schema", "--out", str(root / "schema.json" / "x.json")]]
+
+
+def _transcripts(root: Path) -> Path:
+    """A team's logged conversations, two sessions, in the importer's JSONL shape."""
+    from tests.importers.transcript_fixtures import two_sessions, write_jsonl
+
+    return write_jsonl(root / "transcripts.jsonl", two_sessions())
+
+
+def _resumable(root: Path) -> list[str]:
+    """A copy of run a cut short after 7 of its samples (as Ctrl-C leaves it), and the command that resumes it."""
+    cut = root / "runs" / "cut"
+    shutil.copytree(root / "runs" / "a", cut)
+    records = (cut / "results.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (cut / "results.jsonl").write_text("".join(records[:7]), encoding="utf-8")
+    return ["run", "--resume", str(cut)]
+
+
+def _view_start(root: Path, env: dict[str, str]) -> str:
+    """What ``view`` prints before it serves (its address, what it found), read from the running server."""
+    argv = [sys.executable, "-m", "harness.cli", "view", str(root / "runs"), "--port", "0"]
+    with subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+        try:
+            assert proc.stdout is not None
+            lines = [proc.stdout.readline() for _ in range(2)]  # the address, then the folder and its run count
+        finally:
+            proc.kill()
+    assert "serving at http://127.0.0.1:" in lines[0] and "run folder(s) below" in "".join(lines), lines
+    return "".join(lines)
+
+
 def _walk(root: Path, env: dict[str, str]) -> dict[str, str]:
     """Each command line -> what it printed (standard output and error), in separate processes."""
-    smoke, starter = str(REPO / "scenarios" / "smoke"), str(REPO / "scenarios" / "starter")
-    cache = ["--cache-dir", str(root / "cache")]
-    lines: list[list[str]] = [["--help"], *([command, "--help"] for command in COMMANDS),
-                              ["validate", starter], ["list", starter], ["audit", starter],
-                              ["run", "--scenarios", starter, "--plan", "--model", "offline/reference",
-                               "--model", "openai/gpt-4o-mini"],
-                              ["run", "--scenarios", smoke, "--out", str(root / "runs" / "a"), *cache],
-                              ["run", "--scenarios", smoke, "--out", str(root / "runs" / "b"), "--max-tool-rounds", "1",
-                               *cache],
-                              ["run", "--scenarios", smoke, "--arms", "recall", "--model", "offline/abstain",
-                               "--out", str(root / "runs" / "c"), *cache],
-                              ["report", str(root / "runs" / "a")],
-                              ["compare", str(root / "runs" / "a"), str(root / "runs" / "b")],
-                              ["compare", str(root / "runs" / "a"), str(root / "runs" / "b"), "--force"],
-                              ["compare", str(root / "runs" / "a"), str(root / "runs" / "b"), "--pair",
-                               "offline/reference=offline/reference"],
-                              ["history", str(root / "runs"), "--out", str(root / "history.html")],
-                              ["export", "inspect", str(root / "runs" / "a"), str(root / "logs")],
-                              ["new", "scenario", str(root / "new" / "my-scenario.yaml")],
-                              ["schema", "--out", str(root / "schema.json")]]
     out = {}
-    for args in lines:
+
+    def call(args: list[str]) -> subprocess.CompletedProcess[str]:
         done = subprocess.run([sys.executable, "-m", "harness.cli", *args], cwd=REPO, env=env, capture_output=True,
                               text=True, timeout=600, check=False)
         assert "Traceback" not in done.stderr, (args, done.stderr)
         out[" ".join(args)] = done.stdout + done.stderr
+        return done
+
+    for args in [["--help"], *([command, "--help"] for command in COMMANDS), *_runs(root)]:
+        call(args)
+    call(_resumable(root))
+    out["view (start)"] = _view_start(root, env)
+    for args in _errors(root):
+        assert call(args).returncode != 0, (args, out[" ".join(args)])
     return out
 
 
+@pytest.mark.slow  # some forty processes, runs among them: a few minutes on a loaded two-core machine
 @pytest.mark.parametrize("columns", ["80", None], ids=["COLUMNS=80", "piped"])
 def test_every_command_prints_lines_of_at_most_80_columns(tmp_path: Path, columns: str | None) -> None:
     env = {key: value for key, value in os.environ.items() if key != "COLUMNS"}
     env.update({"PYTHONPATH": str(REPO), "LITELLM_LOCAL_MODEL_COST_MAP": "True", **({"COLUMNS": columns} if columns else {})})
     printed = _walk(tmp_path, env)
     assert "right so far" in printed[next(k for k in printed if k.startswith("run") and "runs/a" in k)]
+    assert "samples to run (7 already done" in printed[next(k for k in printed if "--resume" in k and "cut" in k)]
+    merged = next(k for k in printed if k.startswith("merge") and "shards" in k)
+    assert "merged 2 shard(s): 15 samples of 15 planned" in " ".join(printed[merged].split())
     long = {command: found for command, text in printed.items() if (found := too_long(text))}
     assert not long, "\n".join(f"{command}:\n" + "\n".join(f"  {len(line)}: {line}" for line in found)
                                for command, found in long.items())

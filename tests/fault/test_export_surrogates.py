@@ -27,7 +27,8 @@ def test_an_exported_log_keeps_the_answer_with_a_replacement_character_and_says_
         run_cli, server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The log's answer ends in U+FFFD (not ``\\ud800`` as six characters), the sample and eval metadata count
     the replacements, and the terminal prints a ``note:`` naming the log."""
-    pytest.importorskip("inspect_ai", reason="inspect_ai is not installed (the optional extra: pip install 'recall-eval[inspect]')")
+    pytest.importorskip("inspect_ai", reason="inspect_ai is not installed (the test extra installs it: "
+                                             "pip install -e '.[test]'; tests/test_test_command.py fails without it)")
     from inspect_ai.log import read_eval_log
 
     from harness.cli import main

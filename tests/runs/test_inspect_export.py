@@ -12,7 +12,9 @@ import pytest
 from harness.cli import main
 from tests.integration.offline_runs import offline_run
 
-inspect_ai = pytest.importorskip("inspect_ai", reason="inspect_ai is not installed (the optional extra: pip install 'recall-eval[inspect]')")
+inspect_ai = pytest.importorskip(
+    "inspect_ai", reason="inspect_ai is not installed (the test extra installs it: pip install -e '.[test]'; "
+                         "tests/test_test_command.py fails without it)")
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +89,7 @@ def test_the_eval_results_are_the_reports_metrics(exported: tuple[Path, Path]) -
 
 
 def test_inspect_ais_dataframes_open_the_logs(exported: tuple[Path, Path]) -> None:
-    pytest.importorskip("pyarrow", reason="inspect_ai's dataframes need pyarrow (in the inspect extra)")
+    pytest.importorskip("pyarrow", reason="inspect_ai's dataframes need pyarrow (in the test and inspect extras)")
     from inspect_ai.analysis import evals_df, messages_df, samples_df
 
     run_dir, logs = exported
