@@ -159,13 +159,17 @@ def test_an_id_followed_by_a_dot_and_more_of_a_name_is_another_id() -> None:
     assert not shows_id("it-1_b", "it-1") and shows_id("it-1, it-2", "it-2")
 
 
-def test_an_item_shown_as_a_json_key_is_read_decoded_too() -> None:
-    """A product may key its results by memory text; the key, decoded, shows the item (``Zoë`` sent as ``Zo\\u00eb``)."""
+@pytest.mark.parametrize("shape", ["key", "list"])
+def test_an_item_shown_as_a_json_key_or_a_list_entry_is_read_decoded_too(shape: str) -> None:
+    """A product may key its results by memory text, or list bare strings; decoded, they show the item (``ö`` sent as
+    ``\\u00f6``). Bug caught by mutmut: a list's entries not decoded (``_strings(None)``)."""
     sc = make_scenario()
     item = next(i for i in sc.items if i.id == "it-global")
-    text = json.dumps({"scores": {item.content.replace("short", "shört"): 0.9}}, ensure_ascii=True)
-    assert "\\u00f6" in text  # the key as sent is escaped
-    shown = item.model_copy(update={"content": item.content.replace("short", "shört")})
+    content = item.content.replace("short", "shört")
+    body = {"scores": {content: 0.9}} if shape == "key" else {"memories": [[content]]}
+    text = json.dumps(body, ensure_ascii=True)
+    assert "\\u00f6" in text  # as sent, escaped
+    shown = item.model_copy(update={"content": content})
     scenario = sc.model_copy(update={"items": [shown if i.id == "it-global" else i for i in sc.items]})
     assert credit(make_record(scenario, calls=[tool_call(["it-global"], text)]), scenario).calls == [["it-global"]]
 
