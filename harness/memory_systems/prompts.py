@@ -113,9 +113,10 @@ def format_now(millis: int) -> str:
 
 
 def probe_now(millis: int) -> str:
-    """The probe's current time as every arm reads it: under the shared instruction block in the one ISO 8601
-    form memory's times use, the weekday beside it (``2026-03-02T10:00:00Z (Monday)``), so the model compares
-    "now" with a memory's time in one format; under ``legacy`` the prose of :func:`format_now`, as before."""
+    """The current time as every prompt states it (the probe's system prompt, every arm's, and the write phase's,
+    :mod:`harness.memory_systems.write_prompt`): under the shared instruction block in the one ISO 8601 form
+    memory's times use, the weekday beside it (``2026-03-02T10:00:00Z (Monday)``), so the model compares "now"
+    with a memory's time in one format; under ``legacy`` the prose of :func:`format_now`, as before."""
     if not shared():
         return format_now(millis)
     return f"{iso_time(millis)} ({_dt.datetime.fromtimestamp(millis / 1000, tz=_dt.timezone.utc):%A})"

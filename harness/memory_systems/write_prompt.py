@@ -3,7 +3,9 @@
 For an arm whose write mode is ``agent``, each earlier session of the
 scenario (every workspace, oldest first; ties by id) gets one small agent
 run (:func:`harness.run.sample.run_write_phase`): the shared write prompt
-(:data:`WRITE_SYSTEM_PROMPT`, dated at the session's start), the session's
+(:data:`WRITE_SYSTEM_PROMPT`, dated at the session's start in the form the
+probe states its time, :func:`~harness.memory_systems.prompts.probe_now`: ISO 8601 under the shared
+instruction block, the prose under ``legacy``), the session's
 transcript as one user message, and the write tools the system offers for
 that session's scope. The model saves what will matter later and forgets
 what the user asked to forget. The plan counts the same messages, so what it
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.memory_systems.prompts import format_now
+from harness.memory_systems.prompts import probe_now, shown_time
 from harness.scenarios import Scenario, Session
 
 WRITE_MAX_TOOL_ROUNDS = 4
@@ -42,9 +44,13 @@ def write_order(scenario: Scenario) -> list[Session]:
 
 
 def render_transcript(session: Session) -> str:
-    """The session as the write prompt shows it: a header line, ``User:``/``Assistant:`` turns, an end line."""
+    """The session as the write prompt shows it: a header line, ``User:``/``Assistant:`` turns, an end line.
+
+    The header dates the session as a pasted session is dated (:func:`~harness.memory_systems.prompts.shown_time`:
+    the prose, and its ISO form beside it under the shared block), so the transcript and the prompt's current time
+    share one ISO form."""
     where = f", workspace {session.workspace}" if session.workspace else ""
-    lines = [f"[Conversation {session.id}, {format_now(session.started_at)}{where}]"]
+    lines = [f"[Conversation {session.id}, {shown_time(session.started_at)}{where}]"]
     lines += [f"{'User' if turn.role == 'user' else 'Assistant'}: {turn.content}" for turn in session.turns]
     lines.append(f"[End of conversation {session.id}]")
     return "\n".join(lines)
@@ -53,6 +59,6 @@ def render_transcript(session: Session) -> str:
 def write_messages(session: Session) -> list[dict[str, Any]]:
     """The write run's messages for ``session``."""
     return [
-        {"role": "system", "content": WRITE_SYSTEM_PROMPT.format(now=format_now(session.started_at))},
+        {"role": "system", "content": WRITE_SYSTEM_PROMPT.format(now=probe_now(session.started_at))},
         {"role": "user", "content": f"{render_transcript(session)}\n\n{TRANSCRIPT_REQUEST}"},
     ]

@@ -3,6 +3,10 @@ supports, and what the grounding judge listed.
 
 A string is id-shaped when it starts with one of the scenario's item-id
 prefixes (the leading letters plus separator of each item id, e.g. ``it-``).
+A cited item id is supported when a tool call is credited with it
+(:func:`harness.score.credit.credited_ids`: at k, and shown by the result;
+never the ids a plug-in merely reports) or when something the model read
+names it as a whole token (``it-1`` is not supported by ``it-10``).
 Stale values are only detected through ``stale`` canaries, never by fuzzy
 matching; the supersession rule is :mod:`harness.score.superseded`.
 """
@@ -18,6 +22,7 @@ from typing import TYPE_CHECKING
 from harness.memo import by_identity
 from harness.records import SampleRecord
 from harness.scenarios import ItemSpec, Scenario, forgotten_texts
+from harness.score.credit import credited_ids, shows_id
 from harness.score.matching import (
     find_spans,
     has_positive_check,
@@ -114,10 +119,14 @@ def canary_findings(answer: str, scenario: Scenario) -> tuple[list[UnsupportedCl
 
 def cited_id_claims(answer: str, record: SampleRecord, scenario: Scenario,
                     canary_claims: list[UnsupportedClaim]) -> list[UnsupportedClaim]:
-    """``canary_claims`` (of :func:`canary_findings`) and every cited item id nothing shown supports."""
+    """``canary_claims`` (of :func:`canary_findings`) and every cited item id nothing shown supports.
+
+    Supported: an id some call is credited with (a plug-in that over-credits cannot make an unshown id look
+    supported), or one the model's messages or tool results name as a whole token.
+    """
     claims = list(canary_claims)
     item_ids = _item_ids(scenario.items)
-    disclosed = {i for call in record.tool_calls for i in call.disclosed_item_ids}
+    disclosed = {i for ids in credited_ids(record, scenario) for i in ids}
     visible: str | None = None
     for cited in _cited_ids(answer, _item_id_prefixes(scenario.items)):
         if cited not in item_ids:
@@ -126,7 +135,7 @@ def cited_id_claims(answer: str, record: SampleRecord, scenario: Scenario,
         if cited in disclosed:
             continue
         visible = _visible_text(record) if visible is None else visible
-        if cited not in visible:
+        if not shows_id(visible, cited):
             claims.append(UnsupportedClaim(kind="undisclosed_item_id", text=cited))
     return claims
 

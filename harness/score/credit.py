@@ -24,7 +24,8 @@ Every id left out is listed in ``uncredited_items`` (``id: beyond top_k=10``,
 ``id: not shown``), so a report can say which system over-credited. The
 leak checks (:func:`harness.score.disclosure.tool_findings`) still read every
 id a call reported: claiming an out-of-scope item is a leak whether or not it
-is credited.
+is credited. An answer's cited ids (:func:`harness.score.claims.cited_id_claims`)
+are supported by credited ids only, never by a bare report.
 
 Example:
     >>> shows_id('{"itemId":"it-1"}', "it-1"), shows_id('{"itemId":"it-10"}', "it-1")

@@ -218,3 +218,26 @@ def test_the_run_counts_a_sample_as_cached_and_cut_off_with_its_write_calls() ->
     writes = WritePhaseLog(sessions=[WriteSessionLog(session_id="s2", stop_reason="max_tool_rounds", model_calls=[call(False, "length")])])
     assert record_flags(record.model_copy(update={"write_phase": writes})) == (True, False, True)
     assert record_flags(record) == (True, True, False)
+
+
+def test_the_write_prompt_states_its_current_time_in_the_iso_form_the_probe_uses() -> None:
+    """Bug planted: ``write_messages`` kept the prose ``Tuesday, 10 February 2026, 09:00 UTC`` as the write phase's
+    "now" while the probe (and memory's times) read ISO: the agent-written arms were told the time in another format."""
+    from harness.memory_systems.prompts import probe_now
+
+    system, user = write_messages(scenario().sessions[0])
+    assert "Current date and time: 2026-02-10T09:00:00Z (Tuesday)." in system["content"]
+    assert probe_now(scenario().sessions[0].started_at) == "2026-02-10T09:00:00Z (Tuesday)"  # the probe's one helper
+    assert user["content"].startswith("[Conversation s2, Tuesday, 10 February 2026, 09:00 UTC (2026-02-10T09:00:00Z), workspace ws-a]")
+
+
+def test_under_legacy_the_write_prompt_keeps_its_prose_time_byte_for_byte() -> None:
+    from harness.memory_systems import configure_instructions
+
+    configure_instructions("legacy")
+    try:
+        system, user = write_messages(scenario().sessions[0])
+    finally:
+        configure_instructions(None)
+    assert "Current date and time: Tuesday, 10 February 2026, 09:00 UTC." in system["content"]
+    assert user["content"].startswith("[Conversation s2, Tuesday, 10 February 2026, 09:00 UTC, workspace ws-a]")

@@ -152,3 +152,32 @@ def test_a_plug_in_that_over_credits_gets_recall_at_k_only_for_what_it_showed_at
     assert {u.split(": ")[0] for u in unshown if u.endswith(": not shown")} == {"it-layout", "it-loader-io"}
     assert all(u.endswith("beyond top_k=1") for u in scores["credits_beyond_k"]["uncredited_items"])
     assert scores["recall"]["uncredited_items"] == [] and systems["recall"]["uncredited_ids"] == 0  # the Host reports what it showed
+
+
+def test_an_id_followed_by_a_dot_and_more_of_a_name_is_another_id() -> None:
+    assert not shows_id("see it-1.5 for details", "it-1") and shows_id("see it-1.", "it-1")
+    assert not shows_id("it-1_b", "it-1") and shows_id("it-1, it-2", "it-2")
+
+
+@pytest.mark.parametrize("shape", ["key", "list"])
+def test_an_item_shown_as_a_json_key_or_a_list_entry_is_read_decoded_too(shape: str) -> None:
+    """A product may key its results by memory text, or list bare strings; decoded, they show the item (``ö`` sent as
+    ``\\u00f6``). Bug caught by mutmut: a list's entries not decoded (``_strings(None)``)."""
+    sc = make_scenario()
+    item = next(i for i in sc.items if i.id == "it-global")
+    content = item.content.replace("short", "shört")
+    body = {"scores": {content: 0.9}} if shape == "key" else {"memories": [[content]]}
+    text = json.dumps(body, ensure_ascii=True)
+    assert "\\u00f6" in text  # as sent, escaped
+    shown = item.model_copy(update={"content": content})
+    scenario = sc.model_copy(update={"items": [shown if i.id == "it-global" else i for i in sc.items]})
+    assert credit(make_record(scenario, calls=[tool_call(["it-global"], text)]), scenario).calls == [["it-global"]]
+
+
+def test_a_budget_without_a_positive_whole_top_k_caps_nothing() -> None:
+    """Only a recorded positive ``top_k`` caps; a record from before budgets were recorded (or a malformed one) is
+    shown-checked only, never capped at 0 (which would take every credit away)."""
+    sc = make_scenario()
+    record = make_record(sc, calls=[tool_call(["it-global", "it-pg-version"])])
+    for budget in ({"top_k": 0, "chars": 4000}, {"chars": 4000}, {"top_k": "10"}, None):
+        assert credit(record.model_copy(update={"retrieval_budget": budget}), sc).calls == [["it-global", "it-pg-version"]]
