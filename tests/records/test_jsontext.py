@@ -61,7 +61,23 @@ def test_a_model_with_a_lone_surrogate_is_written_in_the_same_layout_and_read_ba
     assert load_model(_Reply, text) == reply
 
 
+def test_a_value_json_has_no_type_for_is_written_as_the_fast_path_writes_it() -> None:
+    """A datetime (or any value pydantic writes as a JSON string) reads the same whether or not the model holds a
+    lone surrogate: ISO 8601, never ``str()``'s form, so the record validates back to the same value."""
+    import datetime
+
+    class _Stamped(BaseModel):
+        text: str
+        at: datetime.datetime
+
+    at = datetime.datetime(2026, 1, 5, 9, 30, tzinfo=datetime.timezone.utc)
+    odd, plain = _Stamped(text="a" + LONE, at=at), _Stamped(text="ab", at=at)
+    assert model_json(odd) == plain.model_dump_json().replace('"ab"', '"a\\ud800"')
+    assert load_model(_Stamped, model_json(odd)) == odd
+
+
 def test_load_model_reads_uppercase_escapes_and_refuses_what_is_not_the_model() -> None:
+    assert load_model(_Reply, '{"text": "plain", "n": 2}') == _Reply(text="plain", n=2)
     assert load_model(_Reply, '{"text": "a\\uD800"}').text == "a" + LONE
     with pytest.raises(ValidationError):
         load_model(_Reply, '{"n": "many"}')
