@@ -104,6 +104,7 @@ def test_a_refusal_names_the_model_its_worst_case_and_what_is_recorded_and_in_fl
     assert str(caught.value) == ("--max-cost-usd reached: a call of judge may cost up to $0.400000 and the run has "
                                  "$0.800000 of $1.000000 recorded or in flight")
     budget.settle("m", held, 0.0)
+    budget.exhausted = False  # as after a resume: the next refusal is the one of nothing in flight
 
     async def refused() -> list[str]:
         messages = []
