@@ -129,3 +129,11 @@ def test_the_binomial_tail_at_its_edges() -> None:
     assert _binomial_tail_at_least(1, 1, 0.999999) == pytest.approx(0.999999)
     assert _binomial_tail_at_least(1, 2, 0.5) == pytest.approx(0.75)
     assert _binomial_tail_at_least(1, 10, 0.99) == 1.0  # the sum of its terms passes 1 by a rounding error
+
+
+def test_no_judged_pairs_give_no_figures_and_no_decision() -> None:
+    """A run whose pairwise judge was never asked (or every pair malformed away): nothing to estimate, not zeros."""
+    result = sign_test([])
+    assert (result["conversations"], result["p_value"], result["decision"]) == (0, 1.0, "no proven difference")
+    assert result["win_share"] is None and result["win_share_ci"] == [None, None]
+    assert result["mean_preference"] is None and result["mean_preference_ci"] == [None, None]
