@@ -78,6 +78,7 @@ def test_the_reported_figures_are_rounded_to_six_places_and_the_test_is_named() 
     for value in [*result["win_share_ci"], result["mean_preference"], *result["mean_preference_ci"]]:
         assert value == round(value, 6) != round(value)
     assert result["test"] == "two-sided exact sign test on conversations (ties left out)"
+    assert sign_test(_pairs({"a": [1.0], "b": [1.0], "c": [-1.0]}))["win_share"] == 0.666667
 
 
 def test_the_interval_level_applies_to_both_intervals() -> None:
