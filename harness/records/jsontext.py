@@ -57,9 +57,10 @@ def model_json(model: BaseModel, *, indent: int | None = None) -> str:
     try:
         return model.model_dump_json(indent=indent)
     except PydanticSerializationError:
-        # The slow path, only for text pydantic cannot encode: the python dump keeps lone surrogates as they are.
+        # The slow path, only for text pydantic cannot encode: the JSON-mode dump keeps lone surrogates as they are
+        # and writes every other value as the fast path does (a datetime in ISO 8601, not str()'s "2026-01-01 00:00:00").
         separators = (",", ":") if indent is None else None
-        return json_text(model.model_dump(), indent=indent, separators=separators, default=str)
+        return json_text(model.model_dump(mode="json"), indent=indent, separators=separators)
 
 
 def sendable(value: Any) -> Any:

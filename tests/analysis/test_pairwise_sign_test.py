@@ -68,3 +68,73 @@ def test_clopper_pearson_edges() -> None:
     low, high = clopper_pearson(10, 10)
     assert high == 1.0 and low == pytest.approx(0.025 ** (1 / 10), abs=1e-9)
     assert clopper_pearson(0, 0) == (None, None)
+
+
+def test_the_reported_figures_are_rounded_to_six_places_and_the_test_is_named() -> None:
+    """1 of 4 conversations won: every share and interval end is written to six places, as summary.json shows them."""
+    result = sign_test(_pairs({"a": [1 / 3], "b": [-1 / 7], "c": [-0.55], "d": [-0.15, 1 / 9]}))
+    assert result["win_share"] == 0.25 and result["win_share_ci"] == [0.006309, 0.80588]
+    assert result["mean_preference"] == -0.094742 and result["mean_preference_ci"] == [-0.417361, 0.214286]
+    for value in [*result["win_share_ci"], result["mean_preference"], *result["mean_preference_ci"]]:
+        assert value == round(value, 6) != round(value)
+    assert result["test"] == "two-sided exact sign test on conversations (ties left out)"
+    assert sign_test(_pairs({"a": [1.0], "b": [1.0], "c": [-1.0]}))["win_share"] == 0.666667
+
+
+def test_the_interval_level_applies_to_both_intervals() -> None:
+    scores = {f"w{i}": [1.0] for i in range(6)} | {"l0": [-1.0], "l1": [-0.5], "t": [0.0]}
+    wide, narrow = sign_test(_pairs(scores), level=0.99), sign_test(_pairs(scores))
+    assert wide["win_share_ci"][0] < narrow["win_share_ci"][0] and wide["win_share_ci"][1] > narrow["win_share_ci"][1]
+    assert wide["mean_preference_ci"][0] < narrow["mean_preference_ci"][0]
+    assert wide["win_share_ci"] == pytest.approx(list(clopper_pearson(6, 8, 0.99)), abs=1e-6)
+
+
+def test_a_p_value_exactly_at_alpha_proves_nothing_and_more_losses_prefer_the_baseline() -> None:
+    """Six of six won: p = 2/64 = 0.03125. At alpha = 0.03125 that is not below alpha; six lost is the baseline's."""
+    won = _pairs({f"c{i}": [1.0] for i in range(6)})
+    assert sign_test(won, alpha=0.03125)["decision"] == "no proven difference"
+    assert sign_test(won, alpha=0.05)["decision"] == "treatment preferred"
+    lost = _pairs({f"c{i}": [-1.0] for i in range(6)})
+    assert sign_test(lost)["decision"] == "baseline preferred"
+    assert sign_test(lost)["mean_preference"] == -1.0
+
+
+def test_a_conversation_id_holding_more_slashes_is_its_part_before_the_first() -> None:
+    assert conversation_of("conv-26/session-3/q017") == "conv-26"
+    result = sign_test(_pairs({"conv-26/s1/q1": [1.0], "conv-26/s2/q2": [1.0], "conv-27/s1/q1": [-1.0]}))
+    assert (result["conversations"], result["wins"], result["losses"]) == (2, 1, 1)
+
+
+def test_a_conversations_score_is_the_mean_of_its_probes() -> None:
+    """Probes +1, +1 and -1 (mean +1/3) and a conversation of one -0.5: the mean preference is (1/3 - 0.5) / 2."""
+    result = sign_test(_pairs({"a/q1": [1.0], "a/q2": [1.0], "a/q3": [-1.0], "b/q1": [-0.5]}))
+    assert result["mean_preference"] == round((1 / 3 - 0.5) / 2, 6)
+
+
+def test_the_clopper_pearson_ends_at_the_edges_and_for_one_trial() -> None:
+    """0 of n: the lower end is 0; n of n: the upper end is 1; one trial, won: ((1 - level) / 2, 1)."""
+    low, high = clopper_pearson(0, 5)
+    assert low == 0.0 and high == pytest.approx(1 - 0.025 ** (1 / 5), abs=1e-9)
+    low, high = clopper_pearson(5, 5)
+    assert high == 1.0 and low == pytest.approx(0.025 ** (1 / 5), abs=1e-9)
+    assert clopper_pearson(1, 1) == (pytest.approx(0.025, abs=1e-9), 1.0)
+    assert clopper_pearson(0, 1) == (0.0, pytest.approx(0.975, abs=1e-9))
+    assert clopper_pearson(3, 0) == (None, None)
+
+
+def test_the_binomial_tail_at_its_edges() -> None:
+    from harness.analysis.pairwise import _binomial_tail_at_least
+
+    assert _binomial_tail_at_least(0, 5, 0.3) == 1.0 and _binomial_tail_at_least(-1, 5, 0.0) == 1.0
+    assert _binomial_tail_at_least(1, 5, 0.0) == 0.0 and _binomial_tail_at_least(5, 5, 1.0) == 1.0
+    assert _binomial_tail_at_least(1, 1, 0.999999) == pytest.approx(0.999999)
+    assert _binomial_tail_at_least(1, 2, 0.5) == pytest.approx(0.75)
+    assert _binomial_tail_at_least(1, 10, 0.99) == 1.0  # the sum of its terms passes 1 by a rounding error
+
+
+def test_no_judged_pairs_give_no_figures_and_no_decision() -> None:
+    """A run whose pairwise judge was never asked (or every pair malformed away): nothing to estimate, not zeros."""
+    result = sign_test([])
+    assert (result["conversations"], result["p_value"], result["decision"]) == (0, 1.0, "no proven difference")
+    assert result["win_share"] is None and result["win_share_ci"] == [None, None]
+    assert result["mean_preference"] is None and result["mean_preference_ci"] == [None, None]

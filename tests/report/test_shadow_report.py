@@ -212,3 +212,21 @@ def test_the_runs_scope_violations_are_summed_over_every_model() -> None:
 
     block = shadow_block([record("m-a"), record("m-b", "x: not in the store"), record("m-c", "y: archived item")], {})
     assert block["scope_violations"] == 2 and [m["overall"]["scope_violations"] for m in block["models"]] == [0, 1, 1]
+
+
+@pytest.mark.parametrize("order", ["first epoch first", "last epoch first"])
+def test_a_probe_run_in_several_epochs_is_read_from_its_lowest_epoch_in_any_order(order: str) -> None:
+    """Epochs repeat the same shadow search, but a resumed run's later epoch timed it on another load: the figures
+    are the lowest epoch's (as the module says), however the records are ordered in results.jsonl."""
+    import types
+
+    from harness.report.shadow import shadow_block
+
+    def record(epoch: int, ms: float):
+        log = types.SimpleNamespace(**{**vars(_violating("ok")), "elapsed_s": ms / 1000})
+        return types.SimpleNamespace(model="m", scenario_id="s1", epoch=epoch, shadow=log)
+
+    records = [record(0, 2.0), record(1, 40.0), record(2, 90.0)]
+    block = shadow_block(records if order == "first epoch first" else records[::-1], {})
+    overall = block["models"][0]["overall"]
+    assert overall["probes"] == 1 and overall["latency_p50_ms"] == 2.0

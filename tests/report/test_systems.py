@@ -91,6 +91,20 @@ def test_search_latency_is_taken_over_each_memory_search_call_not_per_sample() -
     assert rows[0]["search_latency_p50_ms"] == 1.0 and rows[0]["search_latency_p95_ms"] == 500.0
 
 
+def test_the_search_latency_interval_resamples_scenarios_not_calls() -> None:
+    """Calls of one scenario share its memory and its load: they are one unit of the bootstrap, not independent.
+
+    With every call from one scenario, each resample is that scenario whole, so the p50's interval has no width;
+    resampled per call, it would spread from the fastest call to the slowest.
+    """
+    calls = [tool_call(["it-pg-version"], call_id=f"c{i}").model_copy(update={"elapsed_s": 0.01 * (i + 1)})
+             for i in range(9)]
+    (row,) = systems_block(manifest(), [make_record(make_scenario("fact-01"), calls=calls)],
+                           [metric("recall", "continuity_accuracy", 0.5)])
+    assert row["search_calls"] == 9 and row["search_latency_p50_ms"] == 50.0
+    assert row["search_latency_p50_ci_ms"] == [50.0, 50.0]
+
+
 def test_search_calls_of_a_failed_probe_are_not_counted_nor_timed() -> None:
     """A probe that errored after searching is no measurement of the system's search: its calls are left out."""
     ok = make_record(make_scenario("fact-01"), calls=[tool_call(["it-pg-version"], call_id="a")])

@@ -132,3 +132,99 @@ def test_an_embedding_on_the_loops_own_thread_that_does_not_fit_stops_at_once() 
     with pytest.raises(BudgetExceeded):
         asyncio.run(scenario())
     assert budget.exhausted
+
+
+def test_a_refusal_names_the_model_its_worst_case_and_what_is_recorded_and_in_flight() -> None:
+    """Every refusal (waiting or not, exhausted or not) says which model's call, what it might cost and what the run
+    holds: recorded plus in flight, against the cap."""
+    budget = Budget(1.0, {"m": Price(input=0.0, output=0.001), "judge": Price(input=0.0, output=0.001)})
+    held = budget.reserve_now("m", 0, 300)
+    budget.recorded_usd = 0.5
+    with pytest.raises(BudgetExceeded) as caught:
+        budget.reserve_now("judge", 0, 400)
+    assert str(caught.value) == ("--max-cost-usd reached: a call of judge may cost up to $0.400000 and the run has "
+                                 "$0.800000 of $1.000000 recorded or in flight")
+    budget.settle("m", held, 0.0)
+    budget.exhausted = False  # as after a resume: the next refusal is the one of nothing in flight
+
+    async def refused() -> list[str]:
+        messages = []
+        for _ in range(2):  # nothing in flight, then exhausted
+            try:
+                await budget.reserve("judge", 0, 600)
+            except BudgetExceeded as exc:
+                messages.append(str(exc))
+        return messages
+
+    nothing_in_flight, exhausted = asyncio.run(refused())
+    assert nothing_in_flight.startswith("--max-cost-usd reached: a call of judge may cost up to $0.600000 and the run has $0.500000")
+    assert exhausted == nothing_in_flight
+
+
+def test_calls_reserved_one_at_a_time_are_each_in_flight_until_settled() -> None:
+    budget = Budget(1.0, {"judge": Price(input=0.0, output=0.001)})
+    first, second = budget.reserve_now("judge", 0, 100), budget.reserve_now("judge", 0, 100)
+    assert budget.in_flight == 2 and budget.reserved_usd == pytest.approx(0.2)
+    budget.settle("judge", first, 0.01)
+    assert budget.in_flight == 1 and budget.reserved_usd == pytest.approx(0.1)
+    budget.settle("judge", second, 0.01)
+    assert budget.in_flight == 0 and budget.reserved_usd == 0 and budget.recorded_usd == pytest.approx(0.02)
+
+
+def test_a_free_call_records_nothing_and_a_call_with_no_reservation_is_recorded_as_it_cost() -> None:
+    """A call that cost $0 is charged $0 (only a negative or non-number cost is charged its reservation); a call
+    reserved at $0 (a model priced at zero) that then cost something is recorded, without dividing by zero."""
+    budget = Budget(1.0, {"m": Price(input=0.0, output=0.001), "free": Price(input=0.0, output=0.0)})
+    budget.settle("m", budget.reserve_now("m", 0, 100), 0.0)
+    assert budget.recorded_usd == 0.0
+    budget.settle("free", budget.reserve_now("free", 0, 100), 0.02)
+    assert budget.recorded_usd == pytest.approx(0.02) and budget.reserve_now("free", 0, 100) == 0.0
+
+
+def test_a_provider_that_costs_more_than_estimated_scales_the_next_worst_cases_by_the_ratio_compounded() -> None:
+    """A call costing 1.5 times its reservation makes the next worst case 1.5 times larger; a scaled call costing
+    twice its (scaled) reservation makes the next three times the unscaled estimate. A call at or under its
+    reservation changes nothing."""
+    budget = Budget(100.0, {"m": Price(input=0.0, output=0.001), "other": Price(input=0.0, output=0.001)})
+    budget.settle("m", budget.reserve_now("m", 0, 100), 0.15)
+    assert budget.reserve_now("m", 0, 100) == pytest.approx(0.15)
+    budget.settle("m", 0.15, 0.30)
+    assert budget.reserve_now("m", 0, 100) == pytest.approx(0.30)
+    budget.settle("other", budget.reserve_now("other", 0, 100), 0.1)
+    budget.settle("other", budget.reserve_now("other", 0, 100), 0.05)
+    assert budget.reserve_now("other", 0, 100) == pytest.approx(0.1)
+
+
+def test_records_from_before_write_phases_and_embeddings_count_their_model_calls() -> None:
+    """A record without a ``write_phase`` or ``embedding`` attribute at all (an older record's shape) costs its calls."""
+    from types import SimpleNamespace as NS
+
+    from harness.run.budget import recorded_cost
+
+    assert recorded_cost([NS(model_calls=[NS(cost_usd=0.25, cached=False)])]) == pytest.approx(0.25)
+
+
+def test_a_run_stopped_by_the_cap_says_what_it_recorded_and_how_many_samples_resume_will_run(tmp_path) -> None:
+    """Only samples stopped by the cap count as stopped (a provider error is another story); a run none of whose
+    samples the cap stopped has no budget line."""
+    from harness.records import RESULTS_FILE, SampleError
+    from harness.records.writing import append_record
+    from harness.run.budget import budget_stop
+    from tests.score.scoring_factories import make_record
+
+    def stopped(scenario: str):
+        record = make_record(scenario, error=True, cost=0.5)
+        return record.model_copy(update={"error": SampleError(type="BudgetExceeded", message="--max-cost-usd reached")})
+
+    records = [make_record("fact-01", cost=0.25), make_record("fact-02", error=True, cost=0.125), stopped("fact-03"),
+               stopped("fact-04")]
+    with (tmp_path / RESULTS_FILE).open("w", encoding="utf-8") as handle:
+        for record in records[:2]:
+            append_record(handle, record)
+    assert budget_stop(tmp_path, 2.0) is None
+    with (tmp_path / RESULTS_FILE).open("a", encoding="utf-8") as handle:
+        for record in records[2:]:
+            append_record(handle, record)
+    assert budget_stop(tmp_path, 2.0) == (
+        "stopped: --max-cost-usd $2.0000 reached before the next model call (recorded cost $1.3750); finished samples "
+        "are saved, 2 sample(s) stopped midway are recorded as errors and run again on resume")

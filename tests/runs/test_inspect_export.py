@@ -163,3 +163,25 @@ def test_a_logs_results_are_its_own_model_and_arms_overall_metrics_only() -> Non
     assert {k: m.value for k, m in results.scores[0].metrics.items()} == {"continuity_accuracy": 0.75, "n": 2.0}
     assert (results.total_samples, results.completed_samples, results.scores[0].scored_samples) == (4, 3, 3)
     assert results.metadata == {"verdict": "pass"}
+
+
+def test_a_log_counts_only_finished_samples_as_completed(exported: tuple[Path, Path], tmp_path: Path) -> None:
+    """A sample that failed (its model call errored) is in the log but not among the completed ones, as inspect_ai
+    counts a sample that raised: a run with failures must not read as complete in inspect's viewer."""
+    import shutil
+
+    from inspect_ai.log import read_eval_log
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(exported[0], run_dir)
+    lines = (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    failed = next(i for i, line in enumerate(lines) if json.loads(line).get("arm") == "recall")
+    record = json.loads(lines[failed])
+    record.update(status="error", stop_reason="error", error={"type": "APIError", "message": "server error", "attempts": 3})
+    lines[failed] = json.dumps(record)
+    (run_dir / "results.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["export", "inspect", str(run_dir), str(tmp_path / "logs")]) == 0
+    recall = read_eval_log(str(_log(tmp_path / "logs", "recall")), header_only=True).results
+    history = read_eval_log(str(_log(tmp_path / "logs", "history_only")), header_only=True).results
+    assert recall.completed_samples == recall.total_samples - 1 and recall.scores[0].scored_samples == recall.completed_samples
+    assert history.completed_samples == history.total_samples > 0

@@ -167,29 +167,50 @@ def test_a_leakage_canary_archived_in_another_workspace_stays_a_leak(notes) -> N
     assert scores.retained_after_forget == [] and scores.answer_forgotten == []
 
 
+def _write_call(name: str, args: dict[str, Any], status: str = "ok"):
+    """One logged write-phase tool call."""
+    from harness.records import ToolCallLog
+
+    return ToolCallLog(round=0, call_id="c", name=name, arguments=json.dumps(args), status=status, result_text="{}",
+                       result_chars=2, result_tokens=1, storage_read=True, elapsed_s=0.0)
+
+
+def _write_phase_record(scn: Scenario, *sessions: tuple[str, str, list[Any]]):
+    """A finished record whose write phase ran ``(session id, workspace, calls)`` in order."""
+    from harness.records import SampleRecord, WritePhaseLog, WriteSessionLog
+
+    phase = WritePhaseLog(sessions=[WriteSessionLog(session_id=sid, workspace=ws, stop_reason="final_answer",
+                                                    tool_calls=calls) for sid, ws, calls in sessions])
+    return SampleRecord(sample_id="x", scenario_id=scn.id, scenario_hash="h", category="forgetting", arm=ARM,
+                        model="m", epoch=0, seed=0, status="ok", final_answer="I don't know.",
+                        stop_reason="final_answer", write_phase=phase, started_at="t", wall_time_s=0.0)
+
+
 def test_a_forget_that_removed_something_clears_only_its_own_scope(notes) -> None:
     """Bug: an ok forget in one workspace dropped the same name saved in another from the stored set, hiding a note."""
-    from harness.records import SampleRecord, ToolCallLog, WritePhaseLog, WriteSessionLog
-
-    def call(name: str, args: dict[str, Any], status: str = "ok") -> ToolCallLog:
-        return ToolCallLog(round=0, call_id="c", name=name, arguments=json.dumps(args), status=status, result_text="{}",
-                           result_chars=2, result_tokens=1, storage_read=True, elapsed_s=0.0)
-
     scn = forgetting_scenario()
-    phase = WritePhaseLog(sessions=[
-        WriteSessionLog(session_id="s1", workspace="ws-a", stop_reason="final_answer",
-                        tool_calls=[call("save_note", {"title": "invoices", "text": ADDRESS_SENTENCE})]),
-        WriteSessionLog(session_id="s0", workspace="ws-b", stop_reason="final_answer",
-                        tool_calls=[call("forget_note", {"title": "invoices"})]),
-        WriteSessionLog(session_id="s2", workspace="ws-a", stop_reason="final_answer",
-                        tool_calls=[call("forget_note", {"title": "home address"}, "not_found")]),
-    ])
-    record = SampleRecord(sample_id="x", scenario_id=scn.id, scenario_hash="h", category="forgetting", arm=ARM,
-                          model="m", epoch=0, seed=0, status="ok", final_answer="I don't know.",
-                          stop_reason="final_answer", write_phase=phase, started_at="t", wall_time_s=0.0)
+    record = _write_phase_record(
+        scn, ("s1", "ws-a", [_write_call("save_note", {"title": "invoices", "text": ADDRESS_SENTENCE})]),
+        ("s0", "ws-b", [_write_call("forget_note", {"title": "invoices"})]),
+        ("s2", "ws-a", [_write_call("forget_note", {"title": "home address"}, "not_found")]))
     fields = write_forgetting(record, scn)
     assert (fields["forget_calls"], fields["forgets_removed"]) == (2, 1)
     assert fields["forget_notes"] == ["forgot 'home address'; the fact was stored as 'invoices'"]
+
+
+def test_a_failed_forget_names_only_notes_its_own_workspace_could_have_removed() -> None:
+    """A forget in ws-a that removed nothing is told where ws-a (or an unscoped save) keeps the fact, never a note of
+    another workspace, which that forget could not and should not have touched."""
+    scn = forgetting_scenario()
+    record = _write_phase_record(
+        scn, ("s0", "ws-b", [_write_call("save_note", {"title": "b invoices", "text": ADDRESS_SENTENCE})]),
+        ("sx", None, [_write_call("save_note", {"title": "shared", "text": ADDRESS_SENTENCE})]),
+        ("s1", "ws-a", [_write_call("save_note", {"title": "a invoices", "text": ADDRESS_SENTENCE})]),
+        ("s2", "ws-a", [_write_call("forget_note", {"title": "home address"}, "not_found")]),
+        ("s3", "ws-c", [_write_call("forget_note", {"title": "home address"}, "not_found")]))
+    assert write_forgetting(record, scn)["forget_notes"] == [
+        "forgot 'home address'; the fact was stored as 'shared', 'a invoices'",
+        "forgot 'home address'; the fact was stored as 'shared'"]
 
 
 def test_the_forgetting_table_has_no_write_counts_for_an_arm_without_a_write_phase(notes) -> None:

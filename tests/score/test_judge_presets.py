@@ -144,3 +144,25 @@ def test_strict_judge_records_its_prompt_hash_too(tmp_path) -> None:
     judge = Judge(model="test/j", cache_dir=tmp_path, complete=_Scripted(json.dumps({"verdict": "pass"})))
     described = judge.describe_prompt()
     assert described["name"] == "strict" and described["version"] == "strict-v2" and len(described["sha256"]) == 64
+
+
+@pytest.mark.parametrize("name", ["locomo", "longmemeval"])
+def test_each_preset_sends_its_instructions_as_the_system_message_then_the_case_as_the_user_message(name) -> None:
+    case = JudgeCase(question="Which port?", gold="5433", answer="Port 5433.", category="single_session_user")
+    messages = preset(name).messages(case)
+    assert [m["role"] for m in messages] == ["system", "user"] and sorted(messages[0]) == ["content", "role"]
+    assert "Which port?" in messages[1]["content"] and "Which port?" not in messages[0]["content"]
+
+
+def test_longmemeval_falls_back_to_whichever_reference_the_case_has() -> None:
+    """An unanswerable case without an explanation shows its rubric; a preference case without a rubric its gold;
+    a preference case gets the preference instruction, any other type the base one and nothing more."""
+    lme = preset("longmemeval")
+    unanswerable = lme.messages(JudgeCase(question="Q?", gold="", answer="A.", rubric="never said", abstain=True))
+    assert "Explanation of why it cannot be answered: never said" in unanswerable[1]["content"]
+    preference = lme.messages(JudgeCase(question="Q?", gold="likes tea", answer="A.", category="single_session_preference"))
+    assert "Rubric: likes tea" in preference[1]["content"]
+    other = lme.messages(JudgeCase(question="Q?", gold="g", answer="A.", category="not_a_longmemeval_type"))
+    base = lme.messages(JudgeCase(question="Q?", gold="g", answer="A.", category="single_session_user"))
+    assert preference[0]["content"] != other[0]["content"] and other[0]["content"] == base[0]["content"]
+    assert "XX" not in other[0]["content"]
