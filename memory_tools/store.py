@@ -42,7 +42,8 @@ from memory_tools.model import (
     StatementType,
     TemporalType,
 )
-from memory_tools.normalize import NormalizedItem, check_time, normalize_identifier, validate_item_input, wall_clock_ms
+from memory_tools.item_validation import NormalizedItem, validate_item_input
+from memory_tools.normalize import check_time, normalize_identifier, wall_clock_ms
 from memory_tools.store_database import StoreDatabase
 
 __all__ = [
