@@ -19,3 +19,17 @@ def test_the_test_command_prints_each_skip_reason(tmp_path: Path) -> None:
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "SKIPPED [1] test_one.py:5: no local Chromium and chromedriver" in done.stdout
+
+
+def readme_test_command(readme: str) -> str:
+    """The command in the code block under "Install and run the tests"."""
+    block = readme.split("Install and run the tests", 1)[1].split("```bash\n", 1)[1]
+    return block.split("\n", 1)[0].strip()
+
+
+def test_ci_runs_exactly_the_readme_test_command() -> None:
+    """`.ci/run` says it runs the README's command; a flag added to one and not the other (`-n auto`) fails here."""
+    command = readme_test_command((REPO / "README.md").read_text(encoding="utf-8"))
+    ci_lines = [line.strip() for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    assert command.startswith("python3 -m venv .venv") and command in ci_lines
+    assert command in (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
