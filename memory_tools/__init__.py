@@ -43,13 +43,12 @@ from memory_tools.model import (
 from memory_tools.named import NamedMemoryStore
 from memory_tools.named_model import MAX_RECALL_LIMIT, NamedIdentity, NamedMemory, WriteEvent
 from memory_tools.named_tools import NAMED_TOOL_NAMES, READ_TOOLS, WRITE_TOOLS, NamedMemoryRun, open_named_run
+from memory_tools.item_validation import NormalizedItem, validate_item_input
 from memory_tools.normalize import (
-    NormalizedItem,
     normalize_content,
     strip_format_characters,
     normalize_identifier,
     normalize_search_term,
-    validate_item_input,
 )
 from memory_tools.policy import (
     TOOL_NAMES,

@@ -45,8 +45,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from memory_tools._key_index import KeyIndexCache
+from memory_tools.item_validation import MAX_KEYS_PER_ITEM
 from memory_tools.model import MemoryItemRecord, MemoryValidationError
-from memory_tools.normalize import MAX_KEYS_PER_ITEM, normalize_identifier, normalize_search_term
+from memory_tools.normalize import normalize_identifier, normalize_search_term
 
 MAX_SEARCH_TERMS: Final = 32
 MAX_SEARCH_RESULTS: Final = 100

@@ -49,7 +49,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from memory_tools.disclosure import budgeted_content, fit_disclosure, with_iso_times
 from memory_tools.model import MatchMode, MemoryItemRecord, MemoryValidationError
@@ -246,7 +246,7 @@ class MemoryRun:
 
     def tool_specs(self) -> list[dict[str, Any]]:
         """The admitted tools in OpenAI/litellm function-tool format (a fresh copy; empty when denied)."""
-        return json.loads(self._specs_json)
+        return cast("list[dict[str, Any]]", json.loads(self._specs_json))
 
     def call(self, name: str, arguments: str | dict[str, Any] | None) -> ToolCallRecord:
         """Execute one tool call the model made; never raises because of the model's input.

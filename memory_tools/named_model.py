@@ -135,7 +135,7 @@ def check_scope(scope: object, field: str = "scope") -> NamedScope:
     """
     if scope not in SCOPES:
         raise MemoryValidationError(f'{field} must be "user" or "project" (got {scope!r})')
-    return scope  # type: ignore[return-value]
+    return scope
 
 
 def scope_key_of(scope: NamedScope, identity: NamedIdentity) -> str | None:

@@ -34,7 +34,7 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from memory_tools.disclosure import fit_disclosure, with_iso_times
 from memory_tools.host import ToolCallRecord
@@ -137,7 +137,7 @@ def named_tool_specs(tools: Sequence[str] = NAMED_TOOL_NAMES, max_limit: int = M
     if max_limit != MAX_RECALL_LIMIT:
         text = text.replace(f"at most {MAX_RECALL_LIMIT}", f"at most {max_limit}")
         text = text.replace(f"default {DEFAULT_RECALL_LIMIT},", f"default {min(DEFAULT_RECALL_LIMIT, max_limit)},")
-    return json.loads(text)
+    return cast("list[dict[str, Any]]", json.loads(text))
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from memory_tools import _schema
 from memory_tools._schema import SCHEMA_VERSION, item_row, key_rows, placeholders, source_rows
@@ -42,7 +42,8 @@ from memory_tools.model import (
     StatementType,
     TemporalType,
 )
-from memory_tools.normalize import NormalizedItem, check_time, normalize_identifier, validate_item_input, wall_clock_ms
+from memory_tools.item_validation import NormalizedItem, validate_item_input
+from memory_tools.normalize import check_time, normalize_identifier, wall_clock_ms
 from memory_tools.store_database import StoreDatabase
 
 __all__ = [
@@ -68,7 +69,7 @@ def _as_sequence(value: object) -> object:
     if isinstance(value, (list, tuple, str, bytes)):
         return value
     try:
-        return tuple(value)  # type: ignore[call-overload]
+        return tuple(cast("Iterable[object]", value))  # anything tuple() refuses is left for validation
     except TypeError:
         return value
 

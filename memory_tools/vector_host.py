@@ -35,8 +35,8 @@ from typing import Any
 from memory_tools.fulltext import FullTextIndex
 from memory_tools.host import Host, MemoryRun, _key_matches, _Outcome, _search_result
 from memory_tools.model import MemoryItemRecord
-from memory_tools.policy import SearchArguments, admission, item_visible
-from memory_tools.tool_specs import MAX_SEARCH_LIMIT, limits_text, tool_specs_json
+from memory_tools.policy import MAX_SEARCH_LIMIT, SearchArguments, admission, item_visible
+from memory_tools.tool_specs import limits_text, tool_specs_json
 from memory_tools.vectors import Embedder, LexicalEmbedder, VectorIndex
 
 RRF_K = 60

@@ -36,13 +36,14 @@ import time
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, runtime_checkable
 
 from memory_tools.model import MemoryItemRecord
 from memory_tools.policy import item_visible
 
 if TYPE_CHECKING:
     import numpy as np
+    from numpy import ndarray as _Array  # a name no function's local ``np = _numpy()`` shadows
 
 
 def _numpy() -> Any:
@@ -196,7 +197,7 @@ def lexical_vector(text: str) -> np.ndarray:
         bucket, sign = _bucket(feature)
         vector[bucket] += sign * (1.0 + math.log(weight)) if weight >= 1.0 else sign * weight
     norm = float(np.linalg.norm(vector))
-    return vector / norm if norm > 0 else vector
+    return cast("_Array", vector / norm if norm > 0 else vector)
 
 
 def lexical_embedding(text: str) -> list[float]:
@@ -276,8 +277,8 @@ def _similarities(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
     np = _numpy()
     nonzero = np.flatnonzero(query)
     if nonzero.size * 4 < query.size:
-        return vectors[:, nonzero] @ query[nonzero]
-    return vectors @ query
+        return cast("_Array", vectors[:, nonzero] @ query[nonzero])
+    return cast("_Array", vectors @ query)
 
 
 @dataclass
@@ -329,7 +330,7 @@ class VectorIndex:
             )
         if not np.isfinite(vectors).all():  # a plug-in embedder's overflow: NaN would make every similarity NaN
             raise EmbeddingError(f"embedder {self.embedder.name!r} returned a vector that is not finite as float32")
-        return vectors
+        return cast("_Array", vectors)
 
     def _visible(self, workspace_key: str | None) -> _Matrix:
         matrix = self._matrices.get(workspace_key)

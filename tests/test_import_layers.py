@@ -23,7 +23,7 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("memory_tools",),
     ("harness.secret_detectors",),
     ("harness", "harness.atomic", "harness.defaults", "harness.memo", "harness.redaction", "harness.regular_files",
-     "harness.wrapping"),
+     "harness.word_bounds", "harness.wrapping"),
     ("harness.offline_model",),
     ("harness.scenarios",),
     ("harness.importers",),

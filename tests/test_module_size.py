@@ -18,9 +18,7 @@ LIMIT = 450
 PACKAGES = ("harness", "memory_tools")
 
 # module path -> its length when listed; each entry is a debt with a ceiling, not a licence.
-OVER_THE_LINE: dict[str, int] = {
-    "memory_tools/normalize.py": 461,
-}
+OVER_THE_LINE: dict[str, int] = {}
 
 
 def line_counts(root: Path = ROOT) -> dict[str, int]:

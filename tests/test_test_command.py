@@ -50,3 +50,17 @@ def test_every_package_of_the_test_extra_is_installed_so_no_test_skips_for_want_
 
 def test_the_test_extra_holds_inspect_ai_so_the_export_tests_run() -> None:
     assert {"inspect_ai", "pyarrow"} <= {Requirement(r).name for r in _test_extra()}
+
+
+def readme_test_command(readme: str) -> str:
+    """The command in the code block under "Install and run the tests"."""
+    block = readme.split("Install and run the tests", 1)[1].split("```bash\n", 1)[1]
+    return block.split("\n", 1)[0].strip()
+
+
+def test_ci_runs_exactly_the_readme_test_command() -> None:
+    """`.ci/run` says it runs the README's command; a flag added to one and not the other (`-n auto`) fails here."""
+    command = readme_test_command((REPO / "README.md").read_text(encoding="utf-8"))
+    ci_lines = [line.strip() for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    assert command.startswith("python3 -m venv .venv") and command in ci_lines
+    assert command in (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")

@@ -56,6 +56,7 @@ from typing import Any
 from harness.importers.answers import DATE_OR_NUMBER_PATTERNS
 from harness.importers.gold_words import glued_words, misspellings, normalize, unglue_digits
 from harness.scenarios import ScenarioError, discover, read_yaml
+from harness.word_bounds import bounded_pattern, is_short_needle
 
 KINDS: dict[str, str] = {
     "absent": "a check string found in no session text or item",
@@ -72,14 +73,11 @@ MAX_LISTED = 200
 """Findings listed in SUITE.md; the counts are always exact."""
 
 _TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
-_NUMBER = re.compile(r"[+-]?\d+(?:[.,:' ]\d+)*%?")
-# A letter or digit of a script that separates words with spaces, as the scorer's boundary
-# (harness.score.matching): a CJK neighbour never blocks a match ("周三" is in "每周三上午").
-_WORDISH = r"[^\W_\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]"
 
 
 def found(haystack: str, needle: str) -> bool:
-    """Does normalised ``haystack`` hold ``needle`` as the scorer would find it (short needles word-bounded)?
+    """Does normalised ``haystack`` hold ``needle`` as the scorer would find it (short needles word-bounded,
+    with the scorer's own boundary: :mod:`harness.word_bounds`)?
 
     Example:
         >>> found("i know it", "No"), found("no, never", "No"), found("watching movies", "movies")
@@ -90,11 +88,7 @@ def found(haystack: str, needle: str) -> bool:
         return True
     if folded not in haystack:
         return False
-    if len(folded) > 3 and _NUMBER.fullmatch(folded) is None:
-        return True
-    before = f"(?<!{_WORDISH})" if folded[0].isalnum() else ""
-    after = f"(?!{_WORDISH})" if folded[-1].isalnum() else ""
-    return re.search(before + re.escape(folded) + after, haystack) is not None
+    return not is_short_needle(folded) or bounded_pattern(folded).search(haystack) is not None
 
 
 @dataclass(frozen=True)

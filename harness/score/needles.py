@@ -5,7 +5,8 @@ Unicode format characters (category Cf: zero-width space, soft hyphen, bidi
 marks) dropped, then compared as substrings, except short strings (3
 characters or fewer, e.g. "no", "yes", "2") and lone numbers ("55432",
 "1,240"), which match word-bounded (:func:`contains`): "no" is not in
-"know", "2" is not in "12" or "2.5". :mod:`harness.score.matching` builds the
+"know", "2" is not in "12" or "2.5" (the boundary is :mod:`harness.word_bounds`, which the gold
+audit shares). :mod:`harness.score.matching` builds the
 answer checks on it, and :mod:`harness.score.visible` the matching of what a
 reader sees (ignorables, markup and homoglyphs folded), which leaks and
 forbidden strings use.
@@ -18,6 +19,7 @@ import unicodedata
 from functools import lru_cache
 
 from harness.score.superseded import occurrences
+from harness.word_bounds import bounded_pattern, is_short_needle
 from memory_tools import strip_format_characters
 
 _WS_RE = re.compile(r"\s+")
@@ -40,49 +42,13 @@ def normalize_text(text: str) -> str:
     return (_normalized_short if len(text) <= LONG_TEXT else _normalized_long)(text)
 
 
-_NUMBER_RE = re.compile(r"[+-]?\d+(?:[.,:' ]\d+)*%?")
-#: A letter or digit of a script that separates words with spaces (CJK characters are left out: no spaces there).
-_WORDISH = r"[^\W_\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]"
-
-
-def is_short_needle(needle: str) -> bool:
-    """True when ``needle`` (normalized) is matched word-bounded: 3 characters or fewer, or a lone number.
-
-    Such strings occur inside unrelated words ("no" in "know", "2" in "12"),
-    so a substring hit is no evidence that the answer states them.
-    """
-    return len(needle) <= 3 or _NUMBER_RE.fullmatch(needle) is not None
-
-
-@lru_cache(maxsize=4096)
-def _bounded_pattern(needle: str) -> re.Pattern[str]:
-    """``needle`` with a boundary at each edge that is a letter or digit.
-
-    A digit edge may not touch another digit or continue as a decimal ("2" is
-    not in "12", "2.5" or "1,240"; it is in "2nd" and "python3.12" holds
-    "3.12"); a letter edge may not touch a letter or digit ("no" is not in
-    "know" or "not"). CJK neighbours never block a match.
-    """
-    head, tail = needle[0], needle[-1]
-    before = after = ""
-    if head.isdigit():
-        before = r"(?<!\d)(?<!\d[.,])"
-    elif head.isalnum():
-        before = f"(?<!{_WORDISH})"
-    if tail.isdigit():
-        after = r"(?!\d)(?![.,]\d)"
-    elif tail.isalnum():
-        after = f"(?!{_WORDISH})"
-    return re.compile(before + re.escape(needle) + after)
-
-
 def find_spans(text: str, needle: str) -> list[tuple[int, int]]:
     """Every (start, end) of ``needle`` in ``text`` (both normalized); short needles word-bounded."""
     if not needle:
         return []
     if is_short_needle(needle):
         # The plain substring test first: it is far faster than the bounded pattern's scan of a long text.
-        return [m.span() for m in _bounded_pattern(needle).finditer(text)] if needle in text else []
+        return [m.span() for m in bounded_pattern(needle).finditer(text)] if needle in text else []
     return occurrences(text, needle)
 
 
@@ -97,5 +63,5 @@ def contains(answer: str, needle: str) -> bool:
     if not folded:
         return True
     if is_short_needle(folded):  # the substring test first, as in find_spans
-        return folded in haystack and _bounded_pattern(folded).search(haystack) is not None
+        return folded in haystack and bounded_pattern(folded).search(haystack) is not None
     return folded in haystack

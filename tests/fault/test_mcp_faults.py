@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -67,17 +68,30 @@ def run(tmp_path: Path, *arms: str, scenario: str = "fact-01*", flags: tuple[str
     return code, records, summary
 
 
-def tagged_processes() -> list[int]:
-    """Pids of every process on the machine started as an MCP server by recall-eval (its environment tag)."""
+def tagged_processes(folder: Path) -> list[int]:
+    """Pids of the processes started as an MCP server by recall-eval (its environment tag) whose server folder lies
+    under ``folder``: this test's servers only, never those of a test running beside it (another pytest worker, another
+    checkout on the machine). The fake server's environment names its store, inside its server folder."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if f"{TAG_ENV}=".encode() in (entry / "environ").read_bytes():
-                    found.append(int(entry.name))
+                environ = (entry / "environ").read_bytes()
             except OSError:
                 continue
+            if f"{TAG_ENV}=".encode() in environ and str(folder).encode() in environ:
+                found.append(int(entry.name))
     return found
+
+
+@pytest.fixture()
+def server_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where this test's servers get their folders (``tempfile``'s folder, in this process and in a child given it
+    as ``TMPDIR``), so the test looks only at its own servers and their stderr files."""
+    folder = tmp_path / "servers"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
 
 
 def tool_leaks(summary: dict, arm: str) -> float:
@@ -107,18 +121,18 @@ def test_a_server_that_ignores_the_workspace_shows_as_tool_leaks_and_a_scoped_on
     ("malformed", "CallToolResult"),
 ])
 def test_a_server_that_hangs_crashes_or_answers_out_of_protocol_is_an_error_record(
-        tmp_path: Path, configs: Path, mode: str, expected: str) -> None:
+        tmp_path: Path, configs: Path, server_folders: Path, mode: str, expected: str) -> None:
     """Fault: a server that never answers a search (past a 3 s call timeout), exits in the middle of a save, or answers
     with a result that is no CallToolResult; expected: that sample is an error record naming the tool and quoting
     the server's stderr, the run finishes, and no server process is left."""
     arm = fake_config(configs, f"fake-{mode}", mode, call_s=3)
-    before = set(tagged_processes())
     code, records, _ = run(tmp_path, arm)
     assert code == 2  # every sample failed: the run says so (exit 2) and keeps the error records
     (record,) = records
     assert record["status"] == "error"
     assert expected in record["error"]["message"] and "McpServerError" in record["error"]["type"]
-    assert live_servers() == {} and set(tagged_processes()) <= before
+    assert tempfile.gettempdir() == str(server_folders)  # where its servers' folders were made (mkdtemp), so the look is there
+    assert live_servers() == {} and tagged_processes(server_folders) == []
 
 
 def test_a_server_without_its_own_call_timeout_is_given_up_after_the_runs_timeout(tmp_path: Path, configs: Path) -> None:
@@ -130,13 +144,13 @@ def test_a_server_without_its_own_call_timeout_is_given_up_after_the_runs_timeou
     assert code == 2 and record["status"] == "error" and "timed out after 3 s (hung); killed" in record["error"]["message"]
 
 
-def test_a_result_over_the_size_limit_is_refused_and_a_50_mb_one_never_hangs_the_run(tmp_path: Path, configs: Path) -> None:
+def test_a_result_over_the_size_limit_is_refused_and_a_50_mb_one_never_hangs_the_run(tmp_path: Path, configs: Path,
+                                                                                      server_folders: Path) -> None:
     """Fault: a search result of 2 MB against a 1 MB limit, and one of 50 MB (5 s call timeout); expected: the first is a
     ``result_too_large`` tool result the model reads (nothing disclosed), the second that, or an error record
     once the timeout kills the server; the run finishes either way and no server is left."""
     small = fake_config(configs, "fake-big", "huge", max_result_bytes=1_000_000, env={"FAKE_HUGE_BYTES": "2000000"})
     huge = fake_config(configs, "fake-huge", "huge", call_s=5)
-    before = set(tagged_processes())
     code, records, _ = run(tmp_path, small, huge)
     assert code in (0, 1)
     refused = next(r for r in records if r["arm"] == small)
@@ -144,7 +158,8 @@ def test_a_result_over_the_size_limit_is_refused_and_a_50_mb_one_never_hangs_the
     assert refused["tool_calls"][0]["disclosed_item_ids"] == [] and len(refused["tool_calls"][0]["result_text"]) < 1000
     big = next(r for r in records if r["arm"] == huge)
     assert big["status"] == "error" or big["tool_calls"][0]["status"] == "result_too_large"
-    assert live_servers() == {} and set(tagged_processes()) <= before
+    assert tempfile.gettempdir() == str(server_folders)  # where its servers' folders were made (mkdtemp), so the look is there
+    assert live_servers() == {} and tagged_processes(server_folders) == []
 
 
 def test_a_server_that_will_not_start_stops_the_run_before_any_sample(tmp_path: Path, configs: Path,
@@ -158,25 +173,24 @@ def test_a_server_that_will_not_start_stops_the_run_before_any_sample(tmp_path: 
     assert "mcp:fake-dead" in err and "refusing to start" in err and "Traceback" not in err
 
 
-def test_ctrl_c_during_a_hung_call_leaves_no_server_process(tmp_path: Path, configs: Path) -> None:
+def test_ctrl_c_during_a_hung_call_leaves_no_server_process(tmp_path: Path, configs: Path, server_folders: Path) -> None:
     """Fault: Ctrl-C (SIGINT) while a server hangs in a call with a long timeout; expected: the run stops and no
     server process of it survives (the SDK's shutdown, then the exit handler kills each server's process group)."""
     arm = fake_config(configs, "fake-slow", "hang", call_s=600)
-    env = {**os.environ, "PYTHONPATH": str(REPO), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    before = set(tagged_processes())
+    env = {**os.environ, "PYTHONPATH": str(REPO), "LITELLM_LOCAL_MODEL_COST_MAP": "True", "TMPDIR": str(server_folders)}
     proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", "--scenarios", str(STARTER), "--filter", "fact-01*",
                              "--arms", arm, "--out", str(tmp_path / "run"), "--cache-dir", str(tmp_path / "cache"),
                              "--no-progress"], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        hanging = lambda: any("hanging" in p.read_text() for p in Path("/tmp").glob("recall-eval-mcp-*/stderr.log")  # noqa: E731
+        hanging = lambda: any("hanging" in p.read_text() for p in server_folders.glob("recall-eval-mcp-*/stderr.log")  # noqa: E731
                               if p.is_file())
-        wait_until(lambda: bool(set(tagged_processes()) - before) and hanging(), proc, limit_s=120)
+        wait_until(lambda: bool(tagged_processes(server_folders)) and hanging(), proc, limit_s=120)
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
-    wait_until(lambda: not (set(tagged_processes()) - before), limit_s=10)
+    wait_until(lambda: not tagged_processes(server_folders), limit_s=10)
 
 
 def test_a_server_asking_for_model_calls_is_refused_and_each_request_is_counted(tmp_path: Path, configs: Path) -> None:

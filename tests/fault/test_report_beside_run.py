@@ -37,9 +37,11 @@ def test_report_on_a_run_still_writing_says_so_and_writes_nothing(tmp_path: Path
     writer = start(fake_run_argv(server.base_url, "--max-concurrency", "1", out=run_dir, cache=tmp_path / "cache"), tmp_path)
     try:
         wait_until(lambda: lock_holder(run_dir) == writer.pid and len(lines(run_dir / RESULTS_FILE)) >= 1, writer)
+        server.script.delay_s = 3.0  # the run outlasts report's start (seconds of imports on a loaded machine)
         done = _report(run_dir)
         written = _written(run_dir)
         still_running = writer.poll() is None
+        server.script.delay_s = 0.0
         code, _, err = finish(writer)
     finally:
         if writer.poll() is None:
@@ -83,9 +85,11 @@ def test_compare_does_not_build_a_report_inside_a_run_still_writing(tmp_path: Pa
     writer = start(fake_run_argv(server.base_url, "--max-concurrency", "1", out=run_dir, cache=tmp_path / "cache"), tmp_path)
     try:
         wait_until(lambda: lock_holder(run_dir) == writer.pid and len(lines(run_dir / RESULTS_FILE)) >= 1, writer)
+        server.script.delay_s = 3.0  # the run outlasts compare's start (seconds of imports on a loaded machine)
         done = subprocess.run([sys.executable, "-m", "harness.cli", "compare", str(run_dir), str(run_dir)], cwd=REPO,
                               env=cli_env(), capture_output=True, text=True, timeout=300)
         written = _written(run_dir)
+        assert writer.poll() is None, "the run must still be writing when compare is refused"
     finally:
         writer.kill()
         writer.communicate()

@@ -41,8 +41,10 @@ def test_two_runs_given_the_same_out_write_every_sample_once(tmp_path: Path, ser
     first = start(fake_run_argv(server.base_url, "--max-concurrency", "1", out=run_dir, cache=tmp_path / "cache"), tmp_path)
     try:
         wait_until(lambda: lock_holder(run_dir) == first.pid and len(lines(run_dir / RESULTS_FILE)) >= 1, first)
+        server.script.delay_s = 3.0  # the first run outlasts the second's start (seconds of imports on a loaded machine)
         code, _, err = finish(start(fake_run_argv(server.base_url, "--max-concurrency", "1", out=run_dir, cache=tmp_path / "cache"), tmp_path))
         assert first.poll() is None, "the first run must still be writing when the second is refused"
+        server.script.delay_s = 0.0
         first_code, _, first_err = finish(first)
     finally:
         if first.poll() is None:
@@ -70,7 +72,10 @@ def test_two_concurrent_resumes_of_one_folder_leave_one_complete_copy(tmp_path: 
     first = start(fake_run_argv(server.base_url, "--max-concurrency", "1", resume=run_dir, cache=cache), tmp_path)
     try:
         wait_until(lambda: lock_holder(run_dir) == first.pid and len(lines(run_dir / RESULTS_FILE)) >= 4, first)
+        server.script.delay_s = 3.0  # the first resume outlasts the second's start (seconds of imports on a loaded machine)
         second_code, _, second_err = finish(start(fake_run_argv(server.base_url, resume=run_dir, cache=cache), tmp_path))
+        assert first.poll() is None, "the first resume must still be writing when the second is refused"
+        server.script.delay_s = 0.0
         first_code, _, first_err = finish(first)
     finally:
         if first.poll() is None:

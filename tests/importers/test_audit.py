@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.importers.audit import audit_conversation, audit_suite, normalize
+from harness.importers.audit import audit_conversation, audit_suite, found, normalize
 from harness.importers.output import dump_yaml
 from harness.score.matching import contains, normalize_text
 from tests.importers.importer_fixtures import imported, locomo_sample, read_yaml, write_source
@@ -74,6 +74,16 @@ def test_a_short_string_inside_cjk_text_is_found_as_the_scorer_finds_it() -> Non
                          text="和供应商的周会改到每周三上午十点。")
     assert _kinds(data) == [("q2", "absent")]
     assert contains("每周三上午十点", "周三")
+
+
+def test_the_audit_finds_a_short_string_exactly_where_the_scorer_does() -> None:
+    """One boundary for both (a digit edge may not continue as a decimal or another digit, a letter edge may not touch
+    a letter, a CJK neighbour never blocks): "2" is not in "2.5 kg" or "12 boxes" for the audit either."""
+    texts = ("She carried 2.5 kg", "12 boxes", "the 2nd day", "python3.12", "每周三上午", "i know", "no, never",
+             "1,240 steps", "Banana bread")
+    needles = ("2", "5", "12", "3.12", "周三", "no", "240", "1,240", "ban", "2nd")
+    assert [(t, n) for t in texts for n in needles if found(normalize(t), n) != contains(t, n)] == []
+    assert not found(normalize("She carried 2.5 kg"), "2") and found(normalize("12 boxes"), "12")
 
 
 def test_the_audit_normalises_as_the_scorer_does() -> None:

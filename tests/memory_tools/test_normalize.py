@@ -1,4 +1,5 @@
-"""Normalization of keys, terms, identifiers and content, and the pure item validation."""
+"""Normalization of keys, terms, identifiers and content (``normalize``), and the pure item validation with its
+memory of keys seen before (``item_validation``)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from memory_tools import (
     normalize_search_term,
     validate_item_input,
 )
-from memory_tools import normalize
+from memory_tools import item_validation, normalize
 
 SOURCE = MemoryItemSource("s1", "r1", "t1", "e1")
 
@@ -384,26 +385,26 @@ _KEY_TEXTS = st.one_of(
 def test_remembered_keys_normalize_and_fail_exactly_as_fresh_ones(texts: list[tuple[str, KeyType, KeyOrigin]]) -> None:
     """With every key remembered (twice over) the store gives the same keys, or the same message, as with none."""
     keys = tuple(KeyInput(text, key_type, key_origin) for text, key_type, key_origin in texts)
-    remembering = normalize._cached_term_parts, normalize._stored_key
-    normalize._cached_term_parts, normalize._stored_key = normalize._term_parts, MemoryItemKey  # the reference: all anew
+    remembering = item_validation._cached_term_parts, item_validation._stored_key
+    item_validation._cached_term_parts, item_validation._stored_key = normalize._term_parts, MemoryItemKey  # the reference: all anew
     try:
         fresh = _key_outcome(keys)
     finally:
-        normalize._cached_term_parts, normalize._stored_key = remembering
-    normalize._TERM_CACHE.clear()
+        item_validation._cached_term_parts, item_validation._stored_key = remembering
+    item_validation._TERM_CACHE.clear()
     assert _key_outcome(keys) == fresh
     assert _key_outcome(keys) == fresh
 
 
 def test_a_str_subclass_key_is_not_remembered_and_the_memory_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    normalize._TERM_CACHE.clear()
+    item_validation._TERM_CACHE.clear()
     assert _key_outcome((KeyInput(_Key("Oslo")),)) == _key_outcome((KeyInput("Oslo"),))
-    assert all(type(text) is str for text in normalize._TERM_CACHE)
-    monkeypatch.setattr(normalize, "_TERM_CACHE_SIZE", 3)
+    assert all(type(text) is str for text in item_validation._TERM_CACHE)
+    monkeypatch.setattr(item_validation, "_TERM_CACHE_SIZE", 3)
     for n in range(10):
         validate_item_input(_item(keys=(KeyInput(f"k{n}"),)))
-        assert f"k{n}" in normalize._TERM_CACHE and len(normalize._TERM_CACHE) <= 3
-        assert f"k{n}" in normalize._STORED_KEYS and len(normalize._STORED_KEYS) <= 3
+        assert f"k{n}" in item_validation._TERM_CACHE and len(item_validation._TERM_CACHE) <= 3
+        assert f"k{n}" in item_validation._STORED_KEYS and len(item_validation._STORED_KEYS) <= 3
 
 
 def test_a_key_seen_before_is_not_normalized_again_but_a_refused_one_is_checked_each_time(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -415,8 +416,8 @@ def test_a_key_seen_before_is_not_normalized_again_but_a_refused_one_is_checked_
         seen.append(text)
         return fresh(text)
 
-    monkeypatch.setattr(normalize, "_term_parts", counting)
-    normalize._TERM_CACHE.clear()
+    monkeypatch.setattr(item_validation, "_term_parts", counting)
+    item_validation._TERM_CACHE.clear()
     for _ in range(3):
         validate_item_input(_item(keys=(KeyInput("Oslo"), KeyInput(" Indent "))))
     assert sorted(seen) == [" Indent ", "Oslo"]
@@ -429,7 +430,7 @@ def test_a_key_seen_before_is_not_normalized_again_but_a_refused_one_is_checked_
 
 def test_a_key_written_again_is_the_same_stored_key() -> None:
     """One frozen ``MemoryItemKey`` per key text, type and origin, shared by every item that holds it."""
-    normalize._STORED_KEYS.clear()
+    item_validation._STORED_KEYS.clear()
     (first,) = validate_item_input(_item(keys=(KeyInput("Oslo"),))).keys
     (again,) = validate_item_input(_item(keys=(KeyInput("Oslo"),))).keys
     assert again is first
