@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 STAGES: tuple[tuple[str, ...], ...] = (
     ("memory_tools",),
     ("harness.secret_detectors",),
-    ("harness", "harness.atomic", "harness.defaults", "harness.memo", "harness.redaction", "harness.regular_files",
-     "harness.word_bounds", "harness.wrapping"),
+    ("harness", "harness.atomic", "harness.bulk_allocation", "harness.defaults", "harness.memo", "harness.redaction",
+     "harness.regular_files", "harness.word_bounds", "harness.wrapping"),
     ("harness.offline_model",),
     ("harness.scenarios",),
     ("harness.importers",),

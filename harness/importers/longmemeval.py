@@ -214,7 +214,8 @@ def convert_question(question: Any, index: int, faults: FaultLog, taken: set[str
     of_answer_sessions: list[str] = []
     out_sessions: list[dict[str, Any]] = []
     for sid, started, turns, marks in sessions:
-        out_sessions.append({"id": sid, "started_at": iso(started), "turns": turns})
+        observed = iso(started)  # once per session: formatting it per item was ~4% of an import
+        out_sessions.append({"id": sid, "started_at": observed, "turns": turns})
         for t, (turn, mark) in enumerate(zip(turns, marks), start=1):
             pieces = [(piece, quote) for piece, quote in quoted_pieces(turn["content"]) if storable(piece)]
             if not pieces:
@@ -225,7 +226,7 @@ def convert_question(question: Any, index: int, faults: FaultLog, taken: set[str
                     "id": item_id,
                     **({"quote": quote} if quote is not None else {"content": piece}),
                     "kind": "context" if turn["role"] == "user" else "knowledge",
-                    "observed_at": iso(started),
+                    "observed_at": observed,
                     "keys": _keys(piece, f"{cid} {item_id}", faults),
                     "sources": [{"session": sid, "turn": f"t{t}"}],
                     "role": "distractor",

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.bulk_allocation import bulk_allocation
 from harness.defaults import worker_context
 from harness.importers.audit import AuditResult
 from harness.importers.faults import FaultLog
@@ -62,8 +63,9 @@ def finish(data: dict[str, Any]) -> Converted:
 
 
 def convert_here(convert: Convert, element: Any, index: int, faults: FaultLog, taken: set[str]) -> Converted | None:
-    data = convert(element, index, faults, taken)
-    return None if data is None else finish(data)
+    with bulk_allocation():  # an element's items and keys are ~100k objects: fewer collections
+        data = convert(element, index, faults, taken)
+        return None if data is None else finish(data)
 
 
 @dataclass

@@ -77,12 +77,12 @@ import os
 from pathlib import Path
 
 from harness.offline_model._policy import ABSTAIN_ANSWER, MAX_TOOL_ROUNDS, respond
-from harness.offline_model._reply import PROVIDER, OfflineReply, answer
+from harness.offline_model._reply import PROVIDER, OfflineReply, answer, prompt_tokens
 
 MODEL_NAMES = ("offline/reference", "offline/abstain")
 
-__all__ = ["ABSTAIN_ANSWER", "MAX_TOOL_ROUNDS", "MODEL_NAMES", "PROVIDER", "OfflineReply", "answer", "code_revision", "register",
-           "register_offline", "respond"]
+__all__ = ["ABSTAIN_ANSWER", "MAX_TOOL_ROUNDS", "MODEL_NAMES", "PROVIDER", "OfflineReply", "answer", "code_revision", "prompt_tokens",
+           "register", "register_offline", "respond"]
 
 
 @functools.cache

@@ -4,9 +4,10 @@ For each planned sample the arm's starting prompts are built exactly as the run 
 memory system (the probe's messages and the tools the Host admits; for an agent-written system also one write run
 per earlier session, capped at the write phase's rounds), and their tokens are counted with litellm's token counter
 (each distinct text once, plus the chat framing of 3 tokens per message and 3 for the reply, as OpenAI's counting
-goes). Where :mod:`harness.run.model_tables` knows litellm's answer from the files it ships (tokenizer and price
-map), litellm is not imported at all: its import is most of a ``--plan`` on a large suite. Each distinct (model,
-scenario, arm) is counted once and multiplied by its repeats (epochs).
+goes); an offline model's as it reports them (:mod:`harness.run.prompt_tokens`). Where :mod:`harness.run.model_tables`
+knows litellm's answer from the files it ships (tokenizer and price map), litellm is not imported at all: its import
+is most of a ``--plan`` on a large suite. Each distinct (model, scenario, arm) is counted once and multiplied by its
+repeats (epochs).
 
 Model calls: a sample without tools makes one call; a sample with tools is
 expected to make two (a search, then the answer) and makes at most
@@ -23,7 +24,6 @@ open, or swallow the KeyboardInterrupt a signal raises in it).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -31,12 +31,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.run.errors import PlanInterrupted
+from harness.run.prompt_tokens import _litellm, counter_for
 from harness.scenarios import Scenario, scenarios_by_id, work_order
 
 #: Output tokens expected per call (answers here are a few sentences, tool calls a few dozen tokens).
 EXPECTED_OUTPUT_TOKENS = 100
-#: Chat framing per message, and for the reply, in OpenAI's token counting.
-_PER_MESSAGE, _PER_REPLY = 3, 3
 
 
 @dataclass
@@ -138,76 +137,6 @@ def _usd(value: float | None) -> str:
     return f"${value:,.4f}" if value < 100 else f"${value:,.2f}"
 
 
-#: Texts up to this many characters are remembered as themselves by the counter; longer ones by their digest.
-_KEPT_TEXT = 256
-
-
-class _Counter:
-    """litellm's token counter for one model, each distinct text counted once.
-
-    Where :mod:`harness.run.model_tables` knows the tiktoken encoding litellm would
-    pick, texts are counted with it directly and litellm is never imported
-    (its import is most of a plan's time); otherwise litellm counts.
-    """
-
-    def __init__(self, model: str) -> None:
-        self._model = model
-        self._seen: dict[str | bytes, int] = {}
-        self._litellm_count: Any = None
-        self._count = self._counting_function()
-
-    def _counting_function(self) -> Any:
-        """The function a text is counted with, selected once instead of on every call."""
-        from harness.run.model_tables import count_function
-
-        local = count_function(self._model)
-        if local is None:
-            return self._litellm_function()
-
-        def count(text: str) -> int:
-            found = local(text)
-            return found if found is not None else self._litellm_function()(text)  # a text litellm samples
-
-        return count
-
-    def _litellm_function(self) -> Any:
-        """litellm's ``token_counter(text=...)`` function for the model.
-
-        Selecting the tokenizer is most of a ``token_counter`` call (6,000 prompts: ~2 s of it);
-        the function is litellm's own, so the counts are the same. An older or newer litellm
-        without it: ``token_counter`` per text.
-        """
-        if self._litellm_count is None:
-            litellm = _litellm()
-            try:
-                from litellm.litellm_core_utils.token_counter import _get_count_function
-
-                self._litellm_count = _get_count_function(self._model, None)
-            except Exception:  # noqa: BLE001 - not this litellm's layout
-                self._litellm_count = lambda text: litellm.token_counter(model=self._model, text=text)
-        return self._litellm_count
-
-    def text(self, text: str) -> int:
-        # A long text is remembered by its digest, not kept: every pasted history of a LongMemEval S suite held
-        # here was ~450 MB by the end of the plan. (BLAKE2b of 0.5 MB is ~1 ms; counting it, ~100 ms.)
-        key: str | bytes = text if len(text) <= _KEPT_TEXT else hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).digest()
-        count = self._seen.get(key)
-        if count is None:
-            try:
-                count = int(self._count(text))
-            except Exception:  # noqa: BLE001 - a model litellm cannot count: the chars/4 estimate
-                count = (len(text) + 3) // 4
-            self._seen[key] = count
-        return count
-
-    def messages(self, messages: list[dict[str, Any]]) -> int:
-        total = _PER_REPLY
-        for message in messages:
-            content = message.get("content")
-            total += _PER_MESSAGE + self.text(message["role"]) + (self.text(content) if isinstance(content, str) and content else 0)
-        return total
-
-
 def _starting_prompts(
     scenarios: Iterable[Scenario], arms: list[str], unplanned: dict[str, str], budget: Any = None
 ) -> dict[tuple[str, str], list[tuple[list[dict[str, Any]], list[dict[str, Any]], int]]]:
@@ -258,19 +187,6 @@ def _starting_prompts(
     return out
 
 
-def _litellm() -> Any:
-    """litellm, imported with the shipped price map (never fetched) and ``offline/*`` priced at 0."""
-    import os
-
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    from harness.offline_model import register_offline
-
-    register_offline()
-    return litellm
-
-
 def _prices(models: list[str], router_config: Any) -> dict[str, Any]:
     """:func:`harness.run.calls.prices`, read from litellm's shipped price map without importing litellm where that is certain."""
     import os
@@ -298,7 +214,7 @@ def _count(runs: list[tuple[list[dict[str, Any]], list[dict[str, Any]], int]], t
                 canonical[id(tools)] = (tools, json.dumps(tools, separators=(",", ":"), sort_keys=True))
             key = (model, canonical[id(tools)][1])
             if key not in tool_tokens:
-                tool_tokens[key] = counter.text(json.dumps(tools, separators=(",", ":")))
+                tool_tokens[key] = counter.tools(tools)
             prompt += tool_tokens[key]
         rounds = round_cap if cap < 0 else cap
         expected, most = (2, rounds + 1) if tools else (1, 1)
@@ -338,7 +254,7 @@ def make_plan(scenarios: Sequence[Scenario], specs: Iterable[Any], *, round_cap:
     models = list(dict.fromkeys(spec.model for spec in specs))
     price = _prices(models, router_config)
     tokenizers = tokenizer_models or {}
-    counters = {m: _Counter(tokenizers.get(m, m)) for m in models}
+    counters = {m: counter_for(tokenizers.get(m, m)) for m in models}
     tool_tokens: dict[tuple[str, str], int] = {}  # (model, tool specs) -> their token count
     canonical: dict[int, tuple[Any, str]] = {}  # id(tool specs) -> (the specs, kept alive so the id is not reused; their JSON)
     plans = {m: ModelPlan(m) for m in models}

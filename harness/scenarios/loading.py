@@ -36,6 +36,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from harness.bulk_allocation import bulk_allocation
 from harness.defaults import worker_context
 from harness.scenarios import limits
 from harness.scenarios.conversation import (
@@ -256,7 +257,8 @@ WORKER_MIN_BYTES = 8_000_000
 
 def _load_unit(unit: _Unit, selection: Selection) -> _Loaded:
     path, members, root = unit
-    return _load_file(path, root, selection) if members is None else _load_folder(path, members, root, selection)
+    with bulk_allocation():  # a file's models are hundreds of thousands of objects, kept: fewer collections
+        return _load_file(path, root, selection) if members is None else _load_folder(path, members, root, selection)
 
 
 @dataclass(frozen=True, slots=True)

@@ -105,3 +105,35 @@ def test_each_piece_of_a_turn_is_quoted_by_its_place_and_a_piece_joined_across_a
     assert all(text[start:end] == piece for piece, (start, end) in found)
     assert quoted_pieces("One.\nTwo. Three is the longest.", limit=12)[0] == ("One. Two.", None)
     assert quoted_pieces("A short turn.") == [("A short turn.", [0, 13])]
+
+
+# --- the fast patterns find what their plain definitions find ----------------------------------------------------
+
+_EDGE_TEXTS = [
+    "Caroline met Mel. \"Yes,\" said Jo. (Paris) is far: Rome too! Was it? I think so.",
+    "  \n Leading space. Then the Bank of England and Real de Madrid met the Duke of the North.",
+    "éAbc, 3Com, _Foo, x-Ray, O'Neil, Rock’n’Roll, AT&T and A-Team; ZZ Top. A. B? C!",
+    "well-known don't it's ab-cd 'quoted' -dash- a'b'c'd five sixty-six x-y-z abc'-def rock'n'roll",
+    "\"Opening quote then Words\" and 'Single Quotes'.\tTabbed Word\u00a0Nbsp Name\u2003Em Space",
+    "",
+    "no capitals here at all, only words of some length and a few short ones",
+    "ALLCAPS WORD and MiXeD CaSe; ends with Name",
+]
+
+
+def test_the_fast_entity_word_and_sentence_opening_patterns_find_what_their_definitions_find() -> None:
+    """The patterns are written for speed (a leading character class, no alternation with ``\\A``, no short words);
+    each must find exactly the matches of the plain pattern the module docstring describes."""
+    import re
+
+    from harness.importers import extract
+
+    entity = re.compile(r"\b[A-Z][A-Za-z0-9'’&-]*(?:\s+(?:of\s+|de\s+|the\s+)?[A-Z][A-Za-z0-9'’&-]*)*")
+    word = re.compile(r"[a-z][a-z'-]*[a-z]")
+    opening = re.compile(r"(?:\A|[.!?:\"'(])\s*")
+    for text in _EDGE_TEXTS:
+        assert [(m.start(), m[0]) for m in extract._ENTITY.finditer(text)] == [(m.start(), m[0]) for m in entity.finditer(text)], text
+        lowered = text.lower()
+        assert extract._WORD.findall(lowered) == [w for w in word.findall(lowered) if len(w) >= 4], text
+        fast = {m.end() for m in extract._SENTENCE_OPEN.finditer(text)} | {extract._LEADING_SPACE.match(text).end()}  # type: ignore[union-attr]
+        assert fast == {m.end() for m in opening.finditer(text)}, text

@@ -16,7 +16,8 @@ from litellm.litellm_core_utils.token_counter import _get_count_function  # noqa
 
 from harness.run import model_tables  # noqa: E402
 from harness.run.calls import _price_of  # noqa: E402
-from harness.run.plan import _Counter, make_plan  # noqa: E402
+from harness.run.plan import make_plan  # noqa: E402
+from harness.run.prompt_tokens import LitellmCounter  # noqa: E402
 from harness.offline_model import register_offline
 from harness.run.samples import plan_samples  # noqa: E402
 from harness.scenarios import load_scenarios  # noqa: E402
@@ -69,9 +70,9 @@ def test_local_token_counts_equal_litellms_token_counter_on_varied_messages(mode
 def test_the_plan_counts_messages_the_same_with_or_without_litellm(model: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The plan's counter (local where it can be) against one that always asks litellm, message by message."""
     register_offline()
-    local = _Counter(model)
+    local = LitellmCounter(model)
     monkeypatch.setattr(model_tables, "local_count_function", lambda model: None)
-    asked = _Counter(model)
+    asked = LitellmCounter(model)
     litellms = _get_count_function(model, None)
     for text in _texts(MESSAGES):
         assert local.text(text) == asked.text(text) == litellms(text), (model, text[:60])
@@ -81,7 +82,7 @@ def test_the_plan_counts_messages_the_same_with_or_without_litellm(model: str, m
 def test_plan_framing_of_plain_messages_is_litellms_message_count() -> None:
     plain = [m for m in MESSAGES if "tool_calls" not in m and m["role"] != "tool"]
     for model in ("openai/gpt-4o-mini", "offline/reference"):
-        assert _Counter(model).messages(plain) == litellm.token_counter(model=model, messages=plain), model
+        assert LitellmCounter(model).messages(plain) == litellm.token_counter(model=model, messages=plain), model
 
 
 @pytest.mark.parametrize("model", LITELLM_MODELS)

@@ -66,6 +66,20 @@ def test_plan_tokens_are_litellms_count_of_each_first_prompt(suite: Path) -> Non
     assert plan.input_tokens == expected
 
 
+def test_an_offline_models_plan_counts_each_first_prompt_as_the_usage_its_reply_reports(suite: Path) -> None:
+    from harness.offline_model import answer, register_offline
+
+    register_offline()
+    plan, scenarios = _plan(suite, model="offline/reference", arms=["history_only", "full_history"])
+    reported = sum(
+        answer("offline/reference", get_arm(arm).build(scenario, None).messages, None).prompt_tokens
+        for scenario in scenarios for arm in ("history_only", "full_history")
+    )
+    assert plan.input_tokens == reported
+    with_tools, _ = _plan(suite, model="offline/reference", arms=["recall"])
+    assert with_tools.input_tokens > 0 and with_tools.models[0].calls_expected == 2 * len(scenarios)
+
+
 def test_plan_cost_comes_from_litellms_price_map_per_model(suite: Path) -> None:
     plan, _ = _plan(suite)
     (model,) = plan.models
