@@ -82,7 +82,8 @@ def sensitivity(run_dir: Path, summary: Mapping[str, Any],
         return None
     excluded = sorted((summary.get("run") or {}).get("excluded_scenarios") or [])
     ids = {str(s["sample_id"]) for s in samples}
-    judges, unusable = [], 0
+    judges: list[dict[str, Any]] = []
+    unusable = 0
     for path in paths:
         data = _read(path)
         if data is None or sorted(data.get("excluded_scenarios") or []) != excluded or set(data.get("outcomes") or {}) != ids:

@@ -75,7 +75,7 @@ def embedding_price_problem(options: Any) -> str | None:
     model = getattr(options, "embedding_model", None)
     if options.max_cost_usd is None or not litellm_embedding_model(model):
         return None
-    if embedding_price(model, getattr(options, "embedding_price", None)) is not None:
+    if embedding_price(str(model), getattr(options, "embedding_price", None)) is not None:
         return None
     return (f"--max-cost-usd: litellm's price map has no price for {model} (--embedding-model), so what its embeddings "
             "cost cannot be bounded; give it with --embedding-price USD (per million input tokens; 0 for a local "

@@ -112,7 +112,7 @@ class EmbeddingCache:
             _log.warning("embedding cache: unreadable entry %s (%s); ignoring and overwriting it", path, type(exc).__name__)
             return None
 
-    def put(self, key: str, vector: Sequence[float], paid: Paid = (0.0, 0, 0.0)) -> None:
+    def put(self, key: str, vector: Sequence[float] | Any, paid: Paid = (0.0, 0, 0.0)) -> None:
         """Keep ``vector`` and what it cost (``paid``: seconds, tokens, USD), so a later hit reports what it saved."""
         if not self.enabled:
             return
@@ -282,7 +282,7 @@ def _parse_reply(model: str, response: Any, expected: int) -> tuple[list[list[fl
                  else "that is not a list of finite numbers")
         if fault is not None:
             raise EmbeddingError(f"embedding model {model!r} returned embedding {index} {fault}: a provider fault")
-        by_index[index] = [float(x) for x in vector]
+        by_index[index] = [float(x) for x in vector or ()]  # a list here: vector_fault checked it
     usage = getattr(response, "usage", None)
     tokens = getattr(usage, "prompt_tokens", None) if usage is not None else None
     if isinstance(usage, dict):

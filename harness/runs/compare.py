@@ -218,8 +218,8 @@ def is_regression(metric: str, a: Mapping[str, Any], b: Mapping[str, Any], gate:
 
 
 def metric_changes(summary_a: Mapping[str, Any], summary_b: Mapping[str, Any], gate: GateOptions | None = None,
-                   samples_a: list[Mapping[str, Any]] | None = None,
-                   samples_b: list[Mapping[str, Any]] | None = None,
+                   samples_a: Sequence[Mapping[str, Any]] | None = None,
+                   samples_b: Sequence[Mapping[str, Any]] | None = None,
                    pairs: Mapping[str, str] | None = None) -> list[MetricChange]:
     """Every metric present in both runs (same model, or paired models; same arm and category), with its flags.
 
@@ -242,7 +242,8 @@ def metric_changes(summary_a: Mapping[str, Any], summary_b: Mapping[str, Any], g
         a = a_rows.get(key(row, model_a)) if model_a is not None else None
         if a is None:
             continue
-        metric, shared = row["metric"], {"model_b": row["model"] if pairs is not None else None}
+        metric = row["metric"]
+        shared: dict[str, Any] = {"model_b": row["model"] if pairs is not None else None}
         paired = None
         if samples_a is not None and samples_b is not None and metric in HIGHER_IS_BETTER | LOWER_IS_BETTER:
             paired = paired_change(samples_a, samples_b, model=a["model"], model_b=row["model"], arm=row["arm"],
@@ -258,7 +259,7 @@ def metric_changes(summary_a: Mapping[str, Any], summary_b: Mapping[str, Any], g
     return changes
 
 
-def scenario_changes(samples_a: list[Mapping[str, Any]], samples_b: list[Mapping[str, Any]],
+def scenario_changes(samples_a: Sequence[Mapping[str, Any]], samples_b: Sequence[Mapping[str, Any]],
                      pairs: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """Scenarios whose correct rate changed, per model (A's, when ``pairs`` maps A's models to B's) and arm (error
     samples left out)."""
@@ -266,7 +267,7 @@ def scenario_changes(samples_a: list[Mapping[str, Any]], samples_b: list[Mapping
 
     a_model_of = {b: a for a, b in (pairs or {}).items()}
 
-    def rates(samples: list[Mapping[str, Any]], rename: Mapping[str, str]) -> dict[tuple[str, str, str], float]:
+    def rates(samples: Sequence[Mapping[str, Any]], rename: Mapping[str, str]) -> dict[tuple[str, str, str], float]:
         tally: dict[tuple[str, str, str], list[int]] = {}
         for s in samples:
             if s.get("status") != "ok":
@@ -296,7 +297,7 @@ def compare_runs(run_a: Path, run_b: Path, *, include_foreign: bool = False,
     b = load_run(Path(run_b), include_foreign=include_foreign)
     problems = [*run_problems("A", a), *run_problems("B", b)]
     pairing = resolve_pairing(a.manifest.models, b.manifest.models, pair)
-    found, noted = differences(a, b), []
+    found, noted = differences(a, b), list[Difference]()
     shared = only_in(a, b)
     if pairing is not None:
         found, noted = split_differences(found)

@@ -85,7 +85,7 @@ def rescore_disagreement(manifest: RunManifest, scan: ResultsScan, rows: Sequenc
     """
     from harness.report import ReportError, final_scores, load_run_scenarios, protocol_place, run_protocol
 
-    run = summary.get("run") if isinstance(summary.get("run"), Mapping) else {}
+    run = _v if isinstance(_v := summary.get("run"), Mapping) else {}
     excluded = {str(s) for s in run.get("excluded_scenarios") or []}
     judged = isinstance(summary.get("judge"), Mapping) and bool(summary["judge"].get("model"))
     records = {r.sample_id: r for r in scan.records if r.scenario_id not in excluded}

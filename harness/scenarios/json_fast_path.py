@@ -13,7 +13,8 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 from harness.scenarios.limits import MAX_DEPTH
 from harness.scenarios.problems import Loc
@@ -42,7 +43,7 @@ class _JsonLines:
         self._root = text.index("{", len(text) - len(body)) if body is not None else -1
         self._children: dict[int, dict[str, tuple[int, int]] | list[tuple[int, int]] | None] = {}
         one_line = body is not None and "\n" not in body.rstrip() and "\r" not in body.rstrip()
-        self._flat: Any = json.loads(body) if one_line else _MISSING
+        self._flat: Any = json.loads(body) if body is not None and one_line else _MISSING
 
     def line(self, pos: int) -> int:
         text = self._text
@@ -105,7 +106,7 @@ class _JsonLines:
         return None
 
     def _scan(self, pos: int) -> dict[str, tuple[int, int]] | list[tuple[int, int]] | None:
-        text, skip = self._text, _JSON_SPACE.match
+        text, skip = self._text, _SKIP_SPACE
         opening = text[pos]
         if opening not in "{[":
             return None  # a scalar has no children
@@ -140,8 +141,10 @@ def _data_child(value: Any, part: Any) -> Any:
 
 
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
-_scan_string = json.decoder.scanstring
-_scan_value = json.JSONDecoder().scan_once
+#: ``_JSON_SPACE.match``, which always matches (``*``): typed so, its ``.end()`` is the first index past the spaces.
+_SKIP_SPACE = cast("Callable[[str, int], re.Match[str]]", _JSON_SPACE.match)
+_scan_string: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+_scan_value: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 @functools.lru_cache(maxsize=2)

@@ -85,7 +85,7 @@ def shows_id(text: str, item_id: str) -> bool:
     return re.search(rf"(?<![\w.-]){re.escape(item_id)}(?![\w-]|\.\w)", text) is not None
 
 
-def _shows(text: str, item: Any, turns: dict[tuple[str, str], str]) -> bool:
+def _shows(text: str, item: Any, turns: dict[tuple[str, str | None], str]) -> bool:
     """Whether ``text`` shows ``item``: its id, its content, or a turn it cites."""
     if shows_id(text, item.id) or contains(text, item.content):
         return True
