@@ -13,6 +13,8 @@ Usage:
     python scripts/mutation.py --children 2 harness/analysis/verdict.py
     python scripts/mutation.py --changed                              # only the functions your change touched
     python scripts/mutation.py --changed --base v0.1.0                # ... since another commit
+    python scripts/mutation.py --tests tests/analysis/test_decision.py -- harness/analysis/decision.py
+                                                                      # a narrow run: these tests only
 
 A module is a path (``harness/run/cache.py``) or a dotted name (``harness.run.cache``)
 listed under ``[tool.mutmut] only_mutate`` in pyproject.toml. Show one
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import os
 import re
 import subprocess
 import sys
@@ -92,6 +95,30 @@ _TEST_MAP = ROOT / "mutants" / "mutmut-stats.json"
 def forget_test_map() -> None:
     """Make the next ``mutmut run`` trace the whole suite again (see :data:`_TEST_MAP`)."""
     _TEST_MAP.unlink(missing_ok=True)
+
+
+# ``--tests``: mutmut reads its test selection from pyproject.toml alone. A narrow run (one module's mutants
+# against the tests that exercise it, when the whole selection's trace costs too long on a shared machine)
+# replaces the selection in mutmut's own process before its command runs; the workers fork from that process
+# and inherit it. Its test map is dropped before and after (see ``main``), so its results stay: a kill is a
+# test that failed, whatever the selection; a survivor may still die to a test outside it (``--survivors``
+# on the configured selection re-tests exactly those).
+_WITH_TESTS = (
+    "import json, os, sys\n"
+    "from mutmut.configuration import config\n"
+    "from mutmut.__main__ import cli\n"
+    "config().pytest_add_cli_args_test_selection = json.loads(os.environ['RECALL_EVAL_MUTATION_TESTS'])\n"
+    "cli(sys.argv[1:], prog_name='mutmut')\n"
+)
+
+
+def mutmut_command(tests: list[str] | None) -> tuple[list[str], dict[str, str]]:
+    """The command that starts mutmut and its environment: with ``tests``, mutmut on that selection alone."""
+    env = dict(os.environ)
+    if not tests:
+        return [sys.executable, "-m", "mutmut"], env
+    env["RECALL_EVAL_MUTATION_TESTS"] = json.dumps(list(tests))
+    return [sys.executable, "-c", _WITH_TESTS], env
 
 
 def unchecked(path: str) -> list[str]:
@@ -229,6 +256,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="test only the mutants of functions changed since --base (the habit before stopping)")
     parser.add_argument("--base", help="the commit --changed compares the working tree with (default: the fork "
                                        "point from main on a branch, HEAD on main)")
+    parser.add_argument("--tests", nargs="+", metavar="TEST",
+                        help="test files or node ids to run instead of [tool.mutmut]'s selection: a narrow run "
+                             "of one module against the tests that exercise it; end the list with --")
     args = parser.parse_args(argv)
     if sum((args.resume, args.survivors, args.changed)) > 1:
         parser.error("--resume, --survivors and --changed re-test different mutants; give one")
@@ -268,10 +298,13 @@ def main(argv: list[str] | None = None) -> int:
                 print("nothing left unchecked (run without --resume to re-test every mutant)")
                 report(paths)
                 return 0
-        if args.survivors or args.resume or args.changed:
-            forget_test_map()
-        mutmut = [sys.executable, "-m", "mutmut"]
-        completed = subprocess.run([*mutmut, "run", "--max-children", str(args.children), *patterns], cwd=ROOT)
+        if args.survivors or args.resume or args.changed or args.tests:
+            forget_test_map()  # --tests: a map traced on other tests would hide or invent tests of a function
+        mutmut, env = mutmut_command(args.tests)
+        completed = subprocess.run([*mutmut, "run", "--max-children", str(args.children), *patterns], cwd=ROOT,
+                                   env=env)
+        if args.tests:
+            forget_test_map()  # a later run on the configured selection must not trust a map of these tests
         if completed.returncode not in (0, 1):
             return completed.returncode
     report(paths, only)
