@@ -325,3 +325,99 @@ def test_as_many_units_up_as_down_is_not_no_unit_differing() -> None:
     decided = decide_paired(_forged(up=3, down=3, diff=0.0, ci_low=-0.3, ci_high=0.3, p_value=1.0),
                             direction="no_rise", threshold=0.02, what="u")
     assert decided.passed is None and "differs" not in decided.reason and "the suite detects 0.30" in decided.reason
+
+
+def _tango_z(fixed: float, broken: float, n: float, delta: float) -> float:
+    """Tango's score statistic at ``delta``, its null fitted by maximising the multinomial likelihood numerically
+    (a ternary search), not by the closed form the module uses: an independent check of that closed form."""
+    def loglik(p_b: float) -> float:
+        cells = ((fixed, p_b + delta), (broken, p_b), (n - fixed - broken, 1.0 - 2.0 * p_b - delta))
+        return sum(k * np.log(p) for k, p in cells if k > 0)
+
+    lo, hi = max(0.0, -delta), (1.0 - delta) / 2.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for _ in range(200):
+            m1, m2 = lo + (hi - lo) / 3.0, hi - (hi - lo) / 3.0
+            lo, hi = (lo, m2) if loglik(m1) >= loglik(m2) else (m1, hi)
+    p_b = (lo + hi) / 2.0
+    variance = n * (2.0 * p_b + delta * (1.0 - delta))
+    return abs(fixed - broken - n * delta) / np.sqrt(variance) if variance > 0 else 0.0
+
+
+@pytest.mark.parametrize(("fixed", "broken", "n"), [(3, 0, 6), (5, 2, 20), (0, 0, 64), (1, 0, 20), (0, 4, 9),
+                                                     (10, 10, 30), (7.5, 1.25, 12.0), (2.5, 3.0, 40.0)])
+def test_the_score_interval_ends_where_tangos_statistic_reaches_z(fixed: float, broken: float, n: float) -> None:
+    """Each end of Tango's interval: just inside, the score statistic (null fitted by maximum likelihood) is within
+    z; just outside, beyond it. Fractional counts are the effective counts of conversation suites."""
+    z = 1.959963984540054
+    low, high = decision._tango(fixed, broken, n, 0.05, (-1.0, 1.0))
+    for end, outward in ((low, -1.0), (high, 1.0)):
+        assert _tango_z(fixed, broken, n, end - outward * 1e-5) <= z < _tango_z(fixed, broken, n, end + outward * 1e-5)
+
+
+def test_the_score_interval_reaches_the_metrics_bound_when_every_unit_is_fixed() -> None:
+    """3 of 3 fixed: no difference up to +1 is rejected, so the upper end is the bound itself (and at 90% too)."""
+    assert decision._tango(3.0, 0.0, 3.0, 0.05, (-1.0, 1.0))[1] == 1.0
+    low, high = decision._tango(0.0, 3.0, 3.0, 0.10, (-1.0, 1.0))
+    assert low == -1.0 and -1.0 < high < 0.0
+
+
+def test_equal_conversations_that_differ_count_each_conversations_mean_as_one_units_fix_or_break() -> None:
+    """Conversations of two probes each: a unit's fix is the positive part of its mean difference (1, 1/2, 0, 0),
+    its break the negative part (0, 0, 1/2, 0), so Tango's interval is on 1.5 fixed and 0.5 broken of 4."""
+    sums, sizes = np.array([2.0, 1.0, -1.0, 0.0]), np.full(4, 2.0)
+    parts = (np.array([2.0, 1.0, 0.0, 1.0]), np.array([0.0, 0.0, 1.0, 1.0]))
+    got = decision._score_interval(sums, sizes, parts, 0.05, (-1.0, 1.0))
+    assert got == decision._tango(1.5, 0.5, 4.0, 0.05, (-1.0, 1.0))
+
+
+def test_conversations_whose_probes_all_differ_the_same_way_count_each_conversation_once() -> None:
+    """Every probe fixed in conversations of 1, 2 and 3 probes: the probes' spread is 0, so the data cannot say how
+    alike a conversation's probes are; the design effect is the mean size (2), and the interval is 3 fixed of 3."""
+    sums, sizes = np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0, 3.0])
+    got = decision._score_interval(sums, sizes, (sums.copy(), np.zeros(3)), 0.05, (-1.0, 1.0))
+    assert got == decision._tango(3.0, 0.0, 3.0, 0.05, (-1.0, 1.0))
+
+
+def test_a_conversation_whose_fixed_and_broken_probes_cancel_still_counts_them() -> None:
+    """Conversation sums of 0 are not "no probe differs": one probe fixed and one broken in a conversation of two,
+    beside one tied probe, are 1 fixed and 1 broken of 3 probes (the design effect is floored at 1)."""
+    e = paired_evidence([0, 1, 0], [1, 0, 0], units=["c1", "c1", "c2"])
+    assert (e.up, e.down, e.diff) == (0, 0, 0.0)  # by conversation sums, none differs
+    parts = (np.array([1.0, 0.0]), np.array([1.0, 0.0]))
+    got = decision._score_interval(np.zeros(2), np.array([2.0, 1.0]), parts, 0.05, (-1.0, 1.0))
+    assert got == decision._tango(1.0, 1.0, 3.0, 0.05, (-1.0, 1.0))
+
+
+def test_a_bound_within_minus_one_and_one_keeps_the_score_interval_and_stops_it_there() -> None:
+    """Rates in [0, 1] differ within [-1, 1]; a tighter declared bound (a share that cannot fall) clips the ends."""
+    sums, parts = np.array([1.0, 0.0, 0.0]), (np.array([1.0, 0.0, 0.0]), np.zeros(3))
+    assert decision._score_interval(sums, np.ones(3), parts, 0.05, (-1.0, 1.0)) == decision._tango(
+        1.0, 0.0, 3.0, 0.05, (-1.0, 1.0))
+    low, high = decision._score_interval(sums, np.ones(3), parts, 0.05, (0.0, 1.0))
+    assert low == 0.0 and high == decision._tango(1.0, 0.0, 3.0, 0.05, (-1.0, 1.0))[1]
+    assert decision._score_interval(np.zeros(0), np.zeros(0), (np.zeros(0), np.zeros(0)), 0.05, (-1.0, 1.0)) is None
+
+
+def test_an_interval_is_widened_to_hold_zero_exactly_when_the_exact_test_does_not_reject() -> None:
+    """Sampled sign assignments can end an interval just short of 0 while the exact p says 0 is not rejected: the
+    end moves to 0. Unbounded ends stay unbounded."""
+    never = lambda mu: False  # noqa: E731 - no search is made on this path
+    assert decision._agree(True, 0.3, 0.05, 0.6, never, 1.0) == (0.0, 0.6)
+    assert decision._agree(True, -0.3, -0.6, -0.05, never, 1.0) == (-0.6, 0.0)
+    assert decision._agree(True, 0.3, -0.1, 0.6, never, 1.0) == (-0.1, 0.6)
+    assert decision._agree(True, 0.3, None, None, never, 1.0) == (None, None)
+    assert decision._agree(False, 0.3, 0.1, 0.6, never, 1.0) == (0.1, 0.6)  # agrees already: untouched
+
+
+def test_an_interval_holding_zero_that_the_exact_test_rejects_starts_at_the_first_accepted_point() -> None:
+    """The exact p rejects 0 but a sampled end reaches past it: the end nearest 0 is moved to the first difference
+    the inverted test accepts, on the estimate's side (here every difference above 0.1 is accepted)."""
+    above = lambda mu: mu > 0.1  # noqa: E731
+    low, high = decision._agree(False, 0.3, -0.05, 0.6, above, 1.0)
+    assert low == pytest.approx(0.1, abs=1e-6) and low > 0.1 and high == 0.6
+    below = lambda mu: mu < -0.2  # noqa: E731
+    low, high = decision._agree(False, -0.4, -0.7, 0.02, below, 1.0)
+    assert low == -0.7 and high == pytest.approx(-0.2, abs=1e-6) and high < -0.2
+    assert decision._agree(False, 0.3, None, 0.6, above, 1.0)[0] == pytest.approx(0.1, abs=1e-6)
+    assert decision._agree(False, -0.4, -0.7, None, below, 1.0)[1] == pytest.approx(-0.2, abs=1e-6)
