@@ -15,7 +15,7 @@ _SPEC.loader.exec_module(mutation)
 PYPROJECT = """\
 [tool.mutmut]
 source_paths = ["pkg"]
-only_mutate = ["pkg/mod.py"]
+only_mutate = ["pkg/mod.py", "pkg/other.py"]
 pytest_add_cli_args_test_selection = ["tests/everything"]
 """
 
@@ -36,23 +36,26 @@ def project(tmp_path, monkeypatch):
 
 def test_the_narrow_selection_is_what_mutmut_runs_its_command_with(project, monkeypatch):
     """The bootstrap replaces the configured selection before mutmut's command starts, so its stats trace and
-    every mutant's run use the given tests and never the configured ones."""
+    every mutant's run use the given tests and never the configured ones; and only the given modules are mutated."""
     import mutmut.__main__
     from mutmut.configuration import config
 
     seen = {}
     monkeypatch.setattr(mutmut.__main__, "cli", lambda args, prog_name: seen.update(
-        args=args, selection=list(config().pytest_add_cli_args_test_selection)))
-    command, env = mutation.mutmut_command(["tests/a.py", "tests/b.py::test_one"])
+        args=args, selection=list(config().pytest_add_cli_args_test_selection),
+        mutated=[path for path in ("pkg/mod.py", "pkg/other.py") if config().should_mutate(path)]))
+    command, env = mutation.mutmut_command(["tests/a.py", "tests/b.py::test_one"], ["pkg/mod.py"])
     assert command[:2] == [mutation.sys.executable, "-c"]
-    monkeypatch.setenv("RECALL_EVAL_MUTATION_TESTS", env["RECALL_EVAL_MUTATION_TESTS"])
+    for name in ("RECALL_EVAL_MUTATION_TESTS", "RECALL_EVAL_MUTATION_MODULES"):
+        monkeypatch.setenv(name, env[name])
     monkeypatch.setattr(mutation.sys, "argv", ["-c", "run", "--max-children", "1"])
     exec(command[2], {})  # noqa: S102 - the bootstrap as mutmut's process runs it
-    assert seen == {"args": ["run", "--max-children", "1"], "selection": ["tests/a.py", "tests/b.py::test_one"]}
+    assert seen == {"args": ["run", "--max-children", "1"], "selection": ["tests/a.py", "tests/b.py::test_one"],
+                    "mutated": ["pkg/mod.py"]}
 
 
 def test_without_tests_mutmut_runs_as_configured():
-    command, env = mutation.mutmut_command(None)
+    command, env = mutation.mutmut_command(None, ["pkg/mod.py"])
     assert command == [mutation.sys.executable, "-m", "mutmut"] and "RECALL_EVAL_MUTATION_TESTS" not in env
 
 
