@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import types
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -421,3 +424,66 @@ def test_an_interval_holding_zero_that_the_exact_test_rejects_starts_at_the_firs
     assert low == -0.7 and high == pytest.approx(-0.2, abs=1e-6) and high < -0.2
     assert decision._agree(False, 0.3, None, 0.6, above, 1.0)[0] == pytest.approx(0.1, abs=1e-6)
     assert decision._agree(False, -0.4, -0.7, None, below, 1.0)[1] == pytest.approx(-0.2, abs=1e-6)
+
+
+def test_a_summary_row_reads_back_as_the_evidence_it_was_written_from() -> None:
+    """Every field, as ``summary.json`` holds it: ``compare`` and the layer ladder decide on the row read back, so a
+    field lost or swapped on the way decides another question (a conversation suite read as scenarios, a 0.10
+    alpha as 0.05)."""
+    e = PairedEvidence(n=9, scenarios=27, up=5, down=1, diff=0.25, ci_low=-0.125, ci_high=0.5, p_value=0.21875,
+                       test="exact sign-flip permutation test on per-conversation mean differences", mde=0.375,
+                       variance=0.625, alpha=0.1, unit="conversation")
+    row = decision.evidence_fields(e)
+    assert decision.evidence_from_row(row) == e
+    assert decision.evidence_from_row(types.SimpleNamespace(**row)) == e  # a row read as attributes
+    unbounded = PairedEvidence(4, 4, 4, 0, 2.0, None, None, 0.125, "exact", 1.5, 1.0, 0.05)
+    assert decision.evidence_from_row(decision.evidence_fields(unbounded)) == unbounded
+
+
+def test_a_summary_row_missing_its_optional_fields_reads_with_the_defaults_a_reader_would_assume() -> None:
+    """Only ``p_value`` and ``n_units`` are needed: no counts are 0, the test unnamed, no detectable effect (1),
+    no variance, alpha 0.05, each scenario its own unit. Without either, the row predates the exact test."""
+    assert decision.evidence_from_row({"p_value": 0.5, "n_units": 3}) == PairedEvidence(
+        3, 0, 0, 0, None, None, None, 0.5, "", 1.0, 0.0, 0.05, "scenario")
+    assert decision.evidence_from_row({"p_value": 0.5}) is None
+    assert decision.evidence_from_row(types.SimpleNamespace(n_units=3)) is None
+
+
+def test_the_row_holds_each_figure_to_six_decimals() -> None:
+    e = PairedEvidence(3, 3, 2, 1, 1 / 3, -1 / 7, 2 / 3, 0.75, "exact", 1 / 6, 1 / 9, 0.05)
+    row = decision.evidence_fields(e)
+    assert (row["diff"], row["ci_low"], row["ci_high"], row["mde"], row["variance"]) == (
+        0.333333, -0.142857, 0.666667, 0.166667, 0.111111)
+    assert (row["n_units"], row["n_scenarios"], row["unit"], row["up"], row["down"], row["p_value"], row["test"],
+            row["alpha"]) == (3, 3, "scenario", 2, 1, 0.75, "exact", 0.05)
+    assert decision.evidence_fields(PairedEvidence(0, 0, 0, 0, None, None, None, 1.0, "none", 1.0, 0.0, 0.05))[
+        "diff"] is None
+
+
+def test_a_units_sum_is_taken_as_the_small_rational_it_is_and_any_other_value_exactly() -> None:
+    """Epoch means are k / epochs; their float sums carry rounding (0.1 + 0.2) that would split ties in the exact
+    test's lattice. A value no fraction of denominator up to 10^6 matches to 1e-12 stays the float it is."""
+    assert decision._fraction(0.1 + 0.2) == Fraction(3, 10)
+    assert decision._fraction(1 / 3 + 1 / 3) == Fraction(2, 3)
+    assert decision._fraction(-5 / 7) == Fraction(-5, 7)
+    assert decision._fraction(0.123456789) == Fraction(0.123456789)
+    assert decision._fraction(1e-7) == Fraction(1e-7)
+    assert decision._fraction(1 / 999_983) == Fraction(1, 999_983)  # a denominator just under 10^6
+
+
+def test_the_inverted_tests_p_value_at_zero_is_the_exact_tests_when_enumerated() -> None:
+    """Three units all fixed: 2 of the 8 sign assignments are as extreme, p = 0.25; shifted to the estimate, every
+    assignment is as extreme, p = 1."""
+    inversion = decision._Inversion(np.ones(3), np.ones(3), 20_000, 1)
+    assert inversion.enumerated and inversion.p(0.0) == 0.25 and inversion.p(1.0) == 1.0
+    assert inversion.total == 3.0 and inversion.size == 3.0
+
+
+def test_the_sampled_tests_p_value_counts_the_observed_assignment_among_the_draws() -> None:
+    """Beyond 16 units, p = (1 + as extreme) / (1 + draws): never 0, as the observed signs are one assignment."""
+    sums = np.ones(17)
+    inversion = decision._Inversion(sums, np.ones(17), 100, 3)
+    signs = decision._signs(17, 100, 3)
+    hits = int((np.abs(signs @ sums) >= 17 - 1e-6).sum())
+    assert not inversion.enumerated and inversion.p(0.0) == (1 + hits) / 101
+    assert inversion.p(1.0) == 1.0
