@@ -71,17 +71,20 @@ def _dotted(path: str) -> str:
 # of `mutmut run`; --resume needs that first, to know what is left. These are mutmut's own steps of that start
 # (3.8), without the test runs that follow.
 _REGENERATE = (
-    "import os\n"
+    "import json, os\n"
+    "from mutmut.configuration import config\n"
     "from mutmut.__main__ import copy_also_copy_files, copy_src_dir, create_mutants, set_mutant_under_test, setup_source_paths\n"
+    "if 'RECALL_EVAL_MUTATION_MODULES' in os.environ:  # --tests: these modules alone (see _WITH_TESTS)\n"
+    "    config().only_mutate = json.loads(os.environ['RECALL_EVAL_MUTATION_MODULES'])\n"
     "set_mutant_under_test('mutant_generation')\n"
     "os.makedirs('mutants', exist_ok=True)\n"
     "copy_src_dir(); copy_also_copy_files(); setup_source_paths(); create_mutants(1)\n"
 )
 
 
-def regenerate_mutants() -> None:
+def regenerate_mutants(env: dict[str, str] | None = None) -> None:
     """Bring ``mutants/`` up to the current source, as ``mutmut run`` does first (no tests are run)."""
-    subprocess.run([sys.executable, "-c", _REGENERATE], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "-c", _REGENERATE], cwd=ROOT, check=True, stdout=subprocess.DEVNULL, env=env)
 
 
 # mutmut's map of which tests call which function. It is collected in full only when this file is missing; after
@@ -296,7 +299,8 @@ def main(argv: list[str] | None = None) -> int:
                 report(paths)
                 return 0
         elif args.resume:
-            regenerate_mutants()  # an edited function's old results are forgotten: it is left to test again
+            # an edited function's old results are forgotten: it is left to test again
+            regenerate_mutants(mutmut_command(args.tests, paths)[1])
             patterns = [name for path in paths for name in unchecked(path)]
             if not patterns:
                 print("nothing left unchecked (run without --resume to re-test every mutant)")

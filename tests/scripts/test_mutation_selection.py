@@ -75,3 +75,13 @@ def test_a_narrow_run_drops_the_test_map_before_and_after(project, monkeypatch):
     monkeypatch.setattr(mutation.subprocess, "run", run)
     assert mutation.main(["--tests", "tests/a.py", "--", "pkg/mod.py"]) == 0
     assert runs == [(False, '["tests/a.py"]')] and not test_map.exists()
+
+
+def test_resuming_a_narrow_run_regenerates_the_given_modules_alone(project, monkeypatch):
+    """``--resume`` first brings ``mutants/`` up to the source; on a narrow run that must not generate every
+    configured module's mutants (half an hour on a loaded machine) when one module is being tested."""
+    calls = []
+    monkeypatch.setattr(mutation.subprocess, "run", lambda command, **kw: calls.append(kw.get("env")))
+    mutation.main(["--resume", "--tests", "tests/a.py", "--", "pkg/mod.py"])
+    assert len(calls) == 1 and calls[0]["RECALL_EVAL_MUTATION_MODULES"] == '["pkg/mod.py"]'
+    assert "RECALL_EVAL_MUTATION_MODULES" in mutation._REGENERATE
