@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import types
 from fractions import Fraction
 
@@ -487,3 +488,69 @@ def test_the_sampled_tests_p_value_counts_the_observed_assignment_among_the_draw
     hits = int((np.abs(signs @ sums) >= 17 - 1e-6).sum())
     assert not inversion.enumerated and inversion.p(0.0) == (1 + hits) / 101
     assert inversion.p(1.0) == 1.0
+
+
+def test_a_large_conversations_sum_of_epoch_means_keeps_its_rational_value() -> None:
+    """A LoCoMo conversation holds up to 260 probes: its sum of thirds carries float error of about 1.6e-13, which
+    the tolerance (relative to the sum's size) must absorb, or tied conversations split in the exact test."""
+    assert decision._fraction(sum([1 / 3] * 260)) == Fraction(260, 3)
+    assert decision._fraction(sum([1 / 3] * 100)) == Fraction(100, 3)
+
+
+def test_the_sign_assignments_are_every_vector_of_signs_up_to_sixteen_units_and_seeded_draws_beyond() -> None:
+    """Read from the generator itself (the held copy would hide a change to it behind an earlier call): every one
+    of the 2^n vectors of +-1 once; beyond 16 units, ``draws`` rows of +-1, about half each, the same for a seed and
+    not for another; read-only, since one copy is shared by every later caller."""
+    signs = decision._draw_signs(3, 10, 0)
+    assert signs.dtype == np.float64 and not signs.flags.writeable
+    assert sorted(map(tuple, signs.tolist())) == sorted(itertools.product((-1.0, 1.0), repeat=3))
+    drawn = decision._draw_signs(17, 2_000, 4)
+    assert drawn.shape == (2_000, 17) and set(np.unique(drawn).tolist()) == {-1.0, 1.0}
+    assert abs(float(drawn.mean())) < 0.02 and not drawn.flags.writeable
+    assert np.array_equal(drawn, decision._draw_signs(17, 2_000, 4))
+    assert not np.array_equal(drawn, decision._draw_signs(17, 2_000, 5))
+
+
+def test_a_rates_interval_stops_at_the_rates_bound_where_the_sign_flip_test_would_accept_beyond_it() -> None:
+    """Five fixed, one broken: the shifted sign-flip test accepts differences up to about +1.2, past any rate's
+    reach; the end is the bound +1 (and -1 mirrored), never beyond it."""
+    up = paired_evidence([0] * 5 + [1], [1] * 5 + [0])
+    assert up.ci_high == 1.0 and up.ci_low is not None and up.ci_low >= -1.0
+    down = paired_evidence([1] * 5 + [0], [0] * 5 + [1])
+    assert down.ci_low == -1.0 and down.ci_high is not None and down.ci_high <= 1.0
+
+
+def test_scenarios_given_as_their_own_units_are_scenarios_not_conversations() -> None:
+    """The aggregate passes every scenario's unit; on a scenario suite each is its own, and the row says scenario."""
+    e = paired_evidence([0, 0, 0], [1, 1, 0], units=["s1", "s2", "s3"])
+    assert (e.unit, e.n, e.scenarios) == ("scenario", 3, 3)
+    assert "per-scenario" in e.test and "3 scenarios (2 up, 0 down)" in describe(e)
+
+
+def test_p_values_at_the_print_boundaries() -> None:
+    assert (decision.p_text(0.1), decision.p_text(0.0001), decision.p_text(0.099)) == ("0.10", "0.0001", "0.099")
+
+
+def test_too_few_differing_units_say_how_many_differ_and_how_many_would_let_the_test_reject() -> None:
+    decided = _gain(_forged(up=2, down=1, ci_low=-0.3, p_value=1.0))
+    assert decided.passed is None and decided.needed == 6
+    assert decided.reason.endswith("too few to decide (3 differ; the test at 0.05 needs 6)")
+
+
+def test_a_rise_observed_beyond_tolerance_but_not_proven_fails_as_a_rise_not_as_no_gain() -> None:
+    decided = decide_paired(_forged(diff=0.2, ci_low=-0.1), direction="no_rise", threshold=0.02, what="u")
+    assert decided.passed is False and decided.reason.endswith(": a rise beyond tolerance")
+
+
+def test_an_unproven_gain_says_gain_not_proven_and_an_unshown_rise_not_shown_within_tolerance() -> None:
+    gain = _gain(_forged(diff=0.2))
+    assert gain.passed is None and ": gain not proven, the suite detects 0.30; about " in gain.reason
+    rise = decide_paired(_forged(diff=0.0), direction="no_rise", threshold=0.1, what="u")
+    assert rise.passed is None and ": not shown within tolerance, the suite detects 0.30; about " in rise.reason
+
+
+def test_a_tolerance_of_zero_that_no_suite_can_bound_names_no_suite_size() -> None:
+    """No unit differs: the interval's upper end z^2 / (n + z^2) is above 0 at every n, so no size would decide."""
+    decided = decide_paired(paired_evidence([0] * 50, [0] * 50), direction="no_rise", threshold=0.0, what="u")
+    assert decided.passed is None and decided.needed is None
+    assert decided.reason.endswith("no scenario differs and 50 are too few to bound the rise")
