@@ -554,3 +554,54 @@ def test_a_tolerance_of_zero_that_no_suite_can_bound_names_no_suite_size() -> No
     decided = decide_paired(paired_evidence([0] * 50, [0] * 50), direction="no_rise", threshold=0.0, what="u")
     assert decided.passed is None and decided.needed is None
     assert decided.reason.endswith("no scenario differs and 50 are too few to bound the rise")
+
+
+def test_no_unit_in_both_arms_is_empty_evidence_at_the_callers_alpha() -> None:
+    """Every field of "nothing to compare": no counts, no interval, p 1, no detectable effect, no variance."""
+    assert paired_evidence([], [], alpha=0.1) == PairedEvidence(
+        0, 0, 0, 0, None, None, None, 1.0, "none (no unit ran in both arms)", 1.0, 0.0, 0.1, "scenario")
+
+
+def test_five_units_of_a_rate_leave_its_whole_range_open_not_an_unbounded_interval() -> None:
+    """No test of five units rejects at 0.05: a rate's interval is [-1, +1], its bounds, never "unbounded"."""
+    e = paired_evidence([0] * 5, [1] * 5)
+    assert (e.ci_low, e.ci_high) == (-1.0, 1.0)
+
+
+def test_a_continuous_metrics_interval_and_p_follow_the_seed_beyond_what_is_enumerated() -> None:
+    """40 units of token counts: the exact test and the interval fall back to seeded draws, so the stated seed is
+    the one used (another seed moves them by Monte Carlo error; the same seed repeats them)."""
+    rng = np.random.default_rng(2)
+    a = rng.normal(100, 30, 40)
+    b = a + rng.normal(5, 20, 40)
+    one, two = (paired_evidence(a, b, bounds=(None, None), seed=s) for s in (1, 2))
+    assert "20000 seeded draws" in one.test and one.p_value != two.p_value
+    assert one.ci_low != two.ci_low and one.ci_high != two.ci_high
+    assert paired_evidence(a, b, bounds=(None, None), seed=1) == one
+
+
+def test_an_unbounded_metrics_interval_ends_where_the_sign_flip_test_starts_to_reject() -> None:
+    """Ten units of a token count (no score interval there): each end is the last difference the enumerated
+    sign-flip test of the shifted differences accepts."""
+    d = np.array([30.0, -12.0, 55.0, 8.0, 21.0, -4.0, 17.0, 40.0, 3.0, 26.0])
+    e = paired_evidence(np.zeros(10), d, bounds=(None, None))
+    signs = 2 * ((np.arange(2**10)[:, None] >> np.arange(10)) & 1) - 1
+
+    def p(mu: float) -> float:
+        return float(np.mean(np.abs(signs @ (d - mu)) >= abs((d - mu).sum()) - 1e-9))
+
+    assert e.ci_low is not None and e.ci_high is not None and e.ci_low < e.diff < e.ci_high
+    for end, outward in ((e.ci_low, -1), (e.ci_high, +1)):
+        assert p(end - outward * 1e-3) > 0.05 >= p(end + outward * 1e-3)
+
+
+def test_the_detectable_effect_is_at_the_callers_alpha() -> None:
+    e = paired_evidence([0] * 20, [1] * 6 + [-1] * 2 + [0] * 12, alpha=0.1, bounds=(None, None))
+    assert e.mde == stats.min_detectable_effect(20, e.variance, alpha=0.1)
+
+
+def test_a_p_value_equal_to_alpha_rejects_and_its_interval_leaves_zero_out() -> None:
+    """Six of six fixed at alpha = 2/64: every shift below +1 leaves six differences of one sign, p = 2/64 = alpha,
+    rejected; so the sign-flip interval is the point +1 and the lower end is the score interval's, not 0."""
+    e = paired_evidence([0] * 6, [1] * 6, alpha=1 / 32)
+    assert e.p_value == 1 / 32 and e.ci_low == decision._tango(6.0, 0.0, 6.0, 1 / 32, (-1.0, 1.0))[0] > 0.1
