@@ -605,3 +605,17 @@ def test_a_p_value_equal_to_alpha_rejects_and_its_interval_leaves_zero_out() -> 
     rejected; so the sign-flip interval is the point +1 and the lower end is the score interval's, not 0."""
     e = paired_evidence([0] * 6, [1] * 6, alpha=1 / 32)
     assert e.p_value == 1 / 32 and e.ci_low == decision._tango(6.0, 0.0, 6.0, 1 / 32, (-1.0, 1.0))[0] > 0.1
+
+
+def test_six_conversations_whose_fixes_and_breaks_cancel_get_the_score_interval_of_their_probes() -> None:
+    """Each conversation fixes one probe and breaks another (some also hold a tie): no conversation differs, yet 6 of
+    15 probes were fixed and 6 broken, alike across conversations (design effect 1). The interval is Tango's for
+    6 and 6 of 15, not the one for no probe differing; the test names the unit it flipped."""
+    # per conversation: a probe fixed (0 -> 1), a probe broken (1 -> 0), and in a three-probe one a tie (0 -> 0)
+    units = list("aabbbccdddeefff")
+    baseline = [0, 1, 0, 1, 0, 0, 1, 0, 1, 0, 0, 1, 0, 1, 0]
+    treatment = [1, 0, 1, 0, 0, 1, 0, 1, 0, 0, 1, 0, 1, 0, 0]
+    e = paired_evidence(baseline, treatment, units)
+    assert (e.n, e.scenarios, e.up, e.down, e.diff, e.p_value) == (6, 15, 0, 0, 0.0, 1.0)
+    assert (e.ci_low, e.ci_high) == decision._tango(6.0, 6.0, 15.0, 0.05, (-1.0, 1.0))
+    assert e.test.endswith("on per-conversation mean differences")
