@@ -220,6 +220,8 @@ def test_the_score_interval_is_kept_out_of_unbounded_metrics() -> None:
     parts = (np.array([3.0, 0.0]), np.zeros(2))
     assert decision._score_interval(np.array([3.0, 0.0]), np.ones(2), parts, 0.05, (None, None)) is None
     assert decision._score_interval(np.array([3.0, 0.0]), np.ones(2), parts, 0.05, (-2.0, 2.0)) is None
+    for wider in ((-2.0, 1.0), (-1.0, 2.0), (-1.5, 1.0), (-1.0, 1.5), (None, 1.0), (-1.0, None)):
+        assert decision._score_interval(np.array([3.0, 0.0]), np.ones(2), parts, 0.05, wider) is None, wider
 
 
 def test_conversations_of_unequal_size_use_the_score_interval_on_their_effective_counts() -> None:
@@ -251,7 +253,8 @@ def test_sixteen_units_enumerate_every_sign_assignment_so_the_seed_changes_nothi
     a, b = rng.integers(0, 2, 16), rng.integers(0, 2, 16)
     one, two = paired_evidence(a, b, seed=1), paired_evidence(a, b, seed=2)
     assert (one.ci_low, one.ci_high) == (two.ci_low, two.ci_high)
-    assert decision._Inversion(np.ones(16), np.ones(16), 20_000, 1).st.shape == (2**16,)
+    sixteen = decision._Inversion(np.ones(16), np.ones(16), 20_000, 1)
+    assert sixteen.st.shape == (2**16,) and sixteen.enumerated and sixteen.p(0.0) == 2 / 2**16
 
 
 def test_a_difference_exactly_at_the_tolerance_says_no_suite_size_would_decide_it() -> None:
@@ -349,10 +352,12 @@ def _tango_z(fixed: float, broken: float, n: float, delta: float) -> float:
 
 
 @pytest.mark.parametrize(("fixed", "broken", "n"), [(3, 0, 6), (5, 2, 20), (0, 0, 64), (1, 0, 20), (0, 4, 9),
-                                                     (10, 10, 30), (7.5, 1.25, 12.0), (2.5, 3.0, 40.0)])
+                                                     (10, 10, 30), (7.5, 1.25, 12.0), (2.5, 3.0, 40.0),
+                                                     (0.3, 0.1, 0.8)])
 def test_the_score_interval_ends_where_tangos_statistic_reaches_z(fixed: float, broken: float, n: float) -> None:
     """Each end of Tango's interval: just inside, the score statistic (null fitted by maximum likelihood) is within
-    z; just outside, beyond it. Fractional counts are the effective counts of conversation suites."""
+    z; just outside, beyond it. Fractional counts are the effective counts of conversation suites (below one unit
+    when one large conversation differs alike throughout)."""
     z = 1.959963984540054
     low, high = decision._tango(fixed, broken, n, 0.05, (-1.0, 1.0))
     for end, outward in ((low, -1.0), (high, 1.0)):
@@ -364,6 +369,7 @@ def test_the_score_interval_reaches_the_metrics_bound_when_every_unit_is_fixed()
     assert decision._tango(3.0, 0.0, 3.0, 0.05, (-1.0, 1.0))[1] == 1.0
     low, high = decision._tango(0.0, 3.0, 3.0, 0.10, (-1.0, 1.0))
     assert low == -1.0 and -1.0 < high < 0.0
+    assert decision._tango(2.0, 0.0, 3.0, 0.05, (-1.0, 1.0))[1] < 0.95  # one unit short of all: +1 is rejected
 
 
 def test_equal_conversations_that_differ_count_each_conversations_mean_as_one_units_fix_or_break() -> None:
@@ -401,6 +407,10 @@ def test_a_bound_within_minus_one_and_one_keeps_the_score_interval_and_stops_it_
     low, high = decision._score_interval(sums, np.ones(3), parts, 0.05, (0.0, 1.0))
     assert low == 0.0 and high == decision._tango(1.0, 0.0, 3.0, 0.05, (-1.0, 1.0))[1]
     assert decision._score_interval(np.zeros(0), np.zeros(0), (np.zeros(0), np.zeros(0)), 0.05, (-1.0, 1.0)) is None
+    one_of_ten = (np.array([1.0] + [0.0] * 9), np.ones(10), (np.array([1.0] + [0.0] * 9), np.zeros(10)))
+    assert decision._tango(1.0, 0.0, 10.0, 0.05, (-1.0, 1.0))[1] > 0.3
+    assert decision._score_interval(*one_of_ten, 0.05, (-1.0, 0.3)) == (decision._tango(
+        1.0, 0.0, 10.0, 0.05, (-1.0, 1.0))[0], 0.3)  # the declared bound itself, not a point bisected towards it
 
 
 def test_an_interval_is_widened_to_hold_zero_exactly_when_the_exact_test_does_not_reject() -> None:
@@ -424,6 +434,8 @@ def test_an_interval_holding_zero_that_the_exact_test_rejects_starts_at_the_firs
     low, high = decision._agree(False, -0.4, -0.7, 0.02, below, 1.0)
     assert low == -0.7 and high == pytest.approx(-0.2, abs=1e-6) and high < -0.2
     assert decision._agree(False, 0.3, None, 0.6, above, 1.0)[0] == pytest.approx(0.1, abs=1e-6)
+    assert decision._agree(False, 0.3, 0.0, 0.6, above, 1.0)[0] == pytest.approx(0.1, abs=1e-6)  # 0 is inside
+    assert decision._agree(False, -0.4, -0.7, 0.0, below, 1.0)[1] == pytest.approx(-0.2, abs=1e-6)
     assert decision._agree(False, -0.4, -0.7, None, below, 1.0)[1] == pytest.approx(-0.2, abs=1e-6)
 
 
@@ -619,3 +631,25 @@ def test_six_conversations_whose_fixes_and_breaks_cancel_get_the_score_interval_
     assert (e.n, e.scenarios, e.up, e.down, e.diff, e.p_value) == (6, 15, 0, 0, 0.0, 1.0)
     assert (e.ci_low, e.ci_high) == decision._tango(6.0, 6.0, 15.0, 0.05, (-1.0, 1.0))
     assert e.test.endswith("on per-conversation mean differences")
+
+
+def test_units_that_all_broke_get_the_score_interval_of_their_breaks_not_of_none_differing() -> None:
+    """Six of six broken (no unit fixed): the interval is Tango's for 0 fixed and 6 broken of 6."""
+    sums = -np.ones(6)
+    got = decision._score_interval(sums, np.ones(6), (np.zeros(6), np.ones(6)), 0.05, (-1.0, 1.0))
+    assert got == decision._tango(0.0, 6.0, 6.0, 0.05, (-1.0, 1.0)) and got[1] < -0.2  # not the +-0.39 of none
+
+
+def test_the_design_effect_divides_breaks_as_well_as_fixes() -> None:
+    """Conversations of 1, 3 and 2 probes: a tie, three fixed, two broken. The design effect (the spread over whole
+    conversations over the spread of independent probes) divides all three counts."""
+    sums, sizes = np.array([0.0, 3.0, -2.0]), np.array([1.0, 3.0, 2.0])
+    parts = (np.array([0.0, 3.0, 0.0]), np.array([0.0, 0.0, 2.0]))
+    diff = 1 / 6
+    independent = (5 / 6 - diff**2) / 6
+    clustered = 3 / 2 * float(((sums - diff * sizes) ** 2).sum()) / 36
+    effect = clustered / independent
+    assert effect > 3
+    got = decision._score_interval(sums, sizes, parts, 0.05, (-1.0, 1.0))
+    want = decision._tango(3 / effect, 2 / effect, 6 / effect, 0.05, (-1.0, 1.0))
+    assert got == pytest.approx(want, abs=1e-9)
