@@ -13,6 +13,8 @@ Usage:
     python scripts/mutation.py --children 2 harness/analysis/verdict.py
     python scripts/mutation.py --changed                              # only the functions your change touched
     python scripts/mutation.py --changed --base v0.1.0                # ... since another commit
+    python scripts/mutation.py --tests tests/analysis/test_decision.py -- harness/analysis/decision.py
+                                                                      # a narrow run: these tests only
 
 A module is a path (``harness/run/cache.py``) or a dotted name (``harness.run.cache``)
 listed under ``[tool.mutmut] only_mutate`` in pyproject.toml. Show one
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import os
 import re
 import subprocess
 import sys
@@ -68,17 +71,20 @@ def _dotted(path: str) -> str:
 # of `mutmut run`; --resume needs that first, to know what is left. These are mutmut's own steps of that start
 # (3.8), without the test runs that follow.
 _REGENERATE = (
-    "import os\n"
+    "import json, os\n"
+    "from mutmut.configuration import config\n"
     "from mutmut.__main__ import copy_also_copy_files, copy_src_dir, create_mutants, set_mutant_under_test, setup_source_paths\n"
+    "if 'RECALL_EVAL_MUTATION_MODULES' in os.environ:  # --tests: these modules alone (see _WITH_TESTS)\n"
+    "    config().only_mutate = json.loads(os.environ['RECALL_EVAL_MUTATION_MODULES'])\n"
     "set_mutant_under_test('mutant_generation')\n"
     "os.makedirs('mutants', exist_ok=True)\n"
     "copy_src_dir(); copy_also_copy_files(); setup_source_paths(); create_mutants(1)\n"
 )
 
 
-def regenerate_mutants() -> None:
+def regenerate_mutants(env: dict[str, str] | None = None) -> None:
     """Bring ``mutants/`` up to the current source, as ``mutmut run`` does first (no tests are run)."""
-    subprocess.run([sys.executable, "-c", _REGENERATE], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "-c", _REGENERATE], cwd=ROOT, check=True, stdout=subprocess.DEVNULL, env=env)
 
 
 # mutmut's map of which tests call which function. It is collected in full only when this file is missing; after
@@ -92,6 +98,34 @@ _TEST_MAP = ROOT / "mutants" / "mutmut-stats.json"
 def forget_test_map() -> None:
     """Make the next ``mutmut run`` trace the whole suite again (see :data:`_TEST_MAP`)."""
     _TEST_MAP.unlink(missing_ok=True)
+
+
+# ``--tests``: mutmut reads its test selection from pyproject.toml alone. A narrow run (one module's mutants
+# against the tests that exercise it, when the whole selection's trace costs too long on a shared machine)
+# replaces the selection in mutmut's own process before its command runs; the workers fork from that process
+# and inherit it. It also mutates the given modules alone: mutmut otherwise generates every configured
+# module's mutants first (about 80 modules, half an hour on a loaded machine) and traces through them all. Its test map is dropped before and after (see ``main``), so its results stay: a kill is a
+# test that failed, whatever the selection; a survivor may still die to a test outside it (``--survivors``
+# on the configured selection re-tests exactly those).
+_WITH_TESTS = (
+    "import json, os, sys\n"
+    "from mutmut.configuration import config\n"
+    "from mutmut.__main__ import cli\n"
+    "config().pytest_add_cli_args_test_selection = json.loads(os.environ['RECALL_EVAL_MUTATION_TESTS'])\n"
+    "config().only_mutate = json.loads(os.environ['RECALL_EVAL_MUTATION_MODULES'])\n"
+    "cli(sys.argv[1:], prog_name='mutmut')\n"
+)
+
+
+def mutmut_command(tests: list[str] | None, paths: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The command that starts mutmut and its environment: with ``tests``, mutmut on that selection alone and
+    mutating ``paths`` alone."""
+    env = dict(os.environ)
+    if not tests:
+        return [sys.executable, "-m", "mutmut"], env
+    env["RECALL_EVAL_MUTATION_TESTS"] = json.dumps(list(tests))
+    env["RECALL_EVAL_MUTATION_MODULES"] = json.dumps(list(paths))
+    return [sys.executable, "-c", _WITH_TESTS], env
 
 
 def unchecked(path: str) -> list[str]:
@@ -229,6 +263,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="test only the mutants of functions changed since --base (the habit before stopping)")
     parser.add_argument("--base", help="the commit --changed compares the working tree with (default: the fork "
                                        "point from main on a branch, HEAD on main)")
+    parser.add_argument("--tests", nargs="+", metavar="TEST",
+                        help="test files or node ids to run instead of [tool.mutmut]'s selection: a narrow run "
+                             "of one module against the tests that exercise it; end the list with --")
     args = parser.parse_args(argv)
     if sum((args.resume, args.survivors, args.changed)) > 1:
         parser.error("--resume, --survivors and --changed re-test different mutants; give one")
@@ -262,16 +299,20 @@ def main(argv: list[str] | None = None) -> int:
                 report(paths)
                 return 0
         elif args.resume:
-            regenerate_mutants()  # an edited function's old results are forgotten: it is left to test again
+            # an edited function's old results are forgotten: it is left to test again
+            regenerate_mutants(mutmut_command(args.tests, paths)[1])
             patterns = [name for path in paths for name in unchecked(path)]
             if not patterns:
                 print("nothing left unchecked (run without --resume to re-test every mutant)")
                 report(paths)
                 return 0
-        if args.survivors or args.resume or args.changed:
-            forget_test_map()
-        mutmut = [sys.executable, "-m", "mutmut"]
-        completed = subprocess.run([*mutmut, "run", "--max-children", str(args.children), *patterns], cwd=ROOT)
+        if args.survivors or args.resume or args.changed or args.tests:
+            forget_test_map()  # --tests: a map traced on other tests would hide or invent tests of a function
+        mutmut, env = mutmut_command(args.tests, paths)
+        completed = subprocess.run([*mutmut, "run", "--max-children", str(args.children), *patterns], cwd=ROOT,
+                                   env=env)
+        if args.tests:
+            forget_test_map()  # a later run on the configured selection must not trust a map of these tests
         if completed.returncode not in (0, 1):
             return completed.returncode
     report(paths, only)

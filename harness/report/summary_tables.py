@@ -150,6 +150,9 @@ def protocol_tables(summary: dict[str, Any]) -> list[dict[str, Any]]:
     return tables
 
 
+_CHECKED_CONTINUITY = ("continuity_accuracy_headline", "continuity_accuracy")
+
+
 def _key(row: dict[str, Any]) -> tuple[str, str, str]:
     return (str(row.get("model")), str(row.get("arm_a")), str(row.get("arm_b")))
 
@@ -167,7 +170,9 @@ def paired_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
         elif row.get("category") == "headline" and row.get("metric") == "continuity_accuracy":
             block(row)["diffs"].insert(0, {**row, "metric": "continuity_accuracy_headline"})  # what the verdict reads
     for row in summary.get("mcnemar") or []:
-        block(row)["mcnemar"] = row
+        block(row)["mcnemar"] = {"unit": "scenario", **row}  # summaries before the field: always scenarios
+    for found in blocks.values():  # the continuity row the verdict's checks read, to name the unit they pair
+        found["checks_row"] = next((d for d in found["diffs"] if d.get("metric") in _CHECKED_CONTINUITY), None)
     for row in summary.get("min_detectable_effect") or []:
         block(row)["mde"] = row
     arms = fmt.run_arms(summary)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
+import types
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -216,6 +220,8 @@ def test_the_score_interval_is_kept_out_of_unbounded_metrics() -> None:
     parts = (np.array([3.0, 0.0]), np.zeros(2))
     assert decision._score_interval(np.array([3.0, 0.0]), np.ones(2), parts, 0.05, (None, None)) is None
     assert decision._score_interval(np.array([3.0, 0.0]), np.ones(2), parts, 0.05, (-2.0, 2.0)) is None
+    for wider in ((-2.0, 1.0), (-1.0, 2.0), (-1.5, 1.0), (-1.0, 1.5), (None, 1.0), (-1.0, None)):
+        assert decision._score_interval(np.array([3.0, 0.0]), np.ones(2), parts, 0.05, wider) is None, wider
 
 
 def test_conversations_of_unequal_size_use_the_score_interval_on_their_effective_counts() -> None:
@@ -247,7 +253,8 @@ def test_sixteen_units_enumerate_every_sign_assignment_so_the_seed_changes_nothi
     a, b = rng.integers(0, 2, 16), rng.integers(0, 2, 16)
     one, two = paired_evidence(a, b, seed=1), paired_evidence(a, b, seed=2)
     assert (one.ci_low, one.ci_high) == (two.ci_low, two.ci_high)
-    assert decision._Inversion(np.ones(16), np.ones(16), 20_000, 1).st.shape == (2**16,)
+    sixteen = decision._Inversion(np.ones(16), np.ones(16), 20_000, 1)
+    assert sixteen.st.shape == (2**16,) and sixteen.enumerated and sixteen.p(0.0) == 2 / 2**16
 
 
 def test_a_difference_exactly_at_the_tolerance_says_no_suite_size_would_decide_it() -> None:
@@ -325,3 +332,324 @@ def test_as_many_units_up_as_down_is_not_no_unit_differing() -> None:
     decided = decide_paired(_forged(up=3, down=3, diff=0.0, ci_low=-0.3, ci_high=0.3, p_value=1.0),
                             direction="no_rise", threshold=0.02, what="u")
     assert decided.passed is None and "differs" not in decided.reason and "the suite detects 0.30" in decided.reason
+
+
+def _tango_z(fixed: float, broken: float, n: float, delta: float) -> float:
+    """Tango's score statistic at ``delta``, its null fitted by maximising the multinomial likelihood numerically
+    (a ternary search), not by the closed form the module uses: an independent check of that closed form."""
+    def loglik(p_b: float) -> float:
+        cells = ((fixed, p_b + delta), (broken, p_b), (n - fixed - broken, 1.0 - 2.0 * p_b - delta))
+        return sum(k * np.log(p) for k, p in cells if k > 0)
+
+    lo, hi = max(0.0, -delta), (1.0 - delta) / 2.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for _ in range(200):
+            m1, m2 = lo + (hi - lo) / 3.0, hi - (hi - lo) / 3.0
+            lo, hi = (lo, m2) if loglik(m1) >= loglik(m2) else (m1, hi)
+    p_b = (lo + hi) / 2.0
+    variance = n * (2.0 * p_b + delta * (1.0 - delta))
+    return abs(fixed - broken - n * delta) / np.sqrt(variance) if variance > 0 else 0.0
+
+
+@pytest.mark.parametrize(("fixed", "broken", "n"), [(3, 0, 6), (5, 2, 20), (0, 0, 64), (1, 0, 20), (0, 4, 9),
+                                                     (10, 10, 30), (7.5, 1.25, 12.0), (2.5, 3.0, 40.0),
+                                                     (0.3, 0.1, 0.8)])
+def test_the_score_interval_ends_where_tangos_statistic_reaches_z(fixed: float, broken: float, n: float) -> None:
+    """Each end of Tango's interval: just inside, the score statistic (null fitted by maximum likelihood) is within
+    z; just outside, beyond it. Fractional counts are the effective counts of conversation suites (below one unit
+    when one large conversation differs alike throughout)."""
+    z = 1.959963984540054
+    low, high = decision._tango(fixed, broken, n, 0.05, (-1.0, 1.0))
+    for end, outward in ((low, -1.0), (high, 1.0)):
+        assert _tango_z(fixed, broken, n, end - outward * 1e-5) <= z < _tango_z(fixed, broken, n, end + outward * 1e-5)
+
+
+def test_the_score_interval_reaches_the_metrics_bound_when_every_unit_is_fixed() -> None:
+    """3 of 3 fixed: no difference up to +1 is rejected, so the upper end is the bound itself (and at 90% too)."""
+    assert decision._tango(3.0, 0.0, 3.0, 0.05, (-1.0, 1.0))[1] == 1.0
+    low, high = decision._tango(0.0, 3.0, 3.0, 0.10, (-1.0, 1.0))
+    assert low == -1.0 and -1.0 < high < 0.0
+    assert decision._tango(2.0, 0.0, 3.0, 0.05, (-1.0, 1.0))[1] < 0.95  # one unit short of all: +1 is rejected
+
+
+def test_equal_conversations_that_differ_count_each_conversations_mean_as_one_units_fix_or_break() -> None:
+    """Conversations of two probes each: a unit's fix is the positive part of its mean difference (1, 1/2, 0, 0),
+    its break the negative part (0, 0, 1/2, 0), so Tango's interval is on 1.5 fixed and 0.5 broken of 4."""
+    sums, sizes = np.array([2.0, 1.0, -1.0, 0.0]), np.full(4, 2.0)
+    parts = (np.array([2.0, 1.0, 0.0, 1.0]), np.array([0.0, 0.0, 1.0, 1.0]))
+    got = decision._score_interval(sums, sizes, parts, 0.05, (-1.0, 1.0))
+    assert got == decision._tango(1.5, 0.5, 4.0, 0.05, (-1.0, 1.0))
+
+
+def test_conversations_whose_probes_all_differ_the_same_way_count_each_conversation_once() -> None:
+    """Every probe fixed in conversations of 1, 2 and 3 probes: the probes' spread is 0, so the data cannot say how
+    alike a conversation's probes are; the design effect is the mean size (2), and the interval is 3 fixed of 3."""
+    sums, sizes = np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0, 3.0])
+    got = decision._score_interval(sums, sizes, (sums.copy(), np.zeros(3)), 0.05, (-1.0, 1.0))
+    assert got == decision._tango(3.0, 0.0, 3.0, 0.05, (-1.0, 1.0))
+
+
+def test_a_conversation_whose_fixed_and_broken_probes_cancel_still_counts_them() -> None:
+    """Conversation sums of 0 are not "no probe differs": one probe fixed and one broken in a conversation of two,
+    beside one tied probe, are 1 fixed and 1 broken of 3 probes (the design effect is floored at 1)."""
+    e = paired_evidence([0, 1, 0], [1, 0, 0], units=["c1", "c1", "c2"])
+    assert (e.up, e.down, e.diff) == (0, 0, 0.0)  # by conversation sums, none differs
+    parts = (np.array([1.0, 0.0]), np.array([1.0, 0.0]))
+    got = decision._score_interval(np.zeros(2), np.array([2.0, 1.0]), parts, 0.05, (-1.0, 1.0))
+    assert got == decision._tango(1.0, 1.0, 3.0, 0.05, (-1.0, 1.0))
+
+
+def test_a_bound_within_minus_one_and_one_keeps_the_score_interval_and_stops_it_there() -> None:
+    """Rates in [0, 1] differ within [-1, 1]; a tighter declared bound (a share that cannot fall) clips the ends."""
+    sums, parts = np.array([1.0, 0.0, 0.0]), (np.array([1.0, 0.0, 0.0]), np.zeros(3))
+    assert decision._score_interval(sums, np.ones(3), parts, 0.05, (-1.0, 1.0)) == decision._tango(
+        1.0, 0.0, 3.0, 0.05, (-1.0, 1.0))
+    low, high = decision._score_interval(sums, np.ones(3), parts, 0.05, (0.0, 1.0))
+    assert low == 0.0 and high == decision._tango(1.0, 0.0, 3.0, 0.05, (-1.0, 1.0))[1]
+    assert decision._score_interval(np.zeros(0), np.zeros(0), (np.zeros(0), np.zeros(0)), 0.05, (-1.0, 1.0)) is None
+    one_of_ten = (np.array([1.0] + [0.0] * 9), np.ones(10), (np.array([1.0] + [0.0] * 9), np.zeros(10)))
+    assert decision._tango(1.0, 0.0, 10.0, 0.05, (-1.0, 1.0))[1] > 0.3
+    assert decision._score_interval(*one_of_ten, 0.05, (-1.0, 0.3)) == (decision._tango(
+        1.0, 0.0, 10.0, 0.05, (-1.0, 1.0))[0], 0.3)  # the declared bound itself, not a point bisected towards it
+
+
+def test_an_interval_is_widened_to_hold_zero_exactly_when_the_exact_test_does_not_reject() -> None:
+    """Sampled sign assignments can end an interval just short of 0 while the exact p says 0 is not rejected: the
+    end moves to 0. Unbounded ends stay unbounded."""
+    never = lambda mu: False  # noqa: E731 - no search is made on this path
+    assert decision._agree(True, 0.3, 0.05, 0.6, never, 1.0) == (0.0, 0.6)
+    assert decision._agree(True, -0.3, -0.6, -0.05, never, 1.0) == (-0.6, 0.0)
+    assert decision._agree(True, 0.3, -0.1, 0.6, never, 1.0) == (-0.1, 0.6)
+    assert decision._agree(True, 0.3, None, None, never, 1.0) == (None, None)
+    assert decision._agree(False, 0.3, 0.1, 0.6, never, 1.0) == (0.1, 0.6)  # agrees already: untouched
+
+
+def test_an_interval_holding_zero_that_the_exact_test_rejects_starts_at_the_first_accepted_point() -> None:
+    """The exact p rejects 0 but a sampled end reaches past it: the end nearest 0 is moved to the first difference
+    the inverted test accepts, on the estimate's side (here every difference above 0.1 is accepted)."""
+    above = lambda mu: mu > 0.1  # noqa: E731
+    low, high = decision._agree(False, 0.3, -0.05, 0.6, above, 1.0)
+    assert low == pytest.approx(0.1, abs=1e-6) and low > 0.1 and high == 0.6
+    below = lambda mu: mu < -0.2  # noqa: E731
+    low, high = decision._agree(False, -0.4, -0.7, 0.02, below, 1.0)
+    assert low == -0.7 and high == pytest.approx(-0.2, abs=1e-6) and high < -0.2
+    assert decision._agree(False, 0.3, None, 0.6, above, 1.0)[0] == pytest.approx(0.1, abs=1e-6)
+    assert decision._agree(False, 0.3, 0.0, 0.6, above, 1.0)[0] == pytest.approx(0.1, abs=1e-6)  # 0 is inside
+    assert decision._agree(False, -0.4, -0.7, 0.0, below, 1.0)[1] == pytest.approx(-0.2, abs=1e-6)
+    assert decision._agree(False, -0.4, -0.7, None, below, 1.0)[1] == pytest.approx(-0.2, abs=1e-6)
+
+
+def test_a_summary_row_reads_back_as_the_evidence_it_was_written_from() -> None:
+    """Every field, as ``summary.json`` holds it: ``compare`` and the layer ladder decide on the row read back, so a
+    field lost or swapped on the way decides another question (a conversation suite read as scenarios, a 0.10
+    alpha as 0.05)."""
+    e = PairedEvidence(n=9, scenarios=27, up=5, down=1, diff=0.25, ci_low=-0.125, ci_high=0.5, p_value=0.21875,
+                       test="exact sign-flip permutation test on per-conversation mean differences", mde=0.375,
+                       variance=0.625, alpha=0.1, unit="conversation")
+    row = decision.evidence_fields(e)
+    assert decision.evidence_from_row(row) == e
+    assert decision.evidence_from_row(types.SimpleNamespace(**row)) == e  # a row read as attributes
+    unbounded = PairedEvidence(4, 4, 4, 0, 2.0, None, None, 0.125, "exact", 1.5, 1.0, 0.05)
+    assert decision.evidence_from_row(decision.evidence_fields(unbounded)) == unbounded
+
+
+def test_a_summary_row_missing_its_optional_fields_reads_with_the_defaults_a_reader_would_assume() -> None:
+    """Only ``p_value`` and ``n_units`` are needed: no counts are 0, the test unnamed, no detectable effect (1),
+    no variance, alpha 0.05, each scenario its own unit. Without either, the row predates the exact test."""
+    assert decision.evidence_from_row({"p_value": 0.5, "n_units": 3}) == PairedEvidence(
+        3, 0, 0, 0, None, None, None, 0.5, "", 1.0, 0.0, 0.05, "scenario")
+    assert decision.evidence_from_row({"p_value": 0.5}) is None
+    assert decision.evidence_from_row(types.SimpleNamespace(n_units=3)) is None
+
+
+def test_the_row_holds_each_figure_to_six_decimals() -> None:
+    e = PairedEvidence(3, 3, 2, 1, 1 / 3, -1 / 7, 2 / 3, 0.75, "exact", 1 / 6, 1 / 9, 0.05)
+    row = decision.evidence_fields(e)
+    assert (row["diff"], row["ci_low"], row["ci_high"], row["mde"], row["variance"]) == (
+        0.333333, -0.142857, 0.666667, 0.166667, 0.111111)
+    assert (row["n_units"], row["n_scenarios"], row["unit"], row["up"], row["down"], row["p_value"], row["test"],
+            row["alpha"]) == (3, 3, "scenario", 2, 1, 0.75, "exact", 0.05)
+    assert decision.evidence_fields(PairedEvidence(0, 0, 0, 0, None, None, None, 1.0, "none", 1.0, 0.0, 0.05))[
+        "diff"] is None
+
+
+def test_a_units_sum_is_taken_as_the_small_rational_it_is_and_any_other_value_exactly() -> None:
+    """Epoch means are k / epochs; their float sums carry rounding (0.1 + 0.2) that would split ties in the exact
+    test's lattice. A value no fraction of denominator up to 10^6 matches to 1e-12 stays the float it is."""
+    assert decision._fraction(0.1 + 0.2) == Fraction(3, 10)
+    assert decision._fraction(1 / 3 + 1 / 3) == Fraction(2, 3)
+    assert decision._fraction(-5 / 7) == Fraction(-5, 7)
+    assert decision._fraction(0.123456789) == Fraction(0.123456789)
+    assert decision._fraction(1e-7) == Fraction(1e-7)
+    assert decision._fraction(1 / 999_983) == Fraction(1, 999_983)  # a denominator just under 10^6
+
+
+def test_the_inverted_tests_p_value_at_zero_is_the_exact_tests_when_enumerated() -> None:
+    """Three units all fixed: 2 of the 8 sign assignments are as extreme, p = 0.25; shifted to the estimate, every
+    assignment is as extreme, p = 1."""
+    inversion = decision._Inversion(np.ones(3), np.ones(3), 20_000, 1)
+    assert inversion.enumerated and inversion.p(0.0) == 0.25 and inversion.p(1.0) == 1.0
+    assert inversion.total == 3.0 and inversion.size == 3.0
+
+
+def test_the_sampled_tests_p_value_counts_the_observed_assignment_among_the_draws() -> None:
+    """Beyond 16 units, p = (1 + as extreme) / (1 + draws): never 0, as the observed signs are one assignment."""
+    sums = np.ones(17)
+    inversion = decision._Inversion(sums, np.ones(17), 100, 3)
+    signs = decision._signs(17, 100, 3)
+    hits = int((np.abs(signs @ sums) >= 17 - 1e-6).sum())
+    assert not inversion.enumerated and inversion.p(0.0) == (1 + hits) / 101
+    assert inversion.p(1.0) == 1.0
+
+
+def test_a_large_conversations_sum_of_epoch_means_keeps_its_rational_value() -> None:
+    """A LoCoMo conversation holds up to 260 probes: its sum of thirds carries float error of about 1.6e-13, which
+    the tolerance (relative to the sum's size) must absorb, or tied conversations split in the exact test."""
+    assert decision._fraction(sum([1 / 3] * 260)) == Fraction(260, 3)
+    assert decision._fraction(sum([1 / 3] * 100)) == Fraction(100, 3)
+
+
+def test_the_sign_assignments_are_every_vector_of_signs_up_to_sixteen_units_and_seeded_draws_beyond() -> None:
+    """Read from the generator itself (the held copy would hide a change to it behind an earlier call): every one
+    of the 2^n vectors of +-1 once; beyond 16 units, ``draws`` rows of +-1, about half each, the same for a seed and
+    not for another; read-only, since one copy is shared by every later caller."""
+    signs = decision._draw_signs(3, 10, 0)
+    assert signs.dtype == np.float64 and not signs.flags.writeable
+    assert sorted(map(tuple, signs.tolist())) == sorted(itertools.product((-1.0, 1.0), repeat=3))
+    drawn = decision._draw_signs(17, 2_000, 4)
+    assert drawn.shape == (2_000, 17) and set(np.unique(drawn).tolist()) == {-1.0, 1.0}
+    assert abs(float(drawn.mean())) < 0.02 and not drawn.flags.writeable
+    assert np.array_equal(drawn, decision._draw_signs(17, 2_000, 4))
+    assert not np.array_equal(drawn, decision._draw_signs(17, 2_000, 5))
+
+
+def test_a_rates_interval_stops_at_the_rates_bound_where_the_sign_flip_test_would_accept_beyond_it() -> None:
+    """Five fixed, one broken: the shifted sign-flip test accepts differences up to about +1.2, past any rate's
+    reach; the end is the bound +1 (and -1 mirrored), never beyond it."""
+    up = paired_evidence([0] * 5 + [1], [1] * 5 + [0])
+    assert up.ci_high == 1.0 and up.ci_low is not None and up.ci_low >= -1.0
+    down = paired_evidence([1] * 5 + [0], [0] * 5 + [1])
+    assert down.ci_low == -1.0 and down.ci_high is not None and down.ci_high <= 1.0
+
+
+def test_scenarios_given_as_their_own_units_are_scenarios_not_conversations() -> None:
+    """The aggregate passes every scenario's unit; on a scenario suite each is its own, and the row says scenario."""
+    e = paired_evidence([0, 0, 0], [1, 1, 0], units=["s1", "s2", "s3"])
+    assert (e.unit, e.n, e.scenarios) == ("scenario", 3, 3)
+    assert "per-scenario" in e.test and "3 scenarios (2 up, 0 down)" in describe(e)
+
+
+def test_p_values_at_the_print_boundaries() -> None:
+    assert (decision.p_text(0.1), decision.p_text(0.0001), decision.p_text(0.099)) == ("0.10", "0.0001", "0.099")
+
+
+def test_too_few_differing_units_say_how_many_differ_and_how_many_would_let_the_test_reject() -> None:
+    decided = _gain(_forged(up=2, down=1, ci_low=-0.3, p_value=1.0))
+    assert decided.passed is None and decided.needed == 6
+    assert decided.reason.endswith("too few to decide (3 differ; the test at 0.05 needs 6)")
+
+
+def test_a_rise_observed_beyond_tolerance_but_not_proven_fails_as_a_rise_not_as_no_gain() -> None:
+    decided = decide_paired(_forged(diff=0.2, ci_low=-0.1), direction="no_rise", threshold=0.02, what="u")
+    assert decided.passed is False and decided.reason.endswith(": a rise beyond tolerance")
+
+
+def test_an_unproven_gain_says_gain_not_proven_and_an_unshown_rise_not_shown_within_tolerance() -> None:
+    gain = _gain(_forged(diff=0.2))
+    assert gain.passed is None and ": gain not proven, the suite detects 0.30; about " in gain.reason
+    rise = decide_paired(_forged(diff=0.0), direction="no_rise", threshold=0.1, what="u")
+    assert rise.passed is None and ": not shown within tolerance, the suite detects 0.30; about " in rise.reason
+
+
+def test_a_tolerance_of_zero_that_no_suite_can_bound_names_no_suite_size() -> None:
+    """No unit differs: the interval's upper end z^2 / (n + z^2) is above 0 at every n, so no size would decide."""
+    decided = decide_paired(paired_evidence([0] * 50, [0] * 50), direction="no_rise", threshold=0.0, what="u")
+    assert decided.passed is None and decided.needed is None
+    assert decided.reason.endswith("no scenario differs and 50 are too few to bound the rise")
+
+
+def test_no_unit_in_both_arms_is_empty_evidence_at_the_callers_alpha() -> None:
+    """Every field of "nothing to compare": no counts, no interval, p 1, no detectable effect, no variance."""
+    assert paired_evidence([], [], alpha=0.1) == PairedEvidence(
+        0, 0, 0, 0, None, None, None, 1.0, "none (no unit ran in both arms)", 1.0, 0.0, 0.1, "scenario")
+
+
+def test_five_units_of_a_rate_leave_its_whole_range_open_not_an_unbounded_interval() -> None:
+    """No test of five units rejects at 0.05: a rate's interval is [-1, +1], its bounds, never "unbounded"."""
+    e = paired_evidence([0] * 5, [1] * 5)
+    assert (e.ci_low, e.ci_high) == (-1.0, 1.0)
+
+
+def test_a_continuous_metrics_interval_and_p_follow_the_seed_beyond_what_is_enumerated() -> None:
+    """40 units of token counts: the exact test and the interval fall back to seeded draws, so the stated seed is
+    the one used (another seed moves them by Monte Carlo error; the same seed repeats them)."""
+    rng = np.random.default_rng(2)
+    a = rng.normal(100, 30, 40)
+    b = a + rng.normal(5, 20, 40)
+    one, two = (paired_evidence(a, b, bounds=(None, None), seed=s) for s in (1, 2))
+    assert "20000 seeded draws" in one.test and one.p_value != two.p_value
+    assert one.ci_low != two.ci_low and one.ci_high != two.ci_high
+    assert paired_evidence(a, b, bounds=(None, None), seed=1) == one
+
+
+def test_an_unbounded_metrics_interval_ends_where_the_sign_flip_test_starts_to_reject() -> None:
+    """Ten units of a token count (no score interval there): each end is the last difference the enumerated
+    sign-flip test of the shifted differences accepts."""
+    d = np.array([30.0, -12.0, 55.0, 8.0, 21.0, -4.0, 17.0, 40.0, 3.0, 26.0])
+    e = paired_evidence(np.zeros(10), d, bounds=(None, None))
+    signs = 2 * ((np.arange(2**10)[:, None] >> np.arange(10)) & 1) - 1
+
+    def p(mu: float) -> float:
+        return float(np.mean(np.abs(signs @ (d - mu)) >= abs((d - mu).sum()) - 1e-9))
+
+    assert e.ci_low is not None and e.ci_high is not None and e.ci_low < e.diff < e.ci_high
+    for end, outward in ((e.ci_low, -1), (e.ci_high, +1)):
+        assert p(end - outward * 1e-3) > 0.05 >= p(end + outward * 1e-3)
+
+
+def test_the_detectable_effect_is_at_the_callers_alpha() -> None:
+    e = paired_evidence([0] * 20, [1] * 6 + [-1] * 2 + [0] * 12, alpha=0.1, bounds=(None, None))
+    assert e.mde == stats.min_detectable_effect(20, e.variance, alpha=0.1)
+
+
+def test_a_p_value_equal_to_alpha_rejects_and_its_interval_leaves_zero_out() -> None:
+    """Six of six fixed at alpha = 2/64: every shift below +1 leaves six differences of one sign, p = 2/64 = alpha,
+    rejected; so the sign-flip interval is the point +1 and the lower end is the score interval's, not 0."""
+    e = paired_evidence([0] * 6, [1] * 6, alpha=1 / 32)
+    assert e.p_value == 1 / 32 and e.ci_low == decision._tango(6.0, 0.0, 6.0, 1 / 32, (-1.0, 1.0))[0] > 0.1
+
+
+def test_six_conversations_whose_fixes_and_breaks_cancel_get_the_score_interval_of_their_probes() -> None:
+    """Each conversation fixes one probe and breaks another (some also hold a tie): no conversation differs, yet 6 of
+    15 probes were fixed and 6 broken, alike across conversations (design effect 1). The interval is Tango's for
+    6 and 6 of 15, not the one for no probe differing; the test names the unit it flipped."""
+    # per conversation: a probe fixed (0 -> 1), a probe broken (1 -> 0), and in a three-probe one a tie (0 -> 0)
+    units = list("aabbbccdddeefff")
+    baseline = [0, 1, 0, 1, 0, 0, 1, 0, 1, 0, 0, 1, 0, 1, 0]
+    treatment = [1, 0, 1, 0, 0, 1, 0, 1, 0, 0, 1, 0, 1, 0, 0]
+    e = paired_evidence(baseline, treatment, units)
+    assert (e.n, e.scenarios, e.up, e.down, e.diff, e.p_value) == (6, 15, 0, 0, 0.0, 1.0)
+    assert (e.ci_low, e.ci_high) == decision._tango(6.0, 6.0, 15.0, 0.05, (-1.0, 1.0))
+    assert e.test.endswith("on per-conversation mean differences")
+
+
+def test_units_that_all_broke_get_the_score_interval_of_their_breaks_not_of_none_differing() -> None:
+    """Six of six broken (no unit fixed): the interval is Tango's for 0 fixed and 6 broken of 6."""
+    sums = -np.ones(6)
+    got = decision._score_interval(sums, np.ones(6), (np.zeros(6), np.ones(6)), 0.05, (-1.0, 1.0))
+    assert got == decision._tango(0.0, 6.0, 6.0, 0.05, (-1.0, 1.0)) and got[1] < -0.2  # not the +-0.39 of none
+
+
+def test_the_design_effect_divides_breaks_as_well_as_fixes() -> None:
+    """Conversations of 1, 3 and 2 probes: a tie, three fixed, two broken. The design effect (the spread over whole
+    conversations over the spread of independent probes) divides all three counts."""
+    sums, sizes = np.array([0.0, 3.0, -2.0]), np.array([1.0, 3.0, 2.0])
+    parts = (np.array([0.0, 3.0, 0.0]), np.array([0.0, 0.0, 2.0]))
+    diff = 1 / 6
+    independent = (5 / 6 - diff**2) / 6
+    clustered = 3 / 2 * float(((sums - diff * sizes) ** 2).sum()) / 36
+    effect = clustered / independent
+    assert effect > 3
+    got = decision._score_interval(sums, sizes, parts, 0.05, (-1.0, 1.0))
+    want = decision._tango(3 / effect, 2 / effect, 6 / effect, 0.05, (-1.0, 1.0))
+    assert got == pytest.approx(want, abs=1e-9)

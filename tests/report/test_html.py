@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 import json
 import re
 import zlib
@@ -13,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from harness.analysis import decision
 from harness.report import html as report_html
 from harness.report.formatting import paired_diff
 from harness.report.html import format_metric, render_html
@@ -471,6 +473,45 @@ def test_the_paired_test_that_ran_is_named() -> None:
     for row in summary["mcnemar"]:
         row.pop("test")
     assert "McNemar exact" in " ".join(_parse(render_html(summary, samples)).text)
+
+
+def _paired_paragraphs(summary: dict[str, Any], samples: list[dict[str, Any]]) -> list[str]:
+    """The text of each paragraph of the paired section that names its test."""
+    section = render_html(summary, samples).split('id="paired"', 1)[1].split("</section>", 1)[0]
+    return [re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", "", p))).strip()
+            for p in re.findall(r"<p>(.*?)</p>", section, re.S) if "Paired test" in p]
+
+
+def test_the_paired_test_says_it_pairs_scenarios() -> None:
+    """summary.json's ``mcnemar`` block counts scenario pairs (``unit: scenario``); the page says so, also for a
+    summary written before the field, and adds no line of another unit when the checks pair scenarios too."""
+    summary, samples = make_report_data(n_scenarios=6)
+    for row in summary["paired"]:
+        row.update(decision.evidence_fields(decision.paired_evidence([0] * 6, [1, 1, 1, 0, 0, 0])))
+    for row in summary["mcnemar"]:
+        row.pop("unit", None)
+    paragraphs = _paired_paragraphs(summary, samples)
+    assert paragraphs and all(p.startswith("Paired test on scenarios: mcnemar exact, 6 pairs;") for p in paragraphs)
+    assert not any("conversation" in p for p in paragraphs)
+
+
+def test_on_a_conversation_suite_the_page_names_the_conversations_the_checks_pair() -> None:
+    """Six conversations of three probes, every probe fixed: McNemar over 18 scenarios says p < 0.001, while the
+    verdict's continuity check flips 6 conversations (exact p 2/2^6 = 0.031). The page prints both, each with
+    its unit, so a reader does not take the scenarios' p for the one the verdict decided on."""
+    summary, samples = make_report_data(n_scenarios=18)
+    evidence = decision.paired_evidence([0] * 18, [1] * 18, [f"conv-{k % 6}" for k in range(18)])
+    for row in summary["paired"]:
+        if row["metric"] == "continuity_accuracy" and row["category"] == "all":
+            row.update(decision.evidence_fields(evidence))
+    for row in summary["mcnemar"]:
+        row.update({"unit": "scenario", "n_pairs": 18, "fixed": 18, "broken": 0, "p_value": 2 / 2**18})
+    paragraphs = _paired_paragraphs(summary, samples)
+    assert paragraphs and all(p.startswith("Paired test on scenarios: mcnemar exact, 18 pairs;") for p in paragraphs)
+    assert all("p < 0.001. The verdict's checks pair conversations, not scenarios: 6 conversations, 6 up, 0 down; "
+               "exact sign-flip permutation test on per-conversation mean differences, p = 0.031." in p
+               for p in paragraphs), paragraphs
+    assert "18 (6 conversations)" in " ".join(_parse(render_html(summary, samples)).text)
 
 
 def test_tool_use_per_arm_is_shown_in_the_verdict() -> None:
