@@ -2,10 +2,11 @@
 
 mypy runs as the README's test command runs everything else, with the settings in
 pyproject.toml (``[tool.mypy]``): memory_tools under ``--strict``'s flags,
-harness under mypy's defaults. harness had type errors when the checker came
-in; each module that has some is listed in ``HARNESS_ERRORS`` with its count: it
-may lose errors, never gain one, and once it has fewer its count must come down
-(so the list only shrinks). A module not listed may have none.
+harness under mypy's defaults. harness had 185 type errors in 59 modules when
+the checker came in; all are fixed and ``HARNESS_ERRORS`` is empty. It stays as
+the ratchet for a debt taken on knowingly: a module listed with a count may lose
+errors, never gain one, and once it has fewer its count must come down. A module
+not listed may have none.
 """
 
 from __future__ import annotations
@@ -23,14 +24,6 @@ _ERROR = re.compile(r"^(?P<path>[^:\n]+\.pyi?):\d+(?::\d+)?: error: ", re.MULTIL
 # module path -> its mypy errors when listed (mypy 2.4, pydantic plugin); each entry is a debt with a ceiling.
 # `python tests/test_types.py` prints the counts of the tree as it is (after a merge moved or split modules).
 HARNESS_ERRORS: dict[str, int] = {
-    "harness/analysis/aggregate.py": 8,
-    "harness/report/judges.py": 5,
-    "harness/run/calls.py": 1,
-    "harness/run/embeddings.py": 2,
-    "harness/runs/compare.py": 7,
-    "harness/runs/rescore.py": 1,
-    "harness/scenarios/json_fast_path.py": 7,
-    "harness/score/credit.py": 1,
 }
 
 

@@ -317,6 +317,7 @@ def _paired_rows(cols: _Columns, rows_a: np.ndarray, rows_b: np.ndarray, head: d
         mean_a, mean_b = sum_a[common] / n_a[common], sum_b[common] / n_b[common]
         categories, units = cols.sc_category[common], cols.sc_unit[common]
         groups = [ALL, *masks, *sorted(set(categories.tolist()))]
+        pick: Any  # a category mask, or every row
         for category in groups:
             if category in masks:
                 pick = masks[category][common]
@@ -363,7 +364,7 @@ def _comparisons(cols: _Columns, model_rows: np.ndarray, model: str, arm_a: str,
     mcnemar = [{**head, "n_pairs": len(present), "both_correct": both, "fixed": fixed, "broken": broken,
                 "both_wrong": neither, "tied": len(present) - both - fixed - broken - neither,
                 "p_value": result.p_value, "test": result.test, "unit": "scenario"}]
-    flips = []
+    flips: list[dict[str, Any]] = []
     for code, ra, rb, s in zip(present.tolist(), rate_a.tolist(), rate_b.tolist(), sign.tolist()):
         if s == 0:
             continue

@@ -162,7 +162,7 @@ def _transposed_counts(n_clusters: int, resamples: int, seed: int) -> np.ndarray
 _counts_by_scenario = _HeldByBytes(_transposed_counts, COUNTS_CACHE_BYTES // 2)
 
 
-def _codes(clusters: Sequence[object]) -> tuple[np.ndarray, int]:
+def _codes(clusters: Sequence[object] | np.ndarray) -> tuple[np.ndarray, int]:
     """Clusters as codes 0..k-1 in sorted label order; integer arrays (pre-coded scenarios) skip the str pass."""
     labels = clusters if isinstance(clusters, np.ndarray) and clusters.dtype.kind in "iu" else (
         np.asarray(clusters, dtype=object).astype(str))
@@ -202,7 +202,7 @@ def _interval(value: float, resampled: np.ndarray, level: float, n: int) -> Inte
 def cluster_ratio_ci(
     numerator: Sequence[float],
     denominator: Sequence[float],
-    clusters: Sequence[object],
+    clusters: Sequence[object] | np.ndarray,
     *,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
@@ -244,7 +244,7 @@ def cluster_mean_ci(values: Sequence[float], clusters: Sequence[object], **kwarg
 
 def cluster_quantile_ci(
     values: Sequence[float],
-    clusters: Sequence[object],
+    clusters: Sequence[object] | np.ndarray,
     q: float,
     *,
     resamples: int = DEFAULT_RESAMPLES,
@@ -257,7 +257,7 @@ def cluster_quantile_ci(
 
 def cluster_quantile_cis(
     values: Sequence[float],
-    clusters: Sequence[object],
+    clusters: Sequence[object] | np.ndarray,
     qs: Sequence[float],
     *,
     resamples: int = DEFAULT_RESAMPLES,
