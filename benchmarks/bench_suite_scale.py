@@ -244,7 +244,7 @@ def _command(args: list[str], harness: Path | None = None, cwd: Path | None = No
 
 def synthesize_results(run_dir: Path, suite: Path, ids: list[str]) -> int:
     """``run.json`` + ``results.jsonl`` for every probe x 3 arms, scenario hashes included, as a run would write them."""
-    from harness.records import RunManifest, SampleRecord, ToolCallLog, ModelCallLog, sample_id
+    from harness.records import ModelCallLog, RunManifest, SampleRecord, ToolCallLog, sample_id
     from harness.scenarios import load_scenarios, scenario_hash
 
     rng = random.Random(1)

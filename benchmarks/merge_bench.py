@@ -20,9 +20,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.report_bench import ARMS, synthesize  # noqa: E402
-from harness.records import RESULTS_FILE, read_manifest, write_manifest  # noqa: E402
+from harness.records import RESULTS_FILE, ShardInfo, read_manifest, write_manifest  # noqa: E402
 from harness.run.options import suite_hash  # noqa: E402
-from harness.records import ShardInfo
 from harness.run.shards import Shard, shard_ids  # noqa: E402
 from tests.score.scoring_factories import write_run  # noqa: E402
 
@@ -51,8 +50,8 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=67)
     parser.add_argument("--keep", metavar="DIR")
     args = parser.parse_args()
-    from harness.runs.merge import merge_runs
     from harness.report import build_report
+    from harness.runs.merge import merge_runs
 
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp())
     t0 = time.perf_counter()

@@ -49,8 +49,8 @@ def main() -> None:
     print(f"rpm limiter: {(rpm - base) / n * 1e6:.2f} us per call over an awaited no-op  [target < 100 us]")
     print(f"rpm + tpm buckets: {(both - base) / n * 1e6:.2f} us per call (token count excluded)")
 
-    from harness.run.agent import count_tokens
     from harness.memory_systems.prompts import build_history_only
+    from harness.run.agent import count_tokens
     from tests.score.scoring_factories import make_scenario
 
     messages = build_history_only(make_scenario("bench")).messages

@@ -113,12 +113,12 @@ def main() -> None:
 
 def _phases(run_dir: Path, scenarios: dict) -> None:
     """Where the time goes (second pass: imports already paid; the GC paused as build_report does)."""
-    from harness.analysis.aggregate import AggregateConfig, aggregate
     from harness.analysis import VerdictConfig
+    from harness.analysis.aggregate import AggregateConfig, aggregate
+    from harness.records import iter_records
     from harness.report import build_summary, outputs
     from harness.report.build import _gc_paused
     from harness.report.html import render_html
-    from harness.records import iter_records
     from harness.score.scoring import score_sample
 
     marks = [("start", time.perf_counter(), time.process_time())]

@@ -61,8 +61,8 @@ import harness.run.model_client as model_client_mod  # noqa: E402
 import harness.run.runner as runner_mod  # noqa: E402
 import harness.scenarios as scenarios_mod  # noqa: E402
 from harness.cli import build_parser  # noqa: E402
-from harness.run.progress import RunProgress  # noqa: E402
 from harness.run.options import resolve_options  # noqa: E402
+from harness.run.progress import RunProgress  # noqa: E402
 
 TIMERS: dict[str, float] = {}
 STATE_COST = os.environ.get("RUNNER_BENCH_UNPRICED") != "1"  # an environment variable: the workers read it too

@@ -23,8 +23,8 @@ from pathlib import Path
 import yaml
 
 from harness.scenarios import load_suite, scenario_hash
-from harness.scenarios.documents import _Loader
 from harness.scenarios.discovery import discover
+from harness.scenarios.documents import _Loader
 
 ROOT = Path(__file__).resolve().parents[1]
 _ID_LINE = re.compile(r"^id:\s*(\S+)\s*$", re.MULTILINE)

@@ -26,8 +26,8 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
-from functools import partial
 from collections.abc import Callable
+from functools import partial
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")

@@ -16,9 +16,10 @@ This package knows nothing of the harness. Public surface:
   reports a bad call in the same words.
 """
 
-from memory_tools.fulltext import FullTextHost, FullTextRun
 from memory_tools.disclosure import fit_disclosure, iso_utc
+from memory_tools.fulltext import FullTextHost, FullTextRun
 from memory_tools.host import Host, HostConfigurationError, MemoryRun, ToolCallRecord, record_arguments
+from memory_tools.item_validation import NormalizedItem, validate_item_input
 from memory_tools.model import (
     ItemInput,
     KeyInput,
@@ -43,12 +44,11 @@ from memory_tools.model import (
 from memory_tools.named import NamedMemoryStore
 from memory_tools.named_model import MAX_RECALL_LIMIT, NamedIdentity, NamedMemory, WriteEvent
 from memory_tools.named_tools import NAMED_TOOL_NAMES, READ_TOOLS, WRITE_TOOLS, NamedMemoryRun, open_named_run
-from memory_tools.item_validation import NormalizedItem, validate_item_input
 from memory_tools.normalize import (
     normalize_content,
-    strip_format_characters,
     normalize_identifier,
     normalize_search_term,
+    strip_format_characters,
 )
 from memory_tools.policy import (
     TOOL_NAMES,
@@ -70,11 +70,11 @@ from memory_tools.vector_host import RRF_K, HybridHost, HybridRun, VectorHost, V
 from memory_tools.vectors import (
     LEXICAL_DIM,
     LEXICAL_MODEL,
-    EmbedKind,
     Embedder,
     EmbeddingError,
     Embeddings,
     EmbeddingUsage,
+    EmbedKind,
     LexicalEmbedder,
     VectorIndex,
     lexical_embedding,

@@ -64,6 +64,6 @@ def with_iso_times(fields: dict[str, Any], iso: bool) -> dict[str, Any]:
 def iso_utc(millis: int) -> str:
     """Epoch milliseconds as ISO 8601 UTC to the second (``2026-03-02T10:00:00Z``); the number itself if out of range."""
     try:
-        return datetime.datetime.fromtimestamp(millis / 1000, tz=datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return datetime.datetime.fromtimestamp(millis / 1000, tz=datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     except (OverflowError, ValueError, OSError):
         return str(millis)

@@ -25,6 +25,7 @@ from memory_tools._search import (
     prefix_upper_bound,
     ranked_item_ids,
 )
+from memory_tools.item_validation import NormalizedItem, validate_item_input
 from memory_tools.model import (
     ItemInput,
     KeyInput,
@@ -42,7 +43,6 @@ from memory_tools.model import (
     StatementType,
     TemporalType,
 )
-from memory_tools.item_validation import NormalizedItem, validate_item_input
 from memory_tools.normalize import check_time, normalize_identifier, wall_clock_ms
 from memory_tools.store_database import StoreDatabase
 

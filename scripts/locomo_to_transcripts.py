@@ -42,7 +42,7 @@ TURN_GAP_MS = 30_000
 
 
 def _iso(millis: int) -> str:
-    return dt.datetime.fromtimestamp(millis / 1000, tz=dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return dt.datetime.fromtimestamp(millis / 1000, tz=dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def convert(source: Path, out: Path) -> dict[str, int]:

@@ -104,7 +104,8 @@ def forget_test_map() -> None:
 # against the tests that exercise it, when the whole selection's trace costs too long on a shared machine)
 # replaces the selection in mutmut's own process before its command runs; the workers fork from that process
 # and inherit it. It also mutates the given modules alone: mutmut otherwise generates every configured
-# module's mutants first (about 80 modules, half an hour on a loaded machine) and traces through them all. Its test map is dropped before and after (see ``main``), so its results stay: a kill is a
+# module's mutants first (about 80 modules, half an hour on a loaded machine) and traces through them all. Its
+# test map is dropped before and after (see ``main``), so its results stay: a kill is a
 # test that failed, whatever the selection; a survivor may still die to a test outside it (``--survivors``
 # on the configured selection re-tests exactly those).
 _WITH_TESTS = (

@@ -10,7 +10,8 @@ from harness.cli import build_parser
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "CONTRIBUTING.md"
 _TOP = ("harness/", "memory_tools/", "tests/", "docs/", "scenarios/", "examples/", "benchmarks/", "scripts/", ".ci/")
-_PATH = re.compile(r"(?<![\w./-])(?:%s)[\w./-]*[\w/]" % "|".join(re.escape(t) for t in _TOP))
+_TOPS = "|".join(re.escape(t) for t in _TOP)
+_PATH = re.compile(rf"(?<![\w./-])(?:{_TOPS})[\w./-]*[\w/]")
 #: Names the recipes create (the scenario they add), not files of the repository.
 _MADE_BY_THE_RECIPE = ("fact-07-dev-port",)
 

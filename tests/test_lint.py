@@ -1,4 +1,4 @@
-"""The tree keeps ruff's floor (pyproject.toml ``[tool.ruff.lint]``): no undefined name, unused import or syntax error.
+"""The tree keeps ruff's rules (pyproject.toml ``[tool.ruff.lint]``): pyflakes, pycodestyle, import order, bugbear, pyupgrade.
 
 It runs inside the README's test command, so a fresh clone and CI check it the same way. An undefined name is a
 crash waiting on the path that reaches it: a merge once left ``type=_usd`` after the flag helpers were renamed,
@@ -29,15 +29,18 @@ def test_the_tree_has_no_finding_under_the_projects_ruff_rules() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_the_rules_catch_an_undefined_name_and_an_unused_import(tmp_path: Path) -> None:
-    """The same configuration on a module with both faults: each is reported (the rules are not a no-op)."""
+def test_the_rules_catch_an_undefined_name_an_unused_import_and_the_style_rules(tmp_path: Path) -> None:
+    """The same configuration on a module with planted faults: each is reported (the rules are not a no-op):
+    pyflakes' undefined name and unused import, import order, bugbear's mutable default, a line past 150."""
     bad = tmp_path / "harness" / "bad.py"
     bad.parent.mkdir()
-    bad.write_text("import json\n\n\ndef f():\n    return _usd(1)\n", encoding="utf-8")
+    bad.write_text("import sys\nimport json\n\n\ndef f(seen=[]):\n    return _usd(1), sys.argv\n\n\n"
+                   f"LONG = {'x' * 160!r}\n", encoding="utf-8")
     done = _ruff("check", "--no-cache", "--output-format", "concise", "--config", str(ROOT / "pyproject.toml"),
                  str(bad), cwd=tmp_path)
     assert done.returncode == 1
-    assert "F401" in done.stdout and "F821" in done.stdout, done.stdout + done.stderr
+    for rule in ("F401", "F821", "I001", "B006", "E501"):
+        assert rule in done.stdout, rule + ": " + done.stdout + done.stderr
 
 
 def test_ruff_is_the_test_extras_own() -> None:

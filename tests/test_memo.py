@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from tests.score.scoring_factories import make_record, make_scenario, tool_call
-
 from harness.memo import by_identity
 from harness.score.scoring import score_sample
 from harness.score.writes import memory_check
+from tests.score.scoring_factories import make_record, make_scenario, tool_call
 
 
 def test_a_memoized_function_runs_once_per_object_and_again_for_an_equal_copy() -> None:

@@ -19,12 +19,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness import __version__
-from harness.defaults import COMPARE_FLOORS, DEFAULT_ARMS, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
-from harness.records import guard_streams
-from harness.cli.project_config import ProjectConfigError, apply_project_settings
-from harness.cli.parsing import model_value, parse_command_line, without_abbreviations
-from harness.scenarios import use_shipped_suites
-from harness.wrapping import wrapped_stderr
 from harness.cli.flags import (
     add_export_parser,
     add_iteration_flags,
@@ -40,6 +34,12 @@ from harness.cli.flags import (
     number_value,
     usd_value,
 )
+from harness.cli.parsing import model_value, parse_command_line, without_abbreviations
+from harness.cli.project_config import ProjectConfigError, apply_project_settings
+from harness.defaults import COMPARE_FLOORS, DEFAULT_ARMS, DEFAULT_MODEL, DEFAULT_SUITE, RUN_DEFAULTS
+from harness.records import guard_streams
+from harness.scenarios import use_shipped_suites
+from harness.wrapping import wrapped_stderr
 
 # command -> "module:function"
 _HANDLERS = {

@@ -66,7 +66,6 @@ def _build_report(options: RunOptions, scenarios: Any = None) -> int:
     """
     from harness.analysis import VerdictConfig, exit_code
     from harness.report import build_report, report_lines
-
     from harness.run import BudgetExceeded, judge_budget
 
     thresholds = VerdictConfig(max_error_rate=options.max_error_rate)

@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any
 
 from harness.defaults import available_cpus
-from harness.wrapping import say
 from harness.importers import locomo, longmemeval
 from harness.importers.audit import KINDS as AUDIT_KINDS
 from harness.importers.audit import AuditResult, audit_suite, cli_audit, flagged_in_suites
@@ -50,6 +49,7 @@ from harness.importers.output import (
     write_text,
 )
 from harness.importers.parallel import convert_all
+from harness.wrapping import say
 
 __all__ = ["AUDIT_KINDS", "FORMATS", "AuditResult", "FaultLog", "ImportResult", "ImporterError", "audit_suite",
            "cli_audit", "cli_import", "flagged_in_suites", "import_transcripts", "run_import"]

@@ -36,9 +36,9 @@ from typing import Any
 
 from harness.importers.answers import answer_check, gold_text, published_gold, unglue_dates, unusable_gold
 from harness.importers.audit import vocabulary
-from harness.importers.gold_words import glued_words, misspellings, unglue_digits
 from harness.importers.extract import MAX_ITEM_CHARS, fact_chunks, keys_for, storable
 from harness.importers.faults import FaultLog
+from harness.importers.gold_words import glued_words, misspellings, unglue_digits
 from harness.importers.output import safe_id
 from harness.importers.times import iso, parse_time
 

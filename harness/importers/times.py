@@ -50,20 +50,20 @@ def parse_time(text: object) -> _dt.datetime | None:
             month = _month(match[5])
             if month is None:
                 return None
-            return _dt.datetime(int(match[6]), month, int(match[4]), hour, minute, tzinfo=_dt.timezone.utc)
+            return _dt.datetime(int(match[6]), month, int(match[4]), hour, minute, tzinfo=_dt.UTC)
         match = _LONGMEMEVAL.match(text)
         if match:
             return _dt.datetime(int(match[1]), int(match[2]), int(match[3]), int(match[4] or 0), int(match[5] or 0),
-                                tzinfo=_dt.timezone.utc)
+                                tzinfo=_dt.UTC)
         moment = _dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
         return None
-    return moment.replace(tzinfo=_dt.timezone.utc) if moment.tzinfo is None else moment.astimezone(_dt.timezone.utc)
+    return moment.replace(tzinfo=_dt.UTC) if moment.tzinfo is None else moment.astimezone(_dt.UTC)
 
 
 def iso(moment: _dt.datetime) -> str:
     """``2023-05-08T13:56:00Z``."""
-    return moment.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.astimezone(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def message_millis(raw: Any, where: str, name: str) -> int:
@@ -85,7 +85,7 @@ def message_millis(raw: Any, where: str, name: str) -> int:
         except ValueError:
             moment = None
         if moment is not None:
-            moment = moment.replace(tzinfo=_dt.timezone.utc) if moment.tzinfo is None else moment
+            moment = moment.replace(tzinfo=_dt.UTC) if moment.tzinfo is None else moment
             millis = int(moment.timestamp() * 1000)
     if millis is None:
         raise ImporterError(f"{where}: field {name!r} {raw!r} is not a time; give ISO 8601 (2026-03-02T10:00:00Z) "

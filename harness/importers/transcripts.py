@@ -101,7 +101,7 @@ class TranscriptStats:
 
 def _iso(millis: int) -> str:
     """``2026-03-02T10:00:00.123Z``: milliseconds kept (messages of one second stay ordered)."""
-    moment = _dt.datetime.fromtimestamp(millis / 1000, tz=_dt.timezone.utc)
+    moment = _dt.datetime.fromtimestamp(millis / 1000, tz=_dt.UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{millis % 1000:03d}Z"
 
 

@@ -46,6 +46,7 @@ from harness.memory_systems.contract import (
     declared_contract,
 )
 from harness.memory_systems.contract import field_text as contract_field_text
+from harness.memory_systems.fingerprint import arm_fingerprint
 from harness.memory_systems.instructions import (
     DEFAULT_INSTRUCTIONS,
     INSTRUCTION_SETS,
@@ -55,13 +56,11 @@ from harness.memory_systems.instructions import (
     configure_instructions,
     current_instructions,
 )
-from harness.memory_systems.fingerprint import arm_fingerprint
 from harness.memory_systems.planning import planned_probe, plans_without_store
 from harness.memory_systems.prompts import ArmSetup
-from memory_tools import fit_disclosure
 from harness.memory_systems.protocol import (
-    IDLE_LOG_PREFIX,
     ENTRY_POINT_GROUP,
+    IDLE_LOG_PREFIX,
     WRITE_MODES,
     MemoryInstance,
     MemorySystem,
@@ -87,8 +86,13 @@ from harness.memory_systems.registry import (
     plugin_arms,
     resolve_arm,
 )
-from harness.memory_systems.run_embedding import (SampleEmbedding, arm_embedder, embedder_record, sample_embedding,
-                                                  sample_embedding_usage)
+from harness.memory_systems.run_embedding import (
+    SampleEmbedding,
+    arm_embedder,
+    embedder_record,
+    sample_embedding,
+    sample_embedding_usage,
+)
 from harness.memory_systems.vector import VECTOR_ARMS, configure_embedder, current_embedder
 from harness.memory_systems.write_prompt import (
     WRITE_MAX_TOOL_ROUNDS,
@@ -97,6 +101,7 @@ from harness.memory_systems.write_prompt import (
     write_messages,
     write_order,
 )
+from memory_tools import fit_disclosure
 
 __all__ = [
     "IDLE_LOG_PREFIX",

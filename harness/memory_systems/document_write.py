@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any
 
 from harness.atomic import write_atomic
-from harness.redaction import REDACTED, contains_secret, redact_secrets  # noqa: F401 (re-exported)
 from harness.memory_systems.document import DocumentSettings
 from harness.memory_systems.document_format import (
     DOCUMENT_HEADING,
@@ -44,6 +43,7 @@ from harness.memory_systems.document_format import (
     escape_content,
     parse_memory_document,
 )
+from harness.redaction import REDACTED, contains_secret, redact_secrets  # noqa: F401 (re-exported)
 from memory_tools import (
     ToolArgumentError,
     ToolCallRecord,

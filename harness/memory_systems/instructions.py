@@ -63,7 +63,7 @@ def shared() -> bool:
 
 def iso_time(millis: int) -> str:
     """A time as the shared block promises it: ISO 8601 in UTC to the second, e.g. ``2026-03-02T10:00:00Z``."""
-    return _dt.datetime.fromtimestamp(millis / 1000, tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _dt.datetime.fromtimestamp(millis / 1000, tz=_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def memory_block(legacy_text: str, usage: str | None = None) -> str:

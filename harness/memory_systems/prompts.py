@@ -108,7 +108,7 @@ class ArmSetup:
 
 def format_now(millis: int) -> str:
     """Render a probe time for the system prompt, e.g. ``Monday, 2 March 2026, 10:00 UTC``."""
-    moment = _dt.datetime.fromtimestamp(millis / 1000, tz=_dt.timezone.utc)
+    moment = _dt.datetime.fromtimestamp(millis / 1000, tz=_dt.UTC)
     return f"{moment:%A}, {moment.day} {moment:%B %Y, %H:%M} UTC"
 
 
@@ -119,7 +119,7 @@ def probe_now(millis: int) -> str:
     with a memory's time in one format; under ``legacy`` the prose of :func:`format_now`, as before."""
     if not shared():
         return format_now(millis)
-    return f"{iso_time(millis)} ({_dt.datetime.fromtimestamp(millis / 1000, tz=_dt.timezone.utc):%A})"
+    return f"{iso_time(millis)} ({_dt.datetime.fromtimestamp(millis / 1000, tz=_dt.UTC):%A})"
 
 
 def system_prompt(scenario: Scenario, *, with_tools: bool) -> str:

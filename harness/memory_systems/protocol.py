@@ -103,8 +103,13 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from harness.memory_systems.contract import ContractTerms, SystemContract
 from harness.memory_systems.instructions import SHARED_MEMORY_INSTRUCTIONS, shared
 from harness.memory_systems.prompts import ArmSetup, _conversation, system_prompt
-from harness.memory_systems.run_embedding import (EMBEDDER_PARAMETER, open_method, sample_embedding,
-                                                  takes_embedder, takes_parameter)
+from harness.memory_systems.run_embedding import (
+    EMBEDDER_PARAMETER,
+    open_method,
+    sample_embedding,
+    takes_embedder,
+    takes_parameter,
+)
 from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, RetrievalBudget, Scenario, Session
 from memory_tools import DenialReason, MemoryPolicy, RunContext, admission
 

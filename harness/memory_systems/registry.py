@@ -33,9 +33,9 @@ def builtin_systems() -> list[MemorySystem]:
         NoMemorySystem,
         TranscriptsSystem,
     )
-    from harness.memory_systems.extracted import ExtractedItemsSystem
     from harness.memory_systems.document_topk_arms import topk_systems
     from harness.memory_systems.dream_arm import DreamDocumentSystem
+    from harness.memory_systems.extracted import ExtractedItemsSystem
     from harness.memory_systems.extracted_document import ExtractedDocumentSystem
     from harness.memory_systems.fts import FullTextSystem
     from harness.memory_systems.named import NamedMemoryColdSystem, NamedMemorySystem

@@ -72,10 +72,9 @@ def cli_report(args: Any) -> int:
     """
     from pydantic import ValidationError
 
+    from harness.redaction import RedactionError, Redactor
     from harness.scenarios import ScenarioError
     from harness.score import JudgeError, PaperMetricsError
-
-    from harness.redaction import RedactionError, Redactor
 
     try:
         Redactor.build(getattr(args, "redact", None) or ())  # run.json names them by digest (harness.redaction)

@@ -35,7 +35,6 @@ from harness.report.layers import layers_section
 from harness.report.page_data import data_blobs
 from harness.report.pairwise import pairwise_section
 from harness.report.paper_tables import paper_tables
-from harness.report.verdict_box import verdict_box
 from harness.report.shadow import shadow_section
 from harness.report.summary_tables import (
     METRIC_ORDER,
@@ -48,6 +47,7 @@ from harness.report.summary_tables import (
     verdict_reasons,
 )
 from harness.report.systems import systems_section
+from harness.report.verdict_box import verdict_box
 from harness.report.write_path import PAIR_COLUMNS, STAGE_COLUMNS, WRITE_COLUMNS, write_path_section
 from harness.score import CORRECT_OUTCOMES, Outcome
 

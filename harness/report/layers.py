@@ -133,8 +133,7 @@ def _scenario_means(rows: Iterable[Any], value: Any) -> dict[str, float]:
 
 def _paired(a: Mapping[str, float], b: Mapping[str, float], keep: Any = None) -> dict[str, Any] | None:
     """The exact paired evidence of mean(b - a) over the scenarios both have (and ``keep`` admits), by conversation."""
-    from harness.analysis import conversation_of
-    from harness.analysis import paired_evidence
+    from harness.analysis import conversation_of, paired_evidence
 
     common = sorted(sid for sid in a.keys() & b.keys() if keep is None or keep(sid))
     if not common:
@@ -147,8 +146,7 @@ def _paired(a: Mapping[str, float], b: Mapping[str, float], keep: Any = None) ->
 def _rate(rows: Sequence[Any], failed: Any, *, level: float = LEVEL, unit: Any = None) -> dict[str, Any] | None:
     """The share of ``rows`` that ``failed`` (each scenario's share, then their mean), with the exact evidence
     of that share against :data:`RATE_THRESHOLD` (units: ``unit(sample)``, else the sample's conversation)."""
-    from harness.analysis import conversation_of
-    from harness.analysis import paired_evidence
+    from harness.analysis import conversation_of, paired_evidence
 
     if not rows:
         return None

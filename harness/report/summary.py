@@ -147,12 +147,12 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
     duplicates); None treats ``records`` as the whole, clean run.
     """
     from harness.analysis import AggregateConfig, aggregate, decide
+    from harness.report.contracts import contracts_block
     from harness.report.forgetting import forgetting_block
     from harness.report.headlines import headlines, tool_use, unsupported_by_kind
     from harness.report.inputs import ReportInputs
     from harness.report.layers import layers_block
     from harness.report.protocol import protocol_block, run_protocol
-    from harness.report.contracts import contracts_block
     from harness.report.systems import systems_block
     from harness.score import expected_facts, score_sample, visible_context, write_path_blocks
 
@@ -204,7 +204,7 @@ def build_summary(manifest: Any, records: Sequence[SampleRecord], scenarios: Map
                                sum(s.grounding == "ungrounded" for s in scored))
     summary: dict[str, Any] = {
         "schema_version": SUMMARY_SCHEMA_VERSION,
-        "generated_at": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "generated_at": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "harness_version": __version__,
         "verdict": verdict_block,
         "headlines": [],

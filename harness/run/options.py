@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Sequence
 from typing import Any
 
 from harness import __version__
@@ -27,7 +27,14 @@ from harness.run.cache import DEFAULT_CACHE_DIR
 from harness.run.contracts import instructions_value
 from harness.run.errors import RunOptionsError
 from harness.run.fingerprints import arm_fingerprints
-from harness.run.given_flags import absolute_path, check_values, given_values, plugin_systems, resumed_values, stored_path
+from harness.run.given_flags import (
+    absolute_path,
+    check_values,
+    given_values,
+    plugin_systems,
+    resumed_values,
+    stored_path,
+)
 from harness.run.privacy import PrivacyOptionsError, privacy_options
 from harness.run.selection import narrow_scenarios, sample_id_defaults, selected
 from harness.run.settings import cache_dir_for, embedding_values, retrieval_budget, scale_values
@@ -215,7 +222,7 @@ class RunOptions:
 
 def now_iso() -> str:
     """UTC now as ``2026-01-31T12:00:00Z``."""
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def suite_hash(hashes: dict[str, str]) -> str:
@@ -241,7 +248,7 @@ def resolve_options(args: Any) -> tuple[RunOptions, Sequence[Scenario], dict[str
             raise RunOptionsError(f"{run_dir / 'run.json'}: the run's --api-base was recorded with its credentials redacted "
                                   f"({api_base}); give it again: --resume {run_dir} --api-base URL")
     else:
-        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
         # (whether it already holds a run is checked once its lock is held: harness.run.folder.check_fresh)
         run_dir = Path(args.out) if args.out else Path(getattr(args, "reports_dir", None) or "reports") / stamp
         defaults = {

@@ -152,7 +152,14 @@ def _starting_prompts(
     while building them is planned as no calls, and ``unplanned`` gets its
     first error (the run records those samples as errors).
     """
-    from harness.memory_systems import WRITE_MAX_TOOL_ROUNDS, open_instance, planned_probe, resolve_arm, write_messages, write_order
+    from harness.memory_systems import (
+        WRITE_MAX_TOOL_ROUNDS,
+        open_instance,
+        planned_probe,
+        resolve_arm,
+        write_messages,
+        write_order,
+    )
     from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, probe_policy
 
     out: dict[tuple[str, str], list[tuple[list[dict[str, Any]], list[dict[str, Any]], int]]] = {}

@@ -145,8 +145,8 @@ def retry_after_s(error: BaseException) -> float | None:
             continue
         if when is not None:
             if when.tzinfo is None:
-                when = when.replace(tzinfo=datetime.timezone.utc)
-            return max(0.0, (when - datetime.datetime.now(datetime.timezone.utc)).total_seconds())
+                when = when.replace(tzinfo=datetime.UTC)
+            return max(0.0, (when - datetime.datetime.now(datetime.UTC)).total_seconds())
     return None
 
 

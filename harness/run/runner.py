@@ -21,7 +21,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.records import SHADOW_SCHEMA_VERSION, EmbeddingUsageLog, SampleRecord, ShadowSearchLog, pasted_span, url_secrets
+from harness.records import (
+    SHADOW_SCHEMA_VERSION,
+    EmbeddingUsageLog,
+    SampleRecord,
+    ShadowSearchLog,
+    pasted_span,
+    url_secrets,
+)
 from harness.run.agent import ModelClient, ModelSettings, count_tokens
 from harness.run.options import RunOptions, now_iso
 from harness.run.retry import is_config_error
@@ -270,9 +277,8 @@ def frozen_heap() -> Iterator[None]:
 
 def ctx_for(options: RunOptions, scenarios: Sequence[Scenario], hashes: dict[str, str]) -> SampleContext:
     """A fresh :class:`SampleContext` (model client with the run's cache and retry policy)."""
-    from harness.run.calls import model_client
-
     from harness.memory_systems import configure_embedder, configure_instructions
+    from harness.run.calls import model_client
     from harness.run.embeddings import run_embedder
 
     client, secrets = model_client(options)  # cache, retries; Router, rate limits and budget when asked for

@@ -13,8 +13,8 @@ pasted from a report re-runs exactly that sample.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from harness.records import sample_id

@@ -6,8 +6,8 @@ unless the flag is given again (and refuses a change that would alter its sample
 
 from __future__ import annotations
 
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from harness.records import RunManifest, is_redacted

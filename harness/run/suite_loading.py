@@ -6,8 +6,8 @@ Filters that match nothing are refused with a hint (a typo must not silently nar
 from __future__ import annotations
 
 import fnmatch
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from harness.run.errors import RunOptionsError

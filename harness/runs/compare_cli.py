@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from harness.records import raw_stream
-from harness.wrapping import PIPED_WIDTH, say, say_path, wrap
 from harness.runs.comparability import (
     CompareError,
     abbreviated,
 )
 from harness.runs.compare import Comparison, GateOptions, MetricChange, compare_runs, family, format_diff, format_row
+from harness.wrapping import PIPED_WIDTH, say, say_path, wrap
 
 # The metric table; a regression is marked REGRESSION after its difference, a worse latency or cost row that
 # does not gate "not gated".

@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.wrapping import say, say_path
 from harness.records import (
     MANIFEST_FILE,
     RESULTS_FILE,
@@ -36,6 +35,7 @@ from harness.records import (
     read_manifest,
     write_manifest,
 )
+from harness.wrapping import say, say_path
 
 # Worst first: a merged run is as finished as its least finished shard.
 _STATUS_RANK = {"failed": 0, "interrupted": 1, "running": 2, "complete": 3}

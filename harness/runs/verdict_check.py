@@ -43,7 +43,6 @@ def verdict_disagreement(summary: Mapping[str, Any], manifest: RunManifest, scan
     """
     from harness.analysis import RunHealth, VerdictConfig, decide
     from harness.report import ReportInputs, planned_samples
-
     from harness.runs.table_check import recomputed_tables, scores_format_problem, table_disagreement
 
     verdict = _dict(summary.get("verdict"))

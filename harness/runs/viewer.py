@@ -38,8 +38,8 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from harness.regular_files import open_regular
-from harness.wrapping import say_path
 from harness.runs.viewer_index import RunIndex, RunRow, find_run_folders, finite_json, is_regular, read_row, skipped
+from harness.wrapping import say_path
 
 __all__ = ["DEFAULT_PORT", "SERVED_ARTEFACTS", "RunRow", "ViewError", "Viewer", "cli_view", "find_run_folders",
            "index_rows", "make_server", "read_row"]

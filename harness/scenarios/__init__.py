@@ -32,7 +32,10 @@ from harness.scenarios.budget import (
     parse_retrieval_budget,
     suite_budget,
 )
+from harness.scenarios.conversation_models import Conversation, ProbeEntry
+from harness.scenarios.discovery import discover
 from harness.scenarios.documents import read_yaml
+from harness.scenarios.field_types import ID_PATTERN
 from harness.scenarios.forgetting import (
     FORGET_REQUEST,
     asks_to_forget,
@@ -43,23 +46,7 @@ from harness.scenarios.forgetting import (
     is_forget_request,
 )
 from harness.scenarios.hashing import scenario_hash
-from harness.scenarios.discovery import discover
 from harness.scenarios.loading import Selection, SuiteLoad, load_scenario_shelf, load_scenarios, load_suite, select
-from harness.scenarios.shelf import (
-    ScenarioFacts,
-    ScenarioShelf,
-    ShelfView,
-    known_hash,
-    only,
-    scenario_facts,
-    scenario_ids,
-    scenarios_by_id,
-    shelve,
-    work_order,
-)
-from harness.scenarios.shipped import shipped_path, use_shipped_suites
-from harness.scenarios.conversation_models import Conversation, ProbeEntry
-from harness.scenarios.field_types import ID_PATTERN
 from harness.scenarios.models import (
     SCENARIO_SCHEMA_VERSION,
     AnswerCheck,
@@ -78,19 +65,10 @@ from harness.scenarios.models import (
     recent_sessions,
     sessions_in_scope,
 )
+from harness.scenarios.privacy import prepare_run_scenarios, redact_scenarios, sensitive_suites
 from harness.scenarios.problems import Problem, ScenarioError
 from harness.scenarios.protocol import Protocol, RecentHistory
 from harness.scenarios.provenance import SUITE_JSON, incomplete_suites
-from harness.scenarios.privacy import prepare_run_scenarios, redact_scenarios, sensitive_suites
-from harness.scenarios.store_items import (
-    EXPORT_FORMAT,
-    StoreError,
-    StoreItems,
-    export_document,
-    load_store,
-    visible_counts,
-    with_store,
-)
 from harness.scenarios.seeding import (
     StoreTemplates,
     item_input,
@@ -101,6 +79,28 @@ from harness.scenarios.seeding import (
     reserve_store_templates,
     seed_plan,
     seed_store,
+)
+from harness.scenarios.shelf import (
+    ScenarioFacts,
+    ScenarioShelf,
+    ShelfView,
+    known_hash,
+    only,
+    scenario_facts,
+    scenario_ids,
+    scenarios_by_id,
+    shelve,
+    work_order,
+)
+from harness.scenarios.shipped import shipped_path, use_shipped_suites
+from harness.scenarios.store_items import (
+    EXPORT_FORMAT,
+    StoreError,
+    StoreItems,
+    export_document,
+    load_store,
+    visible_counts,
+    with_store,
 )
 
 __all__ = [

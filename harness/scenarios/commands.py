@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 from harness.defaults import available_cpus
-from harness.wrapping import say, terminal_width, wrap
 from harness.scenarios.loading import load_scenarios, load_suite
 from harness.scenarios.problems import ScenarioError
 from harness.scenarios.provenance import incomplete_suites
+from harness.wrapping import say, terminal_width, wrap
 
 
 def _missing(command: str, paths: list[str]) -> bool:

@@ -24,9 +24,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from harness.scenarios.conversation_models import Conversation, ProbeEntry
 from harness.scenarios.documents import Document
 from harness.scenarios.locating import locate, merge_defaults, schema_findings
-from harness.scenarios.conversation_models import Conversation, ProbeEntry
 from harness.scenarios.models import ItemSpec, Scenario
 from harness.scenarios.problems import Finding, Problem, format_value
 from harness.scenarios.validation import (

@@ -12,7 +12,17 @@ from pydantic import ConfigDict, Field, model_validator
 
 from harness.scenarios.budget import RetrievalBudget
 from harness.scenarios.field_types import CategoryName, Identifier
-from harness.scenarios.models import SCENARIO_SCHEMA_VERSION, Expect, ItemRole, ItemSpec, Probe, Scenario, Session, _Model, check_protocol_categories
+from harness.scenarios.models import (
+    SCENARIO_SCHEMA_VERSION,
+    Expect,
+    ItemRole,
+    ItemSpec,
+    Probe,
+    Scenario,
+    Session,
+    _Model,
+    check_protocol_categories,
+)
 from harness.scenarios.protocol import Protocol
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from harness.scenarios.problems import Problem, ScenarioError
@@ -71,6 +71,6 @@ def discover(paths: Sequence[str | Path]) -> list[Path]:
     return list(files)
 
 
-@lru_cache(maxsize=None)
+@cache
 def resolved_folder(folder: Path) -> Path:
     return folder.resolve()

@@ -25,6 +25,7 @@ from harness.scenarios.limits import MAX_DEPTH
 from harness.scenarios.problems import Loc, Problem, format_loc
 from harness.scenarios.yaml_loader import Loader
 
+
 class Document:
     """One parsed YAML file (or one probe entry of it): its data and its node tree (for line numbers).
 

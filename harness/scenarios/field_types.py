@@ -22,7 +22,7 @@ CATEGORY_PATTERN = r"^[a-z][a-z0-9_]*$"
 """A category name: a lowercase identifier, so it is safe in CSV cells, file names and CSS classes."""
 
 
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 
 
 _MILLI = _dt.timedelta(milliseconds=1)
@@ -53,7 +53,7 @@ def to_millis(value: Any) -> Any:
         value = _dt.datetime(value.year, value.month, value.day)
     if isinstance(value, _dt.datetime):
         if value.tzinfo is None:
-            value = value.replace(tzinfo=_dt.timezone.utc)
+            value = value.replace(tzinfo=_dt.UTC)
         return (value - _EPOCH) // _MILLI
     return value
 

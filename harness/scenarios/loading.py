@@ -31,7 +31,6 @@ import functools
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -84,7 +83,7 @@ class SuiteLoad:
         return [p for p in self.problems if p.severity == "error"]
 
 
-@lru_cache(maxsize=None)
+@functools.cache
 def _defaults_for(folder: Path, root: Path) -> tuple[tuple[Document, ...], tuple[Problem, ...]]:
     """The ``_defaults.yaml`` documents that apply in ``folder``, outermost first.
 

@@ -21,12 +21,14 @@ and task average), the judges' prompts per benchmark protocol
 """
 
 from harness.score.abstention import find_abstention, is_abstention, outside_abstention
+from harness.score.document_risks import DocumentRisks, document_risks
+from harness.score.forgetting import forgetting_table, retained_count
 from harness.score.grounding import GroundingJudge, GroundingVerdict, visible_context
 from harness.score.judge import DEFAULT_CACHE_DIR, Judge, JudgeError, JudgeVerdict, calibrate, expected_facts
 from harness.score.judge_calls import calibrating, usage_block
-from harness.score.judge_watch import judging
 from harness.score.judge_presets import PRESETS as JUDGE_PRESETS
 from harness.score.judge_presets import JudgePrompt, JudgePromptError, judge_prompt
+from harness.score.judge_watch import judging
 from harness.score.matching import check_answer, contains, normalize_text, token_f1
 from harness.score.models import (
     CLAIM_KINDS,
@@ -41,17 +43,15 @@ from harness.score.models import (
 from harness.score.pairwise import PairComparison, PairwiseJudge, PairwiseVerdict, judge_context
 from harness.score.pairwise import calibrate as calibrate_pairwise
 from harness.score.paper_metrics import (
-                                         SESSION_KS,
-                                         PaperMetricsError,
-                                         bleu1,
-                                         locomo_f1,
-                                         ranked_session_metrics,
-                                         session_figures,
-                                         session_metric_order,
-                                         task_averaged,
+    SESSION_KS,
+    PaperMetricsError,
+    bleu1,
+    locomo_f1,
+    ranked_session_metrics,
+    session_figures,
+    session_metric_order,
+    task_averaged,
 )
-from harness.score.document_risks import DocumentRisks, document_risks
-from harness.score.forgetting import forgetting_table, retained_count
 from harness.score.scoring import GROUNDING_UNREADABLE, score_sample
 from harness.score.writes import failure_stage, write_path_blocks
 

@@ -23,8 +23,8 @@ from harness.records import SampleRecord
 from harness.scenarios import Scenario, forgotten_texts
 from harness.score.claims import items_by_id
 from harness.score.credit import credited_ids
-from harness.score.visible import shows
 from harness.score.models import RetainedFact, ToolLeak
+from harness.score.visible import shows
 
 if TYPE_CHECKING:
     pass

@@ -136,8 +136,7 @@ def watched_call(attempt: Callable[[], T], *, retries: int = 0, timeout_s: float
         JudgeStalled: ``STALL_AFTER`` tries in a row (of this call and the ones before it) timed out or failed on
             the server.
     """
-    from harness.run import RetryPolicy, is_transient
-    from harness.run import STALL_AFTER
+    from harness.run import STALL_AFTER, RetryPolicy, is_transient
 
     policy = RetryPolicy(retries=max(0, retries))
     watch = _current or JudgeWatch()

@@ -107,6 +107,7 @@ from types import SimpleNamespace  # noqa: E402
 
 from harness.analysis.verdict import RunHealth, exit_code, terminal_lines  # noqa: E402
 
+
 def _with_health(health: RunHealth, config: VerdictConfig | None = None) -> dict:
     records, scenarios = CLEAR_PASS
     scored = [score_sample(r, scenarios[r.scenario_id]) for r in records]

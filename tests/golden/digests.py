@@ -134,9 +134,9 @@ def setup_cache_key(messages: list[dict[str, Any]], tools: list[dict[str, Any]])
 
 def old_setups(scenarios: list[Any]) -> dict[str, str]:
     """Cache keys of every scenario x arm built by the pre-protocol code (``harness.memory_systems.prompts`` + the runner's seeding)."""
-    from tests.memory_systems.arm_builders import get_arm
     from harness.scenarios import probe_policy, seed_store
     from memory_tools import Host, MemoryItemStore
+    from tests.memory_systems.arm_builders import get_arm
 
     keys = {}
     for scenario in scenarios:

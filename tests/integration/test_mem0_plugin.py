@@ -20,8 +20,15 @@ from typing import Any
 
 import pytest
 
-from tests.integration.plugin_packages import (REPO, child_env, differs_under_two_embedders, install, on_path, records,
-                                               write_distribution)
+from tests.integration.plugin_packages import (
+    REPO,
+    child_env,
+    differs_under_two_embedders,
+    install,
+    on_path,
+    records,
+    write_distribution,
+)
 
 if importlib.util.find_spec("mem0") is None:
     pytest.skip("mem0ai is not installed (pip install 'mem0ai>=2.2,<3'): skipping the mem0 plug-in tests",
@@ -119,6 +126,7 @@ def test_mem0_stores_every_earlier_turn_as_one_memory_in_its_workspace_scope(plu
 def test_a_named_speaker_opens_the_content_mem0_is_given_as_in_mem0s_locomo_harness(plugin: Path) -> None:
     """mem0 renders ``role: content`` and drops ``name``: without the speaker in the content, no memory says who spoke."""
     import recall_eval_mem0
+
     from harness.scenarios import Scenario
 
     data = _scenario().model_dump(mode="json", exclude_none=True)
@@ -136,6 +144,7 @@ def test_a_named_speaker_opens_the_content_mem0_is_given_as_in_mem0s_locomo_harn
 
 def test_mem0_search_honours_the_budget_top_k_where_a_limit_is_silently_ignored(plugin: Path) -> None:
     import recall_eval_mem0
+
     from harness.scenarios import Scenario
 
     data = _scenario().model_dump(mode="json", exclude_none=True)
@@ -174,6 +183,7 @@ def test_mem0_embeds_with_the_runs_embedder_so_two_embedders_give_two_results(pl
 def test_a_stored_turn_discloses_its_items_but_not_a_value_a_later_item_replaced(plugin: Path) -> None:
     """A raw turn holding a superseded value is not an archived-item leak; one holding a forgotten fact is."""
     import recall_eval_mem0
+
     from harness.scenarios import Scenario, probe_policy
 
     upd = _scenario("upd-01-staging-db-host", REPO / "scenarios" / "starter")
@@ -208,6 +218,7 @@ def test_mem0_offline_run_answers_from_stored_turns_within_its_scope(plugin: Pat
 
 def test_a_denied_policy_leaves_mem0_cold(plugin: Path) -> None:
     import recall_eval_mem0
+
     from harness.scenarios import probe_policy
 
     scenario = _scenario("smoke-05-policy-reads-off")

@@ -10,10 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.memory_systems.prompts import ArmSetup
-from harness.scenarios import Scenario
 from harness.memory_systems.document import build_memory_document
-from harness.memory_systems.prompts import build_full_history, build_history_only, build_recall
+from harness.memory_systems.prompts import ArmSetup, build_full_history, build_history_only, build_recall
+from harness.scenarios import Scenario
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.memory_systems.prompts import system_prompt
-from tests.memory_systems.arm_builders import ARMS, get_arm
 from harness.cli import DEFAULT_ARMS, main
 from harness.memory_systems.document import (
     SECTION_CLOSE,
@@ -24,11 +22,19 @@ from harness.memory_systems.document import (
     read_memory_state,
     scenario_document,
 )
-from harness.memory_systems.document_format import MAX_DOCUMENT_BYTES, TITLE_MAX_CHARS, archive_decayed, parse_memory_document, render_memory_document
+from harness.memory_systems.document_format import (
+    MAX_DOCUMENT_BYTES,
+    TITLE_MAX_CHARS,
+    archive_decayed,
+    parse_memory_document,
+    render_memory_document,
+)
+from harness.memory_systems.prompts import system_prompt
 from harness.records import RESULTS_FILE, iter_records
 from harness.scenarios import Scenario, seed_store
 from memory_tools.model import MemoryItemRecord
 from memory_tools.store import MemoryItemStore
+from tests.memory_systems.arm_builders import ARMS, get_arm
 
 REPO = Path(__file__).resolve().parents[2]
 DAY = 86_400_000

@@ -6,9 +6,8 @@ passing once the bug was removed.
 
 from __future__ import annotations
 
-from tests.memory_systems.prompt_factories import make_scenario
-
 from tests.memory_systems.arm_builders import get_arm
+from tests.memory_systems.prompt_factories import make_scenario
 
 
 def _prompt_text(arm: str, scenario) -> str:

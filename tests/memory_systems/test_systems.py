@@ -11,7 +11,6 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from harness.memory_systems.registry import UnknownArmError  # noqa: E402
 from harness.memory_systems import (  # noqa: E402
     MemoryInstance,
     MemorySystem,
@@ -20,11 +19,12 @@ from harness.memory_systems import (  # noqa: E402
     all_arms,
     builtin_arms,
     probe_messages,
+    registry,  # noqa: E402
     resolve_arm,
 )
-from harness.memory_systems import registry  # noqa: E402
-from harness.scenarios import load_scenarios, probe_policy  # noqa: E402
+from harness.memory_systems.registry import UnknownArmError  # noqa: E402
 from harness.records import iter_records  # noqa: E402
+from harness.scenarios import load_scenarios, probe_policy  # noqa: E402
 from tests.golden.digests import FOUR_ARMS, GOLDEN, STARTER, record_digest, setup_cache_key  # noqa: E402
 
 

@@ -7,7 +7,15 @@ import json
 import pytest
 
 from memory_tools import (
-    ItemInput, KeyInput, Kind, MemoryItemSource, MemoryItemStore, MemoryPolicy, MemoryValidationError, RunContext, ScopeType,
+    ItemInput,
+    KeyInput,
+    Kind,
+    MemoryItemSource,
+    MemoryItemStore,
+    MemoryPolicy,
+    MemoryValidationError,
+    RunContext,
+    ScopeType,
 )
 from memory_tools.fulltext import FULLTEXT_SEARCH_DESCRIPTION, FullTextHost, FullTextIndex, FullTextRun
 from memory_tools.host import Host

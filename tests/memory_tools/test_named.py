@@ -15,7 +15,14 @@ import memory_tools.named as named_module
 import memory_tools.named_model as named_model
 from memory_tools.model import MemoryStoreError, MemoryValidationError
 from memory_tools.named import NamedMemoryStore
-from memory_tools.named_model import MAX_RECALL_LIMIT, MAX_TEXT_CHARS, NamedIdentity, named_memory_id, overlap_score, words
+from memory_tools.named_model import (
+    MAX_RECALL_LIMIT,
+    MAX_TEXT_CHARS,
+    NamedIdentity,
+    named_memory_id,
+    overlap_score,
+    words,
+)
 
 APP = "recall-eval"
 WS_A = NamedIdentity(APP, "ws-a")

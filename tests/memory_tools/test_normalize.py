@@ -22,12 +22,13 @@ from memory_tools import (
     MemoryValidationError,
     ScopeType,
     TemporalType,
+    item_validation,
+    normalize,
     normalize_content,
     normalize_identifier,
     normalize_search_term,
     validate_item_input,
 )
-from memory_tools import item_validation, normalize
 
 SOURCE = MemoryItemSource("s1", "r1", "t1", "e1")
 

@@ -26,8 +26,8 @@ from memory_tools import (
     MemoryValidationError,
     ScopeType,
     TemporalType,
+    _search,
 )
-from memory_tools import _search
 from memory_tools.store import prefix_upper_bound
 
 SOURCE = MemoryItemSource("s1", "r1", "t1", "e1")

@@ -19,7 +19,6 @@ from unittest.mock import patch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_tools import _search
 from memory_tools import (
     ItemInput,
     KeyInput,
@@ -28,6 +27,7 @@ from memory_tools import (
     MemoryItemSource,
     MemoryItemStore,
     ScopeType,
+    _search,
     normalize_search_term,
 )
 

@@ -9,8 +9,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_tools import HybridHost, MemoryItemStore, MemoryPolicy, RunContext, VectorHost
-from tests.memory_tools.test_host_properties import WORKSPACES, _assert_well_formed, _calls, _gates, _visible_ids
-from tests.memory_tools.test_host_properties import ground_truth  # noqa: F401 - the shared corpus fixture
+from tests.memory_tools.test_host_properties import (
+    WORKSPACES,
+    _assert_well_formed,
+    _calls,
+    _gates,
+    _visible_ids,
+    ground_truth,  # noqa: F401 - the shared corpus fixture
+)
 from tests.memory_tools.test_vectors import CountingEmbedder
 
 

@@ -354,7 +354,16 @@ def test_abstain_model_always_abstains() -> None:
 
 
 def test_answers_through_the_real_host_end_to_end() -> None:
-    from memory_tools import Host, ItemInput, KeyInput, Kind, MemoryItemSource, MemoryItemStore, MemoryPolicy, RunContext
+    from memory_tools import (
+        Host,
+        ItemInput,
+        KeyInput,
+        Kind,
+        MemoryItemSource,
+        MemoryItemStore,
+        MemoryPolicy,
+        RunContext,
+    )
 
     store = MemoryItemStore()
     source = (MemoryItemSource("s1", "r1", "t1", "e1"),)

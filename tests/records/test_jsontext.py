@@ -70,7 +70,7 @@ def test_a_value_json_has_no_type_for_is_written_as_the_fast_path_writes_it() ->
         text: str
         at: datetime.datetime
 
-    at = datetime.datetime(2026, 1, 5, 9, 30, tzinfo=datetime.timezone.utc)
+    at = datetime.datetime(2026, 1, 5, 9, 30, tzinfo=datetime.UTC)
     odd, plain = _Stamped(text="a" + LONE, at=at), _Stamped(text="ab", at=at)
     assert model_json(odd) == plain.model_dump_json().replace('"ab"', '"a\\ud800"')
     assert load_model(_Stamped, model_json(odd)) == odd

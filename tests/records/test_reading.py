@@ -6,7 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from harness.records import ResultsError, RunManifest, SampleRecord, foreign_check, foreign_reasons, iter_records, scan_results
+from harness.records import (
+    ResultsError,
+    RunManifest,
+    SampleRecord,
+    foreign_check,
+    foreign_reasons,
+    iter_records,
+    scan_results,
+)
 
 
 def _record(scenario: str, arm: str = "recall", answer: str = "a", status: str = "ok") -> SampleRecord:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from harness.analysis.verdict import RunHealth, VerdictConfig, terminal_lines
 from harness.report import build_report
 from harness.report.headlines import headlines, tool_use, unsupported_by_kind
 from harness.report.inputs import ReportInputs
 from harness.score.scoring import score_sample
-from harness.analysis.verdict import RunHealth, VerdictConfig, terminal_lines
 from tests.score.scoring_factories import make_record, make_scenario, paired_run, tool_call, write_run
 
 CFG = VerdictConfig()

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 from harness.analysis import VerdictConfig
-from harness.report import ReportError, build_report, cli_report
 from harness.records import MANIFEST_FILE, RESULTS_FILE, ModelCallLog, read_manifest, write_manifest
+from harness.report import ReportError, build_report, cli_report
 from tests.score.scoring_factories import MODEL, make_record, paired_run, write_run
 
 

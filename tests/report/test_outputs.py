@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import pytest
 
 from harness.analysis import VerdictConfig
-from harness.report import ReportError, build_report, cli_report
 from harness.records import ResultsError
+from harness.report import ReportError, build_report, cli_report
 from tests.score.scoring_factories import make_record, paired_run, write_run
 
 

@@ -11,9 +11,9 @@ import litellm  # noqa: E402
 
 from harness.run.agent import ModelClient, ModelSettings  # noqa: E402
 from harness.run.budget import Budget, Price  # noqa: E402
+from harness.run.options import RunOptions  # noqa: E402
 from harness.run.ratelimit import RateLimiter  # noqa: E402
 from harness.run.retry import RetryPolicy  # noqa: E402
-from harness.run.options import RunOptions  # noqa: E402
 from harness.run.runner import ctx_for  # noqa: E402
 from tests.run.scripted_model import _run, install_scripted  # noqa: E402
 

@@ -14,11 +14,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import litellm  # noqa: E402
 from litellm.litellm_core_utils.token_counter import _get_count_function  # noqa: E402
 
+from harness.offline_model import register_offline
 from harness.run import model_tables  # noqa: E402
 from harness.run.calls import _price_of  # noqa: E402
 from harness.run.plan import make_plan  # noqa: E402
 from harness.run.prompt_tokens import LitellmCounter  # noqa: E402
-from harness.offline_model import register_offline
 from harness.run.samples import plan_samples  # noqa: E402
 from harness.scenarios import load_scenarios  # noqa: E402
 from tests.memory_systems.prompt_factories import write_small_suite  # noqa: E402

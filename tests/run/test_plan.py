@@ -10,14 +10,14 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import litellm  # noqa: E402
 
-from tests.memory_systems.arm_builders import get_arm  # noqa: E402
-from harness.run.budget import Budget, BudgetExceeded, Price  # noqa: E402
 from harness.cli import main  # noqa: E402
+from harness.run.budget import Budget, BudgetExceeded, Price  # noqa: E402
 from harness.run.plan import EXPECTED_OUTPUT_TOKENS, make_plan  # noqa: E402
 from harness.run.samples import plan_samples  # noqa: E402
 from harness.scenarios import load_scenarios  # noqa: E402
-from tests.run.scripted_model import install_scripted  # noqa: E402
+from tests.memory_systems.arm_builders import get_arm  # noqa: E402
 from tests.memory_systems.prompt_factories import write_small_suite  # noqa: E402
+from tests.run.scripted_model import install_scripted  # noqa: E402
 
 ARMS = ["history_only", "recall", "full_history"]
 

@@ -28,7 +28,7 @@ def test_retry_after_seconds_are_read_from_the_response_headers() -> None:
 
 
 def test_retry_after_http_date_is_read_as_seconds_from_now() -> None:
-    when = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=30)
+    when = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=30)
     seconds = retry_after_s(RateLimited({"Retry-After": email.utils.format_datetime(when)}))
     assert seconds is not None and 25 <= seconds <= 31
 

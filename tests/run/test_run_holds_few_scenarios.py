@@ -23,9 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.memory_systems.prompt_factories import make_scenario
-
 from harness.scenarios import Scenario
+from tests.memory_systems.prompt_factories import make_scenario
 
 COUNT = 30
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,12 +15,12 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import litellm  # noqa: E402
 
 from harness.cli import main  # noqa: E402
-from harness.run.progress import RunProgress  # noqa: E402
 from harness.records import RESULTS_FILE, iter_records, read_manifest, scan_results, write_manifest  # noqa: E402
+from harness.run.progress import RunProgress  # noqa: E402
 from harness.run.runner import redact
 from harness.run.samples import sample_seed  # noqa: E402
-from tests.run.scripted_model import install_scripted  # noqa: E402
 from tests.memory_systems.prompt_factories import write_small_suite  # noqa: E402
+from tests.run.scripted_model import install_scripted  # noqa: E402
 
 ARMS = ["history_only", "recall", "full_history"]
 

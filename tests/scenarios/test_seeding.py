@@ -260,8 +260,7 @@ def test_released_templates_are_gone_and_the_next_store_is_seeded_again() -> Non
 
     Planted: the release keeping the templates. The next store must still be the same store.
     """
-    from harness.scenarios import open_seeded_store, release_store_templates
-    from harness.scenarios import seeding
+    from harness.scenarios import open_seeded_store, release_store_templates, seeding
 
     story = _distinct_stories(1)[0]
     release_store_templates()

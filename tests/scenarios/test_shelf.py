@@ -5,11 +5,10 @@ from __future__ import annotations
 import gc
 import pickle
 
-from tests.memory_systems.prompt_factories import make_scenario
-from tests.scenarios.conversation_factories import write_conversation
-
 from harness.scenarios import Scenario, load_scenario_shelf, load_scenarios, scenario_hash, scenarios_by_id, shelve
 from harness.scenarios.shelf import UNPACKED
+from tests.memory_systems.prompt_factories import make_scenario
+from tests.scenarios.conversation_factories import write_conversation
 
 
 def _suite(count: int) -> list[Scenario]:

@@ -30,7 +30,7 @@ def test_an_impossible_unquoted_date_loads_as_the_text_written(text: str) -> Non
 def test_a_real_unquoted_date_still_loads_as_pyyaml_loads_it() -> None:
     text = "a: 2026-03-02T10:00:00Z\nb: 2026-03-02\nc: 2024-02-29 23:59:59.5 +01:00\n"
     assert _load(text) == yaml.safe_load(text)
-    assert _load(text)["a"] == datetime.datetime(2026, 3, 2, 10, tzinfo=datetime.timezone.utc)
+    assert _load(text)["a"] == datetime.datetime(2026, 3, 2, 10, tzinfo=datetime.UTC)
 
 
 def test_the_loader_leaves_pyyamls_own_loaders_as_they_were() -> None:

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.score.scoring_factories import make_record, make_scenario
 
-from harness.score.abstention import AbstentionCue, abstention_reason, find_abstention, is_abstention
 from harness.offline_model._policy import ABSTAIN_ANSWER
+from harness.score.abstention import AbstentionCue, abstention_reason, find_abstention, is_abstention
 from harness.score.scoring import score_sample
+from tests.score.scoring_factories import make_record, make_scenario
 
 _CASES = yaml.safe_load((Path(__file__).parent / "abstention_cases.yaml").read_text(encoding="utf-8"))["cases"]
 

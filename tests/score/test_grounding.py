@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.score.scoring_factories import make_record, make_scenario, tool_call
 
 from harness.score.grounding import (
     GroundingJudge,
@@ -15,6 +14,7 @@ from harness.score.grounding import (
     parse_findings,
     visible_context,
 )
+from tests.score.scoring_factories import make_record, make_scenario, tool_call
 
 
 class _Scripted:
@@ -178,9 +178,9 @@ def test_malformed_calibration_replies_count_as_no_finding_and_are_named(tmp_pat
 # ---- in the summary ----
 
 def _summary(records, scenarios, tmp_path, grounding_complete, judge=None):
-    from harness.report import build_summary
-    from harness.records import RunManifest
     from harness.analysis.verdict import VerdictConfig
+    from harness.records import RunManifest
+    from harness.report import build_summary
 
     manifest = RunManifest(run_id="r", harness_version="0", status="complete", started_at="t", models=["m"],
                            arms=["history_only", "recall"], epochs=1, seed=0, scenario_paths=[],

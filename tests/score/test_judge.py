@@ -94,11 +94,10 @@ def test_judge_through_litellm_custom_provider(tmp_path):
 # ---- the rubric judge sees every positive check ----
 
 def test_rubric_judge_receives_every_positive_check(tmp_path):
-    from tests.score.scoring_factories import make_record, make_scenario
-
-    from harness.report import build_summary
-    from harness.records import RunManifest
     from harness.analysis.verdict import VerdictConfig
+    from harness.records import RunManifest
+    from harness.report import build_summary
+    from tests.score.scoring_factories import make_record, make_scenario
 
     sc = make_scenario(expect={"rubric": "Pass only if it names sqlc and why.", "must_contain_any": ["n+1", "preload"],
                                "must_contain_all": ["sqlc"], "must_match": [r"gorm\s+preload"],
@@ -117,8 +116,8 @@ def test_rubric_judge_receives_every_positive_check(tmp_path):
 
 
 def test_expected_facts_show_regexes_as_regexes():
-    from harness.score.judge import expected_facts
     from harness.scenarios.models import AnswerCheck
+    from harness.score.judge import expected_facts
 
     lines = expected_facts(AnswerCheck(must_match=[r"indent_size\s*=\s*2"]))
     assert lines == [r"matches the regular expression /indent_size\s*=\s*2/ (case-insensitive)"]
@@ -165,7 +164,7 @@ class _LabelJudge:
 
 # ---- the less-travelled branches (issue 29: each test named by the bug it catches) ----
 
-def _calibration_file(tmp_path, items) -> "os.PathLike[str]":
+def _calibration_file(tmp_path, items) -> os.PathLike[str]:
     path = tmp_path / "calibration.yaml"
     path.write_text(json.dumps({"items": items}), encoding="utf-8")  # JSON is YAML
     return path
@@ -248,8 +247,8 @@ def test_the_strict_prompt_is_described_by_its_name_version_and_hash_with_no_fil
 
 
 def test_expected_facts_keep_non_ascii_words_and_write_groups_and_an_adherence_output_apart():
-    from harness.score.judge import expected_facts
     from harness.scenarios.models import AnswerCheck
+    from harness.score.judge import expected_facts
 
     check = AnswerCheck(must_contain_all=["Café Müller", "Zürich"], must_contain_any=["Łódź", "Lodz"],
                         must_contain_groups=[["Paris"], ["Köln", "Cologne"]])

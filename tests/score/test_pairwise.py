@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.scenarios import Scenario
 from harness.score.pairwise import (
     CALIBRATION_FILE,
     PairComparison,
@@ -19,7 +20,6 @@ from harness.score.pairwise import (
     load_calibration,
     parse_preference,
 )
-from harness.scenarios import Scenario
 from tests.memory_systems.prompt_factories import make_scenario
 
 

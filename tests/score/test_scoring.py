@@ -15,11 +15,11 @@ from harness.runs.compare import is_regression
 from harness.scenarios.models import Scenario
 from harness.score.abstention import is_abstention
 from harness.score.disclosure import tool_findings, tool_leaks
-from memory_tools import LifecycleState
 from harness.score.judge import JudgeVerdict, expected_facts
 from harness.score.matching import contains, f1_tokens, normalize_text, token_f1
 from harness.score.models import CLAIM_KINDS
 from harness.score.scoring import score_sample
+from memory_tools import LifecycleState
 from tests.score.scoring_factories import make_record, make_scenario, paired_run, tool_call
 
 
@@ -863,8 +863,8 @@ def test_a_canary_written_with_a_format_character_is_still_found(cf):
 @pytest.mark.parametrize("cf", ["\u200b", "\u00ad"])
 def test_forbidden_patterns_and_strings_see_through_format_characters(cf):
     """``must_not_match`` and ``must_not_contain`` catch ``Post<Cf>gres 13``, and ``must_match`` accepts ``Post<Cf>gres 15``."""
-    from harness.score.matching import check_answer
     from harness.scenarios.models import AnswerCheck
+    from harness.score.matching import check_answer
 
     answer = f"Billing runs Post{cf}gres 15, not Post{cf}gres 13."
     passed, failures = check_answer(answer, AnswerCheck(must_match=[r"postgres 15"], must_not_match=[r"postgres\s*13"],

@@ -21,14 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from tests.score.scoring_factories import make_record, make_scenario, tool_call
 
-from harness.score.grounding import GroundingVerdict
-from harness.score.judge import JudgeVerdict
 from harness.records import SampleRecord, ToolCallLog, WritePhaseLog, WriteSessionLog
 from harness.scenarios.models import Scenario
+from harness.score.grounding import GroundingVerdict
+from harness.score.judge import JudgeVerdict
 from harness.score.matching import contains, find_spans, states_expected_fact
 from harness.score.scoring import score_sample
+from tests.score.scoring_factories import make_record, make_scenario, tool_call
 
 Row = tuple[str, Any, Any, str]
 

@@ -33,10 +33,10 @@ import atexit
 import contextlib
 import os
 import signal
+import sys
 import tempfile
 import threading
 import time
-import sys
 import uuid
 from dataclasses import dataclass
 from pathlib import Path

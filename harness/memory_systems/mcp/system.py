@@ -42,8 +42,17 @@ from harness.memory_systems.contract import ContractError, SystemContract
 from harness.memory_systems.mcp.config import McpConfigError, McpServerConfig, expand_env, fill
 from harness.memory_systems.mcp.connection import McpServerError, ServerConnection, ServerFacts, new_server_folder
 from harness.memory_systems.mcp.results import Unit, attribute, fit_result, result_text, strings
-from harness.memory_systems.protocol import (MemoryInstance, MemorySystem, ModelWrite, ProbeSetup, ToolExecution,
-                                             arguments_text, decode_arguments, policy_denial, probe_messages)
+from harness.memory_systems.protocol import (
+    MemoryInstance,
+    MemorySystem,
+    ModelWrite,
+    ProbeSetup,
+    ToolExecution,
+    arguments_text,
+    decode_arguments,
+    policy_denial,
+    probe_messages,
+)
 from harness.memory_systems.write_prompt import render_transcript, write_order
 
 GLOBAL_SCOPE = "global"

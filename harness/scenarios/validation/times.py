@@ -16,7 +16,7 @@ from harness.scenarios.validation.fields import SharedIndex, field_of, ident_of,
 def _when(millis: int) -> str:
     """``1772445600000`` -> ``1772445600000 (2026-03-02T10:00:00Z)``, for messages."""
     try:
-        moment = _dt.datetime.fromtimestamp(millis / 1000, tz=_dt.timezone.utc)
+        moment = _dt.datetime.fromtimestamp(millis / 1000, tz=_dt.UTC)
     except (OverflowError, OSError, ValueError):
         return f"{millis} (past year 9999)"
     return f"{millis} ({moment.strftime('%Y-%m-%dT%H:%M:%SZ')})"

@@ -9,8 +9,15 @@ import jsonschema
 import pytest
 import yaml
 
-from harness.memory_systems.mcp.config import (CONFIG_PATH_ENV, McpConfigError, expand_env, fill, find_config,
-                                               load_config, schema_text)
+from harness.memory_systems.mcp.config import (
+    CONFIG_PATH_ENV,
+    McpConfigError,
+    expand_env,
+    fill,
+    find_config,
+    load_config,
+    schema_text,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples" / "mcp"
