@@ -46,3 +46,35 @@ def test_every_mutation_script_flag_the_guide_uses_exists() -> None:
 def test_the_path_extractor_finds_paths_and_leaves_other_words() -> None:
     text = "see `harness/score/models.py`, `scenarios/smoke`, tests/fault/ and .ci/run; not xharness/a.py or docs."
     assert named_paths(text) == ["harness/score/models.py", "scenarios/smoke", "tests/fault", ".ci/run"]
+
+
+def _recipe_commands(title: str) -> list[str]:
+    """The ``recall-eval ...`` commands a recipe of the guide gives, in its order (inline code only)."""
+    section = GUIDE.read_text(encoding="utf-8").split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
+    return [c for c in re.findall(r"`(recall-eval [^`]+)`", section.replace("\n   ", " "))]
+
+
+def test_the_add_a_scenario_recipe_runs_as_written(tmp_path, monkeypatch, capsys) -> None:
+    """The worked example of *Add a scenario*, each command as the guide prints it, in a project folder of its own:
+    the skeleton is written, moved where step 2 says, validates with no error and no warning, and the run of step 4
+    has only the memory arm answer it (history_only cannot: the answer is in an earlier session)."""
+    import json
+    import shlex
+
+    from harness.cli import main
+
+    commands = _recipe_commands("Add a scenario")
+    new, _suite, validate, run = commands  # the recipe's four commands; a fifth or a missing one fails here
+    monkeypatch.chdir(tmp_path)
+    assert main(shlex.split(new)[1:]) == 0
+    starter = tmp_path / "scenarios" / "starter"
+    starter.mkdir(parents=True)
+    (tmp_path / "fact-07-dev-port.yaml").rename(starter / "fact-07-dev-port.yaml")
+    capsys.readouterr()
+    assert main(shlex.split(validate)[1:]) == 0
+    assert "0 errors, 0 warnings" in capsys.readouterr().out
+    assert main([*shlex.split(run)[1:], "--no-progress", "--out", str(tmp_path / "run")]) in (0, 1)
+    scores = [json.loads(line) for line in (tmp_path / "run" / "scores.jsonl").read_text(encoding="utf-8").splitlines()]
+    outcome = {row["arm"]: row["outcome"] for row in scores}
+    assert set(outcome) == {"history_only", "recall", "full_history"}
+    assert outcome["recall"] == "correct" and outcome["history_only"] != "correct"
