@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from harness.defaults import DEFAULT_ARMS
 
@@ -53,7 +53,7 @@ def label(name: Any) -> str:
     return _LABELS.get(text) or text.replace("_", " ")
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: Any) -> TypeGuard[int | float]:
     """A finite int or float (bools and None are not numbers here)."""
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 

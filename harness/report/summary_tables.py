@@ -61,7 +61,7 @@ def _probe_plus_write(cells: dict[tuple[str, str], Any], arm: str,
     sums: list[float | None] = []
     for metrics in parts:
         values = [(cells.get((m, arm)) or {}).get("value") for m in metrics]
-        numbers = [v for v in values if v is not None and fmt.is_number(v)]
+        numbers = [v for v in values if fmt.is_number(v)]
         sums.append(sum(numbers) if numbers else None)
     if all(s is None for s in sums):
         return None

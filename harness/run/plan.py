@@ -38,6 +38,12 @@ from harness.scenarios import Scenario, scenarios_by_id, work_order
 EXPECTED_OUTPUT_TOKENS = 100
 
 
+def _total(costs: list[float | None]) -> float | None:
+    """The sum of every model's cost; None when one has no price (the plan cannot bound it)."""
+    known = [c for c in costs if c is not None]
+    return None if len(known) < len(costs) else sum(known)
+
+
 @dataclass
 class ModelPlan:
     """The plan of one model."""
@@ -78,15 +84,11 @@ class Plan:
 
     @property
     def cost_usd(self) -> float | None:
-        costs = [m.cost_usd for m in self.models]
-        known = [c for c in costs if c is not None]
-        return None if len(known) < len(costs) else sum(known)
+        return _total([m.cost_usd for m in self.models])
 
     @property
     def cost_max_usd(self) -> float | None:
-        costs = [m.cost_max_usd for m in self.models]
-        known = [c for c in costs if c is not None]
-        return None if len(known) < len(costs) else sum(known)
+        return _total([m.cost_max_usd for m in self.models])
 
     def line(self) -> str:
         """The one line every run starts with."""

@@ -100,6 +100,7 @@ if TYPE_CHECKING:
 
 def _cost_fields(record: SampleRecord) -> dict[str, int | float | None]:
     costs = [call.cost_usd for call in record.model_calls]
+    priced = [c for c in costs if c is not None]
     return {
         "tool_calls": len(record.tool_calls),
         "model_calls": len(record.model_calls),
@@ -107,7 +108,7 @@ def _cost_fields(record: SampleRecord) -> dict[str, int | float | None]:
         "completion_tokens": sum(c.completion_tokens for c in record.model_calls),
         "tool_result_tokens": sum(c.result_tokens for c in record.tool_calls),
         "tool_result_chars": sum(c.result_chars for c in record.tool_calls),
-        "cost_usd": sum(c for c in costs if c is not None) if costs and all(c is not None for c in costs) else None,
+        "cost_usd": sum(priced) if costs and len(priced) == len(costs) else None,
         "latency_s": _sample_latency_s(record),
         "tool_latency_s": sum(call.elapsed_s for call in record.tool_calls),
         "cached": bool(record.model_calls) and all(call.cached for call in record.model_calls) and all(
