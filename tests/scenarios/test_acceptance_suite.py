@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,21 @@ def test_no_two_acceptance_scenarios_tell_the_same_story_or_ask_the_same_questio
     found, closest = near_duplicates(acceptance, starter)
     assert found == [], "\n".join(found)
     assert closest[0] <= STORY_LIMIT
+
+
+def suite_table_counts(text: str) -> dict[str, int]:
+    """The ``| category | n | what it exercises |`` table of SUITE.md, as {category: n}."""
+    lines = text.splitlines()
+    start = lines.index("| category | n | what it exercises |") + 2  # past the header and its rule
+    rows = itertools.takewhile(lambda line: line.startswith("|"), lines[start:])
+    return {cells[0]: int(cells[1]) for cells in ([c.strip() for c in row.strip("|").split("|")] for row in rows)}
+
+
+def test_suite_md_counts_every_scenario_of_every_category(acceptance: list[Scenario]) -> None:
+    """SUITE.md's category table is the suite's size: a lost (or an added, uncounted) file makes a row disagree."""
+    table = suite_table_counts((ACCEPTANCE / "SUITE.md").read_text(encoding="utf-8"))
+    assert table == dict(Counter(s.category for s in acceptance))
+    assert sum(table.values()) == len(acceptance) == len(list(ACCEPTANCE.glob("[!_]*.yaml")))
 
 
 def test_no_unquoted_text_is_cut_short_by_a_yaml_comment() -> None:
