@@ -245,12 +245,15 @@ def _run_locked(options: RunOptions, scenarios: Sequence[Scenario], hashes: dict
         ]
         from harness.run import PlanInterrupted, start_line
 
-        try:  # the plan, first; the budget left. SIGTERM stops it between scenarios, even if a system swallowed it
-            options, problem = start_line(options, scenarios, specs, earlier.done, should_stop=terminated.is_set)
-        except (KeyboardInterrupt, PlanInterrupted):
+        # The plan, first; the budget left. SIGTERM or Ctrl-C stops it between scenarios, even if a system swallowed it.
+        with _ctrl_c_flag() as interrupted:
+            stop = lambda: terminated.is_set() or interrupted.is_set()  # noqa: E731 - the plan's flag, read between scenarios
+            try:
+                options, problem = start_line(options, scenarios, specs, earlier.done, should_stop=stop)
+            except (KeyboardInterrupt, PlanInterrupted):
+                return _stopped_while_planning(run_dir, manifest, terminated.is_set(), resume_hint)
+        if stop():
             return _stopped_while_planning(run_dir, manifest, terminated.is_set(), resume_hint)
-        if terminated.is_set():
-            return _stopped_while_planning(run_dir, manifest, True, resume_hint)
         if problem is not None:
             print(f"error: {problem}", file=sys.stderr)
             return 2
@@ -373,6 +376,30 @@ def continuity_scorer(scenarios: Sequence[Scenario]) -> Any:
 
 def _samples(count: int) -> str:
     return f"{count} sample" + ("" if count == 1 else "s")
+
+
+@contextlib.contextmanager
+def _ctrl_c_flag() -> Iterator[threading.Event]:
+    """While the plan is built, Ctrl-C (SIGINT) also sets the event yielded, then raises KeyboardInterrupt as usual.
+
+    A memory system opened by the plan may swallow the KeyboardInterrupt (a broad retry loop): the flag, read
+    between scenarios, still stops the plan. Only Python's own handler is replaced (an ignored SIGINT stays
+    ignored), and it is put back before the samples run (asyncio installs its own Ctrl-C handler only over it).
+    """
+    interrupted = threading.Event()
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield interrupted
+        return
+
+    def on_int(signum: int, frame: Any) -> None:
+        interrupted.set()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_int)
+    try:
+        yield interrupted
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @contextlib.contextmanager

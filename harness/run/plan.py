@@ -1,13 +1,15 @@
 """``run --plan`` and the first line of every run: what the run will ask of each model, before any call.
 
-For each planned sample the arm's starting prompts are built exactly as the run builds them through the arm's
-memory system (the probe's messages and the tools the Host admits; for an agent-written system also one write run
-per earlier session, capped at the write phase's rounds), and their tokens are counted with litellm's token counter
-(each distinct text once, plus the chat framing of 3 tokens per message and 3 for the reply, as OpenAI's counting
-goes); an offline model's as it reports them (:mod:`harness.run.prompt_tokens`). Where :mod:`harness.run.model_tables`
-knows litellm's answer from the files it ships (tokenizer and price map), litellm is not imported at all: its import
-is most of a ``--plan`` on a large suite. Each distinct (model, scenario, arm) is counted once and multiplied by its
-repeats (epochs).
+For each planned sample the arm's starting prompts are built from the scenario (the probe's messages and the tools
+the Host admits; for an agent-written system also one write run per earlier session, capped at the write phase's
+rounds), with no store opened per sample (:mod:`harness.run.plan_prompts`): exactly as the run builds them for the
+built-in arms whose prompt the scenario alone decides; for any other arm (a plug-in, ``mcp:NAME``, a document or
+agent-written arm) estimated from the scenario and what one opened sample of the arm added (the plan line names
+those arms). Their tokens are counted with litellm's token counter (each distinct text once, plus the chat framing
+of 3 tokens per message and 3 for the reply, as OpenAI's counting goes); an offline model's as it reports them
+(:mod:`harness.run.prompt_tokens`). Where :mod:`harness.run.model_tables` knows litellm's answer from the files it
+ships (tokenizer and price map), litellm is not imported at all: its import is most of a ``--plan`` on a large
+suite. Each distinct (model, scenario, arm) is counted once and multiplied by its repeats (epochs).
 
 Model calls: a sample without tools makes one call; a sample with tools is
 expected to make two (a search, then the answer) and makes at most
@@ -18,8 +20,9 @@ most ``--max-tokens`` per call. Cost comes from litellm's price map per model
 (for a Router group, its dearest deployment); "unknown" when it has no price.
 A system that writes with its own model calls (``ModelWrite``, e.g. mem0's
 fact extraction) builds those prompts as it runs: they are not in the plan.
-The run's SIGTERM flag is checked between scenarios (a system may be slow to
-open, or swallow the KeyboardInterrupt a signal raises in it).
+The run's interrupt flag (SIGTERM, Ctrl-C) is checked between scenarios and
+between the arms opened once (a system may be slow to open, or swallow the
+KeyboardInterrupt a signal raises in it).
 """
 
 from __future__ import annotations
@@ -69,6 +72,9 @@ class Plan:
     models: list[ModelPlan] = field(default_factory=list)
     #: arm -> why its prompts could not be built (its calls are not counted)
     unplanned: dict[str, str] = field(default_factory=dict)
+    #: arm -> the scenario it was opened on once: its other samples' prompts are estimated from their scenarios
+    #: (:mod:`harness.run.plan_prompts`); every other arm's are exact
+    estimated: dict[str, str] = field(default_factory=dict)
 
     @property
     def calls_expected(self) -> int:
@@ -101,6 +107,8 @@ class Plan:
         return (f"plan: {self.samples:,} samples, {self.calls_expected:,} model calls expected (at most {self.calls_max:,} "
                 f"at the round cap of {self.round_cap}), ~{self.input_tokens:,} input tokens, {cost}"
                 + (f" [{by_model}]" if by_model else "")
+                + (f"; {_arms(self.estimated)} estimated from the scenarios (opened once, on {_opened(self.estimated)})"
+                   if self.estimated else "")
                 + "".join(f"; arm {arm} not counted ({why})" for arm, why in sorted(self.unplanned.items())))
 
     def lines(self, width: int = 80) -> list[str]:
@@ -130,70 +138,22 @@ class Plan:
 
     def as_dict(self) -> dict[str, Any]:
         return {"samples": self.samples, "round_cap": self.round_cap, "models": [vars(m) for m in self.models],
-                "unplanned": dict(self.unplanned)}
+                "unplanned": dict(self.unplanned), "estimated": dict(self.estimated)}
+
+
+def _arms(names: Iterable[str]) -> str:
+    ordered = sorted(names)
+    return ("arm " if len(ordered) == 1 else "arms ") + ", ".join(ordered)
+
+
+def _opened(estimated: dict[str, str]) -> str:
+    return ", ".join(sorted(set(estimated.values())))
 
 
 def _usd(value: float | None) -> str:
     if value is None:
         return "unknown"
     return f"${value:,.4f}" if value < 100 else f"${value:,.2f}"
-
-
-def _starting_prompts(
-    scenarios: Iterable[Scenario], arms: list[str], unplanned: dict[str, str], budget: Any = None
-) -> dict[tuple[str, str], list[tuple[list[dict[str, Any]], list[dict[str, Any]], int]]]:
-    """``(scenario id, arm) -> [(messages, tools, round cap), ...]``: the first call of each agent run of a sample.
-
-    Built exactly as :func:`harness.run.sample.run_memory_sample`
-    builds them: the write runs of an agent-written system (one per earlier
-    session that gets write tools, capped at the write phase's rounds), then
-    the probe (capped at ``-1``: the run's own cap). A built-in arm whose
-    prompt the scenario alone decides is built without opening its store
-    (:func:`harness.memory_systems.planning.planned_probe`); any other is
-    opened, at the cost of a copy of a seeded store, never a model call. An arm whose system raises
-    while building them is planned as no calls, and ``unplanned`` gets its
-    first error (the run records those samples as errors).
-    """
-    from harness.memory_systems import (
-        WRITE_MAX_TOOL_ROUNDS,
-        open_instance,
-        planned_probe,
-        resolve_arm,
-        write_messages,
-        write_order,
-    )
-    from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, probe_policy
-
-    out: dict[tuple[str, str], list[tuple[list[dict[str, Any]], list[dict[str, Any]], int]]] = {}
-    for scenario in scenarios:
-        for name in arms:
-            arm = resolve_arm(name)
-            runs: list[tuple[list[dict[str, Any]], list[dict[str, Any]], int]] = []
-            try:
-                planned = planned_probe(arm, scenario, budget or DEFAULT_RETRIEVAL_BUDGET)  # no store opened
-                if planned is not None:
-                    out[(scenario.id, name)] = [(planned.messages, planned.tools, -1)]
-                    continue
-                instance = open_instance(arm, scenario, budget or DEFAULT_RETRIEVAL_BUDGET)
-                try:
-                    if arm.write_mode == "agent":
-                        for session in write_order(scenario):
-                            tools = instance.begin_write(session)
-                            # A system's own write (ModelWrite) builds its prompts while it runs: not planned.
-                            specs = list(tools.tool_specs()) if tools is not None and hasattr(tools, "tool_specs") else []
-                            if specs:
-                                runs.append((write_messages(session), specs, WRITE_MAX_TOOL_ROUNDS))
-                    policy, context = probe_policy(scenario)
-                    setup = instance.begin_probe(policy, context).arm_setup()
-                    runs.append((setup.messages, setup.tools, -1))
-                finally:
-                    instance.close()
-            except Exception as exc:  # noqa: BLE001 - a system that cannot build its prompts fails its samples in the run
-                # The plan never stops a run: those samples will be error records naming the cause; plan them as nothing.
-                unplanned.setdefault(name, f"{type(exc).__name__}: {exc}")
-                runs = []
-            out[(scenario.id, name)] = runs
-    return out
 
 
 def _prices(models: list[str], router_config: Any) -> dict[str, Any]:
@@ -252,14 +212,14 @@ def make_plan(scenarios: Sequence[Scenario], specs: Iterable[Any], *, round_cap:
     by_id = scenarios_by_id(scenarios)  # a shelf's view: one scenario unpacked at a time
     arms = list(dict.fromkeys(spec.arm for spec in specs))
     needed = list(dict.fromkeys(spec.scenario_id for spec in specs))
-    from harness.memory_systems import plans_without_store, resolve_arm
+    from harness.run.plan_prompts import ArmPrompts, learning_scenario
     from harness.scenarios import reserve_store_templates
 
-    # An arm the plan opens (not one harness.memory_systems.planning builds) opens each store once, then the run opens
-    # them again epoch by epoch: size the templates for both (p26store); otherwise for the run's openings alone.
-    opened = [] if all(plans_without_store(resolve_arm(arm)) for arm in arms) else needed
-    reserve_store_templates(work_order(scenarios, opened + [spec.scenario_id for spec in specs]))
     unplanned: dict[str, str] = {}
+    prompts = ArmPrompts(arms, budget, unplanned)
+    # An arm the plan estimates is opened once, on one scenario, before the samples open theirs (p26store).
+    learn_on = learning_scenario(needed, by_id) if prompts.estimated and needed else None
+    reserve_store_templates(work_order(scenarios, ([learn_on] if learn_on else []) + [spec.scenario_id for spec in specs]))
     models = list(dict.fromkeys(spec.model for spec in specs))
     price = _prices(models, router_config)
     tokenizers = tokenizer_models or {}
@@ -272,20 +232,25 @@ def make_plan(scenarios: Sequence[Scenario], specs: Iterable[Any], *, round_cap:
     by_scenario: dict[str, list[tuple[str, str, int]]] = {}
     for (model, scenario_id, arm), times in repeats.items():
         by_scenario.setdefault(scenario_id, []).append((model, arm, times))
+    if learn_on is not None:
+        prompts.learn_all(learn_on, by_id, should_stop)
     # One scenario's prompts at a time: every full_history prompt of a suite at once was ~200 MB on LoCoMo.
     for done, scenario_id in enumerate(needed):
         if should_stop is not None and should_stop():
             raise PlanInterrupted(f"stopped while planning, after {done} of {len(needed)} scenarios")
-        prompts = _starting_prompts([by_id[scenario_id]], arms, unplanned, budget)
+        scenario = by_id[scenario_id]
         for model, arm, times in by_scenario[scenario_id]:
             plans[model].samples += times
-            _count(prompts[(scenario_id, arm)], times, counters[model], plans[model], model, round_cap, max_tokens, tool_tokens, canonical)
+            _count(prompts.runs(scenario, arm), times, counters[model], plans[model], model, round_cap, max_tokens,
+                   tool_tokens, canonical)
     for model, plan in plans.items():
         p = price.get(model)
         if p is not None:
             plan.cost_usd = p.cost(plan.input_tokens, plan.output_tokens)
             plan.cost_max_usd = p.cost(plan.input_tokens_max, plan.output_tokens_max)
-    return Plan(samples=len(specs), round_cap=round_cap, models=list(plans.values()), unplanned=unplanned)
+    estimated = {} if learn_on is None else {arm: learn_on for arm in prompts.estimated if arm not in unplanned}
+    return Plan(samples=len(specs), round_cap=round_cap, models=list(plans.values()), unplanned=unplanned,
+                estimated=estimated)
 
 
 def plan_for(options: Any, scenarios: Sequence[Scenario], specs: Iterable[Any],
@@ -345,6 +310,9 @@ def start_line(options: Any, scenarios: Sequence[Scenario], specs: list[Any], do
     before = recorded_cost(done)
     left = max(0.0, options.max_cost_usd - before)
     print(f"budget: --max-cost-usd ${options.max_cost_usd:,.4f}, ${before:,.4f} recorded before, ${left:,.4f} left", file=sys.stderr)
+    if plan.estimated:  # the plan may count less than the run sends: the cap rests on each call's own reservation
+        print(f"budget: the plan's figures for {_arms(plan.estimated)} are estimated; every call still reserves its worst "
+              "case from its real prompt before it is made", file=sys.stderr)
     return dataclasses.replace(options, budget_usd=left), None
 
 

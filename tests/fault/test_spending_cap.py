@@ -4,6 +4,7 @@ spending would truly pass it, whatever the concurrency, and every judge call is 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -153,3 +154,62 @@ def test_report_max_cost_without_a_judge_or_with_an_unpriced_judge_is_one_line(t
                         server.base_url, "--max-cost-usd", "1")
     assert code == 2 and "no price for openai/no-such-priced-judge" in err and "Traceback" not in err, err
     assert len(server.requests) == sent
+
+
+GROWING_PLUGIN = '''
+from harness.memory_systems import MemoryInstance, MemorySystem, ProbeSetup, policy_denial, probe_messages
+
+OPENED = []
+
+
+class _Instance(MemoryInstance):
+    def __init__(self, scenario, section):
+        super().__init__(scenario)
+        self.section = section
+
+    def begin_probe(self, policy, context):
+        if policy_denial(policy, context) is not None:
+            return ProbeSetup(probe_messages(self.scenario))
+        return ProbeSetup(probe_messages(self.scenario, context_section=self.section))
+
+
+class Growing(MemorySystem):
+    """A store whose injected context the plan's one opening does not show: small at the first opening of the
+    process (the plan's), about 80,000 tokens at every later one (the samples')."""
+
+    name, description, arms = "growing", "injects more than the plan saw", {"growing": "seeded"}
+
+    def open(self, scenario, write_mode):
+        OPENED.append(scenario.id)
+        return _Instance(scenario, "<notes>a note</notes>" if len(OPENED) == 1 else "<notes>" + "note " * 80000 + "</notes>")
+
+
+system = Growing()
+'''
+
+
+def test_a_plan_that_estimates_below_the_real_prompts_cannot_let_a_run_pass_the_cap(tmp_path: Path, server: FakeOpenAIServer) -> None:
+    """A plug-in whose samples inject ~80,000 tokens the plan's one opening did not show: the plan's maximum (~$0.002)
+    is under the $0.005 cap, yet the first call's reservation from its real prompt (~$0.012) is not: the run stops
+    with exit 3 before any request, the budget line having said the plug-in's figures are estimated."""
+    import re
+
+    site = tmp_path / "site"
+    (site / "growing-0.dist-info").mkdir(parents=True)
+    (site / "growing.py").write_text(GROWING_PLUGIN, encoding="utf-8")
+    (site / "growing-0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: growing\nVersion: 0\n")
+    (site / "growing-0.dist-info" / "entry_points.txt").write_text("[recall_eval.memory_systems]\ngrowing = growing:system\n")
+    out = tmp_path / "run"
+    argv = [sys.executable, "-m", "harness.cli", "run", "--no-progress", "--no-cache", "--model", "openai/gpt-4o-mini",
+            "--api-base", server.base_url, "--scenarios", str(SMOKE), "--filter", "smoke-0[12345]*", "--arms", "growing",
+            "--out", str(out), "--max-concurrency", "1", "--max-tokens", "100", "--max-cost-usd", "0.005"]
+    env = cli_env() | {"PYTHONPATH": os.pathsep.join([str(REPO), str(site)])}
+    code, _, err = finish(subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                           text=True), timeout=300)
+
+    plan_max = float(re.search(r"at most \$([0-9.]+)\)", " ".join(err.split())).group(1))
+    assert plan_max < 0.005, err  # the plan said the run fits
+    assert "the plan's figures for arm growing are estimated" in " ".join(err.split())
+    assert code == 3, err
+    assert "--max-cost-usd $0.0050 reached" in err and "Traceback" not in err
+    assert server.requests == [] and recorded_cost(scan_results(out / RESULTS_FILE).records) == 0

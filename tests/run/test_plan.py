@@ -158,7 +158,7 @@ def test_planning_the_built_in_arms_opens_no_store(suite: Path, monkeypatch: pyt
 
 
 def test_a_plan_built_without_stores_counts_what_opening_each_arm_counts(suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness.memory_systems import planning  # noqa: F401 - the module whose rule is switched off below
+    from harness.run import plan_prompts
 
     scenarios = load_scenarios([suite])
     incognito = scenarios[0].model_copy(update={"id": f"{scenarios[0].id}-incognito",
@@ -167,8 +167,9 @@ def test_a_plan_built_without_stores_counts_what_opening_each_arm_counts(suite: 
     specs = plan_samples(scenarios, STORE_ARMS, ["openai/gpt-4o-mini"], 1, 0)
     by_arm = {}
     for mode in ("scenario alone", "opened"):
-        if mode == "opened":
-            monkeypatch.setattr(planning, "plans_without_store", lambda arm: False)
+        if mode == "opened":  # every sample's instance opened, as the plan did before it planned from the scenario
+            monkeypatch.setattr(plan_prompts.ArmPrompts, "runs", lambda self, scenario, name: plan_prompts.opened_runs(
+                self.arms[name], scenario, self.budget))
         by_arm[mode] = [vars(make_plan(scenarios, [s for s in specs if s.arm == arm], round_cap=4, max_tokens=2048).models[0])
                         for arm in STORE_ARMS]
     assert by_arm["scenario alone"] == by_arm["opened"]
