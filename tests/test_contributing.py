@@ -160,3 +160,22 @@ def test_the_add_a_memory_system_recipe_runs_as_written(tmp_path, monkeypatch, c
     assert "✗ fail  tool-level leaks" in capsys.readouterr().out
     ungated = _smoke_leaks(tmp_path, source.replace(gate, "if False:"), "ungated", traps)
     assert ungated["smoke-05-policy-reads-off"] == ["policy_denied_read"]
+
+
+_SCORER = "Add a scorer (a metric or a check)"
+
+
+def test_the_add_a_scorer_recipe_runs_as_written(tmp_path, monkeypatch, capsys) -> None:
+    """The worked example of *Add a scorer*: the recipe's run, then its python block, which follows bleu1 from each
+    sample's score (the pure function of answer and gold) to its aggregate row, its labelled table row and a verdict
+    it never changes, while a gating aggregate row (a tool-level leak) fails the verdict. Its asserts are the test."""
+    (command,) = _recipe_commands(_SCORER)
+    (code,) = _code_blocks(_SCORER, "python")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tests").symlink_to(ROOT / "tests")  # the recipe runs from the checkout's root
+    out = tmp_path / re.search(r"--out (\S+)", command)[1]
+    assert _run(command.split(" --out ")[0], out) in (0, 1)
+    capsys.readouterr()
+    exec(compile(code, "CONTRIBUTING.md", "exec"), {"__name__": "recipe"})
+    shown = capsys.readouterr().out
+    assert shown.startswith("BLEU-1 (LoCoMo papers' metric, informational) {'history_only': ")
