@@ -1,7 +1,8 @@
-"""CONTRIBUTING.md's recipes name only files, commands and flags that exist, so a newcomer's first step never fails."""
+"""CONTRIBUTING.md's recipes name only files, commands and flags that exist, and each worked example runs as written."""
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -179,3 +180,40 @@ def test_the_add_a_scorer_recipe_runs_as_written(tmp_path, monkeypatch, capsys) 
     exec(compile(code, "CONTRIBUTING.md", "exec"), {"__name__": "recipe"})
     shown = capsys.readouterr().out
     assert shown.startswith("BLEU-1 (LoCoMo papers' metric, informational) {'history_only': ")
+
+
+_IMPORTER = "Add a benchmark importer"
+
+
+def test_the_add_a_benchmark_importer_recipe_runs_as_written(tmp_path, monkeypatch, capsys) -> None:
+    """The worked example of *Add a benchmark importer*, from a checkout folder of its own: the python block writes a
+    file in LoCoMo's published shape, the import turns one conversation into a suite, the audit reads it as SUITE.md
+    does, and the run reports by the protocol the importer declares (four headline categories, adversarial apart)."""
+    import shlex
+
+    from harness.cli import main
+    from harness.importers.locomo import defaults
+
+    (code,) = _code_blocks(_IMPORTER, "python")
+    convert, audit, run = _recipe_commands(_IMPORTER)  # the example's three commands, in order
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    monkeypatch.chdir(checkout)
+    exec(compile(code, "CONTRIBUTING.md", "exec"), {"__name__": "recipe"})
+    assert "'conversations': 10, 'turns': 5882, 'questions': 19" in capsys.readouterr().out
+    assert main(shlex.split(convert)[1:]) == 0
+    suite = tmp_path / "locomo-shape"
+    assert sorted(p.name for p in suite.iterdir()) == ["SUITE.md", "_defaults.yaml", "_suite.json", "conv-1.yaml"]
+    capsys.readouterr()
+    assert main(shlex.split(audit)[1:]) in (0, 1)  # 1: findings listed
+    audited = capsys.readouterr().out.strip().splitlines()[-1]
+    assert audited.startswith("gold audit: ") and audited in (suite / "SUITE.md").read_text(encoding="utf-8")
+    out = tmp_path / re.search(r"--out (\S+)", run)[1]
+    assert _run(run.split(" --out ")[0], out) in (0, 1)
+    assert "by category, as the suite's protocol reports it" in capsys.readouterr().out
+    protocol = json.loads((out / "summary.json").read_text(encoding="utf-8"))["protocol"]
+    declared = defaults()["protocol"]
+    assert (protocol["headline"], protocol["reported_apart"]) == (declared["headline"], declared["reported_apart"])
+    assert protocol["reported_apart"] == ["adversarial"] and len(protocol["headline"]) == 4
+    groups = {row["category"]: row["group"] for row in protocol["tables"][0]["rows"]}
+    assert groups["adversarial"] == "apart" and {groups[c] for c in declared["headline"]} == {"headline"}
