@@ -7,6 +7,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 from harness.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -136,6 +138,14 @@ def _smoke_leaks(tmp_path: Path, source: str, name: str, command: str) -> dict[s
     return {r["scenario_id"]: sorted({leak["kind"] for leak in r["tool_leaks"]}) for r in rows if r["arm"] == "pinboard"}
 
 
+@pytest.fixture()
+def _forget_the_plugin_module():
+    """The recipe's plug-in module leaves ``sys.modules`` with the test (its sites are gone)."""
+    yield
+    sys.modules.pop("pinboard", None)
+
+
+@pytest.mark.usefixtures("_forget_the_plugin_module")
 def test_the_add_a_memory_system_recipe_runs_as_written(tmp_path, monkeypatch, capsys) -> None:
     """The worked plug-in of *Add a memory system*: its python block installed under the entry point of its toml block,
     run with the recipe's command on the starter scenario it names (both memory arms answer, history_only cannot),
