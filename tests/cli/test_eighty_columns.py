@@ -7,9 +7,15 @@ suite twice, a run of one arm that warns), ``run --resume`` of a run cut short,
 (refused, forced, and a model pairing), ``history``, ``export inspect``,
 ``import`` of the LoCoMo, LongMemEval and transcript files, ``new``, ``schema
 --out``, ``view``'s start lines, and each command's error for a wrong path or
-input, each in its own process so the output is piped as in a CI log. A line
-may pass 80 only for a path or URL that cannot wrap, standing alone or after a
-short label or command (at most :data:`LABEL` characters).
+input. Piped (no ``COLUMNS``), each command runs in its own process, its
+output piped as in a CI log: the CLI must find 80 columns itself, and
+whatever a process prints outside ``main`` (an import's warning) is seen. At
+``COLUMNS=80`` the same walk runs through ``main`` in this process (output
+captured, so still not a terminal) with ``COLUMNS`` set: what that walk adds
+is a width source that misreads ``COLUMNS``, which needs no interpreter of
+its own per command to show (about sixty fewer starts). A line may pass 80
+only for a path or URL that cannot wrap, standing alone or after a short
+label or command (at most :data:`LABEL` characters).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -115,32 +122,56 @@ def _view_start(root: Path, env: dict[str, str]) -> str:
     return "".join(lines)
 
 
-def _walk(root: Path, env: dict[str, str]) -> dict[str, str]:
-    """Each command line -> what it printed (standard output and error), in separate processes."""
-    out = {}
+Call = Callable[[list[str]], tuple[int, str]]
 
-    def call(args: list[str]) -> subprocess.CompletedProcess[str]:
+
+def _in_processes(env: dict[str, str]) -> Call:
+    """Each command line run in a process of its own, piped: (exit code, standard output and error)."""
+
+    def call(args: list[str]) -> tuple[int, str]:
         done = subprocess.run([sys.executable, "-m", "harness.cli", *args], cwd=REPO, env=env, capture_output=True,
                               text=True, timeout=600, check=False)
         assert "Traceback" not in done.stderr, (args, done.stderr)
-        out[" ".join(args)] = done.stdout + done.stderr
-        return done
+        return done.returncode, done.stdout + done.stderr
+
+    return call
+
+
+def _in_this_process(capsys: pytest.CaptureFixture[str]) -> Call:
+    """Each command line run through ``main`` here, its output captured: (exit code, standard output and error)."""
+    from harness.cli import main
+
+    def call(args: list[str]) -> tuple[int, str]:
+        capsys.readouterr()
+        try:
+            code = main(args)
+        except SystemExit as stop:  # argparse's --help and usage errors
+            code = stop.code if isinstance(stop.code, int) else 2
+        printed = capsys.readouterr()
+        assert "Traceback" not in printed.err, (args, printed.err)
+        return code, printed.out + printed.err
+
+    return call
+
+
+def _walk(root: Path, env: dict[str, str], call: Call) -> dict[str, str]:
+    """Each command line -> what it printed (standard output and error), each run by ``call``."""
+    out = {}
+
+    def run(args: list[str]) -> int:
+        code, out[" ".join(args)] = call(args)
+        return code
 
     for args in [["--help"], *([command, "--help"] for command in COMMANDS), *_runs(root)]:
-        call(args)
-    call(_resumable(root))
+        run(args)
+    run(_resumable(root))
     out["view (start)"] = _view_start(root, env)
     for args in _errors(root):
-        assert call(args).returncode != 0, (args, out[" ".join(args)])
+        assert run(args) != 0, (args, out[" ".join(args)])
     return out
 
 
-@pytest.mark.slow  # some forty processes, runs among them: a few minutes on a loaded two-core machine
-@pytest.mark.parametrize("columns", ["80", None], ids=["COLUMNS=80", "piped"])
-def test_every_command_prints_lines_of_at_most_80_columns(tmp_path: Path, columns: str | None) -> None:
-    env = {key: value for key, value in os.environ.items() if key != "COLUMNS"}
-    env.update({"PYTHONPATH": str(REPO), "LITELLM_LOCAL_MODEL_COST_MAP": "True", **({"COLUMNS": columns} if columns else {})})
-    printed = _walk(tmp_path, env)
+def _check(printed: dict[str, str]) -> None:
     assert "right so far" in printed[next(k for k in printed if k.startswith("run") and "runs/a" in k)]
     assert "samples to run (7 already done" in printed[next(k for k in printed if "--resume" in k and "cut" in k)]
     merged = next(k for k in printed if k.startswith("merge") and "shards" in k)
@@ -148,6 +179,28 @@ def test_every_command_prints_lines_of_at_most_80_columns(tmp_path: Path, column
     long = {command: found for command, text in printed.items() if (found := too_long(text))}
     assert not long, "\n".join(f"{command}:\n" + "\n".join(f"  {len(line)}: {line}" for line in found)
                                for command, found in long.items())
+
+
+def _env(columns: str | None) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key != "COLUMNS"}
+    env.update({"PYTHONPATH": str(REPO), "LITELLM_LOCAL_MODEL_COST_MAP": "True", **({"COLUMNS": columns} if columns else {})})
+    return env
+
+
+@pytest.mark.slow  # some forty processes, runs among them: a few minutes on a loaded two-core machine
+def test_every_command_prints_lines_of_at_most_80_columns_piped(tmp_path: Path) -> None:
+    env = _env(None)
+    _check(_walk(tmp_path, env, _in_processes(env)))
+
+
+@pytest.mark.slow  # the same walk in this process: a minute on a loaded two-core machine
+def test_every_command_prints_lines_of_at_most_80_columns_at_columns_80(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    env = _env("80")
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    monkeypatch.chdir(REPO)  # where the piped walk's processes run (their project settings)
+    _check(_walk(tmp_path, env, _in_this_process(capsys)))
 
 
 def test_the_check_sees_a_long_line_and_lets_a_lone_path_pass() -> None:

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from harness.records import RESULTS_FILE, scan_results
 from harness.run.budget import recorded_cost
 from tests.fault.conftest import REPO, cli_env, finish
 from tests.integration.conftest import SMOKE
-from tests.integration.fake_openai_server import FakeOpenAIServer
+from tests.integration.fake_openai_server import FakeOpenAIServer, Script
 
 ARMS = ("history_only", "recall", "full_history")
 MAX_TOKENS = 16000
@@ -116,15 +119,30 @@ def _report(cwd: Path, run: Path, *flags: str) -> tuple[int, str]:
     return code, err
 
 
-def test_report_judge_calls_stop_at_its_own_cap_and_a_higher_cap_finishes_from_the_cache(tmp_path: Path, server: FakeOpenAIServer) -> None:
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One finished run with no cap and no judge (15 samples, its own server), shared read-only: each test that
+    reports on it copies it (:func:`_copy`)."""
+    folder = tmp_path_factory.mktemp("plain")
+    with FakeOpenAIServer(Script()) as server:
+        code, err, out = _run(folder, server, "plain")
+    assert code in (0, 1), err
+    return out
+
+
+def _copy(run: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(run, tmp_path / run.name))
+
+
+def test_report_judge_calls_stop_at_its_own_cap_and_a_higher_cap_finishes_from_the_cache(
+        tmp_path: Path, server: FakeOpenAIServer, plain: Path) -> None:
     """`report --judge-model M --max-cost-usd 0.01` on a finished run (its judges, calibration included, would make ~90
     calls, ~$0.06 at the usage the server reports): it stops with exit 3 before the judge call that would pass $0.01,
     writes nothing (the run's report untouched), and the judge requests made cost no more than the cap; the same
     command at $1 then finishes, asking the server again only for the verdicts not yet paid for."""
-    code, err, out = _run(tmp_path, server, "plain")
-    assert code in (0, 1), err
+    out = _copy(plain, tmp_path)
     before = (out / "summary.json").read_bytes()
-    agent_requests = len(server.requests)
+    agent_requests = len(server.requests)  # none: the run was made against another server
     flags = (*JUDGE, "--judge-api-base", server.base_url)
 
     code, err = _report(tmp_path, out, *flags, "--max-cost-usd", "0.01")
@@ -142,11 +160,11 @@ def test_report_judge_calls_stop_at_its_own_cap_and_a_higher_cap_finishes_from_t
     assert first + paid > first * 2  # the first report really stopped short of the whole
 
 
-def test_report_max_cost_without_a_judge_or_with_an_unpriced_judge_is_one_line(tmp_path: Path, server: FakeOpenAIServer) -> None:
+def test_report_max_cost_without_a_judge_or_with_an_unpriced_judge_is_one_line(
+        tmp_path: Path, server: FakeOpenAIServer, plain: Path) -> None:
     """`report --max-cost-usd` without --judge-model (a report makes no other call), or with a judge litellm has no
     price for: one line naming the fix, exit 2, no request sent and nothing written."""
-    code, err, out = _run(tmp_path, server, "plain")
-    assert code in (0, 1), err
+    out = _copy(plain, tmp_path)
     sent = len(server.requests)
     code, err = _report(tmp_path, out, "--max-cost-usd", "1")
     assert code == 2 and "also pass --judge-model M" in err and len(err.strip().splitlines()) == 1, err

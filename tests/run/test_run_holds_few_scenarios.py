@@ -73,6 +73,11 @@ def _haystacks_alive() -> int:
 @pytest.fixture
 def counted(monkeypatch):
     """Live scenarios at every sample and every scored record; file unpacks of the shelf."""
+    return _counting(monkeypatch)
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> dict:
+    """Count, while ``monkeypatch`` holds: live scenarios at every sample and every scored record; shelf unpacks."""
     import harness.run.sample as sample
     import harness.scenarios.shelf as shelf
     import harness.score as score
@@ -102,19 +107,30 @@ def counted(monkeypatch):
     return seen
 
 
+@pytest.fixture(scope="module")
+def counted_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """One run of the suite in three arms, counted while it ran: (its folder, the counts). Shared read-only by the
+    tests that read its counts (a run walks the heap at each of its 180 samples and scores); a report copies it."""
+    from harness.cli import main
+
+    root = tmp_path_factory.mktemp("counted")
+    suite = _write_suite(root / "suite")
+    with pytest.MonkeyPatch.context() as patch:
+        counts = _counting(patch)
+        code = main(["run", "--scenarios", str(suite), "--model", "offline/reference", "--arms", "history_only",
+                     "recall", "full_history", "--out", str(root / "run"), "--no-progress", "--no-cache"])
+    assert code in (0, 1) and (root / "run" / "summary.json").is_file()
+    return root / "run", counts
+
+
 @in_a_fresh_process
-def test_a_whole_run_holds_a_few_scenarios_at_a_time_not_the_suite(tmp_path, counted) -> None:
+def test_a_whole_run_holds_a_few_scenarios_at_a_time_not_the_suite(counted_run) -> None:
     """Bug planted: the run's context held ``{s.id: s for s in scenarios}`` (every scenario alive during the samples).
 
     Also planted: the plan's store templates keeping every scenario's lists (8 x capacity plans); the memo
     holding each scored scenario strongly (the report kept all 30 alive).
     """
-    from harness.cli import main
-
-    suite = _write_suite(tmp_path / "suite")
-    code = main(["run", "--scenarios", str(suite), "--model", "offline/reference", "--arms", "history_only", "recall",
-                 "full_history", "--out", str(tmp_path / "run"), "--no-progress", "--no-cache"])
-    assert code in (0, 1) and (tmp_path / "run" / "summary.json").is_file()
+    _, counted = counted_run
     assert len(counted["sample"]) == 3 * COUNT and len(counted["score"]) >= 3 * COUNT
     # the samples in flight (8 at once over 3 arms) and the few files kept unpacked; never the 30 of the suite
     assert max(counted["sample"]) <= 10 < COUNT
@@ -122,29 +138,24 @@ def test_a_whole_run_holds_a_few_scenarios_at_a_time_not_the_suite(tmp_path, cou
 
 
 @in_a_fresh_process
-def test_each_pass_of_a_run_unpacks_each_file_once(tmp_path, counted) -> None:
+def test_each_pass_of_a_run_unpacks_each_file_once(counted_run) -> None:
     """Plan, samples and report each go through the suite once: at most 3 unpacks a file.
 
     Bug planted: the report's passes after scoring (titles, categories, protocol, layers) read the shelf
     instead of husks: each of them unpacked the suite again (~10 unpacks a file, the CPU an earlier attempt lost).
     """
-    from harness.cli import main
-
-    suite = _write_suite(tmp_path / "suite")
-    code = main(["run", "--scenarios", str(suite), "--model", "offline/reference", "--arms", "history_only", "recall",
-                 "full_history", "--out", str(tmp_path / "run"), "--no-progress", "--no-cache"])
-    assert code in (0, 1)
+    _, counted = counted_run
     assert COUNT <= counted["unpacks"] <= 3 * COUNT
 
 
 @in_a_fresh_process
-def test_a_report_of_a_finished_run_unpacks_each_file_once(tmp_path, counted) -> None:
+def test_a_report_of_a_finished_run_unpacks_each_file_once(tmp_path, counted_run, counted) -> None:
     """``recall-eval report`` loads the named scenarios onto a shelf and scores them file by file."""
+    import shutil
+
     from harness.cli import main
 
-    suite = _write_suite(tmp_path / "suite")
-    assert main(["run", "--scenarios", str(suite), "--model", "offline/reference", "--arms", "history_only", "recall",
-                 "--out", str(tmp_path / "run"), "--no-progress", "--no-cache"]) in (0, 1)
+    run = Path(shutil.copytree(counted_run[0], tmp_path / "run"))  # the report rewrites the run's outputs
     counted["unpacks"], counted["score"] = 0, []
-    assert main(["report", str(tmp_path / "run")]) in (0, 1)
+    assert main(["report", str(run)]) in (0, 1)
     assert counted["unpacks"] == COUNT and max(counted["score"]) <= 6
