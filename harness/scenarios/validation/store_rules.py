@@ -19,14 +19,15 @@ from harness.scenarios.validation.fields import Sessions
 
 def check_store_rules(specs: Sequence[ItemSpec | None], scenario: Scenario | Sessions) -> Iterator[Finding]:
     """Ask the store whether it accepts every content state of every item (None: an item the models refused)."""
-    from harness.scenarios.seeding import item_input
+    from harness.scenarios.seeding import item_input, session_starts
     from memory_tools import MemoryValidationError, validate_item_input
 
+    starts = session_starts(scenario)  # type: ignore[arg-type]  # reads only .sessions
     for i, spec in enumerate(specs):
         if spec is None:
             continue
         try:
-            base = item_input(spec, scenario)  # type: ignore[arg-type]  # reads only .id and .sessions
+            base = item_input(spec, scenario, starts)  # type: ignore[arg-type]  # reads only .id and .sessions
         except ValueError:  # a missing source session, reported by check_sources
             continue
         states: list[tuple[Loc, Any]] = [(("items", i), base)]
