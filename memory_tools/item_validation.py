@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 from memory_tools.model import (
     ItemInput,
@@ -166,7 +166,11 @@ _PRIORITY = {
 }
 
 
-def _key_winners(keys: object, field: str = "keys") -> dict[str, tuple[int, str, KeyType, KeyOrigin]]:
+#: The winner of each normalized key: (priority, original text, type, origin).
+_Winners = dict[str, tuple[int, str, KeyType, KeyOrigin]]
+
+
+def _key_winners(keys: object, field: str = "keys") -> _Winners:
     """Check and de-duplicate an item's keys: the winner of each normalized key, as (priority, original, type, origin).
 
     The winner among keys with the same normalized text has the highest
@@ -197,7 +201,7 @@ def _key_winners(keys: object, field: str = "keys") -> dict[str, tuple[int, str,
     return best
 
 
-def _stored_keys(best: dict[str, tuple[int, str, KeyType, KeyOrigin]]) -> tuple[MemoryItemKey, ...]:
+def _stored_keys(best: _Winners) -> tuple[MemoryItemKey, ...]:
     """The winners of :func:`_key_winners` as stored keys, sorted by normalized key."""
     return tuple(
         _stored_key(original, key_type, key_origin, normalized)
@@ -262,24 +266,8 @@ def validate_item_input(item: ItemInput, *, default_now: int | None = None) -> N
         MemoryValidationError: At the first rule broken, naming the field,
             e.g. ``"keys[3].key must not be empty or only whitespace"``.
     """
-    checked = _checked(item, default_now)
-    return NormalizedItem(
-        item_id=checked.item_id,
-        content=checked.content,
-        content_hash=content_hash(checked.content),
-        kind=checked.kind,
-        statement_type=checked.statement_type,
-        temporal_type=checked.temporal_type,
-        scope_type=checked.scope_type,
-        scope_key=checked.scope_key,
-        event_started_at=checked.event_started_at,
-        event_ended_at=checked.event_ended_at,
-        observed_at=checked.observed_at,
-        origin=checked.origin,
-        keys=_stored_keys(checked.keys),
-        sources=checked.sources,
-        now=checked.now,
-    )
+    fields, keys = _checked(item, default_now)
+    return NormalizedItem(**fields, content_hash=content_hash(fields["content"]), keys=_stored_keys(keys))
 
 
 def check_item_input(item: ItemInput) -> None:
@@ -294,27 +282,12 @@ def check_item_input(item: ItemInput) -> None:
     _checked(item, None)
 
 
-class _Checked(NamedTuple):
-    """What the rules found of an item, before the store's pieces (content hash, stored keys) are built."""
+def _checked(item: ItemInput, default_now: int | None) -> tuple[dict[str, Any], _Winners]:
+    """Every create-time rule of ``item``, in the order its fields are checked (the first broken one raises).
 
-    item_id: str | None
-    now: int
-    content: str
-    kind: Kind
-    statement_type: StatementType
-    temporal_type: TemporalType
-    scope_type: ScopeType
-    scope_key: str | None
-    event_started_at: int | None
-    event_ended_at: int | None
-    observed_at: int
-    origin: Origin
-    keys: dict[str, tuple[int, str, KeyType, KeyOrigin]]
-    sources: tuple[MemoryItemSource, ...]
-
-
-def _checked(item: ItemInput, default_now: int | None) -> _Checked:
-    """Every create-time rule of ``item``, in the order its fields are checked (the first broken one raises)."""
+    Returns the :class:`NormalizedItem` fields the rules produce (all but ``content_hash`` and ``keys``) and the
+    winning keys (:func:`_key_winners`), from which :func:`validate_item_input` builds the stored ones.
+    """
     if not isinstance(item, ItemInput):
         raise _fail(f"item must be an ItemInput (got {type(item).__name__})")
     item_id = None if item.item_id is None else normalize_identifier(item.item_id, "item_id")
@@ -333,5 +306,8 @@ def _checked(item: ItemInput, default_now: int | None) -> _Checked:
     observed_at = check_time(item.observed_at, "observed_at", optional=True)
     scope_key = _check_scope(scope_type, item.scope_key)
     keys = _key_winners(item.keys)
-    return _Checked(item_id, now, content, kind, statement_type, temporal_type, scope_type, scope_key, start, end,
-                    now if observed_at is None else observed_at, origin, keys, _normalize_sources(item.sources))
+    fields = {"item_id": item_id, "content": content, "kind": kind, "statement_type": statement_type,
+              "temporal_type": temporal_type, "scope_type": scope_type, "scope_key": scope_key, "event_started_at": start,
+              "event_ended_at": end, "observed_at": now if observed_at is None else observed_at, "origin": origin,
+              "sources": _normalize_sources(item.sources), "now": now}
+    return fields, keys
