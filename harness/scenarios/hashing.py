@@ -84,7 +84,7 @@ def _entry_json(entry: Any) -> bytes:
 
 #: Models whose JSON dump holds only strings, ints, booleans, nulls, lists and str-keyed mappings (no float field at
 #: any depth: a test walks their schemas), so orjson writes exactly what :func:`_canonical` writes.
-FLOATLESS = (Session, ItemSpec)
+FLOATLESS: tuple[type, ...] = (Session, ItemSpec)
 _SORTED = orjson.OPT_SORT_KEYS
 
 
