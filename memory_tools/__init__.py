@@ -19,7 +19,7 @@ This package knows nothing of the harness. Public surface:
 from memory_tools.disclosure import fit_disclosure, iso_utc
 from memory_tools.fulltext import FullTextHost, FullTextRun
 from memory_tools.host import Host, HostConfigurationError, MemoryRun, ToolCallRecord, record_arguments
-from memory_tools.item_validation import NormalizedItem, validate_item_input
+from memory_tools.item_validation import NormalizedItem, check_item_input, validate_item_input
 from memory_tools.model import (
     ItemInput,
     KeyInput,
@@ -136,6 +136,7 @@ __all__ = [
     "strip_format_characters",
     "normalize_identifier",
     "normalize_search_term",
+    "check_item_input",
     "validate_item_input",
     "ItemInput",
     "KeyInput",

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from memory_tools.model import (
     ItemInput,
@@ -166,8 +166,12 @@ _PRIORITY = {
 }
 
 
-def _normalize_keys(keys: object, field: str = "keys") -> tuple[MemoryItemKey, ...]:
-    """Normalize and de-duplicate an item's keys; return the winners sorted by normalized key.
+#: The winner of each normalized key: (priority, original text, type, origin).
+_Winners = dict[str, tuple[int, str, KeyType, KeyOrigin]]
+
+
+def _key_winners(keys: object, field: str = "keys") -> _Winners:
+    """Check and de-duplicate an item's keys: the winner of each normalized key, as (priority, original, type, origin).
 
     The winner among keys with the same normalized text has the highest
     ``origin weight x 10 + type weight``; ties go to the smaller NFC, trimmed
@@ -194,6 +198,11 @@ def _normalize_keys(keys: object, field: str = "keys") -> tuple[MemoryItemKey, .
             best[normalized] = (priority, original, key_type, key_origin)
     if not 1 <= len(best) <= MAX_KEYS_PER_ITEM:
         raise _fail(f"{field} must hold 1..{MAX_KEYS_PER_ITEM} distinct keys after normalization (got {len(best)})")
+    return best
+
+
+def _stored_keys(best: _Winners) -> tuple[MemoryItemKey, ...]:
+    """The winners of :func:`_key_winners` as stored keys, sorted by normalized key."""
     return tuple(
         _stored_key(original, key_type, key_origin, normalized)
         for normalized, (_, original, key_type, key_origin) in sorted(best.items())
@@ -257,6 +266,28 @@ def validate_item_input(item: ItemInput, *, default_now: int | None = None) -> N
         MemoryValidationError: At the first rule broken, naming the field,
             e.g. ``"keys[3].key must not be empty or only whitespace"``.
     """
+    fields, keys = _checked(item, default_now)
+    return NormalizedItem(**fields, content_hash=content_hash(fields["content"]), keys=_stored_keys(keys))
+
+
+def check_item_input(item: ItemInput) -> None:
+    """Apply every rule of :func:`validate_item_input` to ``item`` and build nothing (no hash, no stored keys).
+
+    The scenario validator asks only whether the store accepts an item (a LongMemEval S suite: ~300,000 of them);
+    the rules are the same code, in the same order, so the first broken rule raises the same message.
+
+    Raises:
+        MemoryValidationError: As :func:`validate_item_input`.
+    """
+    _checked(item, None)
+
+
+def _checked(item: ItemInput, default_now: int | None) -> tuple[dict[str, Any], _Winners]:
+    """Every create-time rule of ``item``, in the order its fields are checked (the first broken one raises).
+
+    Returns the :class:`NormalizedItem` fields the rules produce (all but ``content_hash`` and ``keys``) and the
+    winning keys (:func:`_key_winners`), from which :func:`validate_item_input` builds the stored ones.
+    """
     if not isinstance(item, ItemInput):
         raise _fail(f"item must be an ItemInput (got {type(item).__name__})")
     item_id = None if item.item_id is None else normalize_identifier(item.item_id, "item_id")
@@ -273,20 +304,10 @@ def validate_item_input(item: ItemInput, *, default_now: int | None = None) -> N
     end = check_time(item.event_ended_at, "event_ended_at", optional=True)
     _check_temporal(temporal_type, start, end)
     observed_at = check_time(item.observed_at, "observed_at", optional=True)
-    return NormalizedItem(
-        item_id=item_id,
-        content=content,
-        content_hash=content_hash(content),
-        kind=kind,
-        statement_type=statement_type,
-        temporal_type=temporal_type,
-        scope_type=scope_type,
-        scope_key=_check_scope(scope_type, item.scope_key),
-        event_started_at=start,
-        event_ended_at=end,
-        observed_at=now if observed_at is None else observed_at,
-        origin=origin,
-        keys=_normalize_keys(item.keys),
-        sources=_normalize_sources(item.sources),
-        now=now,
-    )
+    scope_key = _check_scope(scope_type, item.scope_key)
+    keys = _key_winners(item.keys)
+    fields = {"item_id": item_id, "content": content, "kind": kind, "statement_type": statement_type,
+              "temporal_type": temporal_type, "scope_type": scope_type, "scope_key": scope_key, "event_started_at": start,
+              "event_ended_at": end, "observed_at": now if observed_at is None else observed_at, "origin": origin,
+              "sources": _normalize_sources(item.sources), "now": now}
+    return fields, keys

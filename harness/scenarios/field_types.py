@@ -37,6 +37,24 @@ def to_millis(value: Any) -> Any:
     """
     if value is None or (isinstance(value, int) and not isinstance(value, bool)):
         return value
+    if value.__class__ is str:  # exact str only (a subclass may compare equal yet differ): remembered once parsed
+        held = _PARSED.get(value)
+        if held is None:
+            held = _parse_millis(value)
+            if len(_PARSED) >= _PARSED_SIZE:
+                _PARSED.clear()  # bounded: a suite of distinct times never grows it past the size
+            _PARSED[value] = held
+        return held
+    return _parse_millis(value)
+
+
+#: ISO strings already converted: a LongMemEval S file writes ~650 times, most of them its ~50 sessions' starts.
+_PARSED: dict[str, int] = {}
+_PARSED_SIZE = 65_536
+
+
+def _parse_millis(value: Any) -> Any:
+    """:func:`to_millis` of a value that is not None or an int, computed afresh (raises for what is not a time)."""
     if isinstance(value, bool):
         raise ValueError("a time must be UTC milliseconds or an ISO 8601 timestamp, not a boolean")
     if isinstance(value, str):

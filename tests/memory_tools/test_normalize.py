@@ -22,6 +22,7 @@ from memory_tools import (
     MemoryValidationError,
     ScopeType,
     TemporalType,
+    check_item_input,
     item_validation,
     normalize,
     normalize_content,
@@ -286,11 +287,36 @@ _TIME = "must be a non-negative integer (UTC milliseconds) or null"
         ),
     ],
 )
-def test_item_rules_name_the_field(changes: dict[str, object], message: str):
-    """The whole message a writer sees: the field, the rule, and the value at fault (a closed set lists its values)."""
+@pytest.mark.parametrize("rules", [validate_item_input, check_item_input])
+def test_item_rules_name_the_field(changes: dict[str, object], message: str, rules: object):
+    """The whole message a writer sees: the field, the rule, and the value at fault (a closed set lists its values);
+    ``check_item_input`` (scenario validation: nothing built) refuses with the same message."""
     with pytest.raises(MemoryValidationError) as refused:
-        validate_item_input(_item(**changes))
+        rules(_item(**changes))  # type: ignore[operator]
     assert str(refused.value) == message
+
+
+@given(st.fixed_dictionaries({}, optional={
+    "item_id": st.sampled_from(["", " x", "ok"]), "now": st.sampled_from([-1, None, 3]),
+    "content": st.sampled_from(["", "  ", "ok", "\ud800"]), "kind": st.sampled_from(["mood", Kind.NOTE]),
+    "temporal_type": st.sampled_from([TemporalType.POINT, TemporalType.UNDATED, "recurring"]),
+    "event_started_at": st.sampled_from([None, 5, -5]), "observed_at": st.sampled_from([True, 7]),
+    "scope_type": st.sampled_from([ScopeType.WORKSPACE, ScopeType.GLOBAL]), "scope_key": st.sampled_from([None, "w1"]),
+    "keys": st.sampled_from([(), ("indent",), (KeyInput(" "),), (KeyInput("a"), KeyInput("A"))]),
+    "sources": st.sampled_from([(), (SOURCE, MemoryItemSource("s9", "r1", "t1", "e1"))]),
+}))
+@settings(max_examples=300, deadline=None)
+def test_checking_an_item_refuses_exactly_what_validating_it_refuses_with_the_first_message(changes: dict[str, object]):
+    """Several broken fields at once: ``check_item_input`` and ``validate_item_input`` stop at the same rule."""
+    item = _item(**changes)
+    try:
+        validate_item_input(item)
+    except MemoryValidationError as refused:
+        with pytest.raises(MemoryValidationError) as checked:
+            check_item_input(item)
+        assert str(checked.value) == str(refused)
+    else:
+        assert check_item_input(item) is None
 
 
 def test_something_that_is_not_an_item_input_is_refused_with_its_type():

@@ -154,7 +154,7 @@ def test_probes_that_mark_their_own_answer_items_convert_only_those_items_again(
     assert len({id(p.items) for p in probes}) == 4  # each probe its own list
     converted: list[str] = []
     real = seeding.item_input
-    monkeypatch.setattr(seeding, "item_input", lambda spec, scenario: converted.append(spec.id) or real(spec, scenario))
+    monkeypatch.setattr(seeding, "item_input", lambda spec, scenario, starts=None: converted.append(spec.id) or real(spec, scenario, starts))
     templates = seeding.StoreTemplates()
     for probe in probes:
         templates.open(probe).close()
@@ -273,3 +273,34 @@ def test_released_templates_are_gone_and_the_next_store_is_seeded_again() -> Non
     with open_seeded_store(story) as again:
         assert again.snapshot() == want
     assert seeding._SHARED_TEMPLATES is not held and seeding._SHARED_TEMPLATES.seeded == 1
+
+
+@pytest.mark.parametrize("kind", ["longmemeval", "locomo"])
+def test_item_inputs_found_by_session_start_are_those_the_scan_finds(tmp_path: Path, kind: str) -> None:
+    """Issue 42's fast path: ``starts`` (one mapping per scenario) gives every item of the published-shape fixtures
+    the input the scan of the sessions gives; the imported items take their time from their session."""
+    from harness.scenarios.seeding import session_starts
+    from tests.importers.importer_fixtures import imported
+
+    suite, _ = imported(kind, tmp_path)
+    items = 0
+    for loaded in load_scenarios([suite]):
+        starts = session_starts(loaded)
+        for spec in loaded.items:
+            items += 1
+            assert item_input(spec, loaded, starts) == item_input(spec, loaded)
+    assert items > 20
+
+
+def test_the_first_session_of_a_repeated_id_dates_its_items_and_a_missing_one_is_refused(scenario: Scenario) -> None:
+    """Two sessions with one id (validation reports it): the first one's start, as the scan; no such session: ValueError."""
+    from harness.scenarios.seeding import session_starts
+
+    spec = scenario.items[2].model_copy(update={"observed_at": None})
+    first = next(s for s in scenario.sessions if s.id == spec.sources[0].session)
+    twin = first.model_copy(update={"started_at": first.started_at + 1})
+    doubled = scenario.model_copy(update={"sessions": [*scenario.sessions, twin]})
+    assert item_input(spec, doubled, session_starts(doubled)).observed_at == first.started_at == item_input(spec, doubled).observed_at
+    lost = scenario.model_copy(update={"sessions": [s for s in scenario.sessions if s.id != first.id]})
+    with pytest.raises(ValueError, match="source session"):
+        item_input(spec, lost, session_starts(lost))

@@ -4,7 +4,7 @@ The pydantic models check each field; validation checks sources naming real
 session turns, items named by ``relevant_items`` and ``supersedes``
 (:mod:`.references`), times in order (:mod:`.times`), regexes that compile
 and required text that no answer could give (:mod:`.expectations`), items the
-store itself would refuse, by calling the store's own ``validate_item_input``,
+store itself would refuse, by calling the store's own rules (``check_item_input``),
 never a copy of its rules (:mod:`.store_rules`), and a few smells that are
 warnings rather than errors (no distractor, the answer already in the probe
 history, ``abstain`` together with ``must_contain_*``).

@@ -1,5 +1,5 @@
-"""Items the store itself would refuse, asked of the store's own ``validate_item_input`` (never a copy of its
-rules), every content state of every item.
+"""Items the store itself would refuse, asked of the store's own rules (``check_item_input``: those of
+``validate_item_input``, never a copy of them), every content state of every item.
 """
 
 from __future__ import annotations
@@ -19,14 +19,15 @@ from harness.scenarios.validation.fields import Sessions
 
 def check_store_rules(specs: Sequence[ItemSpec | None], scenario: Scenario | Sessions) -> Iterator[Finding]:
     """Ask the store whether it accepts every content state of every item (None: an item the models refused)."""
-    from harness.scenarios.seeding import item_input
-    from memory_tools import MemoryValidationError, validate_item_input
+    from harness.scenarios.seeding import item_input, session_starts
+    from memory_tools import MemoryValidationError, check_item_input
 
+    starts = session_starts(scenario)  # type: ignore[arg-type]  # reads only .sessions
     for i, spec in enumerate(specs):
         if spec is None:
             continue
         try:
-            base = item_input(spec, scenario)  # type: ignore[arg-type]  # reads only .id and .sessions
+            base = item_input(spec, scenario, starts)  # type: ignore[arg-type]  # reads only .id and .sessions
         except ValueError:  # a missing source session, reported by check_sources
             continue
         states: list[tuple[Loc, Any]] = [(("items", i), base)]
@@ -36,7 +37,7 @@ def check_store_rules(specs: Sequence[ItemSpec | None], scenario: Scenario | Ses
         ]
         for loc, candidate in states:
             try:
-                validate_item_input(candidate)
+                check_item_input(candidate)
             except MemoryValidationError as exc:
                 yield Finding(_store_loc(loc, str(exc)), f"the memory store refuses this item: {exc}", _store_value(spec, loc, str(exc)))
 
