@@ -16,9 +16,10 @@ Process hygiene, each a fault test in ``tests/fault/test_mcp_faults.py``:
   once (the SDK's graceful path would wait on a hung server), and at
   interpreter exit (a finished run, Ctrl-C, an uncaught error) every group
   still registered is killed;
-- on Linux each stdio server runs under :mod:`~harness.memory_systems.mcp.orphan_guard`,
+- on POSIX each stdio server runs under :mod:`~harness.memory_systems.mcp.orphan_guard`,
   which kills the server's group when this process dies, even by SIGKILL
-  (the kernel's parent-death signal), when no handler of ours can run;
+  (Linux: the kernel's parent-death signal; elsewhere it polls the parent
+  pid), when no handler of ours can run;
 - a server's requests for model calls (MCP sampling) go to the sample's
   :class:`~harness.memory_systems.mcp.sampling.SamplingGate`, which serves
   them with the run's model or refuses them, counting each (a connection
@@ -48,6 +49,8 @@ from harness.memory_systems.mcp.sampling import SamplingGate
 TAG_ENV = "RECALL_EVAL_MCP_SERVER"
 STDERR_TAIL_CHARS = 2000
 ORPHAN_GUARD = Path(__file__).with_name("orphan_guard.py")
+#: ``poll`` makes every server's guard poll its parent pid, as off Linux, instead of the parent-death signal (tests).
+GUARD_MODE_ENV = "RECALL_EVAL_ORPHAN_GUARD"
 _LIVE: dict[str, int] = {}
 _LIVE_LOCK = threading.Lock()
 
@@ -264,11 +267,13 @@ class ServerConnection:
 
 
 def guarded(command: str, args: list[str]) -> tuple[str, list[str]]:
-    """The command line that starts ``command`` under :mod:`~harness.memory_systems.mcp.orphan_guard` on Linux, so the
-    server dies with this process even after a ``kill -9``; elsewhere the command itself."""
-    if sys.platform != "linux":
+    """The command line that starts ``command`` under :mod:`~harness.memory_systems.mcp.orphan_guard` on POSIX, so the
+    server dies with this process even after a ``kill -9`` (Linux: the kernel's parent-death signal; elsewhere, or
+    with ``RECALL_EVAL_ORPHAN_GUARD=poll``, the guard polls its parent pid); on Windows the command itself."""
+    if os.name != "posix":
         return command, args
-    return sys.executable, ["-I", "-S", str(ORPHAN_GUARD), str(os.getpid()), command, *args]
+    poll = ["--poll"] if sys.platform != "linux" or os.environ.get(GUARD_MODE_ENV) == "poll" else []
+    return sys.executable, ["-I", "-S", str(ORPHAN_GUARD), *poll, str(os.getpid()), command, *args]
 
 
 def _cause(exc: BaseException, seconds: float) -> str:
