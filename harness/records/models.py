@@ -55,10 +55,11 @@ class ModelCallLog(_Record):
         None, description="What was wrong with the provider's response and how it was read (a malformed answer read "
                           "leniently, usage replaced by counted tokens); None for a well-formed response"
     )
-    purpose: Literal["selection"] | None = Field(
+    purpose: Literal["selection", "sampling"] | None = Field(
         None, exclude_if=lambda value: value is None,
         description="'selection': a call the memory system made before the probe to choose what to inject (the "
-                    "top-K document's judge), counted with the probe's calls; absent for the agent's own calls",
+                    "top-K document's judge), counted with the probe's calls; 'sampling': a call an MCP server asked "
+                    "for (harness.run.sampling), counted with the phase it was made in; absent for the agent's own calls",
     )
 
 

@@ -23,10 +23,15 @@ Tool calls, the same way for every system (a built-in Host, a plug-in, an
 MCP server): ``write_tool_calls`` and ``probe_tool_calls`` per sample,
 ``tool_latency_p50_ms``/``tool_latency_p95_ms`` over every call of both
 phases, and ``disclosed_bytes``, the UTF-8 bytes of the probe's tool results
-the model was shown, per sample. ``sampling_refused``: the model calls a
-system's servers asked for (MCP sampling) that recall-eval refused, per
-sample; absent for a system that cannot ask (every non-MCP arm), so a product
-that depends on sampling shows handicapped in the table, never silently.
+the model was shown, per sample. MCP sampling (a system's servers asking
+the client for model calls; absent for a system that cannot ask, every
+non-MCP arm), per sample: ``sampling_calls``, ``sampling_tokens`` (prompt +
+completion), ``sampling_cost_usd`` and ``sampling_s`` of the requests served
+with the run's model (``purpose: sampling`` among the model calls of both
+phases, already inside ``probe_tokens``, ``write_tokens`` and ``cost_usd``),
+and ``sampling_refused``, the requests refused (by the arm's config, its
+per-sample limit or the spending cap), so a product that depends on sampling
+shows what it spent, or that it went without, never silently.
 
 A system that embeds nothing has no embedding figures (None); a record
 written before ``ingest`` was recorded has no ingest figures. A system whose
@@ -66,6 +71,7 @@ def accounting_by_arm(records: Iterable[Any]) -> dict[tuple[str, str], dict[str,
     calls: dict[tuple[str, str], list[tuple[int, int, int]]] = {}
     latencies: dict[tuple[str, str], list[float]] = {}
     refused: dict[tuple[str, str], list[float]] = {}
+    served: dict[tuple[str, str], list[tuple[float, float, float, float]]] = {}
     for record in records:
         if record.status != "ok":
             continue
@@ -78,6 +84,7 @@ def accounting_by_arm(records: Iterable[Any]) -> dict[tuple[str, str], dict[str,
         latencies.setdefault(key, []).extend(float(c.elapsed_s) for c in [*written, *probe])
         if getattr(record, "sampling_refused", None) is not None:
             refused.setdefault(key, []).append(float(record.sampling_refused))
+            served.setdefault(key, []).append(_sampling(record))
         log = getattr(record, "ingest", None)
         if log is not None:
             ingest.setdefault(key, []).append((float(log.open_s), float(log.write_s)))
@@ -105,9 +112,24 @@ def accounting_by_arm(records: Iterable[Any]) -> dict[tuple[str, str], dict[str,
             "embedding_tokens_uncached": None if not rows else (per("tokens") or 0.0) + (per("saved_tokens") or 0.0),
             "embedding_cost_usd_uncached": None if not rows else (per("cost_usd") or 0.0) + (per("saved_cost_usd") or 0.0),
             **_tool_figures(calls.get(key, []), latencies.get(key, [])),
-            **({"sampling_refused": _mean(refused[key])} if key in refused else {}),
+            **({"sampling_refused": _mean(refused[key]), **_sampling_figures(served[key])} if key in refused else {}),
         }  # fmt: skip
     return out
+
+
+def _sampling(record: Any) -> tuple[float, float, float, float]:
+    """(calls, tokens, cost in USD, seconds) of the sampling requests a record's servers had served, both phases."""
+    phase = getattr(record, "write_phase", None)
+    calls = [c for c in [*record.model_calls, *(phase.model_calls if phase is not None else ())]
+             if getattr(c, "purpose", None) == "sampling"]
+    return (float(len(calls)), float(sum(c.prompt_tokens + c.completion_tokens for c in calls)),
+            sum(max(0.0, c.cost_usd or 0.0) for c in calls if not c.cached), sum(float(c.latency_s) for c in calls))
+
+
+def _sampling_figures(per_sample: list[tuple[float, float, float, float]]) -> dict[str, float | None]:
+    """Per-sample means of the served sampling calls, tokens, cost and seconds."""
+    names = ("sampling_calls", "sampling_tokens", "sampling_cost_usd", "sampling_s")
+    return {name: _mean([s[i] for s in per_sample]) for i, name in enumerate(names)}
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -150,6 +172,14 @@ def accounting_cells(row: Mapping[str, Any]) -> dict[str, str]:
         latency = f"{p50:.1f} / {p95:.1f}" if fmt.is_number(p50) and fmt.is_number(p95) else "—"
         calls = (f"{row['write_tool_calls']:.1f} · {row['probe_tool_calls']:.1f}, {latency}, "
                  f"{row.get('disclosed_bytes') or 0:,.0f}")
-        if fmt.is_number(row.get("sampling_refused")):  # a server that may ask for model calls: refused, shown
-            calls += f", sampling refused {row['sampling_refused']:.1f}"
+        if fmt.is_number(row.get("sampling_refused")):  # a server that may ask for model calls: served and refused
+            calls += f", {_sampling_text(row)}"
     return {"ingest": _seconds(row.get("ingest_s")), "embedding": embedding, "embedding_cost": cost_text, "tool_calls": calls}
+
+
+def _sampling_text(row: Mapping[str, Any]) -> str:
+    """``sampling 2.0 calls · 310 tokens · $0.0001 · 0.41 s, refused 0.0`` (per sample) for an MCP arm's row."""
+    cost = row.get("sampling_cost_usd")
+    return (f"sampling {row.get('sampling_calls') or 0:.1f} calls · {row.get('sampling_tokens') or 0:,.0f} tokens"
+            + (f" · ${cost:.4f}" if fmt.is_number(cost) else "")
+            + f" · {_seconds(row.get('sampling_s'))} s, refused {row['sampling_refused']:.1f}")

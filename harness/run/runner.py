@@ -66,12 +66,13 @@ class SampleContext:
 
 async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
     """Run one sample from a fresh store to a record; never raises for model or provider failures."""
-    from harness.run.sample import error_outcome, run_memory_sample
+    from harness.run.sample import MemorySampleResult, error_outcome, run_memory_sample
 
     scenario = ctx.scenarios[spec.scenario_id]
     started_at, t0 = now_iso(), time.perf_counter()
     tools: list[dict[str, Any]] = []
     write_phase, pasted, shadow, embedding, ingest, sampling_refused = None, 0, None, None, None, None
+    partial = MemorySampleResult()  # what a sample whose system failed had done and spent by then
     try:
         opts = ctx.options
         settings = ModelSettings(spec.model, opts.temperature, opts.timeout_s, spec.seed, opts.api_base, max_tokens=opts.max_tokens)
@@ -84,12 +85,17 @@ async def run_sample(spec: SampleSpec, ctx: SampleContext) -> SampleRecord:
             epoch=spec.epoch,
             max_tool_rounds=opts.max_tool_rounds,
             budget=opts.retrieval_budget,
+            into=partial,
         )
         tools, outcome, write_phase, pasted = sample.tools, sample.outcome, sample.write_phase, sample.pasted
+        outcome.model_calls.extend(sample.stray_calls)
         shadow = None if sample.shadow is None else shadow_log(sample.shadow, spec.model)
         embedding, ingest, sampling_refused = embedding_log(sample.embedding), sample.ingest, sample.sampling_refused
     except Exception as exc:  # noqa: BLE001 - seeding or arm failure: an error sample, not a crash
         outcome = error_outcome(exc)
+        # the write sessions done and the model calls a server had served: recorded, and counted by --resume's cap
+        outcome.model_calls.extend(partial.stray_calls)
+        write_phase, sampling_refused = partial.write_phase, partial.sampling_refused
     error = outcome.error
     if error is not None:
         error = error.model_copy(update={"message": redact(error.message, ctx.secrets)})

@@ -50,6 +50,7 @@ from harness.memory_systems import (
 from harness.records import IngestLog, ModelCallLog, SampleError, ToolCallLog, WritePhaseLog, WriteSessionLog
 from harness.run.agent import AgentOutcome, count_tokens, model_call_log, run_agent
 from harness.run.retry import RetryExhaustedError
+from harness.run.sampling import PROBE, RunSampling, place_calls
 from harness.scenarios import DEFAULT_RETRIEVAL_BUDGET, RetrievalBudget, Scenario, probe_policy
 
 
@@ -70,36 +71,47 @@ class MemorySampleResult:
     """How long the memory took to build before the probe (:func:`ingest_log`)."""
     sampling_refused: int | None = None
     """Model calls the system's servers asked for (MCP sampling) and were refused; None: a system that cannot ask."""
+    stray_calls: list[ModelCallLog] = field(default_factory=list)
+    """Served sampling calls whose phase left no log (the sample failed in it): the error record keeps them."""
 
 
 async def run_memory_sample(
     arm_name: str, scenario: Scenario, *, client: Any, settings: Any, epoch: int, max_tool_rounds: int,
-    budget: RetrievalBudget = DEFAULT_RETRIEVAL_BUDGET,
+    budget: RetrievalBudget = DEFAULT_RETRIEVAL_BUDGET, into: MemorySampleResult | None = None,
 ) -> MemorySampleResult:
     """Run one sample of ``scenario`` in arm ``arm_name`` from fresh storage.
 
     Model and provider failures come back in ``outcome.error`` (a write-phase
     failure too, with no probe run); a failure of the system itself (opening,
     seeding, a tool raising) propagates for the runner to record as an error
-    sample. The instance is closed in every case. ``budget`` is the run's retrieval budget, given to the system.
+    sample, with what ``into`` holds by then (the write sessions done, the
+    sampling calls served and refused). The instance is closed in every case.
+    ``budget`` is the run's retrieval budget, given to the system.
     """
     arm = resolve_arm(arm_name)
-    result = MemorySampleResult()
+    result = into if into is not None else MemorySampleResult()
     started = time.perf_counter()
     instance = open_instance(arm, scenario, budget, current_embedder())
     use_run_timeout = getattr(instance, "use_run_timeout", None)  # a system whose tools wait on a server (MCP)
     if callable(use_run_timeout):
         use_run_timeout(float(settings.timeout_s))
+    sampling = RunSampling(client, settings, epoch, asyncio.get_running_loop())
+    use_run_model = getattr(instance, "use_run_model", None)  # a system whose servers may ask for model calls (MCP)
+    if callable(use_run_model):
+        use_run_model(sampling)
     opened = time.perf_counter()
     try:
         if arm.write_mode == "agent":
-            written = await run_write_phase(instance, scenario, client=client, settings=settings, epoch=epoch)
+            written = WritePhaseResult()
             result.write_phase = written.log
+            await run_write_phase(instance, scenario, client=client, settings=settings, epoch=epoch, into=written,
+                                  sampling=sampling)
             if written.error is not None:
                 result.outcome = AgentOutcome(None, "error", [], [], [], written.error)
                 return result
         result.ingest = ingest_log(opened - started, time.perf_counter() - opened, sample_embedding_usage(instance))
         policy, context = probe_policy(scenario)
+        sampling.phase = PROBE
         chosen, error = await run_selection(instance, policy, context, client=client, settings=settings, epoch=epoch)
         if error is not None:
             result.outcome = AgentOutcome(None, "error", [], chosen, [], error)
@@ -117,6 +129,8 @@ async def run_memory_sample(
         instance.close()
         refused = getattr(instance, "sampling_refused", None)  # an MCP server's requests for model calls
         result.sampling_refused = refused if isinstance(refused, int) else None
+        probe_calls = result.outcome.model_calls if result.outcome is not None else None
+        result.stray_calls = place_calls(sampling.calls, result.write_phase, probe_calls)
 
 
 async def run_selection(instance: Any, policy: Any, context: Any, *, client: Any, settings: Any,
@@ -157,10 +171,17 @@ class WritePhaseResult:
     error: SampleError | None = None
 
 
-async def run_write_phase(instance: Any, scenario: Scenario, *, client: Any, settings: Any, epoch: int) -> WritePhaseResult:
-    """Write memory after each earlier session through ``instance.begin_write``; stops at the first failure."""
-    result = WritePhaseResult()
+async def run_write_phase(instance: Any, scenario: Scenario, *, client: Any, settings: Any, epoch: int,
+                          into: WritePhaseResult | None = None, sampling: RunSampling | None = None) -> WritePhaseResult:
+    """Write memory after each earlier session through ``instance.begin_write``; stops at the first failure.
+
+    ``into`` receives each session's log as it is done (a system failure then leaves the sessions before it there);
+    ``sampling`` is told which session's write is running (its served calls belong to that session's log).
+    """
+    result = into if into is not None else WritePhaseResult()
     for session in [*write_order(scenario), None]:
+        if sampling is not None and session is not None:
+            sampling.phase = session.id
         if not await _idle_window(instance, result, "probe" if session is None else session.id,
                                   client=client, settings=settings, epoch=epoch) or session is None:
             break

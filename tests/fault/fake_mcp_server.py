@@ -16,8 +16,9 @@ the named tool:
 ``FAKE_HTTP_PORT`` serves streamable HTTP on that port of 127.0.0.1 instead of stdio. ``FAKE_DEAF=1`` ignores
 SIGTERM and SIGHUP (with ``hang``, a server that outlives its closed stdin); ``FAKE_CHILD=1`` starts a helper
 process that sleeps, doing the same (an ``npx``-style wrapper's child); ``FAKE_HANG_FLAG`` names a file
-``hang`` creates when it starts hanging. ``FAKE_SAMPLING=1``: every search first asks the client for a model call
-(MCP sampling) and, refused, searches anyway.
+``hang`` creates when it starts hanging. ``FAKE_SAMPLING=1`` (or ``search``): every search first asks the client for
+a model call (MCP sampling) and, refused, searches anyway (served, its result says what the model answered);
+``save`` or ``both``: every save asks too (before a ``crash`` save exits).
 """
 
 from __future__ import annotations
@@ -65,9 +66,25 @@ def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 3}
 
 
+SAMPLING = os.environ.get("FAKE_SAMPLING", "")
+
+
+async def _ask_model(ctx: Context, prompt: str) -> str:
+    """One sampling request to the client; what the model answered, or "" when it was refused."""
+    ask = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))
+    try:
+        answer = await ctx.session.create_message([ask], max_tokens=50, system_prompt="You rank memory notes.")
+    except Exception as exc:  # noqa: BLE001 - refused: the product carries on without
+        sys.stderr.write(f"fake server: sampling refused ({exc})\n")
+        return ""
+    return getattr(answer.content, "text", "")
+
+
 @server.tool()
-def save_note(text: str, workspace: str) -> str:
+async def save_note(text: str, workspace: str, ctx: Context) -> str:
     """Save a note about the user to memory."""
+    if SAMPLING in ("save", "both"):
+        await _ask_model(ctx, f"Summarise this note in five words: {text}")
     if MODE == "crash":
         sys.stderr.write("fake server: crashing mid-call (crash)\n")
         sys.stderr.flush()
@@ -89,12 +106,9 @@ def delete_note(text: str, workspace: str) -> str:
 @server.tool()
 async def search_notes(query: str, workspace: str, ctx: Context) -> str:
     """Search the user's notes in memory by words of the query."""
-    if os.environ.get("FAKE_SAMPLING") == "1":  # a product that wants the client's model to rank its notes
-        ask = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=f"Rank notes for: {query}"))
-        try:
-            await ctx.session.create_message([ask], max_tokens=50)
-        except Exception as exc:  # noqa: BLE001 - refused: the product carries on without
-            sys.stderr.write(f"fake server: sampling refused ({exc})\n")
+    ranked = ""
+    if SAMPLING in ("1", "search", "both"):  # a product that wants the client's model to rank its notes
+        ranked = await _ask_model(ctx, f"Rank notes for: {query}")
     if MODE == "hang":
         sys.stderr.write("fake server: hanging (hang)\n")
         sys.stderr.flush()
@@ -114,7 +128,8 @@ async def search_notes(query: str, workspace: str, ctx: Context) -> str:
             time.sleep(3600)
     wanted = _words(query)
     notes = [n for n in _load() if MODE == "ignore_workspace" or n["workspace"] == workspace]
-    return json.dumps({"notes": [{"text": n["text"]} for n in notes if wanted & _words(n["text"])]})
+    found = {"notes": [{"text": n["text"]} for n in notes if wanted & _words(n["text"])]}
+    return json.dumps({**found, "model_said": ranked} if SAMPLING else found)
 
 
 if __name__ == "__main__":

@@ -191,22 +191,3 @@ def test_ctrl_c_during_a_hung_call_leaves_no_server_process(tmp_path: Path, conf
         if proc.poll() is None:
             proc.kill()
     wait_until(lambda: not tagged_processes(server_folders), limit_s=10)
-
-
-def test_a_server_asking_for_model_calls_is_refused_and_each_request_is_counted(tmp_path: Path, configs: Path) -> None:
-    """Fault: a product that asks the client for a model call (MCP sampling) in every search; expected: each request
-    refused with a message saying recall-eval does not serve sampling, counted per sample in the record
-    (``sampling_refused``) and per sample in the systems table, so the product shows handicapped, not silently; an
-    arm that cannot ask has no count."""
-    arm = fake_config(configs, "fake-sampling", "ok", env={"FAKE_SAMPLING": "1"})
-    plain = fake_config(configs, "fake-plain", "ok")
-    code, records, summary = run(tmp_path, arm, plain, "recall")
-    assert code in (0, 1) and {r["status"] for r in records} == {"ok"}
-    asked = next(r for r in records if r["arm"] == arm)
-    searches = [c for c in asked["tool_calls"] if c["name"] == "search_notes"]
-    assert searches and asked["sampling_refused"] == len(searches)
-    assert next(r for r in records if r["arm"] == plain)["sampling_refused"] == 0
-    assert "sampling_refused" not in next(r for r in records if r["arm"] == "recall")
-    rows = {r["arm"]: r for r in summary["systems"]}
-    assert rows[arm]["sampling_refused"] == len(searches) and "sampling_refused" not in rows["recall"]
-    assert live_servers() == {}

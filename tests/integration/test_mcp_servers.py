@@ -4,8 +4,10 @@
 ``$RECALL_EVAL_NPM_PREFIX`` when it holds it, else the fixture installs it
 with ``npm install --prefix`` into a cache folder outside the repo
 (``~/.cache/recall-eval-tests/npm``). ``basic-memory`` (PyPI, Python 3.12+)
-is found as ``$RECALL_EVAL_BASIC_MEMORY`` (its executable) or on PATH. Each
-test skips, saying what is missing, when its server is not there.
+is found as ``$RECALL_EVAL_BASIC_MEMORY`` (its executable), else in the venv
+``examples/mcp/basic-memory.yaml`` installs it into
+(``~/.cache/recall-eval-bm``), else on PATH. Each test skips, saying exactly
+what is missing, when its server is not there.
 """
 
 from __future__ import annotations
@@ -109,14 +111,49 @@ def test_server_memory_run_records_the_server_its_writes_and_the_products_own_to
     assert not list(Path("/tmp").glob("recall-eval-mcp-*/data/memory.jsonl"))  # every sample's folder is removed
 
 
+#: Where ``examples/mcp/basic-memory.yaml`` says to install basic-memory (a Python 3.12 venv of its own).
+BASIC_MEMORY_VENV = Path.home() / ".cache" / "recall-eval-bm" / "bin" / "basic-memory"
+BASIC_MEMORY_INSTALL = ("python3.12 -m venv ~/.cache/recall-eval-bm && ~/.cache/recall-eval-bm/bin/pip install basic-memory, "
+                        "or set RECALL_EVAL_BASIC_MEMORY to the basic-memory executable of an install")
+
+
+def find_basic_memory(environ: dict[str, str] | None = None) -> tuple[Path | None, str]:
+    """(basic-memory's executable, "") or (None, exactly what is missing): ``$RECALL_EVAL_BASIC_MEMORY`` when set, else
+    the documented venv (``~/.cache/recall-eval-bm``), else ``basic-memory`` on PATH."""
+    env = os.environ if environ is None else environ
+    given = env.get("RECALL_EVAL_BASIC_MEMORY")
+    if given:
+        path = Path(given).expanduser()
+        if path.is_file() and os.access(path, os.X_OK):
+            return path, ""
+        return None, f"RECALL_EVAL_BASIC_MEMORY={given} is not an executable file (install: {BASIC_MEMORY_INSTALL})"
+    if BASIC_MEMORY_VENV.is_file():
+        return BASIC_MEMORY_VENV, ""
+    on_path = shutil.which("basic-memory", path=env.get("PATH"))
+    if on_path:
+        return Path(on_path), ""
+    return None, (f"basic-memory is not installed: RECALL_EVAL_BASIC_MEMORY is unset, {BASIC_MEMORY_VENV} does not exist "
+                  f"and no basic-memory is on PATH (install: {BASIC_MEMORY_INSTALL})")
+
+
+def test_basic_memory_is_looked_for_where_the_example_config_says_and_a_wrong_path_is_named(tmp_path: Path) -> None:
+    """A skip must say what is missing: a RECALL_EVAL_BASIC_MEMORY naming no executable is quoted, not passed over."""
+    wrong = tmp_path / "nowhere" / "basic-memory"
+    found, why = find_basic_memory({"RECALL_EVAL_BASIC_MEMORY": str(wrong), "PATH": ""})
+    assert found is None and str(wrong) in why and "python3.12 -m venv" in why
+    executable = tmp_path / "basic-memory"
+    executable.write_text("#!/bin/sh\n", encoding="utf-8")
+    executable.chmod(0o755)
+    assert find_basic_memory({"RECALL_EVAL_BASIC_MEMORY": str(executable)}) == (executable, "")
+
+
 @pytest.fixture()
 def basic_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """basic-memory's executable (``$RECALL_EVAL_BASIC_MEMORY`` or on PATH); HOME is the test's (the naive store)."""
-    found = os.environ.get("RECALL_EVAL_BASIC_MEMORY") or shutil.which("basic-memory")
-    if not found or not Path(found).is_file():
-        pytest.skip("basic-memory is not installed (Python 3.12+: pip install basic-memory; "
-                    "set RECALL_EVAL_BASIC_MEMORY to its executable)")
-    monkeypatch.setenv("RECALL_EVAL_BASIC_MEMORY", found)
+    """basic-memory's executable (:func:`find_basic_memory`); HOME is the test's (the naive store)."""
+    found, missing = find_basic_memory()
+    if found is None:
+        pytest.skip(missing)
+    monkeypatch.setenv("RECALL_EVAL_BASIC_MEMORY", str(found))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))  # the naive config's ~/.basic-memory and ~/basic-memory
     return Path(found)
 
@@ -154,3 +191,20 @@ def test_server_memory_storing_raw_sessions_credits_the_items_their_turns_cite(t
     assert all(i.startswith(("it-", "turn:s-")) for i in disclosed)  # the scenario's items, or the turns themselves
     manifest = json.loads((out / "run.json").read_text(encoding="utf-8"))
     assert manifest["arm_fingerprints"]["mcp:server-memory-sessions"]["contract"]["ingests"] == "raw turns"
+
+
+def test_basic_memory_run_writes_notes_offers_its_own_tools_and_answers_from_them(tmp_path: Path, basic_memory: Path) -> None:
+    """A run of the shipped basic-memory config: run.json names the server; the write phase calls write_note per item
+    (and delete_note for the archived ones), the probe offers search_notes and read_note as the server describes them,
+    and the search discloses the asked-for note by its title (basic-memory lists titles and permalinks, not the note's
+    text: the offline model, which does not follow up with read_note, then abstains); nothing is sampled or refused."""
+    code, out = run(tmp_path, ("mcp:basic-memory",), ("fact-01*",))
+    assert code in (0, 1)
+    served = json.loads((out / "run.json").read_text(encoding="utf-8"))["arm_fingerprints"]["mcp:basic-memory"]["served"]
+    assert "basic" in served["server_name"].lower() and served["server_version"]
+    (record,) = records(out)
+    assert record["status"] == "ok" and record["tools_offered"] == ["search_notes", "read_note"]
+    writes = [c for s in record["write_phase"]["sessions"] for c in s["tool_calls"]]
+    assert writes and {c["name"] for c in writes} <= {"write_note", "delete_note"} and all(c["status"] == "ok" for c in writes)
+    searched = [c for c in record["tool_calls"] if c["name"] == "search_notes" and "it-pg-version" in c["disclosed_item_ids"]]
+    assert searched and "PostgreSQL (it-pg-version)" in searched[0]["result_text"] and record["sampling_refused"] == 0

@@ -104,8 +104,30 @@ def test_sampling_requests_refused_are_a_per_sample_mean_shown_only_for_systems_
     asked, quiet, builtin = _record("mcp:x"), _record("mcp:x"), _record("recall")
     asked.sampling_refused, quiet.sampling_refused = 3, 0
     for record in (asked, quiet, builtin):
-        record.write_phase, record.tool_calls = None, [_call(0.010)]
+        record.write_phase, record.tool_calls, record.model_calls = None, [_call(0.010)], []
     rows = accounting_by_arm([asked, quiet, builtin, _record("mcp:x", status="error")])
     assert rows[("m", "mcp:x")]["sampling_refused"] == 1.5 and "sampling_refused" not in rows[("m", "recall")]
-    assert accounting_cells(rows[("m", "mcp:x")])["tool_calls"].endswith(", sampling refused 1.5")
+    assert accounting_cells(rows[("m", "mcp:x")])["tool_calls"].endswith(", refused 1.5")
     assert "sampling" not in accounting_cells(rows[("m", "recall")])["tool_calls"]
+
+
+def _model_call(purpose: str | None, tokens: tuple[int, int], cost: float, seconds: float, cached: bool = False) -> Any:
+    return SimpleNamespace(purpose=purpose, prompt_tokens=tokens[0], completion_tokens=tokens[1], cost_usd=cost,
+                           latency_s=seconds, cached=cached)
+
+
+def test_sampling_calls_served_are_counted_per_sample_from_both_phases_apart_from_the_agents_calls() -> None:
+    """Bug this guards: the model calls an MCP server had served (``purpose: sampling``) missing from the systems
+    table (a product's model use looking free), or the agent's own calls counted as the server's."""
+    probe_and_write, none_served = _record("mcp:x"), _record("mcp:x")
+    probe_and_write.sampling_refused, none_served.sampling_refused = 1, 0
+    probe_and_write.model_calls = [_model_call(None, (500, 40), 0.5, 2.0), _model_call("sampling", (50, 10), 0.01, 0.25)]
+    probe_and_write.write_phase = SimpleNamespace(sessions=[SimpleNamespace(tool_calls=[])], model_calls=[
+        _model_call("sampling", (30, 10), 0.02, 0.5), _model_call("sampling", (20, 0), 0.03, 0.25, cached=True)])
+    none_served.model_calls, none_served.write_phase = [_model_call(None, (400, 20), 0.4, 1.0)], None
+    for record in (probe_and_write, none_served):
+        record.tool_calls = []
+    row = accounting_by_arm([probe_and_write, none_served])[("m", "mcp:x")]
+    assert (row["sampling_calls"], row["sampling_tokens"]) == (1.5, 60.0)  # (3 + 0) calls, (60 + 40 + 20 + 0) tokens
+    assert row["sampling_cost_usd"] == pytest.approx(0.015) and row["sampling_s"] == pytest.approx(0.5)  # cached: free
+    assert accounting_cells(row)["tool_calls"].endswith(", sampling 1.5 calls · 60 tokens · $0.0150 · 0.50 s, refused 0.5")

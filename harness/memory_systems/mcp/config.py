@@ -16,7 +16,9 @@ current by a test). The file says:
 - ``forget``: the tool and template that forget an item (unit ``item``);
 - ``probe``: the product's own tools offered to the agent as the product
   describes them (``tools``), or its tools mapped onto ``memory_search``
-  (``map_search``), and arguments forced into every probe call (``fixed_arguments``).
+  (``map_search``), and arguments forced into every probe call (``fixed_arguments``);
+- ``sampling``: whether a server's requests for model calls are served with
+  the run's model (``serve``, the default) or refused, and how many per sample.
 
 Templates are JSON values whose strings may hold placeholders: in ``server``
 ``{data_dir}`` (the server's own fresh folder); everywhere ``{workspace}``
@@ -116,6 +118,16 @@ class Timeouts(_Model):
     call_s: float | None = Field(None, gt=0, description="One tool call")
 
 
+class SamplingSpec(_Model):
+    """What the client does when the server asks it for a model call (MCP ``sampling/createMessage``)."""
+
+    mode: Literal["serve", "refuse"] = Field(
+        "serve", description="serve: answer with the run's model (counted, under --max-cost-usd); refuse: answer each "
+                             "request with an error (counted as refused)")
+    max_calls: int = Field(50, ge=0, description="Requests served per sample at most; later ones are refused (a runaway "
+                                                 "server cannot loop on an uncapped run)")
+
+
 class McpServerConfig(_Model):
     """One MCP memory server configuration (``recall-eval run --arms mcp:<name>``)."""
 
@@ -132,6 +144,7 @@ class McpServerConfig(_Model):
     forgetting: str = Field("", description="How the product forgets, in a few words (shown beside forgetting figures)")
     max_result_bytes: int = Field(8_000_000, gt=0, description="A larger tool result is refused (an error result)")
     timeouts: Timeouts = Timeouts()
+    sampling: SamplingSpec = SamplingSpec()
 
     @model_validator(mode="after")
     def _placeholders(self) -> McpServerConfig:

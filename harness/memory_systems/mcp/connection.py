@@ -16,13 +16,14 @@ Process hygiene, each a fault test in ``tests/fault/test_mcp_faults.py``:
   once (the SDK's graceful path would wait on a hung server), and at
   interpreter exit (a finished run, Ctrl-C, an uncaught error) every group
   still registered is killed;
-- on Linux each stdio server runs under :mod:`~harness.memory_systems.mcp.orphan_guard`,
+- on POSIX each stdio server runs under :mod:`~harness.memory_systems.mcp.orphan_guard`,
   which kills the server's group when this process dies, even by SIGKILL
-  (the kernel's parent-death signal), when no handler of ours can run;
-- a server's requests for model calls (MCP sampling) are refused, each
-  counted (:attr:`ServerConnection.sampling_refused`): recall-eval does not
-  serve them through the run's model, and a product that depends on them is
-  shown handicapped, not silently;
+  (Linux: the kernel's parent-death signal; elsewhere it polls the parent
+  pid), when no handler of ours can run;
+- a server's requests for model calls (MCP sampling) go to the sample's
+  :class:`~harness.memory_systems.mcp.sampling.SamplingGate`, which serves
+  them with the run's model or refuses them, counting each (a connection
+  given no gate refuses every request, counted in its own gate);
 - a start or call that fails raises :class:`McpServerError` carrying the
   tail of the server's stderr, which the runner records as the sample's error.
 """
@@ -42,13 +43,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.memory_systems.mcp.sampling import SamplingGate
+
 #: The environment variable that tags a server process with its instance (how its process group is found).
 TAG_ENV = "RECALL_EVAL_MCP_SERVER"
 STDERR_TAIL_CHARS = 2000
 ORPHAN_GUARD = Path(__file__).with_name("orphan_guard.py")
-#: What a server asking for a model call (MCP sampling) is told.
-SAMPLING_REFUSED = ("recall-eval does not serve sampling (model calls for the server) yet; the request is refused "
-                    "and counted in the run's records")
+#: ``poll`` makes every server's guard poll its parent pid, as off Linux, instead of the parent-death signal (tests).
+GUARD_MODE_ENV = "RECALL_EVAL_ORPHAN_GUARD"
 _LIVE: dict[str, int] = {}
 _LIVE_LOCK = threading.Lock()
 
@@ -107,10 +109,13 @@ class ServerConnection:
         params: ``command``, ``args``, ``env``, ``cwd`` (stdio) or ``url`` (streamable HTTP), already filled.
         start_s: Seconds to start and initialize; call_s: seconds per tool call.
         stderr_path: Where the server's stderr goes (its tail is quoted in errors).
+        sampling: Answers the server's requests for model calls (None: a gate of its own that refuses them all).
     """
 
-    def __init__(self, params: dict[str, Any], *, start_s: float, call_s: float, stderr_path: Path) -> None:
+    def __init__(self, params: dict[str, Any], *, start_s: float, call_s: float, stderr_path: Path,
+                 sampling: SamplingGate | None = None) -> None:
         self.params, self.start_s, self.call_s, self.stderr_path = params, start_s, call_s, stderr_path
+        self.sampling = sampling if sampling is not None else SamplingGate(model=None)
         self.tag = uuid.uuid4().hex
         self.facts: ServerFacts | None = None
         self._portal_cm: Any = None
@@ -120,8 +125,6 @@ class ServerConnection:
         self._future: Any = None
         self._errlog: Any = None
         self.pgid: int | None = None
-        self.sampling_refused = 0
-        """Sampling requests (``sampling/createMessage``) the server made and this client refused."""
 
     # -- lifecycle --------------------------------------------------------------------------------------
     def start(self) -> ServerFacts:
@@ -147,7 +150,7 @@ class ServerConnection:
         self._stop = anyio.Event()
         try:
             async with self._transport() as streams, \
-                    ClientSession(streams[0], streams[1], sampling_callback=self._refuse_sampling) as session:
+                    ClientSession(streams[0], streams[1], sampling_callback=self.sampling) as session:
                 with anyio.fail_after(self.start_s):
                     initialized = await session.initialize()
                     listed = await session.list_tools()
@@ -158,14 +161,6 @@ class ServerConnection:
                 await self._stop.wait()
         finally:
             self._session = None
-
-    async def _refuse_sampling(self, context: Any, params: Any) -> Any:
-        """Refuse a server's request for a model call, counting it (the session declares sampling so a product
-        that needs it asks, and is seen to be refused, instead of quietly doing without)."""
-        from mcp import types
-
-        self.sampling_refused += 1
-        return types.ErrorData(code=types.INVALID_REQUEST, message=SAMPLING_REFUSED)
 
     def _transport(self) -> Any:
         if self.params.get("url"):
@@ -272,11 +267,13 @@ class ServerConnection:
 
 
 def guarded(command: str, args: list[str]) -> tuple[str, list[str]]:
-    """The command line that starts ``command`` under :mod:`~harness.memory_systems.mcp.orphan_guard` on Linux, so the
-    server dies with this process even after a ``kill -9``; elsewhere the command itself."""
-    if sys.platform != "linux":
+    """The command line that starts ``command`` under :mod:`~harness.memory_systems.mcp.orphan_guard` on POSIX, so the
+    server dies with this process even after a ``kill -9`` (Linux: the kernel's parent-death signal; elsewhere, or
+    with ``RECALL_EVAL_ORPHAN_GUARD=poll``, the guard polls its parent pid); on Windows the command itself."""
+    if os.name != "posix":
         return command, args
-    return sys.executable, ["-I", "-S", str(ORPHAN_GUARD), str(os.getpid()), command, *args]
+    poll = ["--poll"] if sys.platform != "linux" or os.environ.get(GUARD_MODE_ENV) == "poll" else []
+    return sys.executable, ["-I", "-S", str(ORPHAN_GUARD), *poll, str(os.getpid()), command, *args]
 
 
 def _cause(exc: BaseException, seconds: float) -> str:

@@ -32,6 +32,7 @@ with its stderr tail: the sample is an error record and the run goes on.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import shutil
@@ -42,6 +43,7 @@ from harness.memory_systems.contract import ContractError, SystemContract
 from harness.memory_systems.mcp.config import McpConfigError, McpServerConfig, expand_env, fill
 from harness.memory_systems.mcp.connection import McpServerError, ServerConnection, ServerFacts, new_server_folder
 from harness.memory_systems.mcp.results import Unit, attribute, fit_result, result_text, strings
+from harness.memory_systems.mcp.sampling import SamplingGate, SamplingModel
 from harness.memory_systems.protocol import (
     MemoryInstance,
     MemorySystem,
@@ -66,6 +68,17 @@ GENERIC_INSTRUCTIONS = ("Memory: the tools below read memories kept from the use
                         "before answering questions about earlier work, preferences or decisions; use only what they return.")
 
 
+def _on_event_loop() -> bool:
+    """Whether this thread runs an event loop (a synchronous tool call here blocks it)."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 def iso(millis: int | None) -> str:
     return "" if millis is None else datetime.fromtimestamp(millis / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -86,8 +99,10 @@ class McpMemorySystem(MemorySystem):
         t = self.config.timeouts
         return t.start_s or run_timeout_s, t.call_s or run_timeout_s
 
-    def connect(self, scope: str, folder: Any, run_timeout_s: float = DEFAULT_TIMEOUT_S) -> ServerConnection:
-        """A started server for ``scope`` whose data lives under ``folder`` (raises :class:`McpServerError`)."""
+    def connect(self, scope: str, folder: Any, run_timeout_s: float = DEFAULT_TIMEOUT_S,
+                sampling: SamplingGate | None = None) -> ServerConnection:
+        """A started server for ``scope`` whose data lives under ``folder``, its sampling requests answered by
+        ``sampling`` (None: refused); raises :class:`McpServerError`."""
         data_dir = folder / "data"
         data_dir.mkdir(parents=True, exist_ok=True)
         values = {"data_dir": str(data_dir), "workspace": scope}
@@ -95,7 +110,8 @@ class McpMemorySystem(MemorySystem):
         if not params.get("url"):
             params.setdefault("cwd", str(data_dir))
         start_s, call_s = self.timeouts(run_timeout_s)
-        connection = ServerConnection(params, start_s=start_s, call_s=call_s, stderr_path=folder / "stderr.log")
+        connection = ServerConnection(params, start_s=start_s, call_s=call_s, stderr_path=folder / "stderr.log",
+                                      sampling=sampling)
         connection.start()
         return connection
 
@@ -155,9 +171,9 @@ class McpInstance(MemoryInstance):
         super().__init__(scenario)
         self.system, self.config = system, system.config
         self.connections: dict[str, ServerConnection] = {}
-        self.started: list[ServerConnection] = []
         self.folders: list[Any] = []
         self.run_timeout_s = DEFAULT_TIMEOUT_S
+        self.sampling = SamplingGate(self.config.sampling.mode, self.config.sampling.max_calls)
         self.units = self._units()
         sessions = write_order(scenario)
         self.last_session = sessions[-1].id if sessions else None
@@ -170,6 +186,10 @@ class McpInstance(MemoryInstance):
     def use_run_timeout(self, seconds: float) -> None:
         """The run's ``--timeout`` for this sample's servers (start and each call) where the config sets none."""
         self.run_timeout_s = float(seconds)
+
+    def use_run_model(self, model: SamplingModel) -> None:
+        """The run's model, which serves this sample's sampling requests (:mod:`~harness.memory_systems.mcp.sampling`)."""
+        self.sampling.model = model
 
     # -- scopes -----------------------------------------------------------------------------------------
     def scopes(self) -> list[str]:
@@ -188,19 +208,21 @@ class McpInstance(MemoryInstance):
         if key not in self.connections:
             folder = new_server_folder()
             self.folders.append(folder)
-            self.connections[key] = self.system.connect(scope if key != "sample" else "sample", folder, self.run_timeout_s)
-            self.started.append(self.connections[key])
+            self.connections[key] = self.system.connect(scope if key != "sample" else "sample", folder, self.run_timeout_s,
+                                                        self.sampling)
         return self.connections[key]
 
     @property
     def sampling_refused(self) -> int:
         """Model calls (MCP sampling) this sample's servers asked for and were refused, over both phases."""
-        return sum(connection.sampling_refused for connection in self.started)
+        return self.sampling.refused
 
     def call(self, scope: str, tool: str, arguments: dict[str, Any]) -> ToolExecution:
         """One call to the scope's server, recorded as the model would see it (status ``tool_error`` when the
         product says its call failed, ``result_too_large`` past ``max_result_bytes``)."""
-        result, elapsed = self.connection(scope).call_tool(tool, arguments)
+        connection = self.connection(scope)
+        with self.sampling.loop_blocked() if _on_event_loop() else contextlib.nullcontext():
+            result, elapsed = connection.call_tool(tool, arguments)
         return self.execution(tool, arguments, result, elapsed)
 
     async def acall(self, scope: str, tool: str, arguments: dict[str, Any]) -> ToolExecution:
