@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.importers.audit import audit_conversation, audit_suite, found, normalize
+from harness.importers.audit import AuditResult, audit_conversation, audit_suite, found, normalize
 from harness.importers.output import dump_yaml
 from harness.score.matching import contains, normalize_text
 from tests.importers.importer_fixtures import imported, locomo_sample, read_yaml, write_source
@@ -205,3 +205,176 @@ def test_the_probe_message_and_recent_history_count_as_conversation_text() -> No
     quoted = _probe("q2", must_contain_any=["CSV"])
     quoted["probe"]["message"] = "Write the changelog: we added CSV export."
     assert _kinds(_conversation(asked, quoted, _probe("q3", must_contain_any=["CSV"]))) == [("q3", "absent")]
+
+
+def test_the_report_reads_the_flagged_ids_of_every_imported_suite_and_skips_what_it_cannot_read(tmp_path: Path) -> None:
+    """A suite folder or a file in it; a hand-written suite, a broken or odd ``_suite.json`` count as no audit."""
+    from harness.importers.audit import flagged_in_suites
+
+    def suite(name: str, record: str | None) -> Path:
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "c1.yaml").write_text("probes: []\n", encoding="utf-8")
+        if record is not None:
+            (folder / "_suite.json").write_text(record, encoding="utf-8")
+        return folder
+
+    locomo = suite("locomo", json.dumps({"audit": {"flagged": ["conv-26/q017", 7]}}))
+    lme = suite("lme", json.dumps({"audit": {"flagged": ["lme-3"]}}))
+    unaudited = [suite("hand", None), suite("broken", "{not json"), suite("list", "[1]"),
+                 suite("odd", json.dumps({"audit": {"flagged": "conv-26/q001"}})), suite("none", "{}")]
+    assert flagged_in_suites([*unaudited, locomo, lme / "c1.yaml"]) == {"conv-26/q017", "7", "lme-3"}
+    assert flagged_in_suites(unaudited) is None
+    assert flagged_in_suites([suite("empty", json.dumps({"audit": {"flagged": []}}))]) == set()
+
+
+def _audited(*conversations: dict) -> AuditResult:
+    result = AuditResult()
+    for data in conversations:
+        result.add(data)
+    return result
+
+
+def test_an_audit_of_several_conversations_counts_every_probe_and_finding_by_category() -> None:
+    """The import merges one audit per conversation: nothing of an earlier conversation may be lost."""
+    first = _audited(_conversation(_probe("q1", must_contain_any=["Peru"]), _probe("q2", "temporal",
+                                                                                    must_contain_any=["Sweden"])))
+    untitled = {**_conversation(_probe("q3", must_contain_any=["Chile"])), "id": "c2", "category": "multi_hop"}
+    del untitled["probes"][0]["category"]
+    bare = {**_conversation(_probe("q4", must_contain_any=["Quito"])), "id": "c3"}
+    del bare["probes"][0]["category"], bare["probes"][0]["id"]
+    scenario = {"id": "s1", "category": "preference", "sessions": [], "expect": {"must_contain_any": ["Lima"]}}
+    second = _audited(untitled, bare, scenario)
+    first.merge(second)
+    assert first.probes == 5 and second.probes == 3
+    assert dict(first.probes_by_category) == {"single_hop": 1, "temporal": 1, "multi_hop": 1, "": 1, "preference": 1}
+    assert [f.scenario for f in first.findings] == ["c1/q1", "c2/q3", "c3", "s1"]
+    assert [f.category for f in first.findings] == ["single_hop", "multi_hop", "", "preference"]
+
+
+def test_the_counts_and_flagged_probes_are_per_category_each_probe_flagged_once() -> None:
+    data = _conversation(_probe("q1", must_contain_any=["Peru"], must_contain_all=["Chile"]),
+                         _probe("q2", must_contain_any=["Lima"]), _probe("q3", "temporal", must_contain_any=["Quito"]))
+    report = _audited(data).as_json()
+    assert report["counts"] == {"absent": {"single_hop": 3, "temporal": 1}}
+    assert report["flagged_by_category"] == {"single_hop": 2, "temporal": 1}
+    assert (report["finding_count"], report["flagged_probe_count"]) == (4, 3)
+
+
+def test_the_audit_lines_list_the_findings_up_to_a_limit_and_say_where_the_rest_are() -> None:
+    data = _conversation(_probe("q1", must_contain_any=["Peru"]), _probe("q2", "", must_contain_any=["Lima"]))
+    result = _audited(data)
+    head = ["gold audit: 2 findings on 2 of 2 probes",
+            "       2  a check string found in no session text or item (absent): uncategorised 1, single_hop 1"]
+    listed = ["  c1/q1 [single_hop] absent: none of ['Peru'] occurs in the conversation",
+              "  c1/q2 [] absent: none of ['Lima'] occurs in the conversation"]
+    assert result.lines() == result.lines(limit=2) == head + listed
+    assert result.lines(limit=1) == [*head, listed[0],
+                                     "  ... and 1 more (`recall-eval audit` on the suite lists all)"]
+    assert result.lines(limit=0) == [*head, "  (SUITE.md lists them; so does `recall-eval audit` on the suite)"]
+    assert _audited(_conversation(_probe("q1", must_contain_any=["Sweden"]))).lines(limit=0) == [
+        "gold audit: 0 findings on 0 of 1 probes"]
+
+
+def test_a_folder_with_no_probe_is_an_error_naming_every_path_given(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    for folder in (first, second):
+        folder.mkdir()
+        (folder / "c1.yaml").write_text(dump_yaml({"id": "c1", "sessions": []}), encoding="utf-8")
+    assert main(["audit", str(first), str(second)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"error: {first}, {second}: no scenario or probe found; give a suite folder\n"
+
+
+def test_the_json_is_indented_and_keeps_non_ascii_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _suite(tmp_path, _conversation(_probe("q1", must_contain_any=["Zürich"])))
+    assert main(["audit", str(folder), "--json"]) == 1
+    out = capsys.readouterr().out
+    assert out == json.dumps(audit_suite([folder]).as_json(), indent=2, ensure_ascii=False) + "\n"
+    assert "none of ['Zürich']" in out
+
+
+def test_a_long_finding_wraps_with_its_continuation_indented_four_spaces_past_its_own(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    words = ["Valparaiso harbour", "Vina del Mar beach", "Atacama desert", "Torres del Paine"]
+    folder = _suite(tmp_path, _conversation(_probe("q1", must_contain_any=words)))
+    assert main(["audit", str(folder)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("  c1/q1 [single_hop] absent:"))
+    assert all(len(line) <= 80 for line in lines)
+    # the finding's own two spaces, then the continuation's four (under the finding's text, past its id)
+    assert lines[start + 1].startswith(" " * 6) and not lines[start + 1].startswith(" " * 7)
+
+
+def test_malformed_parts_of_a_conversation_are_skipped_not_fatal() -> None:
+    """The audit reads plain data before validation: a turn, item, session, probe block or check of the wrong
+    shape is passed over, and the rest is still audited."""
+    data = _conversation(_probe("q1", must_contain_any=["Lima"]), _probe("q2", must_contain_groups=[[], "Peru"]),
+                         {"id": "q3", "category": "single_hop", "probe": "?", "expect": "Peru"},
+                         {"id": "q4", "category": "single_hop", "probe": {"history": ["hi", {"role": "user"}]},
+                          "expect": {"must_contain_any": ["Quito"]}})
+    data["sessions"] += ["oops", {"id": "s2", "turns": ["oops", {"content": 5}, {"content": "We flew to Lima."}]}]
+    data["items"] += ["oops", {"id": "i2", "content": None}]
+    assert _kinds(data) == [("q4", "absent")]
+
+
+def test_a_short_string_at_the_end_of_the_probe_message_is_found_word_bounded() -> None:
+    asked = _probe("q1", must_contain_any=["CSV"])
+    asked["probe"] = {"message": "Export it as CSV", "history": [{"role": "user", "content": "Hi."}]}
+    assert _kinds(_conversation(asked)) == []
+
+
+def test_a_blank_check_string_is_no_finding() -> None:
+    assert _kinds(_conversation(_probe("q1", must_contain_any=["  "]))) == []
+
+
+def test_the_conversations_words_are_whole_words_not_substrings() -> None:
+    from harness.importers.audit import HaystackWords, composed
+
+    words = HaystackWords(normalize("The ledgers of cms are in Postgres."))
+    assert "ledgers" in words and "ledger" not in words and "" not in words and 5 not in words
+    assert composed(words, "postgres://cms") and not composed(words, "postgres://ledger")
+
+
+def test_an_absent_group_lists_its_first_four_strings() -> None:
+    (finding,) = audit_conversation(_conversation(_probe("q1", must_contain_any=["Peru", "Lima", "Cusco", "Puno",
+                                                                                  "Arequipa"])))
+    assert finding.detail == "none of ['Peru', 'Lima', 'Cusco', 'Puno'] occurs in the conversation"
+
+
+def test_a_gold_word_is_read_from_the_first_string_of_each_group_else_from_the_f1_reference() -> None:
+    """The first string is the one an answer states; later ones are accepted variants. The published f1_reference
+    is read only where no check says what to state (a spaced check is no finding for a glued reference)."""
+    data = _conversation(_probe("q1", must_contain_any=["watching movies", "watchingmovies"]),
+                         _probe("q2", must_contain_any=["watching movies"], f1_reference="watchingmovies"),
+                         _probe("q3", f1_reference="watchingmovies"),
+                         _probe("q4", must_contain_groups=[["Januarty 5"], ["Januarty 6"]]),
+                         _probe("q5", must_contain_groups=[["watchingmovies"], ["watchingmovies tonight"]]))
+    assert [(f.probe, f.kind, f.detail) for f in audit_conversation(data) if f.kind != "absent"] == [
+        ("q3", "glued", "'watchingmovies' (written apart: 'watching movies')"),
+        ("q4", "misspelled", "'Januarty' (unpassable as written; an answer would write 'January')"),
+        ("q5", "glued", "'watchingmovies' (written apart: 'watching movies')")]
+
+
+def test_a_contradiction_names_the_real_answer_from_the_reference_or_the_first_check() -> None:
+    data = _conversation(_probe("q1", "adversarial", abstain=True, f1_reference="Sweden"),
+                         _probe("q2", "adversarial", abstain=True, must_contain_any=["Sweden"], f1_reference="Oslo"),
+                         _probe("q3", "adversarial", abstain=True, must_contain_any=["Sweden", "Oslo"]))
+    assert [(f.probe, f.detail) for f in audit_conversation(data) if f.kind == "contradiction"] == [
+        ("q1", "abstention probe with a real answer 'Sweden'"), ("q2", "abstention probe with a real answer 'Oslo'"),
+        ("q3", "abstention probe with a real answer 'Sweden'")]
+
+
+def test_a_split_finding_names_both_groups_and_skips_an_empty_one() -> None:
+    data = _conversation(_probe("q1", must_contain_groups=[[], ["on 9 April"], ["2023"]]),
+                         _probe("q2", must_contain_groups=[["9 April, 2023"], ["Sweden"]]))
+    assert [(f.probe, f.detail) for f in audit_conversation(data) if f.kind == "split"] == [
+        ("q1", "groups 'on 9 April' and '2023' are one date or number: 'on 9 April, 2023'")]
+
+
+def test_a_scenario_file_without_an_id_is_audited_under_an_empty_one() -> None:
+    (finding,) = audit_conversation({"category": "fact", "sessions": [], "expect": {"must_contain_any": ["Lima"]}})
+    assert (finding.conversation, finding.probe, finding.scenario) == ("", "", "")

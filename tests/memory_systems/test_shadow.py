@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 import types
 
 import pytest
@@ -13,7 +14,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from harness.memory_systems import resolve_arm  # noqa: E402
 from harness.memory_systems.builtin import seeded_item_store  # noqa: E402
-from harness.memory_systems.shadow import MAX_TERMS, scope_violations, shadow_search, shadow_terms  # noqa: E402
+from harness.memory_systems.shadow import MAX_TERMS, ShadowObservation, scope_violations, shadow_search, shadow_terms  # noqa: E402
 from harness.run.agent import ModelClient, ModelSettings  # noqa: E402
 from harness.run.retry import RetryPolicy  # noqa: E402
 from harness.run.sample import run_memory_sample  # noqa: E402
@@ -210,3 +211,115 @@ def test_reading_storage_under_a_denying_policy_is_a_violation_even_with_nothing
     found = scope_violations(_FakeStore(), RunContext(workspace_key="ws-a"), False, (), True)
     assert found == ["(run): read storage under a denying policy"]
     assert scope_violations(_FakeStore(), RunContext(workspace_key="ws-a"), False, (), False) == []
+
+
+class _StoreIgnoringWorkspace:
+    """The seeded store with its own scope filter removed: every search also returns workspace ``ws-b``'s items."""
+
+    def __init__(self, store) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str):
+        return getattr(self._store, name)
+
+    def search_by_keys(self, terms, match="exact", *, workspace_key=None, **kwargs):
+        return (self._store.search_by_keys(terms, match, workspace_key="ws-b", **kwargs)
+                + self._store.search_by_keys(terms, match, workspace_key=workspace_key, **kwargs))
+
+
+def test_a_store_that_ignores_the_workspace_is_held_back_by_the_hosts_own_check() -> None:
+    """The store's filter removed, the Host's stands: the shadow search discloses only the probe's workspace."""
+    scenario = _with_foreign_item(make_scenario())
+    arm = resolve_arm("shadow")
+    instance = arm.system.open(scenario, arm.write_mode)
+    try:
+        instance.store = _StoreIgnoringWorkspace(instance.store)
+        observed = instance.begin_probe(*probe_policy(scenario)).shadow
+    finally:
+        instance.close()
+    assert observed.disclosed_item_ids == ("it-port",) and "9999" not in observed.result_text
+    assert observed.scope_violations == ()
+
+
+def test_an_item_missing_from_the_store_does_not_hide_a_foreign_item_disclosed_after_it() -> None:
+    store = _FakeStore(foreign=_stored("foreign", "active", "workspace", "ws-b"))
+    assert scope_violations(store, RunContext(workspace_key="ws-a"), True, ("gone", "foreign"), True) == [
+        "gone: not in the store", "foreign: item of workspace 'ws-b', probe in 'ws-a'"]
+
+
+class _ScriptedRun:
+    """A run whose one search returns the given record (what a Host or a defective one might answer)."""
+
+    def __init__(self, admitted: bool = True, **record: object) -> None:
+        self.admitted, self.denial_reason = admitted, None if admitted else "incognito"
+        self.record = {"status": "ok", "result_text": '{"truncated":false,"results":[]}', "disclosed_item_ids": (),
+                       "storage_read": True, **record}
+        self.sent: list[str] = []
+
+    def call(self, name, arguments):
+        self.sent.append(arguments)
+        return types.SimpleNamespace(arguments=arguments, **self.record)
+
+
+def _observe(run: _ScriptedRun, message: str = "Which port does the dev server use?"):
+    return shadow_search(run, _FakeStore(), RunContext(workspace_key="ws-a"), message)
+
+
+def test_the_observation_records_the_terms_the_arguments_sent_and_the_hosts_timing() -> None:
+    run = _ScriptedRun(elapsed_s=0.25)
+    observed = _observe(run, "Où est le café de l'équipe?")
+    assert run.sent == ['{"terms":["où","est","le","café","de","l\'équipe","où est","est le","le café",'
+                        '"café de","de l\'équipe"]}']
+    assert observed.arguments == run.sent[0] and observed.terms[:4] == ("où", "est", "le", "café")
+    assert (observed.terms_dropped, observed.storage_read, observed.elapsed_s) == (0, True, 0.25)
+
+
+def test_a_run_record_without_its_own_timing_is_timed_around_the_call() -> None:
+    before = time.perf_counter()
+    observed = _observe(_ScriptedRun())
+    assert 0.0 <= observed.elapsed_s <= time.perf_counter() - before
+
+
+def test_a_message_with_nothing_searchable_is_recorded_as_an_empty_uncalled_search() -> None:
+    run = _ScriptedRun()
+    observed = _observe(run, "Thanks!")
+    assert run.sent == []
+    assert observed == ShadowObservation((), 0, '{"terms":[]}', True, None, "no_terms", "", (), False, 0, False, 0.0)
+    denied = _observe(_ScriptedRun(admitted=False), "Thanks!")
+    assert (denied.admitted, denied.denial, denied.status) == (False, "incognito", "no_terms")
+
+
+@pytest.mark.parametrize(("text", "cut"), [
+    ('{"truncated":true,"omittedCount":3,"results":[]}', (True, 3)),
+    ('{"truncated":true,"omittedCount":true}', (True, 0)),  # a flag is not a count
+    ('{"truncated":"yes","omittedCount":"3"}', (False, 0)),  # nor is text
+    ("Memory search is unavailable.", (False, 0)),  # not JSON
+    ('[{"truncated":true}]', (False, 0)),  # not the envelope
+])
+def test_truncation_is_read_only_from_a_search_envelope_that_says_so(text: str, cut: tuple[bool, int]) -> None:
+    observed = _observe(_ScriptedRun(result_text=text))
+    assert (observed.truncated, observed.omitted_count) == cut
+
+
+def test_a_refused_search_is_never_recorded_as_truncated() -> None:
+    observed = _observe(_ScriptedRun(admitted=False, status="policy_denied", storage_read=False,
+                                     result_text='{"error":"policy_denied"}'))
+    assert (observed.truncated, observed.omitted_count, observed.scope_violations) == (False, 0, ())
+
+
+def test_a_run_that_read_storage_under_a_denying_policy_is_a_violation_of_the_search() -> None:
+    observed = _observe(_ScriptedRun(admitted=False, status="policy_denied", result_text="{}"))
+    assert observed.scope_violations == ("(run): read storage under a denying policy",)
+
+
+def test_possessives_and_contractions_are_searched_as_their_word_and_stopwords_only_whole() -> None:
+    assert shadow_terms("What's Ana's theme?") == (["ana", "theme", "ana theme"], 0)
+    assert shadow_terms("port port") == (["port", "port port"], 0)
+
+
+def test_every_two_character_window_of_a_cjk_run_is_a_term() -> None:
+    assert shadow_terms("偏好是什么") == (["偏好是什么", "偏好", "好是", "是什", "什么"], 0)
+
+
+def test_a_word_too_long_to_search_is_dropped_and_the_words_after_it_are_kept() -> None:
+    assert shadow_terms("x" * 300 + " dev port") == (["dev", "port", "dev port"], 0)

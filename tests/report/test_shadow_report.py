@@ -230,3 +230,105 @@ def test_a_probe_run_in_several_epochs_is_read_from_its_lowest_epoch_in_any_orde
     block = shadow_block(records if order == "first epoch first" else records[::-1], {})
     overall = block["models"][0]["overall"]
     assert overall["probes"] == 1 and overall["latency_p50_ms"] == 2.0
+
+
+def _two_workspace_block():
+    import types
+
+    from harness.report.shadow import shadow_block
+
+    def record(sid: str, log, model: str = "m"):
+        return types.SimpleNamespace(model=model, scenario_id=sid, epoch=0, shadow=log)
+
+    def scenario(workspace: str | None):
+        return types.SimpleNamespace(probe=types.SimpleNamespace(workspace=workspace))
+
+    slow = types.SimpleNamespace(**{**vars(_violating("ok")), "elapsed_s": 0.004, "result_chars": 1500,
+                                    "result_tokens": 1234})
+    records = [record("a", _violating("ok")), record("b", slow), record("c", _violating("policy_denied")),
+               record("gone", _violating("ok"))]
+    return shadow_block(records, {"a": scenario("ws-a"), "b": scenario("ws-a"), "c": scenario(None)})
+
+
+def test_probes_are_grouped_by_their_scenarios_workspace_and_the_search_is_described() -> None:
+    """A probe without a workspace, or whose scenario is not in the suite any more, is under ``(none)``; the cold
+    probe's result text is in no character or token figure (it was never given)."""
+    block = _two_workspace_block()
+    (entry,) = block["models"]
+    assert [(w["workspace"], w["probes"], w["cold"]) for w in entry["workspaces"]] == [("(none)", 2, 1), ("ws-a", 2, 0)]
+    assert block["search"] == {"terms": "the probe message's content words and adjacent pairs", "match": "exact",
+                               "limit": "the tool's default"}
+
+
+def test_the_shadow_section_has_a_table_per_model_with_every_workspace_after_the_overall_row() -> None:
+    from harness.report.shadow import COLUMNS, shadow_section
+
+    section = shadow_section({"shadow": _two_workspace_block()})
+    assert section["headers"] == [h for _, h in COLUMNS] and section["scope_violations"] == 0
+    (table,) = section["tables"]
+    assert table["caption"] == "m" and [r["label"] for r in table["rows"]] == ["all workspaces", "(none)", "ws-a"]
+    assert table["rows"][0]["cells"] == ["4", "1", "100%", "1.00", "0", "380.00", "309.50", "1.00", "4.00", "0"]
+    assert table["rows"][2]["cells"] == ["2", "0", "100%", "1.00", "0", "755.00", "618.00", "1.00", "4.00", "0"]
+    assert shadow_section({}) is None and shadow_section({"shadow": {"models": []}}) is None
+
+
+def test_a_share_that_does_not_apply_is_a_dash_and_counts_are_grouped() -> None:
+    from harness.report.shadow import _cell
+
+    assert (_cell("surfaced_share", None), _cell("surfaced_share", 0.5), _cell("probes", 12345)) == ("—", "50%", "12,345")
+    assert (_cell("truncated", 3), _cell("latency_p50_ms", None), _cell("items_per_probe", 0.333)) == ("3", "—", "0.33")
+
+
+def test_the_terminal_lines_give_each_models_share_items_tokens_latency_and_violations() -> None:
+    from harness.report.shadow import shadow_terminal_lines
+
+    assert shadow_terminal_lines(_two_workspace_block()) == [
+        "shadow (m): recall would surface items in 4/4 probes (100%)",
+        "  1.00 items/probe, +310 tokens/probe, search p95 4.0 ms, 0 scope violations"]
+    empty = {"models": [{"model": "m", "overall": {
+        "surfaced": 0, "probes": 0, "surfaced_share": None, "latency_p95_ms": None, "items_per_probe": None,
+        "result_tokens_per_probe": None, "scope_violations": 0}}]}
+    assert shadow_terminal_lines(empty) == ["shadow (m): recall would surface items in 0/0 probes (—)",
+                                            "  0.00 items/probe, +0 tokens/probe, search p95 — ms, 0 scope violations"]
+    assert shadow_terminal_lines(None) == []
+
+
+def test_a_scope_violation_headline_gives_the_count_and_where_to_read_them() -> None:
+    from harness.report.shadow import shadow_headline
+
+    assert shadow_headline({"scope_violations": 3}) == {
+        "code": "shadow_scope_violation", "lead": True,
+        "text": "shadow: 3 scope violation(s) in what recall's search would have disclosed: a Host defect (must be 0); "
+                "see summary.json shadow.models[].violations"}
+    assert shadow_headline(None) is None and shadow_headline({}) is None
+
+
+def test_every_violation_is_counted_and_the_first_twenty_are_listed() -> None:
+    from harness.report.shadow import shadow_figures
+
+    got = shadow_figures([_violating("ok", *(f"it-{n}: archived item" for n in range(25)))])
+    assert got["scope_violations"] == 25 and got["violations"] == [f"it-{n}: archived item" for n in range(20)]
+
+
+def test_no_probe_gives_no_per_probe_figure_and_no_latency() -> None:
+    from harness.report.shadow import shadow_figures
+
+    got = shadow_figures([])
+    assert (got["probes"], got["surfaced_share"], got["items_per_probe"], got["result_chars_per_probe"]) == (0, None, None, None)
+    assert (got["latency_p50_ms"], got["latency_p95_ms"]) == (None, None)
+    timed = shadow_figures([types_log(0.0012345)])
+    assert (timed["latency_p50_ms"], timed["latency_p95_ms"]) == (1.234, 1.234)
+
+
+def types_log(elapsed_s: float):
+    import types
+
+    return types.SimpleNamespace(**{**vars(_violating("ok")), "elapsed_s": elapsed_s})
+
+
+def test_the_section_carries_the_runs_scope_violation_count_for_the_page() -> None:
+    from harness.report.shadow import shadow_section
+
+    block = _two_workspace_block()
+    assert shadow_section({"shadow": {**block, "scope_violations": 2}})["scope_violations"] == 2
+    assert shadow_section({"shadow": {"models": block["models"]}})["scope_violations"] == 0

@@ -176,3 +176,139 @@ def test_every_arm_gets_its_forgetting_figures_where_a_scenario_asks_to_forget()
     assert [r["cells"][at] for r in section["rows"]] == ["9 / 5", "0 / 0"]
     plain = {"systems": systems_block(manifest(), [], metrics[:2]), "run": {}}
     assert "forgotten: retained / said" not in systems_section(plain)["columns"]
+
+
+_FIGURES = {"continuity_accuracy": 0.8, "unsupported_claim_rate": 0.1, "answer_leakage_rate": 0.05,
+            "tool_leakage_count": 2.0, "retrieved_recall": 0.75, "retrieved_precision": 0.5, "prompt_tokens": 1200.0,
+            "completion_tokens": 300.33, "write_prompt_tokens": 800.0, "write_completion_tokens": 55.5,
+            "cost_usd": 0.0123, "retained_after_forget_count": 2.0, "answer_forgotten_rate": 0.3}
+
+
+def _full_row() -> tuple[dict, list]:
+    fingerprint = ArmFingerprint(system="mem0", version="mem0ai 0.1", write_mode="agent", config_hash="c" * 64,
+                                 retrieval_budget={"top_k": 5, "chars": 2000}, sees_session_times=True,
+                                 embedder={"model": "lexical"})
+    metrics = [metric("recall", name, value) for name, value in _FIGURES.items()]
+    metrics.append(metric("recall", "continuity_accuracy", 0.6, "temporal"))
+    calls = [tool_call(["it-pg-version"], call_id=f"c{i}").model_copy(update={"elapsed_s": 0.002 * (i + 1)})
+             for i in range(3)]
+    records = [make_record(make_scenario("fact-01"), calls=calls[:2]), make_record(make_scenario("fact-02"), calls=calls[2:])]
+    (row,) = systems_block(manifest({"recall": fingerprint}), records, metrics, {(MODEL, "recall"): 3})
+    return row, records
+
+
+def test_every_figure_of_a_systems_row_is_read_from_its_own_metric_and_the_arms_fingerprint() -> None:
+    """Each column from its own metric row (a swapped name would show one system's leakage as its recall)."""
+    from harness.report.accounting import accounting_by_arm
+
+    row, records = _full_row()
+    interval = lambda value: {"value": value, "ci_low": value - 0.1, "ci_high": value + 0.1, "n": 10}  # noqa: E731
+    assert row == {
+        "model": MODEL, "arm": "recall", "system": "mem0", "version": "mem0ai 0.1", "config_hash": "c" * 64,
+        "embedder": {"model": "lexical"}, "retrieval_budget": {"top_k": 5, "chars": 2000},
+        "continuity": interval(0.8), "continuity_over": "all", "unsupported_claim_rate": 0.1,
+        "answer_leakage_rate": 0.05, "tool_leakage_count": 2.0, "retrieved_recall": 0.75, "retrieved_precision": 0.5,
+        "uncredited_ids": 3, "probe_tokens": 1500.3, "write_tokens": 855.5, "search_calls": 3,
+        "search_latency_p50_ms": 4.0, "search_latency_p95_ms": 6.0, "search_latency_p50_ci_ms": row["search_latency_p50_ci_ms"],
+        "cost_usd": 0.0123, "sees_session_times": True, "temporal_continuity": interval(0.6),
+        "retained_after_forget": 2.0, "forgotten_in_answers": 3, **accounting_by_arm(records).get((MODEL, "recall"), {})}
+    low, high = row["search_latency_p50_ci_ms"]
+    assert 2.0 <= low <= 4.0 <= high <= 6.0
+
+
+def test_each_cell_of_the_systems_table_shows_its_figure_in_its_unit() -> None:
+    from harness.report.systems import _cells
+
+    row, _ = _full_row()
+    cells = _cells(row)
+    assert {k: cells[k] for k, _ in SYSTEM_COLUMNS[:10]} == {
+        "continuity": "80% [70%, 90%]", "unsupported_claim_rate": "10%", "leakage": "5% / 2",
+        "retrieved_recall": "75%", "retrieved_precision": "50%", "tokens": "1,500 / 856", "search_latency": "4.00 / 6.00",
+        "cost_usd": "$0.0123", "session_times": "yes (60% [50%, 70%])", "forgetting": "2 / 3"}
+
+
+def test_a_row_without_figures_shows_a_dash_in_every_cell() -> None:
+    from harness.report.systems import _cells
+
+    (row,) = systems_block(manifest(), [], [metric("recall", "continuity_accuracy", 0.5)])
+    cells = _cells({**row, "continuity": {"value": 0.5}})
+    assert row["system"] is None and row["retrieval_budget"] == {"top_k": 10, "chars": 4000}
+    assert (row["probe_tokens"], row["write_tokens"], row["forgotten_in_answers"]) == (None, None, None)
+    assert {k: cells[k] for k, _ in SYSTEM_COLUMNS[:10]} == {
+        "continuity": "50%", "unsupported_claim_rate": "—", "leakage": "— / —", "retrieved_recall": "—",
+        "retrieved_precision": "—", "tokens": "— / —", "search_latency": "—", "cost_usd": "—", "session_times": "—",
+        "forgetting": "—"}
+
+
+def test_a_run_without_a_recorded_budget_says_so_and_names_the_default() -> None:
+    rows = systems_block(manifest(), [], [metric("recall", "continuity_accuracy", 0.5)])
+    section = systems_section({"systems": rows, "run": {"parameters": {}}})
+    assert section["budget"] == "not recorded (top_k=10,chars=4000)"
+    assert section["rows"][0]["model"] == MODEL and section["rows"][0]["arm"] == "recall"
+    assert section["rows"][0]["system"] == "—"
+    lines = systems_lines({"systems": rows, "run": {"parameters": {"retrieval_budget": {"top_k": 3}}}})
+    assert lines[0] == "systems, retrieval budget not recorded (top_k=10,chars=4000):"
+
+
+def test_the_terminal_table_lists_the_arms_that_reported_ids_they_were_not_credited_with() -> None:
+    metrics = [metric(arm, "continuity_accuracy", 0.5) for arm in ("history_only", "recall")]
+    rows = systems_block(manifest(), [], metrics, {(MODEL, "recall"): 4})
+    assert [r["uncredited_ids"] for r in rows] == [0, 4]
+    lines = systems_lines({"systems": rows, "run": {}}, width=80)
+    assert lines[1:4] == ["arm                 continuity [CI]   unsup   rec@k     search ms",
+                          "history_only         50% [40%, 60%]       —       —             —",
+                          "recall               50% [40%, 60%]       —       —             —"]
+    assert lines[4] == "  ids reported but not credited (beyond top_k, or not shown): recall 4"
+    assert len(systems_lines({"systems": rows[:1], "run": {}})) == 3
+
+
+
+def test_search_latencies_are_in_milliseconds_to_three_places_with_an_interval_over_scenarios() -> None:
+    """A failed probe first does not end the reading; scenarios of 1.23456, 2.34567 and 3.76543 ms: the p50 is the middle one,
+    and its interval, resampling the three scenarios, has width."""
+    failed = make_record(make_scenario("fact-00"), calls=[tool_call(["it-pg-version"], call_id="x")], error=True)
+    records = [failed] + [
+        make_record(make_scenario(f"fact-0{n}"), calls=[tool_call(["it-pg-version"], call_id=f"c{n}").model_copy(
+            update={"elapsed_s": seconds})]) for n, seconds in ((1, 0.00123456), (2, 0.00234567), (3, 0.00376543))]
+    (row,) = systems_block(manifest(), records, [metric("recall", "continuity_accuracy", 0.5)])
+    assert (row["search_calls"], row["search_latency_p50_ms"], row["search_latency_p95_ms"]) == (3, 2.346, 3.765)
+    assert row["search_latency_p50_ci_ms"] == [1.235, 3.765]
+
+
+def test_a_half_open_interval_shows_the_value_alone_and_gives_no_latency_interval() -> None:
+    import types
+
+    from harness.report.systems import _cells, _ms_ci
+
+    assert _cells({"continuity": {"value": 0.5, "ci_low": 0.4, "ci_high": None}})["continuity"] == "50%"
+    assert _ms_ci(types.SimpleNamespace(value=0.002, ci_low=0.001, ci_high=None)) is None
+
+
+def test_answers_repeating_a_forgotten_fact_need_both_the_rate_and_its_count() -> None:
+    from harness.report.systems import _forgotten_answers
+
+    assert _forgotten_answers({"value": 0.3, "n": 10}) == 3
+    assert _forgotten_answers({"value": 0.3, "n": None}) is None and _forgotten_answers({"value": None, "n": 10}) is None
+
+
+@pytest.mark.parametrize("arm_width, shown", [(27, True), (28, False)])
+def test_the_search_column_is_kept_exactly_when_it_fits_80_columns(arm_width: int, shown: bool) -> None:
+    """arm, then continuity (2 + 21), unsup (2 + 6), rec@k (2 + 6) and search ms (2 + 12): 53 columns past the arm."""
+    lines = systems_lines({"systems": [{"arm": "a" * arm_width, "uncredited_ids": 0}]})
+    assert ("search ms" in lines[1]) is shown and all(len(line) <= 80 for line in lines)
+    assert len(lines[1]) == arm_width + (53 if shown else 39)
+
+
+def test_every_arm_with_an_uncredited_id_is_listed() -> None:
+    lines = systems_lines({"systems": [{"arm": "history_only", "uncredited_ids": 1}, {"arm": "recall", "uncredited_ids": 4},
+                                       {"arm": "recall_fts", "uncredited_ids": 0}]})
+    assert lines[-1] == "  ids reported but not credited (beyond top_k, or not shown): history_only 1, recall 4"
+
+
+def test_the_page_section_names_each_rows_system_and_carries_the_contracts() -> None:
+    from harness.report.contracts import contracts_section
+
+    row, _ = _full_row()
+    summary = {"systems": [row], "run": {}}
+    section = systems_section(summary)
+    assert section["rows"][0]["system"] == "mem0" and section["contracts"] == contracts_section(summary)

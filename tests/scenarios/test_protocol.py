@@ -142,3 +142,32 @@ def test_every_category_the_protocol_names_is_checked_against_the_suite() -> Non
     protocol = Protocol.model_validate({"name": "x", "recent_history": {"kind": "none"}, "headline": ["a"],
                                         "reported_apart": ["b"], "judge_only": ["c"], "category_order": ["d"]})
     assert protocol.names() == {"a", "b", "c", "d"}
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"headline": ["a", "a"]}, "protocol headline names a category twice: ['a', 'a']"),
+    ({"reported_apart": ["b", "b"]}, "protocol reported_apart names a category twice: ['b', 'b']"),
+    ({"judge_only": ["c", "c"]}, "protocol judge_only names a category twice: ['c', 'c']"),
+    ({"category_order": ["d", "d"]}, "protocol category_order names a category twice: ['d', 'd']"),
+    ({"reported_apart": ["headline", "all"]}, "protocol reported_apart names ['all', 'headline']: reserved for the "
+                                              "report's own rows"),
+    ({"judge_only": ["all"]}, "protocol judge_only names ['all']: reserved for the report's own rows"),
+    ({"category_order": ["headline"]}, "protocol category_order names ['headline']: reserved for the report's own rows"),
+    ({"headline": ["b", "a"], "reported_apart": ["a", "b"]},
+     "protocol: ['a', 'b'] both in headline and reported_apart; a category is one or the other"),
+    ({"recent_history": {"kind": "last_sessions"}},
+     "recent_history kind last_sessions needs a count (how many sessions or turns, 1 or more)"),
+    ({"recent_history": {"kind": "none", "count": 1}}, "recent_history kind none takes no count"),
+])
+def test_each_inconsistency_is_refused_with_a_message_naming_the_field_and_the_categories(bad: dict,
+                                                                                          message: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        Protocol.model_validate({"name": "x", "recent_history": {"kind": "none"}, **bad})
+    assert [str(e["ctx"]["error"]) for e in caught.value.errors()] == [message]
+
+
+def test_a_consistent_protocol_with_every_field_is_accepted() -> None:
+    protocol = Protocol.model_validate({
+        "name": "x", "headline": ["a"], "reported_apart": ["b"], "judge_only": ["a"], "category_order": ["b", "a"],
+        "recent_history": {"kind": "last_turns", "count": 4}})
+    assert protocol.recent_history.count == 4 and protocol.order({"z", "a", "b", "c"}) == ["b", "a", "c", "z"]

@@ -190,3 +190,37 @@ def test_a_calibration_item_without_a_label_is_named(tmp_path: Path) -> None:
                                            "answer_b": "b", "label": "first"}]}), encoding="utf-8")
     with pytest.raises(JudgeError, match=r"items\[0\].label is 'first'"):
         load_calibration(path)
+
+
+def test_the_judge_is_shown_the_earlier_sessions_oldest_first_then_the_current_conversation_word_for_word() -> None:
+    assert judge_context(make_scenario(history=[])) == (
+        "Earlier conversations:\n<<<EARLIER\n[earlier conversation s-early]\nuser: I prefer short answers.\n\n"
+        "[earlier conversation s-late]\nuser: Moved the dev server to port 5174.\nassistant: Noted.\nEARLIER>>>\n\n"
+        "The current conversation so far:\n<<<CURRENT\n(no earlier turns in this conversation)\nCURRENT>>>")
+    assert judge_context(make_scenario(incognito=True), max_chars=10) == (
+        "Memory of earlier conversations is OFF for this conversation (incognito): a correct answer uses none of "
+        "them.\n\nEarlier conversations:\n<<<EARLIER\n(2 older earlier conversation(s) left out for length)\n\n"
+        "(no earlier conversation)\nEARLIER>>>\n\nThe current conversation so far:\n<<<CURRENT\nuser: Morning.\n"
+        "assistant: Morning! What's up?\nCURRENT>>>")
+
+
+def test_the_earlier_sessions_fill_the_length_limit_exactly_newest_first() -> None:
+    data = make_scenario().model_dump(mode="json", exclude_none=True)
+    data["sessions"].append({"id": "s-mid", "workspace": "ws-a", "started_at": "2026-02-01T09:00:00Z",
+                             "turns": [{"role": "user", "content": "The staging cluster is blue."}]})
+    scenario = Scenario.model_validate(data)
+    sizes = {"s-late": len("[earlier conversation s-late]\nuser: Moved the dev server to port 5174.\nassistant: Noted."),
+             "s-mid": len("[earlier conversation s-mid]\nuser: The staging cluster is blue."),
+             "s-early": len("[earlier conversation s-early]\nuser: I prefer short answers.")}
+    every = judge_context(scenario, max_chars=sum(sizes.values()))
+    assert every.index("s-early]") < every.index("s-mid]") < every.index("s-late]") and "left out" not in every
+    cut = judge_context(scenario, max_chars=sum(sizes.values()) - 1)
+    assert "s-early]" not in cut and cut.index("s-mid]") < cut.index("s-late]")
+    assert "(1 older earlier conversation(s) left out for length)" in cut
+
+
+def test_the_judge_gets_its_instructions_as_the_system_message_and_the_case_as_the_user_message() -> None:
+    messages = build_messages("ctx", "Which port?", "first", "second")
+    assert [sorted(m) for m in messages] == [["content", "role"], ["content", "role"]]
+    assert [m["role"] for m in messages] == ["system", "user"] and "Reply with JSON only" in messages[0]["content"]
+    assert "ctx" in messages[1]["content"] and "first" in messages[1]["content"]
