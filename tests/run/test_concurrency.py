@@ -83,3 +83,83 @@ def test_a_waiter_cancelled_just_after_being_woken_passes_its_place_to_the_next_
         return await asyncio.wait_for(c, 2)
 
     assert asyncio.run(go()) == 0
+
+
+def test_each_change_is_printed_as_one_line_and_recorded_with_its_reason(capsys) -> None:
+    async def go() -> AdaptiveLimit:
+        gate = AdaptiveLimit(4)
+        generations = [await gate.acquire() for _ in range(4)]
+        gate.release(generations[0], timed_out=True)  # 4 -> 2
+        for generation in generations[1:]:
+            gate.release(generation, timed_out=False)  # an answer after a timeout starts a new window
+        return gate
+
+    gate = asyncio.run(go())
+    assert capsys.readouterr().err == ("note: model calls in flight 4 -> 2 (a call timed out; --max-concurrency 4)\n"
+                                       "note: model calls in flight 2 -> 3 (2 calls answered in time; --max-concurrency 4)\n")
+    assert [{k: v for k, v in c.items() if k != "after_s"} for c in gate.changes] == [
+        {"from": 4, "to": 2, "why": "a call timed out"}, {"from": 2, "to": 3, "why": "2 calls answered in time"}]
+    assert all(isinstance(c["after_s"], float) and 0 <= c["after_s"] < 3600 for c in gate.changes)
+
+
+def test_the_summary_is_none_until_the_limit_changes_then_names_the_final_and_lowest_limits() -> None:
+    gate = AdaptiveLimit(8)
+    assert gate.summary() is None
+    gate.release(0, timed_out=True)  # 8 -> 4
+    gate.release(1, timed_out=True)  # 4 -> 2
+    for _ in range(2):
+        gate.release(2, timed_out=False)  # 2 -> 3
+    summary = gate.summary()
+    assert summary is not None and summary["changes"] == gate.changes
+    assert {k: v for k, v in summary.items() if k != "changes"} == {"max_concurrency": 8, "final": 3, "lowest": 2}
+
+
+def test_the_summary_keeps_the_first_fifty_changes() -> None:
+    gate = AdaptiveLimit(2)
+    for generation in range(60):  # 2 -> 1 on a timeout, 1 -> 2 on an answer, sixty times over
+        gate.release(gate._generation, timed_out=generation % 2 == 0)
+    assert len(gate.changes) == 60 and gate.summary()["changes"] == gate.changes[:50]
+
+
+def test_the_limit_halves_rounding_down_and_never_below_one() -> None:
+    gate = AdaptiveLimit(3)
+    gate.release(0, timed_out=True)
+    assert gate.limit == 1
+    gate.release(1, timed_out=True)  # alone at 1: nothing left to lower
+    assert gate.limit == 1 and [c["to"] for c in gate.changes] == [1]
+
+
+def test_the_maximum_is_a_whole_number_of_at_least_one_and_the_limit_starts_there() -> None:
+    assert (AdaptiveLimit(0).maximum, AdaptiveLimit(0).limit) == (1, 1)
+    assert (AdaptiveLimit(-3).maximum, AdaptiveLimit(2.9).maximum) == (1, 2)  # type: ignore[arg-type]
+    assert (AdaptiveLimit(6).limit, AdaptiveLimit(6, limit=2).limit) == (6, 2)
+
+
+def test_a_release_without_a_call_in_flight_never_counts_below_zero_and_waiting_counts_the_line() -> None:
+    async def go() -> tuple[int, int, int]:
+        gate = AdaptiveLimit(1)
+        gate.release(await gate.acquire(), timed_out=False)
+        gate.release(0, timed_out=False)  # one release too many
+        held = await gate.acquire()
+        waiters = [asyncio.create_task(gate.acquire()) for _ in range(2)]
+        await asyncio.sleep(0)
+        waiting = gate.waiting
+        gate.release(held, timed_out=False)
+        await asyncio.sleep(0)
+        in_flight = gate.in_flight
+        for task in waiters:
+            task.cancel()
+        await asyncio.gather(*waiters, return_exceptions=True)
+        return waiting, in_flight, gate.waiting
+
+    assert asyncio.run(go()) == (2, 1, 0)
+
+
+def test_a_timeout_clears_the_window_of_answers_so_the_raise_needs_a_whole_window_after_it() -> None:
+    gate = AdaptiveLimit(4, limit=3)
+    gate.release(0, timed_out=False)
+    gate.release(0, timed_out=False)
+    gate.release(0, timed_out=True)  # 3 -> 1, the two answers forgotten
+    gate.release(1, timed_out=False)  # a window of 1 at limit 1: 1 -> 2
+    gate.release(2, timed_out=False)  # one answer of the next window of 2: no change yet
+    assert [c["to"] for c in gate.changes] == [1, 2] and gate.limit == 2
