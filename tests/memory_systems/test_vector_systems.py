@@ -141,14 +141,18 @@ def test_a_sample_whose_passages_cannot_be_embedded_closes_its_store_and_says_wh
 
 @pytest.mark.parametrize("arm", VECTOR_ARMS)
 def test_a_search_returns_at_most_the_runs_top_k(arm) -> None:
-    from harness.scenarios import RetrievalBudget
+    from harness.scenarios import RetrievalBudget, Scenario
 
-    instance, _ = _probe(arm, make_scenario())
-    try:
-        instance.retrieval_budget = RetrievalBudget(top_k=1, chars=2000)
-        probe = instance.begin_probe(*probe_policy(make_scenario()))
-        found = json.loads(probe.tools.call("memory_search", json.dumps({"terms": ["port", "server"], "limit": 10}))
-                           .result_text)["results"]
-        assert len(found) == 1
-    finally:
-        instance.close()
+    data = make_scenario().model_dump(mode="json", exclude_none=True)
+    data["items"] = [{**data["items"][0], "id": f"it-port-{n}", "content": f"The dev server runs on port 517{n}."}
+                     for n in range(4)]
+    scenario = Scenario.model_validate(data)
+    for top_k, shown in ((2, 2), (20, 4)):
+        instance = resolve_arm(arm).system.open(scenario, "seeded")
+        try:
+            instance.retrieval_budget = RetrievalBudget(top_k=top_k, chars=2000)
+            probe = instance.begin_probe(*probe_policy(scenario))
+            record = probe.tools.call("memory_search", json.dumps({"terms": ["dev server port"], "limit": 10}))
+            assert len(json.loads(record.result_text)["results"]) == shown
+        finally:
+            instance.close()
