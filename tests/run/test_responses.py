@@ -193,3 +193,16 @@ def test_the_fault_note_says_one_sample_and_shows_at_most_three_kinds() -> None:
         "tokens recorded and priced instead")
     assert fault_note([_record(None, None), _record()]) is None
     assert fault_note([]) is None
+
+
+def test_the_fault_note_keeps_the_commonest_kinds_whatever_their_names_and_reads_records_without_a_write_phase() -> None:
+    from types import SimpleNamespace
+
+    from harness.run.responses import fault_note
+
+    old = SimpleNamespace(model_calls=(SimpleNamespace(provider_fault="tool_calls is a dict"),))  # no write_phase
+    records = [old, _record("tool_calls is a dict; content is a list"), _record("tool_calls is a dict; content is a int"),
+               _record("tool call 0 is a str; content is a list"), _record("content is a bool")]
+    assert fault_note(records) == (
+        "note: 5 samples had a malformed model response (tool_calls is a dict; content is a list; content is a bool "
+        "...): read as the model's answer, not retried")
