@@ -450,7 +450,8 @@ def test_several_wide_prefix_terms_counted_by_the_key_index_keep_the_runs_scope_
         again = _ids(store.search_by_keys(["mem", "tabs"], "prefix", workspace_key=workspace,
                                           include_archived=archived, limit=4))
         nothing = store.search_by_keys(["qq", "qr"], "prefix", workspace_key=workspace)  # no rows: by SQL
-    assert first == again == expected and store._key_index.builds == 1  # the second search read the fresh index
+    assert first == again == expected and store._key_index.builds == 1
+    assert store._key_index.spent_seconds == 0.0  # the second search read the fresh index: no SQL search charged
     assert nothing == []
 
 
