@@ -206,3 +206,15 @@ def test_the_fault_note_keeps_the_commonest_kinds_whatever_their_names_and_reads
     assert fault_note(records) == (
         "note: 5 samples had a malformed model response (tool_calls is a dict; content is a list; content is a bool "
         "...): read as the model's answer, not retried")
+
+
+def test_a_quoted_value_ending_in_a_backslash_closes_where_it_ends() -> None:
+    """An escaped backslash is one character: the quote after it closes the string (a Windows path as content)."""
+    assert raw_response(_refusal("{'content': 'C:\\\\', 'n': 1}")) == {"content": "C:\\", "n": 1}
+
+
+def test_the_response_is_read_from_the_first_marker_even_when_its_content_quotes_the_marker() -> None:
+    quoted = "received_args={'response_object': "
+    got = raw_response(_refusal("{'content': " + repr(quoted + "{'x': 1}") + "}"))
+    assert got == {"content": quoted + "{'x': 1}"}
+    assert raw_response(Exception(quoted + "{'a': 1}, 'b': 2}")) == {"a": 1}  # the marker opening the text
