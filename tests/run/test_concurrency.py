@@ -163,3 +163,18 @@ def test_a_timeout_clears_the_window_of_answers_so_the_raise_needs_a_whole_windo
     gate.release(1, timed_out=False)  # a window of 1 at limit 1: 1 -> 2
     gate.release(2, timed_out=False)  # one answer of the next window of 2: no change yet
     assert [c["to"] for c in gate.changes] == [1, 2] and gate.limit == 2
+
+
+def test_every_call_in_flight_is_counted_so_the_limit_holds_the_next_one_back() -> None:
+    async def go() -> tuple[int, bool]:
+        gate = AdaptiveLimit(3)
+        for _ in range(3):
+            await gate.acquire()
+        fourth = asyncio.create_task(gate.acquire())
+        await asyncio.sleep(0)
+        held = not fourth.done()
+        fourth.cancel()
+        await asyncio.gather(fourth, return_exceptions=True)
+        return gate.in_flight, held
+
+    assert asyncio.run(go()) == (3, True)

@@ -218,3 +218,9 @@ def test_the_response_is_read_from_the_first_marker_even_when_its_content_quotes
     got = raw_response(_refusal("{'content': " + repr(quoted + "{'x': 1}") + "}"))
     assert got == {"content": quoted + "{'x': 1}"}
     assert raw_response(Exception(quoted + "{'a': 1}, 'b': 2}")) == {"a": 1}  # the marker opening the text
+
+
+def test_zero_tokens_are_plausible_and_a_missing_prompt_count_does_not_skip_the_completion_check() -> None:
+    assert checked_usage(0, 0, request_chars=400, messages=2, max_tokens=2048) == (0, 0, None)  # an empty reply
+    assert checked_usage(None, 10**9, request_chars=400, messages=2, max_tokens=2048)[2] == \
+        "usage completion_tokens 1,000,000,000 is more than the request could hold (at most 2,624)"
