@@ -163,3 +163,20 @@ def test_the_shared_instructions_come_first_and_only_for_a_system_that_offers_to
     assert both["role"] == "system"
     context_only = probe_messages(scenario, context_section="<memory>x</memory>")[0]["content"]
     assert context_only == f"{bare}\n\n{SHARED_MEMORY_INSTRUCTIONS}\n\n<memory>x</memory>"
+
+
+def test_a_refused_call_is_recorded_with_its_name_arguments_and_time_and_its_message_in_plain_unicode(monkeypatch) -> None:
+    import types
+
+    from harness.memory_systems import protocol
+
+    ticks = iter([10.0, 10.25, 20.0, 20.5])
+    monkeypatch.setattr(protocol, "time", types.SimpleNamespace(perf_counter=lambda: next(ticks)))
+    two = StaticToolRun({"save_note": (SAVE, None), "forget_note": (SAVE, None)})
+    unknown = two.call("sauvegardé", '{"texte": "é"}')
+    assert (unknown.name, unknown.arguments, unknown.elapsed_s) == ("sauvegardé", '{"texte": "é"}', 0.25)
+    assert unknown.result_text == ('{"error":{"code":"unknown_tool","message":"unknown tool \'sauvegardé\'; '
+                                   'available: save_note, forget_note"}}')
+    invalid = two.call("save_note", "[1]")
+    assert (invalid.name, invalid.arguments, invalid.status, invalid.elapsed_s) == \
+        ("save_note", "[1]", "invalid_arguments", 0.5)
