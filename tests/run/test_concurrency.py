@@ -178,3 +178,98 @@ def test_every_call_in_flight_is_counted_so_the_limit_holds_the_next_one_back() 
         return gate.in_flight, held
 
     assert asyncio.run(go()) == (3, True)
+
+
+def test_a_release_gives_back_exactly_one_place() -> None:
+    async def go() -> int:
+        gate = AdaptiveLimit(4)
+        first = await gate.acquire()
+        await gate.acquire()
+        gate.release(first, timed_out=False)
+        return gate.in_flight
+
+    assert asyncio.run(go()) == 1
+
+
+def test_a_timeout_that_lowers_nothing_still_restarts_the_window_of_answers() -> None:
+    gate = AdaptiveLimit(4, limit=2)
+    gate.release(-1, timed_out=True)  # a call of an older wave: no change, but the window starts again
+    gate.release(gate._generation, timed_out=False)
+    assert gate.limit == 2 and gate.changes == []
+    gate.release(gate._generation, timed_out=False)
+    assert gate.limit == 3
+
+
+def test_calls_started_before_a_raise_do_not_halve_the_raised_limit() -> None:
+    """8 -> 4 on a timeout, 4 -> 5 after four answers: a call started before the raise (at 4) that times out now
+    belongs to an older wave and lowers nothing."""
+    gate = AdaptiveLimit(8)
+    gate.release(gate._generation, timed_out=True)
+    before_raise = gate._generation
+    for _ in range(4):
+        gate.release(gate._generation, timed_out=False)
+    assert gate.limit == 5
+    gate.release(before_raise, timed_out=True)
+    assert gate.limit == 5 and [c["to"] for c in gate.changes] == [4, 5]
+
+
+def test_a_change_is_timed_from_the_start_to_the_millisecond_and_flushed_at_once(monkeypatch) -> None:
+    import sys
+    import types
+
+    from harness.run import concurrency
+
+    class Stderr:
+        def __init__(self) -> None:
+            self.text, self.flushed = "", ""
+
+        def write(self, text: str) -> None:
+            self.text += text
+
+        def flush(self) -> None:
+            self.flushed = self.text
+
+    monkeypatch.setattr(concurrency, "time", types.SimpleNamespace(monotonic=lambda: 101.23456))
+    monkeypatch.setattr(sys, "stderr", Stderr())
+    gate = AdaptiveLimit(4, _started=100.0)
+    gate.release(0, timed_out=True)
+    assert gate.changes[0]["after_s"] == 1.235 and gate.last_timeout_at == 101.23456
+    assert sys.stderr.flushed.startswith("note: model calls in flight 4 -> 2")  # a log file redirect sees it now
+
+
+def test_waiting_calls_get_their_places_in_the_order_they_asked() -> None:
+    async def go() -> list[str]:
+        gate, order = AdaptiveLimit(1), []
+        held = await gate.acquire()
+
+        async def call(name: str) -> None:
+            generation = await gate.acquire()
+            order.append(name)
+            await asyncio.sleep(0)
+            gate.release(generation, timed_out=True)  # timeouts: the limit stays at 1
+
+        tasks = [asyncio.create_task(call(name)) for name in "abc"]
+        await asyncio.sleep(0)
+        gate.release(held, timed_out=True)
+        await asyncio.gather(*tasks)
+        return order
+
+    assert asyncio.run(go()) == ["a", "b", "c"]
+
+
+def test_a_raise_wakes_as_many_waiting_calls_as_there_are_new_places() -> None:
+    async def go() -> int:
+        gate = AdaptiveLimit(2, limit=1)
+        held = await gate.acquire()
+        waiters = [asyncio.create_task(gate.acquire()) for _ in range(2)]
+        await asyncio.sleep(0)
+        gate.release(held, timed_out=False)  # 1 -> 2, nothing in flight: two free places
+        for _ in range(3):
+            await asyncio.sleep(0)
+        in_flight = gate.in_flight
+        for task in waiters:
+            task.cancel()
+        await asyncio.gather(*waiters, return_exceptions=True)
+        return in_flight
+
+    assert asyncio.run(go()) == 2
