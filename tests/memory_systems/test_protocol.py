@@ -180,3 +180,24 @@ def test_a_refused_call_is_recorded_with_its_name_arguments_and_time_and_its_mes
     invalid = two.call("save_note", "[1]")
     assert (invalid.name, invalid.arguments, invalid.status, invalid.elapsed_s) == \
         ("save_note", "[1]", "invalid_arguments", 0.5)
+
+
+def test_the_probe_messages_of_a_system_without_tools_say_nothing_of_memory() -> None:
+    """history_only's prompt: the base rules alone, then the conversation; no tool paragraph nor memory block."""
+    from harness.memory_systems.prompts import system_prompt
+
+    scenario = make_scenario()
+    messages = probe_messages(scenario)
+    assert messages[0] == {"role": "system", "content": system_prompt(scenario, with_tools=False)}
+    assert "Memory tools:" not in messages[0]["content"] and "untrusted context" not in messages[0]["content"]
+    assert messages[-1]["role"] == "user"
+
+
+def test_a_handled_call_is_timed_by_the_clock(monkeypatch) -> None:
+    import types
+
+    from harness.memory_systems import protocol
+
+    ticks = iter([50.0, 50.75])
+    monkeypatch.setattr(protocol, "time", types.SimpleNamespace(perf_counter=lambda: next(ticks)))
+    assert _runner([]).call("save_note", "{}").elapsed_s == 0.75
