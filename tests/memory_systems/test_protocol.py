@@ -201,3 +201,15 @@ def test_a_handled_call_is_timed_by_the_clock(monkeypatch) -> None:
     ticks = iter([50.0, 50.75])
     monkeypatch.setattr(protocol, "time", types.SimpleNamespace(perf_counter=lambda: next(ticks)))
     assert _runner([]).call("save_note", "{}").elapsed_s == 0.75
+
+
+def test_open_instance_hands_a_system_the_runs_own_embedder() -> None:
+    from memory_tools import LexicalEmbedder
+
+    class Named(LexicalEmbedder):
+        name = "run-embedder"
+
+    system = _Budgeted()
+    run_embedder = Named()
+    instance = open_instance(SystemArm("budgeted", system, "agent"), make_scenario(), embedder=run_embedder)
+    assert system.got["embedder"].embedder is run_embedder and instance.run_embedding.embedder is run_embedder  # type: ignore[attr-defined]

@@ -224,3 +224,11 @@ def test_zero_tokens_are_plausible_and_a_missing_prompt_count_does_not_skip_the_
     assert checked_usage(0, 0, request_chars=400, messages=2, max_tokens=2048) == (0, 0, None)  # an empty reply
     assert checked_usage(None, 10**9, request_chars=400, messages=2, max_tokens=2048)[2] == \
         "usage completion_tokens 1,000,000,000 is more than the request could hold (at most 2,624)"
+
+
+def test_content_json_cannot_hold_is_shown_as_its_text_not_raised() -> None:
+    """A literal litellm quotes may hold bytes or a set (``ast.literal_eval`` reads both): shown, never a crash."""
+    message, _, faults = lenient_message(raw_response(_refusal("{'choices': [{'message': {'content': b'hi'}}]}")))
+    assert message["content"] == '"b\'hi\'"' and faults == ["content is a bytes"]
+    message, _, _ = lenient_message(_message({"content": [{"text": None}, {1}]}))
+    assert message["content"] == '[{"text": null}, "{1}"]'
