@@ -349,6 +349,18 @@ def test_prefix_term_matching_two_keys_counts_once(store: MemoryItemStore):
     assert _ids(store.search_by_keys(["mem", "x"], "prefix")) == ["both-terms", "two-keys"]
 
 
+def _spy_on(name: str) -> tuple[list[object], object]:
+    """A patch of ``_search.<name>`` recording each plan it returns, to assert which plan a search took."""
+    plans: list[object] = []
+    original = getattr(_search, name)
+
+    def spy(*args: object) -> object:
+        plans.append(original(*args))
+        return plans[-1]
+
+    return plans, patch.object(_search, name, spy)
+
+
 def test_prefix_search_with_one_wide_term_ranks_narrow_candidates_exactly(store: MemoryItemStore):
     """The wide term "mem" is walked by recency; items of the narrow terms are counted on all terms."""
     store.bulk_create([
@@ -360,16 +372,10 @@ def test_prefix_search_with_one_wide_term_ranks_narrow_candidates_exactly(store:
         _item("other-ws", "mem", "tabs", "zz", workspace="ws", now=5),
     ])  # fmt: skip
     store.archive("archived", now=0)
-    plans = []
-    original = _search._one_wide_term_query
-
-    def spy(search: _search.KeySearch, counts: list[int]) -> object:
-        plans.append(original(search, counts))
-        return plans[-1]
-
+    plans, spy = _spy_on("_one_wide_term_query")
     no_index = patch.object(store._key_index, "build_seconds", math.inf)  # the SQL plans answer
     with patch.object(_search, "_RANGE_ROWS_MAX", 6), patch.object(_search, "_INDEXED_ROWS_MIN", 6), no_index, \
-            patch.object(_search, "_one_wide_term_query", spy):
+            spy:
         got = _ids(store.search_by_keys(["mem", "tab", "zz"], "prefix", limit=6))
     assert len(plans) == 1 and plans[0] is not None, "the one-wide-term plan was not taken"
     assert got == ["all-three", "narrow-and-wide", "wide-5", "wide-4", "wide-3", "wide-2"]
@@ -397,14 +403,8 @@ def test_a_wide_one_term_prefix_search_walks_by_recency_within_the_runs_scope(
     filters: another workspace's newest item and an archived one never take a place unless asked for."""
     store.bulk_create(_wide_scope_items())
     store.archive("archived-new", now=2500)
-    plans = []
-    original = _search._recent_streams_query
-
-    def spy(*args: object) -> object:
-        plans.append(original(*args))  # type: ignore[arg-type]
-        return plans[-1]
-
-    with patch.object(_search, "_RANGE_ROWS_MAX", 4), patch.object(_search, "_recent_streams_query", spy):
+    plans, spy = _spy_on("_recent_streams_query")
+    with patch.object(_search, "_RANGE_ROWS_MAX", 4), spy:
         got = _ids(store.search_by_keys(["mem"], "prefix", workspace_key=workspace, include_archived=archived, limit=3))
     assert len(plans) == 1, "the recency walk was not taken"
     assert got == expected
@@ -415,16 +415,10 @@ def test_the_one_wide_term_plan_keeps_the_runs_workspace_and_no_other(store: Mem
     workspace), each with its own parameters; another workspace's items never come back."""
     store.bulk_create([*_wide_scope_items(), _item("theirs-narrow", "memo", "tabs", workspace="ws-b", now=9000)])
     store.archive("archived-new", now=2500)
-    plans = []
-    original = _search._one_wide_term_query
-
-    def spy(search: _search.KeySearch, counts: list[int]) -> object:
-        plans.append(original(search, counts))
-        return plans[-1]
-
+    plans, spy = _spy_on("_one_wide_term_query")
     no_index = patch.object(store._key_index, "build_seconds", math.inf)
     with patch.object(_search, "_RANGE_ROWS_MAX", 4), patch.object(_search, "_INDEXED_ROWS_MIN", 4), no_index, \
-            patch.object(_search, "_one_wide_term_query", spy):
+            spy:
         got = _ids(store.search_by_keys(["mem", "tab"], "prefix", workspace_key="ws-a", limit=4))
     assert len(plans) == 1 and plans[0] is not None, "the one-wide-term plan was not taken"
     assert got == ["mine-narrow", "mine-new", "wide-3", "wide-2"]
