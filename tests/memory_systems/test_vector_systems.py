@@ -106,3 +106,53 @@ def test_the_passages_are_embedded_when_the_sample_opens_and_a_search_embeds_onl
         assert instance.embedding_usage().texts == len(visible) + 1
     finally:
         instance.close()
+
+
+@pytest.mark.parametrize("arm", VECTOR_ARMS)
+def test_the_embedder_the_harness_hands_to_open_is_used_over_the_configured_one(arm) -> None:
+    from harness.memory_systems.run_embedding import sample_embedding
+
+    configured, given = CountingEmbedder(), CountingEmbedder()
+    configure_embedder(configured)
+    instance = resolve_arm(arm).system.open(make_scenario(), "seeded", embedder=sample_embedding(given))
+    try:
+        assert given.texts and configured.texts == []
+    finally:
+        instance.close()
+
+
+class _Failing(LexicalEmbedder):
+    def embed(self, texts, kind):  # noqa: ANN001, ANN201
+        raise RuntimeError("provider down")
+
+
+@pytest.mark.parametrize("arm", VECTOR_ARMS)
+def test_a_sample_whose_passages_cannot_be_embedded_closes_its_store_and_says_why(arm, monkeypatch) -> None:
+    from harness.memory_systems import builtin
+
+    closed: list[object] = []
+    original = builtin.ItemStoreInstance.close
+    monkeypatch.setattr(builtin.ItemStoreInstance, "close", lambda self: (closed.append(self), original(self))[1])
+    configure_embedder(_Failing())
+    with pytest.raises(RuntimeError, match="provider down"):
+        resolve_arm(arm).system.open(make_scenario(), "seeded")
+    assert len(closed) == 1
+
+
+@pytest.mark.parametrize("arm", VECTOR_ARMS)
+def test_a_search_returns_at_most_the_runs_top_k(arm) -> None:
+    from harness.scenarios import RetrievalBudget, Scenario
+
+    data = make_scenario().model_dump(mode="json", exclude_none=True)
+    data["items"] = [{**data["items"][0], "id": f"it-port-{n}", "content": f"The dev server runs on port 517{n}."}
+                     for n in range(4)]
+    scenario = Scenario.model_validate(data)
+    for top_k, shown in ((2, 2), (20, 4)):
+        instance = resolve_arm(arm).system.open(scenario, "seeded")
+        try:
+            instance.retrieval_budget = RetrievalBudget(top_k=top_k, chars=2000)
+            probe = instance.begin_probe(*probe_policy(scenario))
+            record = probe.tools.call("memory_search", json.dumps({"terms": ["dev server port"], "limit": 10}))
+            assert len(json.loads(record.result_text)["results"]) == shown
+        finally:
+            instance.close()

@@ -349,6 +349,18 @@ def test_prefix_term_matching_two_keys_counts_once(store: MemoryItemStore):
     assert _ids(store.search_by_keys(["mem", "x"], "prefix")) == ["both-terms", "two-keys"]
 
 
+def _spy_on(name: str) -> tuple[list[object], object]:
+    """A patch of ``_search.<name>`` recording each plan it returns, to assert which plan a search took."""
+    plans: list[object] = []
+    original = getattr(_search, name)
+
+    def spy(*args: object) -> object:
+        plans.append(original(*args))
+        return plans[-1]
+
+    return plans, patch.object(_search, name, spy)
+
+
 def test_prefix_search_with_one_wide_term_ranks_narrow_candidates_exactly(store: MemoryItemStore):
     """The wide term "mem" is walked by recency; items of the narrow terms are counted on all terms."""
     store.bulk_create([
@@ -360,20 +372,143 @@ def test_prefix_search_with_one_wide_term_ranks_narrow_candidates_exactly(store:
         _item("other-ws", "mem", "tabs", "zz", workspace="ws", now=5),
     ])  # fmt: skip
     store.archive("archived", now=0)
-    plans = []
-    original = _search._one_wide_term_query
-
-    def spy(search: _search.KeySearch, counts: list[int]) -> object:
-        plans.append(original(search, counts))
-        return plans[-1]
-
+    plans, spy = _spy_on("_one_wide_term_query")
     no_index = patch.object(store._key_index, "build_seconds", math.inf)  # the SQL plans answer
     with patch.object(_search, "_RANGE_ROWS_MAX", 6), patch.object(_search, "_INDEXED_ROWS_MIN", 6), no_index, \
-            patch.object(_search, "_one_wide_term_query", spy):
+            spy:
         got = _ids(store.search_by_keys(["mem", "tab", "zz"], "prefix", limit=6))
     assert len(plans) == 1 and plans[0] is not None, "the one-wide-term plan was not taken"
     assert got == ["all-three", "narrow-and-wide", "wide-5", "wide-4", "wide-3", "wide-2"]
 
+
+
+def _wide_scope_items() -> list[ItemInput]:
+    return [
+        *(_item(f"wide-{n}", f"mem{n}", now=1000 + n) for n in range(4)),
+        _item("mine-new", "memo", workspace="ws-a", now=2000),
+        _item("theirs-newest", "memo", workspace="ws-b", now=3000),
+        _item("archived-new", "memx", now=2500),
+        _item("mine-narrow", "memo", "tabs", workspace="ws-a", now=1),
+    ]
+
+
+@pytest.mark.parametrize(("workspace", "archived", "expected"), [
+    (None, False, ["wide-3", "wide-2", "wide-1"]),
+    ("ws-a", False, ["mine-new", "wide-3", "wide-2"]),
+    ("ws-a", True, ["archived-new", "mine-new", "wide-3"]),
+])
+def test_a_wide_one_term_prefix_search_walks_by_recency_within_the_runs_scope(
+        store: MemoryItemStore, workspace: str | None, archived: bool, expected: list[str]):
+    """The recency walk (a prefix matching more rows than a range is ranked whole) keeps the scope and lifecycle
+    filters: another workspace's newest item and an archived one never take a place unless asked for."""
+    store.bulk_create(_wide_scope_items())
+    store.archive("archived-new", now=2500)
+    plans, spy = _spy_on("_recent_streams_query")
+    with patch.object(_search, "_RANGE_ROWS_MAX", 4), spy:
+        got = _ids(store.search_by_keys(["mem"], "prefix", workspace_key=workspace, include_archived=archived, limit=3))
+    assert len(plans) == 1, "the recency walk was not taken"
+    assert got == expected
+
+
+def test_the_one_wide_term_plan_keeps_the_runs_workspace_and_no_other(store: MemoryItemStore):
+    """Several prefix terms, one wide: the walk of the wide term runs one stream per scope (global, the run's
+    workspace), each with its own parameters; another workspace's items never come back."""
+    store.bulk_create([*_wide_scope_items(), _item("theirs-narrow", "memo", "tabs", workspace="ws-b", now=9000)])
+    store.archive("archived-new", now=2500)
+    plans, spy = _spy_on("_one_wide_term_query")
+    no_index = patch.object(store._key_index, "build_seconds", math.inf)
+    with patch.object(_search, "_RANGE_ROWS_MAX", 4), patch.object(_search, "_INDEXED_ROWS_MIN", 4), no_index, \
+            spy:
+        got = _ids(store.search_by_keys(["mem", "tab"], "prefix", workspace_key="ws-a", limit=4))
+    assert len(plans) == 1 and plans[0] is not None, "the one-wide-term plan was not taken"
+    assert got == ["mine-narrow", "mine-new", "wide-3", "wide-2"]
+
+
+@pytest.mark.parametrize(("workspace", "archived", "expected"), [
+    ("ws-a", False, ["mine-narrow", "mine-new", "wide-3", "wide-2"]),
+    ("ws-a", True, ["mine-narrow", "archived-new", "mine-new", "wide-3"]),
+    (None, False, ["wide-3", "wide-2", "wide-1", "wide-0"]),
+])
+def test_several_wide_prefix_terms_counted_by_the_key_index_keep_the_runs_scope_and_rank(
+        store: MemoryItemStore, workspace: str | None, archived: bool, expected: list[str]):
+    """The in-memory index (built once wide searches are worth it) ranks as the SQL plans do, within the run's
+    workspace and lifecycle: another workspace's items never come back, an archived one only when asked for."""
+    store.bulk_create([*_wide_scope_items(), _item("theirs-narrow", "memo", "tabs", workspace="ws-b", now=9000),
+                       _item("tea-after-the-range", "tea", now=9500)])
+    store.archive("archived-new", now=2500)
+    with patch.object(_search, "_RANGE_ROWS_MAX", 4), patch.object(_search, "_INDEXED_ROWS_MIN", 4):
+        first = _ids(store.search_by_keys(["mem", "tab"], "prefix", workspace_key=workspace,
+                                          include_archived=archived, limit=4))
+        assert store._key_index.builds == 1 and store._key_index.index is not None, "the index was not built"
+        # "tabs" is a key too: read as a prefix by the fresh index, not as the exact key; "tea" is past its range
+        again = _ids(store.search_by_keys(["mem", "tabs"], "prefix", workspace_key=workspace,
+                                          include_archived=archived, limit=4))
+        nothing = store.search_by_keys(["qq", "qr"], "prefix", workspace_key=workspace)  # no rows: by SQL
+    assert first == again == expected and store._key_index.builds == 1
+    assert store._key_index.spent_seconds == 0.0  # the second search read the fresh index: no SQL search charged
+    assert nothing == []
+
+
+def test_two_wide_prefix_terms_without_an_index_are_ranked_by_the_grouped_plan(store: MemoryItemStore):
+    store.bulk_create([*_wide_scope_items(), _item("tabby", "tabby", now=50), _item("table", "table", now=60)])
+    store.archive("archived-new", now=2500)
+    no_index = patch.object(store._key_index, "build_seconds", math.inf)
+    limits = (patch.object(_search, "_RANGE_ROWS_MAX", 2), patch.object(_search, "_INDEXED_ROWS_MIN", 2),
+              patch.object(_search, "_NARROW_ROWS_MAX", 2))
+    with limits[0], limits[1], limits[2], no_index:
+        got = _ids(store.search_by_keys(["mem", "tab"], "prefix", workspace_key="ws-a", limit=4))
+    assert got == ["mine-narrow", "mine-new", "wide-3", "wide-2"]
+
+
+def test_a_write_drops_the_key_index_so_the_next_search_sees_the_new_item(store: MemoryItemStore):
+    store.bulk_create(_wide_scope_items())
+    store.archive("archived-new", now=2500)
+    with patch.object(_search, "_RANGE_ROWS_MAX", 4), patch.object(_search, "_INDEXED_ROWS_MIN", 4):
+        assert _ids(store.search_by_keys(["mem", "tab"], "prefix", limit=2)) == ["wide-3", "wide-2"]
+        store.bulk_create([_item("newest", "memz", "tabz", now=5000)])
+        assert _ids(store.search_by_keys(["mem", "tab"], "prefix", limit=2)) == ["newest", "wide-3"]
+    assert store._key_index.index is None  # dropped by the write, not read stale
+
+
+def test_a_wide_search_answered_by_sql_is_charged_what_it_took_towards_building_the_index(store: MemoryItemStore):
+    """The index is built once wide SQL searches have cost what a build does: each is charged its own seconds."""
+    import types
+
+    store.bulk_create(_wide_scope_items())
+    ticks = iter([10.0, 10.5])
+    no_index = patch.object(store._key_index, "build_seconds", math.inf)
+    clock = patch.object(_search, "time", types.SimpleNamespace(perf_counter=lambda: next(ticks)))
+    with patch.object(_search, "_RANGE_ROWS_MAX", 4), patch.object(_search, "_INDEXED_ROWS_MIN", 4), no_index, clock:
+        store.search_by_keys(["mem", "tab"], "prefix", limit=2)
+    assert store._key_index.spent_seconds == 0.5 and store._key_index.builds == 0
+
+
+@pytest.mark.parametrize(("terms", "match"), [
+    (["key"], "exact"), (["key", "other"], "exact"), (["ke"], "prefix"), (["ke", "oth"], "prefix"),
+], ids=["exact-streams", "exact-grouped", "prefix-range", "prefix-grouped"])
+@pytest.mark.parametrize(("workspace", "archived"), [(None, False), (None, True), ("ws-a", False), ("ws-a", True)])
+def test_every_search_plan_returns_exactly_the_runs_scope_and_lifecycle(
+        store: MemoryItemStore, terms: list[str], match: str, workspace: str | None, archived: bool):
+    """Global items always, the run's workspace's when it has one, never another's; archived ones only when asked."""
+    store.bulk_create([
+        _item("global", "key", "other", now=1), _item("global-archived", "key", "other", now=2),
+        _item("mine", "key", "other", workspace="ws-a", now=3), _item("theirs", "key", "other", workspace="ws-b", now=4),
+    ])
+    store.archive("global-archived", now=5)
+    got = set(_ids(store.search_by_keys(terms, match, workspace_key=workspace, include_archived=archived)))
+    expected = {"global"} | ({"global-archived"} if archived else set()) | ({"mine"} if workspace else set())
+    assert got == expected
+
+
+def test_a_prefix_search_returns_at_most_its_limit(store: MemoryItemStore):
+    """The range plan reads up to limit x 32 key rows: the distinct items past the limit are cut."""
+    store.bulk_create([_item(f"i{n:02}", f"key{n}", now=n) for n in range(25)])
+    assert _ids(store.search_by_keys(["key"], "prefix", limit=3)) == ["i24", "i23", "i22"]
+
+
+def test_a_bad_workspace_key_is_refused_naming_the_field(store: MemoryItemStore):
+    with pytest.raises(MemoryValidationError, match="^workspace_key must be a string \\(got int\\)$"):
+        store.search_by_keys(["k"], workspace_key=5)  # type: ignore[arg-type]
 
 def test_default_limit_is_20(store: MemoryItemStore):
     store.bulk_create([_item(f"i{n:02}", "k", now=n) for n in range(25)])

@@ -92,6 +92,51 @@ def test_the_lexical_embedder_is_lexical_inflections_near_synonyms_far() -> None
     assert float(coffee @ espresso) < 0.1  # no synonyms: it is not a semantic model
 
 
+def test_a_plug_ins_lexical_embedding_is_the_lexical_vector_and_a_featureless_text_a_fixed_unit_vector() -> None:
+    """A product's own cosine store rejects a zero vector, so a text with no word gets one fixed unit vector."""
+    from memory_tools import lexical_embedding
+
+    vector = lexical_embedding("Deployments go to staging")
+    assert len(vector) == LEXICAL_DIM and all(type(x) is float for x in vector)
+    assert vector == [float(x) for x in lexical_vector("Deployments go to staging")]
+    for featureless in ("?!", "", None):
+        assert lexical_embedding(featureless) == [1.0] + [0.0] * (LEXICAL_DIM - 1)  # type: ignore[arg-type]
+
+
+def test_a_words_features_are_the_word_weighted_two_and_its_padded_trigrams_each_repeat_adding_up() -> None:
+    from memory_tools.vectors import lexical_features
+
+    trigrams = {"c:<de": 2.0, "c:dep": 2.0, "c:epl": 2.0, "c:plo": 2.0, "c:loy": 2.0, "c:oy>": 2.0}
+    assert lexical_features("Deploy deploy") == {"w:deploy": 4.0, **trigrams}
+    assert lexical_features("a") == {"w:a": 2.0, "c:<a>": 1.0}
+
+
+def test_cjk_words_are_overlapping_character_bigrams_weighted_as_words_and_the_text_after_them_still_counts() -> None:
+    from memory_tools.vectors import lexical_features
+
+    assert lexical_features("咖啡咖啡 我 tea") == {
+        "w:咖啡": 4.0, "w:啡咖": 2.0, "w:我": 2.0, "w:tea": 2.0, "c:<te": 1.0, "c:tea": 1.0, "c:ea>": 1.0}
+
+
+def test_the_lexical_vector_sums_each_features_signed_sublinear_weight_colliding_features_adding_up() -> None:
+    """"aqx" and "bdx" hash to one bucket with one sign: a collision adds their weights, it does not overwrite."""
+    import math
+
+    from memory_tools.vectors import _bucket, lexical_features
+
+    assert _bucket("w:aqx") == _bucket("w:bdx")
+    expected = np.zeros(LEXICAL_DIM, dtype=np.float64)
+    for feature, weight in lexical_features("aqx bdx").items():
+        bucket, sign = _bucket(feature)
+        expected[bucket] += sign * (1.0 + math.log(weight))
+    got = lexical_vector("aqx bdx")
+    assert np.allclose(got, expected / np.linalg.norm(expected), atol=1e-6)
+
+
+def test_embedding_no_texts_gives_an_empty_float32_matrix_of_the_lexical_width() -> None:
+    empty = LexicalEmbedder().embed([], "passage").vectors
+    assert empty.shape == (0, LEXICAL_DIM) and empty.dtype == np.float32
+
 def test_cjk_text_is_embedded_by_character_bigrams() -> None:
     assert float(lexical_vector("咖啡") @ lexical_vector("我喜欢咖啡")) > 0.3
 
@@ -128,6 +173,12 @@ def test_top_k_breaks_ties_by_item_id_and_keeps_only_scores_above_the_floor() ->
     assert [i for i, _ in top_k(scores, ["e", "d", "b", "a", "c"], 10, 0.1)] == ["b", "c", "d", "e"]
     assert top_k(scores, list("abcde"), 0, 0.0) == []
 
+
+
+def test_a_single_item_above_the_floor_is_a_result() -> None:
+    """A store holding one visible item: its score alone is ranked, not dropped as an empty ranking."""
+    assert top_k(np.array([0.7], dtype=np.float32), ["only"], 5, 0.1) == [("only", pytest.approx(0.7))]
+    assert top_k(np.array([], dtype=np.float32), [], 5, 0.1) == []
 
 def test_matched_keys_report_the_keys_a_term_matches(store) -> None:
     _, found = _search(store, ["coffee", "espresso"])
@@ -349,90 +400,110 @@ def test_an_embedder_whose_vectors_are_not_finite_as_float32_is_an_embedding_err
         _search(store, ["deploy"], embedder=OverflowingEmbedder())
 
 
-# --- the Host's settings, kept by vector and hybrid runs -------------------------------------------------------
+def test_an_overflowing_embedder_is_refused_by_name_without_a_numpy_warning_on_the_terminal(store) -> None:
+    import warnings
+
+    from memory_tools import EmbeddingError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's "overflow encountered in cast" would be raised here
+        with pytest.raises(EmbeddingError, match="not finite as float32"):
+            _search(store, ["deploy"], embedder=OverflowingEmbedder())
 
 
-@pytest.mark.parametrize("host_class", [VectorHost, HybridHost])
-def test_vector_and_hybrid_runs_keep_the_hosts_top_k_content_budget_and_iso_times(store, host_class) -> None:
-    """The run's retrieval budget (top-k, content chars) and ISO times bind the ranked searches as they bind recall's."""
-    settings = {"search_limit": 1, "content_budget_chars": 30, "iso_times": True, "get_result_budget_chars": 8192}
-    run = host_class(store, READS, **settings).open_run(RunContext("ws-a"))
-    found = json.loads(run.call("memory_search", '{"terms": ["espresso"], "limit": 10}').result_text)
-    assert found["limitCapped"] is True and len(found["results"]) == 1
-    assert "observedAtIso" in found["results"][0]
-    plain = Host(store, READS, **settings).open_run(RunContext("ws-a"))
-    got = run.call("memory_get", '{"itemId": "deploy"}').result_text
-    assert got == plain.call("memory_get", '{"itemId": "deploy"}').result_text
-    assert json.loads(got)["item"]["contentTruncated"] is True and "observedAtIso" in got
-    roomy = host_class(store, READS, content_budget_chars=60).open_run(RunContext("ws-a"))
-    cut = json.loads(roomy.call("memory_search", '{"terms": ["deployments", "espresso"]}').result_text)
-    assert cut["truncated"] is True and len(cut["results"]) == 1  # 58 and 27 characters: one fits in 60
+class ShortEmbedder(LexicalEmbedder):
+    """A plug-in embedder that drops the last text of every batch (rows of the right width, one row short)."""
+
+    name = "short"
+
+    def embed(self, texts: Sequence[str], kind: str) -> Embeddings:  # type: ignore[override]
+        return super().embed(list(texts)[:-1], kind)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("host_class", [VectorHost, HybridHost])
-def test_a_prebuilt_index_given_to_the_host_is_the_one_searched(store, host_class) -> None:
+def test_an_embedder_returning_fewer_rows_than_texts_is_an_embedding_error_naming_the_counts(store) -> None:
+    """Rows matched to the wrong items would rank one item by another's text."""
+    from memory_tools import EmbeddingError
+
+    with pytest.raises(EmbeddingError) as raised:
+        VectorIndex(store, ShortEmbedder()).prepare("ws-a")
+    assert str(raised.value) == f"embedder 'short' returned (2, {LEXICAL_DIM}) vectors for 3 texts"
+
+
+def test_the_index_times_each_embedding_call_by_the_clock_not_since_the_epoch(store, monkeypatch) -> None:
+    import types
+
+    from memory_tools import vectors
+
+    ticks = iter([100.0, 100.25, 200.0, 200.5])
+    monkeypatch.setattr(vectors, "time", types.SimpleNamespace(perf_counter=lambda: next(ticks)))  # this module's clock
     index = VectorIndex(store, LexicalEmbedder())
-    host = host_class(store, READS, index=index)
-    assert host.index is index
-    host.open_run(RunContext("ws-a")).call("memory_search", '{"terms": ["espresso"]}')
-    assert index.usage.texts > 0
+    index.search(["espresso"], workspace_key=None, limit=3)
+    assert index.usage.latency_s == pytest.approx(0.75) and index.usage.texts == 3 and index.usage.calls == 2
 
 
-def test_hybrid_full_text_searches_the_runs_workspace_with_its_match_mode() -> None:
-    """An item only the full text finds (its vector is orthogonal), in the run's workspace, by a prefix term."""
-    with MemoryItemStore() as s:
-        s.bulk_create([_item("lex-ws", "alpha", ("alpha",), "ws-a"), _item("vec", "beta", ("third",), "ws-a")])
-        run = HybridHost(s, READS, embedder=RuleEmbedder()).open_run(RunContext("ws-a"))
-        exact = json.loads(run.call("memory_search", '{"terms": ["alph"]}').result_text)
-        prefix = json.loads(run.call("memory_search", '{"terms": ["alph"], "match": "prefix"}').result_text)
-    assert ids(exact) == ["vec"]
-    assert ids(prefix) == ["lex-ws", "vec"] and prefix["results"][0]["matchedKeys"] == ["alpha"]
+def test_embedding_usage_adds_every_field_of_a_batch_and_counts_a_call_only_when_something_was_computed() -> None:
+    from memory_tools import EmbeddingUsage
+
+    usage = EmbeddingUsage(model="m")
+    usage.add(Embeddings(np.zeros((3, 2)), provider_calls=1, tokens=30, cost_usd=0.25, latency_s=9.0, cached=1,
+                         saved_latency_s=0.5, saved_tokens=7, saved_cost_usd=0.125), 3, 1.5)
+    usage.add(Embeddings(np.zeros((2, 2)), provider_calls=2, tokens=20, cost_usd=0.5, cached=0,
+                         saved_latency_s=0.25, saved_tokens=3, saved_cost_usd=0.0625), 2, 0.5)
+    usage.add(Embeddings(np.zeros((4, 2)), cached=4, saved_latency_s=1.0, saved_tokens=10, saved_cost_usd=1.0), 4, 0.25)
+    assert usage == EmbeddingUsage(model="m", texts=9, cached=5, provider_calls=3, tokens=50, cost_usd=0.75,
+                                   latency_s=2.25, calls=2, cached_latency_s=1.75, cached_tokens=20,
+                                   cached_cost_usd=1.1875)
 
 
-def test_hybrid_reads_the_full_text_ranking_fifty_deep() -> None:
-    """An item at full-text rank 25 and vector rank 1 outranks the full-text first: only if 25 is read."""
-    with MemoryItemStore() as s:
-        s.bulk_create([_item(f"a-{n:02d}", "alpha alpha", ("alpha",)) for n in range(24)]
-                      + [_item("z-both", "alpha beta", ("other",))])
-        _, found = _search(s, ["alpha"], host=HybridHost, embedder=RuleEmbedder(), workspace=None, limit=1)
-    assert ids(found) == ["z-both"]
+class NarrowQueryEmbedder(LexicalEmbedder):
+    """A plug-in embedder that embeds queries with another model than passages (8 dimensions, not 1,024)."""
+
+    name = "mixed"
+
+    def embed(self, texts: Sequence[str], kind: str) -> Embeddings:  # type: ignore[override]
+        if kind == "query":
+            return Embeddings(np.full((len(texts), 8), 8 ** -0.5, dtype=np.float32))
+        return super().embed(texts, kind)  # type: ignore[arg-type]
 
 
-def test_a_vector_index_returning_an_item_twice_shows_it_once(store, monkeypatch) -> None:
-    original = VectorIndex.search
+def test_a_query_of_another_width_than_the_passages_is_an_embedding_error_naming_both(store) -> None:
+    from memory_tools import EmbeddingError
 
-    def twice(self, terms, *args, **kwargs):
-        found = original(self, terms, *args, **kwargs)
-        return [*found, *found]
-
-    monkeypatch.setattr(VectorIndex, "search", twice)
-    _, found = _search(store, ["espresso", "deployments"], limit=10)
-    assert sorted(ids(found)) == sorted(set(ids(found))) and len(ids(found)) >= 2
+    with pytest.raises(EmbeddingError) as raised:
+        VectorIndex(store, NarrowQueryEmbedder()).search(["espresso"], workspace_key=None, limit=3)
+    assert str(raised.value) == f"embedder 'mixed' gave a query of 8 dimensions and passages of {LEXICAL_DIM}"
 
 
-def test_rrf_breaks_equal_sums_by_the_better_best_rank_with_any_k() -> None:
-    # k = 0: first once (1/1) equals second twice (1/2 + 1/2); the one ranked first somewhere goes first
-    assert rrf_fuse([["x", "y"], ["z", "y"]], k=0) == ["x", "z", "y"]
+def test_the_runs_own_visibility_check_holds_back_what_the_sql_filter_lets_through(store, monkeypatch) -> None:
+    """The index's second scope layer alone: with the SQL filter standing, the run's ``item_visible`` still decides
+    (here it refuses the coffee item): what it refuses is never embedded nor ranked."""
+    from memory_tools import vectors
+    from memory_tools.policy import item_visible
+
+    monkeypatch.setattr(vectors, "item_visible", lambda item, ws: item.item_id != "coffee" and item_visible(item, ws))
+    embedder = CountingEmbedder()
+    index = VectorIndex(store, embedder)
+    assert [record.item.item_id for record, _ in index.search(["espresso", "neovim"], workspace_key="ws-a", limit=5)] \
+        == ["editor"]
+    assert not any("espresso" in text for kind, text in embedder.texts if kind == "passage")
 
 
-def test_hybrid_reads_no_ranking_past_the_fusion_depth() -> None:
-    """Past FUSION_DEPTH (50) the full text is not read: an item at its rank 56 counts by its vector rank alone."""
-    with MemoryItemStore() as s:
-        s.bulk_create([_item(f"a-{n:02d}", "alpha alpha", ("alpha",)) for n in range(55)]
-                      + [_item("z-both", "alpha beta", ("other",))])
-        _, found = _search(s, ["alpha"], host=HybridHost, embedder=RuleEmbedder(), workspace=None, limit=2)
-    assert ids(found) == ["a-00", "z-both"]  # both 1/61: the tie goes to the id
+def test_passages_are_embedded_as_passages_and_the_query_as_a_query(store) -> None:
+    embedder = CountingEmbedder()
+    VectorIndex(store, embedder).search(["espresso"], workspace_key=None, limit=3)
+    assert [kind for kind, _ in embedder.texts] == ["passage", "passage", "query"]
 
 
-def test_hybrid_reports_only_keys_equal_to_a_term_for_an_exact_search() -> None:
-    with MemoryItemStore() as s:
-        s.bulk_create([_item("k", "alpha beta", ("alphabet",))])
-        _, exact = _search(s, ["alpha"], host=HybridHost, embedder=RuleEmbedder(), workspace=None)
-    assert ids(exact) == ["k"] and exact["results"][0]["matchedKeys"] == []
+def test_a_scope_with_no_visible_items_asks_the_embedder_for_nothing() -> None:
+    class Calls(LexicalEmbedder):
+        calls = 0
 
+        def embed(self, texts: Sequence[str], kind: str) -> Embeddings:  # type: ignore[override]
+            Calls.calls += 1
+            return super().embed(texts, kind)  # type: ignore[arg-type]
 
-def test_the_hybrid_search_result_budget_truncates_and_counts_only_what_was_shown(store) -> None:
-    record, found = _search(store, ["deployments", "espresso", "neovim"], host=HybridHost, limit=10,
-                            search_result_budget_chars=420)
-    assert found["truncated"] and found["omittedCount"] >= 1
-    assert list(record.disclosed_item_ids) == ids(found) and len(record.result_text) <= 420
+    with MemoryItemStore() as empty:
+        empty.bulk_create([_item("theirs", "Only another workspace's note.", ("note",), "ws-b")])
+        index = VectorIndex(empty, Calls())
+        assert index.prepare("ws-a") == 0 and index.search(["note"], workspace_key="ws-a", limit=3) == []
+    assert Calls.calls == 0 and index.usage.texts == 0

