@@ -7,6 +7,15 @@ import sys
 import pytest
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Once per session (the controller, before any xdist worker starts): the checkout's packages compiled for the
+    child processes tests start, where the environment forbids writing bytecode (tests/bytecode_cache.py)."""
+    if not hasattr(config, "workerinput"):
+        from tests.bytecode_cache import compile_checkout_sources
+
+        compile_checkout_sources()
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _fresh_harness_caches() -> None:
     """Start each test session with empty ``lru_cache``s in the harness and memory_tools modules.

@@ -68,27 +68,29 @@ def test_the_worst_case_counts_at_least_the_tokens_a_tokenizer_does(text: str) -
 
 
 def test_an_embedding_model_without_a_price_is_refused_under_a_cap_unless_its_price_is_given(
-        server: FakeOpenAIServer, tmp_path) -> None:
-    """A real `run --max-cost-usd 1` with a recall_vector arm whose --embedding-model litellm has no price for: one
+        server: FakeOpenAIServer, tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A `run --max-cost-usd 1` with a recall_vector arm whose --embedding-model litellm has no price for: one
     line naming the model and --embedding-price, exit 2, no request sent and no run folder (it used to reserve $0 for
     every request, so the cap bounded nothing). The same run with `--embedding-price 0.02` runs, its embedding requests
-    reserved at that price, and run.json records it."""
+    reserved at that price, and run.json records it. Both go through ``main`` in the test's process (the fault is a
+    setting; the requests still cross real HTTP to the fake server; an exception fails the test)."""
     import json
 
-    from tests.fault.conftest import harness_cli
+    from harness.cli import main
 
-    base = ("run", "--scenarios", SMOKE, "--filter", "smoke-02*", "--arms", "recall_vector", "--embedding-model",
+    base = ["run", "--scenarios", str(SMOKE), "--filter", "smoke-02*", "--arms", "recall_vector", "--embedding-model",
             "openai/no-such-embedder", "--embedding-api-base", server.base_url, "--max-cost-usd", "1",
-            "--cache-dir", tmp_path / "cache", "--no-progress")
-    refused = harness_cli(*base, "--out", tmp_path / "refused")
-    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
-    assert refused.stderr.strip().splitlines()[-1] == (
+            "--cache-dir", str(tmp_path / "cache"), "--no-progress"]
+    code = main([*base, "--out", str(tmp_path / "refused")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.strip().splitlines()[-1] == (
         "error: --max-cost-usd: litellm's price map has no price for openai/no-such-embedder (--embedding-model), so "
         "what its embeddings cost cannot be bounded; give it with --embedding-price USD (per million input tokens; 0 "
         "for a local server), or drop --max-cost-usd")
     assert not server.requests and not (tmp_path / "refused").exists()
-    priced = harness_cli(*base, "--embedding-price", "0.02", "--out", tmp_path / "priced")
-    assert priced.returncode in (0, 1), priced.stderr
+    priced = main([*base, "--embedding-price", "0.02", "--out", str(tmp_path / "priced")])
+    assert priced in (0, 1), capsys.readouterr().err
     assert any("/embeddings" in seen.path for seen in server.requests)
     manifest = json.loads((tmp_path / "priced" / "run.json").read_text(encoding="utf-8"))
     assert manifest["parameters"]["embedding_price"] == 0.02

@@ -47,20 +47,23 @@ FORBIDDEN = {"combining grapheme joiner U+034F": "Best\u034f regards", "cyrillic
 
 
 @pytest.mark.parametrize("name", FORBIDDEN)
-def test_a_forbidden_sign_off_a_reader_sees_fails_the_adherence_check(tmp_path, server: FakeOpenAIServer, name: str) -> None:
+def test_a_forbidden_sign_off_a_reader_sees_fails_the_adherence_check(tmp_path, server: FakeOpenAIServer, name: str,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     """A real run of pref-03 (sign off "Cheers, Lena", never "best regards") whose answer signs off with "Best regards"
     hidden behind a default-ignorable, a homoglyph or markup: the adherence check fails naming the forbidden string
-    (``must_not_contain`` used to compare code points only, so each passed)."""
+    (``must_not_contain`` used to compare code points only, so each passed). The run goes through ``main`` in the
+    test's process: the fault is the answer's text, not anything a process does (an exception fails the test)."""
     import json
 
-    from tests.fault.conftest import REPO, harness_cli
+    from harness.cli import main
+    from tests.fault.conftest import REPO
 
     server.script.respond = _answer(f"Hi Priyanka, the invoice is attached.\n\n{FORBIDDEN[name]},\nCheers, Lena")
     out = tmp_path / "run"
-    done = harness_cli("run", "--model", "openai/fake", "--api-base", server.base_url, "--scenarios",
-                       REPO / "scenarios" / "starter", "--filter", "pref-03*", "--arms", "history_only", "--out", out,
-                       "--no-cache", "--no-progress")
-    assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr
+    code = main(["run", "--model", "openai/fake", "--api-base", server.base_url, "--scenarios",
+                 str(REPO / "scenarios" / "starter"), "--filter", "pref-03*", "--arms", "history_only", "--out", str(out),
+                 "--no-cache", "--no-progress"])
+    assert code in (0, 1), capsys.readouterr().err
     (row,) = [json.loads(line) for line in (out / "scores.jsonl").read_text(encoding="utf-8").splitlines()]
     (adherence,) = [s for s in row["scores"] if s["name"] == "adherence"]
     assert adherence["passed"] is False and "contains forbidden 'best regards'" in adherence["reason"], adherence
