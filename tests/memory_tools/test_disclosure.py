@@ -68,3 +68,32 @@ def test_without_a_content_budget_the_host_keeps_its_result_text_ceilings(store:
     host = Host(store, READ, search_result_budget_chars=1000)
     record = host.open_run(RunContext(workspace_key="ws-a")).call("memory_search", {"terms": ["build"]})
     assert len(record.result_text) <= 1000 and len(record.disclosed_item_ids) < 3
+
+
+def test_times_are_shown_in_iso_utc_to_the_second_and_a_time_out_of_range_as_its_number() -> None:
+    """``observedAtIso`` is UTC whatever the machine's zone, ``2026-03-02T10:00:00Z``; a millisecond count no
+    calendar holds is written as the number, not an error."""
+    import os
+    import time
+
+    from memory_tools.disclosure import iso_utc
+
+    zone = os.environ.get("TZ")
+    os.environ["TZ"] = "America/New_York"
+    time.tzset()
+    try:
+        assert iso_utc(1772445600999) == "2026-03-02T10:00:00Z"
+    finally:
+        if zone is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = zone
+        time.tzset()
+    assert iso_utc(10**20) == "100000000000000000000"
+
+
+def test_memory_get_cuts_content_only_past_its_budget() -> None:
+    from memory_tools.disclosure import budgeted_content
+
+    assert budgeted_content("x" * 30, 30) == {} and budgeted_content("x" * 30, None) == {}
+    assert budgeted_content("x" * 31, 30) == {"content": "x" * 30, "contentTruncated": True, "omittedContentChars": 1}
