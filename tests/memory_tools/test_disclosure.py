@@ -97,3 +97,9 @@ def test_memory_get_cuts_content_only_past_its_budget() -> None:
 
     assert budgeted_content("x" * 30, 30) == {} and budgeted_content("x" * 30, None) == {}
     assert budgeted_content("x" * 31, 30) == {"content": "x" * 30, "contentTruncated": True, "omittedContentChars": 1}
+
+
+def test_items_that_fill_the_budget_exactly_are_all_shown_at_most_top_k() -> None:
+    assert fit_disclosure(["port 5173", "uses pnpm"], top_k=10, chars=18) == 2
+    assert fit_disclosure(["port 5173", "uses pnpm"], top_k=10, chars=17) == 1
+    assert fit_disclosure(["a"] * 5, top_k=3, chars=100) == 3
