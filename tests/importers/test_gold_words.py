@@ -132,3 +132,8 @@ def test_normalize_folds_case_width_quotes_and_spaces_as_the_scorer_does() -> No
 
     assert normalize("Hello   World\n") == "hello world"
     assert normalize("Ｃafé  it\u2019s \u2018x") == "café it's 'x"
+
+
+def test_a_unit_of_three_letters_or_more_glued_to_a_number_in_any_case_is_not_glued_nor_stops_the_search() -> None:
+    """``60MPH``, ``10mins`` are how numbers are written; a glued word after them is still found."""
+    assert glued_words("at 60MPH for 10mins on 15April", {"april"}) == [("15April", "15 April")]
