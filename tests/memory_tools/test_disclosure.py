@@ -103,3 +103,15 @@ def test_items_that_fill_the_budget_exactly_are_all_shown_at_most_top_k() -> Non
     assert fit_disclosure(["port 5173", "uses pnpm"], top_k=10, chars=18) == 2
     assert fit_disclosure(["port 5173", "uses pnpm"], top_k=10, chars=17) == 1
     assert fit_disclosure(["a"] * 5, top_k=3, chars=100) == 3
+
+
+def test_each_time_gets_its_iso_form_right_after_it_only_when_asked() -> None:
+    """Beside the epoch milliseconds, never instead; a flag that happens to be a bool or a field that is no time
+    gets none."""
+    from memory_tools.disclosure import with_iso_times
+
+    fields = {"id": 7, "observedAt": 1772445600000, "pinned": True, "createdAt": False, "content": "x"}
+    assert with_iso_times(dict(fields), False) == fields
+    assert list(with_iso_times(dict(fields), True).items()) == [
+        ("id", 7), ("observedAt", 1772445600000), ("observedAtIso", "2026-03-02T10:00:00Z"), ("pinned", True),
+        ("createdAt", False), ("content", "x")]
