@@ -63,6 +63,7 @@ def test_a_number_glued_to_a_word_is_spaced_unless_an_ordinal_a_unit_or_written_
     assert unglue_digits("3dogs and 2nd place at 3pm", words) == "3 dogs and 2nd place at 3pm"
     assert unglue_digits("3Dogs at 3PM, 2ND place", words) == "3 Dogs at 3PM, 2ND place"
     assert unglue_digits("a 4runner, 12cats and 2dogs", words) == "a 4runner, 12cats and 2 dogs"
+    assert unglue_digits("at 60MPH", {"mph"}) == "at 60MPH"  # a unit of three letters, upper case
 
 
 def test_a_number_glued_to_a_word_is_a_finding_whether_or_not_the_word_is_in_the_list() -> None:
