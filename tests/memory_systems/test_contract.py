@@ -167,3 +167,14 @@ def test_retrieval_arms_with_different_budgets_are_marked() -> None:
     marks = contract_marks({"recall": small, "recall_fts": large})
     assert marks["recall"]["retrieval_budget"] == "differs from top_k=8,chars=4000"
     assert marks["recall_fts"]["retrieval_budget"] == "differs from top_k=3,chars=1000"
+
+
+def test_memory_arms_given_different_instruction_blocks_are_marked_and_every_other_value_is_named() -> None:
+    shared = contract(resolve_arm("recall"), ContractTerms(budget=BUDGET))
+    legacy = contract(resolve_arm("recall_fts"), ContractTerms(instructions="legacy", budget=BUDGET))
+    marks = contract_marks({"recall": shared, "recall_fts": legacy})
+    assert marks["recall"]["instructions"] == f"differs from legacy {legacy['instructions']['sha256'][:8]}"
+    third = contract(resolve_arm("recall_vector"), ContractTerms(budget=RetrievalBudget(top_k=5, chars=2000)))
+    large = contract(resolve_arm("recall_fts"), ContractTerms(budget=RetrievalBudget(top_k=8, chars=4000)))
+    budgets = contract_marks({"recall": shared, "recall_fts": large, "recall_vector": third})
+    assert budgets["recall"]["retrieval_budget"] == "differs from top_k=5,chars=2000, top_k=8,chars=4000"
