@@ -178,3 +178,9 @@ def test_memory_arms_given_different_instruction_blocks_are_marked_and_every_oth
     large = contract(resolve_arm("recall_fts"), ContractTerms(budget=RetrievalBudget(top_k=8, chars=4000)))
     budgets = contract_marks({"recall": shared, "recall_fts": large, "recall_vector": third})
     assert budgets["recall"]["retrieval_budget"] == "differs from top_k=5,chars=2000, top_k=8,chars=4000"
+
+
+def test_an_arm_given_no_instruction_block_reads_none_not_undeclared() -> None:
+    from harness.memory_systems.contract import field_text
+
+    assert field_text(contract(resolve_arm("history_only")), "instructions") == "none"
