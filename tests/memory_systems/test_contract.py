@@ -184,3 +184,37 @@ def test_an_arm_given_no_instruction_block_reads_none_not_undeclared() -> None:
     from harness.memory_systems.contract import field_text
 
     assert field_text(contract(resolve_arm("history_only")), "instructions") == "none"
+
+
+def test_each_contract_field_reads_as_the_table_shows_it() -> None:
+    """Budget, vendor defaults and a plain field as text: what the systems table and compare print."""
+    from harness.memory_systems.contract import field_text
+
+    found = contract(SystemArm("declaring", Declaring(), "none"))
+    assert field_text(found, "retrieval_budget") == "top_k=3,chars=1000"
+    assert field_text({"discloses": "injected whole"}, "retrieval_budget") == "n/a (injected whole)"
+    assert field_text(found, "vendor_defaults") == "NO: lexical embedder"
+    assert field_text({"vendor_defaults": False}, "vendor_defaults") == "NO"
+    assert field_text({"vendor_defaults": True, "vendor_note": "x"}, "vendor_defaults") == "yes"
+    assert field_text({}, "vendor_defaults") == UNDECLARED and field_text({"times": ""}, "times") == UNDECLARED
+    assert field_text(found, "times") == "none" and field_text(found, "ingests") == "raw turns"
+
+
+def test_a_contract_outside_the_known_choices_names_the_system_field_value_and_choices() -> None:
+    from harness.memory_systems.contract import ContractError, declared_contract
+
+    class Odd(Declaring):
+        def contract(self, arm: str, terms: ContractTerms) -> SystemContract:
+            return SystemContract(ingests="everything")
+
+    class Wrong(Declaring):
+        def contract(self, arm: str, terms: ContractTerms) -> Any:
+            return {"ingests": "raw turns"}
+
+    with pytest.raises(ContractError) as caught:
+        declared_contract(Odd(), "declaring", ContractTerms())
+    assert str(caught.value) == ("memory system 'declaring': contract ingests 'everything'; "
+                                 "use one of raw turns, prepared items, both, none")
+    with pytest.raises(ContractError, match="'declaring': contract\\(\\) returned dict; return a harness.memory_systems.SystemContract"):
+        declared_contract(Wrong(), "declaring", ContractTerms())
+    assert declared_contract(object(), "x", ContractTerms()) == SystemContract()
