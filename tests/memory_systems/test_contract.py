@@ -218,3 +218,33 @@ def test_a_contract_outside_the_known_choices_names_the_system_field_value_and_c
     with pytest.raises(ContractError, match="'declaring': contract\\(\\) returned dict; return a harness.memory_systems.SystemContract"):
         declared_contract(Wrong(), "declaring", ContractTerms())
     assert declared_contract(object(), "x", ContractTerms()) == SystemContract()
+
+
+def test_a_system_declares_per_arm_and_an_injected_top_k_arm_keeps_its_budget() -> None:
+    from harness.memory_systems.contract import arm_contract
+
+    class PerArm(Declaring):
+        arms = {"fast": "none", "deep": "none"}
+
+        def contract(self, arm: str, terms: ContractTerms) -> SystemContract:
+            return SystemContract(ingests="raw turns" if arm == "deep" else "prepared items", discloses="injected top-k")
+
+    found = contract(SystemArm("deep", PerArm(), "none"))
+    assert found["ingests"] == "raw turns" and found["retrieval_budget"] == {"top_k": 3, "chars": 1000}
+    whole = arm_contract(SystemContract(discloses="injected whole"), forgetting="none", instructions={}, budget=BUDGET)
+    assert whole["retrieval_budget"] is None
+
+
+def test_a_nameless_systems_contract_error_names_the_system_itself() -> None:
+    from harness.memory_systems.contract import ContractError, declared_contract
+
+    class Nameless:
+        def __repr__(self) -> str:
+            return "<Nameless plug-in>"
+
+        def contract(self, arm: str, terms: ContractTerms) -> Any:
+            return SystemContract(times="sometimes") if arm == "a" else None
+
+    for arm in ("a", "b"):
+        with pytest.raises(ContractError, match="memory system <Nameless plug-in>: contract"):
+            declared_contract(Nameless(), arm, ContractTerms())
