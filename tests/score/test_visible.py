@@ -66,3 +66,8 @@ def test_a_short_capitalised_needle_inside_a_word_is_not_shown_though_o_and_i_lo
 def test_the_canary_side_is_folded_too() -> None:
     """A canary written with a homoglyph or markup matches the plain word in the answer."""
     assert visibly_contains("the Northwind account", "N\u043erth**wind**")
+
+
+def test_a_text_holding_every_kind_of_markup_at_once_is_still_folded() -> None:
+    folded = fold_markup("North**wind**, _a_ ~~b~~ `c` [d](https://x) <b>e</b> &amp; \\*f")
+    assert folded == "Northwind, a b c d e & f"
