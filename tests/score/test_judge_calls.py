@@ -51,3 +51,43 @@ def test_a_judge_call_whose_worst_case_does_not_fit_is_not_made(tmp_path: Path) 
     with pytest.raises(BudgetExceeded):
         judge("Q2?", "rubric", ["a"], "A2")  # $0.25 + $0.30 > $0.50
     assert made == ["m"] and budget.recorded_usd == pytest.approx(0.25) and budget.exhausted
+
+
+class _Usage:
+    def __init__(self, prompt_tokens: object, completion_tokens: object) -> None:
+        self.prompt_tokens, self.completion_tokens = prompt_tokens, completion_tokens
+
+
+class _Response:
+    def __init__(self, content: str | None, usage: object = None) -> None:
+        from types import SimpleNamespace
+
+        self.choices = [SimpleNamespace(message=SimpleNamespace(content=content))]
+        if usage is not None:
+            self.usage = usage
+
+
+def test_a_providers_reply_carries_its_reported_usage_and_litellms_price_of_it() -> None:
+    import litellm
+
+    from harness.score.judge_calls import reply_of
+
+    reply = reply_of(_Response("pass", _Usage(1200, 30)), "gpt-4o-mini", [{"role": "user", "content": "Q?"}])
+    inp, out = litellm.cost_per_token(model="gpt-4o-mini", prompt_tokens=1200, completion_tokens=30)
+    assert reply == "pass" and (reply.prompt_tokens, reply.completion_tokens) == (1200, 30)
+    assert reply.cost_usd == pytest.approx(float(inp) + float(out)) and reply.cost_usd > 0
+
+
+def test_a_reply_without_plausible_usage_is_counted_and_one_without_a_price_is_unpriced() -> None:
+    """No usage, a negative count or a string count: the tokens are counted from the messages and the text; a model
+    litellm has no price for (a local server) costs None; an empty reply is the empty string."""
+    from harness.run import count_tokens
+    from harness.score.judge_calls import reply_of
+
+    messages = [{"role": "user", "content": "Was the answer right? " * 20}]
+    counted = (count_tokens("gpt-4o-mini", messages=messages), count_tokens("gpt-4o-mini", text="fail, it was wrong"))
+    for usage in (None, _Usage(-1, 5), _Usage(40, "5"), _Usage(None, None)):
+        reply = reply_of(_Response("fail, it was wrong", usage), "gpt-4o-mini", messages)
+        assert (reply.prompt_tokens, reply.completion_tokens) == counted, usage
+    local = reply_of(_Response(None, _Usage(10, 0)), "my-local-server/judge-7b", messages)
+    assert local == "" and local.cost_usd is None and (local.prompt_tokens, local.completion_tokens) == (10, 0)

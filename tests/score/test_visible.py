@@ -56,6 +56,18 @@ def test_a_short_canary_is_still_word_bounded() -> None:
     assert not visibly_contains("I don't kn\u043ew.", "No")
 
 
+def test_a_short_capitalised_needle_inside_a_word_is_not_shown_though_o_and_i_look_like_digits() -> None:
+    """``OIL`` is not in ``FOIL`` or ``TOIL``: the letters that look like digits (O and 0, I and l and 1) fold to a
+    letter, so the short-needle rule still sees a word around them; ``0IL`` written with a zero still shows it."""
+    assert not shows("FOIL", "OIL") and not shows("TOIL and SOIL", "OIL")
+    assert shows("Crude OIL", "OIL") and shows("crude 0IL", "OIL")
+
+
 def test_the_canary_side_is_folded_too() -> None:
     """A canary written with a homoglyph or markup matches the plain word in the answer."""
     assert visibly_contains("the Northwind account", "N\u043erth**wind**")
+
+
+def test_a_text_holding_every_kind_of_markup_at_once_is_still_folded() -> None:
+    folded = fold_markup("North**wind**, _a_ ~~b~~ `c` [d](https://x) <b>e</b> &amp; \\*f")
+    assert folded == "Northwind, a b c d e & f"
