@@ -336,3 +336,15 @@ def test_kappa_is_undefined_for_lists_of_different_lengths_and_for_a_single_labe
     assert cohen_kappa_multi(["A", "B"], ["A"]) is None
     assert cohen_kappa_multi(["A", "A"], ["A", "A"]) is None
     assert cohen_kappa_multi(["A", "B"], ["B", "A"]) == pytest.approx(-1.0)
+
+
+def test_calibration_shows_the_judge_each_items_own_context_and_question(tmp_path: Path) -> None:
+    path = tmp_path / "cal.yaml"
+    path.write_text(json.dumps({"items": [{"id": "p1", "context": "[earlier] the port is 5174", "question": "Which port?",
+                                           "answer_a": "5174", "answer_b": "no idea", "label": "A"}]}), encoding="utf-8")
+    scripted = _Scripted(needle="5174")
+    calibrate(_judge(tmp_path, scripted), path)
+    assert len(scripted.prompts) == 2
+    for prompt in scripted.prompts:
+        assert prompt[-1]["content"].startswith("[earlier] the port is 5174\n\nThe user's latest message:\n<<<QUESTION\n"
+                                                "Which port?\nQUESTION>>>")
