@@ -348,3 +348,31 @@ def test_calibration_shows_the_judge_each_items_own_context_and_question(tmp_pat
     for prompt in scripted.prompts:
         assert prompt[-1]["content"].startswith("[earlier] the port is 5174\n\nThe user's latest message:\n<<<QUESTION\n"
                                                 "Which port?\nQUESTION>>>")
+
+
+def test_a_cached_verdict_is_kept_apart_per_model_and_prompt_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import harness.score.pairwise as pairwise
+
+    scripted = _Scripted(needle="5174")
+    PairwiseJudge(model="judge-one", cache_dir=tmp_path, complete=scripted).ask("ctx", "q", "5174", "no")
+    other = PairwiseJudge(model="judge-two", cache_dir=tmp_path, complete=scripted)
+    other.ask("ctx", "q", "5174", "no")
+    assert (other.calls, other.cached, len(scripted.prompts)) == (1, 0, 2)
+    monkeypatch.setattr(pairwise, "PROMPT_VERSION", "pairwise-v2")
+    newer = PairwiseJudge(model="judge-one", cache_dir=tmp_path, complete=scripted)
+    newer.ask("ctx", "q", "5174", "no")
+    assert (newer.calls, newer.cached, len(scripted.prompts)) == (1, 0, 3)
+
+
+def test_a_pairwise_call_reserves_its_prompt_and_300_reply_tokens(tmp_path: Path) -> None:
+    from harness.run.budget import Budget, Price
+
+    budget = Budget(1.0, {"test/pairwise": Price(input=0.0, output=0.001)})
+    reserved: list[float] = []
+
+    def complete(model: str, messages: list[dict[str, str]]) -> str:
+        reserved.append(budget.reserved_usd)
+        return '{"better": "tie", "reason": "same"}'
+
+    PairwiseJudge(model="test/pairwise", cache_dir=tmp_path, complete=complete, budget=budget).ask("c", "q", "a", "b")
+    assert reserved == [pytest.approx(0.3)] and budget.in_flight == 0
