@@ -15,6 +15,18 @@ def _reply(cost: float) -> JudgeReply:
     return JudgeReply.of('{"verdict": "pass", "reason": "ok"}', 1000, 10, cost)
 
 
+def _priced_judge(tmp_path: Path, limit_usd: float, cost: float) -> tuple[Judge, Budget, list[str]]:
+    """A judge of model ``m`` ($0.001 per reply token: $0.30 of worst case) whose every reply costs ``cost``."""
+    made: list[str] = []
+
+    def complete(model: str, messages: list[dict[str, str]]) -> JudgeReply:
+        made.append(model)
+        return _reply(cost)
+
+    budget = Budget(limit_usd, {"m": Price(input=0.0, output=0.001)})
+    return Judge(model="m", cache_dir=tmp_path, complete=complete, budget=budget), budget, made
+
+
 def test_a_judge_counts_its_calls_tokens_and_cost_per_phase(tmp_path: Path) -> None:
     judge = Judge(model="m", cache_dir=tmp_path, complete=lambda model, messages: _reply(0.002))
     judge("Q1?", "rubric", ["a"], "A1")
@@ -39,14 +51,7 @@ def test_a_reply_without_usage_is_counted_unpriced_and_charged_its_whole_reserva
 
 
 def test_a_judge_call_whose_worst_case_does_not_fit_is_not_made(tmp_path: Path) -> None:
-    made: list[str] = []
-
-    def complete(model: str, messages: list[dict[str, str]]) -> JudgeReply:
-        made.append(model)
-        return _reply(0.25)
-
-    budget = Budget(0.5, {"m": Price(input=0.0, output=0.001)})
-    judge = Judge(model="m", cache_dir=tmp_path, complete=complete, budget=budget)
+    judge, budget, made = _priced_judge(tmp_path, 0.5, 0.25)
     judge("Q1?", "rubric", ["a"], "A1")  # $0.30 reserved, $0.25 recorded
     with pytest.raises(BudgetExceeded):
         judge("Q2?", "rubric", ["a"], "A2")  # $0.25 + $0.30 > $0.50
@@ -143,14 +148,7 @@ def test_a_failed_judge_call_gives_its_reservation_back_records_nothing_and_rais
 def test_a_reply_costing_more_than_its_reservation_scales_the_judges_next_reservation(tmp_path: Path) -> None:
     """$0.30 reserved, $0.60 charged: the next call of the model reserves twice its worst case ($0.60), which no longer
     fits the $0.40 left, so it is not made."""
-    made: list[str] = []
-
-    def complete(model: str, messages: list[dict[str, str]]) -> JudgeReply:
-        made.append(model)
-        return _reply(0.6)
-
-    budget = Budget(1.0, {"m": Price(input=0.0, output=0.001)})
-    judge = Judge(model="m", cache_dir=tmp_path, complete=complete, budget=budget)
+    judge, budget, made = _priced_judge(tmp_path, 1.0, 0.6)
     judge("Q1?", "rubric", ["a"], "A1")
     with pytest.raises(BudgetExceeded):
         judge("Q2?", "rubric", ["a"], "A2")
@@ -159,16 +157,14 @@ def test_a_reply_costing_more_than_its_reservation_scales_the_judges_next_reserv
 
 @pytest.mark.parametrize("cost", [float("inf"), float("nan"), -0.01])
 def test_an_implausible_reported_cost_is_unpriced_and_charged_its_reservation(tmp_path: Path, cost: float) -> None:
-    budget = Budget(1.0, {"m": Price(input=0.0, output=0.001)})
-    judge = Judge(model="m", cache_dir=tmp_path, complete=lambda model, messages: _reply(cost), budget=budget)
+    judge, budget, _ = _priced_judge(tmp_path, 1.0, cost)
     judge("Q1?", "rubric", ["a"], "A1")
     assert usage_block(judge, "grading")["cost_usd"] is None and usage_block(judge, "grading")["unpriced_calls"] == 1
     assert budget.recorded_usd == pytest.approx(0.3)
 
 
 def test_a_free_reply_is_priced_at_zero_not_unpriced(tmp_path: Path) -> None:
-    budget = Budget(1.0, {"m": Price(input=0.0, output=0.001)})
-    judge = Judge(model="m", cache_dir=tmp_path, complete=lambda model, messages: _reply(0.0), budget=budget)
+    judge, budget, _ = _priced_judge(tmp_path, 1.0, 0.0)
     judge("Q1?", "rubric", ["a"], "A1")
     assert usage_block(judge, "grading")["cost_usd"] == 0.0 and usage_block(judge, "grading")["unpriced_calls"] == 0
     assert budget.recorded_usd == 0.0
