@@ -303,6 +303,8 @@ def test_a_calibration_set_without_items_reports_no_figures(tmp_path: Path) -> N
                                 "labelled_ties": None} and result.mistakes == []
     path.write_text(json.dumps(["not", "a", "mapping"]), encoding="utf-8")
     assert load_calibration(path) == []
+    path.write_text(json.dumps({"pairs": []}), encoding="utf-8")  # a mapping without items: no items
+    assert load_calibration(path) == []
 
 
 @pytest.mark.parametrize(("item", "message"), [
