@@ -224,3 +224,157 @@ def test_the_judge_gets_its_instructions_as_the_system_message_and_the_case_as_t
     assert [sorted(m) for m in messages] == [["content", "role"], ["content", "role"]]
     assert [m["role"] for m in messages] == ["system", "user"] and "Reply with JSON only" in messages[0]["content"]
     assert "ctx" in messages[1]["content"] and "first" in messages[1]["content"]
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    ('{"better": " a ", "reason": "  it states the port  "}', ("A", "it states the port", True)),
+    ('{"better": "B"}', ("B", "(no reason given)", True)),
+    ('{"better": "tie", "reason": "   "}', ("tie", "(no reason given)", True)),
+    ('{"winner": "Equal", "reason": "both wrong"}', ("tie", "both wrong", True)),
+    ('{"better": "NEITHER", "reason": "n"}', ("tie", "n", True)),
+    ('{"better": "A", "winner": "B", "reason": "r"}', ("A", "r", True)),
+    ('Here:\n```json\n{\n  "better": "b",\n  "reason": "line two"\n}\n```', ("B", "line two", True)),
+    ('{not json} and then {"better": "A", "reason": "second object"}', ("A", "second object", True)),
+    ('{"better": "maybe", "reason": "x"} {"better": "B", "reason": "the next one"}', ("B", "the next one", True)),
+    ('{"verdict": "A"} {"winner": "b", "reason": "w"}', ("B", "w", True)),
+    ('BETTER: a, since it keeps the port', ("A", "read from a malformed reply", True)),
+    ('"Winner" = "TIE" (both)', ("tie", "read from a malformed reply", True)),
+    ('winner:b', ("B", "read from a malformed reply", True)),
+    ('better: Apple', ("tie", "unparseable judge reply: 'better: Apple'", False)),
+    ('The better one is A', ("tie", "unparseable judge reply: 'The better one is A'", False)),
+    ('{"better": "C", "reason": "x"}', ("tie", "unparseable judge reply: '{\"better\": \"C\", \"reason\": \"x\"}'", False)),
+    (None, ("tie", "unparseable judge reply: ''", False)),
+])
+def test_a_reply_is_read_as_its_letter_and_stripped_reason_and_an_unreadable_one_as_a_tie_naming_it(
+        raw: str, expected: tuple[str, str, bool]) -> None:
+    """JSON first (in a fence, over lines, the first object that names a letter; ``better`` before ``winner``), then
+    a ``better: X`` written without JSON, else a tie whose reason quotes the reply."""
+    assert parse_preference(raw) == expected
+
+
+def test_an_unreadable_replys_reason_quotes_its_first_200_characters() -> None:
+    raw = "I cannot decide. " + "x" * 300
+    assert parse_preference(raw) == ("tie", f"unparseable judge reply: {raw[:200]!r}", False)
+
+
+def test_each_order_is_recorded_with_its_reason_raw_reply_and_model_and_counted(tmp_path: Path) -> None:
+    replies = iter(['{"better": "A", "reason": "keeps the port"}', "no idea"])
+    judge = _judge(tmp_path, lambda model, messages: next(replies))
+    got = judge.compare("ctx", "Which port?", "Port 5174.", "I don't know.")
+    assert (got.forward, got.backward, got.malformed) == ("A", "tie", 1)
+    assert got.reasons == ("keeps the port", "unparseable judge reply: 'no idea'")
+    forward = judge.ask("ctx", "Which port?", "Port 5174.", "I don't know.")  # cached now
+    assert (forward.better, forward.status, forward.reason, forward.model, forward.cached) == (
+        "A", "ok", "keeps the port", "test/pairwise", True)
+    assert forward.raw == '{"better": "A", "reason": "keeps the port"}'
+    backward = judge.ask("ctx", "Which port?", "I don't know.", "Port 5174.")
+    assert (backward.status, backward.raw, backward.cached) == ("malformed", "no idea", True)
+    assert judge.summary() == {"model": "test/pairwise", "prompt_version": "pairwise-v1", "calls": 2, "cached": 2,
+                               "malformed": 2}  # a cached malformed reply is counted again: it is a tie again
+    clean = _judge(tmp_path / "clean", _Scripted(needle="5174"))
+    assert clean.compare("ctx", "q", "5174", "no").malformed == 0 and clean.summary()["malformed"] == 0
+
+
+def test_calibration_reports_the_labelled_ties_and_each_mistake_with_both_orders(tmp_path: Path) -> None:
+    items = [
+        {"id": "a1", "answer_a": "FACT here", "answer_b": "nothing", "label": "A"},
+        {"id": "t1", "answer_a": "none", "answer_b": "zero", "label": "tie"},
+        {"id": "a2", "answer_a": "nothing", "answer_b": "nil", "label": "A"},     # judge: tie
+        {"id": "b2", "answer_a": "FACT", "answer_b": "nope", "label": "B"},       # judge: A
+    ]
+    path = tmp_path / "cal.yaml"
+    path.write_text(json.dumps({"items": [{**i, "context": "ctx", "question": "q"} for i in items]}), encoding="utf-8")
+    result = calibrate(_judge(tmp_path, _Scripted(needle="FACT")), path)
+    assert result.mistakes == [{"id": "a2", "label": "A", "verdict": "tie", "orders": ["tie", "tie"]},
+                               {"id": "b2", "label": "B", "verdict": "A", "orders": ["A", "B"]}]
+    # labels A2 B1 T1, predictions A2 T2: observed 2/4, chance (2*2 + 1*2)/16 = 3/8
+    assert result.as_dict() == {"n": 4, "agreement": 0.5, "position_bias_rate": 0.0,
+                                "cohen_kappa": pytest.approx((0.5 - 3 / 8) / (1 - 3 / 8)), "labelled_ties": 0.25}
+    biased = calibrate(_judge(tmp_path / "biased", _Scripted(always="B")), path)
+    assert biased.position_bias_rate == 1.0 and [m["id"] for m in biased.mistakes] == ["a1", "a2", "b2"]
+    assert biased.mistakes[0] == {"id": "a1", "label": "A", "verdict": "tie", "orders": ["B", "B"]}
+
+
+def test_a_calibration_set_without_items_reports_no_figures(tmp_path: Path) -> None:
+    path = tmp_path / "empty.yaml"
+    path.write_text(json.dumps({"items": []}), encoding="utf-8")
+    result = calibrate(_judge(tmp_path, _Scripted(needle="FACT")), path)
+    assert result.as_dict() == {"n": 0, "agreement": None, "position_bias_rate": None, "cohen_kappa": None,
+                                "labelled_ties": None} and result.mistakes == []
+    path.write_text(json.dumps(["not", "a", "mapping"]), encoding="utf-8")
+    assert load_calibration(path) == []
+    path.write_text(json.dumps({"pairs": []}), encoding="utf-8")  # a mapping without items: no items
+    assert load_calibration(path) == []
+
+
+@pytest.mark.parametrize(("item", "message"), [
+    ("just text", r"items\[0\]\.label is 'just text'; use 'A', 'B' or 'tie'"),
+    ({"id": "x", "context": "c", "question": "q", "answer_a": "a", "label": "A"}, r"items\[0\] \('x'\) needs answer_b as a string"),
+    ({"id": "y", "context": "c", "question": 3, "answer_a": "a", "answer_b": "b", "label": "tie"}, r"items\[0\] \('y'\) needs question as a string"),
+    ({"id": "z", "question": "q", "answer_a": "a", "answer_b": "b", "label": "B"}, r"items\[0\] \('z'\) needs context as a string"),
+    ({"id": "w", "context": "c", "question": "q", "answer_b": "b", "answer_a": None, "label": "B"}, r"needs answer_a as a string"),
+])
+def test_a_calibration_item_of_the_wrong_shape_is_named_with_its_file_and_field(tmp_path: Path, item: object,
+                                                                                 message: str) -> None:
+    from harness.score import JudgeError
+
+    path = tmp_path / "bad.yaml"
+    path.write_text(json.dumps({"items": [item]}), encoding="utf-8")
+    with pytest.raises(JudgeError, match=message) as raised:
+        load_calibration(path)
+    assert str(path) in str(raised.value)
+
+
+def test_a_calibration_file_that_cannot_be_read_is_a_judge_error_naming_it(tmp_path: Path) -> None:
+    from harness.score import JudgeError
+
+    path = tmp_path / "broken.yaml"
+    path.write_text("items: [unclosed", encoding="utf-8")
+    with pytest.raises(JudgeError, match="broken.yaml"):
+        load_calibration(path)
+
+
+def test_kappa_is_undefined_for_lists_of_different_lengths_and_for_a_single_label() -> None:
+    assert cohen_kappa_multi(["A", "B"], ["A"]) is None
+    assert cohen_kappa_multi(["A", "A"], ["A", "A"]) is None
+    assert cohen_kappa_multi(["A", "B"], ["B", "A"]) == pytest.approx(-1.0)
+
+
+def test_calibration_shows_the_judge_each_items_own_context_and_question(tmp_path: Path) -> None:
+    path = tmp_path / "cal.yaml"
+    path.write_text(json.dumps({"items": [{"id": "p1", "context": "[earlier] the port is 5174", "question": "Which port?",
+                                           "answer_a": "5174", "answer_b": "no idea", "label": "A"}]}), encoding="utf-8")
+    scripted = _Scripted(needle="5174")
+    calibrate(_judge(tmp_path, scripted), path)
+    assert len(scripted.prompts) == 2
+    for prompt in scripted.prompts:
+        assert prompt[-1]["content"].startswith("[earlier] the port is 5174\n\nThe user's latest message:\n<<<QUESTION\n"
+                                                "Which port?\nQUESTION>>>")
+
+
+def test_a_cached_verdict_is_kept_apart_per_model_and_prompt_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import harness.score.pairwise as pairwise
+
+    scripted = _Scripted(needle="5174")
+    PairwiseJudge(model="judge-one", cache_dir=tmp_path, complete=scripted).ask("ctx", "q", "5174", "no")
+    other = PairwiseJudge(model="judge-two", cache_dir=tmp_path, complete=scripted)
+    other.ask("ctx", "q", "5174", "no")
+    assert (other.calls, other.cached, len(scripted.prompts)) == (1, 0, 2)
+    monkeypatch.setattr(pairwise, "PROMPT_VERSION", "pairwise-v2")
+    newer = PairwiseJudge(model="judge-one", cache_dir=tmp_path, complete=scripted)
+    newer.ask("ctx", "q", "5174", "no")
+    assert (newer.calls, newer.cached, len(scripted.prompts)) == (1, 0, 3)
+
+
+def test_a_pairwise_call_reserves_its_prompt_and_300_reply_tokens(tmp_path: Path) -> None:
+    from harness.run.budget import Budget, Price
+
+    budget = Budget(1.0, {"test/pairwise": Price(input=0.0, output=0.001)})
+    reserved: list[float] = []
+
+    def complete(model: str, messages: list[dict[str, str]]) -> str:
+        reserved.append(budget.reserved_usd)
+        return '{"better": "tie", "reason": "same"}'
+
+    PairwiseJudge(model="test/pairwise", cache_dir=tmp_path, complete=complete, budget=budget).ask("c", "q", "a", "b")
+    assert reserved == [pytest.approx(0.3)] and budget.in_flight == 0
