@@ -101,7 +101,17 @@ def test_scores_in_the_older_format_or_damaged_are_named(passing: Path) -> None:
 def test_an_unreadable_threshold_block_is_named(passing: Path) -> None:
     summary, manifest, scan, scores = _inputs(passing)
     summary["verdict"]["config"]["alpha"] = 7
-    assert "verdict.config cannot be read" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")
+    why = verdict_disagreement(summary, manifest, scan, [], scores)
+    assert why == "its verdict.config cannot be read (1 validation error for VerdictConfig)"
+
+
+def test_records_outside_run_json_do_not_count_as_planned_samples_present(passing: Path) -> None:
+    """Bug this guards: a record outside run.json's plan (scored on request) counted towards the samples present, so
+    a run missing one planned sample but holding one foreign record kept its pass."""
+    summary, manifest, scan, scores = _inputs(passing)
+    assert verdict_disagreement(summary, manifest, scan, [], scores) is None
+    why = verdict_disagreement(summary, manifest, scan, [scan.records[-1].sample_id], scores) or ""
+    assert "verdict.status 'pass'" in why and "decide 'incomplete'" in why
 
 
 def _offline_run(suite: Path, out: Path, *arms: str) -> Path:
