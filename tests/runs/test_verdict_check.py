@@ -56,6 +56,17 @@ def test_a_models_status_edited_alone_is_named(failing: Path) -> None:
     assert why is not None and f"per_model[{model!r}].status 'pass'" in why and "decide 'fail'" in why
 
 
+def test_a_model_missing_from_the_verdict_is_named(failing: Path) -> None:
+    """A model deleted from ``verdict.per_model`` (or its entry replaced by a non-object) is named, not read as
+    agreeing and not a crash."""
+    summary, manifest, scan, scores = _inputs(failing)
+    model = next(iter(summary["verdict"]["per_model"]))
+    summary["verdict"]["per_model"][model] = "fail"
+    assert f"per_model[{model!r}].status None" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")
+    del summary["verdict"]["per_model"][model]
+    assert f"per_model[{model!r}].status None" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")
+
+
 def test_a_paired_row_edited_to_a_gain_is_named_against_the_samples_tables(failing: Path) -> None:
     """The tables are aggregated again from scores.jsonl: a forged gain is named with the value the samples give,
     whether or not the verdict was edited to match it."""
