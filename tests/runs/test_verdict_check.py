@@ -167,3 +167,23 @@ def _paired(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The overall history_only -> recall paired rows of a report, by metric."""
     return {r["metric"]: r for r in summary["paired"]
             if r["category"] == "all" and r["arm_a"] == "history_only" and r["arm_b"] == "recall"}
+
+
+def test_the_error_rate_of_the_scores_alone_makes_a_pass_inconclusive(passing: Path) -> None:
+    """Bug this guards: the errors counted from scores.jsonl not given to the verdict's health (21 of 400, 5.25%:
+    the tables still pass, only the error rate decides), so an edited summary hiding them kept its pass."""
+    from harness.runs.table_check import recomputed_tables
+
+    summary, manifest, scan, scores = _inputs(passing)
+    for row in scores[-21:]:
+        row["status"] = "error"
+    summary.update(recomputed_tables(scores, VerdictConfig()))
+    assert "decide 'inconclusive'" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")
+    summary["verdict"]["config"]["max_error_rate"] = 0.5  # the same errors under a looser bar: the pass follows
+    assert verdict_disagreement(summary, manifest, scan, [], scores) is None
+
+
+def test_a_run_json_not_complete_makes_a_pass_incomplete_though_every_record_is_there(passing: Path) -> None:
+    summary, manifest, scan, scores = _inputs(passing)
+    interrupted = manifest.model_copy(update={"status": "interrupted"})
+    assert "decide 'incomplete'" in (verdict_disagreement(summary, interrupted, scan, [], scores) or "")
