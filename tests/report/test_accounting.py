@@ -131,3 +131,56 @@ def test_sampling_calls_served_are_counted_per_sample_from_both_phases_apart_fro
     assert (row["sampling_calls"], row["sampling_tokens"]) == (1.5, 60.0)  # (3 + 0) calls, (60 + 40 + 20 + 0) tokens
     assert row["sampling_cost_usd"] == pytest.approx(0.015) and row["sampling_s"] == pytest.approx(0.5)  # cached: free
     assert accounting_cells(row)["tool_calls"].endswith(", sampling 1.5 calls · 60 tokens · $0.0150 · 0.50 s, refused 0.5")
+
+
+def test_figures_that_are_zero_stay_zero_and_nothing_cached_adds_nothing_uncached() -> None:
+    """Bug this guards: a zero figure (no text cached, no tokens, no cost) read as one, or an arm that paid for
+    everything itself given an uncached figure above what it paid."""
+    rows = accounting_by_arm([_record("recall_vector", embedding={"calls": 2, "texts": 6, "tokens": 40, "cost_usd": 0.004,
+                                                                 "latency_s": 0.2}),
+                              _record("recall_vector", embedding={"calls": 0, "texts": 0, "latency_s": 0.0})])
+    row = rows[("m", "recall_vector")]
+    assert (row["embedding_calls"], row["embedding_texts"], row["embedding_cached"]) == (1.0, 3.0, 0.0)
+    assert (row["embedding_tokens"], row["embedding_tokens_uncached"]) == (20.0, 20.0)
+    assert row["embedding_cost_usd"] == pytest.approx(0.002) and row["embedding_cost_usd_uncached"] == pytest.approx(0.002)
+    assert row["embedding_s"] == pytest.approx(0.1) and row["embedding_s_uncached"] == pytest.approx(0.1)
+    free = accounting_by_arm([_record("recall_vector", embedding={"calls": 0, "texts": 0})])[("m", "recall_vector")]
+    assert (free["embedding_calls"], free["embedding_texts"], free["embedding_tokens"], free["embedding_s"]) == (0.0, 0.0, 0.0, 0.0)
+    assert (free["embedding_tokens_uncached"], free["embedding_cost_usd_uncached"], free["embedding_s_uncached"]) == (0.0, 0.0, 0.0)
+    assert accounting_cells(free)["embedding"] == "0.0 · 0.00 (0.00)" and accounting_cells(free)["embedding_cost"] == "0 · $0.0000"
+
+
+def test_a_sampling_call_without_a_price_or_with_a_negative_one_costs_nothing() -> None:
+    """Bug this guards: an unpriced served request (cost None) breaking the table, or a provider's negative cost
+    (a refund, a rounding) lowering what a product's sampling cost."""
+    record = _record("mcp:x")
+    record.sampling_refused, record.tool_calls, record.write_phase = 0, [], None
+    record.model_calls = [_model_call("sampling", (10, 5), None, 0.5),  # type: ignore[arg-type]
+                          _model_call("sampling", (10, 5), -0.5, 0.5), _model_call("sampling", (10, 5), 0.25, 0.5)]
+    row = accounting_by_arm([record])[("m", "mcp:x")]
+    assert (row["sampling_calls"], row["sampling_tokens"], row["sampling_s"]) == (3.0, 45.0, 1.5)
+    assert row["sampling_cost_usd"] == pytest.approx(0.25)
+
+
+def test_a_row_without_figures_shows_a_dash_in_every_column() -> None:
+    assert accounting_cells({}) == {"ingest": "—", "embedding": "—", "embedding_cost": "—", "tool_calls": "—"}
+    assert accounting_cells({"write_tool_calls": 1.0})["tool_calls"] == "—"  # one of the two counts alone
+    assert accounting_cells({"probe_tool_calls": 1.0})["tool_calls"] == "—"
+
+
+def test_the_cells_show_tokens_without_a_price_and_zero_bytes_and_zero_sampling_as_zero() -> None:
+    """Each cell's exact text: tokens with no cost shown alone, bytes not recorded as 0, a server that asked for
+    nothing as 0.0 calls and 0 tokens (not hidden, not invented), and an unpriced sampling cost left out."""
+    row = {"ingest_s": 1.234, "embedding_calls": 2.0, "embedding_s": None, "embedding_s_uncached": 1.5,
+           "embedding_tokens": 12345.0, "embedding_cost_usd": None, "write_tool_calls": 0.0, "probe_tool_calls": 2.0,
+           "tool_latency_p50_ms": 3.0, "tool_latency_p95_ms": None, "disclosed_bytes": None,
+           "sampling_refused": 0.0, "sampling_calls": 0.0, "sampling_tokens": 0.0, "sampling_cost_usd": None,
+           "sampling_s": 0.0}
+    assert accounting_cells(row) == {
+        "ingest": "1.23", "embedding": "2.0 · — (1.50)", "embedding_cost": "12,345",
+        "tool_calls": "0.0 · 2.0, —, 0, sampling 0.0 calls · 0 tokens · 0.00 s, refused 0.0"}
+    row.update(embedding_cost_usd=0.5, tool_latency_p95_ms=4.26, disclosed_bytes=1234.0, sampling_calls=None,
+               sampling_tokens=None, sampling_cost_usd=0.01, sampling_s=None, sampling_refused=2.0)
+    cells = accounting_cells(row)
+    assert cells["embedding_cost"] == "12,345 · $0.5000"
+    assert cells["tool_calls"] == "0.0 · 2.0, 3.0 / 4.3, 1,234, sampling 0.0 calls · 0 tokens · $0.0100 · — s, refused 2.0"

@@ -56,6 +56,17 @@ def test_a_models_status_edited_alone_is_named(failing: Path) -> None:
     assert why is not None and f"per_model[{model!r}].status 'pass'" in why and "decide 'fail'" in why
 
 
+def test_a_model_missing_from_the_verdict_is_named(failing: Path) -> None:
+    """A model deleted from ``verdict.per_model`` (or its entry replaced by a non-object) is named, not read as
+    agreeing and not a crash."""
+    summary, manifest, scan, scores = _inputs(failing)
+    model = next(iter(summary["verdict"]["per_model"]))
+    summary["verdict"]["per_model"][model] = "fail"
+    assert f"per_model[{model!r}].status None" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")
+    del summary["verdict"]["per_model"][model]
+    assert f"per_model[{model!r}].status None" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")
+
+
 def test_a_paired_row_edited_to_a_gain_is_named_against_the_samples_tables(failing: Path) -> None:
     """The tables are aggregated again from scores.jsonl: a forged gain is named with the value the samples give,
     whether or not the verdict was edited to match it."""
@@ -101,7 +112,17 @@ def test_scores_in_the_older_format_or_damaged_are_named(passing: Path) -> None:
 def test_an_unreadable_threshold_block_is_named(passing: Path) -> None:
     summary, manifest, scan, scores = _inputs(passing)
     summary["verdict"]["config"]["alpha"] = 7
-    assert "verdict.config cannot be read" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")
+    why = verdict_disagreement(summary, manifest, scan, [], scores)
+    assert why == "its verdict.config cannot be read (1 validation error for VerdictConfig)"
+
+
+def test_records_outside_run_json_do_not_count_as_planned_samples_present(passing: Path) -> None:
+    """Bug this guards: a record outside run.json's plan (scored on request) counted towards the samples present, so
+    a run missing one planned sample but holding one foreign record kept its pass."""
+    summary, manifest, scan, scores = _inputs(passing)
+    assert verdict_disagreement(summary, manifest, scan, [], scores) is None
+    why = verdict_disagreement(summary, manifest, scan, [scan.records[-1].sample_id], scores) or ""
+    assert "verdict.status 'pass'" in why and "decide 'incomplete'" in why
 
 
 def _offline_run(suite: Path, out: Path, *arms: str) -> Path:
@@ -146,3 +167,23 @@ def _paired(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The overall history_only -> recall paired rows of a report, by metric."""
     return {r["metric"]: r for r in summary["paired"]
             if r["category"] == "all" and r["arm_a"] == "history_only" and r["arm_b"] == "recall"}
+
+
+def test_the_error_rate_of_the_scores_alone_makes_a_pass_inconclusive(passing: Path) -> None:
+    """Bug this guards: the errors counted from scores.jsonl not given to the verdict's health (21 of 400, 5.25%:
+    the tables still pass, only the error rate decides), so an edited summary hiding them kept its pass."""
+    from harness.runs.table_check import recomputed_tables
+
+    summary, manifest, scan, scores = _inputs(passing)
+    for row in scores[-21:]:
+        row["status"] = "error"
+    summary.update(recomputed_tables(scores, VerdictConfig()))
+    assert "decide 'inconclusive'" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")
+    summary["verdict"]["config"]["max_error_rate"] = 0.5  # the same errors under a looser bar: the pass follows
+    assert verdict_disagreement(summary, manifest, scan, [], scores) is None
+
+
+def test_a_run_json_not_complete_makes_a_pass_incomplete_though_every_record_is_there(passing: Path) -> None:
+    summary, manifest, scan, scores = _inputs(passing)
+    interrupted = manifest.model_copy(update={"status": "interrupted"})
+    assert "decide 'incomplete'" in (verdict_disagreement(summary, interrupted, scan, [], scores) or "")
