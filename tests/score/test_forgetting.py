@@ -356,11 +356,13 @@ def test_a_forget_matches_names_by_case_and_spacing_and_a_failed_one_names_every
             _write_call("save_note", {"title": "contact", "text": "The home address is on file."}),
             _write_call("save_note", {"title": "HOME address", "text": "14 Rue Oberkampf"}),
             _write_call("forget_note", {"title": "home address"}, "not_found")]),
-        ("s3", "ws-a", [_write_call("forget_note", {"keys": ["lunch", "friday"]})]),
+        ("s3", "ws-a", [_write_call("forget_note", {"keys": ["lunch", "friday"]}),
+                        _write_call("forget_note", {"title": "old address"}, "not_found")]),
         ("s4", "ws-b", [_write_call("forget_note", {"query": "it"}, "error")]))
     fields = write_forgetting(record, scn)
-    assert (fields["forget_calls"], fields["forgets_removed"]) == (4, 2)
+    assert (fields["forget_calls"], fields["forgets_removed"]) == (5, 2)
     assert fields["forget_notes"] == ["forgot 'home address'; the fact was stored as 'contact'",
+                                      "forgot 'old address'; the fact was stored as 'HOME address'",
                                       "forgot without a name: error, nothing removed"]
     assert call_name(_write_call("forget_note", {"keys": ["lunch", 7]})) == "lunch, 7"
     assert call_name(_write_call("forget_note", {"keys": []})) is None
