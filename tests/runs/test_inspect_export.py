@@ -185,3 +185,31 @@ def test_a_log_counts_only_finished_samples_as_completed(exported: tuple[Path, P
     history = read_eval_log(str(_log(tmp_path / "logs", "history_only")), header_only=True).results
     assert recall.completed_samples == recall.total_samples - 1 and recall.scores[0].scored_samples == recall.completed_samples
     assert history.completed_samples == history.total_samples > 0
+
+
+def test_each_lone_surrogate_in_keys_values_and_nested_lists_is_replaced_and_counted_once() -> None:
+    """What the export writes for a text inspect_ai's log cannot hold: every lone surrogate, in a key or a value, in a
+    list or a tuple, becomes U+FFFD and is counted; other text (ASCII or not) and non-text values are kept, uncounted."""
+    from harness.runs.inspect_export import valid_text
+
+    value = {"k\ud800": "v\udfff", "list": ["a\udfffb", "plain", "café", 3, None], "n": 1.5, "t": ("\ud800",)}
+    assert valid_text(value) == ({"k\ufffd": "v\ufffd", "list": ["a\ufffdb", "plain", "café", 3, None], "n": 1.5,
+                                  "t": ["\ufffd"]}, 4)
+    assert valid_text("plain") == ("plain", 0) and valid_text(7) == (7, 0)
+
+
+def test_a_record_with_a_lone_surrogate_is_rebuilt_replaced_and_one_without_is_kept_as_is() -> None:
+    from pydantic import BaseModel
+
+    from harness.runs.inspect_export import _valid_record
+
+    class Record(BaseModel):
+        answer: str
+        notes: list[str]
+
+    dirty = Record(answer="x\ud800", notes=["\udfff"])
+    record, row, replaced = _valid_record(dirty, {"reason": "r\ud800"})
+    assert (record, row, replaced) == (Record(answer="x\ufffd", notes=["\ufffd"]), {"reason": "r\ufffd"}, 3)
+    clean = Record(answer="x", notes=[])
+    kept, row, replaced = _valid_record(clean, {"reason": "r\ud800"})
+    assert kept is clean and replaced == 1
