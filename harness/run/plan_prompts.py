@@ -96,7 +96,7 @@ def learn(scenario: Scenario, runs: list[AgentRun]) -> LearnedArm:
     rest, conversation = messages[1:], shared[1:]
     keeps = len(rest) >= len(conversation) and rest[len(rest) - len(conversation):] == conversation
     injected = rest[: len(rest) - len(conversation)] if keeps else rest
-    write_tools = next((tools for _, tools, cap in runs[:-1] if tools), [])
+    write_tools = next((tools for _, tools, _cap in runs[:-1] if tools), [])
     return LearnedArm(scenario.id, runs, suffix, first, tuple(injected), tuple(probe_tools), tuple(write_tools))
 
 
