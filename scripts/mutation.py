@@ -30,6 +30,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import tomllib
 from collections import Counter
 from pathlib import Path
@@ -129,12 +130,28 @@ def mutmut_command(tests: list[str] | None, paths: list[str]) -> tuple[list[str]
     return [sys.executable, "-c", _WITH_TESTS], env
 
 
+def exit_codes(meta: Path, attempts: int = 40, pause: float = 0.05) -> dict[str, int | None]:
+    """One module's ``exit_code_by_key`` from mutmut's ``.meta`` file.
+
+    A running mutmut rewrites the file in place after each mutant, so a reader (``--report-only`` beside a run)
+    can find it empty or cut short: it is read again until it parses, then a clear error names the file.
+    """
+    for attempt in range(attempts):
+        try:
+            return json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
+        except json.JSONDecodeError:
+            if attempt + 1 < attempts:
+                time.sleep(pause)
+    raise MutationUsageError(f"{meta} does not parse as JSON after {attempts} reads: a mutmut run is writing it "
+                             "or was killed while writing it; wait for the run, or run the module again")
+
+
 def unchecked(path: str) -> list[str]:
     """Names of one module's mutants that have no result yet (an interrupted or never-run module)."""
     meta = ROOT / "mutants" / f"{path}.meta"
     if not meta.exists():
         return []
-    codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
+    codes = exit_codes(meta)
     return sorted(name for name, code in codes.items() if code in _NOT_CHECKED)
 
 
@@ -148,7 +165,7 @@ def summary(path: str, globs: list[str] | None = None) -> tuple[Counter[str], li
     survivors: list[str] = []
     if not meta.exists():
         return counts, survivors
-    codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
+    codes = exit_codes(meta)
     if globs is not None:
         prefixes = tuple(glob.rstrip("*") for glob in globs)
         codes = {name: code for name, code in codes.items() if name.startswith(prefixes)}
@@ -251,6 +268,14 @@ def report(paths: list[str], only: dict[str, list[str]] | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _run(argv)
+    except MutationUsageError as exc:  # a results file mid-write: one line, not a traceback
+        print(f"mutation.py: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("modules", nargs="*", help="modules to mutate (default: every configured one)")
     parser.add_argument("--children", type=int, default=1, help="mutmut worker processes (default 1: shared CPU)")

@@ -100,3 +100,38 @@ def test_report_with_changed_globs_counts_only_those_mutants(repo, capsys):
     out = capsys.readouterr().out
     assert survivors == 1
     assert "1/2 killed (50.0%)" in out and "x_cached__mutmut_2" in out and "x_first" not in out
+
+
+def _meta(tmp_path: Path) -> Path:
+    meta = tmp_path / "mutants" / "harness" / "m.py.meta"
+    meta.parent.mkdir(parents=True)
+    return meta
+
+
+def test_a_results_file_cut_short_by_a_running_mutmut_is_read_once_it_is_whole(tmp_path, monkeypatch):
+    import json
+    import threading
+
+    monkeypatch.setattr(mutation, "ROOT", tmp_path)
+    meta = _meta(tmp_path)
+    whole = json.dumps({"exit_code_by_key": {"harness.m.x_f__mutmut_1": 1, "harness.m.x_f__mutmut_2": 0}})
+    meta.write_text(whole[:17], encoding="utf-8")  # what a reader sees while mutmut rewrites the file
+    finisher = threading.Timer(0.2, meta.write_text, args=(whole,), kwargs={"encoding": "utf-8"})
+    finisher.start()
+    try:
+        counts, survivors = mutation.summary("harness/m.py")
+    finally:
+        finisher.join()
+    assert counts["killed"] == 1
+    assert survivors == ["harness.m.x_f__mutmut_2 (survived)"]
+
+
+def test_a_results_file_that_never_parses_is_one_clear_line_not_a_traceback(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(mutation, "ROOT", tmp_path)
+    monkeypatch.setattr(mutation.time, "sleep", lambda _seconds: None)
+    monkeypatch.setattr(mutation, "configured_modules", lambda: ["harness/m.py"])
+    _meta(tmp_path).write_text('{"exit_code_by_key": {"harness.m.x', encoding="utf-8")
+    assert mutation.main(["--report-only", "harness/m.py"]) == 2
+    err = capsys.readouterr().err
+    assert "m.py.meta does not parse as JSON" in err
+    assert "Traceback" not in err
