@@ -20,7 +20,8 @@ The rule is deliberately conservative and deterministic (see
      the sentence (:data:`CHANGE_VERBS`: "moved from X", "raised from X to Y",
      "took over from X"); a bare "deploy from eu-west-1" is not a cue;
    * within three words after it (:data:`AFTER_CUES`: "X previously", "X is no
-     longer used", "X was replaced", "X anymore", "X -> Y");
+     longer used", "X was replaced", "X was removed", "X was cancelled", "X
+     anymore", "X -> Y");
    * or, for Chinese text, anywhere in the sentence (:data:`CJK_CUES`:
      之前, 原来, 改为, 不再, ...).
 
@@ -61,7 +62,10 @@ AFTER_CUES: tuple[str, ...] = (
     "no longer", "is gone", "was replaced", "has been replaced", "got replaced", "were replaced",
     "was retired", "is retired", "was decommissioned", "is decommissioned", "has been decommissioned",
     "is deprecated", "was changed", "has changed", "was superseded", "is superseded", "is outdated",
-    "is obsolete", "was moved", "was the old", "->", "\u2192", "=>",
+    "is obsolete", "was moved", "was the old", "was removed", "were removed", "has been removed", "have been removed",
+    "got removed", "was dropped", "were dropped", "has been dropped", "was cancelled", "were cancelled",
+    "has been cancelled", "was canceled", "were canceled", "has been canceled", "was discontinued",
+    "->", "\u2192", "=>",
 )
 #: Chinese supersession cues, accepted anywhere in the sentence.
 CJK_CUES: tuple[str, ...] = ("之前", "原来", "原先", "以前", "改为", "改成", "不再", "旧的", "换成", "已改", "迁移到")

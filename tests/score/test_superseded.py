@@ -65,3 +65,19 @@ def test_occurrences_include_overlapping_ones() -> None:
 
 def test_occurrences_of_an_empty_or_absent_needle_are_none() -> None:
     assert occurrences("abc", "") == [] and occurrences("abc", "x") == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("formats with ruff format; black and isort were removed.", "isort"),
+    ("shared passwords are in bitwarden; lastpass was cancelled.", "lastpass"),
+    ("use the 12s timeout (the 30s default has been dropped)", "30s"),
+])
+def test_a_value_said_to_be_removed_or_cancelled_is_superseded(text: str, value: str) -> None:
+    """The acceptance run scored "black and isort were removed" as claiming isort (upd-010, upd-016)."""
+    assert _superseded(text, value)
+
+
+def test_a_removal_cue_binds_only_to_the_value_it_follows() -> None:
+    text = "the team uses lastpass. the bitwarden trial was cancelled."
+    assert not _superseded(text, "lastpass")
+    assert _superseded(text, "bitwarden trial")
