@@ -19,7 +19,8 @@ sentence-based and conservative:
    find", "I'm not able to tell"), negated possession with an object ("I don't
    have the hostname", "I have no information"; not "I don't have to ..."),
    absent records ("there's no record of ...", "nothing in my notes", "not
-   recorded anywhere", "no decision on that has been recorded"), the user never
+   recorded anywhere", "no decision on that has been recorded", "no number
+   recorded"; not "no errors recorded"), the user never
    having said it ("you haven't told me"), and their Chinese forms (我不知道,
    没有找到相关记录, 我没有这方面的信息).
 4. A **hedge cue** ("I'm not sure", "I'm not certain", "I can't say for sure",
@@ -107,7 +108,11 @@ STRONG_CUES: dict[str, str] = {
     r"(?:stored |saved |relevant |such |matching |recorded |prior |existing |explicit |clear |written |specific )?"
     rf"{_RECORD_NOUN}{_AFTER_NOUN}",
     "no recorded": r"\bthere(?:'s| is| are| was| were) (?:still )?no "
-    r"(?:recorded|saved|stored|documented|agreed|noted) \w",
+    r"(?:recorded|saved|stored|documented|agreed|noted) \w"
+    # "(no number recorded)", "no phone number was recorded.": the record lacks the thing; not "no errors recorded"
+    r"|\bno (?!(?:issues?|problems?|errors?|bugs?|failures?|incidents?|changes?|complaints?|cases?)\b)\w+(?: \w+)?"
+    r" (?:was |were |has been |have been |had been |is |are )?(?:recorded|on record|on file)"
+    r"(?=\s*(?:$|[.,;:!?)\u2014\u2013]))",
     "record absent": r"\b(?:isn't|is not|wasn't|was not|aren't|are not|weren't|were not|hasn't|has not|haven't"
     rf"|have not|never|not)(?: (?:ever|yet|actually|been|ever been|explicitly|once))* {_RECORD_VERB}"
     r"(?=\s*(?:$|[.,;:!?)\u2014\u2013]|anywhere|yet|so far|(?:that|which) i\b|to me|by you|here|explicitly|either"
