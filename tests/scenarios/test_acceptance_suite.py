@@ -118,3 +118,8 @@ def test_the_same_question_over_a_different_story_is_caught(acceptance: list[Sce
     same_question = second.model_copy(update={"probe": second.probe.model_copy(update={"message": first.probe.message})})
     found, _ = near_duplicates([first, same_question])
     assert [line.split(": ", 1)[1].split(" share")[0] for line in found] == ["probes"]
+
+
+def test_the_abstain_tag_marks_exactly_the_scenarios_that_expect_an_abstention(acceptance: list[Scenario]) -> None:
+    """``--tag abstain`` and SUITE.md's count of it must select what the scores treat as unanswerable."""
+    assert sorted(s.id for s in acceptance if ("abstain" in s.tags) != s.expect.abstain) == []
