@@ -123,3 +123,20 @@ def test_the_same_question_over_a_different_story_is_caught(acceptance: list[Sce
 def test_the_abstain_tag_marks_exactly_the_scenarios_that_expect_an_abstention(acceptance: list[Scenario]) -> None:
     """``--tag abstain`` and SUITE.md's count of it must select what the scores treat as unanswerable."""
     assert sorted(s.id for s in acceptance if ("abstain" in s.tags) != s.expect.abstain) == []
+
+
+#: Near misses whose text passes the positive checks by design: a canary or the agreed rule still decides.
+_NEAR_MISS_ALLOWED = {
+    ("cons-021-max-pr-size", "it-graphite"),  # "stacked PRs" is the rule's own remedy, not a wrong answer
+    ("forget-009-client-name-nda", "it-veridian"),  # the forgotten name is a canary: the answer fails on it
+}
+
+
+def test_no_near_miss_item_passes_its_scenarios_positive_checks(acceptance: list[Scenario]) -> None:
+    """An answer that only repeats a distractor, stale or canary item must not pass: "1.2 km" is not "2 km"."""
+    from harness.score.matching import has_positive_check, positive_checks_pass
+
+    passing = {(s.id, item.id) for s in acceptance if not s.expect.abstain and has_positive_check(s.expect)
+               for item in s.items if item.role in ("distractor", "stale", "canary")
+               and positive_checks_pass(item.content, s.expect)}
+    assert sorted(passing - _NEAR_MISS_ALLOWED) == []
