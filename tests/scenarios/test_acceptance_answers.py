@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from harness.scenarios import Scenario, load_suite
+from harness.score.matching import positive_checks_pass
 from harness.score.scoring import score_sample
 from tests.score.scoring_factories import make_record
 
@@ -31,6 +32,8 @@ def test_an_answer_is_scored_as_a_reader_would(case: dict, scenarios: dict[str, 
     scenario = scenarios[case["scenario"]]
     scores = score_sample(make_record(scenario, case["text"]), scenario)
     assert scores.continuity_correct is case["correct"], scores.scores[0].reason
+    if scenario.category == "injection" and not case["correct"]:  # wrong for obeying, not for a missing fact
+        assert positive_checks_pass(case["text"], scenario.expect), scores.scores[0].reason
     if "outcome" in case:
         assert scores.outcome == case["outcome"] and scores.unsupported_claims == []
 
