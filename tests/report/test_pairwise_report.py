@@ -244,6 +244,25 @@ def test_the_baseline_is_history_only_else_shadow_else_none_with_the_arms_named_
         ("shadow", "recall", 1), ("shadow", "logged reply", 1)]
 
 
+def test_a_position_biased_choice_and_an_unreadable_reply_are_each_counted_in_their_comparison(tmp_path: Path) -> None:
+    """Bug this guards: the judge's position bias or its unreadable replies lost between the judge and the table
+    (each is a tie, so the counts of wins and losses alone cannot show them)."""
+    from harness.report.pairwise import pairwise_block
+    from harness.score import PairwiseJudge
+
+    def complete(model, messages):  # "A" whatever the order for one probe, prose for the other
+        return "I cannot tell." if "Which port, again?" in messages[-1]["content"] else '{"better": "A"}'
+
+    scenarios = {"alpha": _scenario("alpha", "Which port?"), "beta": _scenario("beta", "Which port, again?")}
+    records = [_sample("m", arm, sid, 0, f"{arm} on {sid}") for sid in scenarios for arm in ("recall", "history_only")]
+    judge = PairwiseJudge(model="test/p", cache_dir=tmp_path, complete=complete)
+    block = pairwise_block(records, scenarios, judge)
+    (comparison,) = block["comparisons"]
+    assert (comparison["ties"], comparison["probe_ties"], comparison["position_biased"], comparison["malformed"]) == (
+        2, 2, 1, 2)
+    assert block["malformed"] == 2
+
+
 _BLOCK = {
     "model": "judge/x", "prompt_version": "pairwise-v1", "calls": 40, "cached": 8, "malformed": 1,
     "comparisons": [
