@@ -184,3 +184,25 @@ def test_the_cells_show_tokens_without_a_price_and_zero_bytes_and_zero_sampling_
     cells = accounting_cells(row)
     assert cells["embedding_cost"] == "12,345 · $0.5000"
     assert cells["tool_calls"] == "0.0 · 2.0, 3.0 / 4.3, 1,234, sampling 0.0 calls · 0 tokens · $0.0100 · — s, refused 2.0"
+
+
+def test_write_tool_calls_and_probe_tool_calls_are_counted_apart() -> None:
+    """Bug this guards: the write phase's calls shown as the probe's (or the reverse), hiding a system that spends
+    its calls writing rather than searching."""
+    record = _record("mcp:x")
+    record.write_phase = SimpleNamespace(sessions=[SimpleNamespace(tool_calls=[_call(0.001), _call(0.001)]),
+                                                   SimpleNamespace(tool_calls=[_call(0.001), _call(0.001)])])
+    record.tool_calls = [_call(0.001, "ab")]
+    row = accounting_by_arm([record])[("m", "mcp:x")]
+    assert (row["write_tool_calls"], row["probe_tool_calls"], row["disclosed_bytes"]) == (4.0, 1.0, 2.0)
+    assert accounting_cells(row)["tool_calls"] == "4.0 · 1.0, 1.0 / 1.0, 2"
+
+
+def test_a_system_that_embeds_nothing_has_no_embedding_figure_at_all_not_zeros() -> None:
+    """Bug this guards: an arm without embeddings given 0 tokens and $0 uncached in ``summary.json``, as if it had
+    embedded for free, beside the arms that did."""
+    row = accounting_by_arm([_record("recall"), _record("recall", ingest=None)])[("m", "recall")]
+    embedding = ("embedding_calls", "embedding_texts", "embedding_cached", "embedding_tokens", "embedding_cost_usd",
+                 "embedding_s", "embedding_s_uncached", "embedding_tokens_uncached", "embedding_cost_usd_uncached")
+    assert {name: row[name] for name in embedding} == dict.fromkeys(embedding)
+    assert (row["ingest_s"], row["open_s"], row["write_s"]) == (0.5, 0.5, 0.0)  # of the one sample that recorded it
