@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness import redaction
 from harness.redaction import (
     REDACTED,
     RedactionError,
@@ -59,9 +60,10 @@ def test_a_password_label_is_kept_and_redaction_is_counted_once() -> None:
     assert Redactor.build().redact("the authorization: pending review") == (f"the authorization: {REDACTED} review", 1)
 
 
-def test_redact_patterns_are_recorded_by_digest_and_found_again_only_when_given() -> None:
+def test_redact_patterns_are_recorded_by_digest_and_found_again_only_when_given(monkeypatch) -> None:
     """The digest is ``sha256:`` and 16 hex digits of the pattern; a digest this process was not given is an error
     saying to give ``--redact`` again; a run before digests (the pattern itself) still works."""
+    monkeypatch.setattr(redaction, "_GIVEN", {})  # a process's memory of --redact: fresh, whatever ran before
     digest = pattern_digest("Unseen-Secret-Value-991")
     assert digest.startswith("sha256:") and len(digest) == 7 + 16 and "Unseen" not in digest
     with pytest.raises(RedactionError, match="give the same --redact again"):
