@@ -83,6 +83,25 @@ def test_the_descriptor_is_closed_when_the_file_is_refused(tmp_path: Path) -> No
         with pytest.raises(StoreFileError):
             read_regular(fifo, "--store")
     assert len(os.listdir("/proc/self/fd")) == before
+    (tmp_path / "store.sqlite").write_bytes(b"SQLite format 3\x00")
+    for _ in range(5):
+        assert read_regular(tmp_path / "store.sqlite", "--store") == b"SQLite format 3\x00"
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_a_read_that_fails_after_opening_is_one_line_with_the_reason(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "store.sqlite").write_bytes(b"x")
+    real_fstat = os.fstat
+
+    def failing(fd: int) -> os.stat_result:  # the store's descriptor only: pytest's own calls go through
+        if os.readlink(f"/proc/self/fd/{fd}") == str(tmp_path / "store.sqlite"):
+            raise OSError(5, "Input/output error")
+        return real_fstat(fd)
+
+    monkeypatch.setattr(store_file.os, "fstat", failing)
+    with pytest.raises(StoreFileError) as failed:
+        read_regular(tmp_path / "store.sqlite", "--store")
+    assert str(failed.value) == f"--store {tmp_path / 'store.sqlite'}: cannot read: Input/output error"
 
 
 def test_a_store_in_use_is_read_with_the_commits_its_wal_holds(store_in_use: Path, tmp_path: Path) -> None:
@@ -114,8 +133,13 @@ def test_a_missing_store_or_a_symlink_loop_is_one_line(tmp_path: Path) -> None:
         read_store_bytes(tmp_path / "absent.sqlite")
     loop = tmp_path / "loop.sqlite"
     loop.symlink_to(loop)
-    with pytest.raises(StoreFileError, match=r"^--store \S+loop.sqlite: cannot read: "):
+    with pytest.raises(StoreFileError, match=r"^--store \S+loop.sqlite: cannot read: ") as looped:
         read_store_bytes(loop)
+    assert "no such file" not in str(looped.value) and ("loop" in str(looped.value) or "levels" in str(looped.value))
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    with pytest.raises(StoreFileError) as not_a_folder:
+        read_store_bytes(tmp_path / "file" / "under.sqlite", "--items")
+    assert str(not_a_folder.value) == f"--items {tmp_path / 'file' / 'under.sqlite'}: cannot read: Not a directory"
 
 
 def test_a_store_that_vanishes_between_resolving_and_reading_is_named(tmp_path: Path, monkeypatch) -> None:
@@ -141,6 +165,7 @@ def test_a_wal_that_changes_during_every_copy_gives_up_after_five_attempts(tmp_p
     reads: list[Path] = []
 
     def changing(path: Path, label: str) -> bytes:
+        assert label == "--items"  # every refusal names the option the user gave
         reads.append(path)
         return f"wal read {len(reads)}".encode() if path.name.endswith("-wal") else b"SQLite format 3\x00"
 
