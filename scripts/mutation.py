@@ -297,6 +297,9 @@ def _run(argv: list[str] | None) -> int:
         parser.error("--resume, --survivors and --changed re-test different mutants; give one")
     if args.base and not args.changed:
         parser.error("--base only applies to --changed")
+    missing = [test for test in args.tests or () if not (ROOT / test.split("::")[0]).exists()]
+    if missing:  # else mutmut's stats pass fails with pytest's "file not found" buried under its own traceback
+        parser.error(f"--tests: no such test file: {', '.join(missing)}")
     known = configured_modules()
     try:
         paths = [module_path(m, known) for m in args.modules] or known

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness import redaction
 from harness.redaction import (
     REDACTED,
     RedactionError,
@@ -59,9 +60,10 @@ def test_a_password_label_is_kept_and_redaction_is_counted_once() -> None:
     assert Redactor.build().redact("the authorization: pending review") == (f"the authorization: {REDACTED} review", 1)
 
 
-def test_redact_patterns_are_recorded_by_digest_and_found_again_only_when_given() -> None:
+def test_redact_patterns_are_recorded_by_digest_and_found_again_only_when_given(monkeypatch) -> None:
     """The digest is ``sha256:`` and 16 hex digits of the pattern; a digest this process was not given is an error
     saying to give ``--redact`` again; a run before digests (the pattern itself) still works."""
+    monkeypatch.setattr(redaction, "_GIVEN", {})  # a process's memory of --redact: fresh, whatever ran before
     digest = pattern_digest("Unseen-Secret-Value-991")
     assert digest.startswith("sha256:") and len(digest) == 7 + 16 and "Unseen" not in digest
     with pytest.raises(RedactionError, match="give the same --redact again"):
@@ -69,3 +71,49 @@ def test_redact_patterns_are_recorded_by_digest_and_found_again_only_when_given(
     redactor = Redactor.build(["Unseen-Secret-Value-991"])
     assert redactor.digests == [digest] and recorded_patterns([digest]) == ("Unseen-Secret-Value-991",)
     assert recorded_patterns([r"\+1 555 \d{4}"]) == (r"\+1 555 \d{4}",)
+
+
+def test_with_a_user_pattern_a_private_key_block_is_still_redacted_whole() -> None:
+    """detect-secrets runs after the floor, also when ``--redact`` patterns follow it.
+
+    Bug planted: detect-secrets run first (before the floor's private-key pattern): it redacts only the BEGIN line's
+    words and the floor no longer sees a whole block, so the key's body stays in the text.
+    """
+    key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7bq\n-----END RSA PRIVATE KEY-----"
+    text = f"deploy key:\n{key}\nend"
+    assert Redactor.build(["zz-never-zz"]).redact(text) == (f"deploy key:\n{REDACTED}\nend", 1)
+    assert Redactor.build().redact(text) == (f"deploy key:\n{REDACTED}\nend", 1)
+
+
+def test_each_layer_counts_what_it_replaced_with_user_patterns_given() -> None:
+    """The count adds the floor's, detect-secrets' and the user's matches (bug planted: one layer's count kept)."""
+    text = f"OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstu and {DETECTED_ONLY['telegram bot']} for ACME-7731 ok"
+    redacted, count = Redactor.build([r"ACME-\d{4}"]).redact(text)
+    assert redacted == f"OPENAI_API_KEY={REDACTED} and {REDACTED} for {REDACTED} ok"
+    assert count == 3
+
+
+def test_a_pattern_that_matches_the_empty_string_is_refused_whatever_else_it_matches() -> None:
+    """``a*`` matches nothing of ``XXXX`` but does match ""; ``X+`` matches ``XXXX`` and is a fine pattern."""
+    with pytest.raises(RedactionError, match=r"--redact 'a\*': matches the empty string; give a pattern"):
+        Redactor.build(["a*"])
+    assert Redactor.build(["X+"]).redact("id XXXX") == (f"id {REDACTED}", 1)
+
+
+def test_a_pattern_from_undecodable_command_line_bytes_has_a_digest() -> None:
+    """Linux hands Python argv bytes that are not UTF-8 as lone surrogates; a --redact of them is still recorded."""
+    digest = pattern_digest("pass\udcff")
+    assert digest.startswith("sha256:") and len(digest) == 23
+    assert digest != pattern_digest("pass\udcfe") != pattern_digest("pass")
+
+
+def test_the_missing_digests_are_listed_one_by_one(monkeypatch) -> None:
+    monkeypatch.setattr(redaction, "_GIVEN", {})
+    first, second = pattern_digest("one-secret"), pattern_digest("two-secret")
+    with pytest.raises(RedactionError, match=rf"recorded only by digest \({first}, {second}\) so the secret"):
+        recorded_patterns([first, second])
+
+
+def test_contains_secret_says_whether_redaction_would_change_the_text() -> None:
+    assert redaction.contains_secret("token: ghp_abcdefghijklmnopqrstuvwxyz0123456789")
+    assert not redaction.contains_secret("the deploy runs at 09:00 on port 5433")

@@ -19,6 +19,7 @@ from harness.score.paper_metrics import (
     locomo_f1,
     ranked_session_metrics,
     ranked_sessions,
+    session_metric_order,
     session_retrieval,
     stemmed_f1,
     task_averaged,
@@ -310,3 +311,36 @@ def test_a_named_speakers_turn_is_a_persons_side_whatever_its_role() -> None:
     assert evidence_sessions(scenario, user_side=True) == {"s2", "s3"}
     scores = score_sample(make_record(scenario, "x", calls=[tool_call(["it-c"])]), scenario)
     assert scores.session_retrieval == scores.ours_session_retrieval and scores.session_retrieval["recall_all@5"] == 1.0
+
+
+def test_multi_hop_gold_parts_are_split_on_commas_only_so_a_part_may_hold_several_words() -> None:
+    """Bug planted: the gold split on whitespace, so "New York" became two parts each half answered."""
+    assert locomo_f1("New York, Paris", "New York, Paris", "multi_hop") == 1.0
+    assert locomo_f1("Paris", "New York, Paris", "multi_hop") == pytest.approx(0.5)
+
+
+def test_session_ndcg_without_any_evidence_session_is_zero_not_a_division_by_zero() -> None:
+    assert ranked_session_metrics(["s1", "s2"], set(), ks=(5,)) == {
+        "recall_any@5": 0.0, "recall_all@5": 1.0, "ndcg@5": 0.0}
+
+
+def test_an_id_the_scenario_does_not_hold_adds_no_session_to_the_ranking() -> None:
+    """A product's own id, credited because the scenario cannot check it, cites no session of ours."""
+    scenario = _sessions_scenario()
+    record = make_record(scenario, "x", calls=[tool_call(["mem0-7f3a", "it-c"])])
+    assert ranked_sessions(record, scenario) == ["s2", "s3"]
+
+
+def test_task_averaged_accuracy_of_no_category_is_none() -> None:
+    assert task_averaged({}) is None
+
+
+def test_session_rows_are_ordered_longmemevals_first_then_by_k_then_any_all_ndcg() -> None:
+    """Bug planted: k compared as text, so @10 rows came before @5."""
+    expected = [f"{prefix}session_{figure}@{k}" for prefix in ("", "ours_") for k in (5, 10)
+                for figure in ("recall_any", "recall_all", "ndcg")]
+    shuffled = expected[7:] + expected[:7][::-1]
+    assert sorted(shuffled, key=session_metric_order) == expected
+    assert session_metric_order("session_recall_any@10") == (False, 10, "0")
+    assert session_metric_order("ours_session_mrr@5") == (True, 5, "mrr")
+    assert session_metric_order("session_recall_any") == (False, 0, "0")

@@ -135,3 +135,10 @@ def test_a_results_file_that_never_parses_is_one_clear_line_not_a_traceback(tmp_
     err = capsys.readouterr().err
     assert "m.py.meta does not parse as JSON" in err
     assert "Traceback" not in err
+
+
+def test_a_narrow_run_naming_a_test_file_that_does_not_exist_stops_before_mutmut(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        mutation.main(["--tests", "tests/score/test_no_such_file.py::test_x", "--", "harness/score/scoring.py"])
+    assert stopped.value.code == 2
+    assert "--tests: no such test file: tests/score/test_no_such_file.py::test_x" in capsys.readouterr().err

@@ -26,6 +26,8 @@ def project(tmp_path, monkeypatch):
     from mutmut.configuration import reset_config
 
     (tmp_path / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "a.py").write_text("", encoding="utf-8")  # --tests must name files that exist
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(mutation, "ROOT", tmp_path)
     monkeypatch.setattr(mutation, "_TEST_MAP", tmp_path / "mutants" / "mutmut-stats.json")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -66,15 +67,17 @@ def test_a_served_request_returns_the_models_text_and_counts_one_served() -> Non
     assert model.asked == [([{"role": "system", "content": "You rank notes."}, {"role": "user", "content": "rank"}], 33)]
 
 
-@pytest.mark.parametrize(("gate", "why"), [
-    (SamplingGate("refuse", 5, _Model()), "sampling.mode: refuse"),
-    (SamplingGate("serve", 5, None), "no model serves sampling"),
-    (SamplingGate("serve", 5, _Model(answer=None)), "BudgetExceeded"),
-])
+@pytest.mark.parametrize(("make_gate", "why"), [
+    (lambda: SamplingGate("refuse", 5, _Model()), "sampling.mode: refuse"),
+    (lambda: SamplingGate("serve", 5, None), "no model serves sampling"),
+    (lambda: SamplingGate("serve", 5, _Model(answer=None)), "BudgetExceeded"),
+], ids=["refuse", "no model", "model failed"])
 def test_a_request_refused_by_the_config_for_want_of_a_model_or_by_the_models_failure_is_an_error_counted(
-        gate: SamplingGate, why: str) -> None:
+        make_gate: Callable[[], SamplingGate], why: str) -> None:
     """Bug this guards: a refusal (or a failed call, the spending cap's included) that is not counted, so a product
-    that went without looks like one that never asked."""
+    that went without looks like one that never asked. (Each case builds its gate: a gate made once at import
+    counted the refusals of every earlier run of the test in the same process.)"""
+    gate = make_gate()
     answer = _ask(gate, _request(_text("rank")))
     assert isinstance(answer, types.ErrorData) and why in answer.message
     assert (gate.served, gate.refused) == (0, 1)
