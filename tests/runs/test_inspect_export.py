@@ -18,11 +18,17 @@ inspect_ai = pytest.importorskip(
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    tmp = tmp_path_factory.mktemp("export")
-    run_dir = offline_run(tmp)
-    assert main(["export", "inspect", str(run_dir), str(tmp / "logs")]) == 0
-    return run_dir, tmp / "logs"
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One offline run for the file (the run is not what these tests check; each test copies it before changing it)."""
+    return offline_run(tmp_path_factory.mktemp("export"))
+
+
+@pytest.fixture
+def exported(run_dir: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """``run_dir`` exported afresh for each test (a fraction of a second), so each test runs the export itself: a
+    module-scoped export ran in the first test's setup alone, and mutmut then tied the export to that test only."""
+    assert main(["export", "inspect", str(run_dir), str(tmp_path / "logs")]) == 0
+    return run_dir, tmp_path / "logs"
 
 
 def _records(run_dir: Path) -> dict[str, dict[str, Any]]:
@@ -77,6 +83,60 @@ def test_samples_keep_their_messages_tool_calls_scores_and_metadata(exported: tu
     assert any(m.role == "tool" for s in log.samples for m in s.messages)  # the recall arm searched memory
 
 
+def test_each_exported_message_is_its_transcripts_message_word_for_word_with_its_id_and_tool_call(
+        exported: tuple[Path, Path]) -> None:
+    """The log's messages are the run's transcript: each message's text, in order, its tool call id and the function
+    that answered it, under a stable id ``<sample_id>#<n>``; the input is the transcript before the first answer."""
+    from inspect_ai.log import read_eval_log
+
+    run_dir, logs = exported
+    records = _records(run_dir)
+    seen_tool = False
+    for arm in ("history_only", "recall"):
+        for sample in read_eval_log(str(_log(logs, arm))).samples:
+            sample_id = sample.metadata["sample_id"]
+            raw = records[sample_id]["messages"]
+            names = {c["id"]: c["function"]["name"] for m in raw for c in m.get("tool_calls") or []}
+            assert [(m.id, m.role, m.content) for m in sample.messages] == [
+                (f"{sample_id}#{i}", m["role"], m["content"] or "") for i, m in enumerate(raw)]
+            tools = [(m.tool_call_id, m.function) for m in sample.messages if m.role == "tool"]
+            assert tools == [(m["tool_call_id"], names[m["tool_call_id"]]) for m in raw if m["role"] == "tool"]
+            seen_tool = seen_tool or bool(tools)
+            first = next(i for i, m in enumerate(raw) if m["role"] == "assistant")
+            assert [(m.role, m.content) for m in sample.input] == [(m["role"], m["content"]) for m in raw[:first]]
+    assert seen_tool  # the recall arm's transcripts hold tool results
+
+
+def test_a_transcripts_odd_messages_keep_their_text_and_a_bad_tool_call_says_why() -> None:
+    """What a record can hold beyond plain text: a content that is not a string is kept as its JSON (non-ASCII as
+    is), a missing content is empty, a tool call's arguments that are not JSON are named as such, arguments that are
+    JSON but not an object are kept under ``value``, a tool result names the function of its call, and a message of
+    a role inspect_ai has no type for is left out (the ids count what is kept)."""
+    from harness.runs.inspect_export import _messages
+
+    raw = [{"role": "system", "content": [{"type": "text", "text": "café"}]},
+           {"role": "user"},
+           {"role": "assistant", "content": None, "tool_calls": [
+               {"id": "c1", "function": {"name": "memory_search", "arguments": "{not json"}},
+               {"id": "c2", "function": {"name": "memory_get", "arguments": "[1, 2]"}},
+               {"id": "c3", "function": {"name": "memory_list"}}]},
+           {"role": "developer", "content": "dropped"},
+           {"role": "tool", "tool_call_id": "c2", "content": "found"},
+           {"role": "tool", "tool_call_id": "c9", "content": "orphan"},
+           {"role": "assistant", "content": "done"}]
+    out = _messages(raw, "s1")
+    assert [(m.id, m.role, m.content) for m in out] == [
+        ("s1#0", "system", '[{"type": "text", "text": "café"}]'), ("s1#1", "user", ""), ("s1#2", "assistant", ""),
+        ("s1#3", "tool", "found"), ("s1#4", "tool", "orphan"), ("s1#5", "assistant", "done")]
+    calls = out[2].tool_calls
+    assert [(c.id, c.function, c.arguments) for c in calls] == [
+        ("c1", "memory_search", {}), ("c2", "memory_get", {"value": [1, 2]}), ("c3", "memory_list", {})]
+    assert calls[0].parse_error is not None and calls[0].parse_error.startswith("arguments are not JSON: ")
+    assert calls[1].parse_error is None and calls[2].parse_error is None
+    assert (out[3].tool_call_id, out[3].function, out[4].tool_call_id, out[4].function) == ("c2", "memory_get", "c9", None)
+    assert out[5].tool_calls is None
+
+
 def test_the_eval_results_are_the_reports_metrics(exported: tuple[Path, Path]) -> None:
     from inspect_ai.log import read_eval_log
 
@@ -106,7 +166,7 @@ def test_export_of_a_folder_that_is_not_a_run_exits_2(tmp_path: Path, capsys: py
     assert "not a run folder (no run.json)" in capsys.readouterr().err and not (tmp_path / "out").exists()
 
 
-def test_without_inspect_ai_export_says_how_to_install_it(exported: tuple[Path, Path], tmp_path: Path,
+def test_without_inspect_ai_export_says_how_to_install_it(run_dir: Path, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     real_import = builtins.__import__
@@ -117,7 +177,7 @@ def test_without_inspect_ai_export_says_how_to_install_it(exported: tuple[Path, 
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_inspect)
-    assert main(["export", "inspect", str(exported[0]), str(tmp_path / "out")]) == 2
+    assert main(["export", "inspect", str(run_dir), str(tmp_path / "out")]) == 2
     assert "inspect_ai is missing: pip install 'recall-eval[inspect]'" in capsys.readouterr().err
 
 
@@ -165,22 +225,22 @@ def test_a_logs_results_are_its_own_model_and_arms_overall_metrics_only() -> Non
     assert results.metadata == {"verdict": "pass"}
 
 
-def test_a_log_counts_only_finished_samples_as_completed(exported: tuple[Path, Path], tmp_path: Path) -> None:
+def test_a_log_counts_only_finished_samples_as_completed(run_dir: Path, tmp_path: Path) -> None:
     """A sample that failed (its model call errored) is in the log but not among the completed ones, as inspect_ai
     counts a sample that raised: a run with failures must not read as complete in inspect's viewer."""
     import shutil
 
     from inspect_ai.log import read_eval_log
 
-    run_dir = tmp_path / "run"
-    shutil.copytree(exported[0], run_dir)
-    lines = (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    failing = tmp_path / "run"
+    shutil.copytree(run_dir, failing)
+    lines = (failing / "results.jsonl").read_text(encoding="utf-8").splitlines()
     failed = next(i for i, line in enumerate(lines) if json.loads(line).get("arm") == "recall")
     record = json.loads(lines[failed])
     record.update(status="error", stop_reason="error", error={"type": "APIError", "message": "server error", "attempts": 3})
     lines[failed] = json.dumps(record)
-    (run_dir / "results.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    assert main(["export", "inspect", str(run_dir), str(tmp_path / "logs")]) == 0
+    (failing / "results.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["export", "inspect", str(failing), str(tmp_path / "logs")]) == 0
     recall = read_eval_log(str(_log(tmp_path / "logs", "recall")), header_only=True).results
     history = read_eval_log(str(_log(tmp_path / "logs", "history_only")), header_only=True).results
     assert recall.completed_samples == recall.total_samples - 1 and recall.scores[0].scored_samples == recall.completed_samples
