@@ -273,3 +273,39 @@ def test_a_record_with_a_lone_surrogate_is_rebuilt_replaced_and_one_without_is_k
     clean = Record(answer="x", notes=[])
     kept, row, replaced = _valid_record(clean, {"reason": "r\ud800"})
     assert kept is clean and replaced == 1
+
+
+def test_a_logs_ids_and_file_name_are_unique_per_run_folder_model_and_arm_and_stable_for_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """inspect_ai's viewer shows only the newest log of each ``task_id``: every part of a log's identity (run id,
+    start time, suite hash, folder, model, arm) must change the ids, the same run must keep them (a folder named
+    relatively or absolutely), and the file name must be inspect_ai's ``<timestamp>_<task>_<task_id>.eval``."""
+    from types import SimpleNamespace
+
+    from harness.runs.inspect_export import log_identity
+
+    def run(**changes: str) -> SimpleNamespace:
+        return SimpleNamespace(**{"run_id": "nightly", "started_at": "2026-12-04T20:35:01Z", "suite_hash": "ab" * 32,
+                                  **changes})
+
+    monkeypatch.chdir(tmp_path)
+    task_id, eval_id, name = log_identity(run(), "offline/reference", "history_only", Path("runs/a"))
+    assert len(task_id) == len(eval_id) == 22 and task_id != eval_id and int(task_id, 16) >= 0 and int(eval_id, 16) >= 0
+    assert name == f"2026-12-04T20-35-01_nightly-offline-reference-history-only_{task_id}.eval"
+    assert log_identity(run(), "offline/reference", "history_only", tmp_path / "runs" / "a") == (task_id, eval_id, name)
+    others = [log_identity(run(run_id="other"), "offline/reference", "history_only", Path("runs/a")),
+              log_identity(run(started_at="2026-12-04T20:35:02Z"), "offline/reference", "history_only", Path("runs/a")),
+              log_identity(run(suite_hash="cd" * 32), "offline/reference", "history_only", Path("runs/a")),
+              log_identity(run(), "offline/reference", "history_only", Path("runs/b")),
+              log_identity(run(), "offline/reference", "history_only"),
+              log_identity(run(), "offline/other", "history_only", Path("runs/a")),
+              log_identity(run(), "offline/reference", "recall", Path("runs/a"))]
+    assert len({i[0] for i in others} | {task_id}) == len({i[1] for i in others} | {eval_id}) == 8
+    odd_id, _, odd = log_identity(run(run_id="x\ud800 y", started_at="not a time"), "m", "a_b")
+    assert odd == f"1970-01-01T00-00-00_x-y-m-a-b_{odd_id}.eval"
+
+
+def test_a_slug_keeps_letters_digits_dots_and_dashes_and_is_never_empty() -> None:
+    from harness.runs.inspect_export import _slug
+
+    assert _slug("--run 7/v1.2_b--") == "run-7-v1.2_b" and _slug("a  //  b") == "a-b" and _slug("!!") == "x"
