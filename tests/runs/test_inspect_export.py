@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
@@ -309,3 +310,168 @@ def test_a_slug_keeps_letters_digits_dots_and_dashes_and_is_never_empty() -> Non
     from harness.runs.inspect_export import _slug
 
     assert _slug("--run 7/v1.2_b--") == "run-7-v1.2_b" and _slug("a  //  b") == "a-b" and _slug("!!") == "x"
+
+
+def test_a_samples_target_is_the_texts_a_right_answer_must_hold_or_the_abstention() -> None:
+    from types import SimpleNamespace
+
+    from harness.runs.inspect_export import _target
+
+    def scenario(**expect: Any) -> SimpleNamespace:
+        fields = {"abstain": False, "must_contain_all": [], "must_contain_any": [], "must_contain_groups": []}
+        return SimpleNamespace(expect=SimpleNamespace(**{**fields, **expect}))
+
+    assert _target(scenario(must_contain_all=["Buildkite", "EC2"], must_contain_any=["Jan", "January"],
+                            must_contain_groups=[["Monday", "Mon"], ["Thursday"]])) == [
+        "Buildkite", "EC2", "Jan", "January", "Monday | Mon", "Thursday"]
+    assert _target(scenario(abstain=True, must_contain_all=["never shown"])) == ["(abstain: the answer is not in memory)"]
+    assert _target(None) == []  # the suite moved away: no target
+
+
+def test_a_samples_scores_are_the_reports_with_continuity_as_c_or_i_and_no_error_or_empty_score() -> None:
+    """``continuity`` is inspect_ai's ``C``/``I`` from whether it passed (its value is not read), with the answer and
+    the outcome; every other score keeps its value, reason and whether it passed; an ``error`` score and a score
+    without a value are no scores."""
+    from harness.runs.inspect_export import _scores
+
+    row = {"outcome": "correct", "scores": [
+        {"name": "continuity", "value": None, "passed": True, "reason": "checks pass"},
+        {"name": "abstained", "value": False, "passed": None, "reason": "an answer expected"},
+        {"name": "unsupported_claims", "value": 2, "passed": False, "reason": "two invented"},
+        {"name": "retrieval", "value": None, "passed": None, "reason": "no memory"},
+        {"name": "error", "value": "boom", "passed": False, "reason": "the call failed"}]}
+    scores = _scores(row, "Buildkite")
+    assert {name: (s.value, s.answer, s.explanation, s.metadata) for name, s in scores.items()} == {
+        "continuity": ("C", "Buildkite", "checks pass", {"passed": True, "outcome": "correct"}),
+        "abstained": (False, None, "an answer expected", {"passed": None}),
+        "unsupported_claims": (2, None, "two invented", {"passed": False})}
+    for passed in (False, None):
+        failed = _scores({"outcome": "wrong", "scores": [{"name": "continuity", "value": True, "passed": passed}]}, "")
+        assert (failed["continuity"].value, failed["continuity"].explanation) == ("I", None)
+    assert _scores({"scores": None}, "x") == {} and _scores({}, "x") == {}
+
+
+def _doctored(run_dir: Path, tmp_path: Path, record: Any = None, manifest: Any = None) -> Path:
+    """A copy of ``run_dir`` with ``record(dict)`` applied to each results line and ``manifest(dict)`` to run.json."""
+    import shutil
+
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    if record is not None:
+        lines = [json.loads(line) for line in (copy / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+        for line in lines:
+            record(line)
+        (copy / "results.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    if manifest is not None:
+        data = json.loads((copy / "run.json").read_text(encoding="utf-8"))
+        manifest(data)
+        (copy / "run.json").write_text(json.dumps(data), encoding="utf-8")
+    return copy
+
+
+_ANSWERED = "smoke-02-ci-provider|recall|offline/reference|0"  # the recall arm's sample that searched memory twice
+
+
+def test_a_samples_events_and_usage_are_its_model_calls_and_tool_calls_one_for_one(run_dir: Path, tmp_path: Path) -> None:
+    """inspect_ai's transcript view: a model event per answer (its input, the call's tokens, cost, stop reason, cache
+    and latency; none of these when the record has no call for it; a memory system's selection call answers no
+    message) and a tool event per tool call (its result and time; empty when the Host kept no record of it). The
+    sample's usage and the log's count every call: the selection call's and the write phase's too."""
+    from inspect_ai.log import read_eval_log
+
+    def doctor(record: dict[str, Any]) -> None:
+        if record["sample_id"] != _ANSWERED:
+            return
+        calls = record["model_calls"]
+        assert len(calls) == 3 and len(record["tool_calls"]) == 2  # search, get, answer
+        calls[0].update(prompt_tokens=11, completion_tokens=2, cost_usd=0.25, cached=True, latency_s=1.5,
+                        finish_reason="tool_calls")
+        calls[1].update(prompt_tokens=13, completion_tokens=3, cost_usd=None, latency_s=2.5, finish_reason="length")
+        selection = {**calls[0], "prompt_tokens": 1000, "completion_tokens": 10, "cost_usd": 0.5, "cached": False,
+                     "finish_reason": "stop", "purpose": "selection"}
+        record["model_calls"] = [selection, calls[0], calls[1]]  # no call for the answer
+        record["tool_calls"][0].update(result_text="found it", elapsed_s=0.75)
+        del record["tool_calls"][1]
+        record["write_phase"] = {"sessions": [{"session_id": "s1", "stop_reason": "final_answer", "model_calls": [
+            {**calls[0], "prompt_tokens": 100, "completion_tokens": 7, "cost_usd": 0.5}]}]}
+
+    run = _doctored(run_dir, tmp_path, record=doctor)
+    assert main(["export", "inspect", str(run), str(tmp_path / "logs")]) == 0
+    records = _records(run)
+    log = read_eval_log(str(_log(tmp_path / "logs", "recall")))
+    sample = next(s for s in log.samples if s.metadata["sample_id"] == _ANSWERED)
+    assert [e.event for e in sample.events] == ["model", "tool", "model", "tool", "model"]
+    models = [e for e in sample.events if e.event == "model"]
+    answers = [i for i, m in enumerate(sample.messages) if m.role == "assistant"]
+    assert [([m.id for m in e.input], e.output.choices[0].message.id, e.model) for e in models] == [
+        ([m.id for m in sample.messages[:i]], sample.messages[i].id, "offline/reference") for i in answers]
+    assert [(e.output.usage.input_tokens, e.output.usage.output_tokens, e.output.usage.total_tokens,
+             e.output.usage.total_cost) if e.output.usage else None for e in models] == [(11, 2, 13, 0.25), (13, 3, 16, None), None]
+    assert [(e.output.choices[0].stop_reason, e.cache, e.working_time) for e in models] == [
+        ("tool_calls", "read", 1.5), ("max_tokens", None, 2.5), ("unknown", None, None)]
+    tools = [(e.id, e.function, e.arguments, e.result, e.working_time) for e in sample.events if e.event == "tool"]
+    assert tools == [("call_offline_2", "memory_search", json.loads(records[_ANSWERED]["tool_calls"][0]["arguments"]),
+                      "found it", 0.75), ("call_offline_4", "memory_get", {"itemId": "it-ci-buildkite"}, "", None)]
+    assert sample.output.stop_reason == "max_tokens"  # the last call's
+    usage = sample.model_usage["offline/reference"]
+    assert (usage.input_tokens, usage.output_tokens, usage.total_tokens, usage.total_cost) == (1124, 22, 1146, 1.25)
+    other = next(s for s in log.samples if s.metadata["sample_id"] != _ANSWERED)
+    calls = records[other.metadata["sample_id"]]["model_calls"]
+    assert [(e.output.choices[0].stop_reason, e.cache) for e in other.events if e.event == "model"][-1] == ("stop", None)
+    prompt, completion = sum(c["prompt_tokens"] for c in calls), sum(c["completion_tokens"] for c in calls)
+    total = log.stats.model_usage["offline/reference"]
+    assert (total.input_tokens, total.output_tokens, total.total_tokens, total.total_cost) == (
+        1124 + prompt, 22 + completion, 1146 + prompt + completion, 1.25)
+
+
+def test_a_logs_header_is_the_runs_suite_settings_plan_and_state(run_dir: Path, tmp_path: Path) -> None:
+    """What inspect_ai's viewer shows of an eval: the suite as its dataset, the run's settings as its generate config
+    and eval config (each from its own parameter), the whole parameters and the run's facts in the metadata, the arm
+    as the solver and plan, and the run's state (an interrupted run is a cancelled eval, not a finished one)."""
+    from inspect_ai.log import read_eval_log
+
+    from harness import __version__
+
+    settings = {"limit": 3, "sample_ids": ["smoke-02-ci-provider"], "api_base": "http://localhost:9/v1", "timeout_s": 30.5,
+                "retries": 2, "max_concurrency": 3, "max_tool_rounds": 5, "temperature": 0.25, "max_tokens": 512}
+
+    def doctor(manifest: dict[str, Any]) -> None:
+        manifest["parameters"].update(settings)
+        manifest.update(status="interrupted", finished_at=None)
+
+    run = _doctored(run_dir, tmp_path, manifest=doctor)
+    assert main(["export", "inspect", str(run), str(tmp_path / "logs")]) == 0
+    manifest = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    for arm in ("history_only", "recall"):
+        log = read_eval_log(str(_log(tmp_path / "logs", arm)), header_only=True)
+        spec = log.eval
+        started = dt.datetime.fromisoformat(manifest["started_at"])
+        assert (log.status, dt.datetime.fromisoformat(log.stats.started_at), log.stats.completed_at) == (
+            "cancelled", started, "")
+        assert (dt.datetime.fromisoformat(spec.created), spec.task_version, spec.task_args, spec.solver) == (
+            started, manifest["harness_version"], {"arm": arm}, arm)
+        assert (spec.dataset.name, spec.dataset.location, spec.dataset.samples, spec.dataset.sample_ids) == (
+            "smoke", ", ".join(manifest["scenario_paths"]), 2, manifest["scenario_ids"])
+        generate = spec.model_generate_config
+        assert (spec.model_base_url, generate.temperature, generate.max_tokens, generate.timeout, generate.max_retries) == (
+            "http://localhost:9/v1", 0.25, 512, 30, 2)
+        assert (spec.config.epochs, spec.config.limit, spec.config.sample_id, spec.config.max_samples) == (
+            1, 3, ["smoke-02-ci-provider"], 3)
+        assert spec.packages == {"recall-eval": __version__}
+        assert spec.metadata == {"recall_eval": {
+            "run_id": manifest["run_id"], "harness_version": manifest["harness_version"], "suite_hash": manifest["suite_hash"],
+            "seed": manifest["seed"], "arms": ["history_only", "recall"], "models": ["offline/reference"],
+            "status": "interrupted", "parameters": manifest["parameters"], "run_dir": str(run.resolve())}}
+        assert log.plan.name == "recall-eval"
+        assert [(s.solver, s.params) for s in log.plan.steps] == [(arm, {"max_tool_rounds": 5})]
+
+
+def test_a_run_without_a_timeout_exports_none_and_a_finished_run_is_a_successful_eval(exported: tuple[Path, Path]) -> None:
+    from inspect_ai.log import read_eval_log
+
+    run_dir, logs = exported
+    manifest = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    log = read_eval_log(str(_log(logs, "recall")), header_only=True)
+    assert (log.status, dt.datetime.fromisoformat(log.stats.completed_at)) == (
+        "success", dt.datetime.fromisoformat(manifest["finished_at"]))
+    assert log.eval.model_generate_config.timeout == int(manifest["parameters"]["timeout_s"])
