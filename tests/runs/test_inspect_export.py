@@ -232,3 +232,61 @@ def test_a_run_without_a_timeout_exports_none_and_a_finished_run_is_a_successful
     assert (log.status, dt.datetime.fromisoformat(log.stats.completed_at)) == (
         "success", dt.datetime.fromisoformat(manifest["finished_at"]))
     assert log.eval.model_generate_config.timeout == int(manifest["parameters"]["timeout_s"])
+
+
+def test_an_export_that_cannot_create_its_folder_or_write_a_log_or_read_the_run_exits_2_naming_which(
+        run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each failure is one line naming the path and the reason (no traceback): an output folder under a file, a log's
+    file name taken by a folder, a run.json that is not JSON."""
+    import errno
+    import os
+    from types import SimpleNamespace
+
+    from harness.runs.inspect_export import log_identity
+
+    blocked = tmp_path / "a-file"
+    blocked.write_text("x", encoding="utf-8")
+    assert main(["export", "inspect", str(run_dir), str(blocked / "logs")]) == 2
+    assert capsys.readouterr().err == (
+        f"recall-eval export: {blocked / 'logs'}: cannot create the folder ({os.strerror(errno.ENOTDIR)})\n")
+    manifest = SimpleNamespace(**json.loads((run_dir / "run.json").read_text(encoding="utf-8")))
+    name = log_identity(manifest, "offline/reference", "history_only", run_dir)[2]
+    (tmp_path / "logs" / name).mkdir(parents=True)
+    assert main(["export", "inspect", str(run_dir), str(tmp_path / "logs")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"recall-eval export: {tmp_path / 'logs' / name}: cannot write the log (") and err.count("\n") == 1
+    broken = doctored(run_dir, tmp_path)
+    (broken / "run.json").write_text("{", encoding="utf-8")
+    assert main(["export", "inspect", str(broken), str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("recall-eval export: ") and "run.json" in err and err.count("\n") == 1
+
+
+def test_a_lone_surrogate_is_written_as_u_fffd_and_counted_in_the_sample_the_eval_and_a_note(
+        run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A record holding a lone surrogate (a model sent one) exports with U+FFFD in its place, counted in the sample's
+    and the eval's metadata and told on stderr, log by log; the other log says nothing of it. stdout names each log
+    written and how to open them."""
+    from inspect_ai.log import read_eval_log
+
+    answered = "smoke-02-ci-provider|recall|offline/reference|0"
+
+    def doctor(record: dict[str, Any]) -> None:
+        if record["sample_id"] == answered:
+            record["final_answer"] = "Buildkite\ud800 and \udfff"
+
+    run = doctored(run_dir, tmp_path, record=doctor)
+    out = tmp_path / "logs"
+    assert main(["export", "inspect", str(run), str(out)]) == 0
+    recall, history = log_path(out, "recall"), log_path(out, "history_only")
+    captured = capsys.readouterr()
+    assert captured.err == (f"note: {recall.name}: 2 lone surrogate(s) (\\ud800-\\udfff, no character) written as U+FFFD; "
+                            "the log's metadata counts them (replaced_surrogates)\n")
+    assert captured.out.replace("wrote\n  ", "wrote ").splitlines() == [  # (a long path goes on a line of its own)
+        f"wrote {history}", f"wrote {recall}", "open them with:", f"  inspect view --log-dir {out}"]
+    log = read_eval_log(str(recall))
+    sample = next(s for s in log.samples if s.metadata["sample_id"] == answered)
+    assert (sample.output.completion, sample.metadata["replaced_surrogates"]) == ("Buildkite\ufffd and \ufffd", 2)
+    assert log.eval.metadata["recall_eval"]["replaced_surrogates"] == 2
+    assert all("replaced_surrogates" not in s.metadata for s in log.samples if s is not sample)
+    assert "replaced_surrogates" not in read_eval_log(str(history)).eval.metadata["recall_eval"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
@@ -215,3 +216,47 @@ def test_a_samples_events_and_usage_are_its_model_calls_and_tool_calls_one_for_o
     total = log.stats.model_usage["offline/reference"]
     assert (total.input_tokens, total.output_tokens, total.total_tokens, total.total_cost) == (
         1124 + prompt, 22 + completion, 1146 + prompt + completion, 1.25)
+
+
+def test_a_samples_id_target_metadata_and_times_are_its_records(exported: tuple[Path, Path]) -> None:
+    from inspect_ai.log import read_eval_log
+
+    run_dir, logs = exported
+    records = read_records(run_dir)
+    scores = {r["sample_id"]: r for r in map(json.loads, (run_dir / "scores.jsonl").read_text(encoding="utf-8").splitlines())}
+    targets = {"smoke-02-ci-provider": ["Buildkite"], "smoke-03-abstain-freeze-window": ["(abstain: the answer is not in memory)"]}
+    for arm in ("history_only", "recall"):
+        for sample in read_eval_log(str(log_path(logs, arm))).samples:
+            record, row = records[sample.metadata["sample_id"]], scores[sample.metadata["sample_id"]]
+            assert (sample.id, sample.target, sample.error) == (record["scenario_id"], targets[record["scenario_id"]], None)
+            assert sample.metadata == {
+                "sample_id": record["sample_id"], "scenario_id": record["scenario_id"], "category": record["category"],
+                "arm": arm, "recall_eval_epoch": record["epoch"], "seed": record["seed"], "status": "ok",
+                "outcome": row["outcome"], "stop_reason": record["stop_reason"], "scenario_hash": record["scenario_hash"],
+                "tools_offered": record["tools_offered"], "title": row["title"]}
+            assert (sample.total_time, dt.datetime.fromisoformat(sample.started_at)) == (
+                record["wall_time_s"], dt.datetime.fromisoformat(record["started_at"]))
+
+
+def test_a_failed_sample_says_its_error_and_one_without_messages_has_an_empty_input_and_answer(
+        run_dir: Path, tmp_path: Path) -> None:
+    """A sample whose model call failed before any message: the error is named in the sample and its output, its
+    input and answer are empty, its stop reason unknown."""
+    from inspect_ai.log import read_eval_log
+
+    failed = "smoke-03-abstain-freeze-window|recall|offline/reference|0"
+
+    def doctor(record: dict[str, Any]) -> None:
+        if record["sample_id"] == failed:
+            record.update(status="error", stop_reason="error", messages=[], final_answer=None, model_calls=[],
+                          tool_calls=[], error={"type": "APIError", "message": "server error", "attempts": 3})
+
+    run = doctored(run_dir, tmp_path, record=doctor)
+    assert main(["export", "inspect", str(run), str(tmp_path / "logs")]) == 0
+    samples = read_eval_log(str(log_path(tmp_path / "logs", "recall"))).samples
+    sample = next(s for s in samples if s.metadata["sample_id"] == failed)
+    assert (sample.error.message, sample.output.error) == ("APIError: server error", "APIError: server error")
+    assert (sample.input, sample.messages, sample.output.completion, sample.output.stop_reason) == ("", [], "", "unknown")
+    assert (sample.metadata["status"], sample.metadata["stop_reason"]) == ("error", "error")
+    other = next(s for s in samples if s is not sample)
+    assert (other.error, other.output.error, other.output.stop_reason) == (None, None, "stop")
