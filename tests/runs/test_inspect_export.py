@@ -116,11 +116,18 @@ def test_a_logs_results_are_its_own_model_and_arms_overall_metrics_only() -> Non
 
     summary = {"verdict": {"status": "pass"}, "metrics": [
         row("m-a", "recall", 0.75), row("m-a", "recall", 0.1, "temporal"), row("m-b", "recall", 0.2),
-        row("m-a", "history_only", 0.3), row("m-a", "recall", True, metric="flag"), row("m-a", "recall", 2, metric="n")]}
+        row("m-a", "history_only", 0.3), row("m-a", "recall", True, metric="flag"), row("m-a", "recall", 2, metric="n"),
+        {"model": "m-a", "arm": "recall", "metric": "abstention_rate", "value": 0.5, "ci_low": 0.1, "ci_high": 0.9}]}
     results = _results(summary, "m-a", "recall", 4, 3)
-    assert {k: m.value for k, m in results.scores[0].metrics.items()} == {"continuity_accuracy": 0.75, "n": 2.0}
+    metrics = results.scores[0].metrics  # a row without a category is an overall one
+    assert {k: (m.name, m.value, m.metadata) for k, m in metrics.items()} == {
+        "continuity_accuracy": ("continuity_accuracy", 0.75, {"ci_low": None, "ci_high": None, "n": 4}),
+        "n": ("n", 2.0, {"ci_low": None, "ci_high": None, "n": 4}),
+        "abstention_rate": ("abstention_rate", 0.5, {"ci_low": 0.1, "ci_high": 0.9, "n": None})}
     assert (results.total_samples, results.completed_samples, results.scores[0].scored_samples) == (4, 3, 3)
-    assert results.metadata == {"verdict": "pass"}
+    assert (results.scores[0].name, results.scores[0].scorer, results.metadata) == ("continuity", "recall-eval", {"verdict": "pass"})
+    empty = _results({"metrics": None}, "m-a", "recall", 0, 0)
+    assert (empty.scores[0].metrics, empty.metadata) == ({}, {"verdict": None})
 
 
 def test_a_log_counts_only_finished_samples_as_completed(run_dir: Path, tmp_path: Path) -> None:
