@@ -180,7 +180,7 @@ def test_a_samples_events_and_usage_are_its_model_calls_and_tool_calls_one_for_o
         assert len(calls) == 3 and len(record["tool_calls"]) == 2  # search, get, answer
         calls[0].update(prompt_tokens=11, completion_tokens=2, cost_usd=0.25, cached=True, latency_s=1.5,
                         finish_reason="tool_calls")
-        calls[1].update(prompt_tokens=13, completion_tokens=3, cost_usd=None, latency_s=2.5, finish_reason="length")
+        calls[1].update(prompt_tokens=0, completion_tokens=0, cost_usd=None, latency_s=2.5, finish_reason="length")
         selection = {**calls[0], "prompt_tokens": 1000, "completion_tokens": 10, "cost_usd": 0.5, "cached": False,
                      "finish_reason": "stop", "purpose": "selection"}
         record["model_calls"] = [selection, calls[0], calls[1]]  # no call for the answer
@@ -197,25 +197,26 @@ def test_a_samples_events_and_usage_are_its_model_calls_and_tool_calls_one_for_o
     assert [e.event for e in sample.events] == ["model", "tool", "model", "tool", "model"]
     models = [e for e in sample.events if e.event == "model"]
     answers = [i for i, m in enumerate(sample.messages) if m.role == "assistant"]
-    assert [([m.id for m in e.input], e.output.choices[0].message.id, e.model) for e in models] == [
-        ([m.id for m in sample.messages[:i]], sample.messages[i].id, "offline/reference") for i in answers]
+    assert [([m.id for m in e.input], e.output.choices[0].message.id, e.model, e.output.model) for e in models] == [
+        ([m.id for m in sample.messages[:i]], sample.messages[i].id, "offline/reference", "offline/reference")
+        for i in answers]
     assert [(e.output.usage.input_tokens, e.output.usage.output_tokens, e.output.usage.total_tokens,
-             e.output.usage.total_cost) if e.output.usage else None for e in models] == [(11, 2, 13, 0.25), (13, 3, 16, None), None]
+             e.output.usage.total_cost) if e.output.usage else None for e in models] == [(11, 2, 13, 0.25), (0, 0, 0, None), None]
     assert [(e.output.choices[0].stop_reason, e.cache, e.working_time) for e in models] == [
         ("tool_calls", "read", 1.5), ("max_tokens", None, 2.5), ("unknown", None, None)]
     tools = [(e.id, e.function, e.arguments, e.result, e.working_time) for e in sample.events if e.event == "tool"]
     assert tools == [("call_offline_2", "memory_search", json.loads(records[_ANSWERED]["tool_calls"][0]["arguments"]),
                       "found it", 0.75), ("call_offline_4", "memory_get", {"itemId": "it-ci-buildkite"}, "", None)]
-    assert sample.output.stop_reason == "max_tokens"  # the last call's
+    assert (sample.output.stop_reason, sample.output.model) == ("max_tokens", "offline/reference")  # the last call's
     usage = sample.model_usage["offline/reference"]
-    assert (usage.input_tokens, usage.output_tokens, usage.total_tokens, usage.total_cost) == (1124, 22, 1146, 1.25)
+    assert (usage.input_tokens, usage.output_tokens, usage.total_tokens, usage.total_cost) == (1111, 19, 1130, 1.25)
     other = next(s for s in log.samples if s.metadata["sample_id"] != _ANSWERED)
     calls = records[other.metadata["sample_id"]]["model_calls"]
     assert [(e.output.choices[0].stop_reason, e.cache) for e in other.events if e.event == "model"][-1] == ("stop", None)
     prompt, completion = sum(c["prompt_tokens"] for c in calls), sum(c["completion_tokens"] for c in calls)
     total = log.stats.model_usage["offline/reference"]
     assert (total.input_tokens, total.output_tokens, total.total_tokens, total.total_cost) == (
-        1124 + prompt, 22 + completion, 1146 + prompt + completion, 1.25)
+        1111 + prompt, 19 + completion, 1130 + prompt + completion, 1.25)
 
 
 def test_a_samples_id_target_metadata_and_times_are_its_records(exported: tuple[Path, Path]) -> None:
