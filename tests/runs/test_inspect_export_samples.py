@@ -230,6 +230,7 @@ def test_a_samples_id_target_metadata_and_times_are_its_records(exported: tuple[
         for sample in read_eval_log(str(log_path(logs, arm))).samples:
             record, row = records[sample.metadata["sample_id"]], scores[sample.metadata["sample_id"]]
             assert (sample.id, sample.target, sample.error) == (record["scenario_id"], targets[record["scenario_id"]], None)
+            assert sample.scores["continuity"].answer == record["final_answer"]
             assert sample.metadata == {
                 "sample_id": record["sample_id"], "scenario_id": record["scenario_id"], "category": record["category"],
                 "arm": arm, "recall_eval_epoch": record["epoch"], "seed": record["seed"], "status": "ok",
@@ -257,6 +258,7 @@ def test_a_failed_sample_says_its_error_and_one_without_messages_has_an_empty_in
     samples = read_eval_log(str(log_path(tmp_path / "logs", "recall"))).samples
     sample = next(s for s in samples if s.metadata["sample_id"] == failed)
     assert (sample.error.message, sample.output.error) == ("APIError: server error", "APIError: server error")
+    assert (sample.error.traceback, sample.error.traceback_ansi) == ("", "")  # no traceback: the harness caught it
     assert (sample.input, sample.messages, sample.output.completion, sample.output.stop_reason) == ("", [], "", "unknown")
     assert (sample.metadata["status"], sample.metadata["stop_reason"]) == ("error", "error")
     other = next(s for s in samples if s is not sample)
