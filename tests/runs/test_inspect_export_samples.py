@@ -94,6 +94,10 @@ def test_a_transcripts_odd_messages_keep_their_text_and_a_bad_tool_call_says_why
     assert calls[1].parse_error is None and calls[2].parse_error is None
     assert (out[3].tool_call_id, out[3].function, out[4].tool_call_id, out[4].function) == ("c2", "memory_get", "c9", None)
     assert out[5].tool_calls is None
+    bare = _messages([{"role": "assistant", "tool_calls": [{"function": {"name": "memory_search"}}, {"id": "c4", "function": {}}]},
+                      {"role": "tool", "content": "a"}, {"role": "tool", "tool_call_id": "c4", "content": "b"}], "s2")
+    assert [(c.id, c.function) for c in bare[0].tool_calls] == [("", "memory_search"), ("c4", "")]  # no id, no name
+    assert [(m.tool_call_id, m.function) for m in bare[1:]] == [("", "memory_search"), ("c4", "")]
 
 
 def test_each_lone_surrogate_in_keys_values_and_nested_lists_is_replaced_and_counted_once() -> None:
@@ -148,10 +152,10 @@ def test_a_samples_scores_are_the_reports_with_continuity_as_c_or_i_and_no_error
 
     row = {"outcome": "correct", "scores": [
         {"name": "continuity", "value": None, "passed": True, "reason": "checks pass"},
-        {"name": "abstained", "value": False, "passed": None, "reason": "an answer expected"},
-        {"name": "unsupported_claims", "value": 2, "passed": False, "reason": "two invented"},
         {"name": "retrieval", "value": None, "passed": None, "reason": "no memory"},
-        {"name": "error", "value": "boom", "passed": False, "reason": "the call failed"}]}
+        {"name": "abstained", "value": False, "passed": None, "reason": "an answer expected"},
+        {"name": "error", "value": "boom", "passed": False, "reason": "the call failed"},
+        {"name": "unsupported_claims", "value": 2, "passed": False, "reason": "two invented"}]}
     scores = _scores(row, "Buildkite")
     assert {name: (s.value, s.answer, s.explanation, s.metadata) for name, s in scores.items()} == {
         "continuity": ("C", "Buildkite", "checks pass", {"passed": True, "outcome": "correct"}),
