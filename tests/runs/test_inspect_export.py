@@ -186,6 +186,7 @@ def test_a_slug_keeps_letters_digits_dots_and_dashes_and_is_never_empty() -> Non
     from harness.runs.inspect_export import _slug
 
     assert _slug("--run 7/v1.2_b--") == "run-7-v1.2_b" and _slug("a  //  b") == "a-b" and _slug("!!") == "x"
+    assert _slug("-Xray Run 2X-") == "Xray-Run-2X"  # capitals kept, only dashes trimmed
 
 
 def test_a_logs_header_is_the_runs_suite_settings_plan_and_state(run_dir: Path, tmp_path: Path) -> None:
