@@ -284,7 +284,7 @@ def test_a_lone_surrogate_is_written_as_u_fffd_and_counted_in_the_sample_the_eva
             record["final_answer"] = "Buildkite\ud800 and \udfff"
 
     run = doctored(run_dir, tmp_path, record=doctor)
-    out = tmp_path / "logs"
+    out = tmp_path / "exports" / "logs"  # its parent made too
     assert main(["export", "inspect", str(run), str(out)]) == 0
     recall, history = log_path(out, "recall"), log_path(out, "history_only")
     captured = capsys.readouterr()
