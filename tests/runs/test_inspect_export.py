@@ -193,15 +193,20 @@ def test_a_logs_header_is_the_runs_suite_settings_plan_and_state(run_dir: Path, 
     """What inspect_ai's viewer shows of an eval: the suite as its dataset, the run's settings as its generate config
     and eval config (each from its own parameter), the whole parameters and the run's facts in the metadata, the arm
     as the solver and plan, and the run's state (an interrupted run is a cancelled eval, not a finished one)."""
+    from types import SimpleNamespace
+
     from inspect_ai.log import read_eval_log
 
     from harness import __version__
+    from harness.runs.inspect_export import log_identity
 
     settings = {"limit": 3, "sample_ids": ["smoke-02-ci-provider"], "api_base": "http://localhost:9/v1", "timeout_s": 30.5,
                 "retries": 2, "max_concurrency": 3, "max_tool_rounds": 5, "temperature": 0.25, "max_tokens": 512}
 
     def doctor(manifest: dict[str, Any]) -> None:
         manifest["parameters"].update(settings)
+        (suite,) = manifest["scenario_paths"]  # the same scenarios, named file by file
+        manifest["scenario_paths"] = [str(Path(suite) / f"{name}.yaml") for name in manifest["scenario_ids"]]
         manifest.update(status="interrupted", finished_at=None)
 
     run = doctored(run_dir, tmp_path, manifest=doctor)
@@ -216,7 +221,10 @@ def test_a_logs_header_is_the_runs_suite_settings_plan_and_state(run_dir: Path, 
         assert (dt.datetime.fromisoformat(spec.created), spec.task_version, spec.task_args, spec.solver) == (
             started, manifest["harness_version"], {"arm": arm}, arm)
         assert (spec.dataset.name, spec.dataset.location, spec.dataset.samples, spec.dataset.sample_ids) == (
-            "smoke", ", ".join(manifest["scenario_paths"]), 2, manifest["scenario_ids"])
+            "smoke-02-ci-provider.yaml, smoke-03-abstain-freeze-window.yaml", ", ".join(manifest["scenario_paths"]), 2,
+            manifest["scenario_ids"])
+        ids = log_identity(SimpleNamespace(**manifest), "offline/reference", arm, run)
+        assert (spec.task_id, spec.eval_id) == ids[:2]
         generate = spec.model_generate_config
         assert (spec.model_base_url, generate.temperature, generate.max_tokens, generate.timeout, generate.max_retries) == (
             "http://localhost:9/v1", 0.25, 512, 30, 2)
