@@ -239,15 +239,19 @@ def test_a_logs_header_is_the_runs_suite_settings_plan_and_state(run_dir: Path, 
         assert [(s.solver, s.params) for s in log.plan.steps] == [(arm, {"max_tool_rounds": 5})]
 
 
-def test_a_run_without_a_timeout_exports_none_and_a_finished_run_is_a_successful_eval(exported: tuple[Path, Path]) -> None:
+def test_a_run_without_a_timeout_exports_none_and_a_finished_run_is_a_successful_eval(run_dir: Path, tmp_path: Path) -> None:
     from inspect_ai.log import read_eval_log
 
-    run_dir, logs = exported
-    manifest = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    log = read_eval_log(str(log_path(logs, "recall")), header_only=True)
+    def doctor(manifest: dict[str, Any]) -> None:
+        del manifest["parameters"]["timeout_s"]  # a run made before the setting was recorded
+
+    run = doctored(run_dir, tmp_path, manifest=doctor)
+    assert main(["export", "inspect", str(run), str(tmp_path / "logs")]) == 0
+    manifest = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    log = read_eval_log(str(log_path(tmp_path / "logs", "recall")), header_only=True)
     assert (log.status, dt.datetime.fromisoformat(log.stats.completed_at)) == (
         "success", dt.datetime.fromisoformat(manifest["finished_at"]))
-    assert log.eval.model_generate_config.timeout == int(manifest["parameters"]["timeout_s"])
+    assert log.eval.model_generate_config.timeout is None
 
 
 def test_an_export_that_cannot_create_its_folder_or_write_a_log_or_read_the_run_exits_2_naming_which(
