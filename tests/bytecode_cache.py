@@ -11,12 +11,15 @@ the second its old ``.pyc`` was written (same size, same timestamp) is never
 served stale code, as timestamp ``.pyc`` files could be. They go where Python
 puts them, in ``__pycache__`` beside the sources (git-ignored, left out of the
 wheel test's copy); nothing is written when the variable is not set, since
-Python then writes its own.
+Python then writes its own. A ``.pyc`` whose header already holds its source's
+hash is left as it is: rewriting all of them cost each session seconds of disk
+writes, and mutation testing (docs/mutation-testing.md) starts a session per
+mutant.
 """
 
 from __future__ import annotations
 
-import compileall
+import importlib.util
 import py_compile
 import sys
 from pathlib import Path
@@ -34,6 +37,23 @@ def compile_checkout_sources(repo: Path = REPO) -> bool:
     if not sys.dont_write_bytecode:
         return False
     for package in PACKAGES:
-        compileall.compile_dir(repo / package, quiet=2, workers=1,
-                               invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+        for source in sorted((repo / package).rglob("*.py")):
+            _compile_if_stale(source)
     return True
+
+
+def _compile_if_stale(source: Path) -> None:
+    """Write ``source``'s checked-hash ``.pyc`` unless the one there is of this very source (PEP 552 header)."""
+    cached = Path(importlib.util.cache_from_source(str(source)))
+    try:
+        header = importlib.util.MAGIC_NUMBER + (0b11).to_bytes(4, "little") + importlib.util.source_hash(source.read_bytes())
+        with cached.open("rb") as pyc:
+            if pyc.read(len(header)) == header:
+                return
+    except OSError:
+        pass  # no .pyc yet (or an unreadable one): compile
+    try:
+        py_compile.compile(str(source), str(cached), doraise=True,
+                           invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+    except (py_compile.PyCompileError, OSError):
+        pass  # a source that does not compile: its import says why, as without this cache
