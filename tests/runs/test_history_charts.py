@@ -79,7 +79,8 @@ def test_continuity_per_arm_is_drawn_on_a_zero_to_one_axis_one_series_per_arm() 
     assert baseline["lines"] == ["120.0,142.0 440.0,126.0 760.0,142.0"]
     assert treatment["lines"] == ["120.0,102.0 440.0,134.0 760.0,102.0"]
     # run-2's recall interval lacks its lower bound: the band passes it by (runs 1 and 3), its dot has no whisker
-    assert treatment["bands"] == ["120.0,62.0 760.0,62.0 760.0,142.0 120.0,142.0"] and (treatment["dots"][1]["lo"], treatment["dots"][1]["hi"]) == (None, 94.0)
+    assert treatment["bands"] == ["120.0,62.0 760.0,62.0 760.0,142.0 120.0,142.0"]
+    assert (treatment["dots"][1]["lo"], treatment["dots"][1]["hi"]) == (None, 94.0)
     assert treatment["dots"][1]["title"] == "run-2 (2026-03-02T02:00:00Z) · recall: 0.250 · verdict fail"
     assert baseline["dots"][0]["title"] == "run-1 (2026-03-01T02:00:00Z) · history_only: 0.200 [0.000, 0.500] · verdict pass"
 
