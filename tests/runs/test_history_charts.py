@@ -86,15 +86,16 @@ def test_continuity_per_arm_is_drawn_on_a_zero_to_one_axis_one_series_per_arm() 
 
 
 def test_a_series_break_stops_lines_and_bands_and_its_marker_sits_between_the_runs() -> None:
-    points = [point(summary(f"run-{n}", f"2026-03-0{n}T02:00:00Z", seed=0 if n < 3 else 7), PAGE / f"run-{n}")
-              for n in (1, 2, 3, 4)]
+    points = [point(summary(f"run-{n}", f"2026-03-0{n}T02:00:00Z", seed=0 if n < 3 else 7, epochs=1 if n < 3 else 2),
+                    PAGE / f"run-{n}") for n in (1, 2, 3, 4)]
     chart = _charts(*points)[0]
     [series] = chart["series"]
     # runs 213.3 px apart; y(0.25) = 54, bounds at 22 and 86
     assert series["lines"] == ["120.0,54.0 333.3,54.0", "546.7,54.0 760.0,54.0"]
     assert series["bands"] == ["120.0,22.0 333.3,22.0 333.3,86.0 120.0,86.0", "546.7,22.0 760.0,22.0 760.0,86.0 546.7,86.0"]
-    assert chart["breaks"] == [{"x": 440.0, "title": "series break: seed: 0 -> 7", "text_y": 24.0}]
-    alone = _charts(*points[:2], point(summary("run-3", "2026-03-03T02:00:00Z", seed=7)),
+    assert chart["breaks"] == [{"x": 440.0, "title": "series break: epochs: 1 -> 2; seed: 0 -> 7",
+                                "text_y": 24.0}]
+    alone = _charts(*points[:2], point(summary("run-3", "2026-03-03T02:00:00Z", seed=7, epochs=2)),
                     point(summary("run-4", "2026-03-04T02:00:00Z")))[0]
     [series] = alone["series"]  # run-3 alone between two breaks: a dot, no line or band
     assert series["lines"] == ["120.0,54.0 333.3,54.0"] and len(series["bands"]) == 1 and len(series["dots"]) == 4
@@ -114,12 +115,15 @@ def test_one_run_is_drawn_in_the_middle_without_a_line() -> None:
     [series] = chart["series"]
     assert [(d["x"], d["y"]) for d in series["dots"]] == [(440.0, 54.0)] and chart["labels"][0]["x"] == 440.0
     assert series["lines"] == [] and series["bands"] == []
+    undated = point(summary("nightly-9", started_at=""))
+    assert _charts(undated)[0]["labels"] == [{"x": 440.0, "text": "nightly-9"}]  # no start time: its id
 
 
 def test_a_hand_edited_value_off_the_scale_is_drawn_at_the_axis_end_with_its_true_figure() -> None:
     chart = _charts(point(summary(continuity=(1.7, 1.2, 2.0))), point(summary(continuity=(-3, -3, 0))))[0]
     assert chart["ticks"][0]["text"] == "-1.00" and chart["ticks"][-1]["text"] == "+1.00"  # never past ±1
     [series] = chart["series"]
+    assert [d["x"] for d in series["dots"]] == [120.0, 760.0]  # two runs: the axis's two ends
     assert [(d["y"], d["lo"], d["hi"]) for d in series["dots"]] == [(14.0, 14.0, 14.0), (174.0, 174.0, 94.0)]
     assert "+1.700 [+1.200, +2.000]" in series["dots"][0]["title"]
     assert "-3.000 [-3.000, +0.000]" in series["dots"][1]["title"]
@@ -155,11 +159,15 @@ def test_each_chart_reads_only_the_overall_row_of_its_model_metric_and_arms() ->
     data["paired"] = [*decoys, *data["paired"]]
     data["metrics"] = [dict(data["metrics"][0], category="project_fact", value=0.9),
                        dict(data["metrics"][0], model="other/model", value=0.9),
-                       dict(data["metrics"][0], metric="adherence_rate", value=0.9), *data["metrics"]]
+                       dict(data["metrics"][0], metric="adherence_rate", value=0.9),
+                       dict(data["metrics"][0], model="other/model", arm="full_history"),
+                       dict(data["metrics"][0], metric="adherence_rate", arm="recall_fts"), *data["metrics"]]
     data["run"]["models"] = [MODEL]
     charts = _charts(point(data))
     assert charts[0]["series"][0]["dots"][0]["title"].split(": ")[1].startswith("+0.250 ")
+    # an arm this model has no continuity row for gets no series
     assert [s["dots"][0]["title"].split(": ")[1].split(" ")[0] for s in charts[2]["series"]] == ["0.200", "0.450"]
+    assert [s["name"] for s in charts[2]["series"]] == ["history_only", "recall"]
     uncategorised = summary(continuity=(0.25, 0.05, 0.45))
     del uncategorised["paired"][0]["category"], uncategorised["metrics"][0]["category"]
     charts = _charts(point(uncategorised))  # a row without a category is the overall one

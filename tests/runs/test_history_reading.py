@@ -107,11 +107,11 @@ def test_sensitive_runs_and_runs_with_an_unreadable_run_json_are_left_out_unless
 
 
 def test_shards_left_out_are_counted_and_the_first_three_named(tmp_path: Path) -> None:
-    shards = [run_folder(tmp_path, f"s{n}", summary(f"s{n}"), shard={"index": n, "count": 5}) for n in range(1, 6)]
+    shards = [run_folder(tmp_path, f"s{n}", summary(f"s{n}"), shard={"index": n, "count": 4}) for n in range(1, 5)]
     points, warnings = read_points(shards)
     assert points == [] and warnings == [
-        "5 shard folder(s) left out (their merged run is the point; --include-shards shows them): "
-        f"{shards[0]}, {shards[1]}, {shards[2]} and 2 more"]
+        "4 shard folder(s) left out (their merged run is the point; --include-shards shows them): "
+        f"{shards[0]}, {shards[1]}, {shards[2]} and 1 more"]
     _, warnings = read_points(shards[:3])
     assert warnings[0].endswith(f": {shards[0]}, {shards[1]}, {shards[2]}")
 
@@ -214,6 +214,13 @@ def test_the_runs_table_lists_runs_newest_first_with_their_figures_and_breaks(tm
     assert "1 run(s) in 1 series" in render_history(points[:1], tmp_path)
 
 
+def test_the_page_of_no_run_says_so_and_a_broken_character_cannot_stop_it(tmp_path: Path) -> None:
+    empty = render_history([], tmp_path)
+    assert "0 run(s) in 0 series from  to ;" in empty and "No model in these runs." in empty
+    odd = render_history([point(summary("run-\ud800x"))], tmp_path)  # a lone surrogate parsed from a JSON escape
+    assert "<code>run-?x</code>" in odd
+
+
 def _args(tmp_path: Path, *dirs: Path, out: str = "site/h.html", **flags: bool) -> argparse.Namespace:
     return argparse.Namespace(dirs=[str(d) for d in dirs], out=str(tmp_path / out),
                               include_shards=flags.get("include_shards", False),
@@ -223,16 +230,30 @@ def _args(tmp_path: Path, *dirs: Path, out: str = "site/h.html", **flags: bool) 
 def test_history_prints_each_break_and_where_the_page_is(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = tmp_path / "reports"
     run_folder(root, "a", summary("a", "2026-03-01T02:00:00Z"))
-    run_folder(root, "b", summary("b", "2026-03-02T02:00:00Z", seed=4))
+    run_folder(root, "b", summary("b", "2026-03-02T02:00:00Z", seed=4, epochs=2))
     run_folder(root, "c")
-    assert cli_history(_args(tmp_path, root)) == 0
+    page = tmp_path / "site" / "deep" / "h.html"
+    for _ in range(2):  # the second time into the folders the first made
+        assert cli_history(_args(tmp_path, root, out="site/deep/h.html")) == 0
+        captured = capsys.readouterr()
+        assert captured.out.splitlines() == [
+            "series break before b (2026-03-02T02:00:00Z): epochs: 1 -> 2; seed: 0 -> 4",
+            f"history of 2 run(s) in 2 series, 2026-03-01T02:00:00Z to 2026-03-02T02:00:00Z: {page}"]
+        assert captured.err.startswith(f"warning: {root / 'c'}: no summary.json, left out")
+    assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_history_charts_shards_and_sensitive_runs_when_asked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shard = run_folder(tmp_path, "shard", summary("shard"), shard={"index": 1, "count": 2})
+    secret = run_folder(tmp_path, "secret", summary("secret", "2026-03-02T02:00:00Z"), parameters={"sensitive": True})
+    assert cli_history(_args(tmp_path, shard, secret, include_shards=True, include_sensitive=True)) == 0
+    assert "history of 2 run(s) in 1 series" in capsys.readouterr().out
+    assert cli_history(_args(tmp_path, shard, secret, include_shards=True)) == 0
     captured = capsys.readouterr()
-    assert captured.out.splitlines() == [
-        "series break before b (2026-03-02T02:00:00Z): seed: 0 -> 4",
-        "history of 2 run(s) in 2 series, 2026-03-01T02:00:00Z to 2026-03-02T02:00:00Z:",
-        f"  {tmp_path / 'site' / 'h.html'}"] or captured.out.endswith(f"2026-03-02T02:00:00Z: {tmp_path / 'site' / 'h.html'}\n")
-    assert captured.err.startswith(f"warning: {root / 'c'}: no summary.json, left out")
-    assert (tmp_path / "site" / "h.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert "history of 1 run(s)" in captured.out and "1 sensitive run folder(s) left out" in captured.err
+    assert cli_history(_args(tmp_path, shard, secret, include_sensitive=True)) == 0
+    captured = capsys.readouterr()
+    assert "history of 1 run(s)" in captured.out and "1 shard folder(s) left out" in captured.err
 
 
 def test_history_with_no_run_to_show_exits_2_and_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
