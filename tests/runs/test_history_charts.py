@@ -99,6 +99,7 @@ def test_a_series_break_stops_lines_and_bands_and_its_marker_sits_between_the_ru
                     point(summary("run-4", "2026-03-04T02:00:00Z")))[0]
     [series] = alone["series"]  # run-3 alone between two breaks: a dot, no line or band
     assert series["lines"] == ["120.0,54.0 333.3,54.0"] and len(series["bands"]) == 1 and len(series["dots"]) == 4
+    assert [b["x"] for b in alone["breaks"]] == [440.0, 653.4]  # halfway between 546.7 and 760, to 0.1 px
 
 
 def test_break_labels_use_ten_rows_then_keep_only_their_markers() -> None:
@@ -115,6 +116,7 @@ def test_one_run_is_drawn_in_the_middle_without_a_line() -> None:
     [series] = chart["series"]
     assert [(d["x"], d["y"]) for d in series["dots"]] == [(440.0, 54.0)] and chart["labels"][0]["x"] == 440.0
     assert series["lines"] == [] and series["bands"] == []
+    assert _charts(point(summary(continuity=(0.1234, 0.1, 0.2))))[0]["series"][0]["dots"][0]["y"] == 44.6  # to 0.1 px
     undated = point(summary("nightly-9", started_at=""))
     assert _charts(undated)[0]["labels"] == [{"x": 440.0, "text": "nightly-9"}]  # no start time: its id
 
@@ -176,9 +178,10 @@ def test_each_chart_reads_only_the_overall_row_of_its_model_metric_and_arms() ->
 
 def test_every_model_gets_its_charts_and_the_latest_run_names_the_arms() -> None:
     older = summary("run-1", model="b/model")
-    newer = summary("run-2", "2026-03-02T02:00:00Z", model="a/model")
+    middle = summary("run-2", "2026-03-02T02:00:00Z", model="b/model")
+    newer = summary("run-3", "2026-03-03T02:00:00Z", model="a/model")
     newer["verdict"]["config"] = {"treatment_arm": "recall_fts", "baseline_arm": "recall", "unsupported_tolerance": 0.05}
-    blocks = history_charts([point(older), point(newer)], PAGE)
+    blocks = history_charts([point(older), point(middle), point(newer)], PAGE)
     assert [b["model"] for b in blocks] == ["a/model", "b/model"]
     assert blocks[0]["charts"][0]["title"] == "Continuity difference recall_fts − recall (paired, 95% CI band)"
     assert blocks[0]["charts"][1]["title"].endswith("; dashed: tolerance 0.05)")
