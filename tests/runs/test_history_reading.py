@@ -199,19 +199,20 @@ def _rows(page: str) -> list[str]:
 
 def test_the_runs_table_lists_runs_newest_first_with_their_figures_and_breaks(tmp_path: Path) -> None:
     old = summary("run-1", "2026-03-01T02:00:00Z", samples=40, errors=3)
-    old["paired"] = old["paired"][:1]  # no unsupported-claim row
+    old["paired"] = []  # no paired row: a dash, not a figure
     new = summary("run-2", "2026-03-02T02:00:00Z", seed=9, status="fail", continuity=(-0.1, -0.3, 0.05))
     points = [point(old, tmp_path / "runs" / "run-1", manifest={"suite": "starter", "shard": "1/2"}),
               point(new, tmp_path / "runs" / "run-2")]
     page = render_history(points, tmp_path, ["a warning"])
     newest, brk, oldest = _rows(page)
+    assert newest.startswith("<tbody>\n<tr><td>2026-03-02T02:00:00Z</td><td>") and "<td>offline/reference</td>" in newest
     assert '<a href="runs/run-2/index.html"><code>run-2</code></a></td>' in newest and "(shard" not in newest
     assert '<span class="badge v-fail">fail</span>' in newest and "<td>20 (0)</td>" in newest
     assert "<td>-0.100 [-0.300, +0.050]</td><td>+0.000 [-0.100, +0.100]</td>" in newest
     assert brk == ('\n<tr class="brk"><td colspan="8"><b>series break</b> (the runs above are not joined to the runs '
                    "below): seed: 0 -&gt; 9</td>")
     assert "<code>run-1</code></a> (shard 1/2)</td><td>starter · " in oldest and "<td>40 (3)</td>" in oldest
-    assert "<td>+0.250 [+0.050, +0.450]</td><td>—</td>" in oldest
+    assert "<td>—</td><td>—</td>" in oldest
     assert "2 run(s) in 2 series from 2026-03-01T02:00:00Z to 2026-03-02T02:00:00Z" in page
     assert '<p class="muted">warning: a warning</p>' in page
     assert "1 run(s) in 1 series" in render_history(points[:1], tmp_path)
