@@ -215,6 +215,7 @@ def test_the_runs_table_lists_runs_newest_first_with_their_figures_and_breaks(tm
     assert "<td>—</td><td>—</td>" in oldest
     assert "2 run(s) in 2 series from 2026-03-01T02:00:00Z to 2026-03-02T02:00:00Z" in page
     assert '<p class="muted">warning: a warning</p>' in page
+    assert "<h3>offline/reference</h3>" in page and page.count("<svg ") == 3  # the model's three charts
     assert "1 run(s) in 1 series" in render_history(points[:1], tmp_path)
 
 
