@@ -239,13 +239,14 @@ def test_history_prints_each_break_and_where_the_page_is(tmp_path: Path, capsys:
     run_folder(root, "a", summary("a", "2026-03-01T02:00:00Z"))
     run_folder(root, "b", summary("b", "2026-03-02T02:00:00Z", seed=4, epochs=2))
     run_folder(root, "c")
+    run_folder(root, "d", summary("d", "2026-03-03T02:00:00Z", seed=4, epochs=2))
     page = tmp_path / "site" / "deep" / "h.html"
     for _ in range(2):  # the second time into the folders the first made
         assert cli_history(_args(tmp_path, root, out="site/deep/h.html")) == 0
         captured = capsys.readouterr()
         assert captured.out.splitlines() == [
             "series break before b (2026-03-02T02:00:00Z): epochs: 1 -> 2; seed: 0 -> 4",
-            f"history of 2 run(s) in 2 series, 2026-03-01T02:00:00Z to 2026-03-02T02:00:00Z: {page}"]
+            f"history of 3 run(s) in 2 series, 2026-03-01T02:00:00Z to 2026-03-03T02:00:00Z: {page}"]
         assert captured.err.startswith(f"warning: {root / 'c'}: no summary.json, left out")
     html = page.read_text(encoding="utf-8")
     assert html.startswith("<!DOCTYPE html>") and f"warning: {root / 'c'}: no summary.json, left out" in html
