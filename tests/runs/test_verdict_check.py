@@ -226,3 +226,19 @@ def test_a_protocol_verdict_is_decided_on_the_headline_rows_not_on_every_scenari
 def _paired_rows(summary: dict[str, Any], metric: str) -> list[dict[str, Any]]:
     return [row for row in summary["paired"] if row["metric"] == metric and row["arm_a"] == "history_only"
             and row["arm_b"] == "recall"]
+
+
+@pytest.mark.parametrize("forge", [lambda s: s.pop("protocol"), lambda s: s.update(protocol=None)],
+                         ids=["deleted", "null"])
+def test_a_protocol_block_removed_with_the_verdict_edited_to_pass_is_still_decided_on_the_headline(
+        apart_gain: Path, forge: Any) -> None:
+    """Bug this guards: whether to decide on the headline read from the summary's editable ``protocol`` block, so a
+    summary stripped of it and edited to ``pass`` was decided on the ``all`` rows (the adversarial gain) and kept its
+    pass. The samples' headline flags say a protocol ran; the verdict is decided on the headline they give."""
+    summary, manifest, scan, scores = _inputs(apart_gain)
+    forge(summary)
+    assert verdict_disagreement(summary, manifest, scan, [], scores) is None  # the verdict itself still follows
+    summary["verdict"]["status"] = "pass"
+    for entry in summary["verdict"]["per_model"].values():
+        entry["status"] = "pass"
+    assert "decide 'inconclusive'" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")
