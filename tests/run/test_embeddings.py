@@ -643,3 +643,9 @@ def test_a_litellm_embedder_named_alone_caches_on_disk_with_the_cli_defaults() -
     assert isinstance(embedder, LiteLLMEmbedder)
     assert (embedder.timeout_s, embedder.retries, embedder.prefix, embedder.api_base) == (60.0, 2, "none", None)
     assert embedder.cache.enabled and embedder.cache.directory.parts[-2:] == (".recall-eval-cache", "embeddings")
+
+
+def test_a_reply_without_usage_counts_no_tokens(tmp_path, fake_litellm) -> None:
+    fake_litellm.reply = lambda kwargs: types.SimpleNamespace(data=[{"index": 0, "embedding": [1.0]}])
+    batch = _embedder(tmp_path).embed(["a"], "passage")
+    assert (batch.tokens, batch.cost_usd, batch.provider_calls) == (0, 0.0, 1)
