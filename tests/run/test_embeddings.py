@@ -452,7 +452,7 @@ class RecordingBudget:
     def __init__(self, per_token: float = 0.0, reserve: float = 0.5) -> None:
         from harness.run.budget import Price
 
-        self.prices = {"openai/embed-a": Price(input=per_token, output=0.0)}
+        self.prices = {"openai/embed-a": Price(input=per_token, output=1.0)}  # an embedding has no output tokens
         self.events: list[tuple[Any, ...]] = []
         self.reserve = reserve
 
@@ -649,3 +649,26 @@ def test_a_reply_without_usage_counts_no_tokens(tmp_path, fake_litellm) -> None:
     fake_litellm.reply = lambda kwargs: types.SimpleNamespace(data=[{"index": 0, "embedding": [1.0]}])
     batch = _embedder(tmp_path).embed(["a"], "passage")
     assert (batch.tokens, batch.cost_usd, batch.provider_calls) == (0, 0.0, 1)
+
+
+def test_a_fresh_vector_and_its_cache_hits_are_bit_identical(tmp_path, fake_litellm) -> None:
+    """A provider's float64 values are kept as the float32 the cache stores before normalising: a resumed run's
+    ranking (from the cache) cannot differ from the first run's by a rounding (0.1, 0.7, 0.3 shows it)."""
+    fake_litellm.reply = lambda kwargs: _reply([{"index": 0, "embedding": [0.1, 0.7, 0.3]}])
+    embedder = _embedder(tmp_path)
+    fresh = embedder.embed(["a"], "passage").vectors
+    from_memory = embedder.embed(["a"], "passage").vectors
+    from_disk = _embedder(tmp_path).embed(["a"], "passage").vectors
+    assert np.array_equal(fresh, from_memory) and np.array_equal(fresh, from_disk) and len(fake_litellm.calls) == 1
+
+
+def test_the_latency_adds_up_over_batches_and_each_text_keeps_its_share(tmp_path, fake_litellm, monkeypatch) -> None:
+    """A clock ticking once a reading: each request takes 1 tick; its texts' shares are read a tick later (2 ticks
+    over the batch's texts). 130 texts: 2 requests, 2 ticks of latency; the 128 share 2 ticks, the last 2 share 2."""
+    import itertools
+
+    monkeypatch.setattr("harness.run.embeddings.time", types.SimpleNamespace(perf_counter=itertools.count().__next__))
+    texts = [f"t{i}" for i in range(130)]
+    assert _embedder(tmp_path).embed(texts, "passage").latency_s == 2
+    again = _embedder(tmp_path).embed([texts[0], texts[129]], "passage")
+    assert (again.cached, again.latency_s, again.saved_latency_s) == (2, 0.0, pytest.approx(2 / 128 + 2 / 2))
