@@ -123,6 +123,11 @@ def mutmut_command(tests: list[str] | None, paths: list[str]) -> tuple[list[str]
     """The command that starts mutmut and its environment: with ``tests``, mutmut on that selection alone and
     mutating ``paths`` alone."""
     env = dict(os.environ)
+    # With bytecode writing forbidden, tests/conftest.py compiles harness and memory_tools in every pytest session
+    # (for the child processes tests start), so in every mutant's forked run too: on a module with fast tests that
+    # was most of each mutant's time (embeddings.py: about 8 mutants a minute with it, 60 without, one loaded
+    # machine). Python writes its own bytecode once here instead.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if not tests:
         return [sys.executable, "-m", "mutmut"], env
     env["RECALL_EVAL_MUTATION_TESTS"] = json.dumps(list(tests))

@@ -12,7 +12,9 @@ as the verified records give it: the plan in ``run.json``, the usable lines of
 does not follow is treated like a stale summary: compare rebuilds the report
 from the results (or refuses, naming the command, where it cannot). The tables
 themselves are first checked against the samples of ``scores.jsonl``
-(:mod:`harness.runs.table_check`), and the verdict is decided on the samples'.
+(:mod:`harness.runs.table_check`), and the verdict is decided on the samples':
+on the headline rows when the samples carry a protocol's headline flags,
+whatever the summary's ``protocol`` block says.
 """
 
 from __future__ import annotations
@@ -63,8 +65,10 @@ def verdict_disagreement(summary: Mapping[str, Any], manifest: RunManifest, scan
     health = RunHealth(planned=inputs.planned, present=inputs.present, run_status=inputs.run_status,
                        why=tuple(inputs.why_short()), errors=sum(row.get("status") == "error" for row in scores),
                        samples=len(scores))
-    protocol = summary.get("protocol")
-    headline = str(_dict(protocol).get("description") or "") if protocol is not None else None
+    # Whether a protocol decides on its headline is the samples' word (their headline flags, as the tables were
+    # rebuilt), not the summary's: a `protocol` block deleted with the verdict would move the decision to `all`.
+    protocol = any(row.get("headline") is not None for row in scores)
+    headline = str(_dict(summary.get("protocol")).get("description") or "the suite's protocol") if protocol else None
     decided = decide(tables, {str(row.get("model")) for row in scores}, config, health=health, headline=headline)
     claimed = verdict.get("status")
     if decided["status"] != claimed:

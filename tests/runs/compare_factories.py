@@ -11,7 +11,7 @@ from typing import Any
 from harness.records import MANIFEST_FILE
 from harness.report import build_report
 from harness.run.options import suite_hash
-from harness.scenarios import scenario_hash
+from harness.scenarios import Scenario, scenario_hash
 from tests.score.scoring_factories import MODEL, make_record, make_scenario, tool_call, write_run
 
 # run.json parameters as `recall-eval run` writes them with its defaults.
@@ -30,10 +30,14 @@ def edit_json(path: Path, change: Callable[[Any], Any]) -> None:
 def synthetic_run(path: Path, *, ids: list[str] | None = None, recall_right: int = 9, history_right: int = 2,
                   model: str = MODEL, arms: tuple[str, ...] = ("history_only", "recall"), epochs: int = 1,
                   parameters: dict[str, Any] | None = None, status: str = "complete", latency: float = 1.0,
-                  cost: float | None = 0.001, category: str = "project_fact") -> Path:
+                  cost: float | None = 0.001, category: str = "project_fact",
+                  scenario_change: Callable[[int, Scenario], Scenario] | None = None) -> Path:
     """A run folder with its report: the first ``recall_right`` scenarios right in recall, ``history_right`` in
-    history_only; each sample's latency is ``latency`` plus 10 ms per scenario, its cost ``cost`` (unknown: None)."""
+    history_only; each sample's latency is ``latency`` plus 10 ms per scenario, its cost ``cost`` (unknown: None).
+    ``scenario_change(i, scenario)``: the i-th scenario as the suite holds it (e.g. another category, a protocol)."""
     scenarios = {sid: make_scenario(sid, category=category) for sid in ids or [f"fact-{i:02d}" for i in range(10)]}
+    if scenario_change is not None:
+        scenarios = {sid: scenario_change(i, sc) for i, (sid, sc) in enumerate(scenarios.items())}
     records = []
     for i, sc in enumerate(scenarios.values()):
         for arm in arms:

@@ -11,6 +11,7 @@ import pytest
 from harness.analysis import VerdictConfig
 from harness.records import read_manifest, scan_results
 from harness.runs.verdict_check import verdict_disagreement
+from harness.scenarios import Scenario
 from tests.runs.compare_factories import synthetic_run
 
 
@@ -187,3 +188,57 @@ def test_a_run_json_not_complete_makes_a_pass_incomplete_though_every_record_is_
     summary, manifest, scan, scores = _inputs(passing)
     interrupted = manifest.model_copy(update={"status": "interrupted"})
     assert "decide 'incomplete'" in (verdict_disagreement(summary, interrupted, scan, [], scores) or "")
+
+
+def _gain_reported_apart(i: int, scenario: Scenario) -> Scenario:
+    """LoCoMo's protocol on the 200 scenarios: the first 180 in its adversarial category (reported apart, out of
+    the headline), the last 20 single-hop questions (the headline)."""
+    from harness.importers.locomo import CATEGORY_TEXT, PROTOCOL
+
+    return Scenario.model_validate({**scenario.model_dump(mode="json", exclude_defaults=True), "protocol": PROTOCOL,
+                                    "categories": CATEGORY_TEXT, "category": "adversarial" if i < 180 else "single_hop"})
+
+
+@pytest.fixture(scope="module")
+def apart_gain(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Recall right in 180 of 200, history_only in 20, every right answer adversarial: a gain only outside the
+    headline, whose 20 scenarios both arms miss."""
+    return synthetic_run(tmp_path_factory.mktemp("verdict") / "run", ids=PASSING_IDS, recall_right=180,
+                         history_right=20, scenario_change=_gain_reported_apart)
+
+
+def test_a_protocol_verdict_is_decided_on_the_headline_rows_not_on_every_scenario(apart_gain: Path) -> None:
+    """Bug this guards: the summary's protocol not given to the verdict decided again (or its headline dropped), so
+    the verdict was read on the ``all`` rows: there the adversarial gain passes, in the headline nothing is gained,
+    and the report's honest verdict was called an edit while one edited to ``pass`` was let through."""
+    summary, manifest, scan, scores = _inputs(apart_gain)
+    rows = {row["category"]: row for row in _paired_rows(summary, "continuity_accuracy")}
+    assert rows["all"]["ci_low"] > 0.5 and rows["headline"]["diff"] == 0.0  # the two row sets decide apart
+    assert summary["verdict"]["status"] == "inconclusive"  # the report decided on the headline: no gain shown
+    assert verdict_disagreement(summary, manifest, scan, [], scores) is None
+    summary["verdict"]["status"] = "pass"
+    for entry in summary["verdict"]["per_model"].values():
+        entry["status"] = "pass"
+    why = verdict_disagreement(summary, manifest, scan, [], scores) or ""
+    assert "verdict.status 'pass'" in why and "decide 'inconclusive'" in why
+
+
+def _paired_rows(summary: dict[str, Any], metric: str) -> list[dict[str, Any]]:
+    return [row for row in summary["paired"] if row["metric"] == metric and row["arm_a"] == "history_only"
+            and row["arm_b"] == "recall"]
+
+
+@pytest.mark.parametrize("forge", [lambda s: s.pop("protocol"), lambda s: s.update(protocol=None)],
+                         ids=["deleted", "null"])
+def test_a_protocol_block_removed_with_the_verdict_edited_to_pass_is_still_decided_on_the_headline(
+        apart_gain: Path, forge: Any) -> None:
+    """Bug this guards: whether to decide on the headline read from the summary's editable ``protocol`` block, so a
+    summary stripped of it and edited to ``pass`` was decided on the ``all`` rows (the adversarial gain) and kept its
+    pass. The samples' headline flags say a protocol ran; the verdict is decided on the headline they give."""
+    summary, manifest, scan, scores = _inputs(apart_gain)
+    forge(summary)
+    assert verdict_disagreement(summary, manifest, scan, [], scores) is None  # the verdict itself still follows
+    summary["verdict"]["status"] = "pass"
+    for entry in summary["verdict"]["per_model"].values():
+        entry["status"] = "pass"
+    assert "decide 'inconclusive'" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")

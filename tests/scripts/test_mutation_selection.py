@@ -61,6 +61,14 @@ def test_without_tests_mutmut_runs_as_configured():
     assert command == [mutation.sys.executable, "-m", "mutmut"] and "RECALL_EVAL_MUTATION_TESTS" not in env
 
 
+def test_mutmut_runs_with_python_writing_its_own_bytecode(monkeypatch):
+    """Bug this guards: with PYTHONDONTWRITEBYTECODE set (as on the shared machine) every mutant's pytest session
+    compiled the packages again (tests/conftest.py does it for child processes), most of a fast module's time."""
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    for tests in (None, ["tests/a.py"]):
+        assert "PYTHONDONTWRITEBYTECODE" not in mutation.mutmut_command(tests, ["pkg/mod.py"])[1]
+
+
 def test_a_narrow_run_drops_the_test_map_before_and_after(project, monkeypatch):
     """A map traced on other tests would send a mutant to the wrong tests; a map traced on these few, kept, would
     let a later configured run test each mutant against them alone."""
