@@ -254,3 +254,123 @@ def test_the_ladder_renders_every_line_for_the_page_and_the_terminal() -> None:
     assert terminal[1] == "  justified: an index: full text (FTS5)"
     assert all(len(x) <= 80 for x in terminal)
     assert layers_section({}) is None and layers_lines({}) == []
+
+
+# ---------------------------------------------------------------- what each line says, word for word
+
+
+INDEX_TRIGGER = "exact/prefix key search has inadequate measured coverage"
+
+
+def test_an_index_line_at_exactly_the_minimum_decides_and_names_its_rung_arms_and_reason() -> None:
+    """10 paired scenarios decide (fewer do not); the line carries its rung, trigger and arms, and the reason
+    prints the gain, the units, the exact p and the continuity gain beside it."""
+    rows, scenarios = coverage_run("recall_fts", [0.5] * MIN_SCENARIOS)
+    got = line(layers_block(rows, scenarios, ["recall", "recall_fts"]), "fulltext")
+    assert {k: got[k] for k in ("id", "layer", "trigger", "arm", "against", "outcome")} == {
+        "id": "fulltext", "layer": "an index: full text (FTS5)", "trigger": INDEX_TRIGGER, "arm": "recall_fts",
+        "against": "recall", "outcome": JUSTIFIED}
+    assert got["why"] == ("retrieved-item recall@k gained by full text (FTS5) (recall_fts - recall) +50.0 pp "
+                          "[+8.4, +76.3] over 10 paired scenarios (10 up, 0 down), exact p 0.002: the interval is "
+                          "above 0; continuity accuracy +100.0 pp [+44.5, +100.0]")
+    assert got["estimate"] == {"value": 0.5, "ci_low": 0.0837, "ci_high": 0.7634, "n": 10, "p_value": 0.001953125,
+                               "evidence": got["estimate"]["evidence"], "signed": True}
+    assert got["estimate"]["evidence"]["diff"] == 0.5 and got["estimate"]["evidence"]["alpha"] == 1 - 0.95
+    assert got["continuity_gain"]["value"] == 1.0 and got["continuity_gain"]["n"] == 10
+
+
+def test_an_index_line_without_its_arm_or_without_recall_names_the_missing_arm_and_estimates_nothing() -> None:
+    rows, scenarios = coverage_run("recall_fts", [0.5] * 12)
+    block = layers_block(rows, scenarios, ["recall_fts"])
+    for line_id, layer in (("fulltext", "an index: full text (FTS5)"), ("vector", "an index: vectors"),
+                           ("hybrid", "an index: full text and vectors (hybrid)")):
+        got = line(block, line_id)
+        assert got["layer"] == layer and got["trigger"] == INDEX_TRIGGER and got["against"] == "recall"
+        assert got["estimate"] is None and got["continuity_gain"] is None and got["by_category"] == []
+    assert line(block, "fulltext")["why"] == "the run has no recall arm"
+    assert line(block, "vector")["why"] == "the run has no recall_vector arm"
+
+
+def test_an_index_short_of_the_minimum_says_how_many_scenarios_paired_and_an_absent_arm_pairs_none() -> None:
+    rows, scenarios = coverage_run("recall_vector", [0.5] * (MIN_SCENARIOS - 1))
+    got = line(layers_block(rows, scenarios, ["recall", "recall_vector"]), "vector")
+    assert got["outcome"] == NOT_MEASURED and got["why"].startswith(
+        "retrieved-item recall@k gained by vectors (recall_vector - recall): 9 paired scenario(s), fewer than the "
+        "10 a decision needs; continuity accuracy +100.0 pp")
+    rows = [x for x in rows if x.arm == "recall"]  # the arm is in the run's list but none of its samples is ok
+    got = line(layers_block(rows, scenarios, ["recall", "recall_vector"]), "vector")
+    assert got["outcome"] == NOT_MEASURED and got["estimate"] is None and got["by_category"] == []
+    assert got["why"] == ("retrieved-item recall@k gained by vectors (recall_vector - recall): 0 paired scenario(s), "
+                          "fewer than the 10 a decision needs")
+
+
+def test_an_index_not_shown_above_zero_says_so_with_its_interval_and_units() -> None:
+    rows, scenarios = coverage_run("recall_hybrid", [0.5, -0.5] * 6 + [0.5])
+    got = line(layers_block(rows, scenarios, ["recall", "recall_hybrid"]), "hybrid")
+    iv = got["estimate"]
+    shown = f"{iv['value'] * 100:+.1f} pp [{iv['ci_low'] * 100:+.1f}, {iv['ci_high'] * 100:+.1f}]"
+    assert got["why"].startswith(f"retrieved-item recall@k gained by full text and vectors (hybrid) (recall_hybrid - "
+                                 f"recall) {shown} over 13 paired scenarios (7 up, 6 down), exact p ")
+    assert ": not shown above 0; continuity accuracy " in got["why"]
+
+
+def test_only_ok_samples_of_known_scenarios_count_and_each_scenario_is_the_mean_of_its_epochs() -> None:
+    """An errored sample, a sample of a scenario the run does not know, and a None recall are left out; two
+    epochs of one scenario make one pair at their mean."""
+    rows, scenarios = coverage_run("recall_fts", [0.5] * 12)
+    extra = [scores("fact-00", "recall_fts", recall=0.0, epoch=1), scores("fact-01", "recall_fts", recall=None, epoch=1),
+             scores("stray-01", "recall", recall=0.0), scores("stray-01", "recall_fts", recall=1.0)]
+    broken = scores("fact-02", "recall_fts", recall=0.0, epoch=2).model_copy(update={"status": "error"})
+    got = line(layers_block([*rows, *extra, broken], scenarios, ["recall", "recall_fts"]), "fulltext")
+    assert got["estimate"]["n"] == 12  # the stray scenario is not paired
+    assert got["estimate"]["value"] == round((11 * 0.5 + 0.0) / 12, 4)  # fact-00: (1.0 + 0.0) / 2 - 0.5
+    assert got["estimate"]["evidence"]["up"] == 11 and got["estimate"]["evidence"]["down"] == 0
+
+
+def test_each_category_gets_its_recall_and_continuity_gain_and_a_category_no_pair_ran_is_left_out() -> None:
+    scenarios = {**suite(6), **{f"pref-{i}": make_scenario(f"pref-{i}", category="preference") for i in range(6)},
+                 "lone-0": make_scenario("lone-0", category="temporal")}
+    rows = []
+    for sid, sc in scenarios.items():
+        gain = 0.5 if sc.category == "preference" else 0.0
+        rows.append(scores(sid, "recall", recall=0.5, correct=False))
+        if sc.category != "temporal":  # the index arm never ran the temporal scenario
+            rows.append(scores(sid, "recall_fts", recall=0.5 + gain, correct=gain > 0))
+    got = line(layers_block(rows, scenarios, ["recall", "recall_fts"]), "fulltext")
+    assert [c["category"] for c in got["by_category"]] == ["preference", "project_fact"]
+    by = {c["category"]: c for c in got["by_category"]}
+    assert by["preference"]["continuity_gain"]["value"] == 1.0 and by["preference"]["continuity_gain"]["n"] == 6
+    assert by["project_fact"]["continuity_gain"]["value"] == 0.0 and by["project_fact"]["recall_gain"]["n"] == 6
+
+
+def test_the_loss_line_at_exactly_the_minimum_prints_every_stage_and_below_it_is_not_measured() -> None:
+    scenarios = suite(MIN_SCENARIOS)
+    rows = [scores(sid, "recall", correct=False, returned=False) for sid in scenarios]
+    got = line(layers_block(rows, scenarios, ["recall"]), "stages")
+    assert {k: got[k] for k in ("id", "layer", "trigger", "arm", "wrong", "outcome")} == {
+        "id": "stages", "layer": "a better index (losses at retrieval)",
+        "trigger": "wrong answers are lost where the stored fact was not returned", "arm": "recall", "wrong": 10,
+        "outcome": JUSTIFIED}
+    assert got["why"] == ("share of recall's wrong answers lost at retrieval 100.0% [47.3, 100.0] over 10 scenarios "
+                          "(exact p 0.002 against 10%): above 10% with its interval (of 10: extraction 0.0% [0.0, "
+                          "0.0], retrieval 100.0% [47.3, 100.0], answer 0.0% [0.0, 0.0])")
+    assert got["estimate"] == got["shares"]["retrieval"] and got["estimate"]["n"] == 10
+    short = {sid: scenarios[sid] for sid in list(scenarios)[:-1]}
+    got = line(layers_block(rows[:-1], short, ["recall"]), "stages")
+    assert got["outcome"] == NOT_MEASURED and got["why"].startswith(
+        "share of recall's wrong answers lost at retrieval: 9 scenario(s), fewer than the 10 a decision needs (of 9:")
+
+
+def test_the_loss_line_places_losses_at_extraction_and_counts_only_wrong_answers_with_a_stored_fact() -> None:
+    scenarios = suite(12)
+    rows = [scores(sid, "recall", correct=False, written=i >= 6, returned=False) for i, sid in enumerate(scenarios)]
+    rows += [scores(sid, "recall", correct=False, written=None, epoch=1) for sid in scenarios]  # nothing stored
+    rows += [scores(sid, "recall", correct=True, epoch=2) for sid in scenarios]  # right: not a loss
+    got = line(layers_block(rows, scenarios, ["recall"]), "stages")
+    assert got["wrong"] == 12
+    assert got["shares"]["extraction"]["value"] == 0.5 and got["shares"]["retrieval"]["value"] == 0.5
+    assert "(of 12: extraction 50.0% [" in got["why"]
+    nothing = [scores(sid, "recall", correct=False, written=None) for sid in scenarios]
+    got = line(layers_block(nothing, scenarios, ["recall"]), "stages")
+    assert got["outcome"] == NOT_MEASURED and got["estimate"] is None and got["wrong"] == 0
+    assert got["why"] == "no wrong answer of recall with a stored fact to place (or no recall arm)"
