@@ -374,3 +374,94 @@ def test_the_loss_line_places_losses_at_extraction_and_counts_only_wrong_answers
     got = line(layers_block(nothing, scenarios, ["recall"]), "stages")
     assert got["outcome"] == NOT_MEASURED and got["estimate"] is None and got["wrong"] == 0
     assert got["why"] == "no wrong answer of recall with a stored fact to place (or no recall arm)"
+
+
+def test_source_range_counts_answerable_scored_samples_that_retrieved_the_item_by_id_or_by_its_answer() -> None:
+    """Without relevant ids (recall None), the expected answer in the tool results counts as retrieved; an
+    abstention question, an unscored sample and a recall of 0 are not asked about."""
+    scenarios = suite(12)
+    rows = [scores(sid, "recall") for sid in scenarios]
+    rows += [scores("fact-00", "recall", correct=False, recall=None, returned=True, epoch=1),  # counted: wrong
+             scores("fact-01", "recall", correct=False, recall=None, returned=None, epoch=1),
+             scores("fact-02", "recall", correct=False, abstain=True, epoch=1),
+             scores("fact-03", "recall", correct=None, epoch=1),
+             scores("fact-04", "recall", correct=False, recall=0.0, epoch=1),
+             scores("fact-05", "recall", correct=True, unsupported=True, epoch=1)]  # counted: unsupported
+    got = line(layers_block(rows, scenarios, ["recall"]), "source_range")
+    assert got["estimate"]["value"] == round((0.5 + 0.5) / 12, 4) and got["estimate"]["n"] == 12
+    assert {k: got[k] for k in ("id", "layer", "trigger", "arm", "outcome")} == {
+        "id": "source_range", "layer": "source-range recall (the original evidence)",
+        "trigger": "unsupported answers or trust failures although the item was found", "arm": "recall",
+        "outcome": NOT_JUSTIFIED}
+    assert got["why"] == ("wrong or unsupported answers despite the relevant item retrieved 8.3% [0.0, 37.7] over 12 "
+                          "scenarios (exact p 0.87 against 10%): the interval does not lie above 10%")
+
+
+def test_source_range_prints_its_rate_and_test_when_justified_and_says_when_nothing_retrieved() -> None:
+    scenarios = suite(12)
+    rows = [scores(sid, "recall", correct=False) for sid in scenarios]
+    got = line(layers_block(rows, scenarios, ["recall"]), "source_range")
+    assert got["why"] == ("wrong or unsupported answers despite the relevant item retrieved 100.0% [53.9, 100.0] over "
+                          "12 scenarios (exact p 0.00049 against 10%): above 10% with its interval")
+    assert got["estimate"]["evidence"]["alpha"] == 1 - 0.95
+    rows = [scores(sid, "recall", correct=False, recall=0.0) for sid in scenarios]
+    got = line(layers_block(rows, scenarios, ["recall"]), "source_range")
+    assert got["why"] == "no answerable recall sample retrieved its relevant item" and got["estimate"] is None
+
+
+PROJECTION = {"id": "working_projection", "layer": "a small working projection (pinned preferences)",
+              "trigger": "repeatedly retrieving ubiquitous preferences creates measurable cost or misses",
+              "arm": "recall"}
+
+
+def test_a_repeated_preference_justifies_the_projection_with_each_test_at_97_5_percent() -> None:
+    scenarios = conversation_suite(12, 3)
+    rows = [scores(sid, "recall", retrieved=["it-global"]) for sid in scenarios]
+    got = line(layers_block(rows, scenarios, ["recall"]), "working_projection")
+    assert {k: got[k] for k in PROJECTION} == PROJECTION
+    assert got["why"] == ("ubiquitous preferences retrieved again by another probe of the same conversation 100.0% "
+                          "[43.9, 100.0] over 12 conversations (exact p 0.00049 against 10%): above 10% with its "
+                          "interval; questions on a stored preference whose item was not retrieved 0.0% [0.0, 0.0] "
+                          "over 12 conversations (exact p 0.00049 against 10%): the interval does not lie above 10% "
+                          "(each at 97.5%)")
+    assert got["repeats"]["unit"] == "conversations" and got["estimate"] == got["misses"]
+    for test in (got["repeats"], got["misses"]):
+        assert abs(test["evidence"]["alpha"] - 0.025) < 1e-12
+
+
+def test_a_preference_counts_as_repeated_only_when_another_probe_of_the_same_epoch_retrieved_it() -> None:
+    """Epoch 0's first probe and epoch 1's second probe retrieve the same preference: no repeat. A one-story
+    scenario id (no ``/``) has no other probe to repeat it."""
+    scenarios = conversation_suite(12, 2)
+    rows = [scores(sid, "recall", retrieved=["it-global"], epoch=0 if sid.endswith("q0") else 1) for sid in scenarios]
+    got = line(layers_block(rows, scenarios, ["recall"]), "working_projection")
+    assert got["repeats"]["value"] == 0.0 and got["repeats"]["n"] == 12 and got["outcome"] == NOT_JUSTIFIED
+    single = suite(12, expect={"relevant_items": ["it-global"]})
+    rows = [scores(sid, "recall", retrieved=["it-global"]) for sid in single]
+    got = line(layers_block(rows, single, ["recall"]), "working_projection")
+    assert got["repeats"] is None
+    assert got["why"].startswith("no conversation whose probes share stored preferences (one probe per story); ")
+
+
+def test_missed_preferences_alone_justify_the_projection_and_only_answerable_preference_questions_count() -> None:
+    scenarios = {**conversation_suite(12, 1), **suite(4)}  # suite(): relevant item not a preference
+    rows = [scores(sid, "recall", recall=0.0, retrieved=[]) for sid in scenarios]
+    rows += [scores("conv-0/q0", "recall", recall=None, retrieved=[], epoch=1),
+             scores("conv-1/q0", "recall", recall=0.0, abstain=True, retrieved=[], epoch=1),
+             scores("conv-2/q0", "recall", recall=1.0, retrieved=[], epoch=2)]
+    got = line(layers_block(rows, scenarios, ["recall"]), "working_projection")
+    assert got["repeats"] is None and got["misses"]["n"] == 12
+    assert got["misses"]["value"] == round((11 + 0.5) / 12, 4)  # conv-2: one miss of two asks
+    assert got["outcome"] == JUSTIFIED
+    assert got["why"].startswith("no conversation whose probes share stored preferences (one probe per story); "
+                                 "questions on a stored preference whose item was not retrieved ")
+    rows = [scores(sid, "recall", retrieved=[]) for sid in scenarios]  # every preference question found its item
+    got = line(layers_block(rows, scenarios, ["recall"]), "working_projection")
+    assert got["outcome"] == NOT_JUSTIFIED and got["misses"]["value"] == 0.0
+    few = conversation_suite(MIN_SCENARIOS - 1, 1)
+    got = line(layers_block([scores(sid, "recall", recall=0.0, retrieved=[]) for sid in few], few, ["recall"]),
+               "working_projection")
+    assert got["outcome"] == NOT_MEASURED
+    assert got["why"] == ("no conversation whose probes share stored preferences (one probe per story); questions on "
+                          "a stored preference whose item was not retrieved: 9 scenario(s), fewer than the 10 a "
+                          "decision needs (each at 97.5%)")
