@@ -465,3 +465,107 @@ def test_missed_preferences_alone_justify_the_projection_and_only_answerable_pre
     assert got["why"] == ("no conversation whose probes share stored preferences (one probe per story); questions on "
                           "a stored preference whose item was not retrieved: 9 scenario(s), fewer than the 10 a "
                           "decision needs (each at 97.5%)")
+
+
+OBSERVATION = {"id": "observation", "layer": "observation/reflection (episodes)",
+               "trigger": "atomic item recall fails on questions that need several items or an episode",
+               "arm": "recall", "against": "full_history"}
+
+
+def test_the_observation_line_prints_the_gap_to_the_pasted_sessions_and_recalls_failure_rate() -> None:
+    scenarios = episode_suite(12)
+    rows = [x for sid in scenarios for x in (scores(sid, "recall", correct=False),
+                                             scores(sid, "full_history", correct=True))]
+    got = line(layers_block(rows, scenarios, ["recall", "full_history"]), "observation")
+    assert {k: got[k] for k in OBSERVATION} == OBSERVATION
+    assert got["why"] == ("accuracy the pasted sessions reach and atomic recall misses (full_history - recall, on "
+                          "multi-item or episode questions) +100.0 pp [+51.5, +100.0] over 12 paired scenarios (12 up, "
+                          "0 down), exact p 0.00049: the interval is above 0; recall fails 100.0% [53.9, 100.0] of them")
+    assert got["estimate"]["value"] == 1.0 and got["estimate"]["n"] == 12
+    got = line(layers_block(rows, scenarios, ["full_history"]), "observation")
+    assert got["outcome"] == NOT_MEASURED and got["estimate"] is None
+    assert got["why"] == ("the run has no recall arm: without the pasted sessions, a failure of atomic recall cannot "
+                          "be told from a question nothing could answer")
+
+
+def test_episode_questions_are_multi_item_or_multi_hop_or_multi_session_and_answerable_only() -> None:
+    """A one-item question of category multi_hop or multi_session needs an episode; one of another category does
+    not, nor does an abstention question; only those scenarios pair, and an unscored sample is not a failure."""
+    scenarios = {**{f"hop-{i}": make_scenario(f"hop-{i}", category="multi_hop") for i in range(5)},
+                 **{f"ses-{i}": make_scenario(f"ses-{i}", category="multi_session") for i in range(5)},
+                 **suite(6), "no-0": make_scenario("no-0", abstain=True,
+                                                    expect={"relevant_items": ["it-pg-version", "it-global"]})}
+    rows = [x for sid in scenarios for x in (scores(sid, "recall", correct=False),
+                                             scores(sid, "full_history", correct=True))]
+    rows.append(scores("hop-0", "recall", correct=None, epoch=1))
+    got = line(layers_block(rows, scenarios, ["recall", "full_history"]), "observation")
+    assert got["estimate"]["n"] == 10 and got["outcome"] == JUSTIFIED
+    assert got["failure_rate"]["n"] == 10 and got["failure_rate"]["value"] == 1.0
+    got = line(layers_block(rows, scenarios, ["recall"]), "observation")  # no ceiling: the rate alone is kept
+    assert got["failure_rate"]["value"] == 1.0 and got["estimate"] is None
+    assert got["why"].startswith("the run has no full_history arm: ")
+    nothing = line(layers_block(rows, suite(12), ["recall", "full_history"]), "observation")
+    assert nothing["failure_rate"] is None and nothing["estimate"] is None
+    assert {k: nothing[k] for k in OBSERVATION} == OBSERVATION
+
+
+def test_the_observation_line_without_scored_recall_samples_leaves_the_failure_rate_out_of_its_reason() -> None:
+    scenarios = episode_suite(12)
+    rows = [x for sid in scenarios for x in (scores(sid, "recall", correct=None),
+                                             scores(sid, "full_history", correct=True))]
+    got = line(layers_block(rows, scenarios, ["recall", "full_history"]), "observation")
+    assert got["failure_rate"] is None and got["outcome"] == NOT_MEASURED
+    assert got["why"] == ("accuracy the pasted sessions reach and atomic recall misses (full_history - recall, on "
+                          "multi-item or episode questions): 0 paired scenario(s), fewer than the 10 a decision needs")
+
+
+# ---------------------------------------------------------------- per model, the rule, and rendering
+
+
+def test_each_model_gets_its_own_ladder_in_name_order_under_the_same_rule() -> None:
+    rows, scenarios = coverage_run("recall_fts", [0.5] * 12)
+    other = [r.model_copy(update={"model": "a-model", "sample_id": r.sample_id + "|a"}) for r in rows
+             if r.arm == "recall"]  # a-model ran recall only
+    block = layers_block([*rows, *other], scenarios, ["recall", "recall_fts"])
+    assert [b["model"] for b in block] == ["a-model", MODEL]
+    assert block[0]["lines"][0]["outcome"] == NOT_MEASURED and "0 paired" in block[0]["lines"][0]["why"]
+    assert block[1]["lines"][0]["outcome"] == JUSTIFIED
+    assert block[0]["rule"] == block[1]["rule"] == {
+        "level": 0.95, "min_scenarios": 10, "rate_threshold": 0.1, "base_arm": "recall",
+        "gain": "exact sign-flip test of the per-scenario differences (by conversation) and the interval inverted "
+                "from it; justified when the test rejects and the interval lies above 0",
+        "rate": "exact sign-flip test of each scenario's rate minus 10% and the interval inverted from it; "
+                "justified when the test rejects and the interval lies above 10%"}
+
+
+def test_the_terminal_names_each_model_when_there_are_several_and_cuts_a_long_rung_to_the_width() -> None:
+    summary = {"layers": [{"model": "m-1", "lines": [{"outcome": JUSTIFIED, "layer": "an index: vectors"}]},
+                          {"model": "m-2", "lines": [{"outcome": NOT_MEASURED, "layer": "x" * 60}]}, "junk"]}
+    assert layers_lines(summary, width=40) == [
+        "which layer has earned its complexity (seed 000; rule: docs/layers.md):", "  m-1:",
+        "  justified: an index: vectors", "  m-2:", "  not measured by this suite: " + "x" * 7 + "..."]  # 40 wide
+    exact = "  justified: an index: vectors"
+    assert layers_lines(summary, width=len(exact))[2] == exact  # a line exactly the width is kept whole
+    one = {"layers": [{"model": "m-1", "lines": [{"outcome": JUSTIFIED, "layer": "an index: vectors"}]}]}
+    assert layers_lines(one) == ["which layer has earned its complexity (seed 000; rule: docs/layers.md):", exact]
+    assert layers_lines({"layers": ["junk"]}) == [] and layers_lines({"layers": None}) == []
+
+
+def test_the_page_marks_each_outcome_and_prints_category_gains_with_unknown_ends_as_question_marks() -> None:
+    gain = {"value": 0.5, "ci_low": None, "ci_high": 0.7, "signed": True}
+    rate = {"value": 0.25, "ci_low": 0.1, "ci_high": None}
+    summary = {"layers": [{"model": "m-1", "lines": [
+        {"outcome": JUSTIFIED, "layer": "L1", "trigger": "T1", "why": "W1",
+         "by_category": [{"category": "c1", "recall_gain": gain, "continuity_gain": rate},
+                         {"category": "c2", "recall_gain": None, "continuity_gain": {"value": None}}, "junk"]},
+        {"outcome": NOT_JUSTIFIED, "layer": "L2"}, "junk", {"outcome": NOT_MEASURED, "layer": "L3"}]}, "junk"]}
+    section = layers_section(summary)
+    assert section is not None and len(section) == 1 and section[0]["model"] == "m-1"
+    assert section[0]["lines"] == [
+        {"outcome": JUSTIFIED, "cls": "justified", "layer": "L1", "trigger": "T1", "why": "W1", "by_category": [
+            {"category": "c1", "recall_gain": "+50.0 pp [?, +70.0]", "continuity_gain": "25.0% [10.0, ?]"},
+            {"category": "c2", "recall_gain": "—", "continuity_gain": "—"}]},
+        {"outcome": NOT_JUSTIFIED, "cls": "not", "layer": "L2", "trigger": None, "why": None, "by_category": []},
+        {"outcome": NOT_MEASURED, "cls": "unmeasured", "layer": "L3", "trigger": None, "why": None,
+         "by_category": []}]
+    assert layers_section({"layers": ["junk"]}) is None and layers_section({"layers": None}) is None
