@@ -329,12 +329,12 @@ def test_only_ok_samples_of_known_scenarios_count_and_each_scenario_is_the_mean_
 
 def test_each_category_gets_its_recall_and_continuity_gain_and_a_category_no_pair_ran_is_left_out() -> None:
     scenarios = {**suite(6), **{f"pref-{i}": make_scenario(f"pref-{i}", category="preference") for i in range(6)},
-                 "lone-0": make_scenario("lone-0", category="temporal")}
+                 "lone-0": make_scenario("lone-0", category="adversarial")}
     rows = []
     for sid, sc in scenarios.items():
         gain = 0.5 if sc.category == "preference" else 0.0
         rows.append(scores(sid, "recall", recall=0.5, correct=False))
-        if sc.category != "temporal":  # the index arm never ran the temporal scenario
+        if sc.category != "adversarial":  # the index arm never ran this scenario, whose category sorts first
             rows.append(scores(sid, "recall_fts", recall=0.5 + gain, correct=gain > 0))
     got = line(layers_block(rows, scenarios, ["recall", "recall_fts"]), "fulltext")
     assert [c["category"] for c in got["by_category"]] == ["preference", "project_fact"]
@@ -569,3 +569,67 @@ def test_the_page_marks_each_outcome_and_prints_category_gains_with_unknown_ends
         {"outcome": NOT_MEASURED, "cls": "unmeasured", "layer": "L3", "trigger": None, "why": None,
          "by_category": []}]
     assert layers_section({"layers": ["junk"]}) is None and layers_section({"layers": None}) is None
+
+
+def test_a_category_without_relevant_ids_still_shows_its_continuity_gain() -> None:
+    """No relevant ids (recall None in both arms): no recall gain to pair, but the continuity gain stands."""
+    scenarios = {**suite(10), **{f"open-{i}": make_scenario(f"open-{i}", category="open_domain") for i in range(4)}}
+    rows = []
+    for sid, sc in scenarios.items():
+        recall = None if sc.category == "open_domain" else 0.5
+        rows += [scores(sid, "recall", recall=recall, correct=False),
+                 scores(sid, "recall_fts", recall=None if recall is None else 1.0, correct=True)]
+    got = line(layers_block(rows, scenarios, ["recall", "recall_fts"]), "fulltext")
+    by = {c["category"]: c for c in got["by_category"]}
+    assert by["open_domain"]["recall_gain"] is None and by["open_domain"]["continuity_gain"]["value"] == 1.0
+    assert got["estimate"]["n"] == 10 and got["continuity_gain"]["n"] == 14
+
+
+def test_a_run_without_recall_samples_leaves_every_recall_line_not_measured() -> None:
+    """The index, loss, source-range, projection and observation lines all read ``recall``: with none of its
+    samples (the arm failed, or the run never had it) each says so instead of failing."""
+    scenarios = episode_suite(12)
+    rows = [x for sid in scenarios for x in (scores(sid, "recall_fts"), scores(sid, "full_history"))]
+    block = layers_block(rows, scenarios, ["recall", "recall_fts", "full_history"])
+    assert {x["id"]: x["outcome"] for x in block[0]["lines"]} == {
+        "fulltext": NOT_MEASURED, "vector": NOT_MEASURED, "hybrid": NOT_MEASURED, "stages": NOT_MEASURED,
+        "source_range": NOT_MEASURED, "working_projection": NOT_MEASURED, "observation": NOT_MEASURED}
+    assert "0 paired scenario(s)" in line(block, "fulltext")["why"]
+    assert line(block, "observation")["failure_rate"] is None
+    no_ceiling = [x for x in rows if x.arm != "full_history"] + [scores(sid, "recall") for sid in scenarios]
+    got = line(layers_block(no_ceiling, scenarios, ["recall", "full_history"]), "observation")
+    assert got["outcome"] == NOT_MEASURED and got["estimate"] is None and "0 paired scenario(s)" in got["why"]
+
+
+def test_a_probe_without_a_preference_neither_repeats_another_nor_ends_the_count() -> None:
+    """q0 retrieved no preference: q1's preference is not repeated (q0 did not retrieve it), and the probes
+    after q0 still count; two probes sharing a preference is already a repeat."""
+    scenarios = conversation_suite(12, 2)
+    rows = [scores(sid, "recall", retrieved=["it-pg-version"] if sid.endswith("q0") else ["it-global"])
+            for sid in scenarios]
+    got = line(layers_block(rows, scenarios, ["recall"]), "working_projection")
+    assert got["repeats"]["value"] == 0.0 and got["repeats"]["n"] == 12
+    scenarios = conversation_suite(12, 3)
+    rows = [scores(sid, "recall", retrieved=["it-pg-version"] if sid.endswith("q0") else ["it-global"])
+            for sid in scenarios]
+    got = line(layers_block(rows, scenarios, ["recall"]), "working_projection")
+    assert got["repeats"]["value"] == 1.0 and got["repeats"]["n"] == 12 and got["outcome"] == JUSTIFIED
+
+
+def _two_preferences(sid: str) -> Any:
+    from harness.scenarios.models import Scenario
+
+    data = make_scenario(sid, expect={"relevant_items": ["it-global"]}).model_dump(mode="json")
+    pref = next(i for i in data["items"] if i["id"] == "it-global")
+    data["items"].append({**pref, "id": "it-tabs", "content": "User likes tabs"})
+    return Scenario.model_validate(data)
+
+
+def test_a_probe_counts_the_share_of_its_preferences_another_probe_retrieved_too() -> None:
+    """q0 retrieves two preferences, one of which q1 retrieves too (share 1/2); q1's one is repeated (1/1)."""
+    scenarios = {f"conv-{c}/q{p}": _two_preferences(f"conv-{c}/q{p}") for c in range(12) for p in range(2)}
+    rows = [scores(sid, "recall", retrieved=["it-global", "it-tabs"] if sid.endswith("q0") else ["it-global"])
+            for sid in scenarios]
+    got = line(layers_block(rows, scenarios, ["recall"]), "working_projection")
+    assert got["repeats"]["value"] == 0.75 and got["repeats"]["n"] == 12
+    assert (got["repeats"]["ci_low"], got["repeats"]["ci_high"]) == (0.2631, 0.9686)
