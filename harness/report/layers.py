@@ -69,7 +69,8 @@ def _interval(evidence: Any, offset: float = 0.0) -> dict[str, Any]:
     evidence itself (``evidence``: the exact test's fields) for the decision."""
     from harness.analysis import evidence_fields
 
-    r = lambda v: None if v is None else round(float(v) + offset, 4)  # noqa: E731
+    # "+ 0.0": a zero rate comes back as (0 - threshold) + threshold, which can round to -0.0 ("-0.0%" printed)
+    r = lambda v: None if v is None else round(float(v) + offset, 4) + 0.0  # noqa: E731
     return {"value": r(evidence.diff), "ci_low": r(evidence.ci_low), "ci_high": r(evidence.ci_high),
             "n": int(evidence.n), "p_value": evidence.p_value, "evidence": evidence_fields(evidence)}
 

@@ -633,3 +633,12 @@ def test_a_probe_counts_the_share_of_its_preferences_another_probe_retrieved_too
     got = line(layers_block(rows, scenarios, ["recall"]), "working_projection")
     assert got["repeats"]["value"] == 0.75 and got["repeats"]["n"] == 12
     assert (got["repeats"]["ci_low"], got["repeats"]["ci_high"]) == (0.2631, 0.9686)
+
+
+def test_a_zero_rate_prints_as_zero_never_as_minus_zero() -> None:
+    """A share of 0 comes back as (0 - 10%) + 10%, which rounded to -0.0 and printed "-0.0% [0.0, -0.0]"."""
+    scenarios = suite(12)
+    rows = [scores(sid, "recall", correct=False, returned=i != 0) for i, sid in enumerate(scenarios)]
+    got = line(layers_block(rows, scenarios, ["recall"]), "stages")
+    assert "-0.0" not in got["why"] and "extraction 0.0% [0.0, 0.0]" in got["why"]
+    assert str(got["shares"]["extraction"]["value"]) == "0.0"
