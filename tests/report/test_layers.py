@@ -549,6 +549,8 @@ def test_the_terminal_names_each_model_when_there_are_several_and_cuts_a_long_ru
     one = {"layers": [{"model": "m-1", "lines": [{"outcome": JUSTIFIED, "layer": "an index: vectors"}]}]}
     assert layers_lines(one) == ["which layer has earned its complexity (seed 000; rule: docs/layers.md):", exact]
     assert layers_lines({"layers": ["junk"]}) == [] and layers_lines({"layers": None}) == []
+    wide = {"layers": [{"model": "m-1", "lines": [{"outcome": JUSTIFIED, "layer": "y" * (81 - len("  justified: "))}]}]}
+    assert layers_lines(wide)[1] == "  justified: " + "y" * (77 - len("  justified: ")) + "..."  # 80 by default
 
 
 def test_the_page_marks_each_outcome_and_prints_category_gains_with_unknown_ends_as_question_marks() -> None:
