@@ -383,6 +383,7 @@ def test_source_range_counts_answerable_scored_samples_that_retrieved_the_item_b
     rows = [scores(sid, "recall") for sid in scenarios]
     rows += [scores("fact-00", "recall", correct=False, recall=None, returned=True, epoch=1),  # counted: wrong
              scores("fact-01", "recall", correct=False, recall=None, returned=None, epoch=1),
+             scores("fact-01", "recall", correct=False, recall=None, returned=None, epoch=2),
              scores("fact-02", "recall", correct=False, abstain=True, epoch=1),
              scores("fact-03", "recall", correct=None, epoch=1),
              scores("fact-04", "recall", correct=False, recall=0.0, epoch=1),
@@ -644,3 +645,13 @@ def test_a_zero_rate_prints_as_zero_never_as_minus_zero() -> None:
     got = line(layers_block(rows, scenarios, ["recall"]), "stages")
     assert "-0.0" not in got["why"] and "extraction 0.0% [0.0, 0.0]" in got["why"]
     assert str(got["shares"]["extraction"]["value"]) == "0.0"
+
+
+def test_an_index_gain_over_probes_of_shared_conversations_is_tested_by_conversation() -> None:
+    """Two probes of one conversation share its history: the pairs cluster into 12 conversations, not 24."""
+    scenarios = conversation_suite(12, 2)
+    rows = [x for sid in scenarios for x in (scores(sid, "recall", recall=0.5), scores(sid, "recall_fts", recall=1.0))]
+    got = line(layers_block(rows, scenarios, ["recall", "recall_fts"]), "fulltext")
+    assert got["estimate"]["n"] == 12 and got["estimate"]["evidence"]["unit"] == "conversation"
+    assert got["estimate"]["evidence"]["n_scenarios"] == 24 and got["estimate"]["evidence"]["alpha"] == 1 - 0.95
+    assert " over 12 paired conversations (12 up, 0 down), exact p 0.00049: the interval is above 0" in got["why"]
