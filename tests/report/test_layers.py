@@ -437,6 +437,7 @@ def test_a_preference_counts_as_repeated_only_when_another_probe_of_the_same_epo
     rows = [scores(sid, "recall", retrieved=["it-global"], epoch=0 if sid.endswith("q0") else 1) for sid in scenarios]
     got = line(layers_block(rows, scenarios, ["recall"]), "working_projection")
     assert got["repeats"]["value"] == 0.0 and got["repeats"]["n"] == 12 and got["outcome"] == NOT_JUSTIFIED
+    assert (got["repeats"]["ci_low"], got["repeats"]["ci_high"]) == (0.0, 0.0)  # a rate cannot fall below 0
     single = suite(12, expect={"relevant_items": ["it-global"]})
     rows = [scores(sid, "recall", retrieved=["it-global"]) for sid in single]
     got = line(layers_block(rows, single, ["recall"]), "working_projection")
@@ -655,3 +656,13 @@ def test_an_index_gain_over_probes_of_shared_conversations_is_tested_by_conversa
     assert got["estimate"]["n"] == 12 and got["estimate"]["evidence"]["unit"] == "conversation"
     assert got["estimate"]["evidence"]["n_scenarios"] == 24 and got["estimate"]["evidence"]["alpha"] == 1 - 0.95
     assert " over 12 paired conversations (12 up, 0 down), exact p 0.00049: the interval is above 0" in got["why"]
+
+
+def test_a_repeat_rate_interval_reaches_down_to_zero_not_to_twice_the_threshold() -> None:
+    """Both probes of 4 conversations share the preference, the other 8 repeat nothing: the interval's lower end
+    stops at a rate of 0 (the bound of a rate less 10%), not at 20%."""
+    scenarios = conversation_suite(12, 2)
+    rows = [scores(sid, "recall", retrieved=["it-global"] if sid.endswith("q1") or sid.split("/")[0] in
+                   ("conv-0", "conv-1", "conv-2", "conv-3") else []) for sid in scenarios]
+    got = line(layers_block(rows, scenarios, ["recall"]), "working_projection")
+    assert (got["repeats"]["value"], got["repeats"]["ci_low"], got["repeats"]["ci_high"]) == (0.5, 0.0, 0.8571)
