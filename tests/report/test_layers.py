@@ -666,3 +666,12 @@ def test_a_repeat_rate_interval_reaches_down_to_zero_not_to_twice_the_threshold(
                    ("conv-0", "conv-1", "conv-2", "conv-3") else []) for sid in scenarios]
     got = line(layers_block(rows, scenarios, ["recall"]), "working_projection")
     assert (got["repeats"]["value"], got["repeats"]["ci_low"], got["repeats"]["ci_high"]) == (0.5, 0.0, 0.8571)
+
+
+def test_a_suite_of_one_probe_fact_stories_says_why_neither_projection_trigger_can_be_measured() -> None:
+    scenarios = suite(12)
+    got = line(layers_block([scores(sid, "recall") for sid in scenarios], scenarios, ["recall"]), "working_projection")
+    assert {k: got[k] for k in PROJECTION} == PROJECTION and got["outcome"] == NOT_MEASURED
+    assert got["why"] == ("no conversation whose probes share stored preferences (one probe per story); no answerable "
+                          "question whose relevant item is a stored preference (each at 97.5%)")
+    assert got["estimate"] is None and got["repeats"] is None and got["misses"] is None
