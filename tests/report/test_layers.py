@@ -507,7 +507,8 @@ def test_episode_questions_are_multi_item_or_multi_hop_or_multi_session_and_answ
     assert got["failure_rate"]["value"] == 1.0 and got["estimate"] is None
     assert got["why"].startswith("the run has no full_history arm: ")
     nothing = line(layers_block(rows, suite(12), ["recall", "full_history"]), "observation")
-    assert nothing["failure_rate"] is None and nothing["estimate"] is None
+    assert nothing["failure_rate"] is None and nothing["estimate"] is None and nothing["outcome"] == NOT_MEASURED
+    assert nothing["why"] == "no answerable question needs two or more relevant items or an episode"
     assert {k: nothing[k] for k in OBSERVATION} == OBSERVATION
 
 
