@@ -19,6 +19,7 @@ from harness.analysis.decision import (
     describe,
     evidence_fields,
     evidence_from_row,
+    p_text,
     paired_evidence,
 )
 from harness.analysis.pairwise import JudgedPair, clopper_pearson, conversation_of, sign_test
@@ -33,6 +34,6 @@ from harness.analysis.stats import (
 from harness.analysis.verdict import RunHealth, VerdictConfig, decide, exit_code, terminal_lines
 
 __all__ = ["ALL", "APART", "HEADLINE", "AggregateConfig", "Decision", "Interval", "PairedEvidence", "decide_paired",
-           "describe", "evidence_fields", "evidence_from_row", "paired_evidence", "JudgedPair", "RunHealth", "VerdictConfig", "aggregate",
+           "describe", "evidence_fields", "evidence_from_row", "p_text", "paired_evidence", "JudgedPair", "RunHealth", "VerdictConfig", "aggregate",
            "clopper_pearson", "cluster_mean_ci", "cluster_quantile_cis", "cluster_ratio_ci", "conversation_of", "decide",
            "exit_code", "paired_diff_ci", "quantile", "sign_test", "terminal_lines"]

@@ -69,7 +69,8 @@ def _interval(evidence: Any, offset: float = 0.0) -> dict[str, Any]:
     evidence itself (``evidence``: the exact test's fields) for the decision."""
     from harness.analysis import evidence_fields
 
-    r = lambda v: None if v is None else round(float(v) + offset, 4)  # noqa: E731
+    # "+ 0.0": a zero rate comes back as (0 - threshold) + threshold, which can round to -0.0 ("-0.0%" printed)
+    r = lambda v: None if v is None else round(float(v) + offset, 4) + 0.0  # noqa: E731
     return {"value": r(evidence.diff), "ci_low": r(evidence.ci_low), "ci_high": r(evidence.ci_high),
             "n": int(evidence.n), "p_value": evidence.p_value, "evidence": evidence_fields(evidence)}
 
@@ -88,12 +89,14 @@ def _decide_gain(iv: dict[str, Any] | None, what: str) -> tuple[str, str]:
     if iv is None or iv["n"] < MIN_SCENARIOS or iv["value"] is None:
         n = 0 if iv is None else iv["n"]
         return NOT_MEASURED, f"{what}: {n} paired scenario(s), fewer than the {MIN_SCENARIOS} a decision needs"
-    decided = _decided(iv, f"{what} {_show(iv)}")
-    tail = decided.reason.split("]", 1)[1].split("), ", 1)[1]  # "exact p 0.03 > 0.00" or "exact p ...: why"
-    units = f"over {iv['n']} paired {iv['evidence']['unit']}s ({iv['evidence']['up']} up, {iv['evidence']['down']} down)"
-    if decided.passed is True:
-        return JUSTIFIED, f"{what} {_show(iv)} {units}, {tail.split(' > ')[0]}: the interval is above 0"
-    return NOT_JUSTIFIED, f"{what} {_show(iv)} {units}, {tail.split(':')[0]}: not shown above 0"
+    from harness.analysis import p_text
+
+    # The p-value as the decision's own text prints it, read from the evidence (not parsed out of that text).
+    shown = (f"{what} {_show(iv)} over {iv['n']} paired {iv['evidence']['unit']}s ({iv['evidence']['up']} up, "
+             f"{iv['evidence']['down']} down), exact p {p_text(iv['p_value'])}")
+    if _decided(iv, what).passed is True:
+        return JUSTIFIED, f"{shown}: the interval is above 0"
+    return NOT_JUSTIFIED, f"{shown}: not shown above 0"
 
 
 def _decide_rate(iv: dict[str, Any] | None, what: str) -> tuple[str, str]:
