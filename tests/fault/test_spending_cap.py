@@ -3,6 +3,8 @@ spending would truly pass it, whatever the concurrency, and every judge call is 
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -15,7 +17,7 @@ import pytest
 from harness.records import RESULTS_FILE, scan_results
 from harness.run.budget import recorded_cost
 from tests.fault.conftest import REPO, cli_env, finish
-from tests.integration.conftest import SMOKE
+from tests.integration.conftest import DUMMY_KEY, SMOKE
 from tests.integration.fake_openai_server import FakeOpenAIServer, Script
 
 ARMS = ("history_only", "recall", "full_history")
@@ -27,17 +29,32 @@ WORST_CASE_USD = 2000 * 0.15e-6 + MAX_TOKENS * 0.6e-6
 CALL_USD = 4242 * 0.15e-6 + 17 * 0.6e-6
 
 
+def in_process(cwd: Path, *argv: str) -> tuple[int, str]:
+    """``recall-eval ARGV`` through ``main`` in the test's process, in ``cwd`` (the judge's cache folder is relative),
+    with the dummy key; (exit code, stderr). The faults here are the cap and the server's reported usage, not a
+    process boundary, and a fresh interpreter would import litellm again (~4 CPU-s); an exception fails the test."""
+    from harness.cli import main
+
+    err = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        patch.chdir(cwd)
+        patch.setenv("OPENAI_API_KEY", DUMMY_KEY)
+        patch.setenv("COLUMNS", "1000")  # whole lines, as the test session's other commands print them
+        try:
+            code = main(list(argv))
+        except SystemExit as exc:  # argparse's own exits
+            code = exc.code if isinstance(exc.code, int) else 2
+    return code, err.getvalue()
+
+
 def _run(tmp_path: Path, server: FakeOpenAIServer, name: str, *flags: str) -> tuple[int, str, Path]:
-    """``recall-eval run`` as a real process on five smoke scenarios (15 samples) at 8 in flight, in ``tmp_path`` (the
-    judge's cache folder is relative); (code, stderr, run folder)."""
+    """``recall-eval run`` on five smoke scenarios (15 samples) at 8 in flight, in ``tmp_path``; (code, stderr, run
+    folder)."""
     out = tmp_path / name
-    argv = [sys.executable, "-m", "harness.cli", "run", "--no-progress", "--no-cache",
-            "--model", "openai/gpt-4o-mini", "--api-base", server.base_url, "--scenarios", str(SMOKE),
-            "--filter", "smoke-0[12345]*", "--arms", *ARMS, "--out", str(out), "--max-concurrency", "8",
-            "--max-tokens", str(MAX_TOKENS), *flags]
-    env = cli_env() | {"PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    code, _, err = finish(proc, timeout=300)
+    code, err = in_process(tmp_path, "run", "--no-progress", "--no-cache", "--model", "openai/gpt-4o-mini",
+                           "--api-base", server.base_url, "--scenarios", str(SMOKE), "--filter", "smoke-0[12345]*",
+                           "--arms", *ARMS, "--out", str(out), "--max-concurrency", "8", "--max-tokens", str(MAX_TOKENS),
+                           *flags)
     return code, err, out
 
 
@@ -111,12 +128,8 @@ def test_judge_calls_at_a_small_cap_stop_the_run_before_spending_past_it(tmp_pat
 
 
 def _report(cwd: Path, run: Path, *flags: str) -> tuple[int, str]:
-    """``recall-eval report RUN FLAGS`` as a real process in ``cwd`` (its judge cache folder is relative); (code, stderr)."""
-    env = cli_env() | {"PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "report", str(run), *flags], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    code, _, err = finish(proc, timeout=300)
-    return code, err
+    """``recall-eval report RUN FLAGS`` in ``cwd`` (its judge cache folder is relative); (code, stderr)."""
+    return in_process(cwd, "report", str(run), *flags)
 
 
 @pytest.fixture(scope="module")
