@@ -173,3 +173,15 @@ def test_every_table_the_report_writes_is_checked(checked: tuple[dict[str, Any],
         edited = copy.deepcopy(summary)
         edited[name] = []
         assert (table_disagreement(edited, tables) or "").startswith(f"its {name}[0] is '(missing)'"), name
+
+
+def test_a_row_is_named_by_whichever_naming_fields_it_has_and_an_unnamed_row_by_its_place_alone() -> None:
+    """The message names a row by model, arm, baseline, treatment, category and metric where the row has them as
+    text (a table of another shape, or one added later, is named as well as it can be)."""
+    named = {"baseline": "history_only", "treatment": "recall", "arm": "recall", "n": 3, "value": 1}
+    assert table_disagreement({"metrics": [{**named, "value": 2}]}, {"metrics": [named]}) == (
+        f"its metrics[0].value (arm recall, baseline history_only, treatment recall) is 2, but the samples of "
+        f"scores.jsonl give 1 {WHY}")
+    empty: dict[str, Any] = {name: [] for name in TABLES}
+    assert table_disagreement({**empty, "paired": [{"value": 2}]}, {**empty, "paired": [{"value": 1}]}) == (
+        f"its paired[0].value is 2, but the samples of scores.jsonl give 1 {WHY}")
