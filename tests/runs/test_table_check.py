@@ -40,17 +40,18 @@ def checked(run: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def test_a_report_with_other_arms_compared_and_another_alpha_agrees_only_under_its_own_config(tmp_path: Path) -> None:
     """The arms compared and alpha come from the summary's verdict config: a report comparing history_only against
-    full_history at alpha 0.1 is rebuilt as written, and the defaults would rebuild other tables."""
+    recall first (then full_history) at alpha 0.1 is rebuilt as written, and the defaults would rebuild other
+    tables."""
     run_dir = synthetic_run(tmp_path / "run", arms=("full_history", "history_only", "recall"))
-    config = VerdictConfig(treatment_arm="history_only", baseline_arm="full_history", alpha=0.1)
+    config = VerdictConfig(treatment_arm="history_only", baseline_arm="recall", alpha=0.1)
     build_report(run_dir, thresholds=config)
     summary, rows = _summary_and_rows(run_dir)
     tables = recomputed_tables(rows, config)
     assert table_disagreement(summary, tables) is None
-    assert [(r["arm_a"], r["arm_b"]) for r in tables["mcnemar"]] == [("full_history", "history_only"),
-                                                                      ("recall", "history_only")]
+    assert [(r["arm_a"], r["arm_b"]) for r in tables["mcnemar"]] == [("recall", "history_only"),
+                                                                      ("full_history", "history_only")]
     for other in (VerdictConfig(), VerdictConfig(treatment_arm="history_only"),
-                  VerdictConfig(treatment_arm="history_only", baseline_arm="full_history")):
+                  VerdictConfig(treatment_arm="history_only", baseline_arm="recall")):
         assert table_disagreement(summary, recomputed_tables(rows, other)) is not None, other
 
 
@@ -157,9 +158,9 @@ def test_scores_in_an_older_format_or_a_damaged_field_are_named_with_the_row(run
     _, rows = _summary_and_rows(run)
     assert scores_format_problem(rows) is None
     old = copy.deepcopy(rows)
-    del old[2]["schema_version"]
+    old[2]["schema_version"] = 1
     assert scores_format_problem(old) == (
-        "scores.jsonl row 3 has schema_version None, not 2: it holds no whole sample scores to check the summary's "
+        "scores.jsonl row 3 has schema_version 1, not 2: it holds no whole sample scores to check the summary's "
         "tables against (written by an older report)")
     rows[4]["scores"][1]["passed"] = "maybe"
     assert scores_format_problem(rows) == (
@@ -185,3 +186,6 @@ def test_a_row_is_named_by_whichever_naming_fields_it_has_and_an_unnamed_row_by_
     empty: dict[str, Any] = {name: [] for name in TABLES}
     assert table_disagreement({**empty, "paired": [{"value": 2}]}, {**empty, "paired": [{"value": 1}]}) == (
         f"its paired[0].value is 2, but the samples of scores.jsonl give 1 {WHY}")
+    nested = {"model": "m", "interval": {"low": 1}}  # a value in an object inside a row: named by the row
+    assert table_disagreement({**empty, "paired": [{**nested, "interval": {"low": 2}}]}, {**empty, "paired": [nested]}) \
+        == f"its paired[0].interval.low (model m) is 2, but the samples of scores.jsonl give 1 {WHY}"
