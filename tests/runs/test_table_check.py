@@ -20,6 +20,11 @@ from tests.score.scoring_factories import MODEL
 WHY = "(the file was edited, or built by another harness version)"
 
 
+def _said(where: str, theirs: Any, mine: Any) -> str:
+    """The message naming ``where`` (a path and its row's names), the summary's value and the samples'."""
+    return f"its {where} is {theirs!r}, but the samples of scores.jsonl give {mine!r} {WHY}"
+
+
 def _summary_and_rows(run: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
     rows = [json.loads(line) for line in (run / "scores.jsonl").read_text(encoding="utf-8").splitlines() if line]
@@ -58,9 +63,8 @@ def test_a_report_with_other_arms_compared_and_another_alpha_agrees_only_under_i
 def test_an_edited_value_is_named_with_its_row_and_both_values(checked: tuple[dict[str, Any], dict[str, Any]]) -> None:
     summary, tables = checked
     summary["metrics"][0]["value"] = 0.9
-    assert table_disagreement(summary, tables) == (
-        f"its metrics[0].value (model {MODEL}, arm history_only, category all, metric continuity_accuracy) is 0.9, "
-        f"but the samples of scores.jsonl give 0.2 {WHY}")
+    assert table_disagreement(summary, tables) == _said(
+        f"metrics[0].value (model {MODEL}, arm history_only, category all, metric continuity_accuracy)", 0.9, 0.2)
 
 
 def test_a_value_inside_a_rows_list_is_named_with_the_row_it_is_in(
@@ -98,12 +102,10 @@ def test_a_table_missing_or_not_a_list_is_named_whole(checked: tuple[dict[str, A
     summary, tables = checked
     edited = copy.deepcopy(summary)
     del edited["added_latency"]
-    assert table_disagreement(edited, tables) == (
-        f"its added_latency is '(missing)', but the samples of scores.jsonl give {tables['added_latency']!r} {WHY}")
+    assert table_disagreement(edited, tables) == _said("added_latency", "(missing)", tables["added_latency"])
     summary["min_detectable_effect"] = {"mde": 0.1}
-    assert table_disagreement(summary, tables) == (
-        f"its min_detectable_effect is 'a table', but the samples of scores.jsonl give "
-        f"{tables['min_detectable_effect']!r} {WHY}")
+    assert table_disagreement(summary, tables) == _said("min_detectable_effect", "a table",
+                                                        tables["min_detectable_effect"])
 
 
 def test_a_number_agrees_as_int_or_float_but_not_as_a_bool_or_a_string(
