@@ -206,3 +206,23 @@ def test_a_sample_counts_the_instances_own_embedding_usage_first_then_what_went_
     assert sample_embedding_usage(SimpleNamespace(embedding_usage=lambda: None, run_embedding=given)) is given.usage
     assert sample_embedding_usage(SimpleNamespace(run_embedding=given)) is given.usage
     assert sample_embedding_usage(SimpleNamespace(run_embedding=LexicalEmbedder())) is None
+
+
+def test_a_slotted_instance_that_could_not_hold_the_runs_embedding_counts_none() -> None:
+    """open_instance cannot set ``run_embedding`` on a slotted plug-in instance: its usage is None, not a crash."""
+
+    class Slotted:
+        __slots__ = ()
+
+    assert sample_embedding_usage(Slotted()) is None
+
+
+def test_a_batchs_seconds_are_the_time_the_embedder_took(monkeypatch: pytest.MonkeyPatch) -> None:
+    import harness.memory_systems.run_embedding as run_embedding
+
+    clock = iter([100.0, 100.25, 200.0, 200.5])
+    monkeypatch.setattr(run_embedding.time, "perf_counter", lambda: next(clock))
+    sample = SampleEmbedding(LengthEmbedder())
+    sample.embed(["one"], "query")
+    sample.embed(["two"], "passage")
+    assert sample.usage.latency_s == pytest.approx(0.75)
