@@ -114,3 +114,111 @@ def test_a_judged_run_is_scored_again_around_its_judges_words(judged_run: Path) 
 def test_a_judged_row_whose_patterns_were_forged_is_named(judged_run: Path) -> None:
     edit_scores(judged_run, lambda row: row.update(abstained=False) if row["outcome"] == "abstained_wrongly" else None)
     assert "has abstained False, but its transcript in results.jsonl scores True" in str(_disagreement(judged_run))
+
+
+def _garbled_grounding_judge(model: str, messages: list[dict[str, Any]], **_: Any) -> str:
+    """As :func:`_scripted_judge`, but the grounding judge's reply on the answer naming a server is not JSON."""
+    system = messages[0]["content"] if messages[0]["role"] == "system" else ""
+    if "unsupported claims" in system and "a Postgres server" in messages[-1]["content"]:
+        return "I think the claims are fine"
+    return _scripted_judge(model, messages)
+
+
+def test_a_judged_run_with_an_unreadable_grounding_reply_and_invented_claims_is_scored_again_around_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The grounding judge's unreadable reply (its reason read back from the row) and an answer's own invented
+    claim beside the judge's finding: the rows agree with their transcripts."""
+    from harness.score import GROUNDING_UNREADABLE
+
+    monkeypatch.setattr(judge_module, "litellm_complete", _garbled_grounding_judge)
+    monkeypatch.setitem(sys.modules, "litellm", types.SimpleNamespace(completion=None))
+    scenarios = {sid: make_scenario(sid, category="multi_session", expect={"rubric": "The gold answer is 'Postgres 15'."})
+                 for sid in ("q-1", "q-2")}
+    answers = {("q-1", "recall"): "Billing runs Postgres 15 next to Postgres 16, not on a MySQL box.",
+               ("q-2", "recall"): "Billing runs on a Postgres server."}
+    records = [make_record(scenarios[sid], answer, arm=arm) for (sid, arm), answer in answers.items()]
+    run_dir = with_suite(write_run(tmp_path / "run", records, arms=("recall",)), scenarios)
+    build_report(run_dir, judge_model="test/j", judge_cache_dir=tmp_path / "judge-cache")
+    rows = [json.loads(line) for line in (run_dir / "scores.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert {row["grounding"] for row in rows} == {"grounded", "malformed"}
+    assert any(c["kind"] != "ungrounded" for row in rows for c in row["unsupported_claims"])
+    reasons = [s["reason"] for row in rows for s in row["scores"] if s["name"] == "grounding" and row["grounding"]
+               == "malformed"]
+    assert len(reasons) == 1 and reasons[0].startswith(GROUNDING_UNREADABLE) and reasons[0] != GROUNDING_UNREADABLE
+    assert _disagreement(run_dir) is None  # the judge's error read back from the row, as it was written
+
+
+def test_a_number_agrees_as_int_or_float_but_a_bool_for_a_count_is_named(tmp_path: Path) -> None:
+    run_dir = synthetic_run(tmp_path / "a")
+    edit_scores(run_dir, lambda row: row.update(prompt_tokens=float(row["prompt_tokens"]), latency_s=row["latency_s"]))
+    assert _disagreement(run_dir) is None
+    edit_scores(run_dir, lambda row: row.update(tool_calls=bool(row["tool_calls"])))
+    assert _disagreement(run_dir) == ("row 1 (sample fact-00|history_only|offline/reference|0) has tool_calls False, "
+                                      "but its transcript in results.jsonl scores 0")
+
+
+def test_a_long_value_is_cut_to_eighty_characters_in_the_message(tmp_path: Path) -> None:
+    run_dir = synthetic_run(tmp_path / "a")
+    edit_scores(run_dir, lambda row: row.update(uncredited_items=["x" * 100]) if row["scenario_id"] == "fact-00" else None)
+    why = _disagreement(run_dir)
+    assert why == ("row 1 (sample fact-00|history_only|offline/reference|0) has uncredited_items "
+                   f"{repr(['x' * 100])[:77]}..., but its transcript in results.jsonl scores []")
+    edit_scores(run_dir, lambda row: row.update(uncredited_items=["x" * 74]) if row["scenario_id"] == "fact-00" else None)
+    assert f"has uncredited_items {['x' * 74]!r}, but" in str(_disagreement(run_dir))  # 80 characters: shown whole
+
+
+def test_a_row_no_record_or_scenario_stands_behind_is_named(tmp_path: Path) -> None:
+    run_dir = synthetic_run(tmp_path / "a")
+    path = run_dir / "scores.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    foreign = json.loads(lines[3])
+    foreign["sample_id"] = "fact-01|recall|offline/reference|7"
+    path.write_text("\n".join([*lines, json.dumps(foreign)]) + "\n", encoding="utf-8")
+    assert _disagreement(run_dir) == ("row 21 scores sample 'fact-01|recall|offline/reference|7', which results.jsonl "
+                                      "has no record of")
+    (tmp_path / "a-suite" / "fact-00.yaml").unlink()
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert _disagreement(run_dir) == "row 1 scores scenario 'fact-00', which the run's scenarios lack"
+
+
+def test_several_samples_left_out_are_counted(tmp_path: Path) -> None:
+    run_dir = synthetic_run(tmp_path / "a")
+    path = run_dir / "scores.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    path.write_text("".join(line + "\n" for line in lines if '"fact-0' not in line[:80] or "fact-09" in line), encoding="utf-8")
+    assert _disagreement(run_dir) == ("results.jsonl's sample 'fact-00|history_only|offline/reference|0' has no row in "
+                                      "scores.jsonl (17 more missing)")
+
+
+def test_a_scenario_changed_since_the_run_is_named_with_both_hashes(tmp_path: Path) -> None:
+    """The transcript scores otherwise against the scenario's new answer key: the message says the key changed."""
+    from harness.scenarios import scenario_hash
+
+    run_dir = synthetic_run(tmp_path / "a", recall_right=10, history_right=0)
+    record = json.loads((run_dir / RESULTS_FILE).read_text(encoding="utf-8").splitlines()[0])
+    old = make_scenario("fact-00")
+    new = make_scenario("fact-00", expect={"must_contain_any": ["Postgres 99"]})
+    assert record["scenario_hash"] == scenario_hash(old)
+    (tmp_path / "a-suite" / "fact-00.yaml").write_text(json.dumps(new.model_dump(mode="json", exclude_defaults=True)),
+                                                       encoding="utf-8")
+    why = str(_disagreement(run_dir))
+    assert why.endswith(f"; scenario 'fact-00' changed since the run (hash {scenario_hash(old)[:12]}, now "
+                        f"{scenario_hash(new)[:12]})")
+    assert why.startswith("row 2 (sample fact-00|recall|offline/reference|0) has ")
+
+
+def test_compare_names_the_other_harness_version_that_scored_a_disagreeing_run(tmp_path: Path) -> None:
+    from harness import __version__
+    from tests.runs.compare_factories import edit_json
+
+    run_dir = synthetic_run(tmp_path / "a", recall_right=2, history_right=9)
+    edit_scores(run_dir, _made_correct)
+    edit_json(run_dir / "summary.json", lambda data: data.update(harness_version="0.0.1"))
+    with pytest.raises(CompareError) as caught:
+        load_run(run_dir)
+    assert f"the file was edited, or scored by another harness version (0.0.1; this is {__version__}); rebuild" in str(
+        caught.value)
+    edit_json(run_dir / "summary.json", lambda data: data.update(harness_version=__version__))
+    with pytest.raises(CompareError) as caught:
+        load_run(run_dir)
+    assert "scored by another harness version; rebuild the report" in str(caught.value)
