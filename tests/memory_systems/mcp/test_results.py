@@ -118,3 +118,11 @@ def test_text_blocks_win_over_structured_content_and_a_result_may_lack_either_fi
     assert result_text(both) == "Found one note."
     assert result_text(SimpleNamespace(content=[])) == ""
     assert result_text(SimpleNamespace(content=[], structured_content={"notes": ["Café"]})) == '{"notes": ["Café"]}'
+
+
+def test_once_the_budget_is_spent_every_later_text_field_is_cut_to_nothing() -> None:
+    """After a cut (or a list that took every character), nothing more is shown: not one character of the next field."""
+    shown, cut = fit_result(json.dumps({"notes": ["n" * 10], "summary": "s" * 50, "flag": "y"}), top_k=10, chars=10)
+    assert cut and json.loads(shown) == {"notes": ["n" * 10], "summary": CUT_MARK, "flag": CUT_MARK}
+    shown, cut = fit_result(json.dumps({"summary": "s" * 50, "flag": "y", "notes": ["n"]}), top_k=10, chars=20)
+    assert cut and json.loads(shown) == {"summary": "s" * 20 + CUT_MARK, "flag": CUT_MARK, "notes": []}
