@@ -146,3 +146,11 @@ def test_the_call_limit_refusal_names_the_limit() -> None:
     _ask(gate, _request(_text("one")))
     assert _ask(gate, _request(_text("two"))).message == (
         "this sample's servers have had 1 model calls, the config's sampling.max_calls; refused")
+
+
+def test_by_default_a_gate_serves_up_to_fifty_calls_and_without_a_model_refuses() -> None:
+    """The defaults a config without a ``sampling`` block gets: serve, at most 50 calls a sample."""
+    gate = SamplingGate(model=_Model())
+    answers = [_ask(gate, _request(_text(f"rank {i}"))) for i in range(51)]
+    assert (gate.served, gate.refused) == (50, 1) and "have had 50 model calls" in answers[-1].message
+    assert "no model serves sampling" in _ask(SamplingGate(), _request(_text("rank"))).message
