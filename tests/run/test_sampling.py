@@ -66,3 +66,39 @@ def test_calls_go_to_their_phases_log_and_those_without_one_are_left_over() -> N
     assert [c.round for c in phase.sessions[0].model_calls] == [0] and [c.round for c in probe] == [1]
     assert [c.round for c in left] == [2]
     assert [c.round for c in place_calls(calls, None, None)] == [0, 1, 2]  # the sample failed before any log
+
+
+class _SilentProvider(_Client):
+    """A provider that reports no usage and answers with no text (only a refusal field, say)."""
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[Any], settings: Any, *, epoch: int) -> Any:
+        self.seen.append((messages, tools, settings, epoch))
+        return SimpleNamespace(message={"content": None}, prompt_tokens=None, completion_tokens=None,
+                               finish_reason="stop", latency_s=0.1, cost_usd=None, cached=False, attempts=1,
+                               deployment=None, fault=None)
+
+
+def test_the_servers_messages_reach_the_model_and_are_counted_when_the_provider_reports_no_usage() -> None:
+    """Bug this guards: the server's messages lost on the way (the model asked nothing), or a call whose provider
+    reported no usage recorded as free: its tokens are counted from the messages sent, with the run's model."""
+    settings = ModelSettings("openai/gpt-4o-mini", 0.0, 30.0, 7, None, max_tokens=100)
+    client = _SilentProvider()
+    messages = [{"role": "system", "content": "You rank notes."}, {"role": "user", "content": "rank these " * 40}]
+
+    async def main() -> tuple[str, RunSampling]:
+        sampling = RunSampling(client, settings, 0, asyncio.get_running_loop())
+        return await asyncio.wrap_future(sampling.submit(messages, 50)), sampling
+
+    text, sampling = asyncio.run(main())
+    assert client.seen[0][0] == messages
+    assert text == ""  # no text from the model: an empty answer, not None or a placeholder
+    ((phase, call),) = sampling.calls
+    assert phase == PROBE  # a call made before the sample names a phase belongs to the probe
+    assert call.usage_source == "counted" and call.prompt_tokens > 80 and call.completion_tokens == 0
+    assert sampling.model_name == "openai/gpt-4o-mini"
+
+
+def test_a_server_asking_for_one_token_gets_one() -> None:
+    settings = ModelSettings("openai/gpt-4o-mini", 0.0, 30.0, 7, None, max_tokens=100)
+    assert _serve(settings, 1)[1].seen[0][2].max_tokens == 1
+    assert _serve(settings, 0)[1].seen[0][2].max_tokens == 1  # never 0: a request of nothing still asks for a token

@@ -109,3 +109,48 @@ def test_while_a_tool_is_called_synchronously_from_an_event_loop_requests_are_re
     assert isinstance(blocked, types.ErrorData) and "synchronously" in blocked.message
     assert isinstance(_ask(gate, _request(_text("rank"))), types.CreateMessageResult)
     assert (gate.served, gate.refused) == (1, 1)
+
+
+class _Unnamed(_Model):
+    """A model object without a ``model_name`` (a plug-in's own sampling model)."""
+
+    model_name = None
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "model_name":
+            raise AttributeError(name)
+        return super().__getattribute__(name)
+
+
+class _Failing(_Model):
+    def submit(self, messages: list[dict[str, Any]], max_tokens: int) -> concurrent.futures.Future[str]:
+        future: concurrent.futures.Future[str] = concurrent.futures.Future()
+        future.set_exception(ValueError("x" * 400))
+        return future
+
+
+def test_a_served_answer_ends_its_turn_and_names_the_model_or_recall_eval() -> None:
+    answer = _ask(SamplingGate("serve", 5, _Model()), _request(_text("rank")))
+    assert answer.stop_reason == "endTurn" and answer.content.type == "text"
+    assert _ask(SamplingGate("serve", 5, _Unnamed()), _request(_text("rank"))).model == "recall-eval"
+
+
+def test_a_models_failure_tells_the_server_its_kind_and_at_most_300_characters_of_it() -> None:
+    answer = _ask(SamplingGate("serve", 5, _Failing()), _request(_text("rank")))
+    detail = "ValueError: " + "x" * 400
+    assert answer.message.endswith(detail[:300]) and detail[:301] not in answer.message
+
+
+def test_the_call_limit_refusal_names_the_limit() -> None:
+    gate = SamplingGate("serve", 1, _Model())
+    _ask(gate, _request(_text("one")))
+    assert _ask(gate, _request(_text("two"))).message == (
+        "this sample's servers have had 1 model calls, the config's sampling.max_calls; refused")
+
+
+def test_by_default_a_gate_serves_up_to_fifty_calls_and_without_a_model_refuses() -> None:
+    """The defaults a config without a ``sampling`` block gets: serve, at most 50 calls a sample."""
+    gate = SamplingGate(model=_Model())
+    answers = [_ask(gate, _request(_text(f"rank {i}"))) for i in range(51)]
+    assert (gate.served, gate.refused) == (50, 1) and "have had 50 model calls" in answers[-1].message
+    assert "no model serves sampling" in _ask(SamplingGate(), _request(_text("rank"))).message
