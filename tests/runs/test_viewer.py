@@ -5,8 +5,11 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import shutil
 import socket
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -281,3 +284,187 @@ def test_a_sensitive_runs_report_is_served_only_when_asked(tmp_path: Path) -> No
         assert "a sensitive run: start the viewer with --include-sensitive" in _refused(viewer, rel), rel
     shown = Viewer(root, tmp_path / "cache", include_sensitive=True)
     assert shown.artefact("private/") == root.resolve() / "private" / "index.html"
+
+
+def _stop_after(requests: list[str], answers: list[tuple[int, bytes]]) -> Any:
+    """A ``serve_forever`` for ``recall-eval view`` in process: the real server answers ``requests`` in a thread,
+    then the user presses Ctrl-C."""
+    from http.server import ThreadingHTTPServer
+
+    def serve(server: ThreadingHTTPServer) -> None:
+        thread = threading.Thread(target=ThreadingHTTPServer.serve_forever, args=(server,), daemon=True)
+        thread.start()
+        try:
+            for path in requests:
+                answers.append(fetch(f"http://127.0.0.1:{server.server_address[1]}/{path}"))
+        finally:
+            server.shutdown()
+            thread.join()
+        raise KeyboardInterrupt
+
+    return serve
+
+
+def _warmed() -> None:
+    """Wait for the viewer's background read of every run (its message is printed from that thread)."""
+    for thread in threading.enumerate():
+        if thread.name == "view-index":
+            thread.join(timeout=60)
+
+
+def test_view_prints_its_address_and_run_count_serves_until_ctrl_c_and_says_how_many_sensitive_runs_it_hides(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import harness.runs.viewer as viewer_module
+
+    root = tmp_path / "runs"
+    _run_folder(root / "plain", report="plain report")
+    _run_folder(root / "private", report=SECRET, manifest=json.dumps({"parameters": {"sensitive": True}}))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(viewer_module.tempfile, "tempdir", str(tmp_path / "tmp"))  # where its own folder goes
+    answers: list[tuple[int, bytes]] = []
+    monkeypatch.setattr(viewer_module._Server, "serve_forever", _stop_after(["plain/", "private/"], answers))
+    assert main(["view", str(root), "--port", "0"]) == 0
+    _warmed()
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[0].startswith("serving at http://127.0.0.1:") and lines[0].endswith("/ (Ctrl-C stops)")
+    assert int(lines[0].split(":")[2].split("/")[0]) > 0  # the port it got, not the 0 it was asked for
+    assert f"2 run folder(s) below {root.resolve()}" in " ".join(out.split())
+    assert "1 sensitive run(s) hidden (--include-sensitive shows them)" in out
+    assert err == "stopped\n"
+    assert answers == [(200, b"plain report"), (404, answers[1][1])] and b"--include-sensitive" in answers[1][1]
+    assert list((tmp_path / "tmp").iterdir()) == []  # its own folder of built pages, removed on the way out
+
+    answers.clear()
+    assert main(["view", str(root), "--port", "0", "--include-sensitive"]) == 0
+    _warmed()
+    out, _ = capsys.readouterr()
+    assert answers == [(200, b"plain report"), (200, SECRET.encode())] and "hidden" not in out
+
+
+def test_a_folder_that_cannot_be_indexed_in_the_background_is_said_once_and_the_server_stays_up(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.runs.viewer import _warm
+
+    viewer = Viewer(tmp_path, tmp_path / "cache")
+
+    def unreadable(**_: Any) -> list[dict[str, Any]]:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(viewer.index, "rows", unreadable)
+    _warm(viewer)
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", f"recall-eval view: cannot index {tmp_path.resolve()}: Permission denied\n")
+
+
+def test_index_rows_leaves_sensitive_runs_out_unless_asked(tmp_path: Path) -> None:
+    from harness.runs.viewer import index_rows
+
+    _run_folder(tmp_path / "plain")
+    _run_folder(tmp_path / "private", manifest=json.dumps({"parameters": {"sensitive": True}}))
+    assert [row["path"] for row in index_rows(tmp_path)] == ["plain"]
+    assert sorted(row["path"] for row in index_rows(tmp_path, include_sensitive=True)) == ["plain", "private"]
+
+
+def test_a_run_folder_is_served_by_its_exact_name_not_one_its_ends_trimmed(tmp_path: Path) -> None:
+    """`` spaced`` and ``Xray`` are run folders of their own beside ``spaced`` and ``ray``: a request for one gets
+    its report, never the other's (only the slashes around the path are dropped)."""
+    root = tmp_path / "root"
+    for name in (" spaced", "spaced", "Xray", "ray"):
+        _run_folder(root / name, report=f"report of {name!r}")
+    viewer = Viewer(root, tmp_path / "cache")
+    for name in (" spaced", "Xray"):
+        assert viewer.artefact(f"{name}/index.html") == root.resolve() / name / "index.html", name
+        assert viewer.artefact(f"/{name}/") == root.resolve() / name / "index.html", name
+        assert viewer.listed_folder(f"/{name}/") == root.resolve() / name, name
+
+
+def test_a_compare_or_history_request_for_what_is_not_a_reported_run_says_which_and_why(tmp_path: Path) -> None:
+    from harness.runs.viewer import ViewError
+
+    root = tmp_path / "root"
+    _run_folder(root / "plain")
+    _run_folder(root / "private", manifest=json.dumps({"parameters": {"sensitive": True}}))
+    (root / "notes").mkdir()
+    viewer = Viewer(root, tmp_path / "cache")
+    with pytest.raises(ViewError) as caught:
+        viewer.history_page()
+    assert str(caught.value) == f"no run below {root.resolve()} has a report yet"
+    _run_folder(root / "half").joinpath("summary.json").write_text("{}", encoding="utf-8")  # no scores.jsonl
+    said = {}
+    for rel in ("notes", "private", "half", "plain"):
+        with pytest.raises(ViewError) as caught:
+            viewer.run_folder(rel)
+        said[rel] = str(caught.value)
+    assert said["notes"] == f"'notes' is not a run folder below {root.resolve()}"
+    assert said["private"] == (f"'private' is not a run folder below {root.resolve()} "
+                               "(a sensitive run: start the viewer with --include-sensitive)")
+    assert said["half"] == f"half: no report yet (summary.json, scores.jsonl); build it with `recall-eval report {root.resolve() / 'half'}`"
+    assert said["plain"].startswith("plain: no report yet (summary.json, scores.jsonl)")
+
+
+@pytest.fixture(scope="module")
+def reported(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Three finished runs with reports: ``a`` and ``b`` alike, ``hot`` at another temperature (not comparable)."""
+    from tests.runs.compare_factories import synthetic_run
+
+    root = tmp_path_factory.mktemp("reported")
+    synthetic_run(root / "a")
+    shutil.copytree(root / "a", root / "b")
+    synthetic_run(root / "hot", parameters={"temperature": 0.7})
+    return root
+
+
+def test_each_pair_compared_is_kept_as_its_own_page_and_a_pair_not_comparable_still_shows_its_metrics(
+        reported: Path, tmp_path: Path) -> None:
+    root = tmp_path / "runs"
+    shutil.copytree(reported, root)
+    viewer = Viewer(root, tmp_path / "cache")
+    (tmp_path / "cache").mkdir()
+    pages = {pair: viewer.compare_page(*pair) for pair in (("a", "b"), ("a", "hot"), ("b", "hot"))}
+    assert len(list((tmp_path / "cache").iterdir())) == 3  # no pair's page overwrites another's
+    assert sorted(p.read_text(encoding="utf-8") for p in (tmp_path / "cache").iterdir()) == sorted(pages.values())
+    hot = pages[("a", "hot")]
+    assert "NOT COMPARABLE" in hot and "continuity accuracy" in hot  # the viewer compares anyway, saying so
+
+
+def test_a_run_removed_while_its_compare_page_is_built_is_named_and_a_page_that_fails_otherwise_is_not_hidden(
+        reported: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import harness.runs.compare as compare_module
+    from harness.runs.comparability import CompareError
+    from harness.runs.viewer import ViewError
+
+    root = tmp_path / "runs"
+    shutil.copytree(reported, root)
+    viewer = Viewer(root, tmp_path / "cache")
+    real = compare_module.compare_runs
+
+    def vanishing(run_a: Path, run_b: Path, **kw: Any) -> Any:
+        shutil.rmtree(run_b)
+        return real(run_a, run_b, **kw)
+
+    monkeypatch.setattr(compare_module, "compare_runs", vanishing)
+    with pytest.raises(ViewError) as caught:
+        viewer.compare_page("a", "hot")
+    assert str(caught.value) == "not found: run hot (removed while the page was built)"
+
+    def failing(run_a: Path, run_b: Path, **kw: Any) -> Any:
+        raise CompareError("b: scores.jsonl differs from its summary")
+
+    monkeypatch.setattr(compare_module, "compare_runs", failing)
+    with pytest.raises(CompareError, match="differs from its summary"):  # both runs there: the handler's 422
+        viewer.compare_page("a", "b")
+    monkeypatch.setattr(compare_module, "compare_runs", lambda *a, **kw: (_ for _ in ()).throw(PermissionError(13, "no")))
+    with pytest.raises(PermissionError):
+        viewer.compare_page("a", "b")
+
+
+def test_the_history_page_says_which_run_it_left_out_and_why(reported: Path, tmp_path: Path) -> None:
+    root = tmp_path / "runs"
+    shutil.copytree(reported, root)
+    shutil.copytree(root / "a", root / "broken")
+    (root / "broken" / "summary.json").write_text("{not json", encoding="utf-8")
+    (tmp_path / "cache").mkdir()
+    page = Viewer(root, tmp_path / "cache").history_page()
+    assert f"warning: {root.resolve() / 'broken' / 'summary.json'}: unreadable (not valid JSON" in page
+    assert f"left out; rebuild it with `recall-eval report {root.resolve() / 'broken'}`" in page
