@@ -468,3 +468,52 @@ def test_the_history_page_says_which_run_it_left_out_and_why(reported: Path, tmp
     page = Viewer(root, tmp_path / "cache").history_page()
     assert f"warning: {root.resolve() / 'broken' / 'summary.json'}: unreadable (not valid JSON" in page
     assert f"left out; rebuild it with `recall-eval report {root.resolve() / 'broken'}`" in page
+
+
+def _exchange(base: str, method: str, path: str, host: str) -> tuple[int, dict[str, str], bytes]:
+    """``(status, headers, body)`` of one request with exactly this ``Host`` header."""
+    port = int(base.rstrip("/").rsplit(":", 1)[1])
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    connection.putrequest(method, path, skip_host=True)
+    connection.putheader("Host", host)
+    connection.endheaders()
+    response = connection.getresponse()
+    answer = response.status, dict(response.getheaders()), response.read()
+    connection.close()
+    return answer
+
+
+def test_every_answer_says_its_type_and_length_is_never_cached_or_sniffed_and_head_sends_no_body(tmp_path: Path) -> None:
+    _run_folder(tmp_path / "run", report="<p>report</p>")
+    with serving(tmp_path) as base:
+        port = base.rstrip("/").rsplit(":", 1)[1]
+        page = _exchange(base, "GET", "/", f"127.0.0.1:{port}")
+        runs = _exchange(base, "GET", "/_runs.json", f"localhost:{port}")
+        report = _exchange(base, "GET", "/run/index.html", f"[::1]:{port}")  # an IPv6 loopback Host is this server
+        missing = _exchange(base, "GET", "/run/run.json", "localhost")
+        head = _exchange(base, "HEAD", "/run/index.html", f"127.0.0.1:{port}")
+        foreign = _exchange(base, "GET", "/", f"[::2]:{port}")
+        lookalike = _exchange(base, "GET", "/", f"X127.0.0.1:{port}")  # only the IPv6 brackets are trimmed
+    for status, headers, _body in (page, runs, report, missing, head):
+        assert status in (200, 404) and headers["Cache-Control"] == "no-store", headers
+        assert headers["X-Content-Type-Options"] == "nosniff" and headers["Server"].startswith("recall-eval-view ")
+    assert [a[1]["Content-Type"] for a in (page, runs, report, missing)] == [
+        "text/html; charset=utf-8", "application/json", "text/html; charset=utf-8", "text/plain; charset=utf-8"]
+    assert (report[0], report[2]) == (200, b"<p>report</p>") and missing[0] == 404
+    assert all(int(a[1]["Content-Length"]) == len(a[2]) > 0 for a in (page, runs, report, missing))
+    assert (head[0], head[1]["Content-Length"], head[2]) == (200, str(len(b"<p>report</p>")), b"")
+    assert foreign[0] == 403 and foreign[2].decode("utf-8").startswith("forbidden: this viewer answers only to")
+    assert lookalike[0] == 403 and json.loads(runs[2])["root"] == str(tmp_path.resolve())
+
+
+def test_closing_the_viewer_after_its_page_folder_was_cleaned_away_is_quiet(tmp_path: Path) -> None:
+    from harness.runs.viewer import make_server
+
+    server = make_server(tmp_path, 0)
+    assert server.owned_cache is not None
+    shutil.rmtree(server.owned_cache)  # a temp cleaner got there first
+    server.server_close()
+    kept = make_server(tmp_path, 0, tmp_path / "mine")  # a folder the caller gave is the caller's: left alone
+    (tmp_path / "mine").mkdir()
+    kept.server_close()
+    assert kept.owned_cache is None and (tmp_path / "mine").is_dir()
