@@ -517,3 +517,48 @@ def test_closing_the_viewer_after_its_page_folder_was_cleaned_away_is_quiet(tmp_
     (tmp_path / "mine").mkdir()
     kept.server_close()
     assert kept.owned_cache is None and (tmp_path / "mine").is_dir()
+
+
+def test_the_compare_and_history_pages_are_html_and_a_compare_without_a_run_says_so(reported: Path, tmp_path: Path) -> None:
+    root = tmp_path / "runs"
+    shutil.copytree(reported, root)
+    with serving(root) as base:
+        host = "127.0.0.1:" + base.rstrip("/").rsplit(":", 1)[1]
+        compare = _exchange(base, "GET", "/_compare?a=a&b=b", host)
+        history = _exchange(base, "GET", "/_history", host)
+        no_a, no_b = fetch(base + "_compare?b=a"), fetch(base + "_compare?a=a")
+    for status, headers, body in (compare, history):
+        assert (status, headers["Content-Type"]) == (200, "text/html; charset=utf-8") and b"</html>" in body
+    said = f"'' is not a run folder below {root.resolve()}".encode()
+    assert no_a == (404, said) and no_b == (404, said)
+
+
+def test_a_page_that_cannot_be_built_is_an_answer_that_says_why_and_the_server_keeps_serving(tmp_path: Path) -> None:
+    """A run removed while read: 404 naming the file (or the page); a run the page cannot be built from: 422 with
+    its message; anything else: 500 naming the error. The next request is answered as usual."""
+    from harness.runs.history import HistoryError
+    from harness.runs.viewer import make_server
+
+    server = make_server(tmp_path, 0)
+    failures = iter([FileNotFoundError(2, "No such file or directory", "/runs/gone/run.json"),
+                     NotADirectoryError(20, "Not a directory"), HistoryError("a/summary.json: unreadable"),
+                     RuntimeError("the template broke")])
+
+    def failing() -> str:
+        raise next(failures)
+
+    server.viewer.history_page = failing  # type: ignore[method-assign]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}/"
+        answers = [fetch(base + "_history") for _ in range(4)]
+        after = fetch(base)[0]
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    assert answers == [(404, b"not found: /runs/gone/run.json (removed while being read)"),
+                       (404, b"not found: /_history (removed while being read)"),
+                       (422, b"a/summary.json: unreadable"), (500, b"RuntimeError: the template broke")]
+    assert after == 200
