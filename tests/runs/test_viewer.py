@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import http.client
+import io
 import json
 import os
 import shutil
 import socket
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -562,3 +564,56 @@ def test_a_page_that_cannot_be_built_is_an_answer_that_says_why_and_the_server_k
                        (404, b"not found: /_history (removed while being read)"),
                        (422, b"a/summary.json: unreadable"), (500, b"RuntimeError: the template broke")]
     assert after == 200
+
+
+class _Flushed(io.StringIO):
+    """A terminal stream that remembers what had been flushed (what a pipe to another program shows by then)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shown = ""
+
+    def flush(self) -> None:
+        super().flush()
+        self.shown = self.getvalue()
+
+
+def test_the_background_index_never_holds_up_ctrl_c_and_its_messages_reach_a_pipe_at_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first read of every run happens in a daemon thread named ``view-index`` while the server answers (Ctrl-C
+    does not wait for it); what it says (runs hidden, a folder it cannot index) is flushed as it is said."""
+    import argparse
+
+    import harness.runs.viewer as viewer_module
+    from harness.runs.viewer import _warm, cli_view
+    from harness.runs.viewer_index import RunIndex
+
+    _run_folder(tmp_path / "private", manifest=json.dumps({"parameters": {"sensitive": True}}))
+    release = threading.Event()
+    real_rows = RunIndex.rows
+
+    def held_rows(self: RunIndex, **kw: Any) -> list[dict[str, Any]]:
+        release.wait(60)
+        return real_rows(self, **kw)
+
+    monkeypatch.setattr(RunIndex, "rows", held_rows)
+    seen: dict[str, Any] = {}
+
+    def serve(server: Any) -> None:
+        seen["daemon"] = [t.daemon for t in threading.enumerate() if t.name == "view-index"]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(viewer_module._Server, "serve_forever", serve)
+    out, err = _Flushed(), _Flushed()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+    assert cli_view(argparse.Namespace(dir=str(tmp_path), port=0)) == 0  # no include_sensitive: hidden
+    assert seen["daemon"] == [True]
+    release.set()
+    _warmed()
+    assert out.shown.endswith("1 sensitive run(s) hidden (--include-sensitive shows them)\n")
+
+    viewer = Viewer(tmp_path, tmp_path / "cache")
+    monkeypatch.setattr(viewer.index, "rows", lambda **_: (_ for _ in ()).throw(OSError("disk gone")))
+    _warm(viewer)
+    assert err.shown.endswith(f"recall-eval view: cannot index {tmp_path.resolve()}: disk gone\n")
