@@ -509,16 +509,20 @@ def test_every_answer_says_its_type_and_length_is_never_cached_or_sniffed_and_he
 
 
 def test_closing_the_viewer_after_its_page_folder_was_cleaned_away_is_quiet(tmp_path: Path) -> None:
-    from harness.runs.viewer import make_server
+    from harness.runs.viewer import ViewError, make_server
 
+    _run_folder(tmp_path / "private", manifest=json.dumps({"parameters": {"sensitive": True}}))
     server = make_server(tmp_path, 0)
-    assert server.owned_cache is not None
+    assert server.owned_cache is not None and server.owned_cache.name.startswith("recall-eval-view-")  # named in /tmp
+    with pytest.raises(ViewError, match="a sensitive run"):  # not asked to: sensitive runs stay hidden
+        server.viewer.artefact("private/index.html")
     shutil.rmtree(server.owned_cache)  # a temp cleaner got there first
     server.server_close()
-    kept = make_server(tmp_path, 0, tmp_path / "mine")  # a folder the caller gave is the caller's: left alone
+    kept = make_server(tmp_path, 0, tmp_path / "mine")  # a folder the caller gave is the caller's: used, left alone
     (tmp_path / "mine").mkdir()
+    kept.viewer._keep("page.html", "<p>kept</p>")
     kept.server_close()
-    assert kept.owned_cache is None and (tmp_path / "mine").is_dir()
+    assert kept.owned_cache is None and [p.name for p in (tmp_path / "mine").iterdir()] == ["page.html"]
 
 
 def test_the_compare_and_history_pages_are_html_and_a_compare_without_a_run_says_so(reported: Path, tmp_path: Path) -> None:
