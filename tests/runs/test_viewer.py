@@ -136,12 +136,20 @@ def test_view_of_a_missing_folder_exits_2(tmp_path: Path, capsys: pytest.Capture
     assert "no such folder" in capsys.readouterr().err
 
 
-def test_view_on_a_port_in_use_exits_2_and_says_to_choose_another(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_view_on_a_port_in_use_exits_2_and_says_to_choose_another(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        assert main(["view", str(tmp_path), "--port", str(taken.getsockname()[1])]) == 2
-    assert "choose another --port (0 picks a free one)" in capsys.readouterr().err
+        port = taken.getsockname()[1]
+        assert main(["view", str(tmp_path), "--port", str(port)]) == 2
+    assert capsys.readouterr().err == (f"recall-eval view: cannot listen on 127.0.0.1:{port}: Address already in use; "
+                                       "choose another --port (0 picks a free one)\n")
+    assert list((tmp_path / "tmp").iterdir()) == []  # the folder it made for its pages is removed again
 
 
 def test_built_pages_go_to_the_viewers_own_folder_which_closing_removes(tree: Path) -> None:
@@ -514,6 +522,7 @@ def test_closing_the_viewer_after_its_page_folder_was_cleaned_away_is_quiet(tmp_
     _run_folder(tmp_path / "private", manifest=json.dumps({"parameters": {"sensitive": True}}))
     server = make_server(tmp_path, 0)
     assert server.owned_cache is not None and server.owned_cache.name.startswith("recall-eval-view-")  # named in /tmp
+    assert server.daemon_threads is True  # a browser's open connection never holds up Ctrl-C
     with pytest.raises(ViewError, match="a sensitive run"):  # not asked to: sensitive runs stay hidden
         server.viewer.artefact("private/index.html")
     shutil.rmtree(server.owned_cache)  # a temp cleaner got there first
