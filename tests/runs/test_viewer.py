@@ -457,6 +457,13 @@ def test_a_run_removed_while_its_compare_page_is_built_is_named_and_a_page_that_
     with pytest.raises(ViewError) as caught:
         viewer.compare_page("a", "hot")
     assert str(caught.value) == "not found: run hot (removed while the page was built)"
+    monkeypatch.setattr(compare_module, "compare_runs", lambda run_a, run_b, **kw: [shutil.rmtree(run_a),
+                                                                                     vanishing(run_a, run_b, **kw)])
+    with pytest.raises(ViewError) as caught:
+        viewer.compare_page("a", "b")
+    assert str(caught.value) == "not found: run a, b (removed while the page was built)"
+    shutil.copytree(reported / "a", root / "a")
+    shutil.copytree(reported / "a", root / "b")
 
     def failing(run_a: Path, run_b: Path, **kw: Any) -> Any:
         raise CompareError("b: scores.jsonl differs from its summary")
@@ -630,3 +637,30 @@ def test_the_background_index_never_holds_up_ctrl_c_and_its_messages_reach_a_pip
     monkeypatch.setattr(viewer.index, "rows", lambda **_: (_ for _ in ()).throw(OSError("disk gone")))
     _warm(viewer)
     assert err.shown.endswith(f"recall-eval view: cannot index {tmp_path.resolve()}: disk gone\n")
+
+
+def test_a_compare_page_showing_a_sensitive_run_on_either_side_is_kept_nowhere(reported: Path, tmp_path: Path) -> None:
+    root = tmp_path / "runs"
+    shutil.copytree(reported, root)
+    manifest = json.loads((root / "a" / "run.json").read_text(encoding="utf-8"))
+    manifest["parameters"]["sensitive"] = True
+    (root / "a" / "run.json").write_text(json.dumps(manifest), encoding="utf-8")
+    (tmp_path / "cache").mkdir()
+    viewer = Viewer(root, tmp_path / "cache", include_sensitive=True)
+    assert "NOT COMPARABLE" in viewer.compare_page("a", "hot") and "NOT COMPARABLE" in viewer.compare_page("hot", "a")
+    assert list((tmp_path / "cache").iterdir()) == []  # served from memory only
+    viewer.compare_page("b", "hot")
+    assert len(list((tmp_path / "cache").iterdir())) == 1
+
+
+def test_a_head_request_gets_the_headers_and_not_one_byte_of_body(tmp_path: Path) -> None:
+    _run_folder(tmp_path / "run", report="<p>report</p>")
+    with serving(tmp_path) as base:
+        port = int(base.rstrip("/").rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as raw:
+            raw.sendall(f"HEAD /run/index.html HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+            received = b""
+            while chunk := raw.recv(65536):
+                received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.0 200") and b"Content-Length: 13" in head and body == b""
