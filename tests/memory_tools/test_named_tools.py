@@ -230,3 +230,143 @@ def test_any_model_input_gives_a_record_never_an_exception(tool: str, arguments:
         record = run(store).call(tool, arguments)
     assert record.status in {"ok", "invalid_arguments", "unknown_tool", "not_found"}
     assert isinstance(json.loads(record.result_text), dict)
+
+
+def test_specs_state_the_runs_top_k_as_recalls_ceiling_and_default() -> None:
+    full = json.dumps(named_tool_specs())
+    assert f"at most {MAX_RECALL_LIMIT}" in full and "default 5," in full
+    ten = named_tool_specs(("recall",), max_limit=10)
+    recall = ten[0]["function"]
+    assert "(default 5, at most 10)" in recall["description"]
+    assert recall["parameters"]["properties"]["limit"]["description"] == "Most memories to return; at most 10."
+    assert "(default 3, at most 3)" in named_tool_specs(("recall",), max_limit=3)[0]["function"]["description"]
+    assert named_tool_specs(("forget", "remember"))[0]["function"]["parameters"] == {
+        "type": "object", "additionalProperties": False, "required": ["name", "scope"],
+        "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 120, "description": "Exact memory name."},
+                       "scope": {"type": "string", "enum": ["user", "project"], "description": (
+                           "'user': about the user, true in every project; 'project': about the current project only.")}}}
+    first = named_tool_specs()
+    first[0]["function"]["parameters"]["properties"]["name"]["maxLength"] = 1  # a caller's edit stays its own
+    assert named_tool_specs()[0]["function"]["parameters"]["properties"]["name"]["maxLength"] == 120
+
+
+def test_each_argument_error_says_what_the_argument_is_for_and_all_of_them_come_back_at_once(store: NamedMemoryStore) -> None:
+    writer = run(store)
+    remember = result(writer.call("remember", {"name": "  ", "scope": 3}))["error"]["message"]
+    assert 'name must be a non-empty string (a short stable name such as "deploy route"), got blank text' in remember
+    assert "text is required: the memory's full text" in remember
+    assert 'scope must be "user" or "project", got 3' in remember
+    forget = result(writer.call("forget", {"name": 7}))["error"]["message"]
+    assert "name must be a non-empty string (the exact name of the memory to delete), got a number" in forget
+    assert 'scope is required: "user" (about the user) or "project" (this project only)' in forget
+    recall = result(writer.call("recall", {"name": "", "scope": "team", "limit": -1}))["error"]["message"]
+    assert "name must be a non-empty string (the exact memory name), got blank text" in recall
+    assert 'scope must be "user" or "project", got "team"' in recall and "limit must be at least 1, got -1" in recall
+    query = result(writer.call("recall", {"query": False}))["error"]["message"]
+    assert query.startswith("query must be a non-empty string (a few words about the topic), got a boolean")
+    both = result(writer.call("recall", {"name": "a", "query": "b", "scope": "user"}))["error"]["message"]
+    assert both == "give either name or query, not both"
+    neither = result(writer.call("recall", {"scope": "user"}))["error"]["message"]
+    assert neither == 'give name (one memory by its exact name) or query (topic words), e.g. {"query": "deploy"}'
+
+
+def test_recall_by_name_or_query_in_one_scope_and_a_limit_up_to_the_runs_top_k(store: NamedMemoryStore) -> None:
+    writer = run(store, recall_limit=3)
+    for n in range(4):
+        writer.call("remember", {"name": f"deploy {n}", "text": f"deploy step {n}", "scope": "project"})
+    writer.call("remember", {"name": "deploy user", "text": "deploy as me", "scope": "user"})
+    default = result(writer.call("recall", {"query": "deploy"}))
+    assert (default["limit"], default["limitCapped"], len(default["memories"])) == (3, False, 3)
+    capped = result(writer.call("recall", {"query": "deploy", "limit": 4}))
+    assert (capped["limit"], capped["limitCapped"], len(capped["memories"])) == (3, True, 3)
+    mine = result(writer.call("recall", {"query": "deploy", "scope": "user"}))["memories"]
+    assert [m["text"] for m in mine] == ["deploy as me"]
+    named = result(writer.call("recall", {"name": "deploy 2", "scope": "project"}))["memories"]
+    assert [m["text"] for m in named] == ["deploy step 2"]
+    assert result(writer.call("recall", {"name": "deploy 2", "scope": "user"}))["memories"] == []
+
+
+def test_a_call_record_names_the_tool_and_arguments_as_the_model_sent_them(store: NamedMemoryStore) -> None:
+    writer = run(store, tools=READ_TOOLS)
+    odd = writer.call(7, None)  # type: ignore[arg-type]
+    assert (odd.name, odd.arguments, odd.status, odd.storage_read) == ("7", "", "unknown_tool", False)
+    assert result(odd)["error"]["message"] == "unknown tool 7; available: recall"
+    long_name = writer.call("x" * 200, "{}")
+    message = result(long_name)["error"]["message"]
+    assert message == f'unknown tool "{"x" * 79}; available: recall' and long_name.arguments == "{}"
+    assert long_name.result_chars == len(long_name.result_text) and long_name.elapsed_s >= 0
+    accented = writer.call("recall", {"query": "café ☕"})
+    assert accented.arguments == '{"query":"café ☕"}' and accented.status == "ok"
+
+
+def test_forgetting_a_missing_name_reads_storage_and_says_how_to_find_the_names(store: NamedMemoryStore) -> None:
+    record = run(store).call("forget", {"name": "port", "scope": "user"})
+    assert (record.status, record.storage_read, record.disclosed_item_ids) == ("not_found", True, ())
+    assert result(record) == {"error": {"code": "not_found", "message": (
+        'no memory named "port" in scope user; recall lists the saved names')}}
+    assert result(run(store).call("remember", {"name": "port", "text": "5174", "scope": "user"})) == {
+        "event": "created", "name": "port", "scope": "user", "version": 1}
+
+
+def test_recall_within_a_content_budget_shows_whole_memories_whose_texts_fit_and_iso_times_on_request(
+        store: NamedMemoryStore) -> None:
+    writer = run(store, now_ms=86_400_000)
+    for n, size in enumerate((10, 10, 10)):
+        writer.call("remember", {"name": f"deploy {n}", "text": f"deploy {n} " + "x" * size, "scope": "project"})
+    budgeted = run(store, recall_content_chars=40, iso_times=True)
+    record = budgeted.call("recall", {"query": "deploy"})
+    body = result(record)
+    assert (body["truncated"], body["omittedCount"], len(body["memories"])) == (True, 1, 2)
+    assert record.disclosed_item_ids and len(record.disclosed_item_ids) == 2 and record.storage_read
+    assert body["memories"][0]["createdAtIso"] == "1970-01-02T00:00:00Z"
+    assert "createdAtIso" not in result(run(store).call("recall", {"query": "deploy"}))["memories"][0]
+    for n in range(3):
+        writer.call("remember", {"name": f"deploy {n}", "text": f"deploy {n} " + "x" * 100, "scope": "project"})
+    wide = run(store, recall_budget_chars=256, recall_content_chars=1_000).call("recall", {"query": "deploy"})
+    assert len(wide.result_text) > 256 and not result(wide)["truncated"]  # the content budget replaces the ceiling
+
+
+def test_a_recall_result_over_the_budget_drops_whole_memories_from_the_end_until_it_fits(store: NamedMemoryStore) -> None:
+    writer = run(store)
+    for n in range(3):
+        writer.call("remember", {"name": f"deploy {n}", "text": f"deploy {n} " + "x" * 100, "scope": "project"})
+    whole = run(store).call("recall", {"query": "deploy"})
+    cut = run(store, recall_budget_chars=len(whole.result_text) - 1).call("recall", {"query": "deploy"})
+    assert [m["name"] for m in result(cut)["memories"]] == [m["name"] for m in result(whole)["memories"]][:2]
+    assert (result(cut)["truncated"], result(cut)["omittedCount"]) == (True, 1)
+    exact = run(store, recall_budget_chars=len(whole.result_text)).call("recall", {"query": "deploy"})
+    assert exact.result_text == whole.result_text and not result(exact)["truncated"]
+
+
+@pytest.mark.parametrize("setting, value, message", [
+    ("recall_limit", 0, "recall_limit must be an integer from 1 to 50 (got 0)"),
+    ("recall_limit", 51, "recall_limit must be an integer from 1 to 50 (got 51)"),
+    ("recall_limit", True, "recall_limit must be an integer from 1 to 50 (got True)"),
+    ("recall_limit", 5.0, "recall_limit must be an integer from 1 to 50 (got 5.0)"),
+    ("recall_budget_chars", 255, "recall_budget_chars must be an integer of at least 256 (got 255)"),
+    ("recall_budget_chars", True, "recall_budget_chars must be an integer of at least 256 (got True)"),
+    ("recall_budget_chars", 300.0, "recall_budget_chars must be an integer of at least 256 (got 300.0)"),
+])
+def test_a_run_refuses_a_top_k_or_result_budget_out_of_range(store: NamedMemoryStore, setting: str, value: Any,
+                                                              message: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        run(store, **{setting: value})
+    assert str(caught.value) == message
+
+
+def test_the_edges_of_top_k_and_the_result_budget_are_allowed(store: NamedMemoryStore) -> None:
+    assert run(store, recall_limit=1).call("recall", {"query": "x"}).status == "ok"
+    assert result(run(store, recall_limit=50).call("recall", {"query": "x", "limit": 50}))["limitCapped"] is False
+    assert run(store, recall_budget_chars=256).call("recall", {"query": "x"}).status == "ok"
+
+
+def test_a_denied_run_has_no_workspace_and_says_why_to_the_harness_only(store: NamedMemoryStore) -> None:
+    denied = run(store, policy=MemoryPolicy(enabled=True, agent_read_enabled=False))
+    assert denied.identity.workspace_key is None and denied.denial_reason == "agent_reads_disabled"
+    admitted = run(store)
+    assert admitted.identity.workspace_key == "ws-a" and admitted.denial_reason is None
+    assert admitted.identity.application == "recall-eval" and admitted.identity.recall_enabled is True
+    assert run(store, namespace="team-1").identity.namespace == "team-1"
+    assert run(store, recall_enabled=False).identity.recall_enabled is False
+    record = denied.call("recall", {"query": "x"})
+    assert result(record)["error"]["message"] == "memory tools are not available in this conversation"
