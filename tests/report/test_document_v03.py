@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from harness.report.document_layers import document_layer_lines, with_document_lines
 from harness.report.document_v03 import document_v03_lines
 from harness.report.layers import JUSTIFIED, NOT_JUSTIFIED, NOT_MEASURED, layers_block
@@ -80,3 +82,67 @@ def test_the_page_shows_the_block_as_a_table_and_nothing_without_it() -> None:
     assert section["rows"][0]["label"] == "m · memory_document_topk_judge"
     assert section["rows"][0]["cells"][:5] == ["44%", "10%", "0", "341.0", "-"] and len(section["headers"]) == 12
     assert document_v03_section({}) is None
+
+
+def _sample(model: str, arm: str, *, calls: list | None = None, windows: list | None = None, section: str = "",
+            status: str = "ok", scenario_id: str = "dream-test") -> Any:
+    from types import SimpleNamespace
+
+    from harness.records import WritePhaseLog, WriteSessionLog
+    from tests.score.test_document_risks import _call
+
+    sessions = [WriteSessionLog(session_id=f"dream@w{i}", stop_reason="final_answer", model_calls=[_call(100, 0.25)],
+                                tool_calls=tools) for i, tools in enumerate(windows or [])]
+    system = f"base\n<memory_document>\n{section}\n</memory_document>" if section else "base"
+    return SimpleNamespace(model=model, arm=arm, status=status, scenario_id=scenario_id, model_calls=calls or [],
+                           write_phase=WritePhaseLog(sessions=sessions) if windows else None,
+                           messages=[{"role": "system", "content": system}])
+
+
+def _row(model: str, arm: str, samples: int, **figures: Any) -> dict[str, Any]:
+    zero = {"continuity": None, "unsupported": 0.0, "answer_leaks": 0, "selection_calls": 0.0, "selection_tokens": 0.0,
+            "selection_cost_usd": 0.0, "windows": 0.0, "consolidation_calls": 0.0, "consolidation_tokens": 0.0,
+            "consolidation_cost_usd": 0.0, "facts_lost": 0, "entries_superseded": 0.0, "superseded_served": 0,
+            "secrets_written": 0, "foreign_written": 0}
+    return {"model": model, "arm": arm, "samples": samples, **zero, **figures}
+
+
+def test_the_block_has_one_row_per_model_and_document_arm_with_per_sample_means_and_totals() -> None:
+    """Only ok samples of a document arm and a known scenario count; rows by model, then the arms' report order."""
+    from harness.report.document_v03 import document_v03_block
+    from tests.memory_systems.dream_factories import FOREIGN, SECRET, dream_scenario
+    from tests.score.test_document_risks import _appended, _call, _write
+
+    window = [_write("dream.snapshot", "ws-a", {"before": ["Port 8080 now."], "after": ["Standup 09:30."]}),
+              _write("dream.supersede", "ws-a", {"event": "archived", "id": "x", "content": "Port 5173."}),
+              _appended("ws-a", f"The key is {SECRET}"), _appended("ws-a", f"The {FOREIGN}.")]
+    fts, whole, dream = "memory_document_topk_fts", "memory_document", "memory_document_dream"
+    pairs = [
+        (_sample("m2", dream, windows=[window], section="The dev server runs on port 5173."), scores("a", dream)),
+        (_sample("m2", dream), scores("b", dream, correct=None)),
+        (_sample("m1", fts, calls=[_call(40, 0.1, "selection"), _call(500, 1.0)]), scores("a", fts, correct=False)),
+        (_sample("m1", fts, calls=[_call(40, None, "selection")]), scores("b", fts)),
+        (_sample("m1", whole), scores("a", whole, unsupported=True).model_copy(update={"answer_leaks": ["x", "y"]})),
+        (_sample("m1", whole), scores("b", whole, correct=False)),
+        (_sample("m1", whole), scores("c", whole, correct=False)),
+        (_sample("m1", fts, status="error"), scores("d", fts)),
+        (_sample("m1", "history"), scores("e", "history")),
+        (_sample("m1", whole, scenario_id="elsewhere"), scores("f", whole)),
+    ]
+    rows = document_v03_block([p[0] for p in pairs], [p[1] for p in pairs], {"dream-test": dream_scenario()},
+                              [whole, fts, dream, "history"])
+    assert rows == [
+        _row("m1", whole, 3, continuity=0.333333, unsupported=0.333333, answer_leaks=2),
+        _row("m1", fts, 2, continuity=0.5, selection_calls=1.0, selection_tokens=42.0, selection_cost_usd=None),
+        _row("m2", dream, 2, continuity=1.0, windows=0.5, consolidation_calls=0.5, consolidation_tokens=51.0,
+             consolidation_cost_usd=0.125, facts_lost=1, entries_superseded=0.5, superseded_served=1,
+             secrets_written=1, foreign_written=1),
+    ]
+
+
+def test_the_block_exists_only_for_a_run_with_a_top_k_or_dream_mode_arm() -> None:
+    from harness.report.document_v03 import document_v03_block
+
+    assert document_v03_block([], [], {}, ["memory_document", "memory_document_extracted", "history"]) is None
+    for arm in [*TOPK_ARMS, "memory_document_dream"]:
+        assert document_v03_block([], [], {}, [arm]) == []
