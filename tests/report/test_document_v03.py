@@ -146,3 +146,50 @@ def test_the_block_exists_only_for_a_run_with_a_top_k_or_dream_mode_arm() -> Non
     assert document_v03_block([], [], {}, ["memory_document", "memory_document_extracted", "history"]) is None
     for arm in [*TOPK_ARMS, "memory_document_dream"]:
         assert document_v03_block([], [], {}, [arm]) == []
+
+
+def test_each_line_names_its_question_and_the_judge_lane_prints_its_tokens() -> None:
+    """The judge's tokens only on the judge's lane, "?" for an unknown figure; a missing lane arm is named."""
+    from harness.report.document_layers import _num
+
+    risks = {"memory_document_topk_judge": {"selection_tokens": 341.04}, "memory_document_topk_fts": {"selection_tokens": 9.0}}
+    lines = document_layer_lines(_by_arm(10, better=set()), ARMS, risks)
+    assert [(x["layer"], x["arm"], x["against"]) for x in lines] == [
+        ("top-K document retrieval by FTS5 bm25", "memory_document_topk_fts", "memory_document"),
+        ("top-K document retrieval by vectors", "memory_document_topk_vector", "memory_document"),
+        ("top-K document retrieval by the run's model as judge", "memory_document_topk_judge", "memory_document"),
+        ("Dream Mode (idle-window consolidation)", "memory_document_dream", "memory_document_extracted")]
+    assert lines[0]["trigger"] == "the whole memory document is cut by the prompt cap or buries the relevant entry"
+    assert lines[3]["trigger"] == "extraction alone leaves duplicates and superseded entries the probe is shown"
+    assert lines[2]["why"].endswith("; unsupported answers +0.0 pp [-27.8, +27.8]; judge 341.0 tokens per sample")
+    assert "tokens per sample" not in lines[0]["why"] and "consolidation" not in lines[3]["why"]
+    assert _num("many") == "?" and _num(None) == "?" and _num(2) == "2.0"
+    missing = document_layer_lines(_by_arm(10, better=set()), ["memory_document"], {})
+    assert missing[0] == {"id": "topk_fts", "layer": "top-K document retrieval by FTS5 bm25",
+                          "trigger": "the whole memory document is cut by the prompt cap or buries the relevant entry",
+                          "arm": "memory_document_topk_fts", "against": "memory_document", "outcome": NOT_MEASURED,
+                          "why": "the run has no memory_document_topk_fts arm", "estimate": None}
+
+
+def test_a_lane_with_fewer_unsupported_answers_says_so_beside_its_gain() -> None:
+    by_arm = _by_arm(10, better={"memory_document_topk_fts"})
+    by_arm["memory_document"] = [s.model_copy(update={"unsupported_claims": scores("x", "y", unsupported=True).unsupported_claims})
+                                 for s in by_arm["memory_document"]]
+    line = _line(document_layer_lines(by_arm, ARMS, {}), "topk_fts")
+    assert line["outcome"] == JUSTIFIED and line["estimate"]["value"] == 1.0
+    assert line["why"].endswith("; unsupported answers -100.0 pp [-100.0, -44.5]")
+
+
+def test_each_models_ladder_gains_lines_from_its_own_ok_samples_and_its_own_risks() -> None:
+    good = _by_arm(10, better={"memory_document_topk_fts"})
+    other = {arm: [s.model_copy(update={"model": "other"}) for s in rows] for arm, rows in _by_arm(10, better=set()).items()}
+    failed = [s.model_copy(update={"status": "error", "continuity_correct": False})
+              for s in good["memory_document_topk_fts"]]
+    scored = [s for rows in [*good.values(), *other.values()] for s in rows] + failed
+    blocks = [{"model": "other", "lines": []}, {"model": good["memory_document"][0].model, "lines": [{"id": "own"}]}]
+    dream = {"arm": "memory_document_dream", "consolidation_calls": 3.0}
+    out = with_document_lines(blocks, scored, ARMS, [{**dream, "model": "other"}])
+    assert _line(out[0]["lines"], "topk_fts")["outcome"] == NOT_JUSTIFIED
+    assert "3.0 consolidation calls" in _line(out[0]["lines"], "dream")["why"]
+    assert out[1]["lines"][0] == {"id": "own"} and _line(out[1]["lines"], "topk_fts")["outcome"] == JUSTIFIED
+    assert "consolidation" not in _line(out[1]["lines"], "dream")["why"]
