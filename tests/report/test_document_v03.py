@@ -193,3 +193,35 @@ def test_each_models_ladder_gains_lines_from_its_own_ok_samples_and_its_own_risk
     assert "3.0 consolidation calls" in _line(out[0]["lines"], "dream")["why"]
     assert out[1]["lines"][0] == {"id": "own"} and _line(out[1]["lines"], "topk_fts")["outcome"] == JUSTIFIED
     assert "consolidation" not in _line(out[1]["lines"], "dream")["why"]
+
+
+def _shown_rows() -> list[Any]:
+    return [{"model": "m", "arm": "memory_document_dream", "continuity": None, "unsupported": 0.25, "answer_leaks": 3,
+             "selection_calls": 0.0, "selection_tokens": 5.0, "windows": 2.0, "consolidation_calls": 4.8,
+             "consolidation_tokens": 7703.4, "entries_superseded": 6.7, "facts_lost": 1, "superseded_served": 2,
+             "secrets_written": 3, "foreign_written": 4},
+            {"model": "m", "arm": "memory_document_topk_judge", "selection_calls": 1.0, "selection_tokens": 341.0}, "junk"]
+
+
+def test_every_cell_of_the_page_table_is_its_figure_or_a_dash_where_the_arm_spent_nothing() -> None:
+    """A judge's tokens only where it made calls, a window's figures only where windows ran, 0 for a missing count."""
+    from harness.report.document_v03 import document_v03_section
+
+    section = document_v03_section({"memory_document_v03": _shown_rows()})
+    assert section == {"headers": ["continuity", "unsupported", "answer leaks", "judge tokens", "windows",
+                                   "consolidation calls", "consolidation tokens", "entries superseded", "facts lost",
+                                   "stale served", "secrets written", "other workspaces' content written"],
+                       "rows": [{"label": "m · memory_document_dream",
+                                 "cells": ["—", "25%", "3", "-", "2.0", "4.8", "7703.4", "6.7", "1", "2", "3", "4"]},
+                                {"label": "m · memory_document_topk_judge",
+                                 "cells": ["—", "—", "0", "341.0", "-", "-", "-", "-", "0", "0", "0", "0"]}]}
+    assert document_v03_section({"memory_document_v03": ["junk"]}) is None
+
+
+def test_every_column_of_the_terminal_block_is_its_figure_or_a_dash_where_the_arm_spent_nothing() -> None:
+    assert document_v03_lines({"memory_document_v03": _shown_rows()}) == [
+        "memory document V0.3 (seed 001; docs/memory-document-v03.md): per sample, counts are totals",
+        "  arm                          cont  unsup  leaks  select tok  dream calls/tok  lost  supers  stale  secrets  foreign",
+        "  memory_document_dream            —    25%      3          -       4.8/7703.4     1     6.7      2        3        4",
+        "  memory_document_topk_judge       —      —      0      341.0                -     0       -      0        0        0"]
+    assert document_v03_lines({"memory_document_v03": ["junk"]}) == []
