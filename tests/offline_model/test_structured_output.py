@@ -169,3 +169,12 @@ def test_options_are_chosen_for_the_statement_they_are_about_when_one_is_given()
     from harness.offline_model._choices import choose_options
 
     assert choose_options(_OPTIONS, ["a", "b", "c", "d", "e"], None, about="the coffee order is a flat white") == ["e"]
+
+
+def test_an_option_is_chosen_on_one_salient_hit_of_a_short_question_but_not_on_an_unconvincing_overlap() -> None:
+    """One salient word of a three-concept question (score 1, not convincing) is no case; of a one-concept question it is."""
+    from harness.offline_model._choices import choose_options
+
+    text = "Which port does the dev server use?\n[f] port forwarding rules\n[g] use it"
+    assert choose_options(text, ["f", "g"], None) == []
+    assert choose_options("Which port?\n[f] the port is 5174", ["f"], None) == ["f"]

@@ -225,3 +225,11 @@ def test_every_column_of_the_terminal_block_is_its_figure_or_a_dash_where_the_ar
         "  memory_document_dream            —    25%      3          -       4.8/7703.4     1     6.7      2        3        4",
         "  memory_document_topk_judge       —      —      0      341.0                -     0       -      0        0        0"]
     assert document_v03_lines({"memory_document_v03": ["junk"]}) == []
+
+
+def test_a_figure_missing_from_a_row_that_spent_shows_as_a_dash() -> None:
+    from harness.report.document_v03 import document_v03_section
+
+    row = {"model": "m", "arm": "memory_document_topk_judge", "selection_calls": 1.0}
+    assert document_v03_section({"memory_document_v03": [row]})["rows"][0]["cells"][3] == "—"
+    assert document_v03_lines({"memory_document_v03": [row]})[2].split()[4] == "—"
