@@ -233,3 +233,13 @@ def test_a_figure_missing_from_a_row_that_spent_shows_as_a_dash() -> None:
     row = {"model": "m", "arm": "memory_document_topk_judge", "selection_calls": 1.0}
     assert document_v03_section({"memory_document_v03": [row]})["rows"][0]["cells"][3] == "—"
     assert document_v03_lines({"memory_document_v03": [row]})[2].split()[4] == "—"
+
+
+def test_a_models_rows_follow_the_arms_report_order_not_their_names() -> None:
+    from harness.report.document_v03 import document_v03_block
+    from tests.memory_systems.dream_factories import dream_scenario
+
+    arms = ["memory_document_dream", "memory_document_topk_fts"]
+    rows = document_v03_block([_sample("m", a) for a in arms], [scores("a", a) for a in arms],
+                              {"dream-test": dream_scenario()}, arms)
+    assert [r["arm"] for r in rows] == ["memory_document_topk_fts", "memory_document_dream"]
