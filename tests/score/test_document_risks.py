@@ -121,3 +121,11 @@ def test_the_section_is_between_the_first_open_tag_and_the_last_close_tag_and_fa
     assert expected_strings(type(scenario).model_validate(data)) == ["8080", "devbox", "port", "8080"]
     data["sessions"][0]["turns"][0]["content"] = f"Key ({SECRET}), again: {SECRET}."
     assert session_secrets(type(scenario).model_validate(data)) == [SECRET]
+
+
+def test_an_incognito_probes_turn_of_exactly_twenty_characters_is_enough_to_be_foreign() -> None:
+    scenario = dream_scenario(probe={"incognito": True})
+    data = scenario.model_dump(mode="json")
+    data["sessions"][0]["turns"][0]["content"] = "Lunch is at 12 today"  # 20 characters
+    short = type(scenario).model_validate(data)
+    assert document_risks(_record([[_appended("ws-b", "Lunch is at 12 today.")]]), short).foreign_written == 1
