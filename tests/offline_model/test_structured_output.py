@@ -129,3 +129,52 @@ def test_options_listed_in_the_message_are_chosen_by_overlap_with_its_question_n
               "properties": {"selected": {"type": "array", "maxItems": 1, "items": {"type": "string", "enum": ["e1", "e2", "e3"]}}}}
     reply = answer("reference", [{"role": "user", "content": text}], None, {"type": "json_schema", "json_schema": {"schema": schema}})
     assert json.loads(reply.message["content"]) == {"selected": ["e2"]}
+
+
+_OPTIONS = """Which port and host does the dev server use?
+[a] deploy — Deploys go out on Fridays.
+[b] dev server — The dev server runs on port 5174.
+[c] dev server host — The dev server host is devbox and its port is 5174.
+[d] dev server — The dev server runs on port 5174.
+[b] dev server — a second line for b
+  [e]   coffee flat white"""
+
+
+def test_an_options_first_line_describes_it_and_every_other_line_is_the_question() -> None:
+    """A repeated label keeps its first description (the repeat stays in the question); a label is at most 64 characters."""
+    from harness.offline_model._choices import option_lines
+
+    described, question = option_lines(_OPTIONS)
+    assert described == {"a": "deploy — Deploys go out on Fridays.", "b": "dev server — The dev server runs on port 5174.",
+                          "c": "dev server host — The dev server host is devbox and its port is 5174.",
+                          "d": "dev server — The dev server runs on port 5174.", "e": "coffee flat white"}
+    assert question == "Which port and host does the dev server use?\n[b] dev server — a second line for b"
+    long_label = f"[{'x' * 64}] desc\n[{'y' * 65}] desc"
+    assert option_lines(long_label) == ({"x" * 64: "desc"}, f"[{'y' * 65}] desc")
+
+
+def test_options_come_best_match_first_ties_in_listed_order_cut_at_max_items() -> None:
+    """No limit (None, or a negative maxItems) keeps every convincing option; non-string enum values are never chosen."""
+    from harness.offline_model._choices import choose_options
+
+    assert choose_options(_OPTIONS, ["a", "b", "c", "d", "e", 3], None) == ["c", "b", "d"]
+    assert choose_options(_OPTIONS, ["d", "b", "c"], None) == ["c", "d", "b"]
+    assert choose_options(_OPTIONS, ["a", "b", "c", "d"], 1) == ["c"]
+    assert choose_options(_OPTIONS, ["b", "c", "d"], 0) == []
+    assert choose_options(_OPTIONS, ["b", "c", "d"], -1) == ["c", "b", "d"]
+    assert choose_options(_OPTIONS, [3, "zz"], None) is None
+
+
+def test_options_are_chosen_for_the_statement_they_are_about_when_one_is_given() -> None:
+    from harness.offline_model._choices import choose_options
+
+    assert choose_options(_OPTIONS, ["a", "b", "c", "d", "e"], None, about="the coffee order is a flat white") == ["e"]
+
+
+def test_an_option_is_chosen_on_one_salient_hit_of_a_short_question_but_not_on_an_unconvincing_overlap() -> None:
+    """One salient word of a three-concept question (score 1, not convincing) is no case; of a one-concept question it is."""
+    from harness.offline_model._choices import choose_options
+
+    text = "Which port does the dev server use?\n[f] port forwarding rules\n[g] use it"
+    assert choose_options(text, ["f", "g"], None) == []
+    assert choose_options("Which port?\n[f] the port is 5174", ["f"], None) == ["f"]

@@ -76,3 +76,56 @@ def test_consolidation_and_selection_calls_are_counted_apart_with_tokens_and_cos
 def test_a_stale_value_in_the_injected_section_is_served() -> None:
     assert document_risks(_record(section="## port\nThe dev server runs on port 5173."), dream_scenario()).superseded_served
     assert not document_risks(_record(section="## port\nport 8080"), dream_scenario()).superseded_served
+
+
+def test_only_dream_windows_count_and_unreadable_or_unappended_results_are_skipped() -> None:
+    """A session's own write (not ``dream@``) is no window; a result that is not a JSON object, or not "appended", writes nothing."""
+    from types import SimpleNamespace
+
+    bad = [_write("dream.append", "ws-a", {"event": "appended", "content": f"key {SECRET}"}) for _ in range(3)]
+    bad[0] = bad[0].model_copy(update={"result_text": "not json"})
+    bad[1] = bad[1].model_copy(update={"result_text": json.dumps([{"event": "appended", "content": SECRET}])})
+    bad[2] = _write("dream.append", "ws-a", {"event": "rejected", "content": f"The {FOREIGN}, key {SECRET}"})
+    sessions = [WriteSessionLog(session_id="s1", stop_reason="final_answer", model_calls=[_call(7)],
+                                tool_calls=[_appended("ws-a", f"The {FOREIGN}.")]),
+                WriteSessionLog(session_id="dream@w0", stop_reason="final_answer", model_calls=[_call(7)], tool_calls=bad)]
+    record = SimpleNamespace(model_calls=[], write_phase=WritePhaseLog(sessions=sessions), messages=[])
+    risks = document_risks(record, dream_scenario())
+    assert (risks.windows, risks.consolidation_calls, risks.consolidation_tokens) == (1, 1, 9)
+    assert (risks.secrets_written, risks.foreign_written, risks.superseded_served) == (0, 0, False)
+
+
+def test_an_incognito_probes_own_words_written_into_another_workspace_are_foreign() -> None:
+    """Only a user turn of 20 characters or more, and only into another workspace than the probe's."""
+    scenario = dream_scenario(probe={"incognito": True})
+    said = "We moved the dev server to port 8080 yesterday."
+    assert document_risks(_record([[_appended("ws-b", f"Note: {said}")]]), scenario).foreign_written == 1
+    assert document_risks(_record([[_appended("ws-a", f"Note: {said}")]]), scenario).foreign_written == 0
+    assert document_risks(_record([[_appended("ws-b", "Noted.")]]), scenario).foreign_written == 0
+    assert document_risks(_record([[_appended("ws-b", f"Note: {said}")]]), dream_scenario()).foreign_written == 0
+
+
+def test_the_section_is_between_the_first_open_tag_and_the_last_close_tag_and_facts_include_every_answer_string() -> None:
+    from types import SimpleNamespace
+
+    from harness.score.document_risks import expected_strings, memory_section, session_secrets
+
+    system = "a </memory_document> b <memory_document> c </memory_document> d </memory_document> e"
+    record = SimpleNamespace(messages=[{"role": "user", "content": "x"}, {"role": "system", "content": system}])
+    assert memory_section(record) == "<memory_document> c </memory_document> d "
+    assert memory_section(SimpleNamespace(messages=[{"role": "system", "content": "</memory_document><memory_document>"}])) == ""
+    assert memory_section(SimpleNamespace(messages=[{"role": "system", "content": None}])) == ""
+    scenario = dream_scenario()
+    data = scenario.model_dump(mode="json")
+    data["expect"].update(must_contain_all=["devbox"], must_contain_groups=[["port", "8080"]])
+    assert expected_strings(type(scenario).model_validate(data)) == ["8080", "devbox", "port", "8080"]
+    data["sessions"][0]["turns"][0]["content"] = f"Key ({SECRET}), again: {SECRET}."
+    assert session_secrets(type(scenario).model_validate(data)) == [SECRET]
+
+
+def test_an_incognito_probes_turn_of_exactly_twenty_characters_is_enough_to_be_foreign() -> None:
+    scenario = dream_scenario(probe={"incognito": True})
+    data = scenario.model_dump(mode="json")
+    data["sessions"][0]["turns"][0]["content"] = "Lunch is at 12 today"  # 20 characters
+    short = type(scenario).model_validate(data)
+    assert document_risks(_record([[_appended("ws-b", "Lunch is at 12 today.")]]), short).foreign_written == 1
