@@ -126,3 +126,13 @@ def test_once_the_budget_is_spent_every_later_text_field_is_cut_to_nothing() -> 
     assert cut and json.loads(shown) == {"notes": ["n" * 10], "summary": CUT_MARK, "flag": CUT_MARK}
     shown, cut = fit_result(json.dumps({"summary": "s" * 50, "flag": "y", "notes": ["n"]}), top_k=10, chars=20)
     assert cut and json.loads(shown) == {"summary": "s" * 20 + CUT_MARK, "flag": CUT_MARK, "notes": []}
+
+
+def test_prose_within_the_budget_or_exactly_at_it_is_shown_whole_and_not_marked_cut() -> None:
+    assert fit_result("word " * 10, top_k=10, chars=50) == ("word " * 10, False)
+    assert fit_result("short note", top_k=10, chars=50) == ("short note", False)
+
+
+def test_a_cut_json_result_keeps_its_text_as_the_product_wrote_it_without_ascii_escapes() -> None:
+    shown, cut = fit_result(json.dumps({"notes": ["Café à 9 h", "Crème brûlée"]}), top_k=1, chars=4000)
+    assert cut and shown == '{"notes": ["Café à 9 h"]}'
