@@ -180,7 +180,9 @@ def test_ctrl_c_during_a_hung_call_leaves_no_server_process(tmp_path: Path, conf
     env = {**os.environ, "PYTHONPATH": str(REPO), "LITELLM_LOCAL_MODEL_COST_MAP": "True", "TMPDIR": str(server_folders)}
     proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", "--scenarios", str(STARTER), "--filter", "fact-01*",
                              "--arms", arm, "--out", str(tmp_path / "run"), "--cache-dir", str(tmp_path / "cache"),
-                             "--no-progress"], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--no-progress"], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            # a background pytest passes SIGINT on ignored: the run must get Ctrl-C as a terminal gives it
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         hanging = lambda: any("hanging" in p.read_text() for p in server_folders.glob("recall-eval-mcp-*/stderr.log")  # noqa: E731
                               if p.is_file())
