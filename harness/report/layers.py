@@ -146,16 +146,16 @@ def _paired(a: Mapping[str, float], b: Mapping[str, float], keep: Any = None) ->
     return {**_interval(evidence), "signed": True}
 
 
-def _rate(rows: Sequence[Any], failed: Any, *, level: float = LEVEL, unit: Any = None) -> dict[str, Any] | None:
+def _rate(rows: Sequence[Any], failed: Any, *, level: float = LEVEL) -> dict[str, Any] | None:
     """The share of ``rows`` that ``failed`` (each scenario's share, then their mean), with the exact evidence
-    of that share against :data:`RATE_THRESHOLD` (units: ``unit(sample)``, else the sample's conversation)."""
+    of that share against :data:`RATE_THRESHOLD` (units: each scenario's conversation)."""
     from harness.analysis import conversation_of, paired_evidence
 
     if not rows:
         return None
     shares = _scenario_means(rows, lambda s: 1.0 if failed(s) else 0.0)
     order = sorted(shares)
-    units = [conversation_of(sid) for sid in order] if unit is None else [unit(sid) for sid in order]
+    units = [conversation_of(sid) for sid in order]
     evidence = paired_evidence([RATE_THRESHOLD] * len(order), [shares[sid] for sid in order], units,
                                alpha=1.0 - level, bounds=(-RATE_THRESHOLD, 1.0 - RATE_THRESHOLD))
     return _interval(evidence, RATE_THRESHOLD)
