@@ -243,3 +243,45 @@ def test_a_models_rows_follow_the_arms_report_order_not_their_names() -> None:
     rows = document_v03_block([_sample("m", a) for a in arms], [scores("a", a) for a in arms],
                               {"dream-test": dream_scenario()}, arms)
     assert [r["arm"] for r in rows] == ["memory_document_topk_fts", "memory_document_dream"]
+
+
+def test_a_listed_arm_whose_samples_all_failed_leaves_its_lines_not_measured_instead_of_failing_the_report() -> None:
+    """Every sample of the judge lane (or of the whole file) errored: its lines pair no scenario, the rest decide."""
+    rows = _by_arm(10, better={"memory_document_topk_fts"})
+    failed = {"memory_document_topk_judge", "memory_document"}
+    for arms_failed in ({"memory_document_topk_judge"}, failed):
+        scored = [s if s.arm not in arms_failed else s.model_copy(update={"status": "error"})
+                  for arm_rows in rows.values() for s in arm_rows]
+        lines = with_document_lines([{"model": scored[0].model, "lines": []}], scored, ARMS, [])[0]["lines"]
+        judge = _line(lines, "topk_judge")
+        assert judge["outcome"] == NOT_MEASURED and judge["estimate"] is None
+        assert judge["why"] == ("continuity accuracy gained (memory_document_topk_judge - memory_document): "
+                                "0 paired scenario(s), fewer than the 10 a decision needs")
+        fts = _line(lines, "topk_fts")
+        assert fts["outcome"] == (NOT_MEASURED if "memory_document" in arms_failed else JUSTIFIED)
+    assert _line(lines, "dream")["outcome"] == NOT_JUSTIFIED  # its arms did not fail
+
+
+def test_a_lane_with_more_unsupported_answers_prints_the_rise_beside_its_gain() -> None:
+    by_arm = _by_arm(10, better=set())
+    claims = scores("x", "y", unsupported=True).unsupported_claims
+    by_arm["memory_document_topk_fts"] = [s.model_copy(update={"unsupported_claims": claims}) if i % 2 else s
+                                          for i, s in enumerate(by_arm["memory_document_topk_fts"])]
+    assert _line(document_layer_lines(by_arm, ARMS, {}), "topk_fts")["why"] == (
+        "continuity accuracy gained (memory_document_topk_fts - memory_document) +0.0 pp [-27.8, +27.8] over 10 "
+        "paired scenarios (0 up, 0 down), exact p 1.00: not shown above 0; unsupported answers +50.0 pp [+0.0, +100.0]")
+
+
+def test_dream_modes_reason_prints_every_measured_cost_and_risk_in_full_and_nothing_without_its_row() -> None:
+    """What a reader checks Dream Mode by: each figure from its own field, the two that must be 0 named."""
+    risks = {"memory_document_dream": {"consolidation_calls": 4.04, "consolidation_tokens": 7703.44,
+                                       "entries_superseded": 6.66, "facts_lost": 1, "superseded_served": 2,
+                                       "secrets_written": 3, "foreign_written": 4}}
+    decided = ("continuity accuracy gained (memory_document_dream - memory_document_extracted) +100.0 pp [+44.5, +100.0] "
+               "over 10 paired scenarios (10 up, 0 down), exact p 0.002: the interval is above 0; unsupported answers "
+               "+0.0 pp [-27.8, +27.8]")
+    by_arm = _by_arm(10, better={"memory_document_dream"})
+    assert _line(document_layer_lines(by_arm, ARMS, risks), "dream")["why"] == (
+        f"{decided}; per sample 4.0 consolidation calls, 7703.4 tokens, 6.7 entries superseded; facts lost 1, "
+        "superseded served 2, secrets written 3, other workspaces' content written 4 (the last two must be 0)")
+    assert _line(document_layer_lines(by_arm, ARMS, {}), "dream")["why"] == decided
