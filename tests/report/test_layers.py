@@ -576,6 +576,14 @@ def test_the_page_marks_each_outcome_and_prints_category_gains_with_unknown_ends
     assert layers_section({"layers": ["junk"]}) is None and layers_section({"layers": None}) is None
 
 
+def test_a_saved_line_with_a_blank_outcome_renders_unclassed_instead_of_failing_the_page() -> None:
+    """A hand-edited or truncated ``summary.json`` (an outcome of "" or spaces) still renders: it has no class."""
+    summary = {"layers": [{"model": "m-1", "lines": [{"outcome": "", "layer": "L1"}, {"outcome": "  ", "layer": "L2"}]}]}
+    section = layers_section(summary)
+    assert section is not None
+    assert [(x["outcome"], x["cls"]) for x in section[0]["lines"]] == [("", ""), ("  ", "")]
+
+
 def test_a_category_without_relevant_ids_still_shows_its_continuity_gain() -> None:
     """No relevant ids (recall None in both arms): no recall gain to pair, but the continuity gain stands."""
     scenarios = {**suite(10), **{f"open-{i}": make_scenario(f"open-{i}", category="open_domain") for i in range(4)}}
