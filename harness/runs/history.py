@@ -129,8 +129,8 @@ def series_breaks(points: Sequence[RunPoint]) -> list[tuple[int, list[str]]]:
 
 
 def _segments(count: int, breaks: Sequence[tuple[int, list[str]]]) -> list[range]:
-    starts = [0, *(i for i, _ in breaks), count]
-    return [range(a, b) for a, b in zip(starts, starts[1:]) if b > a]
+    starts = [0, *(i for i, _ in breaks), count]  # breaks are distinct indexes 1 .. count - 1: no range is empty
+    return [range(a, b) for a, b in zip(starts, starts[1:])]
 
 
 def _manifest_facts(run: Path) -> dict[str, Any]:
@@ -337,9 +337,9 @@ def history_charts(points: Sequence[RunPoint], page_dir: Path) -> list[dict[str,
     breaks = series_breaks(points)
     blocks = []
     for model in models:
-        treatment = points[-1].treatment if points else "recall"
-        baseline = points[-1].baseline if points else "history_only"
-        tolerance = _num(((points[-1].summary.get("verdict") or {}).get("config") or {}).get("unsupported_tolerance"))
+        latest = points[-1]  # the models are the points' own, so there is a point
+        treatment, baseline = latest.treatment, latest.baseline
+        tolerance = _num(((latest.summary.get("verdict") or {}).get("config") or {}).get("unsupported_tolerance"))
         diff = [{"name": f"{treatment} − {baseline}", "cls": "c1",
                  "values": [_triple(p.paired(model, "continuity_accuracy"), "diff") for p in points]}]
         unsupported = [{"name": f"{treatment} − {baseline}", "cls": "c2",
