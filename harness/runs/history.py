@@ -129,8 +129,8 @@ def series_breaks(points: Sequence[RunPoint]) -> list[tuple[int, list[str]]]:
 
 
 def _segments(count: int, breaks: Sequence[tuple[int, list[str]]]) -> list[range]:
-    starts = [0, *(i for i, _ in breaks), count]
-    return [range(a, b) for a, b in zip(starts, starts[1:]) if b > a]
+    starts = [0, *(i for i, _ in breaks), count]  # breaks are distinct indexes 1 .. count - 1: no range is empty
+    return [range(a, b) for a, b in zip(starts, starts[1:])]
 
 
 def _manifest_facts(run: Path) -> dict[str, Any]:
@@ -337,9 +337,9 @@ def history_charts(points: Sequence[RunPoint], page_dir: Path) -> list[dict[str,
     breaks = series_breaks(points)
     blocks = []
     for model in models:
-        treatment = points[-1].treatment if points else "recall"
-        baseline = points[-1].baseline if points else "history_only"
-        tolerance = _num(((points[-1].summary.get("verdict") or {}).get("config") or {}).get("unsupported_tolerance"))
+        latest = points[-1]  # the models are the points' own, so there is a point
+        treatment, baseline = latest.treatment, latest.baseline
+        tolerance = _num(((latest.summary.get("verdict") or {}).get("config") or {}).get("unsupported_tolerance"))
         diff = [{"name": f"{treatment} − {baseline}", "cls": "c1",
                  "values": [_triple(p.paired(model, "continuity_accuracy"), "diff") for p in points]}]
         unsupported = [{"name": f"{treatment} − {baseline}", "cls": "c2",
@@ -377,7 +377,7 @@ def _table(points: Sequence[RunPoint], page_dir: Path) -> list[dict[str, Any]]:
                           "unsupported": paired_diff(unsupported) if unsupported else "—"})
         rows.append({"run_id": p.run_id, "started_at": p.started_at, "verdict": p.verdict,
                      "href": report_link(p.path, page_dir), "models": cells, "samples": run.get("samples"),
-                     "errors": run.get("errors"), "status": run.get("status"), "suite": p.suite_label(),
+                     "errors": run.get("errors"), "suite": p.suite_label(),
                      "shard": p.shard, "break": changes.get(index)})
     return rows
 
@@ -395,13 +395,16 @@ def render_history(points: Sequence[RunPoint], page_dir: Path, warnings: Sequenc
 
 
 def cli_history(args: Any) -> int:
-    """``recall-eval history DIR... [--out FILE]``: 0 when the page is written, 2 when it cannot be."""
+    """``recall-eval history DIR... [--out FILE]``: 0 when the page is written, 2 when it cannot be.
+
+    ``args`` is the CLI parser's (``harness/cli/__init__.py``), which always sets both ``--include-*`` flags.
+    """
     from harness.report import write_output
 
     out = Path(args.out)
     try:
-        points, warnings = read_points(find_runs(args.dirs), include_shards=bool(getattr(args, "include_shards", False)),
-                                       include_sensitive=bool(getattr(args, "include_sensitive", False)))
+        points, warnings = read_points(find_runs(args.dirs), include_shards=args.include_shards,
+                                       include_sensitive=args.include_sensitive)
     except HistoryError as exc:
         print(f"recall-eval history: {exc}", file=sys.stderr)
         return 2
@@ -409,7 +412,7 @@ def cli_history(args: Any) -> int:
         say(f"warning: {warning}", file=sys.stderr)
     if not points:
         print("recall-eval history: no run with a summary.json; build the reports first (`recall-eval report DIR`)"
-              + ("" if getattr(args, "include_sensitive", False) else " (sensitive runs need --include-sensitive)"),
+              + ("" if args.include_sensitive else " (sensitive runs need --include-sensitive)"),
               file=sys.stderr)
         return 2
     try:

@@ -102,6 +102,24 @@ def test_a_series_break_stops_lines_and_bands_and_its_marker_sits_between_the_ru
     assert [b["x"] for b in alone["breaks"]] == [440.0, 653.4]  # halfway between 546.7 and 760, to 0.1 px
 
 
+def test_the_unsupported_claim_and_per_arm_charts_break_where_the_continuity_chart_does() -> None:
+    points = [point(summary(f"run-{n}", f"2026-03-0{n}T02:00:00Z", seed=0 if n < 3 else 7), PAGE / f"run-{n}")
+              for n in (1, 2, 3, 4)]
+    _, unsupported, per_arm = _charts(*points)
+    # a line or band joined across the break would draw a trend between runs that cannot be compared
+    assert [(b["x"], b["title"]) for b in unsupported["breaks"]] == [(440.0, "series break: seed: 0 -> 7")]
+    assert unsupported["breaks"] == per_arm["breaks"]
+    [series] = unsupported["series"]  # (0.0, -0.1, 0.1) on the ±0.1 axis: y 94, bounds at 14 and 174
+    assert series["lines"] == ["120.0,94.0 333.3,94.0", "546.7,94.0 760.0,94.0"]
+    assert series["bands"] == ["120.0,14.0 333.3,14.0 333.3,174.0 120.0,174.0",
+                               "546.7,14.0 760.0,14.0 760.0,174.0 546.7,174.0"]
+    baseline, treatment = per_arm["series"]  # history_only 0.2 [0, 0.5], recall 0.45 [0.2, 0.7] on 0..1
+    assert baseline["lines"] == ["120.0,142.0 333.3,142.0", "546.7,142.0 760.0,142.0"]
+    assert treatment["lines"] == ["120.0,102.0 333.3,102.0", "546.7,102.0 760.0,102.0"]
+    assert treatment["bands"] == ["120.0,62.0 333.3,62.0 333.3,142.0 120.0,142.0",
+                                  "546.7,62.0 760.0,62.0 760.0,142.0 546.7,142.0"]
+
+
 def test_break_labels_use_ten_rows_then_keep_only_their_markers() -> None:
     points = [point(summary(f"run-{n:03d}", f"2026-03-01T{n // 60:02d}:{n % 60:02d}:00Z", seed=n)) for n in range(100)]
     breaks = _charts(*points)[0]["breaks"]

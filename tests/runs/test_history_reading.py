@@ -228,6 +228,23 @@ def test_the_page_of_no_run_says_so_and_a_broken_character_cannot_stop_it(tmp_pa
     assert "<code>run-?x</code>" in odd
 
 
+def test_text_from_the_summaries_is_escaped_wherever_the_page_shows_it(tmp_path: Path) -> None:
+    bad = "<img src=x onerror=alert(1)>"  # a run folder's summary is a file anyone with the folder can edit
+    arms = {f"arm{bad}": (0.2, 0.0, 0.5), "recall": (0.45, 0.2, 0.7)}
+    first = summary(f"run{bad}", f"2026{bad}", model=f"m{bad}", arms=arms, status='pass" onmouseover="alert(1)')
+    second = summary("run-2", "2026-03-02T02:00:00Z", model=f"m{bad}", arms=arms)
+    second["judge"] = {"model": f"judge{bad}"}
+    page = render_history([point(first), point(second)], tmp_path, [f"warn{bad}"])
+    assert "<img" not in page and 'onmouseover="' not in page
+    esc = "&lt;img src=x onerror=alert(1)&gt;"
+    assert f"<h3>m{esc}</h3>" in page and f"<code>run{esc}</code>" in page  # the model heading, the runs table
+    assert f"<title>run{esc} (2026{esc}) · " in page  # a point's tooltip
+    assert f'</span>arm{esc} </p>' in page  # the per-arm legend
+    assert page.count(f"judge: none -&gt; judge{esc}") == 4  # the break's tooltip on three charts and its table row
+    assert f"warning: warn{esc}" in page
+    assert 'class="vd v-pass&#34; onmouseover=&#34;alert(1)" cx=' in page  # a verdict cannot add an attribute
+
+
 def _args(tmp_path: Path, *dirs: Path, out: str = "site/h.html", **flags: bool) -> argparse.Namespace:
     return argparse.Namespace(dirs=[str(d) for d in dirs], out=str(tmp_path / out),
                               include_shards=flags.get("include_shards", False),
