@@ -49,6 +49,7 @@ def test_specs_are_strict_objects_without_any_scope_identity() -> None:
     specs = named_tool_specs()
     assert [s["function"]["name"] for s in specs] == list(NAMED_TOOL_NAMES)
     for spec in specs:
+        assert spec["type"] == "function" and set(spec["function"]) == {"name", "description", "parameters"}
         parameters = spec["function"]["parameters"]
         assert parameters["additionalProperties"] is False
         assert not {"workspace", "workspaceKey", "application", "namespace", "sessionId"} & set(parameters["properties"])
@@ -370,3 +371,57 @@ def test_a_denied_run_has_no_workspace_and_says_why_to_the_harness_only(store: N
     assert run(store, recall_enabled=False).identity.recall_enabled is False
     record = denied.call("recall", {"query": "x"})
     assert result(record)["error"]["message"] == "memory tools are not available in this conversation"
+
+
+def test_a_lone_surrogate_or_a_value_json_cannot_hold_in_dict_arguments_gives_a_record_never_an_exception(
+        store: NamedMemoryStore) -> None:
+    """A dict of arguments (an SDK's parsed call) is logged as JSON text: a lone surrogate kept as its escape, a value
+    JSON has no type for (bytes, a set) shown by its repr, and the model still gets its tool error."""
+    writer = run(store)
+    surrogate = writer.call("remember", {"name": "p\ud800", "text": "x", "scope": "user"})
+    assert surrogate.arguments == '{"name":"p\\ud800","text":"x","scope":"user"}'
+    assert surrogate.status == "invalid_arguments" and "lone surrogate" in result(surrogate)["error"]["message"]
+    odd = writer.call("recall", {"query": b"deploy", "limit": {1}})
+    assert odd.arguments == '{"query":"b\'deploy\'","limit":"{1}"}' and odd.status == "invalid_arguments"
+    assert result(odd)["error"]["message"] == (
+        "query must be a non-empty string (a few words about the topic), got bytes; "
+        "limit must be an integer from 1 to 50, got set")
+
+
+def test_an_unknown_tool_is_named_back_as_the_model_spelled_it(store: NamedMemoryStore) -> None:
+    """The model reads its own tool name back: JSON-quoted text with its accents, a non-text name by its repr."""
+    reader = run(store, tools=READ_TOOLS)
+    accented = reader.call("recherché", None)
+    assert result(accented)["error"]["message"] == 'unknown tool "recherché"; available: recall'
+    nameless = reader.call(None, None)  # type: ignore[arg-type]
+    assert (nameless.name, result(nameless)["error"]["message"]) == ("None", "unknown tool None; available: recall")
+    assert reader.call("recall", {"query": "x"}).name == "recall"
+
+
+def test_a_call_record_times_the_call_alone(store: NamedMemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    ticks = iter([1_000.0, 1_000.25])
+    monkeypatch.setattr(tools_module, "time", type("Clock", (), {"perf_counter": staticmethod(lambda: next(ticks))}))
+    assert run(store).call("recall", {"query": "x"}).elapsed_s == 0.25
+
+
+def test_a_runs_specs_state_its_own_top_k(store: NamedMemoryStore) -> None:
+    recall = run(store, recall_limit=3, tools=READ_TOOLS).tool_specs()[0]["function"]
+    assert "(default 3, at most 3)" in recall["description"]
+    assert recall["parameters"]["properties"]["limit"]["description"] == "Most memories to return; at most 3."
+
+
+def test_a_forget_reads_storage_and_a_missing_scope_says_what_each_scope_means(store: NamedMemoryStore) -> None:
+    writer = run(store)
+    writer.call("remember", {"name": "port", "text": "5174", "scope": "user"})
+    forgotten = writer.call("forget", {"name": "port", "scope": "user"})
+    assert (forgotten.status, forgotten.storage_read, forgotten.disclosed_item_ids) == ("ok", True, ())
+    scopeless = result(writer.call("forget", {"name": "port"}))["error"]["message"]
+    assert scopeless == 'scope is required: "user" (about the user) or "project" (this project only)'
+
+
+def test_a_run_opened_without_a_namespace_is_in_the_empty_one_and_a_wrong_tool_list_names_the_choices(
+        store: NamedMemoryStore) -> None:
+    assert run(store).identity.namespace == ""
+    with pytest.raises(ValueError) as caught:
+        run(store, tools=("remember", "update_memory"))
+    assert str(caught.value) == "unknown named-memory tools ['update_memory']; choose from remember, recall, forget"
