@@ -70,6 +70,12 @@ NAMED_TOOL_NAMES: tuple[str, ...] = (REMEMBER_TOOL, RECALL_TOOL, FORGET_TOOL)
 WRITE_TOOLS: tuple[str, ...] = (REMEMBER_TOOL, FORGET_TOOL)
 READ_TOOLS: tuple[str, ...] = (RECALL_TOOL,)
 RECALL_BUDGET_CHARS = 12_000
+# A valid call of each tool, shown when a model's arguments cannot be decoded, so it can correct itself.
+_EXAMPLES = {
+    REMEMBER_TOOL: '{"name": "deploy route", "text": "deploys go through staging first", "scope": "project"}',
+    RECALL_TOOL: '{"query": "deploy route"}',
+    FORGET_TOOL: '{"name": "deploy route", "scope": "project"}',
+}
 """Hard ceiling of a recall result; whole memories are dropped from the end to fit (``truncated``)."""
 
 _SCOPE_SCHEMA = {
@@ -293,7 +299,7 @@ class NamedMemoryRun:
             outcome = _error("unknown_tool", f"unknown tool {shown[:80]}; available: {', '.join(self._tools)}")
         else:
             try:
-                decoded = decode_arguments(arguments, name)
+                decoded = decode_arguments(arguments, name, _EXAMPLES[name])
                 if name == REMEMBER_TOOL:
                     parsed: Any = parse_remember_arguments(decoded)
                 elif name == FORGET_TOOL:

@@ -160,13 +160,14 @@ class GetArguments:
     item_id: str
 
 
-def decode_arguments(raw: object, tool: str) -> dict[str, Any]:
+def decode_arguments(raw: object, tool: str, example: str | None = None) -> dict[str, Any]:
     """Turn raw tool arguments (the model's JSON text, or a dict) into a dict.
 
     None or blank text counts as ``{}``. Never raises anything but
-    :class:`ToolArgumentError`.
+    :class:`ToolArgumentError`, whose message shows a valid call (``example``,
+    or the built-in tools' own) so the model can correct itself.
     """
-    example = _EXAMPLES.get(tool, "{}")
+    example = example or _EXAMPLES.get(tool, "{}")
     if raw is None:
         return {}
     if isinstance(raw, dict):

@@ -187,6 +187,16 @@ def test_malformed_arguments_are_tool_errors_never_exceptions(
     assert message in result(record)["error"]["message"]
 
 
+@pytest.mark.parametrize("tool", ["remember", "recall", "forget"])
+def test_undecodable_arguments_are_answered_with_a_call_of_that_tool_that_it_accepts(
+    store: NamedMemoryStore, tool: str
+) -> None:
+    """A model that sent broken JSON is shown how a call of this tool looks, not ``{}`` (which it would refuse)."""
+    message = result(run(store).call(tool, '{"name": '))["error"]["message"]
+    example = message.split("such as ", 1)[1]
+    assert run(store).call(tool, example).status in {"ok", "not_found"}  # forget of a name never stored
+
+
 @pytest.mark.parametrize(
     "tool, arguments",
     [
