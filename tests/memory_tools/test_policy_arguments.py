@@ -153,6 +153,16 @@ def test_undecodable_arguments_get_a_readable_error(raw: object, tool: str, mess
     assert str(caught.value) == message
 
 
+def test_a_callers_own_example_is_shown_and_a_tool_without_one_is_shown_an_empty_object() -> None:
+    """Another host's tools reuse ``decode_arguments``: its own example, else ``{}``, never another tool's."""
+    with pytest.raises(ToolArgumentError) as own:
+        decode_arguments("{", "memory_search", '{"query": "x"}')
+    assert str(own.value).endswith('send one JSON object such as {"query": "x"}')
+    with pytest.raises(ToolArgumentError) as other:
+        decode_arguments(7, "lookup")
+    assert str(other.value) == "arguments must be a JSON object such as {}"
+
+
 @pytest.mark.parametrize("raw", [None, "", "  \n", " " * MAX_ARGUMENT_CHARS])
 def test_absent_or_blank_arguments_decode_to_no_arguments(raw: str | None) -> None:
     assert decode_arguments(raw, "memory_search") == {}
