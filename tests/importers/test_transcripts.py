@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -283,3 +284,125 @@ def test_cli_import_transcripts_exits_2_with_one_line_on_bad_input(tmp_path: Pat
     good = write_jsonl(tmp_path / "good.jsonl", two_sessions())
     assert main(["import", "transcripts", str(good), str(tmp_path / "out"), "--redact", "5433"]) == 0
     assert "5433" not in (tmp_path / "out" / "u1.acme.s2.yaml").read_text(encoding="utf-8")
+
+
+# Round two of mutation testing (issue 50, part 6): each test below is named after what a user would see go wrong.
+
+
+def test_a_clean_log_is_imported_without_any_repair_drop_or_report(tmp_path: Path) -> None:
+    out, lines = imported_transcripts(tmp_path, two_sessions())
+    assert suite_json(out)["repairs"] == {} and suite_json(out)["drops"] == {} and "reports" not in suite_json(out)
+    assert suite_json(out)["transcripts"] == {"messages": 4, "sessions": 2, "groups": 1}
+    assert lines[0].startswith("imported 4 messages, 2 sessions in 1 user/workspace groups: 1 unlabelled probes")
+    assert lines[2:] == ["repaired: 0 (nothing)", "dropped: 0 (nothing)"]
+
+
+def test_the_probe_file_states_its_schema_title_tags_and_description(tmp_path: Path) -> None:
+    out, _ = imported_transcripts(tmp_path, two_sessions())
+    scenario = scenarios_of(out)["u1.acme.s2"]
+    assert scenario["schema_version"] == 1 and scenario["category"] == "logged"
+    assert scenario["title"] == "Logged session s2 in acme"
+    assert scenario["tags"] == ["transcripts", "workspace:acme", "user:u1"]
+    assert scenario["description"] == ("The first user message of session s2 after 1 earlier session(s) of the same "
+                                       "user and workspace; logged traffic, no gold answer.")
+    assert scenario["probe"]["started_at"] == "2026-03-02T09:00:00.000Z"
+
+
+def test_a_probe_without_user_or_workspace_has_neither_in_its_title_tags_or_id(tmp_path: Path) -> None:
+    messages = [message(m["session_id"], m["role"], m["content"], m["timestamp"], workspace=None, user=None)
+                for m in two_sessions()]
+    out, _ = imported_transcripts(tmp_path, messages)
+    scenario = scenarios_of(out)["s2"]
+    assert scenario["title"] == "Logged session s2" and scenario["tags"] == ["transcripts"]
+
+
+def test_times_are_written_in_utc_whatever_the_machine_s_time_zone(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "XST-5:30")  # a POSIX zone 5 h 30 ahead of UTC (no tz database needed)
+    time.tzset()
+    try:
+        out, _ = imported_transcripts(tmp_path, two_sessions())
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    scenario = scenarios_of(out)["u1.acme.s2"]
+    assert scenario["sessions"][0]["started_at"] == "2026-03-01T10:00:00.000Z"
+    assert scenario["probe"]["started_at"] == "2026-03-02T09:00:00.000Z"
+
+
+def test_a_turn_after_a_repeated_message_is_kept(tmp_path: Path) -> None:
+    messages = two_sessions()
+    more = message("s1", "user", "And the cache is redis.", "2026-03-01T10:00:09Z")
+    out, _ = imported_transcripts(tmp_path, [*messages[:2], messages[0], more, *messages[2:]])
+    turns = scenarios_of(out)["u1.acme.s2"]["sessions"][0]["turns"]
+    assert [t["content"] for t in turns] == [messages[0]["content"], messages[1]["content"], more["content"]]
+
+
+def test_a_session_s_first_message_without_a_time_takes_the_first_time_there_is(tmp_path: Path) -> None:
+    messages = two_sessions()
+    del messages[0]["timestamp"]
+    out, _ = imported_transcripts(tmp_path, messages)
+    earlier = scenarios_of(out)["u1.acme.s2"]["sessions"][0]
+    assert earlier["started_at"] == "2026-03-01T10:00:05.000Z"
+    assert [t["role"] for t in earlier["turns"]] == ["user", "assistant"]
+    assert "messages of a session out of time order, sorted by time" not in suite_json(out)["repairs"]
+
+
+def test_an_untimed_message_takes_the_time_just_before_it_and_keeps_its_place(tmp_path: Path) -> None:
+    messages = two_sessions()
+    last = message("s1", "user", "Thanks, that is all.", None)
+    out, _ = imported_transcripts(tmp_path, [*messages[:2], last, *messages[2:]])
+    turns = scenarios_of(out)["u1.acme.s2"]["sessions"][0]["turns"]
+    assert [t["content"] for t in turns][-1] == "Thanks, that is all."
+    assert "messages of a session out of time order, sorted by time" not in suite_json(out)["repairs"]
+
+
+def test_messages_logged_at_the_same_moment_keep_the_file_s_order(tmp_path: Path) -> None:
+    messages = two_sessions()
+    messages[1]["timestamp"] = messages[0]["timestamp"]  # a log with one-second resolution
+    out, _ = imported_transcripts(tmp_path, messages)
+    turns = scenarios_of(out)["u1.acme.s2"]["sessions"][0]["turns"]
+    assert [t["role"] for t in turns] == ["user", "assistant"]
+    assert suite_json(out)["repairs"] == {}
+
+
+def test_a_turn_of_an_earlier_session_logged_at_the_probe_s_moment_is_cut(tmp_path: Path) -> None:
+    same_moment = message("s1", "assistant", "Also: the cache is redis.", "2026-03-02T09:00:00Z")
+    out, _ = imported_transcripts(tmp_path, [*two_sessions(), same_moment])
+    assert "redis" not in json.dumps(scenarios_of(out)["u1.acme.s2"]["sessions"])
+
+
+def test_the_logged_reply_is_the_reply_after_the_probe_not_a_greeting_before_it(tmp_path: Path) -> None:
+    opener = message("s2", "assistant", "Good morning! How can I help?", "2026-03-02T08:59:59Z")
+    out, _ = imported_transcripts(tmp_path, [*two_sessions()[:2], opener, *two_sessions()[2:]])
+    assert scenarios_of(out)["u1.acme.s2"]["expect"]["logged_reply"] == "You picked 5433."
+
+
+def test_a_probe_without_a_logged_reply_has_only_the_unlabelled_mark(tmp_path: Path) -> None:
+    out, _ = imported_transcripts(tmp_path, two_sessions()[:3])
+    assert scenarios_of(out)["u1.acme.s2"]["expect"] == {"unlabelled": True}
+
+
+def test_sessions_starting_at_the_probe_s_moment_are_left_out_and_later_probes_still_made(tmp_path: Path) -> None:
+    at = "2026-03-02T09:00:00Z"
+    same = [message(sid, "user", f"Hello from {sid}.", at) for sid in ("s2a", "s2b")]
+    later = message("s3", "user", "Which port again?", "2026-03-03T09:00:00Z")
+    out, _ = imported_transcripts(tmp_path, [*two_sessions()[:2], *same, later])
+    scenarios = scenarios_of(out)
+    assert [s["id"] for s in scenarios["u1.acme.s2a"]["sessions"]] == ["s1"]
+    assert [s["id"] for s in scenarios["u1.acme.s2b"]["sessions"]] == ["s1"]  # not s2a: it started with it
+    assert [s["id"] for s in scenarios["u1.acme.s3"]["sessions"]] == ["s1", "s2a", "s2b"]
+    drop = suite_json(out)["drops"]["earlier session starting with the later one, left out of its probe"]
+    assert drop == {"count": 1, "examples": ["session 's2a' before 's2b'"]}
+
+
+def test_a_later_session_whose_earlier_ones_all_started_with_it_is_no_probe_and_the_next_still_is(
+        tmp_path: Path) -> None:
+    at = "2026-03-02T09:00:00Z"
+    same = [message(sid, "user", f"Hello from {sid}.", at) for sid in ("s2a", "s2b", "s2c")]
+    later = message("s3", "user", "Which port again?", "2026-03-03T09:00:00Z")
+    out, _ = imported_transcripts(tmp_path, [*same, later])
+    scenarios = scenarios_of(out)
+    assert sorted(scenarios) == ["u1.acme.s3"]
+    assert [s["id"] for s in scenarios["u1.acme.s3"]["sessions"]] == ["s2a", "s2b", "s2c"]
+    assert suite_json(out)["drops"]["earlier session starting with the later one, left out of its probe"]["count"] == 3
