@@ -23,7 +23,8 @@ Bad input, each decided (and counted in ``_suite.json``):
 
 - not JSON, not an object, no ``session_id``, a ``role`` or time that cannot
   be read, a workspace that is not an identifier, one session claiming two
-  workspaces or two users: exit 2 naming ``file:line`` and the field;
+  workspaces or two users, a message of a session file naming another session: exit 2 naming ``file:line`` and
+  the field;
 - a message without a time: takes the time of the message before it in its
   session (repaired); a session with no time at all: dropped;
 - sessions out of order in the file: sorted (repaired); messages of a session

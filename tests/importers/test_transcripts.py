@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from harness.cli import main
-from harness.importers import ImporterError, import_transcripts
-from harness.redaction import pattern_digest
+from harness.importers import FaultLog, ImporterError, import_transcripts
+from harness.redaction import Redactor, pattern_digest
 from harness.scenarios import load_scenarios
 from tests.importers.transcript_fixtures import (
     SECRET,
@@ -406,3 +407,129 @@ def test_a_later_session_whose_earlier_ones_all_started_with_it_is_no_probe_and_
     assert sorted(scenarios) == ["u1.acme.s3"]
     assert [s["id"] for s in scenarios["u1.acme.s3"]["sessions"]] == ["s2a", "s2b", "s2c"]
     assert suite_json(out)["drops"]["earlier session starting with the later one, left out of its probe"]["count"] == 3
+
+
+def _session_folder(tmp_path: Path, files: dict[str, Any]) -> Path:
+    folder = tmp_path / "sessions"
+    folder.mkdir(parents=True)
+    for name, data in files.items():
+        (folder / name).write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+    return folder
+
+
+def _folder_files() -> dict[str, Any]:
+    return {f"{sid}.json": {"workspace": "acme", "user_id": "u1",
+                            "messages": [{k: m[k] for k in ("role", "content", "timestamp")}
+                                         for m in two_sessions() if m["session_id"] == sid]} for sid in ("s1", "s2")}
+
+
+def _import_folder(tmp_path: Path, files: dict[str, Any]) -> Path:
+    out = tmp_path / "suite"
+    import_transcripts(_session_folder(tmp_path, files), out, echo=lambda line: None)
+    return out
+
+
+def test_a_session_file_may_be_a_bare_list_of_messages_named_by_the_file(tmp_path: Path) -> None:
+    files = _folder_files()
+    files["s1.json"] = [{**m, "workspace": "acme", "user_id": "u1"} for m in files["s1.json"]["messages"]]
+    out = _import_folder(tmp_path, files)
+    assert [s["id"] for s in scenarios_of(out)["u1.acme.s2"]["sessions"]] == ["s1"]
+
+
+def test_files_other_than_json_in_the_folder_are_not_read(tmp_path: Path) -> None:
+    out = _import_folder(tmp_path, {**_folder_files(), "README.md": "# exported from the chat service\n"})
+    assert sorted(scenarios_of(out)) == ["u1.acme.s2"]
+
+
+def test_a_folder_without_session_files_exits_saying_what_to_give(tmp_path: Path) -> None:
+    folder = _session_folder(tmp_path, {"notes.txt": "nothing"})
+    with pytest.raises(ImporterError, match=r"sessions: no \*\.json file in the folder; give one JSON file per "
+                                            r"session, or a JSONL file$"):
+        import_transcripts(folder, tmp_path / "suite", echo=lambda line: None)
+
+
+def test_a_session_file_that_is_not_json_exits_naming_the_file_and_the_shape(tmp_path: Path) -> None:
+    folder = _session_folder(tmp_path, {**_folder_files(), "s2.json": "{torn"})
+    with pytest.raises(ImporterError) as caught:
+        import_transcripts(folder, tmp_path / "suite", echo=lambda line: None)
+    assert str(caught.value).startswith(f"{folder / 's2.json'}: not a JSON object (")
+    assert str(caught.value).endswith("); one JSON object per session file")
+
+
+def test_a_session_file_without_messages_exits_naming_the_field_and_the_shape(tmp_path: Path) -> None:
+    folder = _session_folder(tmp_path, {**_folder_files(), "s2.json": {"workspace": "acme", "turns": []}})
+    with pytest.raises(ImporterError) as caught:
+        import_transcripts(folder, tmp_path / "suite", echo=lambda line: None)
+    assert str(caught.value) == ('s2.json: field \'messages\' is missing; a session file is {"session_id": ..., '
+                                 '"workspace": ..., "messages": [...]}')
+
+
+def test_a_message_of_a_session_file_that_is_not_an_object_exits_naming_file_and_index(tmp_path: Path) -> None:
+    files = _folder_files()
+    files["s2.json"]["messages"].append("You picked 5433.")
+    with pytest.raises(ImporterError, match=r"^s2\.json:messages\[2\]: a message must be a JSON object, not str$"):
+        _import_folder(tmp_path, files)
+
+
+def test_a_bad_role_in_a_session_file_exits_naming_file_and_index(tmp_path: Path) -> None:
+    files = _folder_files()
+    files["s2.json"]["messages"][1]["role"] = "bot"
+    with pytest.raises(ImporterError, match=r"^s2\.json:messages\[1\]: field 'role' 'bot' is not user, assistant, "
+                                            r"system or tool$"):
+        _import_folder(tmp_path, files)
+
+
+def test_a_message_of_a_session_file_naming_another_session_exits_instead_of_moving_it(tmp_path: Path) -> None:
+    files = _folder_files()
+    files["s2.json"]["messages"][1]["session_id"] = "s1"  # would have been moved into s1.json's session
+    with pytest.raises(ImporterError, match=r"^s2\.json:messages\[1\]: field 'session_id' 's1' differs from the "
+                                            r"file's session 's2'; one file per session$"):
+        _import_folder(tmp_path, files)
+    files["s2.json"]["messages"][1]["session_id"] = "s2"  # its own session: fine
+    assert sorted(scenarios_of(_import_folder(tmp_path / "again", files))) == ["u1.acme.s2"]
+
+
+def test_two_files_of_one_session_name_the_rule(tmp_path: Path) -> None:
+    files = {name: {"session_id": "s1", "messages": []} for name in ("a.json", "b.json")}
+    with pytest.raises(ImporterError, match=r"^b\.json: session_id 's1' is also the session of a\.json; one file per "
+                                            r"session$"):
+        _import_folder(tmp_path, files)
+
+
+def test_a_session_file_that_cannot_be_read_exits_naming_it_and_the_reason(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = _session_folder(tmp_path, _folder_files())
+    real = Path.read_bytes
+
+    def refuse(path: Path) -> bytes:
+        if path.name == "s2.json":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    with pytest.raises(ImporterError) as caught:
+        import_transcripts(folder, tmp_path / "suite", echo=lambda line: None)
+    assert str(caught.value) == f"{folder / 's2.json'}: cannot read: Permission denied"
+
+
+def test_a_log_that_cannot_be_read_exits_naming_it_and_the_reason(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.importers import transcripts
+
+    log = write_jsonl(tmp_path / "log.jsonl", two_sessions())
+
+    def refuse(path: Path, mode: str = "r") -> Any:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(transcripts, "open", refuse, raising=False)
+    with pytest.raises(ImporterError) as caught:
+        list(transcripts.read_transcripts(log, FaultLog(), Redactor.build(), transcripts.TranscriptStats()))
+    assert str(caught.value) == f"{log}: cannot read: Permission denied"
+
+
+def test_a_source_that_is_neither_file_nor_folder_exits_saying_what_to_give(tmp_path: Path) -> None:
+    from harness.importers import transcripts
+
+    with pytest.raises(ImporterError, match=r"^/dev/null: not a file or folder \(missing, or a pipe or device\); "
+                                            r"give a JSONL file of messages or a folder of session files$"):
+        list(transcripts.read_transcripts(Path("/dev/null"), FaultLog(), Redactor.build(), transcripts.TranscriptStats()))
