@@ -533,3 +533,105 @@ def test_a_source_that_is_neither_file_nor_folder_exits_saying_what_to_give(tmp_
     with pytest.raises(ImporterError, match=r"^/dev/null: not a file or folder \(missing, or a pipe or device\); "
                                             r"give a JSONL file of messages or a folder of session files$"):
         list(transcripts.read_transcripts(Path("/dev/null"), FaultLog(), Redactor.build(), transcripts.TranscriptStats()))
+
+
+def test_a_blank_line_is_skipped_and_the_lines_after_it_are_read_and_numbered(tmp_path: Path) -> None:
+    messages = two_sessions()
+    out, _ = imported_transcripts(tmp_path, [*messages[:2], "", *messages[2:]])
+    assert scenarios_of(out)["u1.acme.s2"]["expect"]["logged_reply"] == "You picked 5433."
+    messages[3]["role"] = "bot"
+    with pytest.raises(ImporterError, match=r"^log\.jsonl:5: field 'role' 'bot'"):
+        imported_transcripts(tmp_path, [*messages[:2], "", *messages[2:]])
+
+
+def test_a_line_that_is_not_json_names_the_expected_shape(tmp_path: Path) -> None:
+    with pytest.raises(ImporterError, match=r"^log\.jsonl:2: not a JSON object \(.*\); one message per line$"):
+        imported_transcripts(tmp_path, [two_sessions()[0], "{torn", *two_sessions()[1:]])
+
+
+def test_invalid_utf8_and_a_raw_surrogate_exit_naming_line_and_byte(tmp_path: Path) -> None:
+    first = json.dumps(two_sessions()[0]).encode()
+    for bad, byte in ((b'"caf\xe9"', "0xe9"), (b'"x\xed\xa0\x80y"', "0xed")):
+        log = tmp_path / "log.jsonl"
+        log.write_bytes(first + b'\n{"session_id": "s2", "workspace": "acme", "role": "user", "content": ' + bad
+                        + b', "timestamp": "2026-03-02T10:00:00Z"}\n')
+        with pytest.raises(ImporterError, match=rf"^log\.jsonl:2: not UTF-8 \(byte {byte} at offset \d+: "
+                                                r".*\); save the log as UTF-8$"):
+            import_transcripts(log, tmp_path / "suite", echo=lambda line: None)
+
+
+def test_json_nested_past_python_s_limit_exits_naming_the_line(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(json.dumps(two_sessions()[0]).encode() + b"\n" + b"[" * 200_000 + b"]" * 200_000 + b"\n")
+    with pytest.raises(ImporterError, match=r"^log\.jsonl:2: JSON nested deeper than Python reads; one message per "
+                                            r"line$"):
+        import_transcripts(log, tmp_path / "suite", echo=lambda line: None)
+
+
+def test_an_escaped_lone_surrogate_is_a_replacement_character_and_a_counted_repair(tmp_path: Path) -> None:
+    messages = two_sessions()
+    messages[2]["content"] = "Which port\ud800 for staging?"
+    out, _ = imported_transcripts(tmp_path, messages)  # json.dumps writes it as the escape \ud800
+    assert scenarios_of(out)["u1.acme.s2"]["probe"]["message"] == "Which port\ufffd for staging?"
+    assert suite_json(out)["repairs"]["lone surrogate (a \\ud800-style escape) in a message, written as U+FFFD"] == {
+        "count": 1, "examples": ["log.jsonl:3"]}
+
+
+def test_a_line_that_is_not_an_object_exits_naming_its_type(tmp_path: Path) -> None:
+    with pytest.raises(ImporterError, match=r"^log\.jsonl:2: a message must be a JSON object, not list$"):
+        imported_transcripts(tmp_path, [two_sessions()[0], "[1, 2]", *two_sessions()[1:]])
+
+
+@pytest.mark.parametrize("sid", ["  ", [1], 1.5, None])
+def test_a_session_id_that_is_blank_or_not_a_name_exits(tmp_path: Path, sid: Any) -> None:
+    messages = two_sessions()
+    messages[1]["session_id"] = sid
+    with pytest.raises(ImporterError, match=r"^log\.jsonl:2: field 'session_id' is missing; every message names its "
+                                            r"session$"):
+        imported_transcripts(tmp_path, messages)
+
+
+def test_a_role_that_is_not_a_chat_role_exits_naming_it(tmp_path: Path) -> None:
+    messages = two_sessions()
+    messages[1]["role"] = "bot"
+    with pytest.raises(ImporterError, match=r"^log\.jsonl:2: field 'role' 'bot' is not user, assistant, system or "
+                                            r"tool$"):
+        imported_transcripts(tmp_path, messages)
+
+
+def test_function_and_developer_messages_are_dropped_and_counted_not_refused(tmp_path: Path) -> None:
+    extra = [message("s1", "developer", "Be brief.", "2026-03-01T09:59:58Z"),
+             message("s1", "function", "{\"rows\": 3}", "2026-03-01T10:00:01Z")]
+    out, _ = imported_transcripts(tmp_path, [*extra, *two_sessions()])
+    drops = suite_json(out)["drops"]
+    assert drops["developer message (not a user or assistant turn)"] == {"count": 1, "examples": ["log.jsonl:1"]}
+    assert drops["function message (not a user or assistant turn)"] == {"count": 1, "examples": ["log.jsonl:2"]}
+    assert suite_json(out)["transcripts"]["messages"] == 6
+
+
+@pytest.mark.parametrize("content", ["   ", [], [{"type": "image_url", "image_url": {}}], None, 42])
+def test_a_message_without_text_is_dropped_and_counted_with_its_line(tmp_path: Path, content: Any) -> None:
+    tool_call = message("s1", "assistant", content, "2026-03-01T10:00:03Z")
+    out, _ = imported_transcripts(tmp_path, [*two_sessions()[:1], tool_call, *two_sessions()[1:]])
+    assert suite_json(out)["drops"]["message without text (tool calls or empty content)"] == {
+        "count": 1, "examples": ["log.jsonl:2"]}
+    assert len(scenarios_of(out)["u1.acme.s2"]["sessions"][0]["turns"]) == 2
+
+
+def test_a_message_wrapped_in_a_message_field_is_read_with_its_time_inside_or_outside(tmp_path: Path) -> None:
+    wrapped = []
+    for n, m in enumerate(two_sessions()):
+        inner = {"role": m["role"], "content": m["content"]}
+        outer = {"session_id": m["session_id"], "workspace": "acme", "user_id": "u1", "message": inner}
+        (inner if n % 2 else outer)["created_at"] = m["timestamp"]
+        wrapped.append(outer)
+    out, _ = imported_transcripts(tmp_path, wrapped)
+    (tmp_path / "plain").mkdir()
+    assert scenarios_of(out) == scenarios_of(imported_transcripts(tmp_path / "plain", two_sessions())[0])
+    assert suite_json(out)["repairs"] == {}
+
+
+def test_an_unreadable_time_inside_a_wrapped_message_names_its_field(tmp_path: Path) -> None:
+    bad = {"session_id": "s2", "workspace": "acme", "message": {"role": "user", "content": "Hi", "time": "soon"}}
+    with pytest.raises(ImporterError, match=r"^log\.jsonl:3: field 'time' 'soon' is not a time"):
+        imported_transcripts(tmp_path, [*two_sessions()[:2], bad])
