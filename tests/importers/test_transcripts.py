@@ -635,3 +635,111 @@ def test_an_unreadable_time_inside_a_wrapped_message_names_its_field(tmp_path: P
     bad = {"session_id": "s2", "workspace": "acme", "message": {"role": "user", "content": "Hi", "time": "soon"}}
     with pytest.raises(ImporterError, match=r"^log\.jsonl:3: field 'time' 'soon' is not a time"):
         imported_transcripts(tmp_path, [*two_sessions()[:2], bad])
+
+
+def test_a_workspace_given_only_on_a_later_message_is_the_session_s(tmp_path: Path) -> None:
+    messages = two_sessions()
+    del messages[0]["workspace"], messages[2]["workspace"]
+    out, _ = imported_transcripts(tmp_path, messages)
+    scenario = scenarios_of(out)["u1.acme.s2"]
+    assert scenario["probe"]["workspace"] == "acme" and scenario["sessions"][0]["workspace"] == "acme"
+    assert "reports" not in suite_json(out)
+    messages.append(message("s2", "user", "And staging?", "2026-03-02T09:00:09Z", workspace="other"))
+    with pytest.raises(ImporterError, match=r"^log\.jsonl:5: field 'workspace' 'other' differs from 'acme' at "
+                                            r"log\.jsonl:4 for session 's2'; one session runs in one workspace for "
+                                            r"one user$"):
+        imported_transcripts(tmp_path, messages)
+
+
+def test_a_user_given_only_on_a_later_message_is_the_session_s(tmp_path: Path) -> None:
+    messages = two_sessions()
+    del messages[0]["user_id"], messages[2]["user_id"]
+    out, _ = imported_transcripts(tmp_path, messages)
+    assert sorted(scenarios_of(out)) == ["u1.acme.s2"]
+    assert scenarios_of(out)["u1.acme.s2"]["tags"] == ["transcripts", "workspace:acme", "user:u1"]
+
+
+def test_one_session_for_two_users_exits_naming_both_lines(tmp_path: Path) -> None:
+    messages = two_sessions()
+    messages[3]["user_id"] = "u2"
+    with pytest.raises(ImporterError, match=r"^log\.jsonl:4: field 'user_id' 'u2' differs from 'u1' at log\.jsonl:3 "
+                                            r"for session 's2'; one session runs in one workspace for one user$"):
+        imported_transcripts(tmp_path, messages)
+    del messages[2]["user_id"]  # the user first read on line 4, so the conflict on line 5 names line 4
+    messages.append(message("s2", "user", "And staging?", "2026-03-02T09:00:09Z", user="u3"))
+    with pytest.raises(ImporterError, match=r"^log\.jsonl:5: field 'user_id' 'u3' differs from 'u2' at log\.jsonl:4 "):
+        imported_transcripts(tmp_path, messages)
+
+
+def test_the_user_field_may_be_called_user_and_a_bad_one_is_named_as_given(tmp_path: Path) -> None:
+    messages = [{**{k: v for k, v in m.items() if k != "user_id"}, "user": "u1"} for m in two_sessions()]
+    out, _ = imported_transcripts(tmp_path, messages)
+    assert sorted(scenarios_of(out)) == ["u1.acme.s2"]
+    messages[0]["user"] = "Ana Lopez"
+    with pytest.raises(ImporterError) as caught:
+        imported_transcripts(tmp_path, messages)
+    assert str(caught.value) == ("log.jsonl:1: field 'user' 'Ana Lopez' is not an identifier (letters, digits and ._:-, "
+                                 "starting with a letter or digit): it is the memory store's scope key, so it is not "
+                                 "renamed; map it in the file")
+
+
+@pytest.mark.parametrize("workspace", [True, 2.5, ["acme"]])
+def test_a_workspace_that_is_not_a_string_or_number_is_refused(tmp_path: Path, workspace: Any) -> None:
+    messages = two_sessions()
+    messages[1]["workspace"] = workspace
+    with pytest.raises(ImporterError, match=r"^log\.jsonl:2: field 'workspace' .* is not an identifier"):
+        imported_transcripts(tmp_path, messages)
+
+
+def test_a_user_id_that_is_a_secret_is_redacted_once_per_session(tmp_path: Path) -> None:
+    messages = [message(m["session_id"], m["role"], m["content"], m["timestamp"], user=SECRET) for m in two_sessions()]
+    out, _ = imported_transcripts(tmp_path, messages)
+    assert SECRET not in "".join(p.read_text(encoding="utf-8") for p in out.iterdir())
+    assert suite_json(out)["redaction"]["redacted"] == 2  # read once for each of its two sessions
+
+
+def test_one_user_with_and_without_a_workspace_makes_two_groups(tmp_path: Path) -> None:
+    global_scope = [message(m["session_id"] + "-g", m["role"], m["content"], m["timestamp"], workspace=None)
+                    for m in two_sessions()]
+    out, _ = imported_transcripts(tmp_path, [*two_sessions(), *global_scope])
+    assert sorted(scenarios_of(out)) == ["u1.acme.s2", "u1.s2-g"]
+    assert suite_json(out)["transcripts"]["groups"] == 2
+
+
+def test_session_ids_that_clean_to_the_same_name_stay_distinct(tmp_path: Path) -> None:
+    first, second = two_sessions()[:2], two_sessions()[:2]
+    for m in first:
+        m["session_id"] = "a/b"
+    for m in second:
+        m["session_id"], m["timestamp"] = "a?b", m["timestamp"].replace("T10", "T11")
+    out, _ = imported_transcripts(tmp_path, [*first, *second, *two_sessions()[2:]])
+    assert [s["id"] for s in scenarios_of(out)["u1.acme.s2"]["sessions"]] == ["a-b", "a-b-2"]
+
+
+def test_sessions_and_probes_without_an_identifier_character_are_named_by_position(tmp_path: Path) -> None:
+    messages = [message(sid, "user", f"Message {n}.", f"2026-03-0{n}T10:00:00Z", workspace=None, user=None)
+                for n, sid in enumerate(("!!!", "???", "###"), start=1)]
+    out, _ = imported_transcripts(tmp_path, messages)
+    scenarios = scenarios_of(out)
+    assert sorted(scenarios) == ["probe-1", "probe-2"]
+    assert scenarios["probe-1"]["probe"]["message"] == "Message 2."
+    assert [s["id"] for s in scenarios["probe-2"]["sessions"]] == ["s1", "s2"]
+
+
+def test_colliding_probe_ids_are_told_apart_the_same_way_whatever_the_file_s_order(tmp_path: Path) -> None:
+    def group(user: str, workspace: str, later: str) -> list[dict[str, Any]]:
+        return [message(f"first-{user}-{workspace}", "user", f"Hello {user} {workspace}.", "2026-03-01T10:00:00Z",
+                        user=user, workspace=workspace),
+                message(later, "user", f"Question of {user} in {workspace}.", "2026-03-02T10:00:00Z",
+                        user=user, workspace=workspace)]
+
+    groups = [group("u", "a", "b.s"), group("u", "a.b", "s"),  # both u.a.b.s: the workspace decides
+              group("u", "w", "x.w.t"), group("u.w.x", "w", "t")]  # both u.w.x.w.t: the user decides
+    found = []
+    for n, order in enumerate((groups, groups[::-1])):
+        (tmp_path / str(n)).mkdir()
+        out, _ = imported_transcripts(tmp_path / str(n), [m for g in order for m in g])
+        found.append({cid: s["probe"]["message"] for cid, s in scenarios_of(out).items()})
+    assert found[0] == found[1] == {
+        "u.a.b.s": "Question of u in a.", "u.a.b.s-1": "Question of u in a.b.",
+        "u.w.x.w.t": "Question of u in w.", "u.w.x.w.t-1": "Question of u.w.x in w."}
