@@ -718,12 +718,12 @@ def test_session_ids_that_clean_to_the_same_name_stay_distinct(tmp_path: Path) -
 
 def test_sessions_and_probes_without_an_identifier_character_are_named_by_position(tmp_path: Path) -> None:
     messages = [message(sid, "user", f"Message {n}.", f"2026-03-0{n}T10:00:00Z", workspace=None, user=None)
-                for n, sid in enumerate(("!!!", "???", "###"), start=1)]
+                for n, sid in enumerate(("!!!", "???", "###", "***"), start=1)]
     out, _ = imported_transcripts(tmp_path, messages)
     scenarios = scenarios_of(out)
-    assert sorted(scenarios) == ["probe-1", "probe-2"]
-    assert scenarios["probe-1"]["probe"]["message"] == "Message 2."
-    assert [s["id"] for s in scenarios["probe-2"]["sessions"]] == ["s1", "s2"]
+    assert {cid: s["probe"]["message"] for cid, s in scenarios.items()} == {
+        "probe-1": "Message 2.", "probe-2": "Message 3.", "probe-3": "Message 4."}
+    assert [s["id"] for s in scenarios["probe-3"]["sessions"]] == ["s1", "s2", "s3"]
 
 
 def test_colliding_probe_ids_are_told_apart_the_same_way_whatever_the_file_s_order(tmp_path: Path) -> None:
