@@ -82,7 +82,8 @@ def test_a_session_without_any_time_is_dropped_and_counted(tmp_path: Path) -> No
     out, _ = imported_transcripts(tmp_path, [*untimed, *two_sessions()])
     (scenario,) = scenarios_of(out).values()
     assert [s["id"] for s in scenario["sessions"]] == ["s1"]
-    assert suite_json(out)["drops"]["session without any message time (cannot be placed in time)"]["count"] == 1
+    assert suite_json(out)["drops"]["session without any message time (cannot be placed in time)"] == {
+        "count": 1, "examples": ["session 's0' (log.jsonl:1)"]}
 
 
 def test_an_unreadable_time_exits_naming_line_and_field(tmp_path: Path) -> None:
@@ -138,7 +139,8 @@ def test_a_session_with_only_assistant_turns_is_dropped_and_counted(tmp_path: Pa
     out, _ = imported_transcripts(tmp_path, [*notice, *two_sessions()])
     (scenario,) = scenarios_of(out).values()
     assert [s["id"] for s in scenario["sessions"]] == ["s1"]
-    assert suite_json(out)["drops"]["session with only assistant turns (nothing the user said)"]["count"] == 1
+    assert suite_json(out)["drops"]["session with only assistant turns (nothing the user said)"] == {
+        "count": 1, "examples": ["session 's0' (log.jsonl:1)"]}
 
 
 def test_a_repeated_message_is_dropped_and_counted(tmp_path: Path) -> None:
