@@ -292,6 +292,12 @@ def test_cli_import_transcripts_exits_2_with_one_line_on_bad_input(tmp_path: Pat
 # Round two of mutation testing (issue 50, part 6): each test below is named after what a user would see go wrong.
 
 
+def _exits(tmp_path: Path, messages: list[Any], pattern: str) -> None:
+    """The import of ``messages`` is refused with a message matching ``pattern``."""
+    with pytest.raises(ImporterError, match=pattern):
+        imported_transcripts(tmp_path, messages)
+
+
 def test_a_clean_log_is_imported_without_any_repair_drop_or_report(tmp_path: Path) -> None:
     out, lines = imported_transcripts(tmp_path, two_sessions())
     assert suite_json(out)["repairs"] == {} and suite_json(out)["drops"] == {} and "reports" not in suite_json(out)
@@ -588,17 +594,15 @@ def test_a_line_that_is_not_an_object_exits_naming_its_type(tmp_path: Path) -> N
 def test_a_session_id_that_is_blank_or_not_a_name_exits(tmp_path: Path, sid: Any) -> None:
     messages = two_sessions()
     messages[1]["session_id"] = sid
-    with pytest.raises(ImporterError, match=r"^log\.jsonl:2: field 'session_id' is missing; every message names its "
-                                            r"session$"):
-        imported_transcripts(tmp_path, messages)
+    _exits(tmp_path, messages, r"^log\.jsonl:2: field 'session_id' is missing; every message names its "
+                               r"session$")
 
 
 def test_a_role_that_is_not_a_chat_role_exits_naming_it(tmp_path: Path) -> None:
     messages = two_sessions()
     messages[1]["role"] = "bot"
-    with pytest.raises(ImporterError, match=r"^log\.jsonl:2: field 'role' 'bot' is not user, assistant, system or "
-                                            r"tool$"):
-        imported_transcripts(tmp_path, messages)
+    _exits(tmp_path, messages, r"^log\.jsonl:2: field 'role' 'bot' is not user, assistant, system or "
+                               r"tool$")
 
 
 def test_function_and_developer_messages_are_dropped_and_counted_not_refused(tmp_path: Path) -> None:
@@ -647,10 +651,9 @@ def test_a_workspace_given_only_on_a_later_message_is_the_session_s(tmp_path: Pa
     assert scenario["probe"]["workspace"] == "acme" and scenario["sessions"][0]["workspace"] == "acme"
     assert "reports" not in suite_json(out)
     messages.append(message("s2", "user", "And staging?", "2026-03-02T09:00:09Z", workspace="other"))
-    with pytest.raises(ImporterError, match=r"^log\.jsonl:5: field 'workspace' 'other' differs from 'acme' at "
-                                            r"log\.jsonl:4 for session 's2'; one session runs in one workspace for "
-                                            r"one user$"):
-        imported_transcripts(tmp_path, messages)
+    _exits(tmp_path, messages, r"^log\.jsonl:5: field 'workspace' 'other' differs from 'acme' at "
+                               r"log\.jsonl:4 for session 's2'; one session runs in one workspace for "
+                               r"one user$")
 
 
 def test_a_user_given_only_on_a_later_message_is_the_session_s(tmp_path: Path) -> None:
@@ -664,13 +667,11 @@ def test_a_user_given_only_on_a_later_message_is_the_session_s(tmp_path: Path) -
 def test_one_session_for_two_users_exits_naming_both_lines(tmp_path: Path) -> None:
     messages = two_sessions()
     messages[3]["user_id"] = "u2"
-    with pytest.raises(ImporterError, match=r"^log\.jsonl:4: field 'user_id' 'u2' differs from 'u1' at log\.jsonl:3 "
-                                            r"for session 's2'; one session runs in one workspace for one user$"):
-        imported_transcripts(tmp_path, messages)
+    _exits(tmp_path, messages, r"^log\.jsonl:4: field 'user_id' 'u2' differs from 'u1' at log\.jsonl:3 "
+                               r"for session 's2'; one session runs in one workspace for one user$")
     del messages[2]["user_id"]  # the user first read on line 4, so the conflict on line 5 names line 4
     messages.append(message("s2", "user", "And staging?", "2026-03-02T09:00:09Z", user="u3"))
-    with pytest.raises(ImporterError, match=r"^log\.jsonl:5: field 'user_id' 'u3' differs from 'u2' at log\.jsonl:4 "):
-        imported_transcripts(tmp_path, messages)
+    _exits(tmp_path, messages, r"^log\.jsonl:5: field 'user_id' 'u3' differs from 'u2' at log\.jsonl:4 ")
 
 
 def test_the_user_field_may_be_called_user_and_a_bad_one_is_named_as_given(tmp_path: Path) -> None:
@@ -689,8 +690,7 @@ def test_the_user_field_may_be_called_user_and_a_bad_one_is_named_as_given(tmp_p
 def test_a_workspace_that_is_not_a_string_or_number_is_refused(tmp_path: Path, workspace: Any) -> None:
     messages = two_sessions()
     messages[1]["workspace"] = workspace
-    with pytest.raises(ImporterError, match=r"^log\.jsonl:2: field 'workspace' .* is not an identifier"):
-        imported_transcripts(tmp_path, messages)
+    _exits(tmp_path, messages, r"^log\.jsonl:2: field 'workspace' .* is not an identifier")
 
 
 def test_a_user_id_that_is_a_secret_is_redacted_once_per_session(tmp_path: Path) -> None:
