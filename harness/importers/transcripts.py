@@ -23,7 +23,8 @@ Bad input, each decided (and counted in ``_suite.json``):
 
 - not JSON, not an object, no ``session_id``, a ``role`` or time that cannot
   be read, a workspace that is not an identifier, one session claiming two
-  workspaces or two users: exit 2 naming ``file:line`` and the field;
+  workspaces or two users, a message of a session file naming another session: exit 2 naming ``file:line`` and
+  the field;
 - a message without a time: takes the time of the message before it in its
   session (repaired); a session with no time at all: dropped;
 - sessions out of order in the file: sorted (repaired); messages of a session
@@ -151,7 +152,7 @@ class _Reader:
             raise ImporterError(f"{where}: a message must be a JSON object, not {type(obj).__name__}")
         defaults = defaults or {}
         message = _v if isinstance(_v := obj.get("message"), dict) else obj
-        sid = obj.get("session_id", defaults.get("session_id"))
+        sid = obj.get("session_id")
         if sid is None or (isinstance(sid, str) and not sid.strip()) or not isinstance(sid, (str, int)):
             raise ImporterError(f"{where}: field 'session_id' is missing; every message names its session")
         sid = str(sid)
@@ -209,13 +210,13 @@ class _Reader:
                                 f"{session.shown_id!r}; one session runs in one workspace for one user")
 
 
-def _json(text: bytes | str, where: str, shape: str) -> Any:
-    """``text`` parsed as JSON, every way it can fail one :class:`ImporterError` naming ``where``.
+def _json(data: bytes, where: str, shape: str) -> Any:
+    """``data`` parsed as JSON, every way it can fail one :class:`ImporterError` naming ``where``.
 
     Invalid UTF-8 (a raw surrogate ``ED A0 80`` included) names the byte; nesting past Python's limit is refused.
     """
     try:
-        return json.loads(text.decode("utf-8") if isinstance(text, bytes) else text)
+        return json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise ImporterError(f"{where}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}: "
                             f"{exc.reason}); save the log as UTF-8") from None
@@ -260,10 +261,14 @@ def _read_folder(path: Path, reader: _Reader) -> None:
             raise ImporterError(f"{name}: session_id {reader.shown(sid)!r} is also the session of {seen[sid]}; "
                                 "one file per session")
         seen[sid] = name
-        defaults = {k: data.get(k) for k in ("workspace", *USER_FIELDS)} | {"session_id": sid}
+        defaults = {k: data.get(k) for k in ("workspace", *USER_FIELDS)}
         for index, message in enumerate(data["messages"]):
             where = f"{name}:messages[{index}]"
-            if isinstance(message, dict) and "session_id" not in message:
+            if isinstance(message, dict):
+                own = message.get("session_id")
+                if own is not None and str(own) != sid:  # a message of another session would be moved into it
+                    raise ImporterError(f"{where}: field 'session_id' {reader.shown(str(own))!r} differs from the "
+                                        f"file's session {reader.shown(sid)!r}; one file per session")
                 message = {**message, "session_id": sid}
             reader.add(message, where, defaults)
 
@@ -386,8 +391,8 @@ def read_transcripts(source: Path, faults: FaultLog, redactor: Redactor,
     elif source.is_file():
         _read_jsonl(source, reader)
     else:
-        raise ImporterError(f"{source}: no such file or folder; give a JSONL file of messages or a folder of "
-                            "session files")
+        raise ImporterError(f"{source}: not a file or folder (missing, or a pipe or device); give a JSONL file of "
+                            "messages or a folder of session files")
     kept = [s for s in (_clean(s, faults) for s in reader.sessions.values()) if s is not None]
     stats.sessions = len(kept)
     groups: dict[tuple[str | None, str | None], list[_Session]] = {}
