@@ -128,7 +128,9 @@ def rescore_disagreement(manifest: RunManifest, scan: ResultsScan, rows: Sequenc
         key, theirs, value = found_difference
         record = records[row["sample_id"]]
         changed = ""
-        if record.scenario_hash and (now := _hash(scenarios, scenario)) != record.scenario_hash:
+        # the record's own scenario only: a row moved to another scenario is named by its scenario_id above
+        if record.scenario_hash and record.scenario_id == scenario.id and (now := _hash(scenarios, scenario)) != \
+                record.scenario_hash:
             changed = f"; scenario {scenario.id!r} changed since the run (hash {record.scenario_hash[:12]}, now {now[:12]})"
         return (f"row {number} (sample {row['sample_id']}) has {key} {_shown(theirs)}, but its transcript "
                 f"in results.jsonl scores {_shown(value)}{changed}")

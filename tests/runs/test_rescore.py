@@ -299,3 +299,14 @@ def test_a_judged_row_whose_judges_reason_was_blanked_is_named(judged_run: Path)
     edit_scores(judged_run, lambda row: row.update(judge_reason=None) if row["judge_verdict"] == "pass" else None)
     assert _disagreement(judged_run) == ("row 1 (sample q-1|recall|offline/reference|0) has judge_reason None, "
                                          "but its transcript in results.jsonl scores ''")  # the row's own words, none
+
+
+def test_a_row_moved_to_a_suite_scenario_no_sample_ran_is_named_against_its_records_scenario(tmp_path: Path) -> None:
+    """The row's own scenario is loaded too (not only the records'): the message names the scenario it was moved to."""
+    run_dir = synthetic_run(tmp_path / "a")
+    extra = make_scenario("fact-10")
+    (tmp_path / "a-suite" / "fact-10.yaml").write_text(json.dumps(extra.model_dump(mode="json", exclude_defaults=True)),
+                                                       encoding="utf-8")
+    edit_scores(run_dir, lambda row: row.update(scenario_id="fact-10") if row["sample_id"].startswith("fact-00|") else None)
+    assert _disagreement(run_dir) == ("row 1 (sample fact-00|history_only|offline/reference|0) has scenario_id "
+                                      "'fact-10', but its transcript in results.jsonl scores 'fact-00'")
