@@ -78,7 +78,8 @@ def test_a_run_whose_scenarios_are_gone_cannot_be_checked_and_compare_says_so(tm
         load_run(run_dir)
     assert "cannot be checked against the transcripts it scores (cannot load the run's scenarios" in str(caught.value)
     assert "compare the run where its suite is (compare has no --scenarios)" in str(caught.value)
-    assert str(caught.value).endswith("); compare scores every sample of results.jsonl again with the run's scenarios")
+    assert str(caught.value).endswith(" any more: compare the run where its suite is (compare has no --scenarios)); "
+                                      "compare scores every sample of results.jsonl again with the run's scenarios")
     assert "pass --scenarios" not in str(caught.value)
 
 
@@ -198,6 +199,9 @@ def test_several_samples_left_out_are_counted(tmp_path: Path) -> None:
     path.write_text("".join(line + "\n" for line in lines if '"fact-0' not in line[:80] or "fact-09" in line), encoding="utf-8")
     assert _disagreement(run_dir) == ("results.jsonl's sample 'fact-00|history_only|offline/reference|0' has no row in "
                                       "scores.jsonl (17 more missing)")
+    path.write_text("".join(line + "\n" for line in lines if '"fact-00|' not in line[:80]), encoding="utf-8")
+    assert _disagreement(run_dir) == ("results.jsonl's sample 'fact-00|history_only|offline/reference|0' has no row in "
+                                      "scores.jsonl (1 more missing)")
 
 
 def test_a_scenario_changed_since_the_run_is_named_with_both_hashes(tmp_path: Path) -> None:
@@ -310,3 +314,28 @@ def test_a_row_moved_to_a_suite_scenario_no_sample_ran_is_named_against_its_reco
     edit_scores(run_dir, lambda row: row.update(scenario_id="fact-10") if row["sample_id"].startswith("fact-00|") else None)
     assert _disagreement(run_dir) == ("row 1 (sample fact-00|history_only|offline/reference|0) has scenario_id "
                                       "'fact-10', but its transcript in results.jsonl scores 'fact-00'")
+
+
+def test_a_judged_protocol_runs_headline_and_groups_apart_are_scored_again_and_a_moved_sample_is_named(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A suite's protocol (an adversarial category apart, a judge-only category in the headline because a judge
+    graded it): each row's place is the protocol's, and a sample moved into the headline is named."""
+    monkeypatch.setattr(judge_module, "litellm_complete", _scripted_judge)
+    monkeypatch.setitem(sys.modules, "litellm", types.SimpleNamespace(completion=None))
+    protocol = {"name": "paper", "reported_apart": ["adversarial"], "judge_only": ["open_domain"],
+                "recent_history": {"kind": "none"}}
+    rubric = {"rubric": "The gold answer is 'Postgres 15'."}
+    declared = {"single_hop": "one fact", "adversarial": "a trap", "open_domain": "world knowledge"}
+    scenarios = {sid: type(sc).model_validate({**sc.model_dump(mode="json"), "protocol": protocol, "categories": declared})
+                 for sid, sc in ((sid, make_scenario(sid, category=category, expect=rubric))
+                                 for sid, category in (("q-1", "single_hop"), ("q-2", "adversarial"), ("q-3", "open_domain")))}
+    records = [make_record(scenarios[sid], "Billing runs Postgres 15.", arm="recall") for sid in scenarios]
+    run_dir = with_suite(write_run(tmp_path / "run", records, arms=("recall",)), scenarios)
+    build_report(run_dir, judge_model="test/j", judge_cache_dir=tmp_path / "judge-cache")
+    rows = [json.loads(line) for line in (run_dir / "scores.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [(r["scenario_id"], r["headline"], r["apart"], r["outcome"]) for r in rows] == [
+        ("q-1", True, [], "correct"), ("q-2", False, ["adversarial"], "correct"), ("q-3", True, [], "correct")]
+    assert _disagreement(run_dir) is None
+    edit_scores(run_dir, lambda row: row.update(headline=True, apart=[]) if row["scenario_id"] == "q-2" else None)
+    assert _disagreement(run_dir) == ("row 2 (sample q-2|recall|offline/reference|0) has headline True, but its "
+                                      "transcript in results.jsonl scores False")
