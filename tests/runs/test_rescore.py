@@ -339,3 +339,18 @@ def test_a_judged_protocol_runs_headline_and_groups_apart_are_scored_again_and_a
     edit_scores(run_dir, lambda row: row.update(headline=True, apart=[]) if row["scenario_id"] == "q-2" else None)
     assert _disagreement(run_dir) == ("row 2 (sample q-2|recall|offline/reference|0) has headline True, but its "
                                       "transcript in results.jsonl scores False")
+
+
+def test_a_judged_runs_errored_sample_of_a_rubric_scenario_agrees_with_its_transcript(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No judge was asked about a sample that errored: its row holds no verdict, and none is read from it."""
+    monkeypatch.setattr(judge_module, "litellm_complete", _scripted_judge)
+    monkeypatch.setitem(sys.modules, "litellm", types.SimpleNamespace(completion=None))
+    scenario = make_scenario("q-1", category="multi_session", expect={"rubric": "The gold answer is 'Postgres 15'."})
+    records = [make_record(scenario, "Billing runs Postgres 15.", arm="recall"), make_record(scenario, arm="recall",
+                                                                                            epoch=1, error=True)]
+    run_dir = with_suite(write_run(tmp_path / "run", records, arms=("recall",)), {"q-1": scenario})
+    build_report(run_dir, judge_model="test/j", judge_cache_dir=tmp_path / "judge-cache")
+    rows = [json.loads(line) for line in (run_dir / "scores.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [(row["status"], row["judge_verdict"]) for row in rows] == [("ok", "pass"), ("error", None)]
+    assert _disagreement(run_dir) is None
