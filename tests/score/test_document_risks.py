@@ -204,3 +204,14 @@ def test_the_section_starts_at_the_first_open_tag_even_at_the_prompts_start_and_
         "<memory_document> a <memory_document> b "
     assert section("<memory_document>\nPort 8080.\n</memory_document>") == "<memory_document>\nPort 8080.\n"
     assert section("base <memory_document> Port 5173, the prompt cut off here") == ""
+
+
+def test_a_short_canary_opening_a_later_turn_of_its_own_workspace_was_said_there() -> None:
+    """ws-b's assistant turn opens with the codename "Zed" (matched word-bounded): ws-b's own entry holding it is not
+    foreign, ws-a's is."""
+    scenario = _expecting(canaries=[{"text": "Zed", "kind": "leakage"}])
+    data = scenario.model_dump(mode="json")
+    data["sessions"][3]["turns"][1]["content"] = "Zed is the invoice service's codename."
+    said = type(scenario).model_validate(data)
+    assert document_risks(_record([[_appended("ws-b", "Codename Zed.")]]), said).foreign_written == 0
+    assert document_risks(_record([[_appended("ws-a", "Codename Zed.")]]), said).foreign_written == 1
