@@ -34,10 +34,15 @@ class RescoreError(Exception):
     """The samples cannot be scored again (the run's scenarios do not load); the message says why."""
 
 
-def _judges_words(row: Mapping[str, Any], scenario: Any) -> tuple[Any, Any]:
-    """The rubric judge's verdict and the grounding judge's findings as the row records them (None: not asked)."""
+def _judges_words(row: Mapping[str, Any], scenario: Any, judged: bool) -> tuple[Any, Any]:
+    """The rubric judge's verdict and the grounding judge's findings as the row records them (None: not asked).
+
+    A run ``summary.json`` names no judge for had none: a row's judge words there are not trusted but scored as absent.
+    """
     from harness.score import GROUNDING_UNREADABLE, GroundingVerdict, JudgeVerdict
 
+    if not judged:
+        return None, None
     verdict = None
     if row.get("judge_verdict") in ("pass", "fail") and scenario.expect.rubric:
         verdict = JudgeVerdict(verdict=row["judge_verdict"], reason=str(row.get("judge_reason") or ""), raw="",
@@ -111,7 +116,7 @@ def rescore_disagreement(manifest: RunManifest, scan: ResultsScan, rows: Sequenc
     rescored = []
     for row in rows:
         record, scenario = records[row["sample_id"]], scenarios[row["scenario_id"]]
-        verdict, found = _judges_words(row, scenario)
+        verdict, found = _judges_words(row, scenario, judged)
         rescored.append(final_scores(record, scenario, verdict=verdict, found=found, judged=judged))
     protocol = run_protocol(rescored, scenarios, judged=judged)
     for number, (row, mine) in enumerate(zip(rows, rescored, strict=True), start=1):
@@ -123,7 +128,9 @@ def rescore_disagreement(manifest: RunManifest, scan: ResultsScan, rows: Sequenc
         key, theirs, value = found_difference
         record = records[row["sample_id"]]
         changed = ""
-        if record.scenario_hash and (now := _hash(scenarios, scenario)) != record.scenario_hash:
+        # the record's own scenario only: a row moved to another scenario is named by its scenario_id above
+        if record.scenario_hash and record.scenario_id == scenario.id and (now := _hash(scenarios, scenario)) != \
+                record.scenario_hash:
             changed = f"; scenario {scenario.id!r} changed since the run (hash {record.scenario_hash[:12]}, now {now[:12]})"
         return (f"row {number} (sample {row['sample_id']}) has {key} {_shown(theirs)}, but its transcript "
                 f"in results.jsonl scores {_shown(value)}{changed}")
