@@ -9,6 +9,7 @@ from typing import Any
 
 from harness.records import ModelCallLog, WritePhaseLog, WriteSessionLog
 from harness.run.agent import ModelSettings
+from harness.run.model_client import count_tokens
 from harness.run.sampling import PROBE, RunSampling, place_calls
 
 
@@ -102,3 +103,22 @@ def test_a_server_asking_for_one_token_gets_one() -> None:
     settings = ModelSettings("openai/gpt-4o-mini", 0.0, 30.0, 7, None, max_tokens=100)
     assert _serve(settings, 1)[1].seen[0][2].max_tokens == 1
     assert _serve(settings, 0)[1].seen[0][2].max_tokens == 1  # never 0: a request of nothing still asks for a token
+
+
+def test_a_call_without_reported_usage_is_counted_with_the_runs_models_tokenizer_not_litellms_default() -> None:
+    """Bug this guards: a sampling call whose provider reported no usage counted with litellm's default tokenizer
+    (no model named) instead of the run's model's: for ``gpt-4o-mini`` (o200k) the default (cl100k) counts this
+    multilingual request a third higher (124 tokens for 92), so the systems table's sampling tokens and their cost are off."""
+    settings = ModelSettings("openai/gpt-4o-mini", 0.0, 30.0, 7, None, max_tokens=100)
+    messages = [{"role": "system", "content": "You rank notes."},
+                {"role": "user", "content": "Rank: Zürich straße naïve café, 東京の会議は火曜日、こんにちは。 " * 4}]
+    run_models, default = count_tokens("openai/gpt-4o-mini", messages=messages), count_tokens("", messages=messages)
+    assert run_models != default  # the request tells the two tokenizers apart (else this test could not fail)
+
+    async def main() -> RunSampling:
+        sampling = RunSampling(_SilentProvider(), settings, 0, asyncio.get_running_loop())
+        await asyncio.wrap_future(sampling.submit(messages, 50))
+        return sampling
+
+    ((_, call),) = asyncio.run(main()).calls
+    assert call.usage_source == "counted" and call.prompt_tokens == run_models

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pytest
 import regex
 
-from harness.score.visible import fold_markup, shows, strip_default_ignorables, visibly_contains
+from harness.score.visible import (
+    _skeleton_table,
+    fold_markup,
+    shows,
+    strip_default_ignorables,
+    visible_forms,
+    visibly_contains,
+)
 
 #: Default_Ignorable_Code_Point as Unicode's DerivedCoreProperties.txt (15.1 and 16.0) lists it; "Total code points: 4174".
 DERIVED_CORE_PROPERTIES = """
@@ -12,6 +22,18 @@ DERIVED_CORE_PROPERTIES = """
 FE00..FE0F FEFF FFA0 FFF0..FFF8 1BCA0..1BCA3 1D173..1D17A E0000 E0001 E0002..E001F E0020..E007F E0080..E00FF
 E0100..E01EF E01F0..E0FFF
 """
+
+
+@pytest.fixture(autouse=True)
+def _fold_tables_built_by_each_test() -> Iterator[None]:
+    """Each test folds with tables it built itself (the confusables table costs 0.06 s), not ones a test before it cached.
+
+    mutmut maps a function to the tests that call it: with the cache kept, ``_preference`` and ``_union_classes``
+    were mapped to the first test that folded a homoglyph alone, and their mutants survived the tests that pin them.
+    """
+    _skeleton_table.cache_clear()
+    visible_forms.cache_clear()
+    yield
 
 
 def _listed() -> set[int]:
