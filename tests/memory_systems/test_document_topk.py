@@ -258,3 +258,12 @@ def test_the_section_keeps_the_first_entry_ignores_indices_out_of_range_and_is_e
     assert "## note 0" in section and section.count("\n## ") == 1
     assert topk_section(entries, [], 3) == "" and topk_section(entries, [3], 3) == ""
     assert topk_section(entries, [1], 0) == ""
+
+
+def test_the_judge_is_shown_the_title_unless_it_is_the_first_lines_beginning() -> None:
+    """Bug this guards: a title ending in ``X`` read as a shortened first line (its last letter stripped as if it
+    were the ellipsis), or a shortened title with a space before its ellipsis not recognised."""
+    entries = (DocumentEntry(title="Rule X", content="Rule Y applies from Monday."),
+               DocumentEntry(title="The dev …", content="The dev-server runs on 5174."))
+    user = judge_request(entries, "q", 2)[0][1]["content"]
+    assert "[e1] Rule X — Rule Y applies from Monday.\n[e2] The dev-server runs on 5174." in user
