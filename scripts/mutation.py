@@ -124,6 +124,22 @@ _WITH_TESTS = (
 )
 
 
+def drop_unmutated_copies(paths: list[str]) -> list[str]:
+    """Remove ``mutants/``'s plain copies of ``paths`` (no mutant in them); returns those removed.
+
+    A narrow run mutates its modules alone and copies every other one as is. mutmut regenerates a module only when
+    its source is newer than the copy, so a later narrow run of one of those modules (``--survivors``,
+    ``--timeouts``) found no mutant in it and stopped: "could not find any test case for any mutant".
+    """
+    removed = []
+    for path in paths:
+        copy = ROOT / "mutants" / path
+        if copy.is_file() and "__mutmut_" not in copy.read_text(encoding="utf-8"):
+            copy.unlink()
+            removed.append(path)
+    return removed
+
+
 def mutmut_command(tests: list[str] | None, paths: list[str]) -> tuple[list[str], dict[str, str]]:
     """The command that starts mutmut and its environment: with ``tests``, mutmut on that selection alone and
     mutating ``paths`` alone."""
@@ -345,6 +361,8 @@ def _run(argv: list[str] | None) -> int:
         if not paths:
             return 0
     if not args.report_only:
+        if args.tests:  # before --resume regenerates: a plain copy would stay unmutated
+            drop_unmutated_copies(paths)
         patterns = [f"{_dotted(path)}.*" for path in paths]
         if only is not None:
             patterns = [glob for path in paths for glob in only[path]]
