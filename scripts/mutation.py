@@ -9,6 +9,7 @@ Usage:
     python scripts/mutation.py memory_tools/host.py harness/run/cache.py
     python scripts/mutation.py --report-only harness/run/cache.py    # results of the last run, no run
     python scripts/mutation.py --survivors harness/run/cache.py      # re-test only the last survivors
+    python scripts/mutation.py --timeouts harness/run/cache.py       # re-test only the last timeouts, one at a time
     python scripts/mutation.py --resume harness/analysis/aggregate.py     # only the mutants an interrupted run left
     python scripts/mutation.py --children 2 harness/analysis/verdict.py
     python scripts/mutation.py --changed                              # only the functions your change touched
@@ -36,8 +37,12 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# mutmut's exit codes per mutant (mutmut.stats.status_by_exit_code); a timeout counts as killed.
-_KILLED = {1, 3, 36, 37, 24, -24, 152, 255}
+# mutmut's exit codes per mutant (mutmut.stats.status_by_exit_code). mutmut's score counts a timeout as killed;
+# here it is neither killed nor survived: on a shared, loaded machine a mutant's ordinary test run passes the
+# wall-clock limit, and such "kills" later survive (docs/mutation-testing.md, "Reading survivors"). --timeouts
+# re-tests them one at a time until each is killed or survived.
+_KILLED = {1, 3, 37}
+_TIMEOUT = {36, 24, -24, 152, 255}
 _SURVIVED = {0}
 _NO_TESTS = {5, 33}
 _SKIPPED = {34}
@@ -119,6 +124,22 @@ _WITH_TESTS = (
 )
 
 
+def drop_unmutated_copies(paths: list[str]) -> list[str]:
+    """Remove ``mutants/``'s plain copies of ``paths`` (no mutant in them); returns those removed.
+
+    A narrow run mutates its modules alone and copies every other one as is. mutmut regenerates a module only when
+    its source is newer than the copy, so a later narrow run of one of those modules (``--survivors``,
+    ``--timeouts``) found no mutant in it and stopped: "could not find any test case for any mutant".
+    """
+    removed = []
+    for path in paths:
+        copy = ROOT / "mutants" / path
+        if copy.is_file() and "__mutmut_" not in copy.read_text(encoding="utf-8"):
+            copy.unlink()
+            removed.append(path)
+    return removed
+
+
 def mutmut_command(tests: list[str] | None, paths: list[str]) -> tuple[list[str], dict[str, str]]:
     """The command that starts mutmut and its environment: with ``tests``, mutmut on that selection alone and
     mutating ``paths`` alone."""
@@ -151,13 +172,23 @@ def exit_codes(meta: Path, attempts: int = 40, pause: float = 0.05) -> dict[str,
                              "or was killed while writing it; wait for the run, or run the module again")
 
 
-def unchecked(path: str) -> list[str]:
-    """Names of one module's mutants that have no result yet (an interrupted or never-run module)."""
+def mutants_with(path: str, statuses: set[int | None]) -> list[str]:
+    """Names of one module's mutants whose last exit code is in ``statuses`` (none for a never-run module)."""
     meta = ROOT / "mutants" / f"{path}.meta"
     if not meta.exists():
         return []
     codes = exit_codes(meta)
-    return sorted(name for name, code in codes.items() if code in _NOT_CHECKED)
+    return sorted(name for name, code in codes.items() if code in statuses)
+
+
+def unchecked(path: str) -> list[str]:
+    """Names of one module's mutants that have no result yet (an interrupted or never-run module)."""
+    return mutants_with(path, _NOT_CHECKED)
+
+
+def timed_out(path: str) -> list[str]:
+    """Names of one module's mutants whose last run passed mutmut's time limit (not decided: see ``_TIMEOUT``)."""
+    return mutants_with(path, _TIMEOUT)
 
 
 def summary(path: str, globs: list[str] | None = None) -> tuple[Counter[str], list[str]]:
@@ -177,6 +208,8 @@ def summary(path: str, globs: list[str] | None = None) -> tuple[Counter[str], li
     for name, code in sorted(codes.items()):
         if code in _KILLED:
             counts["killed"] += 1
+        elif code in _TIMEOUT:
+            counts["timeouts"] += 1
         elif code in _SKIPPED:
             counts["skipped"] += 1
         elif code in _NOT_CHECKED:
@@ -255,8 +288,9 @@ def changed_mutants(paths: list[str], base: str) -> dict[str, list[str]]:
 
 
 def report(paths: list[str], only: dict[str, list[str]] | None = None) -> int:
-    """Print each module's kill rate and survivors; returns the number of survivors.
+    """Print each module's kill rate, its timeouts apart, and its survivors; returns the number of survivors.
 
+    A timeout is not decided: it is in neither the killed count nor the rate's denominator, and has its own column.
     ``only`` (module -> mutant globs) limits each module's figures to those mutants (``--changed``).
     """
     total_survivors = 0
@@ -265,7 +299,8 @@ def report(paths: list[str], only: dict[str, list[str]] | None = None) -> int:
         decided = counts["killed"] + len(survivors)
         rate = f"{100 * counts['killed'] / decided:.1f}%" if decided else "n/a"
         extra = ", ".join(f"{counts[k]} {k}" for k in ("not checked", "skipped") if counts[k])
-        print(f"{path}: {counts['killed']}/{decided} killed ({rate}){'; ' + extra if extra else ''}")
+        print(f"{path}: {counts['killed']}/{decided} killed ({rate}); {counts['timeouts']} timeouts"
+              f"{' (re-test with --timeouts)' if counts['timeouts'] else ''}{'; ' + extra if extra else ''}")
         for name in survivors:
             print(f"    {name}")
         total_survivors += len(survivors)
@@ -287,6 +322,9 @@ def _run(argv: list[str] | None) -> int:
     parser.add_argument("--report-only", action="store_true", help="print the last run's results without running")
     parser.add_argument("--survivors", action="store_true",
                         help="re-test only the mutants that survived the last run (after adding tests)")
+    parser.add_argument("--timeouts", action="store_true",
+                        help="re-test only the mutants that timed out in the last run, one at a time (one worker "
+                             "whatever --children says), so each becomes killed or survived")
     parser.add_argument("--resume", action="store_true",
                         help="test only the mutants without a result: those an interrupted run left, and those of "
                              "functions edited since (mutmut forgets their results)")
@@ -298,8 +336,8 @@ def _run(argv: list[str] | None) -> int:
                         help="test files or node ids to run instead of [tool.mutmut]'s selection: a narrow run "
                              "of one module against the tests that exercise it; end the list with --")
     args = parser.parse_args(argv)
-    if sum((args.resume, args.survivors, args.changed)) > 1:
-        parser.error("--resume, --survivors and --changed re-test different mutants; give one")
+    if sum((args.resume, args.survivors, args.timeouts, args.changed)) > 1:
+        parser.error("--resume, --survivors, --timeouts and --changed re-test different mutants; give one")
     if args.base and not args.changed:
         parser.error("--base only applies to --changed")
     missing = [test for test in args.tests or () if not (ROOT / test.split("::")[0]).exists()]
@@ -323,6 +361,8 @@ def _run(argv: list[str] | None) -> int:
         if not paths:
             return 0
     if not args.report_only:
+        if args.tests:  # before --resume regenerates: a plain copy would stay unmutated
+            drop_unmutated_copies(paths)
         patterns = [f"{_dotted(path)}.*" for path in paths]
         if only is not None:
             patterns = [glob for path in paths for glob in only[path]]
@@ -332,6 +372,14 @@ def _run(argv: list[str] | None) -> int:
                 print("no survivors to re-test")
                 report(paths)
                 return 0
+        elif args.timeouts:
+            patterns = [name for path in paths for name in timed_out(path)]
+            if not patterns:
+                print("no timeouts to re-test")
+                report(paths)
+                return 0
+            # a timeout is a run slowed past the limit: a second worker beside it is what slowed it
+            args.children = 1
         elif args.resume:
             # an edited function's old results are forgotten: it is left to test again
             regenerate_mutants(mutmut_command(args.tests, paths)[1])
@@ -340,6 +388,7 @@ def _run(argv: list[str] | None) -> int:
                 print("nothing left unchecked (run without --resume to re-test every mutant)")
                 report(paths)
                 return 0
+        # --timeouts alone keeps the map: the code and tests are those of the run that timed out
         if args.survivors or args.resume or args.changed or args.tests:
             forget_test_map()  # --tests: a map traced on other tests would hide or invent tests of a function
         mutmut, env = mutmut_command(args.tests, paths)

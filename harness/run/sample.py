@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
+import os
 import time
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -239,6 +240,9 @@ async def _idle_window(instance: Any, result: WritePhaseResult, before: str, *, 
 
 
 _WRITE_THREADS: list[concurrent.futures.ThreadPoolExecutor] = []
+# A process forked after a run (mutmut forks one per mutant from the process that ran the tests) has none of the
+# pool's threads: work handed to the inherited pool would wait forever. The child starts its own.
+os.register_at_fork(after_in_child=_WRITE_THREADS.clear)
 
 
 def _write_threads() -> concurrent.futures.ThreadPoolExecutor:

@@ -10,6 +10,8 @@ from harness.memory_systems import open_instance, resolve_arm
 from harness.memory_systems.document import PROMPT_CAP_CHARS, SECTION_OPEN
 from harness.memory_systems.document_format import DocumentEntry
 from harness.memory_systems.document_topk import (
+    JUDGE_FIRST_LINE_CHARS,
+    JUDGE_SYSTEM,
     TOPK_ARMS,
     fts_select,
     judge_choice,
@@ -161,3 +163,107 @@ def test_a_judge_reply_naming_nothing_it_was_shown_leaves_the_probe_without_a_se
         "\n[e13] The staging database host is pg-staging-7.internal.\n" in seen[0][1]["content"] + "\n"
         and SECTION_OPEN not in seen[1][0]["content"]
     )
+
+
+def _recording_embed(vectors: dict[str, list[float]], kinds: list[str]) -> Any:
+    """An embedder giving each text its vector from ``vectors`` ([0, 0] when unknown), recording each call's kind."""
+    def embed(texts: list[str], kind: str) -> list[list[float]]:
+        kinds.append(kind)
+        return [vectors.get(text, [0.0, 0.0]) for text in texts]
+    return embed
+
+
+def test_the_fts_lane_matches_an_entrys_title_its_first_content_word_and_each_tag() -> None:
+    """Bug this guards: the title, content and tags glued without a separator the tokenizer splits on, so the
+    title's last word, the content's first and a tag beside another were never matched."""
+    entries = (DocumentEntry(title="Deploy", content="Fridays at noon.", tags=("infra", "release")),
+               DocumentEntry(title="Lunch", content="Ramen on King Street."))
+    assert fts_select(entries, "deploy", 3) == [0]
+    assert fts_select(entries, "fridays", 3) == [0]
+    assert fts_select(entries, "infra", 3) == [0] and fts_select(entries, "release", 3) == [0]
+
+
+def test_the_fts_lane_chooses_one_entry_for_k_one_and_none_for_k_zero_or_below() -> None:
+    """Bug this guards: a K of 1 choosing nothing, or a negative K reaching SQLite as ``LIMIT -1`` (no limit)."""
+    entries = _entries(5)
+    assert len(fts_select(entries, "alpha fact", 1)) == 1
+    assert fts_select(entries, "alpha fact", 0) == [] and fts_select(entries, "alpha fact", -1) == []
+
+
+def test_a_query_fts5_cannot_parse_chooses_nothing_rather_than_failing_the_probe(monkeypatch: Any) -> None:
+    """The guard's own case: a term FTS5 rejects (an unterminated string) is no error for the probe."""
+    import harness.memory_systems.document_topk as topk
+
+    monkeypatch.setattr(topk, "shadow_terms", lambda query: (["\x00"], 0))
+    assert fts_select(_entries(3), "anything", 3) == []
+
+
+def test_the_vector_lane_embeds_entries_as_passages_and_the_query_as_a_query() -> None:
+    """Bug this guards: the kinds swapped or lost (an e5-style model embeds ``query:`` and ``passage:`` apart)."""
+    kinds: list[str] = []
+    entries = _entries(2)
+    vector_select(entries, "alpha", 2, _recording_embed({}, kinds))
+    assert kinds == ["passage", "query"]
+
+
+def test_the_vector_lane_never_chooses_an_entry_with_no_similarity_and_takes_exactly_k() -> None:
+    entries = _entries(3)
+    texts = [f"note {i}\nalpha fact number {i}" for i in range(3)]
+    vectors = {texts[0]: [0.0, 1.0], texts[1]: [1.0, 0.0], texts[2]: [0.6, 0.8], "alpha": [1.0, 0.0]}
+    assert vector_select(entries, "alpha", 3, _recording_embed(vectors, [])) == [1, 2]  # entry 0 scores exactly 0
+    assert vector_select(entries, "alpha", 1, _recording_embed(vectors, [])) == [1]
+
+
+def test_the_vector_lane_embeds_nothing_without_entries_a_query_or_a_positive_k() -> None:
+    """Bug this guards: embedding calls (counted in the sample's usage) made for a choice that must be empty, and a
+    negative K slicing ``ranked[:-1]`` (every entry but the last)."""
+    for entries, query, k in ((_entries(3), "   ", 3), ((), "alpha", 3), (_entries(3), "alpha", 0),
+                              (_entries(3), "alpha", -1)):
+        kinds: list[str] = []
+        assert vector_select(entries, query, k, _recording_embed({"alpha": [1.0, 0.0]}, kinds)) == []
+        assert kinds == [], (query, k)
+
+
+def test_the_judges_request_is_the_exact_schema_and_roles_a_provider_enforces() -> None:
+    """Bug this guards: a misspelt schema key or role is ignored by a provider (the judge then answers freely)."""
+    entries = _entries(2)
+    messages, response_format = judge_request(entries, "Which fact?", 2)
+    assert [m["role"] for m in messages] == ["system", "user"]
+    assert messages[0]["content"] == JUDGE_SYSTEM.format(k=2) and "at most 2 entries" in messages[0]["content"]
+    assert response_format == {"type": "json_schema", "json_schema": {"name": "memory_selection", "strict": True, "schema": {
+        "type": "object", "additionalProperties": False, "required": ["selected"],
+        "properties": {"selected": {"type": "array", "maxItems": 2, "items": {"type": "string", "enum": ["e1", "e2"]}}}}}}
+
+
+def test_the_judge_is_shown_a_first_line_whole_up_to_its_limit_and_cut_with_a_mark_past_it() -> None:
+    exact, longer = "x" * JUDGE_FIRST_LINE_CHARS, "y" * (JUDGE_FIRST_LINE_CHARS + 1)
+    entries = (DocumentEntry(title="a", content=exact), DocumentEntry(title="b", content=longer),
+               DocumentEntry(title="c", content="\n  \n"))
+    user = judge_request(entries, "q", 3)[0][1]["content"]
+    assert f"[e1] a — {exact}\n" in user
+    assert f"[e2] b — {'y' * (JUDGE_FIRST_LINE_CHARS - 1)}…\n" in user
+    assert user.endswith("[e3] c — ")  # no content line: the title alone, nothing invented
+
+
+def test_the_judges_reply_of_another_shape_or_a_k_of_zero_chooses_nothing() -> None:
+    entries = _entries(3)
+    assert judge_choice('["e1"]', entries, 3) == []  # a list, not the object asked for
+    assert judge_choice('{"selected": [["e1"], {"id": "e2"}, "e3"]}', entries, 3) == [2]  # ids that are not text
+    assert judge_choice('{"selected": ["e1"]}', entries, 0) == []
+
+
+def test_the_section_keeps_the_first_entry_ignores_indices_out_of_range_and_is_empty_without_a_choice() -> None:
+    entries = _entries(3)
+    section = topk_section(entries, [0, 3, -1], 3)
+    assert "## note 0" in section and section.count("\n## ") == 1
+    assert topk_section(entries, [], 3) == "" and topk_section(entries, [3], 3) == ""
+    assert topk_section(entries, [1], 0) == ""
+
+
+def test_the_judge_is_shown_the_title_unless_it_is_the_first_lines_beginning() -> None:
+    """Bug this guards: a title ending in ``X`` read as a shortened first line (its last letter stripped as if it
+    were the ellipsis), or a shortened title with a space before its ellipsis not recognised."""
+    entries = (DocumentEntry(title="Rule X", content="Rule Y applies from Monday."),
+               DocumentEntry(title="The dev …", content="The dev-server runs on 5174."))
+    user = judge_request(entries, "q", 2)[0][1]["content"]
+    assert "[e1] Rule X — Rule Y applies from Monday.\n[e2] The dev-server runs on 5174." in user

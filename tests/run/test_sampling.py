@@ -9,7 +9,6 @@ from typing import Any
 
 from harness.records import ModelCallLog, WritePhaseLog, WriteSessionLog
 from harness.run.agent import ModelSettings
-from harness.run.model_client import count_tokens
 from harness.run.sampling import PROBE, RunSampling, place_calls
 
 
@@ -105,20 +104,34 @@ def test_a_server_asking_for_one_token_gets_one() -> None:
     assert _serve(settings, 0)[1].seen[0][2].max_tokens == 1  # never 0: a request of nothing still asks for a token
 
 
-def test_a_call_without_reported_usage_is_counted_with_the_runs_models_tokenizer_not_litellms_default() -> None:
-    """Bug this guards: a sampling call whose provider reported no usage counted with litellm's default tokenizer
-    (no model named) instead of the run's model's: for ``gpt-4o-mini`` (o200k) the default (cl100k) counts this
-    multilingual request a third higher (124 tokens for 92), so the systems table's sampling tokens and their cost are off."""
+class _UncountedProvider(_Client):
+    """A provider that answers with text and reports no usage."""
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[Any], settings: Any, *, epoch: int) -> Any:
+        self.seen.append((messages, tools, settings, epoch))
+        return SimpleNamespace(message={"content": "привет мир, 東京: naïve café"}, prompt_tokens=None,
+                               completion_tokens=None, finish_reason="stop", latency_s=0.1, cost_usd=None,
+                               cached=False, attempts=1, deployment=None, fault=None)
+
+
+def test_an_uncounted_call_is_counted_with_the_run_models_tokenizer_not_litellms_default() -> None:
+    """Bug this guards: the served call counted with no model name, i.e. with litellm's default tokenizer
+    (``cl100k_base``, gpt-3.5-turbo's) instead of the run model's (``o200k_base`` for gpt-4o-mini): a sample's
+    sampling tokens, and the cost the cap reserves from them, off by a quarter on non-English text."""
     settings = ModelSettings("openai/gpt-4o-mini", 0.0, 30.0, 7, None, max_tokens=100)
-    messages = [{"role": "system", "content": "You rank notes."},
-                {"role": "user", "content": "Rank: Zürich straße naïve café, 東京の会議は火曜日、こんにちは。 " * 4}]
-    run_models, default = count_tokens("openai/gpt-4o-mini", messages=messages), count_tokens("", messages=messages)
-    assert run_models != default  # the request tells the two tokenizers apart (else this test could not fail)
+    messages = [{"role": "user", "content": "Ранжируй заметки: 東京の会議, naïve café, señor " * 8}]
 
     async def main() -> RunSampling:
-        sampling = RunSampling(_SilentProvider(), settings, 0, asyncio.get_running_loop())
+        sampling = RunSampling(_UncountedProvider(), settings, 0, asyncio.get_running_loop())
         await asyncio.wrap_future(sampling.submit(messages, 50))
         return sampling
 
     ((_, call),) = asyncio.run(main()).calls
-    assert call.usage_source == "counted" and call.prompt_tokens == run_models
+    import litellm  # imported by the count above; here only to say what each tokenizer gives
+
+    reply = "привет мир, 東京: naïve café"
+    expected = (litellm.token_counter(model=settings.model, messages=messages),
+                litellm.token_counter(model=settings.model, text=reply))
+    default = (litellm.token_counter(model=None, messages=messages), litellm.token_counter(model=None, text=reply))
+    assert expected[0] != default[0] and expected[1] != default[1]  # the two tokenizers differ on this text
+    assert (call.prompt_tokens, call.completion_tokens) == expected

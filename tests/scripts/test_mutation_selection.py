@@ -95,3 +95,17 @@ def test_resuming_a_narrow_run_regenerates_the_given_modules_alone(project, monk
     mutation.main(["--resume", "--tests", "tests/a.py", "--", "pkg/mod.py"])
     assert len(calls) == 1 and calls[0]["RECALL_EVAL_MUTATION_MODULES"] == '["pkg/mod.py"]'
     assert "RECALL_EVAL_MUTATION_MODULES" in mutation._REGENERATE
+
+
+def test_a_narrow_rerun_of_a_module_another_narrow_run_copied_plain_mutates_it_again(project, monkeypatch):
+    """Bug this guards: after a narrow run of another module, ``mutants/`` held this module as a plain copy newer
+    than its source; mutmut kept it, found no mutant and stopped ("could not find any test case for any mutant"),
+    so ``--survivors --tests`` re-tested nothing. A copy holding mutants is kept (its results stay)."""
+    plain, mutated = project / "mutants" / "pkg" / "mod.py", project / "mutants" / "pkg" / "other.py"
+    plain.parent.mkdir(parents=True)
+    plain.write_text("def f():\n    return 1\n", encoding="utf-8")
+    mutated.write_text("def x_f__mutmut_orig():\n    return 1\n", encoding="utf-8")
+    monkeypatch.setattr(mutation.subprocess, "run",
+                        lambda command, **kw: subprocess.CompletedProcess(command, 0))
+    mutation.main(["--tests", "tests/a.py", "--", "pkg/mod.py", "pkg/other.py"])
+    assert not plain.exists() and mutated.exists()
