@@ -357,3 +357,32 @@ def test_protocol_table_groups_and_rounding() -> None:
     assert rows["single_hop"]["arms"]["recall"] == {"accuracy": 0.666667, "n": 3, "retrieved_recall": 0.333333,
                                                     "recall_n": 3}
     assert "abstention" not in rows and rows["headline"]["arms"] == {}
+
+
+def test_a_cell_with_nothing_graded_has_no_accuracy_and_abstention_counts_only_the_arms_that_probed() -> None:
+    """A not-judged category's cell reads None over n 0 (not a crash, not 0%); a category made only of abstention
+    probes has no row of its own but the categories after it keep theirs; the abstention row lists only the arms
+    whose samples abstention probes are."""
+    proto = {"judge_only": ["rubric"], "abstention_apart": True, "category_order": ["multi_hop", "rubric", "single_hop"]}
+    scenarios = {"ma": _scenario("ma", "multi_hop", abstain=True, protocol=proto),
+                 "r": _scenario("r", "rubric", protocol=proto), "s": _scenario("s", "single_hop", protocol=proto)}
+    scored = [_score("ma", "multi_hop", "recall", True, abstain=True), _score("r", "rubric", "recall", None),
+              _score("r", "rubric", "history_only", None, ok=False), _score("s", "single_hop", "recall", True),
+              _score("s", "single_hop", "history_only", False)]
+    run = run_protocol(scored, scenarios, judged=False)
+    assert run is not None
+    rows = {r["category"]: r for r in protocol_block(run, scored, scenarios, [])["tables"][0]["rows"]}
+    assert list(rows) == ["headline", "rubric", "single_hop", "abstention"]
+    assert rows["rubric"]["arms"] == {"recall": {"accuracy": None, "n": 0, "retrieved_recall": None, "recall_n": 0},
+                                      "history_only": {"accuracy": None, "n": 0, "retrieved_recall": None,
+                                                       "recall_n": 0}}
+    assert rows["abstention"]["arms"] == {"recall": {"accuracy": 1.0, "n": 1, "retrieved_recall": None, "recall_n": 0}}
+
+
+def test_the_description_names_every_category_apart_and_every_note() -> None:
+    proto = {"reported_apart": ["adversarial", "multi_hop"], "abstention_apart": True, "judge_only": ["rubric"]}
+    scenarios = {"r": _scenario("r", "rubric", protocol=proto)}
+    run = run_protocol([_score("r", "rubric", "recall", None)], scenarios, judged=False)
+    assert run is not None
+    assert run.description() == ("Paper: every category but adversarial, multi_hop; abstention probes apart; "
+                                 "rubric not judged")
