@@ -8,6 +8,7 @@ would cache its prompts in the shared cache.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -32,6 +33,10 @@ def _values(*paths: Path) -> dict[str, Any]:
 
 def _previous(parameters: dict[str, Any]) -> RunManifest:
     return RunManifest.model_construct(run_id="20261205T080000Z", parameters=parameters)
+
+
+REDACT_DIFFERS = re.escape("--redact differs from the run being resumed (run.json holds its patterns, or their digests); "
+                           "give the same --redact patterns, in the same order")
 
 
 def test_a_fresh_run_without_flags_is_not_sensitive() -> None:
@@ -73,11 +78,13 @@ def test_a_resumed_run_keeps_its_store_and_refuses_another_or_a_changed_one(tmp_
     again = privacy_options(_args(store=str(path)), _values(), _previous(recorded))  # the same store may be named
     assert again["store"].sha256 == digest(path)
     other = write_store(tmp_path / "other.db", ITEMS[:1])
-    with pytest.raises(PrivacyOptionsError, match=r"--store .*other\.db conflicts with the run being resumed.*drop --store"):
+    with pytest.raises(PrivacyOptionsError, match=r"^--store .*other\.db conflicts with the run being resumed \(store "
+                                                  r".*memory\.db\); drop --store$"):
         privacy_options(_args(store=str(other)), _values(), _previous(recorded))
     with pytest.raises(PrivacyOptionsError, match=r"conflicts with the run being resumed \(store None\)"):
         privacy_options(_args(store=str(path)), _values(), _previous({}))
-    with pytest.raises(PrivacyOptionsError, match=r"the store changed since 20261205T080000Z started"):
+    with pytest.raises(PrivacyOptionsError, match=r": the store changed since 20261205T080000Z started \(another "
+                                                  r"sha256\); resuming would mix stores\. Start a new run\.$"):
         privacy_options(_args(), _values(), _previous({"store": {"path": str(path.resolve()), "sha256": "0" * 64}}))
     # a run recorded before store digests were: the store is read, no digest to compare
     unhashed = privacy_options(_args(), _values(), _previous({"store": {"path": str(path.resolve())}}))
@@ -93,15 +100,15 @@ def test_a_resumed_run_keeps_its_redact_patterns_given_again_in_the_same_order()
     # not given again: this process was given them before (the CLI remembers every --redact it parses)
     assert privacy_options(_args(), _values(), _previous(recorded))["redact"] == tuple(patterns)
     for wrong in (patterns[::-1], patterns[:1], [*patterns, "x\\d"], ["hunter\\d", "Falcon-8"]):
-        with pytest.raises(PrivacyOptionsError, match="--redact differs from the run being resumed"):
+        with pytest.raises(PrivacyOptionsError, match=f"^{REDACT_DIFFERS}$"):
             privacy_options(_args(redact=wrong), _values(), _previous(recorded))
     # a run recorded before digests were holds the patterns themselves
     legacy = {"redact": {"patterns": patterns}}
     assert privacy_options(_args(redact=patterns), _values(), _previous(legacy))["redact"] == tuple(patterns)
-    with pytest.raises(PrivacyOptionsError, match="--redact differs"):
+    with pytest.raises(PrivacyOptionsError, match=f"^{REDACT_DIFFERS}$"):
         privacy_options(_args(redact=["hunter\\d", "Falcon-8"]), _values(), _previous(legacy))
     # a resumed run that had no --redact may not gain one
-    with pytest.raises(PrivacyOptionsError, match="--redact differs"):
+    with pytest.raises(PrivacyOptionsError, match=f"^{REDACT_DIFFERS}$"):
         privacy_options(_args(redact=patterns), _values(), _previous({}))
 
 
