@@ -110,3 +110,12 @@ def test_the_html_section_sorts_models_keeps_samples_and_skips_what_is_not_a_row
     assert [t["model"] for t in tables] == ["offline/reference", "z/last"]
     assert [r["samples"] for r in tables[0]["rows"]] == [3, 3] and len(tables[1]["rows"]) == 1
     assert forgetting_section({"forgetting": None}) == []
+
+
+def test_a_long_arm_name_widens_the_arm_column_by_its_indent_only_and_the_columns_stay_aligned() -> None:
+    rows = [{**ROWS[1], "arm": "memory_document_dream", "mechanism": "archive superseded"}, ROWS[0]]
+    header, dream, history = forgetting_lines(rows)
+    assert dream.startswith("  memory_document_dream  archive superseded  ")
+    assert header.startswith("forgetting · arm" + " " * 9 + "mechanism")
+    assert header.index("mechanism") == dream.index("archive") == history.index("none (no")
+    assert len({len(line) for line in (header, dream, history)}) == 1
