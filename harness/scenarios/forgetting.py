@@ -36,7 +36,7 @@ Too wide to count requests by (``I'll never forget it``): :data:`ASKS_TO_FORGET`
 _LEAD = r"(?:(?:ok(?:ay)?|so|and|also|actually|oh|hey|now|please|just)[,!]?\s+)*"
 _ASK = (r"(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:just\s+)?"
         r"|you\s+(?:can|should|may|could|must)\s+(?:now\s+|just\s+)?"
-        r"|i\s+(?:want|need|would\s+like|['’]d\s+like)\s+you\s+to\s+)?")
+        r"|i(?:\s+(?:want|need|would\s+like)|['’]d\s+like)\s+you\s+to\s+)?")
 ASKS_TO_FORGET = re.compile(
     rf"^{_LEAD}{_ASK}(?:forget|delete|erase)\b(?!\s+to\b)"
     rf"|^{_LEAD}(?:do\s+not|don['’]?t)\s+(?:remember|keep|save|store)\b", re.IGNORECASE)
