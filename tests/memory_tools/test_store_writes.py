@@ -179,3 +179,10 @@ def test_a_copy_from_a_snapshot_lives_in_memory_and_writes_no_file(
     with MemoryItemStore.from_snapshot(image) as copy:
         assert copy.path == ":memory:" and copy.read_item("a") == store.read_item("a")
     assert os.listdir(tmp_path) == []
+
+
+def test_the_update_signature_a_reader_sees_names_the_unset_default() -> None:
+    """``help(store.update)`` shows which arguments are left as stored: the sentinel reads ``UNSET``."""
+    import inspect
+
+    assert "content: 'str' = UNSET" in str(inspect.signature(MemoryItemStore.update))
