@@ -116,6 +116,19 @@ def test_an_update_accepts_keys_and_sources_from_any_iterable(store: MemoryItemS
     assert store.read_item("a") == updated
 
 
+def test_a_re_keyed_item_keeps_its_workspace_and_an_archived_one_stays_out_of_search(store: MemoryItemStore) -> None:
+    """New key rows carry the item's scope and state: a new key must not open it to another workspace or bring a
+    forgotten (archived) item back into search."""
+    store.create(_planned_item("mine", workspace="ws-a"))
+    store.create(_planned_item("gone", workspace=None))
+    store.archive("gone", now=200)
+    store.update("mine", keys=[KeyInput("orthodontist")], now=300)
+    store.update("gone", keys=[KeyInput("orthodontist")], now=300)
+    assert [r.item.item_id for r in store.search_by_keys(["orthodontist"], workspace_key="ws-a")] == ["mine"]
+    assert store.search_by_keys(["orthodontist"], workspace_key="ws-b") == []
+    assert [r.item.item_id for r in store.search_by_keys(["orthodontist"], include_archived=True)] == ["gone"]
+
+
 @pytest.mark.parametrize("change", ["archive", "restore"])
 def test_a_lifecycle_change_returns_what_a_read_returns(store: MemoryItemStore, change: str) -> None:
     """The returned record carries the new state with the item's keys and sources, as stored."""
