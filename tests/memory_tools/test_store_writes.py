@@ -28,21 +28,21 @@ from memory_tools import (
     MemoryValidationError,
 )
 from memory_tools.model import KeyOrigin, KeyType, Origin, ScopeType, StatementType, TemporalType
+from tests.memory_tools.conftest import item, source
 
-SOURCE = MemoryItemSource("s1", "r1", "t1", "e1")
+SOURCE = source(1)
 
 
 @pytest.fixture
 def store() -> Iterator[MemoryItemStore]:
-    with MemoryItemStore() as s:
-        yield s
+    """An empty in-memory store, closed after the test."""
+    with MemoryItemStore(":memory:") as empty:
+        yield empty
 
 
-def _item(item_id: str, *keys: str, now: int | None = 100, **fields: object) -> ItemInput:
-    return ItemInput(
-        content=f"content of {item_id}", kind=Kind.KNOWLEDGE, keys=tuple(KeyInput(k) for k in keys), sources=(SOURCE,),
-        item_id=item_id, now=now, **fields,  # type: ignore[arg-type]
-    )
+def _item(item_id: str, *keys: str, now: int | None = 100) -> ItemInput:
+    """An item with these keys at ``now`` (None: the store reads the clock)."""
+    return item(item_id, f"content of {item_id}", keys, now=now)  # type: ignore[arg-type]
 
 
 def _planned_item(item_id: str = "a", workspace: str | None = "ws-a") -> ItemInput:
