@@ -21,7 +21,7 @@ def pytest_collection(session: pytest.Session) -> object:
     """Collect with bytecode written even where the environment forbids it (``PYTHONDONTWRITEBYTECODE``).
 
     Each xdist worker collects the whole suite; without this every worker of every session parsed, assertion-rewrote
-    and compiled the ~250 test modules and their helpers again (collection 27.8 CPU-s with the variable set, 14.7
+    and compiled the ~330 modules under tests/ again (collection 27.8 CPU-s with the variable set, 14.7
     without, docs/test-suite-speed.md). pytest's rewritten ``.pyc`` files are checked against the source's hash and
     written atomically (workers collecting at once are safe); like tests/bytecode_cache.py's they go to the
     git-ignored ``__pycache__`` folders. Only collection is affected: the tests' own imports and every child process
