@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import signal
@@ -165,6 +166,27 @@ def harness_cli(*argv: str | Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(REPO)}
     return subprocess.run([sys.executable, "-m", "harness.cli", *map(str, argv)], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=300)
+
+
+def cli_in_process(*argv: str | Path, cwd: Path = REPO, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``recall-eval ARGV`` through ``main`` in the test's process, in ``cwd`` with ``env`` added; what :func:`harness_cli`
+    returns (code, stdout, stderr), lines whole (``COLUMNS=1000``).
+
+    For tests whose fault is a file, a flag or a server's reply rather than the process: a fresh interpreter costs ~0.9
+    CPU-s before the command does anything (~4.5 more where it imports litellm). An exception fails the test, where a
+    real process would have printed a traceback and exited 1."""
+    from harness.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        patch.chdir(cwd)
+        for key, value in {"COLUMNS": "1000", **(env or {})}.items():
+            patch.setenv(key, value)
+        try:
+            code = main([str(arg) for arg in argv])
+        except SystemExit as exc:  # argparse's own exits
+            code = exc.code if isinstance(exc.code, int) else 2
+    return subprocess.CompletedProcess([str(arg) for arg in argv], code, out.getvalue(), err.getvalue())
 
 
 def offline_smoke_run(base: Path, *flags: str | Path) -> Path:

@@ -1,5 +1,6 @@
 """Hand-edited run folders that would forge a number: a stale summary, a record standing in for another sample, a
-lowered planned count. Each is caught by a real ``recall-eval report`` or ``compare`` process.
+lowered planned count. Each is caught by ``recall-eval report`` or ``compare`` (through ``main`` in the test's process:
+the fault is the edited folder, not the process).
 
 The folders come from a real offline run (and, for ``compare``, the synthetic
 runs of ``tests/runs/compare_factories``); each test edits a copy the way the
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.records import MANIFEST_FILE, RESULTS_FILE
-from tests.fault.conftest import harness_cli, offline_smoke_run
+from tests.fault.conftest import cli_in_process, offline_smoke_run
 from tests.runs.compare_factories import edit_json, synthetic_run
 
 #: 200 scenarios, 180 right in recall and 20 in history_only: a pass (189 is the fewest that bound a rise of unsupported
@@ -64,7 +65,7 @@ def test_compare_rebuilds_a_summary_whose_results_changed_after_it_was_built(tmp
     b = tmp_path / "b"
     shutil.copytree(a, b)
     _wrong_recall(b)
-    done = harness_cli("compare", a, b)
+    done = cli_in_process("compare", a, b)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "no metric regression" not in done.stdout
     assert "continuity_accuracy" in done.stdout
@@ -79,7 +80,7 @@ def test_compare_refuses_a_stale_summary_it_cannot_rebuild_without_its_judge(tmp
     shutil.copytree(a, b)
     edit_json(b / "summary.json", lambda s: s.update(judge={"model": "openai/judge-x", "calls": 0, "cached": 0}))
     _wrong_recall(b)
-    done = harness_cli("compare", a, b)
+    done = cli_in_process("compare", a, b)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "results.jsonl changed after summary.json was built" in done.stderr
     assert f"recall-eval report {b} --judge-model openai/judge-x" in done.stderr
@@ -97,7 +98,7 @@ def test_compare_rebuilds_a_summary_that_records_no_digest(tmp_path: Path) -> No
             summary["run"].pop(key)
 
     edit_json(b / "summary.json", forge)
-    done = harness_cli("compare", a, b)
+    done = cli_in_process("compare", a, b)
     assert done.returncode == 1, done.stdout + done.stderr
 
 
@@ -111,7 +112,7 @@ def test_a_record_whose_sample_id_names_another_arms_sample_is_rejected(run_dir:
     records.remove(target)
     records.append(target)  # the last line: it would win over the genuine recall record
     _write_records(run_dir, records)
-    done = harness_cli("report", run_dir)
+    done = cli_in_process("report", run_dir)
     assert "Traceback" not in done.stderr
     assert done.stdout.splitlines()[0].startswith("incomplete: 9 of 10 samples (1 unusable line(s) in results.jsonl)")
     assert f"{run_dir / RESULTS_FILE}:10: sample_id {other['sample_id']!r} does not match" in done.stdout + done.stderr
@@ -123,7 +124,7 @@ def test_a_lowered_sample_count_does_not_make_an_incomplete_run_complete(run_dir
     """One record deleted and run.json's sample_count lowered to 9 to match: the report still says incomplete, 9 of 10, and names the disagreement."""
     _write_records(run_dir, _records(run_dir)[:-1])
     edit_json(run_dir / MANIFEST_FILE, lambda m: m.update(sample_count=9))
-    done = harness_cli("report", run_dir, "--gate")
+    done = cli_in_process("report", run_dir, "--gate")
     assert done.returncode == 1
     assert done.stdout.splitlines()[0].startswith("incomplete: 9 of 10 samples")
     assert "run.json says sample_count 9, but its plan (scenarios x arms x models x epochs) has 10" in done.stdout + done.stderr
@@ -145,7 +146,7 @@ def test_compare_decides_a_hand_edited_verdict_again_from_the_records(tmp_path: 
     shutil.copytree(a, b)
     assert json.loads((b / "summary.json").read_text(encoding="utf-8"))["verdict"]["status"] == "fail"
     edit_json(b / "summary.json", _forge_verdict)
-    done = harness_cli("compare", a, b)
+    done = cli_in_process("compare", a, b)
     assert "Traceback" not in done.stderr, done.stderr
     assert "verdict: A fail -> B fail" in done.stdout, done.stdout
     assert "B pass" not in done.stdout
@@ -166,7 +167,7 @@ def test_compare_refuses_a_hand_edited_verdict_it_cannot_rebuild_without_its_jud
         summary["judge"] = {"model": "openai/judge-x", "calls": 0, "cached": 0}
 
     edit_json(b / "summary.json", forge)
-    done = harness_cli("compare", a, b)
+    done = cli_in_process("compare", a, b)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "verdict.status 'pass' does not follow" in done.stderr and "--judge-model openai/judge-x" in done.stderr
     assert "verdict: A" not in done.stdout
@@ -178,7 +179,7 @@ def test_compare_accepts_an_untouched_summary_without_rebuilding_it(tmp_path: Pa
     b = tmp_path / "b"
     shutil.copytree(a, b)
     before = (b / "summary.json").read_bytes()
-    done = harness_cli("compare", a, b)
+    done = cli_in_process("compare", a, b)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "verdict: A pass -> B pass" in done.stdout and (b / "summary.json").read_bytes() == before
 
@@ -200,7 +201,7 @@ def test_compare_recomputes_the_tables_a_forged_verdict_was_made_consistent_with
     shutil.copytree(a, b)
     passing = synthetic_run(tmp_path / "passing", **PASSING)
     _paste_tables_and_verdict(passing, b)
-    done = harness_cli("compare", a, b)
+    done = cli_in_process("compare", a, b)
     assert "Traceback" not in done.stderr, done.stderr
     assert "verdict: A fail -> B fail" in done.stdout, done.stdout + done.stderr
     assert "B pass" not in done.stdout
@@ -216,7 +217,7 @@ def test_compare_refuses_forged_tables_it_cannot_rebuild_without_its_judge(tmp_p
     shutil.copytree(a, b)
     _paste_tables_and_verdict(synthetic_run(tmp_path / "passing", **PASSING), b)
     edit_json(b / "summary.json", lambda s: s.update(judge={"model": "openai/judge-x", "calls": 0, "cached": 0}))
-    done = harness_cli("compare", a, b)
+    done = cli_in_process("compare", a, b)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "its metrics[" in done.stderr and "but the samples of scores.jsonl give" in done.stderr, done.stderr
     assert "--judge-model openai/judge-x" in done.stderr and "verdict: A" not in done.stdout
@@ -242,7 +243,7 @@ def test_compare_rebuilds_a_report_whose_scores_predate_whole_sample_scores(tmp_
         summary["run"]["scores_sha256"] = hashlib.sha256(old.encode("utf-8")).hexdigest()
 
     edit_json(b / "summary.json", forge)
-    done = harness_cli("compare", a, b)
+    done = cli_in_process("compare", a, b)
     assert "Traceback" not in done.stderr, done.stderr
     assert "verdict: A fail -> B fail" in done.stdout, done.stdout + done.stderr
     assert "schema_version None, not 2" in done.stdout + done.stderr
@@ -291,7 +292,7 @@ def test_compare_refuses_scores_rewritten_with_their_tables_digest_and_verdict(p
     summary = json.loads((b / "summary.json").read_text(encoding="utf-8"))
     assert verdict_disagreement(summary, read_manifest(b), scan_results(b / RESULTS_FILE), [], rows) is None
     before = {p.name: p.read_bytes() for p in b.iterdir() if p.is_file()}
-    done = harness_cli("compare", a, b)
+    done = cli_in_process("compare", a, b)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stdout + done.stderr
     assert done.stderr.strip().splitlines() == [
         f"recall-eval compare: {b / 'scores.jsonl'}: row 2 (sample smoke-01-changelog-format|recall|offline/reference|0) "

@@ -4,7 +4,8 @@ Every file the harness replaces goes through :func:`harness.atomic.write_atomic`
 (a unique temp name, created exclusively without following links, renamed
 inside the folder). The folders come from a real offline run; the faults are
 planted by hand the way an attacker with write access to a shared results
-folder would, and the commands are real ``recall-eval`` processes.
+folder would; the commands go through ``main`` in the test's process (the fault is the folder), except the two
+concurrent ``report`` processes.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import pytest
 
 from harness.atomic import write_atomic
 from harness.records import MANIFEST_FILE, read_manifest, write_manifest
-from tests.fault.conftest import harness_cli, offline_smoke_run
+from tests.fault.conftest import cli_in_process, offline_smoke_run
 
 REPO = Path(__file__).resolve().parents[2]
 SMOKE = REPO / "scenarios" / "smoke"
@@ -62,7 +63,7 @@ def test_report_never_writes_through_a_link_planted_under_a_temp_name(run_dir: P
     victim = _victim(tmp_path)
     for name in OLD_TEMP_NAMES:
         (run_dir / name).symlink_to(victim)
-    done = harness_cli("report", run_dir)
+    done = cli_in_process("report", run_dir)
     assert done.returncode == 0, done.stdout + done.stderr
     assert victim.read_text(encoding="utf-8") == "do not overwrite\n"
     assert json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))["verdict"]["status"]
@@ -75,7 +76,7 @@ def test_report_replaces_a_link_planted_as_an_output_instead_of_writing_through_
     for name in ("summary.json", "index.html"):
         (run_dir / name).unlink()
         (run_dir / name).symlink_to(victim)
-    done = harness_cli("report", run_dir)
+    done = cli_in_process("report", run_dir)
     assert done.returncode == 0, done.stdout + done.stderr
     assert victim.read_text(encoding="utf-8") == "do not overwrite\n"
     assert not (run_dir / "summary.json").is_symlink() and not (run_dir / "index.html").is_symlink()
@@ -85,7 +86,7 @@ def test_resume_never_writes_run_json_through_a_planted_link(run_dir: Path, tmp_
     """`run --resume` with a link planted under `run.json.tmp`: run.json is rewritten in the folder, the outside file is untouched."""
     victim = _victim(tmp_path)
     (run_dir / "run.json.tmp").symlink_to(victim)
-    done = harness_cli("run", "--resume", run_dir, "--no-progress", "--cache-dir", tmp_path / "cache")
+    done = cli_in_process("run", "--resume", run_dir, "--no-progress", "--cache-dir", tmp_path / "cache")
     assert done.returncode == 0, done.stdout + done.stderr
     assert victim.read_text(encoding="utf-8") == "do not overwrite\n"
     assert read_manifest(run_dir).status == "complete"
@@ -96,7 +97,7 @@ def test_a_link_planted_as_the_lock_file_is_refused_not_truncated(run_dir: Path,
     victim = _victim(tmp_path)
     (run_dir / ".lock").unlink()
     (run_dir / ".lock").symlink_to(victim)
-    done = harness_cli("run", "--resume", run_dir, "--no-progress", "--cache-dir", tmp_path / "cache")
+    done = cli_in_process("run", "--resume", run_dir, "--no-progress", "--cache-dir", tmp_path / "cache")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "cannot write the run folder" in done.stderr
     assert victim.read_text(encoding="utf-8") == "do not overwrite\n"
@@ -107,7 +108,7 @@ def test_a_link_planted_as_results_jsonl_is_refused_not_appended_to(run_dir: Pat
     victim = _victim(tmp_path)
     (run_dir / "results.jsonl").unlink()
     (run_dir / "results.jsonl").symlink_to(victim)
-    done = harness_cli("run", "--resume", run_dir, "--no-progress", "--cache-dir", tmp_path / "cache")
+    done = cli_in_process("run", "--resume", run_dir, "--no-progress", "--cache-dir", tmp_path / "cache")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert victim.read_text(encoding="utf-8") == "do not overwrite\n"
 

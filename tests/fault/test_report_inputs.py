@@ -1,4 +1,5 @@
-"""Faults in a run folder that ``recall-eval report`` survives, each shown with a real ``recall-eval`` process.
+"""Faults in a run folder that ``recall-eval report`` survives, each shown through ``main`` in the test's process (the
+fault is the folder, not the process).
 
 The run folder comes from a real offline run; each test damages a copy the way
 the issue saw it happen (a torn last line, duplicated lines, a binary line, a
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fault.conftest import harness_cli, offline_smoke_run
+from tests.fault.conftest import cli_in_process, offline_smoke_run
 
 
 @pytest.fixture(scope="module")
@@ -46,14 +47,14 @@ def test_torn_last_line_makes_an_incomplete_report_and_gate_fails(run_dir: Path)
     _results(run_dir).write_bytes(data[:-120])
     before = _results(run_dir).read_bytes()
 
-    done = harness_cli("report", run_dir)
+    done = cli_in_process("report", run_dir)
 
     _no_traceback(done)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0].startswith("incomplete: 9 of 10 samples (a torn last line in results.jsonl")
     assert "verdict: INCOMPLETE" in done.stdout and "verdict: FAIL" not in done.stdout
     assert f"{_results(run_dir)}:10: not valid JSON" in done.stderr
-    assert harness_cli("report", run_dir, "--gate").returncode == 1
+    assert cli_in_process("report", run_dir, "--gate").returncode == 1
     assert _results(run_dir).read_bytes() == before
 
 
@@ -64,7 +65,7 @@ def test_duplicated_lines_are_scored_once_and_counted(run_dir: Path) -> None:
     with _results(run_dir).open("a") as handle:
         handle.writelines(lines[:4])
 
-    done = harness_cli("report", run_dir)
+    done = cli_in_process("report", run_dir)
 
     _no_traceback(done)
     assert done.returncode == 0, done.stderr
@@ -84,7 +85,7 @@ def test_binary_and_non_object_lines_are_named_by_file_and_line(run_dir: Path) -
     _results(run_dir).write_bytes(b"".join(lines))
     before = _results(run_dir).read_bytes()
 
-    done = harness_cli("report", run_dir)
+    done = cli_in_process("report", run_dir)
 
     _no_traceback(done)
     assert done.returncode == 0, done.stderr
@@ -104,14 +105,14 @@ def test_a_record_of_another_model_is_refused_unless_included(run_dir: Path) -> 
     with _results(run_dir).open("a") as handle:
         handle.write(json.dumps(record) + "\n")
 
-    refused = harness_cli("report", run_dir)
+    refused = cli_in_process("report", run_dir)
 
     _no_traceback(refused)
     assert refused.returncode == 2
     assert "1 record(s) are outside" in refused.stderr and "model 'openai/other' (1)" in refused.stderr
     assert "--include-foreign" in refused.stderr
     assert (run_dir / "summary.json").read_bytes() == summary_before
-    included = harness_cli("report", run_dir, "--include-foreign")
+    included = cli_in_process("report", run_dir, "--include-foreign")
     assert included.returncode == 0, included.stderr
     assert json.loads((run_dir / "summary.json").read_text())["run"]["foreign_records"] == 1
 
@@ -122,7 +123,7 @@ def test_a_run_still_marked_running_is_incomplete(run_dir: Path) -> None:
     manifest["status"] = "running"
     (run_dir / "run.json").write_text(json.dumps(manifest))
 
-    done = harness_cli("report", run_dir, "--gate")
+    done = cli_in_process("report", run_dir, "--gate")
 
     _no_traceback(done)
     assert done.returncode == 1
@@ -134,7 +135,7 @@ def test_an_empty_results_file_of_a_complete_run_is_incomplete(run_dir: Path) ->
     """An empty results.jsonl under a run.json marked complete: "incomplete: 0 of 10 samples", not inconclusive, and --gate exits 1."""
     _results(run_dir).write_text("")
 
-    done = harness_cli("report", run_dir, "--gate")
+    done = cli_in_process("report", run_dir, "--gate")
 
     _no_traceback(done)
     assert done.returncode == 1
@@ -147,7 +148,7 @@ def test_a_report_that_cannot_be_written_is_a_message_not_a_traceback(run_dir: P
     before = _results(run_dir).read_bytes()
     (run_dir / "index.html").unlink()
     (run_dir / "index.html").mkdir()
-    done = harness_cli("report", run_dir)
+    done = cli_in_process("report", run_dir)
     assert done.returncode == 2
     _no_traceback(done)
     assert "index.html" in done.stderr and "cannot write the report" in done.stderr
@@ -161,7 +162,7 @@ def test_a_report_on_a_read_only_filesystem_is_a_message_not_a_traceback(run_dir
     with tmpfs(tmp_path / "ro", "4m") as mount:
         shutil.copytree(run_dir, mount / "run")
         remount(mount, "ro")
-        done = harness_cli("report", mount / "run")
+        done = cli_in_process("report", mount / "run")
         assert done.returncode == 2
         _no_traceback(done)
         assert "cannot write the report" in done.stderr and "writable" in done.stderr

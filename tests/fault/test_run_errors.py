@@ -1,14 +1,14 @@
-"""Provider errors during ``recall-eval run`` (a real process against a fake server on 127.0.0.1): the error count
-leads, and the exit code says so."""
+"""Provider errors during ``recall-eval run`` (against a fake server on 127.0.0.1, through ``main`` in the test's
+process: the fault is the server's replies, and a fresh interpreter would import litellm again, ~4.5 CPU-s): the
+error count leads, and the exit code says so."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
+from tests.fault.conftest import cli_in_process
 from tests.integration.fake_openai_server import FakeOpenAIServer, Script
 
 REPO = Path(__file__).resolve().parents[2]
@@ -16,12 +16,10 @@ SMOKE = REPO / "scenarios" / "smoke"
 
 
 def _run(server: FakeOpenAIServer, tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "OPENAI_API_KEY": "sk-recall-eval-dummy-0123456789"}
-    argv = [sys.executable, "-m", "harness.cli", "run", "--model", "openai/fake", "--api-base", server.base_url,
-            "--scenarios", str(SMOKE), "--arms", "history_only", "recall", "--out", str(tmp_path / "run"),
-            "--cache-dir", str(tmp_path / "cache"), "--no-progress", "--retries", "0", "--max-concurrency", "1",
-            *flags]
-    return subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    return cli_in_process("run", "--model", "openai/fake", "--api-base", server.base_url, "--scenarios", SMOKE,
+                          "--arms", "history_only", "recall", "--out", tmp_path / "run", "--cache-dir", tmp_path / "cache",
+                          "--no-progress", "--retries", "0", "--max-concurrency", "1", *flags,
+                          env={"OPENAI_API_KEY": "sk-recall-eval-dummy-0123456789"})
 
 
 def test_errors_above_the_maximum_rate_lead_the_summary_and_fail_the_run(tmp_path: Path) -> None:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from harness.records import scan_results
 from harness.run.watchdog import HEARTBEAT_ENV
-from tests.fault.conftest import REPO, cli_env, finish
-from tests.integration.conftest import SMOKE
+from tests.fault.conftest import REPO, cli_env, cli_in_process, finish
+from tests.integration.conftest import DUMMY_KEY, SMOKE
 from tests.integration.fake_openai_server import FakeOpenAIServer
 
 ARMS = ("history_only", "recall", "full_history")
@@ -52,23 +52,27 @@ def test_a_timeout_error_names_the_settings_that_would_have_helped(run_cli, serv
 
 
 def _run_process(tmp_path: Path, server: FakeOpenAIServer, *flags: str, heartbeat_s: float | None = None,
-                 scenario: str = "smoke-0[123]*", resume: bool = False) -> tuple[int, str, Path]:
-    """``recall-eval run --no-progress`` (``resume``: ``--resume``) of ``tmp_path/run`` as a real process against
-    ``server``; (exit code, stderr, run folder)."""
-    env = cli_env() | {"PYTHONPATH": str(REPO)}
-    if heartbeat_s is not None:
-        env[HEARTBEAT_ENV] = str(heartbeat_s)
-    argv = [sys.executable, "-m", "harness.cli", "run", "--no-progress", "--api-base", server.base_url]
+                 scenario: str = "smoke-0[123]*", resume: bool = False, process: bool = False) -> tuple[int, str, Path]:
+    """``recall-eval run --no-progress`` (``resume``: ``--resume``) of ``tmp_path/run`` against ``server``, in
+    ``tmp_path``; (exit code, stderr, run folder). Through ``main`` in the test's process (the fault is the server's
+    pace: timeouts, hang-ups and the heartbeat work the same there, and a fresh interpreter would import litellm again,
+    ~4.5 CPU-s); ``process``: a real process (``--workers`` starts processes of its own)."""
+    env = {HEARTBEAT_ENV: str(heartbeat_s)} if heartbeat_s is not None else {}
+    argv = ["run", "--no-progress", "--api-base", server.base_url]
     if resume:
         argv += ["--resume", str(tmp_path / "run")]
     else:
         argv += ["--no-cache", "--model", "openai/fake", "--scenarios", str(SMOKE), "--filter", scenario, "--arms", *ARMS,
                  "--out", str(tmp_path / "run")]
     argv += list(flags)
-    out = "run"
-    proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if not process:
+        done = cli_in_process(*argv, cwd=tmp_path, env={"OPENAI_API_KEY": DUMMY_KEY, **env})
+        return done.returncode, done.stderr, tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", *argv], cwd=tmp_path,
+                            env=cli_env() | {"PYTHONPATH": str(REPO)} | env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
     code, _, err = finish(proc, timeout=240)
-    return code, err, tmp_path / out
+    return code, err, tmp_path / "run"
 
 
 def test_a_timed_out_call_hangs_up_so_a_one_slot_server_stops_generating_its_answer(tmp_path: Path, server: FakeOpenAIServer) -> None:
@@ -142,7 +146,7 @@ def test_with_workers_the_run_prints_one_heartbeat_line_with_totals_across_them(
 
     started = time.monotonic()
     code, err, _ = _run_process(tmp_path, server, "--workers", "2", "--max-concurrency", "4", "--timeout", "10",
-                                heartbeat_s=0.5, scenario="smoke-0[12]*")
+                                heartbeat_s=0.5, scenario="smoke-0[12]*", process=True)
     elapsed = time.monotonic() - started
 
     beats = [line for line in err.splitlines() if line.startswith("[recall-eval] still running:")]

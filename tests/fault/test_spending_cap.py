@@ -3,8 +3,6 @@ spending would truly pass it, whatever the concurrency, and every judge call is 
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import shutil
@@ -16,7 +14,7 @@ import pytest
 
 from harness.records import RESULTS_FILE, scan_results
 from harness.run.budget import recorded_cost
-from tests.fault.conftest import REPO, cli_env, finish
+from tests.fault.conftest import REPO, cli_env, cli_in_process, finish
 from tests.integration.conftest import DUMMY_KEY, SMOKE
 from tests.integration.fake_openai_server import FakeOpenAIServer, Script
 
@@ -32,19 +30,9 @@ CALL_USD = 4242 * 0.15e-6 + 17 * 0.6e-6
 def in_process(cwd: Path, *argv: str) -> tuple[int, str]:
     """``recall-eval ARGV`` through ``main`` in the test's process, in ``cwd`` (the judge's cache folder is relative),
     with the dummy key; (exit code, stderr). The faults here are the cap and the server's reported usage, not a
-    process boundary, and a fresh interpreter would import litellm again (~4 CPU-s); an exception fails the test."""
-    from harness.cli import main
-
-    err = io.StringIO()
-    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-        patch.chdir(cwd)
-        patch.setenv("OPENAI_API_KEY", DUMMY_KEY)
-        patch.setenv("COLUMNS", "1000")  # whole lines, as the test session's other commands print them
-        try:
-            code = main(list(argv))
-        except SystemExit as exc:  # argparse's own exits
-            code = exc.code if isinstance(exc.code, int) else 2
-    return code, err.getvalue()
+    process boundary (:func:`~tests.fault.conftest.cli_in_process`)."""
+    done = cli_in_process(*argv, cwd=cwd, env={"OPENAI_API_KEY": DUMMY_KEY})
+    return done.returncode, done.stderr
 
 
 def _run(tmp_path: Path, server: FakeOpenAIServer, name: str, *flags: str) -> tuple[int, str, Path]:

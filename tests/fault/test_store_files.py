@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fault.conftest import REPO, SMOKE, harness_cli
+from tests.fault.conftest import REPO, SMOKE, cli_in_process
 from tests.scenarios.store_factories import ITEMS, T0, write_store
 
 #: A writer that keeps the store open in WAL mode with two more items committed into the WAL, never checkpointed.
@@ -36,7 +36,7 @@ sys.stdin.read()
 
 
 def _validate(store: Path) -> subprocess.CompletedProcess[str]:
-    return harness_cli("validate", SMOKE, "--store", store)
+    return cli_in_process("validate", SMOKE, "--store", store)
 
 
 @pytest.fixture()
@@ -81,7 +81,7 @@ def test_a_copied_store_with_a_wal_and_no_shm_gets_no_shm(store_in_use: Path, tm
 
 def test_the_runs_sha256_covers_the_wal(store_in_use: Path, tmp_path: Path) -> None:
     """run.json's store sha256 is not the main file's alone: the WAL's two commits are in what it digests."""
-    run = harness_cli("run", "--scenarios", SMOKE, "--filter", "smoke-01*", "--arms", "recall", "--store", store_in_use,
+    run = cli_in_process("run", "--scenarios", SMOKE, "--filter", "smoke-01*", "--arms", "recall", "--store", store_in_use,
                       "--out", tmp_path / "run", "--no-progress")
     assert run.returncode in (0, 1), run.stderr
     recorded = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))["parameters"]["store"]
@@ -101,7 +101,7 @@ def test_a_fifo_as_the_store_or_its_wal_is_refused_at_once(tmp_path: Path, comma
         os.mkfifo(tmp_path / "team.sqlite-wal")
     argv = (["validate", SMOKE] if command == "validate" else
             ["run", "--scenarios", SMOKE, "--filter", "smoke-01*", "--out", tmp_path / "run", "--no-progress"])
-    done = harness_cli(*argv, "--store", store)
+    done = cli_in_process(*argv, "--store", store)
     assert done.returncode == 2, done.stderr
     assert "a FIFO (named pipe), not a regular file" in done.stderr and "Traceback" not in done.stderr
     assert len([line for line in done.stderr.splitlines() if line.strip()]) == 1, done.stderr
