@@ -246,7 +246,7 @@ def test_compare_rebuilds_a_report_whose_scores_predate_whole_sample_scores(tmp_
     assert "Traceback" not in done.stderr, done.stderr
     assert "verdict: A fail -> B fail" in done.stdout, done.stdout + done.stderr
     assert "schema_version None, not 2" in done.stdout + done.stderr
-    assert json.loads((b / "scores.jsonl").read_text(encoding="utf-8").splitlines()[0])["schema_version"] == 2
+    assert json.loads((b / "scores.jsonl").read_text(encoding="utf-8").splitlines()[0])["schema_version"] == 3
 
 
 def _forge_scores_tables_digest_and_verdict(run_dir: Path, change) -> None:
