@@ -68,6 +68,30 @@ def with_suite(run_dir: Path, scenarios: dict[str, Any]) -> Path:
 
 
 
+def _gating_protocol(gates: bool) -> Callable[[int, Scenario], Scenario]:
+    """LoCoMo's protocol with ``apart_gates`` set: the last 20 of 400 scenarios adversarial abstention probes
+    (reported apart), the rest answerable single-hop questions (the headline)."""
+    from harness.importers.locomo import CATEGORY_TEXT, PROTOCOL
+
+    def change(i: int, scenario: Scenario) -> Scenario:
+        data = scenario.model_dump(mode="json", exclude_defaults=True)
+        adversarial = i >= 380
+        if adversarial:
+            data["expect"] = {**data["expect"], "abstain": True, "must_contain_any": [], "relevant_items": []}
+        return Scenario.model_validate({**data, "protocol": {**PROTOCOL, "apart_gates": gates},
+                                        "categories": CATEGORY_TEXT,
+                                        "category": "adversarial" if adversarial else "single_hop"})
+    return change
+
+
+def claims_reported_apart(path: Path, *, gates: bool) -> Path:
+    """A run whose only failing line is a group reported apart: 400 scenarios, recall answering every one (a clear
+    gain over the 380 headline questions, an invented answer to each of the 20 adversarial probes), history_only
+    the first 20. With ``gates`` the adversarial line fails the verdict; without, it is shown and the run passes."""
+    return synthetic_run(path, ids=[f"fact-{i:03d}" for i in range(400)], recall_right=400, history_right=20,
+                         scenario_change=_gating_protocol(gates))
+
+
 def edit_scores(run_dir: Path, change: Callable[[dict[str, Any]], Any]) -> None:
     """``change`` each row of ``scores.jsonl`` (a forgery: compare scores the transcripts again), then make
     ``summary.json`` agree with the rows: its aggregate tables

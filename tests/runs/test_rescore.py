@@ -222,3 +222,26 @@ def test_compare_names_the_other_harness_version_that_scored_a_disagreeing_run(t
     with pytest.raises(CompareError) as caught:
         load_run(run_dir)
     assert "scored by another harness version; rebuild the report" in str(caught.value)
+
+
+def _gating_protocol(i: int, scenario: Any) -> Any:
+    """LoCoMo's protocol with ``apart_gates: true``: the last 2 of the 10 scenarios adversarial (reported apart)."""
+    from harness.importers.locomo import CATEGORY_TEXT, PROTOCOL
+    from harness.scenarios import Scenario
+
+    return Scenario.model_validate({**scenario.model_dump(mode="json", exclude_defaults=True),
+                                    "protocol": {**PROTOCOL, "apart_gates": True}, "categories": CATEGORY_TEXT,
+                                    "category": "adversarial" if i >= 8 else "single_hop"})
+
+
+def test_apart_gates_edited_in_the_scores_is_named_and_a_row_written_before_it_is_not(tmp_path: Path) -> None:
+    """Bug this guards: ``apart_gates`` left out of the fields scored again, so rows edited to say the protocol's
+    groups reported apart do not gate (the verdict check then drops a failing apart line) agreed with their
+    transcripts. A row of format 2, written before the flag, lacks it and is not called edited for that."""
+    run_dir = synthetic_run(tmp_path / "a", scenario_change=_gating_protocol)
+    assert _disagreement(run_dir) is None
+    edit_scores(run_dir, lambda row: row.update(apart_gates=False))
+    assert _disagreement(run_dir) == ("row 1 (sample fact-00|history_only|offline/reference|0) has apart_gates False, "
+                                      "but its transcript in results.jsonl scores True")
+    edit_scores(run_dir, lambda row: [row.pop("apart_gates"), row.update(schema_version=2)])
+    assert _disagreement(run_dir) is None

@@ -12,7 +12,7 @@ from harness.analysis import VerdictConfig
 from harness.records import read_manifest, scan_results
 from harness.runs.verdict_check import verdict_disagreement
 from harness.scenarios import Scenario
-from tests.runs.compare_factories import synthetic_run
+from tests.runs.compare_factories import claims_reported_apart, synthetic_run
 
 
 def _inputs(run: Path) -> tuple[dict[str, Any], Any, Any, list[dict[str, Any]]]:
@@ -244,41 +244,14 @@ def test_a_protocol_block_removed_with_the_verdict_edited_to_pass_is_still_decid
     assert "decide 'inconclusive'" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")
 
 
-#: 400 scenarios: the first 380 single-hop questions (the headline), the last 20 adversarial (reported apart).
-GATING_IDS = [f"fact-{i:03d}" for i in range(400)]
-
-
-def _apart_gates(gates: bool) -> Any:
-    """LoCoMo's protocol with ``apart_gates`` set: the last 20 scenarios adversarial abstention probes (reported
-    apart), the rest answerable single-hop questions (the headline)."""
-    from harness.importers.locomo import CATEGORY_TEXT, PROTOCOL
-
-    def change(i: int, scenario: Scenario) -> Scenario:
-        data = scenario.model_dump(mode="json", exclude_defaults=True)
-        adversarial = i >= 380
-        if adversarial:
-            data["expect"] = {**data["expect"], "abstain": True, "must_contain_any": [], "relevant_items": []}
-        return Scenario.model_validate({**data, "protocol": {**PROTOCOL, "apart_gates": gates},
-                                        "categories": CATEGORY_TEXT,
-                                        "category": "adversarial" if adversarial else "single_hop"})
-    return change
-
-
-def _claims_apart(root: Path, gates: bool) -> Path:
-    """Recall answers every scenario (a clear gain in the headline, an invented answer to each of the 20 adversarial
-    probes), history_only the first 20: recall's unsupported claims rise only in the group reported apart."""
-    return synthetic_run(root / "run", ids=GATING_IDS, recall_right=400, history_right=20,
-                         scenario_change=_apart_gates(gates))
-
-
 @pytest.fixture(scope="module")
 def gating(tmp_path_factory: pytest.TempPathFactory) -> Path:  # the adversarial line gates: fail
-    return _claims_apart(tmp_path_factory.mktemp("verdict"), True)
+    return claims_reported_apart(tmp_path_factory.mktemp("verdict") / "run", gates=True)
 
 
 @pytest.fixture(scope="module")
 def not_gating(tmp_path_factory: pytest.TempPathFactory) -> Path:  # the same line shown, not gating: pass
-    return _claims_apart(tmp_path_factory.mktemp("verdict"), False)
+    return claims_reported_apart(tmp_path_factory.mktemp("verdict") / "run", gates=False)
 
 
 def _claim(summary: dict[str, Any], status: str) -> None:
