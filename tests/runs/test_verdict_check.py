@@ -320,7 +320,7 @@ def test_rows_that_disagree_on_apart_gates_or_hold_no_boolean_are_named(gating: 
     ``false`` to drop the failing line) or something else than true or false are named, never decided on."""
     summary, manifest, scan, scores = _inputs(gating)
     apart = [number for number, row in enumerate(scores, start=1) if row["apart"]]
-    assert len(apart) == 40  # 20 adversarial scenarios x 2 arms
+    assert len(apart) == 20  # 10 adversarial scenarios x 2 arms
     scores[apart[3] - 1]["apart_gates"] = False
     assert verdict_disagreement(summary, manifest, scan, [], scores) == (
         f"scores.jsonl rows {apart[0]} and {apart[3]} disagree on apart_gates (true, false); a run has one protocol: "
