@@ -334,3 +334,19 @@ def test_rows_that_disagree_on_apart_gates_or_hold_no_boolean_are_named(gating: 
         "the file was edited, or written by another harness version")
     scores[apart[1] - 1]["apart_gates"] = None
     assert "apart_gates is None, not true or false" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")
+
+
+def test_the_message_of_rows_before_apart_gates_names_every_group_reported_apart(gating: Path) -> None:
+    """Rows of format 2 in two groups reported apart (the adversarial probes also counted as abstention probes, the
+    summary's tables aggregated again to match): the message names both groups, in the order the rows hold them."""
+    from harness.runs.table_check import recomputed_tables
+
+    summary, manifest, scan, scores = _inputs(gating)
+    rows = _format_2(scores)
+    for row in rows:
+        if row["apart"]:
+            row["apart"] = [*row["apart"], "abstention"]
+    summary.update(recomputed_tables(rows, VerdictConfig(**summary["verdict"]["config"])))
+    why = verdict_disagreement(summary, manifest, scan, [], rows) or ""
+    assert why.startswith("scores.jsonl predates recording whether its groups reported apart (adversarial, "
+                          "abstention) gate the verdict"), why
