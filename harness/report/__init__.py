@@ -16,7 +16,13 @@ from harness.report.formatting import arm_class, arm_order, label, metric_kind, 
 from harness.report.frames import metrics_frame, scores_frame
 from harness.report.html import METRIC_ORDER, page_environment
 from harness.report.inputs import ReportInputs, planned_samples
-from harness.report.outputs import SCORES_FILE, SCORES_SCHEMA_VERSION, SUMMARY_FILE, write_output
+from harness.report.outputs import (
+    SCORES_FILE,
+    SCORES_READABLE_VERSIONS,
+    SCORES_SCHEMA_VERSION,
+    SUMMARY_FILE,
+    write_output,
+)
 from harness.report.protocol import run_protocol
 from harness.report.summary import SUMMARY_SCHEMA_VERSION, build_summary, final_scores, protocol_place
 from harness.report.terminal import report_lines
@@ -24,6 +30,7 @@ from harness.report.terminal import report_lines
 __all__ = [
     "METRIC_ORDER",
     "SCORES_FILE",
+    "SCORES_READABLE_VERSIONS",
     "SCORES_SCHEMA_VERSION",
     "SUMMARY_FILE",
     "SUMMARY_SCHEMA_VERSION",

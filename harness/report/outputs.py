@@ -54,8 +54,12 @@ def write_metrics_csv(run_dir: Path, metrics: Iterable[Mapping[str, Any]]) -> Pa
 
 
 #: ``scores.jsonl``'s row format: 2 holds each sample's whole :class:`harness.score.SampleScores` (and its place in
-#: the suite's protocol), so ``compare`` can aggregate the samples again and check ``summary.json``'s tables.
-SCORES_SCHEMA_VERSION = 2
+#: the suite's protocol), so ``compare`` can aggregate the samples again and check ``summary.json``'s tables; 3 adds
+#: ``apart_gates`` (whether the protocol's groups reported apart gate the verdict), so ``compare`` decides the
+#: verdict again with those lines too. Rows of format 2 are still read (:data:`SCORES_READABLE_VERSIONS`).
+SCORES_SCHEMA_VERSION = 3
+#: The row formats ``compare`` can aggregate again (2 lacks ``apart_gates``: :mod:`harness.runs.verdict_check`).
+SCORES_READABLE_VERSIONS = (2, 3)
 #: The fields of a ``scores.jsonl`` row that come first, as rows without ``schema_version`` (version 1) held them.
 SCORES_KEYS = ("sample_id", "scenario_id", "title", "category", "arm", "model", "epoch", "status", "outcome", "scores",
                "session_retrieval", "ours_session_retrieval", "uncredited_items")
@@ -69,7 +73,7 @@ def _scores_row(sample: Mapping[str, Any]) -> dict[str, Any]:
         return row
     rest = full.model_dump(mode="json", exclude=set(SCORES_KEYS))
     return {"schema_version": SCORES_SCHEMA_VERSION, **row, **rest, "headline": sample.get("headline"),
-            "apart": list(sample.get("apart") or ())}
+            "apart": list(sample.get("apart") or ()), "apart_gates": sample.get("apart_gates")}
 
 
 def scores_text(samples: Iterable[Mapping[str, Any]]) -> str:

@@ -298,11 +298,14 @@ def final_scores(record: SampleRecord, scenario: Scenario, *, verdict: Any, foun
 
 def protocol_place(protocol: Any, scenario_id: str) -> dict[str, Any]:
     """A sample's place in the run's protocol (:func:`harness.report.protocol.run_protocol`, None without one), as
-    ``scores.jsonl`` records it: ``headline`` (None without a protocol) and the reported-apart groups it is in."""
+    ``scores.jsonl`` records it: ``headline`` (None without a protocol), the reported-apart groups it is in, and
+    ``apart_gates`` (the protocol's word on whether those groups gate the verdict; None without a protocol), so the
+    verdict can be decided again from the samples alone."""
     if protocol is None:
-        return {"headline": None, "apart": []}
+        return {"headline": None, "apart": [], "apart_gates": None}
     return {"headline": scenario_id in protocol.headline_ids,
-            "apart": [name for name, ids in protocol.apart if scenario_id in ids]}
+            "apart": [name for name, ids in protocol.apart if scenario_id in ids],
+            "apart_gates": protocol.protocol.apart_gates}
 
 
 def _not_judged(scores: Any) -> Any:

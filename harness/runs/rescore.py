@@ -28,6 +28,8 @@ __all__ = ["RescoreError", "rescore_disagreement", "rescore_refusal"]
 
 #: Row fields that are not the sample's scores: the format's version (checked before) and what was added beside it.
 _NOT_SCORES = frozenset({"schema_version"})
+#: Fields a later row format added, with that format: an older row lacks them and is not called edited for it.
+_ADDED_IN = {"apart_gates": 3}
 
 
 class RescoreError(Exception):
@@ -77,7 +79,7 @@ def _shown(value: Any) -> str:
 
 def rescore_disagreement(manifest: RunManifest, scan: ResultsScan, rows: Sequence[Mapping[str, Any]],
                          summary: Mapping[str, Any]) -> str | None:
-    """Why ``rows`` (``scores.jsonl``, format 2) are not what ``scan``'s transcripts score, or None when they are.
+    """Why ``rows`` (``scores.jsonl``, format 2 or 3) are not what ``scan``'s transcripts score, or None when they are.
 
     Args:
         manifest: ``run.json`` (where the scenarios are, the run's store and redaction).
@@ -122,7 +124,8 @@ def rescore_disagreement(manifest: RunManifest, scan: ResultsScan, rows: Sequenc
     for number, (row, mine) in enumerate(zip(rows, rescored, strict=True), start=1):
         scenario = scenarios[row["scenario_id"]]
         expected = {**mine.model_dump(mode="json"), "title": scenario.title, **protocol_place(protocol, mine.scenario_id)}
-        found_difference = _first_difference(row, {k: v for k, v in expected.items() if k not in _NOT_SCORES})
+        skip = _NOT_SCORES | {k for k, version in _ADDED_IN.items() if row["schema_version"] < version}
+        found_difference = _first_difference(row, {k: v for k, v in expected.items() if k not in skip})
         if found_difference is None:
             continue
         key, theirs, value = found_difference

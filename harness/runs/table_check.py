@@ -30,14 +30,14 @@ def scores_format_problem(rows: Sequence[Mapping[str, Any]]) -> str | None:
     """Why ``scores.jsonl``'s rows cannot be aggregated again (an older report's format, a damaged row), or None."""
     from pydantic import ValidationError
 
-    from harness.report import SCORES_SCHEMA_VERSION
+    from harness.report import SCORES_READABLE_VERSIONS
     from harness.score import SampleScores
 
     for number, row in enumerate(rows, start=1):
-        if row.get("schema_version") != SCORES_SCHEMA_VERSION:
+        if row.get("schema_version") not in SCORES_READABLE_VERSIONS:
             return (f"scores.jsonl row {number} has schema_version {row.get('schema_version')!r}, not "
-                    f"{SCORES_SCHEMA_VERSION}: it holds no whole sample scores to check the summary's tables against "
-                    "(written by an older report)")
+                    f"{' or '.join(map(str, SCORES_READABLE_VERSIONS))}: it holds no whole sample scores to check the "
+                    "summary's tables against (written by an older report)")
         try:
             SampleScores.model_validate({k: row[k] for k in SampleScores.model_fields if k in row})
         except ValidationError as exc:

@@ -14,7 +14,11 @@ from the results (or refuses, naming the command, where it cannot). The tables
 themselves are first checked against the samples of ``scores.jsonl``
 (:mod:`harness.runs.table_check`), and the verdict is decided on the samples':
 on the headline rows when the samples carry a protocol's headline flags,
-whatever the summary's ``protocol`` block says.
+whatever the summary's ``protocol`` block says, and with a line for each
+group reported apart that the samples are in, gating as their rows'
+``apart_gates`` says (row format 3). Rows of format 2 predate that flag: their
+verdict is accepted only when it follows whether or not those groups gate;
+otherwise the message says the run predates the flag.
 """
 
 from __future__ import annotations
@@ -27,8 +31,42 @@ from harness.records import ResultsScan, RunManifest
 __all__ = ["verdict_disagreement"]
 
 
+#: The first row format of ``scores.jsonl`` that records ``apart_gates`` (:mod:`harness.report.outputs`).
+_GATES_RECORDED = 3
+
+
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+def _apart_gating(scores: Sequence[Mapping[str, Any]]) -> tuple[list[str], tuple[bool, ...]] | str:
+    """The groups reported apart that the samples are in (first seen first), and whether they gate the verdict.
+
+    The second item is what the rows record, ``(True,)`` or ``(False,)``; ``(False, True)`` when the rows in those
+    groups predate ``apart_gates`` (format 2: either may be so). A string: why the rows cannot say (one run has one
+    protocol, so rows that disagree, or hold something else than true or false, were edited).
+    """
+    groups: dict[str, None] = {}
+    recorded: dict[bool, int] = {}
+    for number, row in enumerate(scores, start=1):
+        apart = row.get("apart") or ()
+        for group in apart:
+            groups.setdefault(str(group), None)
+        if not apart or row["schema_version"] < _GATES_RECORDED:
+            continue
+        gates = row.get("apart_gates")
+        if not isinstance(gates, bool):
+            return (f"scores.jsonl row {number} is in a group reported apart, but its apart_gates is {gates!r}, not "
+                    "true or false: the file was edited, or written by another harness version")
+        recorded.setdefault(gates, number)
+    if len(recorded) > 1:
+        return (f"scores.jsonl rows {recorded[True]} and {recorded[False]} disagree on apart_gates (true, false); a "
+                "run has one protocol: the file was edited")
+    return list(groups), tuple(recorded) or ((False, True) if groups else (False,))
+
+
+def _statuses(decided: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+    return decided["status"], {model: entry["status"] for model, entry in decided["per_model"].items()}
 
 
 def verdict_disagreement(summary: Mapping[str, Any], manifest: RunManifest, scan: ResultsScan, foreign: Sequence[str],
@@ -69,7 +107,17 @@ def verdict_disagreement(summary: Mapping[str, Any], manifest: RunManifest, scan
     # rebuilt), not the summary's: a `protocol` block deleted with the verdict would move the decision to `all`.
     protocol = any(row.get("headline") is not None for row in scores)
     headline = str(_dict(summary.get("protocol")).get("description") or "the suite's protocol") if protocol else None
-    decided = decide(tables, {str(row.get("model")) for row in scores}, config, health=health, headline=headline)
+    gating = _apart_gating(scores)
+    if isinstance(gating, str):
+        return gating
+    groups, options = gating
+    models = {str(row.get("model")) for row in scores}
+    decided, other = (decide(tables, models, config, health=health, headline=headline,
+                             apart=[(group, gates) for group in groups]) for gates in (options[0], options[-1]))
+    if _statuses(decided) != _statuses(other):
+        return (f"scores.jsonl predates recording whether its groups reported apart ({', '.join(groups)}) gate the "
+                f"verdict (row format 2; format {_GATES_RECORDED} records apart_gates), and the verdict depends on it: "
+                f"{other['status']!r} if they gate, {decided['status']!r} if not (written by an older report)")
     claimed = verdict.get("status")
     if decided["status"] != claimed:
         return (f"its verdict.status {claimed!r} does not follow from its metrics and the run's records, which "

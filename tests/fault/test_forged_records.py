@@ -155,6 +155,35 @@ def test_compare_decides_a_hand_edited_verdict_again_from_the_records(tmp_path: 
     assert json.loads((b / "summary.json").read_text(encoding="utf-8"))["verdict"]["status"] == "fail"
 
 
+
+def test_compare_decides_again_a_verdict_failed_by_a_gating_group_reported_apart_and_edited_to_pass(
+        tmp_path: Path) -> None:
+    """A protocol with ``apart_gates: true`` whose run fails on its adversarial line alone (the headline gains): B's
+    verdict edited to pass and its ``protocol`` block deleted, results, scores and digests unchanged. compare reads
+    whether the line gates from scores.jsonl, not from the summary: it names the edit, rebuilds B (fail) and prints
+    ``A fail -> B fail``, never ``B pass``; A, untouched, is not called edited."""
+    from tests.runs.compare_factories import claims_reported_apart
+
+    a = claims_reported_apart(tmp_path / "a", gates=True)
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+    assert json.loads((b / "summary.json").read_text(encoding="utf-8"))["verdict"]["status"] == "fail"
+
+    def forge(summary: dict) -> None:
+        _forge_verdict(summary)
+        del summary["protocol"]
+
+    edit_json(b / "summary.json", forge)
+    done = harness_cli("compare", a, b)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "verdict: A fail -> B fail" in done.stdout, done.stdout + done.stderr
+    assert "B pass" not in done.stdout
+    said = done.stdout + done.stderr
+    assert said.count("does not follow") == 1, said
+    assert "its verdict.status 'pass' does not follow from its metrics and the run's records, which decide 'fail'" \
+        in " ".join(said.split()), said
+
+
 def test_compare_refuses_a_hand_edited_verdict_it_cannot_rebuild_without_its_judge(tmp_path: Path) -> None:
     """The same edit in a run scored with a judge: exit 2 naming the verdict that does not follow and the
     `report --judge-model` command; no verdict line printed."""
@@ -247,7 +276,7 @@ def test_compare_rebuilds_a_report_whose_scores_predate_whole_sample_scores(tmp_
     assert "Traceback" not in done.stderr, done.stderr
     assert "verdict: A fail -> B fail" in done.stdout, done.stdout + done.stderr
     assert "schema_version None, not 2" in done.stdout + done.stderr
-    assert json.loads((b / "scores.jsonl").read_text(encoding="utf-8").splitlines()[0])["schema_version"] == 2
+    assert json.loads((b / "scores.jsonl").read_text(encoding="utf-8").splitlines()[0])["schema_version"] == 3
 
 
 def _forge_scores_tables_digest_and_verdict(run_dir: Path, change) -> None:

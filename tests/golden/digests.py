@@ -20,7 +20,10 @@ Regenerate it for an intended change of what a run writes, and say so in the
 commit (issue 42 did: the probe as its own message changed the starter run's
 answers, and scores.jsonl and metrics.csv gained the session-retrieval figures
 of both populations; issue 44 did: scores.jsonl rows hold each sample's whole scores, schema_version 2, so
-summary.json's scores_sha256 changed with it). The runs import the ``harness`` on the child's path: run
+summary.json's scores_sha256 changed with it; issue 50 part 6 did: scores.jsonl rows record apart_gates,
+schema_version 3 (both runs' scores and summary), and issue 49's starter audit made 4 abstain scenarios
+answerable and widened one check (the starter run's scenario hashes, scores, tables and pages)).
+The runs import the ``harness`` on the child's path: run
 the test with ``PYTHONPATH`` set to the checkout under test when another
 checkout is installed in the virtualenv, or it digests that one.
 

@@ -58,7 +58,7 @@ def test_the_readmes_figures_are_the_main_commands(main_command) -> None:
     printed = "\n".join(shown)
     for interval in re.findall(r"[+-]\d\.\d\d \[[+-]\d\.\d\d, [+-]\d\.\d\d\]", prose):
         assert interval in printed, f"the README quotes {interval}, the run printed no such interval"
-    assert "+0.02 [-0.12, +0.15]" in prose and "−" not in prose.split("Continuity goes")[1].split("\n\n")[0]
+    assert "+0.14 [+0.00, +0.27]" in prose and "−" not in prose.split("Continuity goes")[1].split("\n\n")[0]
     p = next(m["p_value"] for m in summary["mcnemar"] if m["model"] == "offline/reference")
     assert f"p = {p:.2f}" in prose
     flips = [f for f in summary["flips"] if (f["arm_a"], f["arm_b"]) == ("history_only", "recall")]

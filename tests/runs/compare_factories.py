@@ -31,10 +31,12 @@ def synthetic_run(path: Path, *, ids: list[str] | None = None, recall_right: int
                   model: str = MODEL, arms: tuple[str, ...] = ("history_only", "recall"), epochs: int = 1,
                   parameters: dict[str, Any] | None = None, status: str = "complete", latency: float = 1.0,
                   cost: float | None = 0.001, category: str = "project_fact",
-                  scenario_change: Callable[[int, Scenario], Scenario] | None = None) -> Path:
+                  scenario_change: Callable[[int, Scenario], Scenario] | None = None,
+                  thresholds: Any = None) -> Path:
     """A run folder with its report: the first ``recall_right`` scenarios right in recall, ``history_right`` in
     history_only; each sample's latency is ``latency`` plus 10 ms per scenario, its cost ``cost`` (unknown: None).
-    ``scenario_change(i, scenario)``: the i-th scenario as the suite holds it (e.g. another category, a protocol)."""
+    ``scenario_change(i, scenario)``: the i-th scenario as the suite holds it (e.g. another category, a protocol);
+    ``thresholds``: the report's :class:`harness.analysis.VerdictConfig` (None: the defaults)."""
     scenarios = {sid: make_scenario(sid, category=category) for sid in ids or [f"fact-{i:02d}" for i in range(10)]}
     if scenario_change is not None:
         scenarios = {sid: scenario_change(i, sc) for i, (sid, sc) in enumerate(scenarios.items())}
@@ -50,7 +52,7 @@ def synthetic_run(path: Path, *, ids: list[str] | None = None, recall_right: int
     run_dir = with_suite(write_run(path, records, arms=arms, models=(model,)), scenarios)
     edit_json(run_dir / MANIFEST_FILE, lambda data: data.update(parameters={**PARAMETERS, **(parameters or {})},
                                                                 status=status, epochs=epochs))
-    build_report(run_dir, scenarios=scenarios)
+    build_report(run_dir, scenarios=scenarios, thresholds=thresholds)
     return run_dir
 
 
@@ -67,6 +69,32 @@ def with_suite(run_dir: Path, scenarios: dict[str, Any]) -> Path:
 
 
 
+
+def _gating_protocol(gates: bool) -> Callable[[int, Scenario], Scenario]:
+    """LoCoMo's protocol with ``apart_gates`` set: the last 10 of 40 scenarios adversarial abstention probes
+    (reported apart), the rest answerable single-hop questions (the headline)."""
+    from harness.importers.locomo import CATEGORY_TEXT, PROTOCOL
+
+    def change(i: int, scenario: Scenario) -> Scenario:
+        data = scenario.model_dump(mode="json", exclude_defaults=True)
+        adversarial = i >= 30
+        if adversarial:
+            data["expect"] = {**data["expect"], "abstain": True, "must_contain_any": [], "relevant_items": []}
+        return Scenario.model_validate({**data, "protocol": {**PROTOCOL, "apart_gates": gates},
+                                        "categories": CATEGORY_TEXT,
+                                        "category": "adversarial" if adversarial else "single_hop"})
+    return change
+
+
+def claims_reported_apart(path: Path, *, gates: bool) -> Path:
+    """A run whose only failing line is a group reported apart: 40 scenarios, recall answering every one (a gain
+    over the 30 headline questions, 10 up, and an invented answer to each of the 10 adversarial probes),
+    history_only the first 20, unsupported claims tolerated up to 0.2 (so 30 scenarios bound the headline's rise).
+    With ``gates`` the adversarial line fails the verdict; without, it is shown and the run passes."""
+    from harness.analysis import VerdictConfig
+
+    return synthetic_run(path, ids=[f"fact-{i:03d}" for i in range(40)], recall_right=40, history_right=20,
+                         scenario_change=_gating_protocol(gates), thresholds=VerdictConfig(unsupported_tolerance=0.2))
 
 def edit_scores(run_dir: Path, change: Callable[[dict[str, Any]], Any]) -> None:
     """``change`` each row of ``scores.jsonl`` (a forgery: compare scores the transcripts again), then make

@@ -353,4 +353,26 @@ def test_a_judged_runs_errored_sample_of_a_rubric_scenario_agrees_with_its_trans
     build_report(run_dir, judge_model="test/j", judge_cache_dir=tmp_path / "judge-cache")
     rows = [json.loads(line) for line in (run_dir / "scores.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [(row["status"], row["judge_verdict"]) for row in rows] == [("ok", "pass"), ("error", None)]
+
+
+def _gating_protocol(i: int, scenario: Any) -> Any:
+    """LoCoMo's protocol with ``apart_gates: true``: the last 2 of the 10 scenarios adversarial (reported apart)."""
+    from harness.importers.locomo import CATEGORY_TEXT, PROTOCOL
+    from harness.scenarios import Scenario
+
+    return Scenario.model_validate({**scenario.model_dump(mode="json", exclude_defaults=True),
+                                    "protocol": {**PROTOCOL, "apart_gates": True}, "categories": CATEGORY_TEXT,
+                                    "category": "adversarial" if i >= 8 else "single_hop"})
+
+
+def test_apart_gates_edited_in_the_scores_is_named_and_a_row_written_before_it_is_not(tmp_path: Path) -> None:
+    """Bug this guards: ``apart_gates`` left out of the fields scored again, so rows edited to say the protocol's
+    groups reported apart do not gate (the verdict check then drops a failing apart line) agreed with their
+    transcripts. A row of format 2, written before the flag, lacks it and is not called edited for that."""
+    run_dir = synthetic_run(tmp_path / "a", scenario_change=_gating_protocol)
+    assert _disagreement(run_dir) is None
+    edit_scores(run_dir, lambda row: row.update(apart_gates=False))
+    assert _disagreement(run_dir) == ("row 1 (sample fact-00|history_only|offline/reference|0) has apart_gates False, "
+                                      "but its transcript in results.jsonl scores True")
+    edit_scores(run_dir, lambda row: [row.pop("apart_gates"), row.update(schema_version=2)])
     assert _disagreement(run_dir) is None

@@ -157,13 +157,20 @@ def test_the_protocols_headline_and_apart_groups_are_rebuilt_from_each_rows_plac
 
 
 def test_scores_in_an_older_format_or_a_damaged_field_are_named_with_the_row(run: Path) -> None:
+    """Format 3 (the report's) and 2 (before ``apart_gates``) are read; 1 and any other are named."""
     _, rows = _summary_and_rows(run)
+    assert {row["schema_version"] for row in rows} == {3}
     assert scores_format_problem(rows) is None
     old = copy.deepcopy(rows)
-    old[2]["schema_version"] = 1
-    assert scores_format_problem(old) == (
-        "scores.jsonl row 3 has schema_version 1, not 2: it holds no whole sample scores to check the summary's "
-        "tables against (written by an older report)")
+    for row in old:
+        row["schema_version"] = 2
+        del row["apart_gates"]
+    assert scores_format_problem(old) is None
+    for version in (1, 4):
+        old[2]["schema_version"] = version
+        assert scores_format_problem(old) == (
+            f"scores.jsonl row 3 has schema_version {version}, not 2 or 3: it holds no whole sample scores to check "
+            "the summary's tables against (written by an older report)")
     rows[4]["scores"][1]["passed"] = "maybe"
     assert scores_format_problem(rows) == (
         "scores.jsonl row 5: scores.1.passed: Input should be a valid boolean, unable to interpret input")

@@ -12,7 +12,7 @@ from harness.analysis import VerdictConfig
 from harness.records import read_manifest, scan_results
 from harness.runs.verdict_check import verdict_disagreement
 from harness.scenarios import Scenario
-from tests.runs.compare_factories import synthetic_run
+from tests.runs.compare_factories import claims_reported_apart, synthetic_run
 
 
 def _inputs(run: Path) -> tuple[dict[str, Any], Any, Any, list[dict[str, Any]]]:
@@ -242,3 +242,111 @@ def test_a_protocol_block_removed_with_the_verdict_edited_to_pass_is_still_decid
     for entry in summary["verdict"]["per_model"].values():
         entry["status"] = "pass"
     assert "decide 'inconclusive'" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")
+
+
+@pytest.fixture(scope="module")
+def gating(tmp_path_factory: pytest.TempPathFactory) -> Path:  # the adversarial line gates: fail
+    return claims_reported_apart(tmp_path_factory.mktemp("verdict") / "run", gates=True)
+
+
+@pytest.fixture(scope="module")
+def not_gating(tmp_path_factory: pytest.TempPathFactory) -> Path:  # the same line shown, not gating: pass
+    return claims_reported_apart(tmp_path_factory.mktemp("verdict") / "run", gates=False)
+
+
+def _claim(summary: dict[str, Any], status: str) -> None:
+    summary["verdict"]["status"] = status
+    for entry in summary["verdict"]["per_model"].values():
+        entry["status"] = status
+
+
+@pytest.mark.parametrize("forge", [lambda s: s.pop("protocol"), lambda s: s.update(protocol=None), lambda s: None],
+                         ids=["block deleted", "block null", "block kept"])
+def test_a_verdict_failed_by_a_gating_group_reported_apart_and_edited_to_pass_is_caught(
+        gating: Path, not_gating: Path, forge: Any) -> None:
+    """Bug this guards: the verdict decided again without the protocol's groups reported apart, so with
+    ``apart_gates: true`` a run failed by its adversarial line alone (recall invents an answer to every adversarial
+    probe; the headline gains) and edited to ``pass`` kept its pass, and the honest ``fail`` was called an edit.
+    ``scores.jsonl`` records ``apart_gates`` beside each sample, so the summary's ``protocol`` block (deleted here,
+    or emptied) has no say; the same run with the line not gating passes, and an edit to ``fail`` is named there."""
+    summary, manifest, scan, scores = _inputs(gating)
+    assert summary["verdict"]["status"] == "fail"
+    assert {row["apart_gates"] for row in scores} == {True}
+    lines = [c for entry in summary["verdict"]["per_model"].values() for c in entry["checks"]
+             if c["name"] == "apart_adversarial"]
+    assert [(c["passed"], c["gates"]) for c in lines] == [(False, True)]  # the only failing line
+    assert all(c["passed"] for entry in summary["verdict"]["per_model"].values() for c in entry["checks"]
+               if c["name"] != "apart_adversarial")
+    forge(summary)
+    assert verdict_disagreement(summary, manifest, scan, [], scores) is None
+    _claim(summary, "pass")
+    why = verdict_disagreement(summary, manifest, scan, [], scores) or ""
+    assert "verdict.status 'pass'" in why and "decide 'fail'" in why
+    summary, manifest, scan, scores = _inputs(not_gating)
+    assert summary["verdict"]["status"] == "pass" and {row["apart_gates"] for row in scores} == {False}
+    forge(summary)
+    assert verdict_disagreement(summary, manifest, scan, [], scores) is None
+    _claim(summary, "fail")
+    assert "decide 'pass'" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")
+
+
+def _format_2(scores: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows as a report before ``apart_gates`` wrote them (row format 2)."""
+    return [{**{k: v for k, v in row.items() if k != "apart_gates"}, "schema_version": 2} for row in scores]
+
+
+def test_rows_written_before_apart_gates_are_read_and_named_only_where_the_flag_decides(
+        passing: Path, failing: Path, apart_gain: Path, gating: Path, not_gating: Path) -> None:
+    """Rows of format 2 still check a verdict wherever gating cannot change it: a run without a protocol, and one
+    whose group reported apart decides nothing either way (``apart_gain``: inconclusive on the headline whether or
+    not its undecided adversarial line gates). Where it can (the adversarial line alone fails), the message says the
+    rows predate the flag, with both verdicts, rather than guessing either."""
+    for run in (passing, failing, apart_gain):
+        summary, manifest, scan, scores = _inputs(run)
+        assert verdict_disagreement(summary, manifest, scan, [], _format_2(scores)) is None, run
+    summary, manifest, scan, scores = _inputs(failing)
+    _claim(summary, "pass")
+    assert "decide 'fail'" in (verdict_disagreement(summary, manifest, scan, [], _format_2(scores)) or "")
+    for run in (gating, not_gating):
+        summary, manifest, scan, scores = _inputs(run)
+        assert verdict_disagreement(summary, manifest, scan, [], _format_2(scores)) == (
+            "scores.jsonl predates recording whether its groups reported apart (adversarial) gate the verdict (row "
+            "format 2; format 3 records apart_gates), and the verdict depends on it: 'fail' if they gate, 'pass' if "
+            "not (written by an older report)")
+
+
+def test_rows_that_disagree_on_apart_gates_or_hold_no_boolean_are_named(gating: Path) -> None:
+    """One run has one protocol: rows in a group reported apart that say different things (some flags edited to
+    ``false`` to drop the failing line) or something else than true or false are named, never decided on."""
+    summary, manifest, scan, scores = _inputs(gating)
+    apart = [number for number, row in enumerate(scores, start=1) if row["apart"]]
+    assert len(apart) == 20  # 10 adversarial scenarios x 2 arms
+    scores[apart[3] - 1]["apart_gates"] = False
+    assert verdict_disagreement(summary, manifest, scan, [], scores) == (
+        f"scores.jsonl rows {apart[0]} and {apart[3]} disagree on apart_gates (true, false); a run has one protocol: "
+        "the file was edited")
+    for row in scores:
+        row["apart_gates"] = False
+    assert "decide 'pass'" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")  # consistent: read
+    scores[apart[1] - 1]["apart_gates"] = "yes"
+    assert verdict_disagreement(summary, manifest, scan, [], scores) == (
+        f"scores.jsonl row {apart[1]} is in a group reported apart, but its apart_gates is 'yes', not true or false: "
+        "the file was edited, or written by another harness version")
+    scores[apart[1] - 1]["apart_gates"] = None
+    assert "apart_gates is None, not true or false" in (verdict_disagreement(summary, manifest, scan, [], scores) or "")
+
+
+def test_the_message_of_rows_before_apart_gates_names_every_group_reported_apart(gating: Path) -> None:
+    """Rows of format 2 in two groups reported apart (the adversarial probes also counted as abstention probes, the
+    summary's tables aggregated again to match): the message names both groups, in the order the rows hold them."""
+    from harness.runs.table_check import recomputed_tables
+
+    summary, manifest, scan, scores = _inputs(gating)
+    rows = _format_2(scores)
+    for row in rows:
+        if row["apart"]:
+            row["apart"] = [*row["apart"], "abstention"]
+    summary.update(recomputed_tables(rows, VerdictConfig(**summary["verdict"]["config"])))
+    why = verdict_disagreement(summary, manifest, scan, [], rows) or ""
+    assert why.startswith("scores.jsonl predates recording whether its groups reported apart (adversarial, "
+                          "abstention) gate the verdict"), why
