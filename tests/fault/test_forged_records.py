@@ -161,7 +161,8 @@ def test_compare_decides_again_a_verdict_failed_by_a_gating_group_reported_apart
     """A protocol with ``apart_gates: true`` whose run fails on its adversarial line alone (the headline gains): B's
     verdict edited to pass and its ``protocol`` block deleted, results, scores and digests unchanged. compare reads
     whether the line gates from scores.jsonl, not from the summary: it names the edit, rebuilds B (fail) and prints
-    ``A fail -> B fail``, never ``B pass``; A, untouched, is not called edited."""
+    ``A fail -> B fail``, never ``B pass``; A, untouched, is not called edited (compare runs in the test's process, as the
+    file's other compares do: the fault is the edited folder)."""
     from tests.runs.compare_factories import claims_reported_apart
 
     a = claims_reported_apart(tmp_path / "a", gates=True)
@@ -174,7 +175,7 @@ def test_compare_decides_again_a_verdict_failed_by_a_gating_group_reported_apart
         del summary["protocol"]
 
     edit_json(b / "summary.json", forge)
-    done = harness_cli("compare", a, b)
+    done = cli_in_process("compare", a, b)
     assert "Traceback" not in done.stderr, done.stderr
     assert "verdict: A fail -> B fail" in done.stdout, done.stdout + done.stderr
     assert "B pass" not in done.stdout
