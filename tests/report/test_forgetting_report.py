@@ -131,6 +131,16 @@ def test_the_table_fits_80_columns_whatever_the_arm_names_and_mechanisms_and_los
     assert pair[4].split()[:2] == ["memory_document_dream", "archive"] and pair[5].strip() == "superseded"
 
 
+def test_an_arm_that_exactly_fills_its_column_keeps_its_row_and_a_hyphenated_word_stays_whole() -> None:
+    # 80 - 37 numbers - 4 gaps leaves 39: the arm's 2 + 27 and the narrowest mechanism column (10) fill it exactly
+    rows = [{**ROWS[1], "arm": "memory_document_topk_vector", "mechanism": "tombs re-index"},
+            {**ROWS[0], "mechanism": "superseded"}]
+    lines = forgetting_lines(rows)
+    assert lines[1] == "  memory_document_topk_vector  tombs       " + "    3      3        1         5     3"
+    assert lines[2] == " " * 31 + "re-index" and lines[3].split()[:2] == ["history_only", "superseded"]
+    assert max(map(len, lines)) == 80
+
+
 def test_the_html_section_sorts_models_keeps_samples_and_skips_what_is_not_a_row() -> None:
     rows = [{**ROWS[0], "model": "z/last"}, "not a row", *ROWS]
     tables = forgetting_section({"forgetting": rows})
