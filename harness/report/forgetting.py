@@ -11,13 +11,17 @@ installed here reads ``unknown (system not installed)``.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 #: The terminal table's columns: (header, row key); ``-``: no write phase (nothing to call forget with).
 COLUMNS = (("asked", "forget_requests"), ("calls", "forget_calls"), ("removed", "forgets_removed"),
            ("retained", "retrievable"), ("said", "disclosed"))
-MECHANISM_MAX = 24
+#: The narrowest mechanism column, widened to its longest word while the arm header fits (a longer word is broken):
+#: the arm column gives way first (an arm too long for it stands on its own line above its row).
+MECHANISM_MIN = 10
+ARM_HEADER = "forgetting · arm"
 LEGEND = ("asked: forget requests in the sessions, each once; calls/removed: forget calls of the write phase and those that "
           "removed something; retained: forgotten facts the model was given at the probe; said: repeated in answers")
 
@@ -47,7 +51,13 @@ def _cell(value: Any) -> str:
 
 
 def forgetting_lines(rows: Sequence[Mapping[str, Any]], width: int = 80) -> list[str]:
-    """The terminal's forgetting table, one line per model x arm (models as headings when several), within ``width``."""
+    """The terminal's forgetting table, one row per model x arm (models as headings when several), within ``width``.
+
+    Nothing is cut: a mechanism longer than its column wraps under itself, an
+    arm name too long for its column stands alone on the line above its row,
+    and the numbers stay on the row's first line (``grep ARM`` finds them).
+    Only numbers wider than ``width`` itself can pass it.
+    """
     if not rows:
         return []
     models = sorted({r["model"] for r in rows})
@@ -55,20 +65,24 @@ def forgetting_lines(rows: Sequence[Mapping[str, Any]], width: int = 80) -> list
     for r in rows:
         counts = [max(c, len(_cell(r.get(key)))) for c, (_, key) in zip(counts, COLUMNS)]
     numbers = "  ".join(f"{h:>{c}}" for (h, _), c in zip(COLUMNS, counts))
-    arm_width = max(len("forgetting · arm"), *(len(r["arm"]) + 2 for r in rows))
-    longest = max(len("mechanism"), *(len(str(r.get("mechanism") or "")) for r in rows))
-    # within ``width`` when it can be; a mechanism is cut only past MECHANISM_MAX (a plug-in's long words)
-    mechanism_width = min(longest, max(width - arm_width - len(numbers) - 4, MECHANISM_MAX))
-    lines = [f"{'forgetting · arm':<{arm_width}}  {'mechanism':<{mechanism_width}}  {numbers}"]
+    room = width - len(numbers) - 4  # what the arm and mechanism columns share
+    said = [str(r.get("mechanism") or "") for r in rows]
+    floor = max(MECHANISM_MIN, min(max(map(len, " ".join(said).split()), default=0), room - len(ARM_HEADER)))
+    arm_width = max([len(ARM_HEADER), *(n for n in (len(str(r["arm"])) + 2 for r in rows) if n <= room - floor)])
+    mechanism_width = max(floor, min(max(len("mechanism"), *map(len, said)), room - arm_width))
+    lines = [f"{ARM_HEADER:<{arm_width}}  {'mechanism':<{mechanism_width}}  {numbers}"]
     for model in models:
         if len(models) > 1:
             lines.append(model)
         for r in (r for r in rows if r["model"] == model):
-            mechanism = str(r.get("mechanism") or "")
-            if len(mechanism) > mechanism_width:
-                mechanism = mechanism[: mechanism_width - 1] + "…"
+            arm = str(r["arm"])
+            if len(arm) + 2 > arm_width:
+                lines.append(f"  {arm}")
+                arm = ""
+            pieces = textwrap.wrap(str(r.get("mechanism") or ""), mechanism_width, break_on_hyphens=False) or [""]
             cells = "  ".join(f"{_cell(r.get(key)):>{c}}" for (_, key), c in zip(COLUMNS, counts))
-            lines.append(f"  {r['arm']:<{arm_width - 2}}  {mechanism:<{mechanism_width}}  {cells}")
+            lines.append(f"  {arm:<{arm_width - 2}}  {pieces[0]:<{mechanism_width}}  {cells}")
+            lines += [f"{'':<{arm_width}}  {piece}" for piece in pieces[1:]]
     return lines
 
 

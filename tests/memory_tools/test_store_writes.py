@@ -199,3 +199,59 @@ def test_the_update_signature_a_reader_sees_names_the_unset_default() -> None:
     import inspect
 
     assert "content: 'str' = UNSET" in str(inspect.signature(MemoryItemStore.update))
+
+
+# -- the database file and its key rows (memory_tools/_schema.py) -----------------------------------------------------
+def test_a_schema_version_1_file_gets_the_recency_index_and_keeps_its_items(tmp_path) -> None:  # noqa: ANN001
+    """A store written before the recency index opens as version 2 with every item, not refused as foreign."""
+    import sqlite3
+
+    path = tmp_path / "v1.db"
+    with MemoryItemStore(path) as old:
+        old.create(item("a", "Postgres 15", ["database"], sources=[SOURCE]))
+    with sqlite3.connect(path) as raw:
+        raw.execute("DROP INDEX memory_item_key_recent")
+        raw.execute("PRAGMA user_version = 1")
+    with MemoryItemStore(path) as upgraded:
+        assert upgraded.schema_version() == 2 and upgraded.read_item("a").item.content == "Postgres 15"
+        with upgraded._read() as db:
+            assert db.execute("SELECT 1 FROM sqlite_master WHERE name = 'memory_item_key_recent'").fetchone()
+
+
+def test_a_foreign_database_is_refused_naming_its_file(tmp_path) -> None:  # noqa: ANN001
+    import sqlite3
+
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as raw:
+        raw.execute("CREATE TABLE t (x)")
+    with pytest.raises(MemoryStoreError, match="other.db' is not a memory store"):
+        MemoryItemStore(path)
+
+
+def test_a_store_opened_in_one_thread_answers_in_another() -> None:
+    """A host serves tool calls from worker threads: the store's connection must not be tied to its opener."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with MemoryItemStore() as opened, ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(opened.create, item("a", "Postgres 15", ["database"], sources=[SOURCE])).result()
+        assert pool.submit(opened.read_item, "a").result().item.content == "Postgres 15"
+
+
+def test_the_key_indexes_are_rebuilt_only_for_a_large_batch_into_an_empty_store(store: MemoryItemStore) -> None:
+    """Dropping the indexes of a store that has rows would rebuild all of them for each batch (a seeding stall)."""
+    from memory_tools._schema import DEFERRED_INDEX_ROWS
+
+    def drops(into: MemoryItemStore, batch: list[ItemInput]) -> int:
+        seen: list[str] = []
+        into._conn().set_trace_callback(seen.append)
+        into.bulk_create(batch)
+        into._conn().set_trace_callback(None)
+        return sum(statement.startswith("DROP INDEX") for statement in seen)
+
+    def batch(prefix: str, count: int) -> list[ItemInput]:
+        return [item(f"{prefix}{n}", "x", ["a", "b", "c", "d"], sources=[SOURCE]) for n in range(count)]
+
+    assert drops(store, batch("i", DEFERRED_INDEX_ROWS // 4)) == 2  # exactly DEFERRED_INDEX_ROWS key rows: deferred
+    assert drops(store, batch("j", DEFERRED_INDEX_ROWS // 4)) == 0  # as many into a store that has rows: row by row
+    with MemoryItemStore() as empty:
+        assert drops(empty, batch("small", 1)) == 0  # into an empty store, too few rows to defer

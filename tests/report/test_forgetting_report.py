@@ -90,18 +90,56 @@ def test_several_models_are_headings_and_each_arm_is_under_its_own() -> None:
     assert forgetting_lines([]) == []
 
 
-def test_a_long_mechanism_is_cut_to_fit_the_width_but_never_below_its_floor() -> None:
-    long = [{**ROWS[1], "mechanism": "archive by exact key after a judge model confirms the request twice"}]
-    lines = forgetting_lines(long, width=90)
-    assert [len(line) for line in lines] == [90, 90]  # every column but the mechanism's is 16 + 37 wide
-    assert lines[1][18:18 + 33] == "archive by exact key after a jud…"
-    narrow = forgetting_lines(long, width=40)
-    # MECHANISM_MAX: a cut below it would say nothing
-    assert narrow[1][18:18 + 26] == "archive by exact key af…  " and len(narrow[1]) == 16 + 2 + 24 + 2 + 37
+def test_a_long_mechanism_wraps_under_its_column_and_keeps_every_word_and_number() -> None:
+    said = "archive by exact key after a judge model confirms the request twice"
+    lines = forgetting_lines([{**ROWS[1], "mechanism": said}], width=90)
+    assert [len(line) for line in lines[:2]] == [90, 90]  # every column but the mechanism's is 16 + 37 wide
+    assert lines[1] == "  named_memory    " + "archive by exact key after a".ljust(33) + "  " + lines[1][-37:]
+    assert lines[1].split()[-5:] == ["3", "3", "1", "5", "3"]
+    assert lines[2:] == [" " * 18 + "judge model confirms the request", " " * 18 + "twice"]
+    # narrower than the numbers alone: the numbers stay whole, the mechanism keeps its narrowest column
+    narrow = forgetting_lines([{**ROWS[1], "mechanism": said}], width=40)
+    assert narrow[1] == "  named_memory    archive by  " + "    3      3        1         5     3"
+    assert " ".join(line.strip() for line in narrow[2:]) == said.removeprefix("archive by ")
     fits = forgetting_lines([{**ROWS[1], "mechanism": "delete"}])
-    assert fits[0].split("  ")[1].startswith("mechanism") and "delete " in fits[1] and "…" not in fits[1]
+    assert fits[0].split("  ")[1].startswith("mechanism") and "delete " in fits[1] and len(fits) == 2
     no_mechanism = forgetting_lines([{**ROWS[1], "mechanism": None}])
-    assert no_mechanism[1].split() == ["named_memory", "3", "3", "1", "5", "3"]
+    assert no_mechanism[1].split() == ["named_memory", "3", "3", "1", "5", "3"] and len(no_mechanism) == 2
+
+
+def test_the_table_fits_80_columns_whatever_the_arm_names_and_mechanisms_and_loses_nothing() -> None:
+    plugin = "a_plugin_arm_whose_name_is_longer_than_any_column_allows"
+    declared = {**mechanisms(list(builtin_arms())), plugin: "tombstone_then_compact_after_the_window expires"}
+    rows = [{**ROWS[1], "arm": arm, "mechanism": said, "forget_requests": i}
+            for i, (arm, said) in enumerate(declared.items())]
+    lines = forgetting_lines(rows)
+    assert max(len(line) for line in lines) == 80
+    dream = lines.index("  memory_document_dream")
+    # the arm stands alone when its name would squeeze the mechanism; its numbers lead its row, the mechanism wraps
+    assert lines[dream + 1:dream + 3] == [" " * 18 + "archive superseded          15      3        1         5     3",
+                                          " " * 18 + "entries"]
+    for i, (arm, said) in enumerate(declared.items()):  # every arm, every word, every number, in order
+        at = next(n for n, line in enumerate(lines) if line.split()[:1] == [arm])
+        row = at + (lines[at].strip() == arm)
+        assert lines[row].split()[-5:] == [str(i), "3", "1", "5", "3"]
+        end = next((n for n in range(row + 1, len(lines)) if lines[n][:18].strip() or lines[n][-1].isdigit()), None)
+        pieces = [lines[row][18:-37].strip(), *(line.strip() for line in lines[row + 1:end])]
+        assert "".join(pieces).replace(" ", "") == said.replace(" ", "")
+        assert arm == plugin or " ".join(pieces).split() == said.split()  # a word is broken only past the column
+    # the two arms of a default-sized run keep their rows, the mechanism column narrows to fit
+    pair = forgetting_lines([r for r in rows if r["arm"] in ("memory_document_topk_judge", "memory_document_dream")])
+    assert max(map(len, pair)) == 80 and pair[1].split()[:2] == ["memory_document_topk_judge", "archive"]
+    assert pair[4].split()[:2] == ["memory_document_dream", "archive"] and pair[5].strip() == "superseded"
+
+
+def test_an_arm_that_exactly_fills_its_column_keeps_its_row_and_a_hyphenated_word_stays_whole() -> None:
+    # 80 - 37 numbers - 4 gaps leaves 39: the arm's 2 + 27 and the narrowest mechanism column (10) fill it exactly
+    rows = [{**ROWS[1], "arm": "memory_document_topk_vector", "mechanism": "tombs re-index"},
+            {**ROWS[0], "mechanism": "superseded"}]
+    lines = forgetting_lines(rows)
+    assert lines[1] == "  memory_document_topk_vector  tombs       " + "    3      3        1         5     3"
+    assert lines[2] == " " * 31 + "re-index" and lines[3].split()[:2] == ["history_only", "superseded"]
+    assert max(map(len, lines)) == 80
 
 
 def test_the_html_section_sorts_models_keeps_samples_and_skips_what_is_not_a_row() -> None:
@@ -113,9 +151,9 @@ def test_the_html_section_sorts_models_keeps_samples_and_skips_what_is_not_a_row
 
 
 def test_a_long_arm_name_widens_the_arm_column_by_its_indent_only_and_the_columns_stay_aligned() -> None:
-    rows = [{**ROWS[1], "arm": "memory_document_dream", "mechanism": "archive superseded"}, ROWS[0]]
+    rows = [{**ROWS[1], "arm": "memory_document_dream", "mechanism": "archive oldest"}, ROWS[0]]
     header, dream, history = forgetting_lines(rows)
-    assert dream.startswith("  memory_document_dream  archive superseded  ")
+    assert dream.startswith("  memory_document_dream  archive oldest    ")
     assert header.startswith("forgetting · arm" + " " * 9 + "mechanism")
     assert header.index("mechanism") == dream.index("archive") == history.index("none (no")
     assert len({len(line) for line in (header, dream, history)}) == 1
