@@ -17,6 +17,7 @@ from harness.report.frames import metrics_frame, scores_frame
 from harness.report.html import METRIC_ORDER, page_environment
 from harness.report.inputs import ReportInputs, planned_samples
 from harness.report.outputs import (
+    SCORES_ADDED_IN,
     SCORES_FILE,
     SCORES_READABLE_VERSIONS,
     SCORES_SCHEMA_VERSION,
@@ -29,6 +30,7 @@ from harness.report.terminal import report_lines
 
 __all__ = [
     "METRIC_ORDER",
+    "SCORES_ADDED_IN",
     "SCORES_FILE",
     "SCORES_READABLE_VERSIONS",
     "SCORES_SCHEMA_VERSION",

@@ -60,6 +60,8 @@ def write_metrics_csv(run_dir: Path, metrics: Iterable[Mapping[str, Any]]) -> Pa
 SCORES_SCHEMA_VERSION = 3
 #: The row formats ``compare`` can aggregate again (2 lacks ``apart_gates``: :mod:`harness.runs.verdict_check`).
 SCORES_READABLE_VERSIONS = (2, 3)
+#: Fields a later row format added, with that format: an older row lacks them, and is not edited for lacking them.
+SCORES_ADDED_IN = {"apart_gates": 3}
 #: The fields of a ``scores.jsonl`` row that come first, as rows without ``schema_version`` (version 1) held them.
 SCORES_KEYS = ("sample_id", "scenario_id", "title", "category", "arm", "model", "epoch", "status", "outcome", "scores",
                "session_retrieval", "ours_session_retrieval", "uncredited_items")

@@ -28,8 +28,6 @@ __all__ = ["RescoreError", "rescore_disagreement", "rescore_refusal"]
 
 #: Row fields that are not the sample's scores: the format's version (checked before) and what was added beside it.
 _NOT_SCORES = frozenset({"schema_version"})
-#: Fields a later row format added, with that format: an older row lacks them and is not called edited for it.
-_ADDED_IN = {"apart_gates": 3}
 
 
 class RescoreError(Exception):
@@ -90,7 +88,14 @@ def rescore_disagreement(manifest: RunManifest, scan: ResultsScan, rows: Sequenc
     Raises:
         RescoreError: the scenarios the records name do not load.
     """
-    from harness.report import ReportError, final_scores, load_run_scenarios, protocol_place, run_protocol
+    from harness.report import (
+        SCORES_ADDED_IN,
+        ReportError,
+        final_scores,
+        load_run_scenarios,
+        protocol_place,
+        run_protocol,
+    )
 
     run = _v if isinstance(_v := summary.get("run"), Mapping) else {}
     excluded = {str(s) for s in run.get("excluded_scenarios") or []}
@@ -124,7 +129,7 @@ def rescore_disagreement(manifest: RunManifest, scan: ResultsScan, rows: Sequenc
     for number, (row, mine) in enumerate(zip(rows, rescored, strict=True), start=1):
         scenario = scenarios[row["scenario_id"]]
         expected = {**mine.model_dump(mode="json"), "title": scenario.title, **protocol_place(protocol, mine.scenario_id)}
-        skip = _NOT_SCORES | {k for k, version in _ADDED_IN.items() if row["schema_version"] < version}
+        skip = _NOT_SCORES | {k for k, version in SCORES_ADDED_IN.items() if row["schema_version"] < version}
         found_difference = _first_difference(row, {k: v for k, v in expected.items() if k not in skip})
         if found_difference is None:
             continue

@@ -31,10 +31,6 @@ from harness.records import ResultsScan, RunManifest
 __all__ = ["verdict_disagreement"]
 
 
-#: The first row format of ``scores.jsonl`` that records ``apart_gates`` (:mod:`harness.report.outputs`).
-_GATES_RECORDED = 3
-
-
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -46,13 +42,15 @@ def _apart_gating(scores: Sequence[Mapping[str, Any]]) -> tuple[list[str], tuple
     groups predate ``apart_gates`` (format 2: either may be so). A string: why the rows cannot say (one run has one
     protocol, so rows that disagree, or hold something else than true or false, were edited).
     """
+    from harness.report import SCORES_ADDED_IN
+
     groups: dict[str, None] = {}
     recorded: dict[bool, int] = {}
     for number, row in enumerate(scores, start=1):
         apart = row.get("apart") or ()
         for group in apart:
             groups.setdefault(str(group), None)
-        if not apart or row["schema_version"] < _GATES_RECORDED:
+        if not apart or row["schema_version"] < SCORES_ADDED_IN["apart_gates"]:
             continue
         gates = row.get("apart_gates")
         if not isinstance(gates, bool):
@@ -82,7 +80,7 @@ def verdict_disagreement(summary: Mapping[str, Any], manifest: RunManifest, scan
         None when deciding again gives the same statuses; else the reason, naming both statuses.
     """
     from harness.analysis import RunHealth, VerdictConfig, decide
-    from harness.report import ReportInputs, planned_samples
+    from harness.report import SCORES_ADDED_IN, ReportInputs, planned_samples
     from harness.runs.table_check import recomputed_tables, scores_format_problem, table_disagreement
 
     verdict = _dict(summary.get("verdict"))
@@ -112,12 +110,15 @@ def verdict_disagreement(summary: Mapping[str, Any], manifest: RunManifest, scan
         return gating
     groups, options = gating
     models = {str(row.get("model")) for row in scores}
-    decided, other = (decide(tables, models, config, health=health, headline=headline,
-                             apart=[(group, gates) for group in groups]) for gates in (options[0], options[-1]))
-    if _statuses(decided) != _statuses(other):
+    def decided_if(gates: bool) -> dict[str, Any]:
+        return decide(tables, models, config, health=health, headline=headline, apart=[(g, gates) for g in groups])
+
+    decided = decided_if(options[0])
+    if len(options) > 1 and _statuses(decided) != _statuses(other := decided_if(options[-1])):
         return (f"scores.jsonl predates recording whether its groups reported apart ({', '.join(groups)}) gate the "
-                f"verdict (row format 2; format {_GATES_RECORDED} records apart_gates), and the verdict depends on it: "
-                f"{other['status']!r} if they gate, {decided['status']!r} if not (written by an older report)")
+                f"verdict (row format 2; format {SCORES_ADDED_IN['apart_gates']} records apart_gates), and the "
+                f"verdict depends on it: {other['status']!r} if they gate, {decided['status']!r} if not (written by "
+                "an older report)")
     claimed = verdict.get("status")
     if decided["status"] != claimed:
         return (f"its verdict.status {claimed!r} does not follow from its metrics and the run's records, which "
