@@ -132,6 +132,8 @@ _NEAR_MISS_ALLOWED = {
     # a forgotten value the user later gave again: the new item counts, the detail deleted beside it is a canary
     ("forget-032-penicillin-restated", "it-allergy-old"),
     ("forget-038-birthday-restated", "it-birthday-40"),
+    ("forget-047-lactose-restated", "it-diet-old"),
+    ("forget-052-mum-number-kept", "it-mum-old"),
 }
 
 
