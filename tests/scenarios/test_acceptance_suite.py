@@ -129,6 +129,11 @@ def test_the_abstain_tag_marks_exactly_the_scenarios_that_expect_an_abstention(a
 _NEAR_MISS_ALLOWED = {
     ("cons-021-max-pr-size", "it-graphite"),  # "stacked PRs" is the rule's own remedy, not a wrong answer
     ("forget-009-client-name-nda", "it-veridian"),  # the forgotten name is a canary: the answer fails on it
+    # a forgotten value the user later gave again: the new item counts, the detail deleted beside it is a canary
+    ("forget-032-penicillin-restated", "it-allergy-old"),
+    ("forget-038-birthday-restated", "it-birthday-40"),
+    ("forget-047-lactose-restated", "it-diet-old"),
+    ("forget-052-mum-number-kept", "it-mum-old"),
 }
 
 
