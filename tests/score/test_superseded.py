@@ -81,3 +81,22 @@ def test_a_removal_cue_binds_only_to_the_value_it_follows() -> None:
     text = "the team uses lastpass. the bitwarden trial was cancelled."
     assert not _superseded(text, "lastpass")
     assert _superseded(text, "bitwarden trial")
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("retention is 14 days again (the 30-day setting was reverted over storage cost)", "30-day"),
+    ("the app is on react native 0.73.6; we rolled back from 0.74.1 after hermes crashes", "0.74.1"),
+    ("the upgrade to 0.74.1 has been rolled back, pin 0.73.6", "0.74.1"),
+    ("plan n = 164 in total (corrected from n = 120)", "n = 120"),
+    ("the meeting id is 381 552 970; 381 552 907 was corrected", "381 552 907"),
+])
+def test_a_value_said_to_be_reverted_rolled_back_or_corrected_is_superseded(text: str, value: str) -> None:
+    """The acceptance run scored "the 30-day setting was reverted" as claiming 30 days (upd-045)."""
+    assert _superseded(text, value)
+
+
+def test_a_revert_cue_binds_only_to_the_value_it_concerns() -> None:
+    """"Reverted to X" names the value in force; the stale value of another sentence stays a claim."""
+    text = "logs are kept 30 days. the change was reverted to 14 days."
+    assert not _superseded(text, "30 days")
+    assert not _superseded("we reverted to 0.73.6 and deploy 0.74.1 builds", "0.74.1")
