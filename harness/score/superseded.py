@@ -67,7 +67,7 @@ AFTER_CUES: tuple[str, ...] = (
     "got removed", "was dropped", "were dropped", "has been dropped", "was cancelled", "were cancelled",
     "has been cancelled", "was canceled", "were canceled", "has been canceled", "was discontinued",
     "was reverted", "were reverted", "has been reverted", "got reverted", "was rolled back", "were rolled back",
-    "has been rolled back", "was corrected", "has been corrected",
+    "has been rolled back", "was corrected", "has been corrected", "was a typo",
     "->", "\u2192", "=>",
 )
 #: Chinese supersession cues, accepted anywhere in the sentence.

@@ -89,6 +89,7 @@ def test_a_removal_cue_binds_only_to_the_value_it_follows() -> None:
     ("the upgrade to 0.74.1 has been rolled back, pin 0.73.6", "0.74.1"),
     ("plan n = 164 in total (corrected from n = 120)", "n = 120"),
     ("the meeting id is 381 552 970; 381 552 907 was corrected", "381 552 907"),
+    ("meeting id 381 552 970 (381 552 907 was a typo)", "381 552 907"),
 ])
 def test_a_value_said_to_be_reverted_rolled_back_or_corrected_is_superseded(text: str, value: str) -> None:
     """The acceptance run scored "the 30-day setting was reverted" as claiming 30 days (upd-045)."""
