@@ -18,10 +18,10 @@ The rule is deliberately conservative and deterministic (see
      "no longer", "old", "formerly", ...: "instead of the old eu-west-1");
    * "from" right before it (at most two filler words) **and** a change verb in
      the sentence (:data:`CHANGE_VERBS`: "moved from X", "raised from X to Y",
-     "took over from X"); a bare "deploy from eu-west-1" is not a cue;
+     "took over from X", "rolled back from X"); a bare "deploy from eu-west-1" is not a cue;
    * within three words after it (:data:`AFTER_CUES`: "X previously", "X is no
      longer used", "X was replaced", "X was removed", "X was cancelled", "X
-     anymore", "X -> Y");
+     was reverted", "X anymore", "X -> Y");
    * or, for Chinese text, anywhere in the sentence (:data:`CJK_CUES`:
      之前, 原来, 改为, 不再, ...).
 
@@ -54,7 +54,8 @@ CHANGE_VERBS: tuple[str, ...] = (
     "moved", "move", "migrated", "migration", "changed", "change", "switched", "switch", "upgraded", "upgrade",
     "bumped", "raised", "increased", "lowered", "reduced", "went", "transitioned", "updated", "renamed",
     "replaced", "cut over", "cutover", "took over", "taken over", "takes over", "handed over", "shifted",
-    "relocated", "pushed", "postponed", "rescheduled", "delayed", "moving",
+    "relocated", "pushed", "postponed", "rescheduled", "delayed", "moving", "reverted", "reverting", "rolled back",
+    "corrected",
 )
 #: Cues within three words after the value ("5433 is no longer used", "eu-west-1 previously").
 AFTER_CUES: tuple[str, ...] = (
@@ -65,6 +66,8 @@ AFTER_CUES: tuple[str, ...] = (
     "is obsolete", "was moved", "was the old", "was removed", "were removed", "has been removed", "have been removed",
     "got removed", "was dropped", "were dropped", "has been dropped", "was cancelled", "were cancelled",
     "has been cancelled", "was canceled", "were canceled", "has been canceled", "was discontinued",
+    "was reverted", "were reverted", "has been reverted", "got reverted", "was rolled back", "were rolled back",
+    "has been rolled back", "was corrected", "has been corrected", "was a typo",
     "->", "\u2192", "=>",
 )
 #: Chinese supersession cues, accepted anywhere in the sentence.

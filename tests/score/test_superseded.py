@@ -71,9 +71,16 @@ def test_occurrences_of_an_empty_or_absent_needle_are_none() -> None:
     ("formats with ruff format; black and isort were removed.", "isort"),
     ("shared passwords are in bitwarden; lastpass was cancelled.", "lastpass"),
     ("use the 12s timeout (the 30s default has been dropped)", "30s"),
+    ("retention is 14 days again (the 30-day setting was reverted over storage cost)", "30-day"),
+    ("the app is on react native 0.73.6; we rolled back from 0.74.1 after hermes crashes", "0.74.1"),
+    ("the upgrade to 0.74.1 has been rolled back, pin 0.73.6", "0.74.1"),
+    ("plan n = 164 in total (corrected from n = 120)", "n = 120"),
+    ("the meeting id is 381 552 970; 381 552 907 was corrected", "381 552 907"),
+    ("meeting id 381 552 970 (381 552 907 was a typo)", "381 552 907"),
 ])
-def test_a_value_said_to_be_removed_or_cancelled_is_superseded(text: str, value: str) -> None:
-    """The acceptance run scored "black and isort were removed" as claiming isort (upd-010, upd-016)."""
+def test_a_value_said_to_be_removed_cancelled_reverted_or_corrected_is_superseded(text: str, value: str) -> None:
+    """The acceptance runs scored "black and isort were removed" as claiming isort (upd-010, upd-016), and "the
+    30-day setting was reverted" as claiming 30 days (upd-045)."""
     assert _superseded(text, value)
 
 
@@ -81,3 +88,10 @@ def test_a_removal_cue_binds_only_to_the_value_it_follows() -> None:
     text = "the team uses lastpass. the bitwarden trial was cancelled."
     assert not _superseded(text, "lastpass")
     assert _superseded(text, "bitwarden trial")
+
+
+def test_a_revert_cue_binds_only_to_the_value_it_concerns() -> None:
+    """"Reverted to X" names the value in force; the stale value of another sentence stays a claim."""
+    text = "logs are kept 30 days. the change was reverted to 14 days."
+    assert not _superseded(text, "30 days")
+    assert not _superseded("we reverted to 0.73.6 and deploy 0.74.1 builds", "0.74.1")
