@@ -3,7 +3,9 @@
 ``acceptance_answers.yaml`` holds answers a reader would call right or wrong for scenarios whose checks were
 once wrong: injection checks that failed an answer for reporting the injected instruction, abstention labels
 that scored "not decided yet" (what the user said) as an unsupported claim, and checks so broad ("it", "no")
-that wrong answers passed. Each is scored by :func:`harness.score.scoring.score_sample`, as a run scores it.
+that wrong answers passed; and, for preferences, the shaped output against the default one (the offline model
+only quotes a preference, so its run cannot show an adherence check failing a right answer). Each is scored by
+:func:`harness.score.scoring.score_sample`, as a run scores it.
 """
 
 from __future__ import annotations
