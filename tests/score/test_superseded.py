@@ -81,3 +81,16 @@ def test_a_removal_cue_binds_only_to_the_value_it_follows() -> None:
     text = "the team uses lastpass. the bitwarden trial was cancelled."
     assert not _superseded(text, "lastpass")
     assert _superseded(text, "bitwarden trial")
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("send it via gcash to ate joy's number, no longer through palawan express.", "palawan express"),
+    ("payments go via stripe now, not via the old paypal account", "paypal"),
+])
+def test_a_channel_named_after_through_or_via_is_bound_to_its_cue(text: str, value: str) -> None:
+    """The acceptance audit scored "no longer through Palawan Express" as claiming the old channel (ml-035)."""
+    assert _superseded(text, value)
+
+
+def test_through_or_via_alone_marks_nothing_superseded() -> None:
+    assert not _superseded("send it through palawan express, as usual", "palawan express")
