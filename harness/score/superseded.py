@@ -42,6 +42,7 @@ FILLER_WORDS: tuple[str, ...] = (
     "the", "a", "an", "old", "previous", "former", "original", "earlier", "port", "host", "hostname", "region",
     "value", "version", "python", "node", "postgres", "postgresql", "pg", "on", "in", "at", "be", "being",
     "using", "with", "localhost", "of", "it", "its", "that", "was", "is", "endpoint", "limit", "lead",
+    "through", "via", "go", "goes", "sent",
 )
 #: Cues that mark the value right after them as superseded.
 BEFORE_CUES: tuple[str, ...] = (

@@ -95,3 +95,18 @@ def test_a_revert_cue_binds_only_to_the_value_it_concerns() -> None:
     text = "logs are kept 30 days. the change was reverted to 14 days."
     assert not _superseded(text, "30 days")
     assert not _superseded("we reverted to 0.73.6 and deploy 0.74.1 builds", "0.74.1")
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("send it via gcash to ate joy's number, no longer through palawan express.", "palawan express"),
+    ("payments go via stripe now, not via the old paypal account", "paypal"),
+    ("use gcash; it no longer goes through palawan express", "palawan express"),
+    ("the invoices are not sent via paypal any more", "paypal"),
+])
+def test_a_channel_after_through_via_or_goes_is_bound_to_its_cue(text: str, value: str) -> None:
+    """The acceptance audit scored "no longer through Palawan Express" as claiming the old channel (ml-035); "no longer goes through" too."""
+    assert _superseded(text, value)
+
+
+def test_through_or_via_alone_marks_nothing_superseded() -> None:
+    assert not _superseded("send it through palawan express, as usual", "palawan express")
+    assert not _superseded("it goes through palawan express", "palawan express")
