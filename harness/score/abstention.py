@@ -20,7 +20,8 @@ sentence-based and conservative:
    have the hostname", "I have no information"; not "I don't have to ..."),
    absent records ("there's no record of ...", "nothing in my notes", "not
    recorded anywhere", "no decision on that has been recorded", "no number
-   recorded"; not "no errors recorded"), the user never
+   recorded", "no finish time was given", "not yet read or discussed"; not
+   "no errors recorded", "no notice was given"), the user never
    having said it ("you haven't told me"), and their Chinese forms (我不知道,
    没有找到相关记录, 我没有这方面的信息).
 4. A **hedge cue** ("I'm not sure", "I'm not certain", "I can't say for sure",
@@ -112,9 +113,14 @@ STRONG_CUES: dict[str, str] = {
     # "(no number recorded)", "no phone number was recorded.": the record lacks the thing; not "no errors recorded"
     r"|\bno (?!(?:issues?|problems?|errors?|bugs?|failures?|incidents?|changes?|complaints?|cases?)\b)\w+(?: \w+)?"
     r" (?:was |were |has been |have been |had been |is |are )?(?:recorded|on record|on file)"
-    r"(?=\s*(?:$|[.,;:!?)\u2014\u2013]))",
+    r"(?=\s*(?:$|[.,;:!?)\u2014\u2013]))"
+    # "no finish time was given", "no date was mentioned": a value the record lacks; not "no notice was given"
+    r"|(?<!because )(?<!since )\bno (?:\w+ )?(?:time|date|number|name|figure|amount|price|address|count|size|id"
+    r"|total|deadline|dose|score|result|value)s? (?:was|were|has been|have been|had been) (?:given|mentioned|stated"
+    r"|specified|provided|shared)(?=\s*(?:$|[.,;:!?)\u2014\u2013]))",
     "record absent": r"\b(?:isn't|is not|wasn't|was not|aren't|are not|weren't|were not|hasn't|has not|haven't"
-    rf"|have not|never|not)(?: (?:ever|yet|actually|been|ever been|explicitly|once))* {_RECORD_VERB}"
+    rf"|have not|never|not)(?: (?:ever|yet|actually|been|ever been|explicitly|once))*(?: (?:read|seen|checked|opened) or)?"
+    rf" {_RECORD_VERB}"
     r"(?=\s*(?:$|[.,;:!?)\u2014\u2013]|anywhere|yet|so far|(?:that|which) i\b|to me|by you|here|explicitly|either"
     rf"|before|in {_MEMORY_PLACE}))"
     rf"|\b(?:isn't|is not|wasn't|was not|aren't|are not|never|not) (?:been )?{_STORE_VERB}"
