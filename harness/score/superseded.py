@@ -15,7 +15,8 @@ The rule is deliberately conservative and deterministic (see
 
    * right before it, with at most two filler words in between
      (:data:`BEFORE_CUES`: "previously", "used to be", "instead of", "not",
-     "no longer", "old", "formerly", ...: "instead of the old eu-west-1");
+     "no longer", "old", "formerly", "up from", a parenthesis "(was", ...:
+     "instead of the old eu-west-1", "300 euros (was 280)"; a bare "was" is a claim);
    * "from" right before it (at most two filler words) **and** a change verb in
      the sentence (:data:`CHANGE_VERBS`: "moved from X", "raised from X to Y",
      "took over from X", "rolled back from X"); a bare "deploy from eu-west-1" is not a cue;
@@ -42,13 +43,15 @@ FILLER_WORDS: tuple[str, ...] = (
     "the", "a", "an", "old", "previous", "former", "original", "earlier", "port", "host", "hostname", "region",
     "value", "version", "python", "node", "postgres", "postgresql", "pg", "on", "in", "at", "be", "being",
     "using", "with", "localhost", "of", "it", "its", "that", "was", "is", "endpoint", "limit", "lead",
-    "through", "via", "go", "goes", "sent",
+    "through", "via", "go", "goes", "sent", "provisional", "initial", "planned", "estimated", "interim",
+    "temporary",
 )
 #: Cues that mark the value right after them as superseded.
 BEFORE_CUES: tuple[str, ...] = (
     "previously", "formerly", "originally", "used to be", "used to", "instead of", "rather than", "not",
     "no longer", "old", "older", "previous", "former", "earlier", "replaced", "replacing", "superseded",
     "retired", "decommissioned", "deprecated", "outdated", "obsolete", "was changed from", "changed from",
+    "up from", "down from", "(was",
 )
 #: With "from" right before the value, one of these must appear in the sentence.
 CHANGE_VERBS: tuple[str, ...] = (

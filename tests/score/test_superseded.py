@@ -110,3 +110,20 @@ def test_a_channel_after_through_via_or_goes_is_bound_to_its_cue(text: str, valu
 def test_through_or_via_alone_marks_nothing_superseded() -> None:
     assert not _superseded("send it through palawan express, as usual", "palawan express")
     assert not _superseded("it goes through palawan express", "palawan express")
+
+
+@pytest.mark.parametrize("text", [
+    "the kita fee is 310 euros a month, up from the provisional 280.",
+    "the fee is 310 euros (was 280).",
+    "pay 310 euros instead of the provisional 280.",
+    "it came down from the estimated 280 to 250.",
+])
+def test_a_provisional_value_named_as_replaced_is_superseded(text: str) -> None:
+    """upd-047's right answers named the provisional fee as replaced ("up from", "(was 280)", "instead of the
+    provisional 280") and were counted as claiming it."""
+    assert _superseded(text, "280")
+
+
+@pytest.mark.parametrize("text", ["the fee was 280 euros.", "the fee is 280 (provisional).", "the fee went up 280 euros."])
+def test_a_bare_was_or_up_before_a_value_still_claims_it(text: str) -> None:
+    assert not _superseded(text, "280")
