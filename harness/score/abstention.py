@@ -45,7 +45,7 @@ which knows the expected fact. For that it looks for the fact in
 clause holding a strong cue; hedges are kept), so the words of an abstention
 never state a fact: "I don't know — I have no record of that" does not say
 "no", while "No, you never mentioned that" does. A claim that a value does not exist yet in the
-world ("hosting is undecided", "Globex has not given a budget yet") is a claim,
+world ("hosting is undecided", "Globex has not given a budget yet", "no decision yet") is a claim,
 not an abstention: only the rubric can tell whether it concerns the asked
 subject. Labelled examples: ``tests/score/abstention_cases.yaml``.
 
@@ -78,6 +78,8 @@ _MEMORY_PLACE = (
     r"(?:(?:my|the|our|your|stored|saved|these|those)\s+)?(?:memory|memories|notes|records|stored items|saved items"
     r"|history|conversation|conversations|chat|sessions|search results|context|items)(?![\w_])"
 )
+#: "No decision yet", "no decision has been made": the world's status (what the user said), not a record's gap.
+_WORLD_STATUS = r"(?!decisions?\s+(?:yet|(?:was|were|has been|have been|had been|is|are)\s+(?:ever\s+|yet\s+)?made)\b)"
 _RECORD_VERB = r"(?:recorded|noted|mentioned|told|shared|discussed|covered|brought up|written down|specified|stated)"
 _STORE_VERB = r"(?:saved|stored|logged|captured|documented|kept)"
 _UNABLE = (
@@ -107,7 +109,7 @@ STRONG_CUES: dict[str, str] = {
     "no record": r"(?:^|[,:\u2014\u2013-] |(?<=\bbut |\band )|\bthere(?:'s| is| are| was| were|'re) |\bthere's still "
     r"|\bi (?:found|see|can find|could find|have found|'ve found) |\bwith )(?:no|not any|not a single)\s+"
     r"(?:stored |saved |relevant |such |matching |recorded |prior |existing |explicit |clear |written |specific )?"
-    rf"{_RECORD_NOUN}{_AFTER_NOUN}",
+    rf"{_WORLD_STATUS}{_RECORD_NOUN}{_AFTER_NOUN}",
     "no recorded": r"\bthere(?:'s| is| are| was| were) (?:still )?no "
     r"(?:recorded|saved|stored|documented|agreed|noted) \w"
     # "(no number recorded)", "no phone number was recorded.": the record lacks the thing; not "no errors recorded"
