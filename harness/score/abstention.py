@@ -87,7 +87,8 @@ _UNABLE = (
     r"|(?:wasn't|was not|weren't|haven't been|have not been|hasn't been|am not|'m not|'ve not been) able to)"
 )
 _FIND_VERB = (
-    r"(?:find|locate|determine|recall|tell|say|confirm|answer|retrieve|look up|pull up|work out|figure out"
+    r"(?:find|locate|determine|recall|tell|say|confirm|answer|retrieve|look up|look (?:that|it|this) up|pull up"
+    r"|work out|figure out"
     r"|pin down|see)"
 )
 _NOT_A_GAP = r"(?! why\b| how\b| (?:a|any) reason\b| (?:any |an? )?(?:issues?|problems?|errors?|bugs?|harm)\b)"
@@ -129,6 +130,8 @@ STRONG_CUES: dict[str, str] = {
     rf" (?:anywhere|in {_MEMORY_PLACE})",
     "not in memory": r"\b(?:isn't|is not|wasn't|was not|aren't|are not|not|nothing)"
     rf"(?: anywhere| mentioned| recorded| stored)? (?:in|from|across) {_MEMORY_PLACE}"
+    # "this chat is incognito, so I have no access to your saved notes": the agent cannot read its record
+    rf"|\b(?:no|without|not have|n't have) access to {_MEMORY_PLACE}"
     r"|\b(?:my|our|your|the) (?:memory|memories|notes|conversation|chat|history|search results)"
     rf" (?:{_NOT}|doesn't|does not|never) (?:say|mention|contain|include|cover|record|show|have)\b",
     "nothing found": r"\bnothing (?:relevant|recorded|stored|saved|matching|came up|turned up|about (?:that|this|it)\b"
