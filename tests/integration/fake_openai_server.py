@@ -28,7 +28,8 @@ Behaviour is chosen by :class:`Script`:
 - ``finish_reason``: replaces ``stop`` on final answers (e.g. ``length``: the
   answer was cut off at ``max_tokens``).
 - ``delay_s``: each request waits that long (bounded, and cut short by
-  :meth:`FakeOpenAIServer.stop`) before answering; ``delays``: the first
+  :meth:`FakeOpenAIServer.stop`) before answering, read when it is served (a
+  queued request waits as the script says then); ``delays``: the first
   chat requests wait these instead, one each in order of arrival.
 - ``serial``: one request is served at a time (the others queue, as on a
   local model server with one slot); a request whose client gave up is still
@@ -248,7 +249,6 @@ def _handler_class(state: _State) -> type[BaseHTTPRequestHandler]:
             with state.lock:
                 state.chat_requests += 1
                 order = state.chat_requests - 1
-            delay = script.delays[order] if order < len(script.delays) else script.delay_s
             if "chat/completions" not in self.path:  # (an --api-base with a query string gets the route after it)
                 self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
                 return
@@ -257,11 +257,17 @@ def _handler_class(state: _State) -> type[BaseHTTPRequestHandler]:
                     if state.stopping.is_set() or self._abandoned(script):
                         return
                 try:
-                    self._answer(script, body, fail, status, delay)
+                    self._answer(script, body, fail, status, self._delay(script, order))
                 finally:
                     state.slot.release()
             else:
-                self._answer(script, body, fail, status, delay)
+                self._answer(script, body, fail, status, self._delay(script, order))
+
+        @staticmethod
+        def _delay(script: Script, order: int) -> float:
+            """The request's wait, read when it is served: a test that makes a slow server keep up (``delay_s = 0``)
+            is not kept waiting behind the requests its clients abandoned while it was slow."""
+            return script.delays[order] if order < len(script.delays) else script.delay_s
 
         def _abandoned(self, script: Script) -> bool:
             """The client closed its connection (only looked at under ``cancel_on_disconnect``); counted once."""
