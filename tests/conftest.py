@@ -9,22 +9,11 @@ import pytest
 
 def pytest_configure(config: pytest.Config) -> None:
     """Once per session (the controller, before any xdist worker starts): the checkout's packages compiled for the
-    child processes tests start, where the environment forbids writing bytecode (tests/bytecode_cache.py); and
-    xdist's files handed out in the order tests/scheduling.py gives them."""
+    child processes tests start, where the environment forbids writing bytecode (tests/bytecode_cache.py)."""
     if not hasattr(config, "workerinput"):
         from tests.bytecode_cache import compile_checkout_sources
 
         compile_checkout_sources()
-    if hasattr(config.option, "loadscopereorder"):
-        # xdist would hand out files by their number of tests; tests/scheduling.py orders them slowest first instead.
-        config.option.loadscopereorder = False
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The slowest files first (tests/scheduling.py), so none of them starts last and sets the suite's tail."""
-    from tests.scheduling import slowest_first
-
-    slowest_first(items)
 
 
 @pytest.hookimpl(wrapper=True)
