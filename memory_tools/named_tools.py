@@ -70,13 +70,13 @@ NAMED_TOOL_NAMES: tuple[str, ...] = (REMEMBER_TOOL, RECALL_TOOL, FORGET_TOOL)
 WRITE_TOOLS: tuple[str, ...] = (REMEMBER_TOOL, FORGET_TOOL)
 READ_TOOLS: tuple[str, ...] = (RECALL_TOOL,)
 RECALL_BUDGET_CHARS = 12_000
+"""Hard ceiling of a recall result; whole memories are dropped from the end to fit (``truncated``)."""
 # A valid call of each tool, shown when a model's arguments cannot be decoded, so it can correct itself.
 _EXAMPLES = {
     REMEMBER_TOOL: '{"name": "deploy route", "text": "deploys go through staging first", "scope": "project"}',
     RECALL_TOOL: '{"query": "deploy route"}',
     FORGET_TOOL: '{"name": "deploy route", "scope": "project"}',
 }
-"""Hard ceiling of a recall result; whole memories are dropped from the end to fit (``truncated``)."""
 
 _SCOPE_SCHEMA = {
     "type": "string",
