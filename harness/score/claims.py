@@ -24,8 +24,8 @@ from harness.records import SampleRecord
 from harness.scenarios import ItemSpec, Scenario, forgotten_texts
 from harness.score.credit import credited_ids, shows_id
 from harness.score.matching import (
+    fact_check,
     find_spans,
-    has_positive_check,
     lines_normalized,
     normalize_text,
     positive_checks_pass,
@@ -86,9 +86,8 @@ def _stale_as_superseded(answer: str, text: str, scenario: Scenario) -> bool:
     checks (top level, else adherence) pass. Without positive checks (an
     abstention scenario) a stale value is never excused.
     """
-    expect = scenario.expect
-    fact_check = expect if has_positive_check(expect) else expect.adherence
-    if not has_positive_check(fact_check) or not positive_checks_pass(answer, fact_check):  # type: ignore[arg-type]
+    check = fact_check(scenario.expect)
+    if check is None or not positive_checks_pass(answer, check):
         return False
     folded = lines_normalized(answer)
     spans = find_spans(folded, normalize_text(text))

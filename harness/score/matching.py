@@ -25,7 +25,7 @@ import string
 import unicodedata
 from collections import Counter
 
-from harness.scenarios import AnswerCheck, Scenario
+from harness.scenarios import AnswerCheck, Expect, Scenario
 from harness.score.abstention import outside_abstention
 from harness.score.needles import contains, find_spans, is_short_needle, normalize_text
 from harness.score.visible import shows
@@ -110,6 +110,13 @@ def has_positive_check(check: AnswerCheck | None) -> bool:
                                       or any(check.must_contain_groups))
 
 
+def fact_check(expect: Expect) -> AnswerCheck | None:
+    """The checks that say an answer states the expected fact: the top-level positive ones, else the adherence ones
+    (a preference is checked through what it shapes); None when neither has a positive check."""
+    chosen = expect if has_positive_check(expect) else expect.adherence
+    return chosen if has_positive_check(chosen) else None
+
+
 def has_any_check(check: AnswerCheck) -> bool:
     return has_positive_check(check) or bool(check.must_not_contain or check.must_not_match)
 
@@ -135,8 +142,5 @@ def states_expected_fact(answer: str, scenario: Scenario) -> bool:
     — I have no record of that" does not state the gold "No" (the "no" is
     the abstention's own word); "No, you never mentioned that" does.
     """
-    expect = scenario.expect
-    fact_check = expect if has_positive_check(expect) else expect.adherence
-    if not has_positive_check(fact_check):
-        return False
-    return positive_checks_pass(outside_abstention(answer), fact_check)  # type: ignore[arg-type]
+    check = fact_check(scenario.expect)
+    return check is not None and positive_checks_pass(outside_abstention(answer), check)

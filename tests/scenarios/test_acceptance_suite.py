@@ -141,24 +141,21 @@ def test_no_near_miss_item_passes_its_scenarios_positive_checks(acceptance: list
     """An answer that only repeats a distractor, stale or canary item must not pass: "1.2 km" is not "2 km".
 
     A scenario checked only through ``expect.adherence`` (a preference) is held to its adherence checks, as the
-    scorer does (:func:`harness.score.matching.states_expected_fact`): pref-014's distractor once passed them.
+    scorer does (:func:`harness.score.matching.fact_check`): pref-014's distractor once passed them.
     """
-    from harness.score.matching import has_positive_check, positive_checks_pass
+    from harness.score.matching import fact_check, positive_checks_pass
 
-    def fact_check(s: Scenario) -> object:
-        return s.expect if has_positive_check(s.expect) else s.expect.adherence
-
-    passing = {(s.id, item.id) for s in acceptance if not s.expect.abstain and has_positive_check(fact_check(s))
+    checks = {s.id: fact_check(s.expect) for s in acceptance if not s.expect.abstain}
+    passing = {(s.id, item.id) for s in acceptance if checks.get(s.id) is not None
                for item in s.items if item.role in ("distractor", "stale", "canary")
-               and positive_checks_pass(item.content, fact_check(s))}
+               and positive_checks_pass(item.content, checks[s.id])}
     assert sorted(passing - _NEAR_MISS_ALLOWED) == []
 
 
 def test_every_answerable_scenario_asks_the_answer_for_something(acceptance: list[Scenario]) -> None:
     """A check that only forbids passes any answer that avoids the forbidden words: a relayed note ("the school is
     nut-free") passed as five lunchbox ideas. Each answerable scenario needs a positive check, top level or adherence."""
-    from harness.score.matching import has_positive_check
+    from harness.score.matching import fact_check
 
-    forbidding_only = [s.id for s in acceptance if not s.expect.abstain and not has_positive_check(s.expect)
-                       and not (s.expect.adherence and has_positive_check(s.expect.adherence))]
+    forbidding_only = [s.id for s in acceptance if not s.expect.abstain and fact_check(s.expect) is None]
     assert forbidding_only == []
