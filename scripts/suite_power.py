@@ -26,6 +26,7 @@ import json
 import math
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from statistics import NormalDist
 
@@ -71,34 +72,37 @@ def stretched(diffs: list[float], size: int) -> list[float]:
     return [ordered[i * len(ordered) // size] for i in range(size)]
 
 
+def fewest(fits: Callable[[int], bool], start: int, ceiling: int) -> int | None:
+    """The smallest n >= 1 with ``fits(n)``, for a ``fits`` that stays true once true (None: not by ``ceiling``).
+
+    Doubles from ``start`` until it fits, then bisects the last step.
+    """
+    low, high = 1, min(start, ceiling)
+    while not fits(high):
+        if high >= ceiling:
+            return None
+        low, high = high + 1, min(high * 2, ceiling)
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (low, middle) if fits(middle) else (middle + 1, high)
+    return low
+
+
 def scenarios_for_half_width(diffs: list[float], target: float, ceiling: int = 4000) -> int | None:
-    """The fewest scenarios, in ``diffs``' proportions, whose interval is no wider than ``+/-target`` (None: over ceiling)."""
+    """The fewest scenarios, in ``diffs``' proportions, whose interval is no wider than ``+/-target`` (None: over ceiling).
+
+    The width shrinks as n grows in fixed proportions."""
     if not diffs:
         return None
-    def fits(size: int) -> bool:
-        return half_width(stretched(diffs, size)) <= target
-    low, high = 1, len(diffs)
-    while not fits(high):
-        low, high = high + 1, high * 2
-        if high > ceiling:
-            return None if not fits(ceiling) else ceiling
-    while low < high:  # the width shrinks as n grows (in these proportions): the first n that fits
-        middle = (low + high) // 2
-        low, high = (low, middle) if fits(middle) else (middle + 1, high)
-    return low
+    return fewest(lambda size: half_width(stretched(diffs, size)) <= target, len(diffs), ceiling)
 
 
-def one_sided_worst_case(target: float) -> int:
-    """The n at which a category with no breaks has an interval within ``+/-target`` at every fix rate."""
-    def fits(size: int) -> bool:
-        return max(half_width([1.0] * fixed + [0.0] * (size - fixed)) for fixed in range(size + 1)) <= target
-    low, high = 1, 8
-    while not fits(high):
-        low, high = high + 1, high * 2
-    while low < high:  # the worst rate's width shrinks as n grows: the first n that fits
-        middle = (low + high) // 2
-        low, high = (low, middle) if fits(middle) else (middle + 1, high)
-    return low
+def one_sided_worst_case(target: float, ceiling: int = 4000) -> int | None:
+    """The n at which a category with no breaks has an interval within ``+/-target`` at every fix rate.
+
+    The worst rate's width shrinks as n grows."""
+    return fewest(lambda size: max(half_width([1.0] * fixed + [0.0] * (size - fixed)) for fixed in range(size + 1))
+                  <= target, 8, ceiling)
 
 
 def power_rows(diffs: dict[str, list[float]], target: float,
