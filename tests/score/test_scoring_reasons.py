@@ -351,6 +351,13 @@ def test_states_expected_fact_is_false_without_any_positive_check() -> None:
     assert states_expected_fact("I'm not sure, it is not MySQL.", NO_POSITIVE) is False
 
 
+def test_an_adherence_check_that_only_forbids_states_no_fact() -> None:
+    """A preference whose adherence only forbids (cons-007's nut list) gives no fact to state: an answer that avoids
+    the words and abstains has not stated anything (it would count as answered if the forbid-only checks passed)."""
+    forbid_only = _adherence_only(adherence={"must_not_contain": ["peanut"]})
+    assert states_expected_fact("I'm not sure, maybe pretzels.", forbid_only) is False
+
+
 def test_states_expected_fact_needs_every_must_contain_all_string() -> None:
     scenario = make_scenario(expect={"must_contain_any": [], "must_contain_all": ["Postgres 15", "billing"]})
     assert states_expected_fact("I'm not sure, but I think billing runs Postgres 15.", scenario) is True
