@@ -514,13 +514,25 @@ def test_the_sign_assignments_are_every_vector_of_signs_up_to_sixteen_units_and_
     of the 2^n vectors of +-1 once; beyond 16 units, ``draws`` rows of +-1, about half each, the same for a seed and
     not for another; read-only, since one copy is shared by every later caller."""
     signs = decision._draw_signs(3, 10, 0)
-    assert signs.dtype == np.float64 and not signs.flags.writeable
-    assert sorted(map(tuple, signs.tolist())) == sorted(itertools.product((-1.0, 1.0), repeat=3))
+    assert signs.dtype == np.int8 and not signs.flags.writeable
+    assert sorted(map(tuple, signs.tolist())) == sorted(itertools.product((-1, 1), repeat=3))
     drawn = decision._draw_signs(17, 2_000, 4)
-    assert drawn.shape == (2_000, 17) and set(np.unique(drawn).tolist()) == {-1.0, 1.0}
+    assert drawn.shape == (2_000, 17) and set(np.unique(drawn).tolist()) == {-1, 1}
     assert abs(float(drawn.mean())) < 0.02 and not drawn.flags.writeable
     assert np.array_equal(drawn, decision._draw_signs(17, 2_000, 4))
     assert not np.array_equal(drawn, decision._draw_signs(17, 2_000, 5))
+
+
+def test_the_signed_sums_are_the_float_products_of_every_draw_whatever_the_blocks() -> None:
+    """Made a block of rows at a time through one buffer: 2,000 units make blocks of 262 rows, so 700 draws end in a
+    part block, which must not reuse the rows of the block before it; every product is the float matrix one (to the
+    float error of a sum of 2,000 thirds: BLAS rounds a row differently with the rows around it)."""
+    signs = decision._draw_signs(2_000, 700, 5)
+    columns = np.column_stack((np.random.default_rng(1).integers(-3, 4, 2_000) / 3.0, np.ones(2_000)))
+    made = decision._signed_sums(signs, columns)
+    assert made.shape == (700, 2) and np.allclose(made, signs.astype(np.float64) @ columns, rtol=0, atol=1e-10)
+    assert np.array_equal(made[:, 1], signs.sum(axis=1))  # whole numbers: exact
+    assert np.array_equal(decision._signed_sums(signs[:1], columns), signs[:1].astype(np.float64) @ columns)
 
 
 def test_a_rates_interval_stops_at_the_rates_bound_where_the_sign_flip_test_would_accept_beyond_it() -> None:
