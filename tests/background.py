@@ -81,10 +81,7 @@ def _folder(name: str) -> Path | None:
 
 
 def _start(name: str, folder: Path) -> None:
-    """Start ``name`` in ``folder`` (work/, out, err, pid; rc written last, atomically), niced, in a process group of
-    its own but the session's session: the kernel's autogroups (``sched_autogroup_enabled``) give every session an
-    equal share whatever its nice value, so a job in a session of its own (``setsid``) took cores from the tests
-    (one compare test 3.3 s -> 29 s in the suite)."""
+    """Start ``name`` in ``folder`` (work/, out, err, pid; rc written last, atomically), detached and niced."""
     (folder / "work").mkdir(parents=True)
     made = _MADE[name](folder / "work")
     if made is None:
@@ -95,7 +92,7 @@ def _start(name: str, folder: Path) -> None:
     # sh writes the exit code once the command has ended (rc.tmp, then renamed: a reader sees it whole or not at all)
     script = '"$@" >"$0/out" 2>"$0/err"; echo $? >"$0/rc.tmp"; mv "$0/rc.tmp" "$0/rc"'
     proc = subprocess.Popen(["nice", "-n", "19", "sh", "-c", script, str(folder), *made.argv], cwd=made.cwd,
-                            env=_environment(made, name), stdin=subprocess.DEVNULL, process_group=0)
+                            env=_environment(made, name), stdin=subprocess.DEVNULL, start_new_session=True)
     (folder / "pid").write_text(str(proc.pid), encoding="utf-8")  # last: a reader that sees it finds the rest
 
 
