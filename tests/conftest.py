@@ -11,27 +11,9 @@ def pytest_configure(config: pytest.Config) -> None:
     """Once per session (the controller, before any xdist worker starts): the checkout's packages compiled for the
     child processes tests start, where the environment forbids writing bytecode (tests/bytecode_cache.py)."""
     if not hasattr(config, "workerinput"):
-        from tests import background
         from tests.bytecode_cache import compile_checkout_sources
 
         compile_checkout_sources()
-        background.open_session()
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    """The controller, once every worker has ended: background jobs still running are killed (tests/background.py)."""
-    if not hasattr(config, "workerinput"):
-        from tests import background
-
-        background.close_session()
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Once the selection is final: the first worker starts the background jobs of the selected tests."""
-    from tests import background
-
-    background.start_selected(items)
 
 
 @pytest.hookimpl(wrapper=True)

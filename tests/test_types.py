@@ -18,8 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from tests import background
-
 ROOT = Path(__file__).resolve().parents[1]
 _ERROR = re.compile(r"^(?P<path>[^:\n]+\.pyi?):\d+(?::\d+)?: error: ", re.MULTILINE)
 
@@ -57,18 +55,10 @@ def run_mypy(*paths: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "mypy", *paths], cwd=ROOT, capture_output=True, text=True, timeout=1800)
 
 
-@background.job("mypy")
-def _mypy_job(work: Path) -> background.Job:
-    """mypy over both packages, as :func:`run_mypy` runs it."""
-    return background.Job([sys.executable, "-m", "mypy", "memory_tools", "harness"], ROOT, timeout_s=1800)
-
-
 @pytest.mark.slow
-@pytest.mark.background("mypy")
-def test_memory_tools_has_no_type_error_and_no_harness_module_gains_one(tmp_path: Path) -> None:
+def test_memory_tools_has_no_type_error_and_no_harness_module_gains_one() -> None:
     """One mypy run over both packages (harness imports memory_tools; about half a minute without a cache)."""
-    done = background.result("mypy", tmp_path)
-    assert done is not None
+    done = run_mypy("memory_tools", "harness")
     assert done.returncode in (0, 1) and "error: " not in done.stderr, done.stdout + done.stderr  # 2: mypy itself failed
     assert type_problems(mypy_errors(done.stdout), HARNESS_ERRORS) == []  # the errors: `python -m mypy MODULE`
 

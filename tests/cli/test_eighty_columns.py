@@ -20,7 +20,6 @@ label or command (at most :data:`LABEL` characters).
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -29,8 +28,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-from tests import background
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "importers"
@@ -190,18 +187,10 @@ def _env(columns: str | None) -> dict[str, str]:
     return env
 
 
-@background.job("walk-piped")
-def _piped_walk(work: Path) -> background.Job:
-    """The piped walk as a job: this module run as a script writes what each command printed to printed.json."""
-    return background.Job([sys.executable, "-m", "tests.cli.test_eighty_columns", str(work)], REPO, _env(None))
-
-
 @pytest.mark.slow  # some forty processes, runs among them: a few minutes on a loaded two-core machine
-@pytest.mark.background("walk-piped")
 def test_every_command_prints_lines_of_at_most_80_columns_piped(tmp_path: Path) -> None:
-    done = background.result("walk-piped", tmp_path)
-    assert done is not None and done.returncode == 0, done and done.stderr[-6000:]
-    _check(json.loads((done.work / "printed.json").read_text(encoding="utf-8")))
+    env = _env(None)
+    _check(_walk(tmp_path, env, _in_processes(env)))
 
 
 @pytest.mark.slow  # the same walk in this process: a minute on a loaded two-core machine
@@ -218,9 +207,3 @@ def test_the_check_sees_a_long_line_and_lets_a_lone_path_pass() -> None:
     assert too_long("x " * 41) == ["x " * 41]
     assert too_long("wrote /" + "d" * 90) == []  # a path after a short label: it cannot wrap
     assert too_long("a sentence that goes on and on " * 3 + "/a/path") != []  # prose before a path still wraps
-
-
-if __name__ == "__main__":  # the piped walk in a folder: `python -m tests.cli.test_eighty_columns FOLDER`
-    _folder = Path(sys.argv[1])
-    _printed = _walk(_folder, _env(None), _in_processes(_env(None)))
-    (_folder / "printed.json").write_text(json.dumps(_printed), encoding="utf-8")

@@ -16,12 +16,9 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-from tests import background
 
 pytest.importorskip("mcp", reason="the mcp SDK is not installed (pip install 'recall-eval[mcp]')")
 
@@ -151,46 +148,21 @@ def test_basic_memory_is_looked_for_where_the_example_config_says_and_a_wrong_pa
 
 
 @pytest.fixture()
-def basic_memory() -> Path:
-    """basic-memory's executable (:func:`find_basic_memory`), or the test skips saying what is missing."""
+def basic_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """basic-memory's executable (:func:`find_basic_memory`); HOME is the test's (the naive store)."""
     found, missing = find_basic_memory()
     if found is None:
         pytest.skip(missing)
+    monkeypatch.setenv("RECALL_EVAL_BASIC_MEMORY", str(found))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # the naive config's ~/.basic-memory and ~/basic-memory
     return Path(found)
 
 
-def _basic_memory_run(work: Path, arms: tuple[str, ...], scenarios: str) -> background.Job | None:
-    """A run of ``arms`` on the starter scenarios ``scenarios`` against basic-memory, HOME in ``work`` (the naive
-    store); None when basic-memory is not installed. A job: nearly all its CPU is the servers' starts (~7 CPU-s each)."""
-    from harness.cli.project_config import ENV_PREFIX
-
-    found, _ = find_basic_memory()
-    if found is None:
-        return None
-    env = {key: value for key, value in os.environ.items() if not key.startswith(ENV_PREFIX)}
-    env.update(RECALL_EVAL_BASIC_MEMORY=str(found), HOME=str(work / "home"), LITELLM_LOCAL_MODEL_COST_MAP="True")
-    argv = [sys.executable, "-m", "harness.cli", "run", "--scenarios", str(STARTER), "--arms", *arms, "--out",
-            str(work / "run"), "--cache-dir", str(work / "cache"), "--no-progress", "--filter", scenarios]
-    return background.Job(argv, REPO, env)
-
-
-@background.job("basic-memory-leaks")
-def _leak_run(work: Path) -> background.Job | None:
-    return _basic_memory_run(work, ("mcp:basic-memory", "mcp:basic-memory-naive"), "leak-01*")
-
-
-@background.job("basic-memory-notes")
-def _notes_run(work: Path) -> background.Job | None:
-    return _basic_memory_run(work, ("mcp:basic-memory",), "fact-01*")
-
-
-@pytest.mark.background("basic-memory-leaks")
 def test_basic_memory_shipped_config_is_at_zero_leaks_and_the_naive_one_is_caught(tmp_path: Path, basic_memory: Path) -> None:
     """A leak trap on basic-memory: a config and notes folder per sample and workspace leaks nothing; its default
     folders, one store for every workspace, list the other workspace's note by title: a tool-level leak."""
-    done = background.result("basic-memory-leaks", tmp_path)
-    assert done is not None and done.returncode in (0, 1) and "Traceback" not in done.stderr, done and done.stderr
-    out = done.work / "run"
+    code, out = run(tmp_path, ("mcp:basic-memory", "mcp:basic-memory-naive"), ("leak-01*",))
+    assert code in (0, 1)
     assert {r["status"] for r in records(out)} == {"ok"}
     assert metric(out, "mcp:basic-memory", "tool_leakage_count") == 0
     assert (metric(out, "mcp:basic-memory-naive", "tool_leakage_count") or 0) > 0
@@ -221,15 +193,13 @@ def test_server_memory_storing_raw_sessions_credits_the_items_their_turns_cite(t
     assert manifest["arm_fingerprints"]["mcp:server-memory-sessions"]["contract"]["ingests"] == "raw turns"
 
 
-@pytest.mark.background("basic-memory-notes")
 def test_basic_memory_run_writes_notes_offers_its_own_tools_and_answers_from_them(tmp_path: Path, basic_memory: Path) -> None:
     """A run of the shipped basic-memory config: run.json names the server; the write phase calls write_note per item
     (and delete_note for the archived ones), the probe offers search_notes and read_note as the server describes them,
     and the search discloses the asked-for note by its title (basic-memory lists titles and permalinks, not the note's
     text: the offline model, which does not follow up with read_note, then abstains); nothing is sampled or refused."""
-    done = background.result("basic-memory-notes", tmp_path)
-    assert done is not None and done.returncode in (0, 1) and "Traceback" not in done.stderr, done and done.stderr
-    out = done.work / "run"
+    code, out = run(tmp_path, ("mcp:basic-memory",), ("fact-01*",))
+    assert code in (0, 1)
     served = json.loads((out / "run.json").read_text(encoding="utf-8"))["arm_fingerprints"]["mcp:basic-memory"]["served"]
     assert "basic" in served["server_name"].lower() and served["server_version"]
     (record,) = records(out)

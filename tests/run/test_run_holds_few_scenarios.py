@@ -17,13 +17,13 @@ import gc
 import json
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from harness.scenarios import Scenario
-from tests import background
 from tests.memory_systems.prompt_factories import make_scenario
 
 COUNT = 30
@@ -33,21 +33,14 @@ in_a_fresh_process = pytest.mark.skipif(
     os.environ.get(_FRESH) != "1", reason="run in a fresh interpreter by test_the_scenario_counts_hold_in_a_fresh_process")
 
 
-@background.job("scenario-counts")
-def _fresh_process(work: Path) -> background.Job:
-    """This file's counting tests in a pytest process of their own."""
-    return background.Job([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
-                           "--basetemp", str(work / "tmp"), str(Path(__file__).relative_to(ROOT))],
-                          ROOT, {**os.environ, _FRESH: "1"})
-
-
-@pytest.mark.background("scenario-counts")
-def test_the_scenario_counts_hold_in_a_fresh_process(tmp_path: Path) -> None:
+def test_the_scenario_counts_hold_in_a_fresh_process() -> None:
     """The counting tests below, in their own interpreter (a small heap to walk); every one of them must pass."""
     if os.environ.get(_FRESH) == "1":
         pytest.skip("this is the fresh process")
-    result = background.result("scenario-counts", tmp_path)
-    assert result is not None
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(Path(__file__).relative_to(ROOT))],
+        cwd=ROOT, env={**os.environ, _FRESH: "1"}, capture_output=True, text=True, timeout=900, check=False,
+    )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     passed = re.search(r"(\d+) passed", result.stdout)
     assert passed and int(passed.group(1)) == 3, result.stdout[-2000:]  # the three counting tests ran, none skipped
