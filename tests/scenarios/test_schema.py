@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -55,11 +56,18 @@ def test_blocks_defaults_may_supply_have_no_required_fields_but_list_entries_kee
     assert schema["$defs"]["Turn"]["required"] == ["role", "content"]
 
 
+@functools.cache
+def _editor() -> Any:
+    """One validator of the generated schema for every file (made afresh per file: 20 ms x 860 files)."""
+    jsonschema = pytest.importorskip("jsonschema")
+    return jsonschema.Draft202012Validator(scenario_schema())
+
+
 @pytest.mark.parametrize("path", _yaml_files(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_editor_schema_accepts_every_valid_file(path: Path) -> None:
-    jsonschema = pytest.importorskip("jsonschema")
-    data = _as_json(yaml.safe_load(path.read_text(encoding="utf-8")) or {})
-    jsonschema.Draft202012Validator(scenario_schema()).validate(data)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml reads the same data, ten times faster
+    data = _as_json(yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {})  # noqa: S506 - a safe loader
+    _editor().validate(data)
 
 
 def test_editor_schema_still_flags_a_wrong_enum() -> None:
