@@ -6,6 +6,13 @@ import sys
 
 import pytest
 
+from harness.cli import single_threaded_blas
+
+# One BLAS thread, as every `recall-eval` command runs (harness.cli.main, before numpy is imported): the tests that
+# build reports in this process called numpy with OpenBLAS's extra threads spin-waiting beside the other xdist
+# worker (eight report-building files: 79 CPU-s for 63 s of wall, against 44 CPU-s for 50 s with one thread).
+single_threaded_blas()
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """Once per session (the controller, before any xdist worker starts): the checkout's packages compiled for the

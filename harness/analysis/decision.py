@@ -41,6 +41,7 @@ units.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -50,7 +51,7 @@ from typing import Literal
 
 import numpy as np
 
-from harness.analysis import stats
+from harness.analysis import held, stats
 
 __all__ = ["ENUMERATE_UNITS", "INTERVAL_DRAWS", "Decision", "PairedEvidence", "decide_paired", "describe", "evidence_fields",
            "evidence_from_row", "paired_evidence", "units_to_reject"]
@@ -120,9 +121,7 @@ def units_to_reject(alpha: float) -> int:
 
 
 def _draw_signs(n: int, draws: int, seed: int) -> np.ndarray:
-    """Sign assignments (rows of +-1 as int8: 15 MB, not 122 MB of floats, for 761 units): all 2^n up to
-    :data:`ENUMERATE_UNITS`, else ``draws`` seeded rows. Held by :data:`_signs` (a report asks for the same unit counts
-    again and again)."""
+    """Sign assignments (rows of +-1, int8): all 2^n up to :data:`ENUMERATE_UNITS`, else ``draws`` seeded rows."""
     if n <= ENUMERATE_UNITS:
         bits = ((np.arange(2**n, dtype=np.int64)[:, None] >> np.arange(n)) & 1).astype(np.int8)
     else:
@@ -132,7 +131,8 @@ def _draw_signs(n: int, draws: int, seed: int) -> np.ndarray:
     return signs
 
 
-#: 20,000 x 761 units is 15 MB: what one report asks for held, the oldest dropped (drawn again identically).
+#: 20,000 x 761 units is 15 MB (122 MB as floats): what one report asks for held, the oldest dropped (drawn again
+#: identically); a report asks for the same unit counts again and again.
 _signs = stats._HeldByBytes(_draw_signs, 64 * 2**20)
 
 
@@ -283,8 +283,16 @@ def paired_evidence(baseline: Sequence[float], treatment: Sequence[float], units
         (0.25, 3, 0, True)
     """
     diffs = np.asarray(treatment, dtype=np.float64) - np.asarray(baseline, dtype=np.float64)
-    labels = list(range(len(diffs))) if units is None else [str(u) for u in units]
-    unit = "scenario" if units is None or len(set(labels)) == len(labels) else "conversation"
+    named = None if units is None else [str(u) for u in units]
+    content = held.digest(diffs.tobytes(), b"\0" if named is None else json.dumps(named).encode("utf-8"))
+    return _held((content, alpha, bounds, draws, seed), diffs, named, alpha, bounds, draws, seed)
+
+
+def _evidence(diffs: np.ndarray, named: list[str] | None, alpha: float, bounds: tuple[float | None, float | None],
+              draws: int, seed: int) -> PairedEvidence:
+    """:func:`paired_evidence` of the differences (treatment - baseline) and the units' names (None: the scenarios)."""
+    labels: list[int] | list[str] = list(range(len(diffs))) if named is None else named
+    unit = "scenario" if named is None or len(set(labels)) == len(labels) else "conversation"
     order = sorted(set(labels), key=str)
     index = {label: i for i, label in enumerate(order)}
     codes = np.array([index[label] for label in labels], dtype=np.int64)
@@ -315,6 +323,10 @@ def paired_evidence(baseline: Sequence[float], treatment: Sequence[float], units
     low, high = _agree(exact.p_value > alpha, diff, low, high, accept, span)
     return PairedEvidence(n, scenarios, int((sums > 0).sum()), int((sums < 0).sum()), diff, low, high,
                           exact.p_value, exact.test.replace("per-scenario", f"per-{unit}"), mde, variance, alpha, unit)
+
+
+#: Evidence held by its inputs' content (:mod:`harness.analysis.held`: a report asks for the same pairs again and again).
+_held = held.ByDigest(_evidence)
 
 
 def _agree(zero_accepted: bool, diff: float, low: float | None, high: float | None, accept: object,
