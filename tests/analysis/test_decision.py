@@ -518,7 +518,7 @@ def test_the_sign_assignments_are_every_vector_of_signs_up_to_sixteen_units_and_
     assert sorted(map(tuple, signs.tolist())) == sorted(itertools.product((-1, 1), repeat=3))
     drawn = decision._draw_signs(17, 2_000, 4)
     assert drawn.shape == (2_000, 17) and set(np.unique(drawn).tolist()) == {-1, 1}
-    assert abs(float(drawn.mean())) < 0.02 and not drawn.flags.writeable
+    assert abs(float(drawn.mean())) < 0.02 and not drawn.flags.writeable and drawn.dtype == np.int8  # 1 byte a sign
     assert np.array_equal(drawn, decision._draw_signs(17, 2_000, 4))
     assert not np.array_equal(drawn, decision._draw_signs(17, 2_000, 5))
 

@@ -60,6 +60,8 @@ def test_paired_evidence_is_held_by_every_input_that_changes_it() -> None:
     alone = decision.paired_evidence(baseline, treatment)
     grouped = decision.paired_evidence(baseline, treatment, ["a", "a", "b", "b", "c", "c", "d", "d"])
     assert (alone.unit, alone.n) == ("scenario", 8) and (grouped.unit, grouped.n) == ("conversation", 4)
+    paired = decision.paired_evidence(baseline, treatment, ["a", "b", "a", "b", "a", "b", "a", "b"])
+    assert paired.n == 2 and decision.paired_evidence(baseline, treatment, list("abcdefgh")).unit == "scenario"
     assert decision.paired_evidence(baseline, treatment) is alone  # held: the same frozen object
     wider = decision.paired_evidence(baseline, treatment, alpha=0.01)
     assert wider.alpha == 0.01 and wider.ci_low < alone.ci_low
