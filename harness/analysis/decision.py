@@ -131,8 +131,7 @@ def _draw_signs(n: int, draws: int, seed: int) -> np.ndarray:
     return signs
 
 
-#: 20,000 x 761 units is 15 MB (122 MB as floats): what one report asks for held, the oldest dropped (drawn again
-#: identically); a report asks for the same unit counts again and again.
+#: What a report asks for (the same unit counts again and again; 20,000 x 761 units: 15 MB) held, the oldest dropped.
 _signs = stats._HeldByBytes(_draw_signs, 64 * 2**20)
 
 
@@ -143,9 +142,10 @@ def _signed_sums(signs: np.ndarray, columns: np.ndarray) -> np.ndarray:
     rows = max(1, 2**19 // max(1, signs.shape[1]))
     buffer = np.empty((min(rows, len(signs)), signs.shape[1]))
     for start in range(0, len(signs), rows):
-        block = buffer[:len(signs[start:start + rows])]
-        block[:] = signs[start:start + rows]
-        out[start:start + len(block)] = block @ columns
+        part = signs[start:start + rows]
+        block = buffer[:len(part)]
+        block[:] = part
+        out[start:start + len(part)] = block @ columns
     return out
 
 

@@ -96,6 +96,7 @@ def test_a_revert_cue_binds_only_to_the_value_it_concerns() -> None:
     assert not _superseded(text, "30 days")
     assert not _superseded("we reverted to 0.73.6 and deploy 0.74.1 builds", "0.74.1")
 
+
 @pytest.mark.parametrize(("text", "value"), [
     ("send it via gcash to ate joy's number, no longer through palawan express.", "palawan express"),
     ("payments go via stripe now, not via the old paypal account", "paypal"),
