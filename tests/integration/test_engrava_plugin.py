@@ -264,6 +264,20 @@ def test_every_engrava_store_runs_on_one_long_lived_event_loop(plugin: Path) -> 
         second.close()
 
 
+def test_closing_an_instance_closes_each_stores_connection(plugin: Path) -> None:
+    """engrava does not close a connection it was handed: the plug-in closes it (an open one kept its thread and was
+    later stopped from the run's closed event loop, a thread exception after the run)."""
+    import recall_eval_engrava
+
+    instance = recall_eval_engrava.EngravaSystem().open(_scenario(), "seeded")
+    connections = [connection for connection, _ in instance.stores.values()]
+    assert len(connections) == 2 and recall_eval_engrava._Loop.run(connections[0].execute("select 1"))
+    instance.close()
+    for connection in connections:
+        with pytest.raises(ValueError, match="no active connection"):
+            recall_eval_engrava._Loop.run(connection.execute("select 1"))
+
+
 def test_an_archived_item_is_stored_archived_and_engrava_never_returns_it(plugin: Path) -> None:
     import recall_eval_engrava
 

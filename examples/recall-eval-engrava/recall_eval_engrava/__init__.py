@@ -243,14 +243,15 @@ class EngravaInstance(MemoryInstance):
         return ProbeSetup(probe_messages(self.scenario, tool_instructions=TOOL_INSTRUCTIONS), tools)
 
     def close(self) -> None:
+        """Close each store, then its connection: engrava leaves open a connection it was handed (its caller-managed
+        case), and an aiosqlite connection left open keeps its thread until garbage collection stops it from whatever
+        event loop is current then (the run's, closed by the time the thread answers: "Event loop is closed")."""
         stores, self.stores = self.stores, {}
         for connection, store in stores.values():
-            try:
-                _Loop.run(store.close())
-            except Exception:  # noqa: BLE001 - an in-memory store loses nothing when its close fails
+            for closing in (store.close, connection.close):
                 try:
-                    _Loop.run(connection.close())
-                except Exception:  # noqa: BLE001
+                    _Loop.run(closing())
+                except Exception:  # noqa: BLE001 - an in-memory store loses nothing when its close fails
                     pass
 
 
