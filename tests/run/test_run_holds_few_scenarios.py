@@ -54,17 +54,27 @@ def _write_suite(folder: Path) -> Path:
     return folder
 
 
-def _haystacks_alive() -> int:
-    """Scenario objects alive with their sessions (the report's husks have none).
+#: The lowest bound the counting tests assert (a report's scored scenarios).
+LOWEST_BOUND = 6
 
-    The run freezes its heap (``harness.run.runner.frozen_heap``): frozen objects are not listed, so they are
-    unfrozen for the count and frozen again.
+
+def _haystacks_alive() -> int:
+    """Scenario objects alive with their sessions (the report's husks have none): exact above :data:`LOWEST_BOUND`,
+    at or below it an upper bound, which every bound asserted here reads as it would the exact count.
+
+    A count over the bound collects the garbage and counts again (unreachable scenarios only add to a count, and a
+    full collection at each of ~360 counts was 9 of the 14 CPU-s these tests took). The run freezes its heap
+    (``harness.run.runner.frozen_heap``): frozen objects are not listed, so they are unfrozen for the count and frozen
+    again.
     """
     frozen = gc.get_freeze_count() > 0
     gc.unfreeze()
     try:
-        gc.collect()
-        return sum(isinstance(o, Scenario) and bool(o.sessions) for o in gc.get_objects())
+        count = sum(isinstance(o, Scenario) and bool(o.sessions) for o in gc.get_objects())
+        if count > LOWEST_BOUND:
+            gc.collect()
+            count = sum(isinstance(o, Scenario) and bool(o.sessions) for o in gc.get_objects())
+        return count
     finally:
         if frozen:
             gc.freeze()
@@ -158,4 +168,4 @@ def test_a_report_of_a_finished_run_unpacks_each_file_once(tmp_path, counted_run
     run = Path(shutil.copytree(counted_run[0], tmp_path / "run"))  # the report rewrites the run's outputs
     counted["unpacks"], counted["score"] = 0, []
     assert main(["report", str(run)]) in (0, 1)
-    assert counted["unpacks"] == COUNT and max(counted["score"]) <= 6
+    assert counted["unpacks"] == COUNT and max(counted["score"]) <= LOWEST_BOUND
