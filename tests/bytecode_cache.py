@@ -24,6 +24,8 @@ import py_compile
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 #: The packages a ``recall-eval`` child process imports from the checkout.
 PACKAGES = ("harness", "memory_tools")
@@ -57,3 +59,43 @@ def _compile_if_stale(source: Path) -> None:
                            invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
     except (py_compile.PyCompileError, OSError):
         pass  # a source that does not compile: its import says why, as without this cache
+
+
+def rewrite_test_modules(config: pytest.Config, root: Path = REPO / "tests") -> int:
+    """Write pytest's assertion-rewritten ``.pyc`` of every test module and conftest under ``root`` that lacks one.
+
+    Each xdist worker collects the whole suite: in a fresh checkout the three workers all rewrote and compiled the
+    same ~330 modules at once (about 9 CPU-s each on the two-core machine). The controller does it once here, before
+    the workers start, with pytest's own functions, so each worker reads the very ``.pyc`` it would have written
+    (pytest checks it against the source's hash). pytest's rewriting functions are not public API: any change to
+    them only costs this shortcut (nothing is written and the workers rewrite as before). Returns how many it wrote.
+    """
+    try:
+        from _pytest.assertion.rewrite import (
+            PYC_TAIL,
+            _read_pyc,
+            _rewrite_test,
+            _write_pyc,
+            assertstate_key,
+            get_cache_dir,
+        )
+        from _pytest.pathlib import fnmatch_ex
+
+        state = config.stash[assertstate_key]
+        patterns = list(config.getini("python_files"))
+    except (ImportError, AttributeError, KeyError, ValueError):
+        return 0
+    written = 0
+    for source in sorted(root.rglob("*.py")):
+        if source.name != "conftest.py" and not any(fnmatch_ex(pattern, source) for pattern in patterns):
+            continue
+        pyc = get_cache_dir(source) / (source.name[:-3] + PYC_TAIL)
+        try:
+            if _read_pyc(source, pyc) is not None:
+                continue
+            pyc.parent.mkdir(parents=True, exist_ok=True)
+            source_hash, code = _rewrite_test(source, config)
+            written += bool(_write_pyc(state, code, source_hash, pyc))
+        except (OSError, SyntaxError, TypeError, ValueError):
+            continue  # a module that does not compile: its collection says why, as without this
+    return written

@@ -17,11 +17,14 @@ single_threaded_blas()
 
 def pytest_configure(config: pytest.Config) -> None:
     """Once per session (the controller, before any xdist worker starts): the checkout's packages compiled for the
-    child processes tests start, where the environment forbids writing bytecode (tests/bytecode_cache.py)."""
+    child processes tests start, where the environment forbids writing bytecode, and with xdist the test modules
+    rewritten once for all the workers (tests/bytecode_cache.py)."""
     if not hasattr(config, "workerinput"):
-        from tests.bytecode_cache import compile_checkout_sources
+        from tests.bytecode_cache import compile_checkout_sources, rewrite_test_modules
 
         compile_checkout_sources()
+        if getattr(config.option, "numprocesses", None) and config.getoption("assertmode") == "rewrite":
+            rewrite_test_modules(config)
 
 
 @pytest.hookimpl(wrapper=True, optionalhook=True)
