@@ -59,6 +59,7 @@ def test_two_runs_given_the_same_out_write_every_sample_once(tmp_path: Path, ser
     assert read_manifest(run_dir).status == "complete"
 
 
+@pytest.mark.slow
 def test_two_concurrent_resumes_of_one_folder_leave_one_complete_copy(tmp_path: Path, server: FakeOpenAIServer) -> None:
     """Two `run --resume` of one folder: the second exits 2 and the first completes every sample exactly once."""
     run_dir, cache = tmp_path / "run", tmp_path / "cache"

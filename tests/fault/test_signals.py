@@ -17,6 +17,7 @@ from tests.fault.conftest import RECALL_EVAL, fake_run_argv, finish, lines, star
 from tests.integration.fake_openai_server import FakeOpenAIServer
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("workers", "whole_group"),
     [("1", False), ("2", False), ("2", True)],
@@ -74,6 +75,7 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+@pytest.mark.slow
 def test_a_worker_terminated_on_its_own_makes_the_run_interrupted_not_failed(tmp_path: Path, server: FakeOpenAIServer) -> None:
     """SIGTERM to one --workers process only: the run ends 'interrupted' (exit 130, resume command), not as a crashed worker."""
     server.script.delay_s = 0.3

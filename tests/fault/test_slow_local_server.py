@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from harness.records import scan_results
 from harness.run.watchdog import HEARTBEAT_ENV
 from tests.fault.conftest import REPO, cli_env, cli_in_process, finish
@@ -19,6 +21,7 @@ from tests.integration.fake_openai_server import FakeOpenAIServer
 ARMS = ("history_only", "recall", "full_history")
 
 
+@pytest.mark.slow
 def test_a_one_slot_server_gets_fewer_calls_in_flight_and_every_sample_finishes(run_cli, server: FakeOpenAIServer) -> None:
     """One request at a time, 0.5 s each (abandoned requests still served), --timeout 3, 6 retries and 8 samples in
     flight: the first wave's last calls time out (8 x 0.5 s > 3 s), the limit comes down (each change one line, and
@@ -92,6 +95,7 @@ def test_a_timed_out_call_hangs_up_so_a_one_slot_server_stops_generating_its_ans
     assert max(call.attempts for r in records for call in r.model_calls) == 2
 
 
+@pytest.mark.slow
 def test_a_heartbeat_names_samples_done_calls_waiting_and_the_last_timeout_even_with_no_progress(tmp_path: Path, server: FakeOpenAIServer) -> None:
     """A one-slot server answering in 1.2 s, --timeout 2 at four in flight, --no-progress, the heartbeat every 0.5 s:
     while no sample has finished, standard error still gets lines naming the samples done, the calls in flight and
@@ -138,6 +142,7 @@ def test_calls_that_keep_timing_out_alone_stop_the_run_naming_the_fix_and_resume
     assert json.loads((run_dir / "run.json").read_text(encoding="utf-8"))["status"] == "complete"
 
 
+@pytest.mark.slow
 def test_with_workers_the_run_prints_one_heartbeat_line_with_totals_across_them(tmp_path: Path, server: FakeOpenAIServer) -> None:
     """Two workers on a one-slot server answering in 1.2 s, --no-progress, the heartbeat every 0.5 s: one line per
     interval for the whole run (the parent's), counting all 6 samples and every worker's calls in flight (each worker

@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from harness.records import RESULTS_FILE
 from tests.integration.conftest import DUMMY_KEY, SMOKE
 from tests.integration.fake_openai_server import FakeOpenAIServer
@@ -31,6 +33,7 @@ def _wait_for_lines(path: Path, count: int, proc: subprocess.Popen[str], limit_s
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_sigint_keeps_complete_lines_and_the_printed_resume_command_finishes_the_run(tmp_path: Path, server: FakeOpenAIServer) -> None:
     server.script.delay_s = 0.3
     run_dir, cache_dir = tmp_path / "run", tmp_path / "cache"

@@ -158,6 +158,7 @@ def basic_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return Path(found)
 
 
+@pytest.mark.slow
 def test_basic_memory_shipped_config_is_at_zero_leaks_and_the_naive_one_is_caught(tmp_path: Path, basic_memory: Path) -> None:
     """A leak trap on basic-memory: a config and notes folder per sample and workspace leaks nothing; its default
     folders, one store for every workspace, list the other workspace's note by title: a tool-level leak."""

@@ -6,6 +6,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from harness.records import RESULTS_FILE, read_manifest, scan_results
 from tests.fault.conftest import RECALL_EVAL, cli_env
 from tests.integration.conftest import SMOKE
@@ -39,6 +41,7 @@ def test_router_calls_are_spread_over_both_servers_and_each_call_records_its_dep
     assert written == [] and CONFIG_SECRET not in result.stderr + result.stdout
 
 
+@pytest.mark.slow
 def test_an_rpm_limit_over_a_router_group_is_honoured_within_ten_percent_on_the_servers_side(tmp_path: Path) -> None:
     rpm = 600  # 10 requests per second over both servers: well below what the client can send, so the limiter sets the pace
     with server_processes(tmp_path) as servers:
