@@ -23,8 +23,20 @@ def pytest_configure(config: pytest.Config) -> None:
         from tests.bytecode_cache import compile_checkout_sources, rewrite_test_modules
 
         compile_checkout_sources()
-        if getattr(config.option, "numprocesses", None) and config.getoption("assertmode") == "rewrite":
-            rewrite_test_modules(config)
+        if getattr(config.option, "numprocesses", None):
+            config.option.loadscopereorder = False  # the workers' order holds (tests/scheduling.py)
+            if config.getoption("assertmode") == "rewrite":
+                rewrite_test_modules(config)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On an xdist worker: the files holding a ``slow`` test first, then the rest most tests first
+    (tests/scheduling.py). Every worker orders the same collection the same way, as xdist requires."""
+    if hasattr(config, "workerinput"):
+        from tests.scheduling import slow_files_first
+
+        items[:] = [items[position] for position in slow_files_first(items)]
 
 
 @pytest.hookimpl(wrapper=True, optionalhook=True)
