@@ -36,7 +36,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if hasattr(config, "workerinput"):
         from tests.scheduling import slow_files_first
 
-        items[:] = [items[position] for position in slow_files_first(items)]
+        items[:] = slow_files_first(items)
 
 
 @pytest.hookimpl(wrapper=True, optionalhook=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 
 class _Item(Protocol):
@@ -21,21 +21,24 @@ class _Item(Protocol):
     def get_closest_marker(self, name: str) -> object: ...
 
 
+T = TypeVar("T", bound=_Item)
+
+
 def _file(item: _Item) -> str:
     return item.nodeid.split("::", 1)[0]  # xdist's loadfile scope
 
 
-def slow_files_first(items: Sequence[_Item]) -> list[int]:
-    """The positions of ``items`` in their new order: the files holding a ``slow`` test in collection order, then the
-    other files with the most tests first (ties in collection order); each file's tests together, in their order."""
+def slow_files_first(items: Sequence[T]) -> list[T]:
+    """``items`` in their new order: the files holding a ``slow`` test in collection order, then the other files with
+    the most tests first (ties in collection order); each file's tests together, in their order."""
     counts = Counter(_file(item) for item in items)
     slow = {_file(item) for item in items if item.get_closest_marker("slow") is not None}
-    first: dict[str, int] = {}
-    for position, item in enumerate(items):
-        first.setdefault(_file(item), position)
+    first: dict[str, int] = {}  # each file's rank in collection order
+    for item in items:
+        first.setdefault(_file(item), len(first))
 
-    def key(position: int) -> tuple[bool, int, int]:
-        name = _file(items[position])
+    def key(item: T) -> tuple[bool, int, int]:
+        name = _file(item)
         return name not in slow, 0 if name in slow else -counts[name], first[name]
 
-    return sorted(range(len(items)), key=key)
+    return sorted(items, key=key)

@@ -22,7 +22,7 @@ def test_files_holding_a_slow_test_go_first_then_the_most_tests_first_each_file_
              Item("c.py::t1"), Item("c.py::t2"), Item("c.py::t3"), Item("c.py::t4"), Item("c.py::t5"),
              Item("d.py::t1"), Item("d.py::t2", ("slow",)),
              Item("e.py::t1"), Item("e.py::t2"), Item("e.py::t3")]
-    ordered = [items[position].nodeid for position in slow_files_first(items)]
+    ordered = [item.nodeid for item in slow_files_first(items)]
     assert ordered == ["b.py::t1", "d.py::t1", "d.py::t2",
                        "c.py::t1", "c.py::t2", "c.py::t3", "c.py::t4", "c.py::t5",
                        "a.py::t1", "a.py::t2", "a.py::t3", "e.py::t1", "e.py::t2", "e.py::t3"]
@@ -30,5 +30,5 @@ def test_files_holding_a_slow_test_go_first_then_the_most_tests_first_each_file_
 
 def test_an_order_with_no_slow_test_is_xdists_most_tests_first() -> None:
     items = [Item("x.py::t1"), Item("y.py::t1"), Item("y.py::t2"), Item("z.py::t1[p]"), Item("z.py::t1[q]")]
-    assert [items[p].nodeid for p in slow_files_first(items)] == ["y.py::t1", "y.py::t2", "z.py::t1[p]", "z.py::t1[q]",
+    assert [item.nodeid for item in slow_files_first(items)] == ["y.py::t1", "y.py::t2", "z.py::t1[p]", "z.py::t1[q]",
                                                                   "x.py::t1"]

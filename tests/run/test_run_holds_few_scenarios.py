@@ -54,6 +54,10 @@ def _write_suite(folder: Path) -> Path:
     return folder
 
 
+def _listed_with_sessions() -> int:
+    return sum(isinstance(o, Scenario) and bool(o.sessions) for o in gc.get_objects())
+
+
 #: The lowest bound the counting tests assert (a report's scored scenarios).
 LOWEST_BOUND = 6
 
@@ -70,10 +74,10 @@ def _haystacks_alive() -> int:
     frozen = gc.get_freeze_count() > 0
     gc.unfreeze()
     try:
-        count = sum(isinstance(o, Scenario) and bool(o.sessions) for o in gc.get_objects())
+        count = _listed_with_sessions()
         if count > LOWEST_BOUND:
             gc.collect()
-            count = sum(isinstance(o, Scenario) and bool(o.sessions) for o in gc.get_objects())
+            count = _listed_with_sessions()
         return count
     finally:
         if frozen:
